@@ -1,0 +1,51 @@
+# ibtool: InfiniBand diagnostics in one binary.
+#   make demo   build, start a small simulated fabric, run ibtool on it, stop it
+#   make test   install the bench's Debian packages when missing, run every test
+
+GO        ?= go
+BIN       := bin/ibtool
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X main.version=$(VERSION)
+FUZZTIME  ?= 60s
+TESTFLAGS ?= -timeout 25m
+
+.PHONY: all build deps test unit fuzz vet man demo links clean
+
+all: build
+
+build:
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) .
+
+deps:
+	@scripts/install-deps.sh
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt needed'; exit 1; }
+	$(GO) vet ./...
+
+# The whole suite: unit, command, differential and fault tests. The bench is
+# required here, so a missing simulator fails instead of skipping.
+test: deps build vet
+	CGO_ENABLED=0 $(GO) build -o /dev/null .
+	IBTOOL_REQUIRE_BENCH=1 IBTOOL_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
+	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+# Unit tests only: no simulator needed.
+unit:
+	$(GO) test -short ./...
+
+# Every fuzz target for FUZZTIME each.
+fuzz:
+	@scripts/fuzz.sh $(FUZZTIME)
+
+man:
+	$(GO) run ./internal/mangen -out man
+
+links: build
+	$(BIN) links bin
+
+demo: deps build
+	@scripts/demo.sh $(BIN)
+
+clean:
+	rm -rf bin man

@@ -1,0 +1,133 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+)
+
+// Main runs ibtool with the process arguments and returns the exit code.
+// args[0] names a tool when ibtool is reached through a symlink
+// ("perfquery 12 1"); otherwise args[1] does ("ibtool perfquery 12 1"), and
+// with no argument ibtool lists its tools.
+func Main(args []string, f *Factory) int {
+	if len(args) == 0 {
+		args = []string{"ibtool"}
+	}
+	if t, err := Lookup(filepath.Base(args[0])); err == nil {
+		return execute(f, t.Name, ToolCommand(f, t), args[1:])
+	}
+	root := NewRootCommand(f)
+	if len(args) > 1 {
+		name := args[1]
+		if !isFlag(name) && !isBuiltin(root, name) {
+			_, err := Lookup(name)
+			RenderError(f.IO.ErrOut, "ibtool", err, 0)
+			return ExitCode(err)
+		}
+	}
+	return execute(f, "ibtool", root, args[1:])
+}
+
+func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
+
+func isBuiltin(root *cobra.Command, name string) bool {
+	switch name {
+	case "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
+		return true
+	}
+	for _, c := range root.Commands() {
+		if c.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// execute runs c with args and turns its error into a message and exit code.
+func execute(f *Factory, name string, c *cobra.Command, args []string) int {
+	c.SetArgs(args)
+	c.SetIn(f.IO.In)
+	c.SetOut(f.IO.Out)
+	c.SetErr(f.IO.ErrOut)
+	ran, err := c.ExecuteC()
+	if err == nil {
+		return ExitOK
+	}
+	verbosity := 0
+	if ran != nil {
+		v, _ := ran.Flags().GetCount("verbose")
+		d, _ := ran.Flags().GetCount("debug")
+		verbosity = v + d
+		if ran != c {
+			name = ran.Name()
+		}
+	}
+	RenderError(f.IO.ErrOut, name, err, verbosity)
+	var usage *UsageError
+	if errors.As(err, &usage) && ran != nil {
+		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", ran.CommandPath())
+	}
+	return ExitCode(err)
+}
+
+// NewRootCommand returns "ibtool" with every tool and the built-in commands below it.
+func NewRootCommand(f *Factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "ibtool",
+		Short:         "InfiniBand diagnostics in one binary",
+		Long:          "ibtool runs the InfiniBand diagnostic tools of infiniband-diags and python-rdma.\nRun a tool as 'ibtool TOOL ARGS' or through a symlink named after it ('ibtool links DIR').",
+		Version:       f.Version,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Args:          cobra.NoArgs,
+		RunE: func(c *cobra.Command, _ []string) error {
+			return listTools(f)
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SetFlagErrorFunc(flagError)
+	for _, t := range Tools() {
+		root.AddCommand(ToolCommand(f, t))
+	}
+	root.AddCommand(newLinksCmd(f), newCompletionCmd(f, root))
+	return root
+}
+
+// ToolCommand builds t's command with the behaviour every tool shares:
+// silent cobra errors (RenderError prints them), flag errors as usage
+// errors, and -V/--version.
+func ToolCommand(f *Factory, t Tool) *cobra.Command {
+	c := t.New(f)
+	if c.Short == "" {
+		c.Short = t.Summary
+	}
+	c.SilenceErrors = true
+	c.SilenceUsage = true
+	c.CompletionOptions.DisableDefaultCmd = true
+	c.Version = f.Version
+	c.SetVersionTemplate(fmt.Sprintf("%s (ibtool) {{.Version}}\n", t.Name))
+	if c.Flags().Lookup("version") == nil {
+		c.Flags().BoolP("version", "V", false, "print the version")
+	}
+	c.SetFlagErrorFunc(flagError)
+	return c
+}
+
+func flagError(_ *cobra.Command, err error) error { return &UsageError{Err: err} }
+
+// argsRange accepts between min and max positional arguments (max < 0: no
+// limit) and reports anything else as a usage error.
+func argsRange(min, max int) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		switch {
+		case len(args) < min:
+			return usageErrorf("expected at least %d argument(s), got %d", min, len(args))
+		case max >= 0 && len(args) > max:
+			return usageErrorf("expected at most %d argument(s), got %d: %q", max, len(args), args[max:])
+		}
+		return nil
+	}
+}

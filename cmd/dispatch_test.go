@@ -1,0 +1,198 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+)
+
+// echoTool is a tool registered only in tests: it prints its arguments and
+// fails in the ways the tests ask for.
+func init() {
+	register(Tool{Name: "zz-echo", Summary: "test tool", New: func(f *Factory) *cobra.Command {
+		var o CommonOptions
+		c := &cobra.Command{
+			Use:  "zz-echo [fail|usage|findings|context] ARGS",
+			Args: argsRange(0, 3),
+			RunE: func(c *cobra.Command, args []string) error {
+				o.finish(c)
+				if len(args) > 0 {
+					switch args[0] {
+					case "fail":
+						return errors.New("it broke")
+					case "usage":
+						return usageErrorf("bad thing %q", "x")
+					case "findings":
+						return &FindingsError{Summary: "2 errors found"}
+					case "context":
+						return withContext(withContext(errors.New("timeout"), "querying PortInfo"), "resolving path to 12")
+					}
+				}
+				fmt.Fprintf(f.IO.Out, "args=%q verbose=%d\n", args, o.Verbose)
+				return nil
+			},
+		}
+		addCommonFlags(c, &o, flagsLocalPort|flagsMAD|flagsJSON)
+		return c
+	}})
+}
+
+func TestMainDispatch(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{
+		{"subcommand", []string{"ibtool", "zz-echo", "a", "b"}, 0, "args=[\"a\" \"b\"] verbose=0\n", ""},
+		{"symlink", []string{"/usr/sbin/zz-echo", "a"}, 0, "args=[\"a\"] verbose=0\n", ""},
+		{"symlink verbose and debug", []string{"zz-echo", "-vv", "-d"}, 0, "args=[] verbose=3\n", ""},
+		{"unknown tool", []string{"ibtool", "nosuchtool"}, ExitUsage, "", "ibtool: unknown tool \"nosuchtool\"; run 'ibtool' for the list of tools\n"},
+		{"runtime failure", []string{"ibtool", "zz-echo", "fail"}, ExitFailure, "", "zz-echo: it broke\n"},
+		{"usage error", []string{"zz-echo", "usage"}, ExitUsage, "", "zz-echo: bad thing \"x\"\nRun 'zz-echo --help' for usage.\n"},
+		{"findings", []string{"zz-echo", "findings"}, ExitFindings, "", "zz-echo: 2 errors found\n"},
+		{"too many args", []string{"zz-echo", "1", "2", "3", "4"}, ExitUsage, "", "zz-echo: expected at most 3 argument(s), got 4: [\"4\"]\nRun 'zz-echo --help' for usage.\n"},
+		{"bad flag", []string{"zz-echo", "--nosuch"}, ExitUsage, "", "zz-echo: unknown flag: --nosuch\nRun 'zz-echo --help' for usage.\n"},
+		{"bad flag value", []string{"zz-echo", "-P", "x"}, ExitUsage, "", "zz-echo: invalid argument \"x\" for \"-P, --Port\" flag: must be an integer\nRun 'zz-echo --help' for usage.\n"},
+		{"context short", []string{"zz-echo", "context"}, ExitFailure, "", "zz-echo: resolving path to 12: timeout\n"},
+		{"context verbose", []string{"zz-echo", "-v", "context"}, ExitFailure, "", "zz-echo: timeout\n  while querying PortInfo\n  while resolving path to 12\n"},
+		{"version", []string{"zz-echo", "-V"}, 0, "zz-echo (ibtool) test\n", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, out, errOut := testFactory(nil)
+			code := Main(tt.args, f)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, errOut)
+			}
+			if diff := cmp.Diff(tt.wantOut, out.String()); diff != "" {
+				t.Errorf("unexpected stdout (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantErr, errOut.String()); diff != "" {
+				t.Errorf("unexpected stderr (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestListTools(t *testing.T) {
+	f, out, _ := testFactory(nil)
+	if code := Main([]string{"ibtool"}, f); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	var want strings.Builder
+	for _, tool := range Tools() {
+		fmt.Fprintf(&want, "%s\t%s\n", tool.Name, tool.Summary)
+	}
+	if diff := cmp.Diff(want.String(), out.String()); diff != "" {
+		t.Errorf("unexpected piped listing (-want +got):\n%s", diff)
+	}
+
+	f, out, _ = testFactory(nil)
+	f.IO.OutIsTTY = true
+	if code := Main([]string{"ibtool"}, f); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	if got, want := len(lines), len(Tools())+1; got != want {
+		t.Fatalf("terminal listing has %d lines, want %d:\n%s", got, want, out)
+	}
+	col := strings.Index(lines[0], "SUMMARY")
+	for _, l := range lines[1:] {
+		if idx := strings.Index(l, "test tool"); strings.HasPrefix(l, "zz-echo") && idx != col {
+			t.Errorf("summary column at %d, header at %d:\n%s", idx, col, out)
+		}
+	}
+}
+
+func TestRegisterDuplicatePanics(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("registering a tool twice did not panic")
+		}
+	}()
+	register(Tool{Name: "zz-echo", New: func(*Factory) *cobra.Command { return nil }})
+}
+
+func TestLinks(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ibtool")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	links := filepath.Join(dir, "links")
+	if err := os.Mkdir(links, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	run := func() (int, string) {
+		f, _, errOut := testFactory(nil)
+		return Main([]string{"ibtool", "links", "--target", bin, links}, f), errOut.String()
+	}
+	if code, msg := run(); code != 0 {
+		t.Fatalf("links: exit %d: %s", code, msg)
+	}
+	for _, tool := range Tools() {
+		got, err := os.Readlink(filepath.Join(links, tool.Name))
+		if err != nil || got != bin {
+			t.Errorf("link %s -> %q (%v), want %q", tool.Name, got, err, bin)
+		}
+	}
+	// Running again replaces ibtool's own links.
+	if code, msg := run(); code != 0 {
+		t.Fatalf("links again: exit %d: %s", code, msg)
+	}
+	// A regular file of a tool's name is never overwritten, and nothing is created.
+	victim := filepath.Join(links, "zz-echo")
+	os.Remove(victim)
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, msg := run()
+	if code != ExitFailure || !strings.Contains(msg, "refusing to overwrite") || !strings.Contains(msg, victim) {
+		t.Errorf("links over a regular file: exit %d, %q", code, msg)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep" {
+		t.Errorf("regular file was changed to %q", b)
+	}
+	f, _, errOut := testFactory(nil)
+	if code := Main([]string{"ibtool", "links", filepath.Join(dir, "nodir")}, f); code != ExitUsage {
+		t.Errorf("links to a missing dir: exit %d, %q", code, errOut)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		f, out, errOut := testFactory(nil)
+		if code := Main([]string{"ibtool", "completion", shell}, f); code != 0 {
+			t.Fatalf("%s: exit %d: %s", shell, code, errOut)
+		}
+		if !strings.Contains(out.String(), "ibtool") || !strings.Contains(out.String(), "zz-echo") {
+			t.Errorf("%s completion does not register the tool names:\n%.300s", shell, out)
+		}
+	}
+	// The scripts ask the typed word for completions: through a symlink too.
+	for _, argv := range [][]string{{"ibtool", "__complete", "zz-"}, {"ibtool", "__complete", "zz-echo", "--js"}, {"zz-echo", "__complete", "--js"}} {
+		f, out, errOut := testFactory(nil)
+		if code := Main(argv, f); code != 0 {
+			t.Fatalf("%q: exit %d: %s", argv, code, errOut)
+		}
+		want := "zz-echo"
+		if strings.HasPrefix(argv[len(argv)-1], "--") {
+			want = "--json"
+		}
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%q completes to %q, want %s among them", argv, out, want)
+		}
+	}
+	f, _, _ := testFactory(nil)
+	if code := Main([]string{"ibtool", "completion", "tcsh"}, f); code != ExitUsage {
+		t.Errorf("unknown shell: exit %d, want %d", code, ExitUsage)
+	}
+}

@@ -1,0 +1,101 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes shared by every tool.
+const (
+	ExitOK       = 0 // success
+	ExitFindings = 1 // the tool ran and found problems (errors, mismatches)
+	ExitUsage    = 2 // bad flags, arguments or addresses
+	ExitFailure  = 3 // the tool could not do its work (device, fabric, I/O)
+)
+
+// UsageError marks an error in what the operator typed: flags, arguments,
+// device names, addresses. It exits with ExitUsage.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// usageErrorf builds a UsageError from a format.
+func usageErrorf(format string, a ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, a...)}
+}
+
+// FindingsError reports that a checking tool ran to completion and found
+// problems; it exits with ExitFindings. Its message is a summary line.
+type FindingsError struct{ Summary string }
+
+func (e *FindingsError) Error() string { return e.Summary }
+
+// ContextError adds what the command was doing to an error as it unwinds,
+// e.g. "resolving path to fe80::2:c903:0:1492". It prints as "context: err".
+type ContextError struct {
+	Context string
+	Err     error
+}
+
+func (e *ContextError) Error() string { return e.Context + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *ContextError) Unwrap() error { return e.Err }
+
+// withContext wraps err with what was being done; nil stays nil.
+func withContext(err error, format string, a ...any) error {
+	if err == nil {
+		return nil
+	}
+	return &ContextError{Context: fmt.Sprintf(format, a...), Err: err}
+}
+
+// ExitCode maps an error returned by a command to the process exit code.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var usage *UsageError
+	var findings *FindingsError
+	switch {
+	case errors.As(err, &usage), errors.Is(err, ErrUnknownTool):
+		return ExitUsage
+	case errors.As(err, &findings):
+		return ExitFindings
+	}
+	return ExitFailure
+}
+
+// RenderError writes err for an operator: one line "tool: message" naming the
+// root cause; at verbosity 1 and above, one indented "while ..." line per
+// context layer follows, innermost first.
+func RenderError(w io.Writer, tool string, err error, verbosity int) {
+	if err == nil {
+		return
+	}
+	var contexts []string
+	root := err
+	for {
+		var ce *ContextError
+		if !errors.As(root, &ce) {
+			break
+		}
+		contexts = append(contexts, ce.Context)
+		root = ce.Err
+	}
+	msg := root.Error()
+	if verbosity == 0 && len(contexts) > 0 {
+		// Without -v the outermost context still says what failed.
+		msg = contexts[0] + ": " + msg
+		contexts = nil
+	}
+	fmt.Fprintf(w, "%s: %s\n", tool, strings.TrimRight(msg, "\n"))
+	for i := len(contexts) - 1; i >= 0; i-- {
+		fmt.Fprintf(w, "  while %s\n", contexts[i])
+	}
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every fuzz target in the module for the given time each (default 60s).
+# go test -fuzz takes one target in one package at a time, so list them first.
+set -euo pipefail
+fuzztime=${1:-60s}
+cd "$(dirname "$0")/.."
+status=0
+n=0
+while read -r pkg; do
+	dir=$(go list -f '{{.Dir}}' "$pkg")
+	for target in $(grep -ho '^func Fuzz[A-Za-z0-9_]*' "$dir"/*_test.go 2>/dev/null | sed 's/^func //' | sort -u); do
+		n=$((n + 1))
+		echo "fuzz $pkg $target ($fuzztime)"
+		if ! go test -run='^$' -fuzz="^${target}\$" -fuzztime="$fuzztime" "$pkg" >/tmp/ibtool-fuzz.log 2>&1; then
+			cat /tmp/ibtool-fuzz.log
+			status=1
+		fi
+	done
+done < <(go list ./...)
+echo "$n fuzz targets run for $fuzztime each"
+exit $status

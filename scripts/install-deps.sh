@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the bench needs (simulator, subnet manager,
+# reference tools and the umad2sim shim) when any is missing. On a fresh
+# machine the package lists may be stale: when the install fails, update
+# them once and try again.
+set -euo pipefail
+
+pkgs=(ibsim-utils libumad2sim0 opensm infiniband-diags ibverbs-utils)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+echo "installing ${missing[*]}" >&2
+if ! $sudo apt-get install -y -qq "${missing[@]}" >/dev/null; then
+	$sudo apt-get update -qq
+	$sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
