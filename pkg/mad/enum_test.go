@@ -1,0 +1,104 @@
+package mad
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestClassString(t *testing.T) {
+	tests := []struct {
+		c    Class
+		want string
+	}{
+		{ClassSMI, "SMI"},
+		{ClassSMIDirect, "SMI-DR"},
+		{ClassSA, "SA"},
+		{ClassPerf, "PerfMgt"},
+		{ClassBM, "BM"},
+		{ClassDevMgt, "DevMgt"},
+		{ClassCM, "CM"},
+		{ClassSNMP, "SNMP"},
+		{ClassCC, "CC"},
+		{0x0a, "Vendor1(0x0a)"},
+		{0x32, "Vendor2(0x32)"},
+		{0x02, "Class(0x02)"},
+		{0xff, "Class(0xff)"},
+	}
+	for _, tt := range tests {
+		if got := tt.c.String(); got != tt.want {
+			t.Errorf("Class(%#x).String() = %q, want %q", uint8(tt.c), got, tt.want)
+		}
+	}
+}
+
+func TestClassQP(t *testing.T) {
+	got := map[Class]uint32{}
+	for _, c := range []Class{ClassSMI, ClassSMIDirect, ClassSA, ClassPerf, ClassCC, 0x0a, 0x32} {
+		got[c] = c.QP()
+	}
+	want := map[Class]uint32{ClassSMI: 0, ClassSMIDirect: 0, ClassSA: 1, ClassPerf: 1, ClassCC: 1, 0x0a: 1, 0x32: 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected QPs (-want +got):\n%s", diff)
+	}
+}
+
+func TestMethodString(t *testing.T) {
+	tests := []struct {
+		m        Method
+		want     string
+		response bool
+	}{
+		{MethodGet, "Get", false},
+		{MethodSet, "Set", false},
+		{MethodSend, "Send", false},
+		{MethodTrap, "Trap", false},
+		{MethodReport, "Report", false},
+		{MethodTrapRepress, "TrapRepress", false},
+		{MethodGetTable, "GetTable", false},
+		{MethodGetTraceTable, "GetTraceTable", false},
+		{MethodGetMulti, "GetMulti", false},
+		{MethodDelete, "Delete", false},
+		{MethodGetResp, "GetResp", true},
+		{MethodReportResp, "ReportResp", true},
+		{MethodGetTableResp, "GetTableResp", true},
+		{MethodGetTraceTableResp, "GetTraceTableResp", true},
+		{MethodGetMultiResp, "GetMultiResp", true},
+		{MethodDeleteResp, "DeleteResp", true},
+		{0x42, "Method(0x42)", false},
+		{0xc2, "Method(0xc2)", true},
+	}
+	for _, tt := range tests {
+		if got := tt.m.String(); got != tt.want {
+			t.Errorf("Method(%#x).String() = %q, want %q", uint8(tt.m), got, tt.want)
+		}
+		if got := tt.m.IsResponse(); got != tt.response {
+			t.Errorf("Method(%#x).IsResponse() = %v, want %v", uint8(tt.m), got, tt.response)
+		}
+	}
+}
+
+func TestStatusString(t *testing.T) {
+	tests := []struct {
+		s    Status
+		want string
+	}{
+		{StatusOK, "ok"},
+		{DirectionBit, "ok"},
+		{StatusBusy, "busy"},
+		{StatusRedirect, "redirect required"},
+		{StatusBadVersion, "bad version"},
+		{StatusMethodUnsupported, "method unsupported"},
+		{StatusMethodAttrUnsupported, "method/attribute combination unsupported"},
+		{StatusInvalidField, "invalid attribute or modifier value"},
+		{0x0010, "reserved code 4"},
+		{DirectionBit | StatusInvalidField, "invalid attribute or modifier value"},
+		{0x0301, "busy; class-specific 0x0300"},
+		{0x0020, "reserved bits 0x0020"},
+	}
+	for _, tt := range tests {
+		if got := tt.s.String(); got != tt.want {
+			t.Errorf("Status(%#04x).String() = %q, want %q", uint16(tt.s), got, tt.want)
+		}
+	}
+}

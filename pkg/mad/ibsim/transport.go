@@ -1,0 +1,125 @@
+package ibsim
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+var framePool = sync.Pool{New: func() any { return new([requestLen]byte) }}
+
+// Send sends one MAD to p.Addr.LID and p.Addr.QPN from the attach port.
+// The source QP is 0 for SMPs and 1 otherwise; the source LID is left to
+// ibsim (the attach port's LID), except for a directed-route SMP sent to
+// the permissive LID, whose source is permissive too, as the shim sends it.
+//
+// ibsim has no Q_Keys, service levels, partitions or GRHs, so the rest of
+// p.Addr and p.Timeout are ignored. ibsim silently discards MADs it cannot
+// parse; Send rejects those up front (see checkSendable) so the caller does
+// not wait for a timeout.
+func (c *Client) Send(p *mad.Packet) error {
+	if c.closed.Load() {
+		return fmt.Errorf("ibsim client %d: %w", c.info.ClientID, mad.ErrClosed)
+	}
+	if len(p.MAD) < mad.HeaderLen || len(p.MAD) > mad.Size {
+		return fmt.Errorf("ibsim takes MADs of %d to %d bytes, not %d", mad.HeaderLen, mad.Size, len(p.MAD))
+	}
+	r := request{
+		DLID:   p.Addr.LID,
+		DQP:    p.Addr.QPN,
+		SQP:    mad.Class(p.MAD[1]).QP(),
+		Length: uint64(len(p.MAD)),
+	}
+	if r.DLID == rdma.PermissiveLID {
+		r.SLID = rdma.PermissiveLID
+	}
+	copy(r.MAD[:], p.MAD)
+	if err := checkSendable(&r.MAD); err != nil {
+		return err
+	}
+	frame := framePool.Get().(*[requestLen]byte)
+	defer framePool.Put(frame)
+	r.marshal(frame[:])
+	if _, err := c.data.WriteTo(frame[:], c.out); err != nil {
+		if c.closed.Load() {
+			return fmt.Errorf("ibsim client %d: %w", c.info.ClientID, mad.ErrClosed)
+		}
+		return fmt.Errorf("sending to ibsim client %d's data socket: %w", c.info.ClientID, err)
+	}
+	return nil
+}
+
+// Recv returns the next frame ibsim sends this client: a response, a MAD
+// forwarded from another client (to an SM client), or the client's own
+// request with Status ETIMEDOUT when ibsim dropped it (no route, a link
+// down, an injected error). p.MAD always gets the whole 256-byte MAD;
+// p.Addr gets the source LID and QP. Frames of the wrong size are skipped,
+// as the shim skips them.
+func (c *Client) Recv(ctx context.Context, p *mad.Packet) error {
+	c.recvMu.Lock()
+	defer c.recvMu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Clear a past deadline a cancelled Recv left, then look again for a
+	// Close that may have set one just before.
+	c.data.SetReadDeadline(time.Time{})
+	if c.closed.Load() {
+		return fmt.Errorf("ibsim client %d: %w", c.info.ClientID, mad.ErrClosed)
+	}
+	release := wakeOnDone(ctx, c.data.SetReadDeadline)
+	defer release()
+	for {
+		n, _, err := c.data.ReadFrom(c.recvBuf[:])
+		if err != nil {
+			switch {
+			case c.closed.Load():
+				return fmt.Errorf("ibsim client %d: %w", c.info.ClientID, mad.ErrClosed)
+			case ctx.Err() != nil:
+				return ctx.Err()
+			}
+			return fmt.Errorf("receiving from ibsim: %w", err)
+		}
+		var r request
+		if r.unmarshal(c.recvBuf[:n]) != nil {
+			continue
+		}
+		p.MAD = append(p.MAD[:0], r.MAD[:]...)
+		p.Addr = mad.Address{LID: r.SLID, QPN: r.SQP}
+		p.Status = syscall.Errno(r.Status)
+		p.Timeout = 0
+		return nil
+	}
+}
+
+// checkSendable rejects what ibsim 0.10's decode_sim_MAD would discard
+// without an answer: a base version other than 1, a class version over 2,
+// and directed-route SMPs with a non-zero hop pointer, a D bit that
+// disagrees with the R bit, or DrSLID/DrDLID other than the permissive LID
+// (ibsim has no LID-routed parts in DR paths).
+func checkSendable(m *[mad.Size]byte) error {
+	var h mad.Header
+	h.UnmarshalBinary(m[:])
+	if h.BaseVersion != mad.BaseVersion || h.ClassVersion > 2 {
+		return fmt.Errorf("ibsim drops MADs with base version %d or class version %d (it takes base 1, class 1-2)", h.BaseVersion, h.ClassVersion)
+	}
+	if h.MgmtClass != mad.ClassSMIDirect {
+		return nil
+	}
+	var dr mad.DRSMPHeader
+	dr.UnmarshalBinary(m[:])
+	switch {
+	case dr.HopPointer != 0:
+		return fmt.Errorf("ibsim drops directed-route SMPs with hop pointer %d (it takes 0)", dr.HopPointer)
+	case dr.Direction != h.Method.IsResponse():
+		return fmt.Errorf("ibsim drops directed-route SMPs whose D bit differs from the R bit")
+	case dr.DrSLID != rdma.PermissiveLID || dr.DrDLID != rdma.PermissiveLID:
+		return fmt.Errorf("ibsim drops directed-route SMPs with DrSLID %d, DrDLID %d (it takes only the permissive LID)", dr.DrSLID, dr.DrDLID)
+	}
+	return nil
+}

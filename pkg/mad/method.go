@@ -1,0 +1,61 @@
+package mad
+
+import "fmt"
+
+// Method is the MAD method byte (byte 3 of the header) including its top
+// bit, the R (response) bit: GetResp is Get with R set.
+type Method uint8
+
+// Methods (IBA 13.4.5 and 15.2.2). Not every class supports every method.
+const (
+	MethodGet               Method = 0x01
+	MethodSet               Method = 0x02
+	MethodSend              Method = 0x03
+	MethodTrap              Method = 0x05
+	MethodReport            Method = 0x06
+	MethodTrapRepress       Method = 0x07
+	MethodGetTable          Method = 0x12
+	MethodGetTraceTable     Method = 0x13
+	MethodGetMulti          Method = 0x14
+	MethodDelete            Method = 0x15
+	MethodGetResp           Method = 0x81
+	MethodReportResp        Method = 0x86
+	MethodGetTableResp      Method = 0x92
+	MethodGetTraceTableResp Method = 0x93
+	MethodGetMultiResp      Method = 0x94
+	MethodDeleteResp        Method = 0x95
+)
+
+// ResponseBit is the R bit of the method byte.
+const ResponseBit Method = 0x80
+
+var methodNames = map[Method]string{
+	MethodGet:               "Get",
+	MethodSet:               "Set",
+	MethodSend:              "Send",
+	MethodTrap:              "Trap",
+	MethodReport:            "Report",
+	MethodTrapRepress:       "TrapRepress",
+	MethodGetTable:          "GetTable",
+	MethodGetTraceTable:     "GetTraceTable",
+	MethodGetMulti:          "GetMulti",
+	MethodDelete:            "Delete",
+	MethodGetResp:           "GetResp",
+	MethodReportResp:        "ReportResp",
+	MethodGetTableResp:      "GetTableResp",
+	MethodGetTraceTableResp: "GetTraceTableResp",
+	MethodGetMultiResp:      "GetMultiResp",
+	MethodDeleteResp:        "DeleteResp",
+}
+
+// String names the method ("Get", "GetResp", ...) or gives "Method(0x..)".
+func (m Method) String() string {
+	if s, ok := methodNames[m]; ok {
+		return s
+	}
+	return fmt.Sprintf("Method(%#02x)", uint8(m))
+}
+
+// IsResponse reports whether the R bit is set. TrapRepress answers a Trap
+// but is not a response in this sense.
+func (m Method) IsResponse() bool { return m&ResponseBit != 0 }

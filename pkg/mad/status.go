@@ -1,0 +1,67 @@
+package mad
+
+import "fmt"
+
+// Status is the 16-bit MAD status field (IBA 13.4.7). Bits 0-4 are common to
+// all classes, bits 8-14 are class specific. In a directed-route SMP bit 15
+// is the D (direction) bit, which DRSMPHeader reads and writes; see
+// DirectionBit.
+type Status uint16
+
+// Status values and masks.
+const (
+	StatusOK                    Status = 0x0000
+	StatusBusy                  Status = 0x0001 // temporarily busy, retry
+	StatusRedirect              Status = 0x0002 // redirection required
+	StatusBadVersion            Status = 0x0004 // bad base or class version
+	StatusMethodUnsupported     Status = 0x0008
+	StatusMethodAttrUnsupported Status = 0x000c
+	StatusInvalidField          Status = 0x001c // invalid value in an attribute or modifier
+	StatusCodeMask              Status = 0x001c // the invalid-field code, bits 2-4
+	StatusClassMask             Status = 0x7f00 // class-specific bits 8-14
+	DirectionBit                Status = 0x8000 // the D bit of a directed-route SMP
+)
+
+var statusCodeNames = map[Status]string{
+	StatusBadVersion:            "bad version",
+	StatusMethodUnsupported:     "method unsupported",
+	StatusMethodAttrUnsupported: "method/attribute combination unsupported",
+	StatusInvalidField:          "invalid attribute or modifier value",
+}
+
+// String describes the status bits: "ok", or the common conditions joined
+// with "; ", followed by the class-specific bits in hex. The D bit is not a
+// status and is left out.
+func (s Status) String() string {
+	s &^= DirectionBit
+	if s == StatusOK {
+		return "ok"
+	}
+	var out string
+	add := func(t string) {
+		if out != "" {
+			out += "; "
+		}
+		out += t
+	}
+	if s&StatusBusy != 0 {
+		add("busy")
+	}
+	if s&StatusRedirect != 0 {
+		add("redirect required")
+	}
+	if code := s & StatusCodeMask; code != 0 {
+		if name, ok := statusCodeNames[code]; ok {
+			add(name)
+		} else {
+			add(fmt.Sprintf("reserved code %d", code>>2))
+		}
+	}
+	if cs := s & StatusClassMask; cs != 0 {
+		add(fmt.Sprintf("class-specific %#04x", uint16(cs)))
+	}
+	if r := s & 0x00e0; r != 0 {
+		add(fmt.Sprintf("reserved bits %#04x", uint16(r)))
+	}
+	return out
+}
