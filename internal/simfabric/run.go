@@ -1,0 +1,117 @@
+package simfabric
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// maxClients is how many runners may talk to one fabric at once: ibsim has
+// ten client slots, opensm holds one, and one is left for a test's own
+// client.
+const maxClients = 8
+
+// RunReference runs an infiniband-diags tool (a name looked up in PATH and
+// /usr/sbin, or a path) under the shim, attached at node simHost ("" for
+// ibsim's default port), in a scratch directory of its own. It returns the
+// tool's output untouched and its exit code; err is set only when the tool
+// could not run or did not finish (not found, killed, ctx done).
+func (f *Fabric) RunReference(ctx context.Context, simHost, tool string, args ...string) (stdout, stderr []byte, exit int, err error) {
+	path, err := lookPath(tool)
+	if err != nil {
+		return nil, nil, -1, fmt.Errorf("simfabric: reference tool: %w", err)
+	}
+	env := append(f.Env(simHost), "LD_PRELOAD="+shimPath)
+	return f.run(ctx, env, path, args...)
+}
+
+// RunIbtool runs `bin tool args...` (bin is the path of an ibtool binary)
+// attached at node simHost, with IBSIM_SOCKNAME set, which makes ibtool
+// talk to the simulator; otherwise as RunReference.
+func (f *Fabric) RunIbtool(ctx context.Context, bin, simHost, tool string, args ...string) (stdout, stderr []byte, exit int, err error) {
+	return f.run(ctx, f.Env(simHost), bin, append([]string{tool}, args...)...)
+}
+
+// run runs a simulator client in a scratch directory under the fabric
+// directory, holding one of the fabric's client slots.
+func (f *Fabric) run(ctx context.Context, env []string, bin string, args ...string) (stdout, stderr []byte, exit int, err error) {
+	select {
+	case f.slots <- struct{}{}:
+		defer func() { <-f.slots }()
+	case <-ctx.Done():
+		return nil, nil, -1, fmt.Errorf("simfabric: waiting for a client slot to run %s: %w", bin, ctx.Err())
+	}
+	if err := os.MkdirAll(f.path(runsDir), 0o755); err != nil {
+		return nil, nil, -1, err
+	}
+	dir, err := os.MkdirTemp(f.path(runsDir), "run-")
+	if err != nil {
+		return nil, nil, -1, err
+	}
+	defer os.RemoveAll(dir)
+
+	var out, errOut bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = childEnv(env...)
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	cmd.SysProcAttr = procAttr(false)
+	cmd.Cancel = func() error { return killGroup(cmd) }
+	cmd.WaitDelay = 5 * time.Second
+	err = cmd.Run()
+	exit = -1
+	if cmd.ProcessState != nil {
+		exit = cmd.ProcessState.ExitCode()
+	}
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee) && exit >= 0:
+		err = nil // a tool's failure is its exit code, not ours
+	default:
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w: %w", err, ctx.Err())
+		}
+		err = fmt.Errorf("simfabric: running %s: %w", bin, err)
+		// A client killed by a signal keeps its ibsim slot: give it back.
+		if rerr := f.releaseDeadClients(context.WithoutCancel(ctx)); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return out.Bytes(), errOut.Bytes(), exit, err
+}
+
+// attachedRE matches a line of the console's Attached reply.
+var attachedRE = regexp.MustCompile(`^Client (\d+): pid (\d+) connected`)
+
+// releaseDeadClients frees the ibsim slots of clients whose process is
+// gone (killed by a signal, a client cannot say goodbye).
+func (f *Fabric) releaseDeadClients(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	reply, err := f.Console(ctx, "Attached")
+	if err != nil {
+		return err
+	}
+	for _, l := range bytes.Split([]byte(reply), []byte("\n")) {
+		m := attachedRE.FindSubmatch(l)
+		if m == nil {
+			continue
+		}
+		pid, _ := strconv.Atoi(string(m[2]))
+		if syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		if _, err := f.Console(ctx, "X "+string(m[1])); err != nil {
+			return err
+		}
+	}
+	return nil
+}

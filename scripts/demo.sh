@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# make demo: start the small example fabric (two switches, four HCAs), run
+# a few tools with infiniband-diags and with ibtool side by side on it, and
+# stop it. Usage: scripts/demo.sh [IBTOOL_BINARY]   (default bin/ibtool)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$(realpath "${1:-bin/ibtool}")
+tmp=$(mktemp -d)
+go build -o "$tmp/simfab" ./scripts/simfab
+eval "$("$tmp/simfab" start internal/simfabric/testdata/net.2sw2path4hca)"
+trap '"$tmp/simfab" stop "$SIMFAB_DIR"; rm -rf "$tmp"' EXIT
+
+same=0 total=0
+for tool in "ibstat" "ibstat -l" "ibstat -p" "ibstat ibsim0 1"; do
+	total=$((total + 1))
+	echo "== $tool (at Hca1)"
+	# shellcheck disable=SC2086 # split the tool and its arguments
+	if "$tmp/simfab" diff -ibtool "$bin" --sim-host Hca1 -- $tool; then
+		same=$((same + 1))
+	fi
+done
+echo "$same of $total identical to infiniband-diags"
