@@ -1,0 +1,422 @@
+package cmd
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/spf13/cobra"
+)
+
+func init() {
+	register(Tool{
+		Name:    "ibstatus",
+		Summary: "show the status of local InfiniBand ports (the ibstatus script's layout)",
+		New:     func(f *Factory) *cobra.Command { return newIbstatusCmd(f, nil) },
+	})
+}
+
+// ibstatusOptions are ibstatus' parsed arguments and what it reads.
+type ibstatusOptions struct {
+	IO     IOStreams
+	Common CommonOptions
+	// Sysfs opens the device tree.
+	Sysfs func() (*rdma.FS, error)
+	// Targets are the devname[:portnum] arguments; none means every port
+	// of every device.
+	Targets []string
+}
+
+func newIbstatusCmd(f *Factory, runF func(*ibstatusOptions) error) *cobra.Command {
+	o := &ibstatusOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "ibstatus [devname[:portnum]]...",
+		Short: "show the status of local InfiniBand ports (the ibstatus script's layout)",
+		Long: `ibstatus prints, for every port of the named devices (every device when
+none is named), the default GID, base and SM LIDs, state, physical state,
+rate and link layer as sysfs writes them, exactly as infiniband-diags'
+ibstatus script does. A value sysfs lacks prints as "unknown" (the link
+layer as "IB").`,
+		Example: `  ibstatus mlx5_1        # every port of 'mlx5_1'
+  ibstatus mlx5_0:2      # port 2 of 'mlx5_0'
+  ibstatus               # every port of every device`,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Common.finish(c)
+			o.Targets = args
+			o.Sysfs = func() (*rdma.FS, error) { return openLocalSysfs(f, &o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
+			return ibstatusRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsJSON)
+	return c
+}
+
+// ibstatusPort names one port to show: device and port as the script
+// passes them on, which need not exist.
+type ibstatusPort struct{ dev, port string }
+
+// ibstatusRun follows the ibstatus script: which ports, in which order,
+// and where it gives up.
+func ibstatusRun(o *ibstatusOptions) error {
+	fsys, err := o.Sysfs()
+	if err != nil {
+		return err
+	}
+	var out []ibstatusPort
+	emit := func(ports []ibstatusPort) error {
+		if o.Common.JSON {
+			out = append(out, ports...)
+			return nil
+		}
+		var b bytes.Buffer
+		for _, p := range ports {
+			writeIbstatusPort(&b, fsys, p)
+		}
+		_, err := o.IO.Out.Write(b.Bytes())
+		return err
+	}
+	if len(o.Targets) == 0 || o.Targets[0] == "" {
+		// cd /sys/class/infiniband || fatal No devices; for dev in *
+		devs, err := shellGlob(fsys, "class/infiniband")
+		if err != nil {
+			return withContext(err, "No devices")
+		}
+		for _, dev := range devs {
+			// ib_status $dev "+": the name is split into words too.
+			words := shellArgs(2, append(shellFields(dev), "+")...)
+			ports, err := ibstatusPorts(fsys, words[0], words[1])
+			if err == nil {
+				ports = ibstatusRecurGlob(ports, devs)
+			}
+			if err == nil {
+				err = emit(ports)
+			}
+			if err != nil {
+				return err
+			}
+		}
+	} else {
+		// while [ "$1" ]: an empty argument ends the list.
+		for _, arg := range o.Targets {
+			if arg == "" {
+				break
+			}
+			dev, port := ibstatusSplitArg(arg)
+			ports, err := ibstatusPorts(fsys, dev, port)
+			if err != nil {
+				return &UsageError{Err: err}
+			}
+			if err := emit(ports); err != nil {
+				return err
+			}
+		}
+	}
+	if o.Common.JSON {
+		return writeIbstatusJSON(o, fsys, out)
+	}
+	return nil
+}
+
+// ibstatusPorts is the script's ib_status: the ports of dev to show, every
+// one ("+") or the words of port.
+func ibstatusPorts(fsys *rdma.FS, dev, port string) ([]ibstatusPort, error) {
+	portsDir := "class/infiniband/" + dev + "/ports"
+	if !fsys.IsDir(portsDir) {
+		return nil, fmt.Errorf("device '%s': sys files not found (%s)", dev, fsys.Path(portsDir))
+	}
+	// ports=`cd ...; echo *` or ports=$2, then for i in $ports.
+	if port == "+" {
+		glob, err := shellGlob(fsys, portsDir)
+		if err != nil {
+			return nil, err
+		}
+		port = strings.ReplaceAll(dashEcho(glob), "\x00", "")
+	}
+	names := shellFields(port)
+	ports := make([]ibstatusPort, len(names))
+	for i, n := range names {
+		ports[i] = ibstatusPort{dev: dev, port: n}
+	}
+	return ports, nil
+}
+
+// ibstatusRecurGlob expands a port named "*" (the glob of an empty ports
+// directory) as the script's unquoted `for i in $ports` does when it runs
+// in class/infiniband, with no arguments: into the device names.
+func ibstatusRecurGlob(ports []ibstatusPort, devs []string) []ibstatusPort {
+	var out []ibstatusPort
+	for _, p := range ports {
+		if p.port != "*" {
+			out = append(out, p)
+			continue
+		}
+		for _, d := range devs {
+			// port_status $1 $i: the name is split into words again.
+			out = append(out, ibstatusPort{dev: p.dev, port: shellArgs(1, shellFields(d)...)[0]})
+		}
+	}
+	return out
+}
+
+// ibstatusSplitArg splits devname[:portnum] as the script does with echo
+// and sed, then word-splits the two for ib_status' $1 and $2. No port
+// ("mlx5_0") gives port "+", every port.
+func ibstatusSplitArg(arg string) (dev, port string) {
+	echoed := dashEcho(shellFields(arg))
+	dev = sedLines(echoed, func(l string) string {
+		if i := strings.IndexByte(l, ':'); i >= 0 {
+			return l[:i]
+		}
+		return l
+	})
+	port = sedLines(echoed, func(l string) string {
+		if i := strings.LastIndexByte(l, ':'); i >= 0 {
+			return l[i+1:]
+		}
+		return l
+	})
+	if port == dev {
+		port = "+"
+	}
+	words := shellArgs(2, append(shellFields(dev), shellFields(port)...)...)
+	return words[0], words[1]
+}
+
+// shellArgs returns the first n of words as a function's $1..$n see them:
+// "" for those not passed.
+func shellArgs(n int, words ...string) []string {
+	args := make([]string, n)
+	copy(args, words)
+	return args
+}
+
+// ibstatusFields are the script's port_status lines after the header: a
+// label, the file under the port directory, and what prints without it.
+var ibstatusFields = []struct{ label, file, missing string }{
+	{"\tdefault gid:\t", "gids/0", "unknown"},
+	{"\tbase lid:\t", "lid", "unknown"},
+	{"\tsm lid:\t\t", "sm_lid", "unknown"},
+	{"\tstate:\t\t", "state", "unknown"},
+	{"\tphys state:\t", "phys_state", "unknown"},
+	{"\trate:\t\t", "rate", "unknown"},
+	{"\tlink_layer:\t", "link_layer", "IB"},
+}
+
+// writeIbstatusPort writes the script's port_status for one port.
+func writeIbstatusPort(b *bytes.Buffer, fsys *rdma.FS, p ibstatusPort) {
+	b.WriteString(dashEcho([]string{"Infiniband device '" + p.dev + "' port " + p.port + " status:"}))
+	for _, fl := range ibstatusFields {
+		b.WriteString(dashEcho(append([]string{fl.label}, ibstatusValue(fsys, p, fl.file, fl.missing)...)))
+	}
+	b.WriteString("\n")
+}
+
+// ibstatusValue is `[ -r F ] && cat F || echo MISSING` in backquotes: the
+// words of the file, or the fallback when it cannot be read.
+func ibstatusValue(fsys *rdma.FS, p ibstatusPort, file, missing string) []string {
+	data, err := fsys.ReadFile("class/infiniband/" + p.dev + "/ports/" + p.port + "/" + file)
+	if err != nil {
+		return []string{missing}
+	}
+	return shellFields(string(bytes.ReplaceAll(data, []byte{0}, nil)))
+}
+
+// shellGlob is `cd DIR && echo *`: the names in dir that do not start with
+// a dot, in byte order (the glob order of dash, the /bin/sh of Debian, in
+// the C and C.UTF-8 locales), or "*" itself when none match.
+func shellGlob(fsys *rdma.FS, dir string) ([]string, error) {
+	entries, err := fsys.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) == 0 {
+		names = []string{"*"}
+	}
+	return names, nil
+}
+
+// shellFields splits s into words at the default IFS (space, tab,
+// newline), as an unquoted expansion is split. Pathname expansion of the
+// words is not done.
+func shellFields(s string) []string {
+	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' })
+}
+
+// sedLines applies edit to every line of the output of echo and returns
+// what $(...) keeps of sed's output: trailing newlines dropped.
+func sedLines(s string, edit func(string) string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = edit(l)
+	}
+	return strings.TrimRight(strings.ReplaceAll(strings.Join(lines, "\n"), "\x00", ""), "\n")
+}
+
+// dashEcho is what dash's builtin echo writes for args: the arguments
+// joined by spaces and a newline, with the backslash escapes of printf %b
+// (\c ends the output there, without the newline). A first argument -n
+// drops the newline.
+func dashEcho(args []string) string {
+	nl := true
+	if len(args) > 0 && args[0] == "-n" {
+		args, nl = args[1:], false
+	}
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if stop := echoEscapes(&b, a); stop {
+			return b.String()
+		}
+	}
+	if nl {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// echoEscapes writes s with its backslash escapes interpreted and reports
+// whether a \c stopped the output.
+func echoEscapes(b *strings.Builder, s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		i++
+		switch c = s[i]; c {
+		case 'c':
+			return true
+		case '\\':
+			b.WriteByte('\\')
+		case 'a':
+			b.WriteByte('\a')
+		case 'b':
+			b.WriteByte('\b')
+		case 'e':
+			b.WriteByte(0x1b)
+		case 'f':
+			b.WriteByte('\f')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 't':
+			b.WriteByte('\t')
+		case 'v':
+			b.WriteByte('\v')
+		default:
+			if c < '0' || c > '7' {
+				b.WriteByte('\\')
+				b.WriteByte(c)
+				continue
+			}
+			// \0NNN and \NNN: up to three octal digits (after the 0).
+			start := i
+			if c == '0' {
+				start++
+			}
+			v, j := 0, start
+			for j < len(s) && j < start+3 && s[j] >= '0' && s[j] <= '7' {
+				v = v*8 + int(s[j]-'0')
+				j++
+			}
+			b.WriteByte(byte(v))
+			i = j - 1
+		}
+	}
+	return false
+}
+
+// ibstatusJSONPort is one port in ibstatus --json: the same files, parsed;
+// null where the text output says "unknown".
+type ibstatusJSONPort struct {
+	Device        string    `json:"device"`
+	Port          int       `json:"port"`
+	DefaultGID    *rdma.GID `json:"defaultGid"`
+	BaseLID       *uint64   `json:"baseLid"`
+	SMLID         *uint64   `json:"smLid"`
+	State         *uint64   `json:"state"`
+	StateName     *string   `json:"stateName"`
+	PhysState     *uint64   `json:"physState"`
+	PhysStateName *string   `json:"physStateName"`
+	Rate          *string   `json:"rate"`
+	LinkLayer     string    `json:"linkLayer"`
+}
+
+// writeIbstatusJSON prints the ports as one JSON document. Ports whose
+// name is not a number (the script's "*" for an empty ports directory, or
+// a port that is not one) are a usage error when named and left out
+// otherwise.
+func writeIbstatusJSON(o *ibstatusOptions, fsys *rdma.FS, ports []ibstatusPort) error {
+	doc := struct {
+		Ports []ibstatusJSONPort `json:"ports"`
+	}{Ports: []ibstatusJSONPort{}}
+	for _, p := range ports {
+		n, err := strconv.Atoi(p.port)
+		if err != nil || n < 0 {
+			if len(o.Targets) > 0 && p.port != "*" {
+				return usageErrorf("invalid port number %q of device '%s'", p.port, p.dev)
+			}
+			continue
+		}
+		jp := ibstatusJSONPort{Device: p.dev, Port: n, LinkLayer: "IB"}
+		text := func(file string) *string {
+			data, err := fsys.ReadFile("class/infiniband/" + p.dev + "/ports/" + p.port + "/" + file)
+			if err != nil {
+				return nil
+			}
+			s := rdma.CString(data, 0)
+			return &s
+		}
+		num := func(s *string) *uint64 {
+			if s == nil {
+				return nil
+			}
+			v, err := rdma.ParseSysfsUint(*s)
+			if err != nil {
+				return nil
+			}
+			return &v
+		}
+		name := func(s *string) *string {
+			if s == nil {
+				return nil
+			}
+			_, after, ok := strings.Cut(*s, ": ")
+			if !ok {
+				return nil
+			}
+			return &after
+		}
+		if s := text("gids/0"); s != nil {
+			if g, err := rdma.ParseSysfsGID(*s); err == nil {
+				jp.DefaultGID = &g
+			}
+		}
+		jp.BaseLID = num(text("lid"))
+		jp.SMLID = num(text("sm_lid"))
+		st, ph := text("state"), text("phys_state")
+		jp.State, jp.StateName = num(st), name(st)
+		jp.PhysState, jp.PhysStateName = num(ph), name(ph)
+		jp.Rate = text("rate")
+		if s := text("link_layer"); s != nil {
+			jp.LinkLayer = *s
+		}
+		doc.Ports = append(doc.Ports, jp)
+	}
+	return writeJSONDocument(o.IO.Out, doc)
+}

@@ -1,0 +1,194 @@
+package cmd
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+	"testing/fstest"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/spf13/cobra"
+)
+
+func TestIbvDevicesArgs(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		want     CommonOptions
+		wantCode int
+	}{
+		{"none", nil, CommonOptions{}, 0},
+		{"json", []string{"--json"}, CommonOptions{JSON: true}, 0},
+		{"sysfs and debug", []string{"--sysfs", "/x", "-d"}, CommonOptions{Sysfs: "/x", Verbose: 1}, 0},
+		{"an argument", []string{"mlx5_0"}, CommonOptions{}, ExitUsage},
+		{"unknown flag", []string{"-l"}, CommonOptions{}, ExitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got *ibvDevicesOptions
+			err := parseToolArgs(t, "ibv_devices", func(f *Factory) *cobra.Command {
+				return newIbvDevicesCmd(f, func(o *ibvDevicesOptions) error { got = o; return nil })
+			}, tt.args)
+			if code := ExitCode(err); code != tt.wantCode {
+				t.Fatalf("exit code %d (%v), want %d", code, err, tt.wantCode)
+			}
+			if tt.wantCode != 0 {
+				return
+			}
+			if got.Sysfs == nil {
+				t.Error("Sysfs is not set")
+			}
+			if diff := cmp.Diff(tt.want, got.Common, cmp.AllowUnexported(CommonOptions{})); diff != "" {
+				t.Errorf("unexpected options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// ibvDevicesCase is one run of ibv_devices on a fixture tree.
+type ibvDevicesCase struct {
+	fixture  string
+	name     string // golden file testdata/ibv_devices/<fixture>/<name>.golden
+	json     bool
+	wantCode int
+	wantErr  string
+	// cUverbs is how many /dev/infiniband/uverbsN the comparison with the
+	// real tool presents; -1 skips the comparison (no provider library
+	// would claim the fixture's devices).
+	cUverbs int
+}
+
+var ibvDevicesCases = []ibvDevicesCase{
+	{fixture: "mlx5", name: "list", cUverbs: 2},
+	{fixture: "mlx5", name: "json", json: true},
+	{fixture: "rxe", name: "list", cUverbs: 1},
+	{fixture: "edge", name: "list", cUverbs: -1},
+	{fixture: "edge", name: "json", json: true},
+	{fixture: "empty", name: "list"},
+	{fixture: "empty", name: "json", json: true},
+	{fixture: "broken", name: "list", wantCode: ExitFailure,
+		wantErr: "Failed to get IB devices list: readdir /sys/class/infiniband_verbs: no such file or directory"},
+	{fixture: "none", name: "list", wantCode: ExitFailure,
+		wantErr: "Failed to get IB devices list: readdir /sys/class/infiniband_verbs: file does not exist"},
+}
+
+func TestIbvDevicesGolden(t *testing.T) {
+	for _, tc := range ibvDevicesCases {
+		t.Run(tc.fixture+"/"+tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			f, _, _ := testFactory(nil)
+			o := &ibvDevicesOptions{IO: f.IO, Sysfs: sysfsFixture(tc.fixture), Common: CommonOptions{JSON: tc.json}}
+			o.IO.Out = &out
+			err := ibvDevicesRun(o)
+			if code := ExitCode(err); code != tc.wantCode {
+				t.Errorf("exit code %d (%v), want %d", code, err, tc.wantCode)
+			}
+			if err != nil && err.Error() != tc.wantErr {
+				t.Errorf("error %q, want %q", err, tc.wantErr)
+			}
+			checkSysfsGolden(t, filepath.Join("testdata", "ibv_devices", tc.fixture, tc.name+".golden"), out.String())
+		})
+	}
+}
+
+func TestIbvNodeGUID(t *testing.T) {
+	tests := []struct {
+		content string
+		want    rdma.GUID
+	}{
+		{"0c42:a103:00a1:b2c4\n", 0x0c42a10300a1b2c4},
+		{"0c42:a103:00a1:b2c4", 0x0c42a10300a1b2c4},
+		{" 1: 2:0x3:-1\n", 0x000100020003ffff},
+		{"12345:0:0:0\n", 0x2345000000000000},
+		{"1:2:3:4:5\n", 0x0001000200030004},
+		{"0008 f105 0001 0000\n", 0}, // sscanf wants the colons
+		{"1:2:3\n", 0},
+		{"1:2:3:\n", 0},
+		{"", 0},
+		// 24 bytes without a newline do not fit libibverbs' buffer.
+		{"0001:0002:0003:0004xxxxx", 0},
+		{"0001:0002:0003:0004xxxx\n", 0x0001000200030004},
+		{"1:2:3:4\x00junk\n", 0x0001000200030004},
+		{"0001:0002:0003:0004\x00junk", 0}, // 24 bytes, no newline
+		{"1:2:3:4\n0000000000000000000000000", 0},
+	}
+	for _, tt := range tests {
+		m := fstest.MapFS{"class/infiniband/d/node_guid": &fstest.MapFile{Data: []byte(tt.content)}}
+		if got := ibvNodeGUID(rdma.NewFS(m, "/sys"), "d"); got != tt.want {
+			t.Errorf("node_guid %q -> %v, want %v", tt.content, got, tt.want)
+		}
+	}
+	if got := ibvNodeGUID(rdma.NewFS(fstest.MapFS{}, "/sys"), "d"); got != 0 {
+		t.Errorf("no node_guid -> %v, want 0", got)
+	}
+}
+
+func TestIbvDevicesMain(t *testing.T) {
+	want, err := os.ReadFile("testdata/ibv_devices/mlx5/list.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, out, errOut := testFactory(map[string]string{"IBTOOL_SYSFS": filepath.Join(sysfsFixtures, "mlx5")})
+	if code := Main([]string{"ibv_devices"}, f); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if diff := cmp.Diff(string(want), out.String()); diff != "" {
+		t.Errorf("unexpected output (-want +got):\n%s", diff)
+	}
+	f, _, _ = testFactory(nil)
+	o := &ibvDevicesOptions{IO: f.IO, Sysfs: sysfsFixture("mlx5")}
+	o.IO.Out = failingWriter{}
+	if err := ibvDevicesRun(o); ExitCode(err) != ExitFailure {
+		t.Errorf("to a failing stdout: %v", err)
+	}
+	if got := padRight("a_device_name_longer_than_16", 16); got != "a_device_name_longer_than_16" {
+		t.Errorf("padRight cut a long name: %q", got)
+	}
+}
+
+// TestIntegrationIbvDevicesMatchesC compares with rdma-core's ibv_devices
+// on the same trees. libibverbs asks the kernel over netlink first and
+// reads sysfs only when that fails (no RDMA support loaded); where netlink
+// answers, the fixture cannot stand in for the kernel and the test skips.
+func TestIntegrationIbvDevicesMatchesC(t *testing.T) {
+	cToolsInNamespace(t, "ibv_devices")
+	if _, ok := runCTool(t, "none", 0, "ibv_devices"); ok {
+		t.Skip("libibverbs gets devices over netlink here, not from the fixture")
+	}
+	for _, tc := range ibvDevicesCases {
+		if tc.json || tc.cUverbs < 0 {
+			continue
+		}
+		t.Run(tc.fixture+"/"+tc.name, func(t *testing.T) {
+			want, err := os.ReadFile(filepath.Join("testdata", "ibv_devices", tc.fixture, tc.name+".golden"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, ok := runCTool(t, tc.fixture, tc.cUverbs, "ibv_devices")
+			if ok != (tc.wantCode == 0) {
+				t.Errorf("rdma-core's ibv_devices succeeded: %v; ibtool exits %d", ok, tc.wantCode)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("golden differs from rdma-core (-golden +ibv_devices):\n%s", diff)
+			}
+		})
+	}
+}
+
+// FuzzIbvNodeGUID reads arbitrary node_guid contents: no panic, and
+// whatever the kernel's own format gives back reads back the same.
+func FuzzIbvNodeGUID(f *testing.F) {
+	for _, s := range []string{"0c42:a103:00a1:b2c4\n", " 1: 2:0x3:-1\n", "1:2:3\n", "", "0x:0x:0x:0x"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		m := fstest.MapFS{"class/infiniband/d/node_guid": &fstest.MapFile{Data: []byte(content)}}
+		g := ibvNodeGUID(rdma.NewFS(m, "/sys"), "d")
+		m["class/infiniband/d/node_guid"] = &fstest.MapFile{Data: []byte(g.Colon() + "\n")}
+		if again := ibvNodeGUID(rdma.NewFS(m, "/sys"), "d"); again != g {
+			t.Errorf("%v written as %q reads back as %v", g, g.Colon(), again)
+		}
+	})
+}
