@@ -1,9 +1,13 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -52,7 +56,12 @@ func execute(f *Factory, name string, c *cobra.Command, args []string) int {
 	c.SetIn(f.IO.In)
 	c.SetOut(f.IO.Out)
 	c.SetErr(f.IO.ErrOut)
-	ran, err := c.ExecuteC()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ran, err := c.ExecuteContextC(ctx)
+	if err != nil && ctx.Err() != nil {
+		err = &InterruptedError{Err: err}
+	}
 	if err == nil {
 		return ExitOK
 	}
@@ -67,7 +76,7 @@ func execute(f *Factory, name string, c *cobra.Command, args []string) int {
 	}
 	RenderError(f.IO.ErrOut, name, err, verbosity)
 	var usage *UsageError
-	if errors.As(err, &usage) && ran != nil {
+	if errors.As(err, &usage) && usage.Syntax && ran != nil {
 		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", ran.CommandPath())
 	}
 	return ExitCode(err)
@@ -116,7 +125,7 @@ func ToolCommand(f *Factory, t Tool) *cobra.Command {
 	return c
 }
 
-func flagError(_ *cobra.Command, err error) error { return &UsageError{Err: err} }
+func flagError(_ *cobra.Command, err error) error { return &UsageError{Err: err, Syntax: true} }
 
 // argsRange accepts between min and max positional arguments (max < 0: no
 // limit) and reports anything else as a usage error.
@@ -124,9 +133,9 @@ func argsRange(min, max int) cobra.PositionalArgs {
 	return func(_ *cobra.Command, args []string) error {
 		switch {
 		case len(args) < min:
-			return usageErrorf("expected at least %d argument(s), got %d", min, len(args))
+			return &UsageError{Err: fmt.Errorf("expected at least %d argument(s), got %d", min, len(args)), Syntax: true}
 		case max >= 0 && len(args) > max:
-			return usageErrorf("expected at most %d argument(s), got %d: %q", max, len(args), args[max:])
+			return &UsageError{Err: fmt.Errorf("expected at most %d argument(s), got %d: %q", max, len(args), args[max:]), Syntax: true}
 		}
 		return nil
 	}

@@ -21,7 +21,9 @@ func init() {
 			Use:  "zz-echo [fail|usage|findings|context] ARGS",
 			Args: argsRange(0, 3),
 			RunE: func(c *cobra.Command, args []string) error {
-				o.finish(c)
+				if err := o.finish(c); err != nil {
+					return err
+				}
 				if len(args) > 0 {
 					switch args[0] {
 					case "fail":
@@ -56,11 +58,11 @@ func TestMainDispatch(t *testing.T) {
 		{"symlink verbose and debug", []string{"zz-echo", "-vv", "-d"}, 0, "args=[] verbose=3\n", ""},
 		{"unknown tool", []string{"ibtool", "nosuchtool"}, ExitUsage, "", "ibtool: unknown tool \"nosuchtool\"; run 'ibtool' for the list of tools\n"},
 		{"runtime failure", []string{"ibtool", "zz-echo", "fail"}, ExitFailure, "", "zz-echo: it broke\n"},
-		{"usage error", []string{"zz-echo", "usage"}, ExitUsage, "", "zz-echo: bad thing \"x\"\nRun 'zz-echo --help' for usage.\n"},
+		{"usage error", []string{"zz-echo", "usage"}, ExitUsage, "", "zz-echo: bad thing \"x\"\n"},
 		{"findings", []string{"zz-echo", "findings"}, ExitFindings, "", "zz-echo: 2 errors found\n"},
 		{"too many args", []string{"zz-echo", "1", "2", "3", "4"}, ExitUsage, "", "zz-echo: expected at most 3 argument(s), got 4: [\"4\"]\nRun 'zz-echo --help' for usage.\n"},
 		{"bad flag", []string{"zz-echo", "--nosuch"}, ExitUsage, "", "zz-echo: unknown flag: --nosuch\nRun 'zz-echo --help' for usage.\n"},
-		{"bad flag value", []string{"zz-echo", "-P", "x"}, ExitUsage, "", "zz-echo: invalid argument \"x\" for \"-P, --Port\" flag: must be an integer\nRun 'zz-echo --help' for usage.\n"},
+		{"bad flag value", []string{"zz-echo", "-P", "x"}, ExitUsage, "", "zz-echo: invalid port number \"x\": want a decimal number or 0x and hex digits\n"},
 		{"context short", []string{"zz-echo", "context"}, ExitFailure, "", "zz-echo: resolving path to 12: timeout\n"},
 		{"context verbose", []string{"zz-echo", "-v", "context"}, ExitFailure, "", "zz-echo: timeout\n  while querying PortInfo\n  while resolving path to 12\n"},
 		{"version", []string{"zz-echo", "-V"}, 0, "zz-echo (ibtool) test\n", ""},

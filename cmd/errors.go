@@ -13,11 +13,19 @@ const (
 	ExitFindings = 1 // the tool ran and found problems (errors, mismatches)
 	ExitUsage    = 2 // bad flags, arguments or addresses
 	ExitFailure  = 3 // the tool could not do its work (device, fabric, I/O)
+	// ExitInterrupted is the shell's code for a process ended by SIGINT
+	// (128+2); ibtool uses it after SIGINT or SIGTERM cut a tool short.
+	ExitInterrupted = 130
 )
 
 // UsageError marks an error in what the operator typed: flags, arguments,
-// device names, addresses. It exits with ExitUsage.
-type UsageError struct{ Err error }
+// device names, addresses. It exits with ExitUsage. Its message is one line;
+// when Syntax is set (an unknown flag, a wrong number of arguments) a second
+// line points to --help.
+type UsageError struct {
+	Err    error
+	Syntax bool
+}
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 
@@ -55,6 +63,15 @@ func withContext(err error, format string, a ...any) error {
 	return &ContextError{Context: fmt.Sprintf(format, a...), Err: err}
 }
 
+// InterruptedError reports that SIGINT or SIGTERM stopped the tool before it
+// finished; it exits with ExitInterrupted.
+type InterruptedError struct{ Err error }
+
+func (e *InterruptedError) Error() string { return "interrupted: " + e.Err.Error() }
+
+// Unwrap returns the error the interrupted work returned.
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
 // ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error) int {
 	if err == nil {
@@ -62,7 +79,10 @@ func ExitCode(err error) int {
 	}
 	var usage *UsageError
 	var findings *FindingsError
+	var interrupted *InterruptedError
 	switch {
+	case errors.As(err, &interrupted):
+		return ExitInterrupted
 	case errors.As(err, &usage), errors.Is(err, ErrUnknownTool):
 		return ExitUsage
 	case errors.As(err, &findings):

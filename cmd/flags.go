@@ -1,9 +1,12 @@
 package cmd
 
 import (
+	"context"
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
 )
 
 // flagSet selects which groups of shared flags a tool takes.
@@ -20,9 +23,13 @@ const (
 
 // CommonOptions are the flags shared by every tool, parsed before the tool runs.
 type CommonOptions struct {
-	CA       string        // -C: local CA name
-	CAPort   int           // -P: local port number (0: the first active port)
-	PortSpec string        // --port ca/port, port GUID or GID
+	CA       string // -C: local CA name
+	CAPort   int    // -P: local port number (0: the first active port)
+	PortSpec string // --port ca/port, port GUID or GID
+	// Local is the local end port -C/-P or --port name, parsed by finish;
+	// the zero Local is the default port.
+	Local    endport.Local
+	portArg  string        // -P as typed: decimal or 0x hex, never octal
 	Timeout  time.Duration // -t: per-MAD timeout
 	Retries  int           // --retries: resends after a timeout
 	Verbose  int           // -v, repeatable; -d counts too
@@ -30,6 +37,7 @@ type CommonOptions struct {
 	Sim      bool          // --sim: use the ibsim simulator instead of the kernel
 	Sysfs    string        // --sysfs: sysfs mount point (default $IBTOOL_SYSFS or /sys)
 	timeoutM int           // -t as infiniband-diags takes it, in milliseconds
+	ctx      context.Context
 }
 
 // addCommonFlags registers the shared flags of the groups in set on c, plus
@@ -42,7 +50,7 @@ func addCommonFlags(c *cobra.Command, o *CommonOptions, set flagSet) {
 	fl.StringVar(&o.Sysfs, "sysfs", "", "sysfs mount point (default $IBTOOL_SYSFS or /sys)")
 	if set&flagsLocalPort != 0 {
 		fl.StringVarP(&o.CA, "Ca", "C", "", "local CA name")
-		fl.IntVarP(&o.CAPort, "Port", "P", 0, "local CA port number")
+		fl.StringVarP(&o.portArg, "Port", "P", "", "local CA port number (decimal or 0x hex)")
 		fl.StringVar(&o.PortSpec, "port", "", "local end port as ca/port, port GUID or port GID")
 	}
 	if set&flagsMAD != 0 {
@@ -54,13 +62,60 @@ func addCommonFlags(c *cobra.Command, o *CommonOptions, set flagSet) {
 	}
 }
 
-// finish folds flags that need post-processing into o: -d into the verbosity
-// and -t milliseconds into Timeout.
-func (o *CommonOptions) finish(c *cobra.Command) {
+// finish folds flags that need post-processing into o: -d into the
+// verbosity, -t milliseconds into Timeout, and -C/-P or --port into Local.
+// A malformed value is a one-line usage error.
+func (o *CommonOptions) finish(c *cobra.Command) error {
+	o.ctx = c.Context()
 	if d, err := c.Flags().GetCount("debug"); err == nil {
 		o.Verbose += d
+	}
+	if o.timeoutM < 0 {
+		return usageErrorf("invalid timeout %d ms: want 0 (the default) or more", o.timeoutM)
 	}
 	if o.timeoutM > 0 {
 		o.Timeout = time.Duration(o.timeoutM) * time.Millisecond
 	}
+	if o.Retries < 0 {
+		return usageErrorf("invalid --retries %d: want 0 or more", o.Retries)
+	}
+	return o.finishLocal()
+}
+
+// finishLocal parses -C, -P and --port into o.Local.
+func (o *CommonOptions) finishLocal() error {
+	if o.portArg != "" {
+		n, err := parsePortNumber(o.portArg)
+		if err != nil {
+			return err
+		}
+		o.CAPort = n
+	}
+	if o.PortSpec != "" {
+		if o.CA != "" || o.portArg != "" {
+			return usageErrorf("--port %q and -C/-P both name the local port; give one", o.PortSpec)
+		}
+		l, err := endport.ParseLocal(o.PortSpec)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		o.Local = l
+		return nil
+	}
+	l, err := endport.FromFlags(o.CA, o.CAPort)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	o.Local = l
+	return nil
+}
+
+// context is the command's context: it ends on SIGINT or SIGTERM, so tools
+// release what they hold on the fabric (ibsim slots, umad agents) on the way
+// out.
+func (o *CommonOptions) context() context.Context {
+	if o.ctx == nil {
+		return context.Background()
+	}
+	return o.ctx
 }

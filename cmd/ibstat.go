@@ -53,7 +53,9 @@ PORT is decimal or 0x hex; a leading zero is decimal, not octal.`,
   ibstat --json      # everything as one JSON document`,
 		Args: argsRange(0, 2),
 		RunE: func(c *cobra.Command, args []string) error {
-			o.Common.finish(c)
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
 			if len(args) > 0 {
 				o.CA = args[0]
 			}

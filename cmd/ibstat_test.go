@@ -180,7 +180,7 @@ func TestIbstatArgs(t *testing.T) {
 			if got.Sysfs == nil {
 				t.Error("Sysfs is not set")
 			}
-			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(CommonOptions{}),
+			if diff := cmp.Diff(tt.want, *got, cmpCommonOptions,
 				cmp.FilterPath(func(p cmp.Path) bool {
 					s := p.String()
 					return s == "IO" || s == "Sysfs"
@@ -332,7 +332,7 @@ func TestIbstatMain(t *testing.T) {
 	}
 	f, out, errOut := testFactory(nil)
 	code := Main([]string{"ibstat", "--sysfs", tree, "rxe0", "2"}, f)
-	wantErr := "ibstat: CA 'rxe0' has no port number 2 - max (1)\nRun 'ibstat --help' for usage.\n"
+	wantErr := "ibstat: CA 'rxe0' has no port number 2 - max (1)\n"
 	if code != ExitUsage || out.Len() != 0 || errOut.String() != wantErr {
 		t.Errorf("missing port: exit %d, stdout %q, stderr %q; want %d and %q", code, out, errOut, ExitUsage, wantErr)
 	}

@@ -43,7 +43,9 @@ layer as "IB").`,
   ibstatus mlx5_0:2      # port 2 of 'mlx5_0'
   ibstatus               # every port of every device`,
 		RunE: func(c *cobra.Command, args []string) error {
-			o.Common.finish(c)
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
 			o.Targets = args
 			o.Sysfs = func() (*rdma.FS, error) { return openLocalSysfs(f, &o.Common) }
 			if runF != nil {

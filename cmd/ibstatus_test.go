@@ -48,7 +48,7 @@ func TestIbstatusArgs(t *testing.T) {
 			if len(got.Targets) == 0 {
 				got.Targets = nil
 			}
-			if diff := cmp.Diff(tt.want, *got, cmp.AllowUnexported(CommonOptions{}),
+			if diff := cmp.Diff(tt.want, *got, cmpCommonOptions,
 				cmp.FilterPath(func(p cmp.Path) bool {
 					s := p.String()
 					return s == "IO" || s == "Sysfs"

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -35,7 +36,14 @@ class/infiniband_verbs in sysfs) with their node GUIDs, in the layout of
 rdma-core's ibv_devices.`,
 		Args: argsRange(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
-			o.Common.finish(c)
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if f.useSim(&o.Common) {
+				// libumad2sim shows the C tools a umad device only, and
+				// rdma-core's ibv_devices fails there too.
+				return errors.New("Failed to get IB devices list: the simulator has no verbs devices (ibsim carries MADs only)")
+			}
 			o.Sysfs = func() (*rdma.FS, error) { return openLocalSysfs(f, &o.Common) }
 			if runF != nil {
 				return runF(o)

@@ -40,7 +40,7 @@ func TestIbvDevicesArgs(t *testing.T) {
 			if got.Sysfs == nil {
 				t.Error("Sysfs is not set")
 			}
-			if diff := cmp.Diff(tt.want, got.Common, cmp.AllowUnexported(CommonOptions{})); diff != "" {
+			if diff := cmp.Diff(tt.want, got.Common, cmpCommonOptions); diff != "" {
 				t.Errorf("unexpected options (-want +got):\n%s", diff)
 			}
 		})

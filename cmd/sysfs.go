@@ -19,7 +19,7 @@ func (f *Factory) useSim(o *CommonOptions) bool {
 // --sysfs, $IBTOOL_SYSFS, or /sys.
 func (f *Factory) localSysfs(o *CommonOptions) (fs.FS, string, error) {
 	if f.useSim(o) {
-		return f.simSysfs()
+		return f.simSysfs(o.context())
 	}
 	root := o.Sysfs
 	if root == "" {

@@ -3,6 +3,9 @@ package cmd
 import (
 	"bytes"
 	"strings"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // testFactory returns a Factory on buffers with the given environment.
@@ -14,4 +17,11 @@ func testFactory(env map[string]string) (*Factory, *bytes.Buffer, *bytes.Buffer)
 		Version: "test",
 	}
 	return f, &out, &errOut
+}
+
+// cmpCommonOptions compares CommonOptions by their parsed flags, leaving
+// out the context the command runs in.
+var cmpCommonOptions = cmp.Options{
+	cmp.AllowUnexported(CommonOptions{}),
+	cmpopts.IgnoreFields(CommonOptions{}, "ctx"),
 }

@@ -39,6 +39,13 @@ func (f *Fabric) RunIbtool(ctx context.Context, bin, simHost, tool string, args 
 	return f.run(ctx, f.Env(simHost), bin, append([]string{tool}, args...)...)
 }
 
+// RunCommand runs bin with args attached at node simHost, with the fabric's
+// environment and without the shim: an ibtool symlink ("ibstat") or any
+// other native simulator client. Otherwise as RunReference.
+func (f *Fabric) RunCommand(ctx context.Context, simHost, bin string, args ...string) (stdout, stderr []byte, exit int, err error) {
+	return f.run(ctx, f.Env(simHost), bin, args...)
+}
+
 // run runs a simulator client in a scratch directory under the fabric
 // directory, holding one of the fabric's client slots.
 func (f *Fabric) run(ctx context.Context, env []string, bin string, args ...string) (stdout, stderr []byte, exit int, err error) {

@@ -34,7 +34,11 @@ type sharedFabric struct {
 // A test that panics kills the binary before Main can stop anything; ibsim
 // and opensm then die with it (PR_SET_PDEATHSIG) and the fabric directory,
 // with its logs, stays in the temporary directory.
-func Main(m *testing.M) {
+func Main(m *testing.M) { os.Exit(Run(m)) }
+
+// Run is Main without the exit: it runs the tests, stops the fabrics and
+// returns m.Run's code, for a TestMain with its own clean-up to do.
+func Run(m *testing.M) int {
 	shared.Lock()
 	shared.main = true
 	shared.Unlock()
@@ -48,7 +52,8 @@ func Main(m *testing.M) {
 	}()
 	code := m.Run()
 	live.stopAll() // the shared fabrics, and any a test forgot to stop
-	os.Exit(code)
+	signal.Stop(sig)
+	return code
 }
 
 // requireBench skips tb when the bench cannot run: with -short, or when

@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+)
+
+// smallFabric is ibsim's two-switch example: Switch1 and Switch2 joined by
+// two links, Hca1..Hca4 (two ports each, port 1 cabled); opensm runs on
+// Switch1.
+func smallFabric(t *testing.T) *simfabric.Fabric {
+	t.Helper()
+	return simfabric.ForTest(t, simfabric.Options{Net: simfabric.Net2sw2path4hca})
+}
+
+// result is what one run printed.
+type result struct {
+	stdout, stderr []byte
+	exit           int
+}
+
+// run runs one command on f attached at simHost, failing t when it cannot
+// run at all.
+func run(t *testing.T, what string, do func(ctx context.Context) ([]byte, []byte, int, error)) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, errOut, exit, err := do(ctx)
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return result{out, errOut, exit}
+}
+
+// sameAsReference runs the infiniband-diags tool and ibtool, as "ibtool
+// TOOL" and through the TOOL symlink, attached at simHost, and fails t
+// unless all three exit 0 with the same standard output and nothing on
+// standard error.
+func sameAsReference(t *testing.T, f *simfabric.Fabric, simHost, tool string, args ...string) {
+	t.Helper()
+	ref := run(t, tool, func(ctx context.Context) ([]byte, []byte, int, error) {
+		return f.RunReference(ctx, simHost, tool, args...)
+	})
+	if ref.exit != 0 || len(shimNoise.ReplaceAll(ref.stderr, nil)) != 0 {
+		t.Fatalf("reference %s %q at %s: exit %d, stderr %q", tool, args, simHost, ref.exit, ref.stderr)
+	}
+	if len(ref.stdout) == 0 {
+		t.Fatalf("reference %s %q at %s printed nothing", tool, args, simHost)
+	}
+	for _, form := range ibtoolForms(f, simHost, tool, args) {
+		got := run(t, form.name, form.do)
+		if got.exit != 0 || len(got.stderr) != 0 {
+			t.Errorf("%s at %s: exit %d, stderr %q", form.name, simHost, got.exit, got.stderr)
+		}
+		if !bytes.Equal(ref.stdout, got.stdout) {
+			t.Errorf("%s at %s differs from infiniband-diags (-want +got):\n%s", form.name, simHost, simfabric.Diff(ref.stdout, got.stdout))
+		}
+	}
+}
+
+// shimNoise matches what libumad2sim itself prints when SIM_HOST is unset.
+var shimNoise = regexp.MustCompile(`(?m)^ibwarn: \[\d+\] sim_connect: attached as client \d+ at node "[^"]*"\n`)
+
+// form is one way to invoke an ibtool tool.
+type form struct {
+	name string
+	do   func(ctx context.Context) ([]byte, []byte, int, error)
+}
+
+// ibtoolForms returns "ibtool TOOL ARGS" and "TOOL ARGS" through the
+// symlink.
+func ibtoolForms(f *simfabric.Fabric, simHost, tool string, args []string) []form {
+	line := strings.TrimSpace(tool + " " + strings.Join(args, " "))
+	return []form{
+		{"ibtool " + line, func(ctx context.Context) ([]byte, []byte, int, error) {
+			return f.RunIbtool(ctx, ibtoolBin, simHost, tool, args...)
+		}},
+		{line + " (symlink)", func(ctx context.Context) ([]byte, []byte, int, error) {
+			return f.RunCommand(ctx, simHost, filepath.Join(linkDir, tool), args...)
+		}},
+	}
+}
+
+// failsCleanly runs ibtool's tool where the reference fails, and checks
+// that ibtool fails too, with exit code wantExit, nothing on standard
+// output, and one line on standard error naming the tool and containing
+// wantMsg.
+func failsCleanly(t *testing.T, f *simfabric.Fabric, simHost string, wantExit int, wantMsg, tool string, args ...string) {
+	t.Helper()
+	ref := run(t, tool, func(ctx context.Context) ([]byte, []byte, int, error) {
+		return f.RunReference(ctx, simHost, tool, args...)
+	})
+	if ref.exit == 0 {
+		t.Errorf("reference %s %q at %s succeeded; the test expects it to fail", tool, args, simHost)
+	}
+	for _, form := range ibtoolForms(f, simHost, tool, args) {
+		got := run(t, form.name, form.do)
+		msg := string(got.stderr)
+		if got.exit != wantExit || len(got.stdout) != 0 || strings.Count(msg, "\n") != 1 ||
+			!strings.HasPrefix(msg, tool+": ") || !strings.Contains(msg, wantMsg) {
+			t.Errorf("%s at %s: exit %d, stdout %q, stderr %q; want exit %d and one line \"%s: ...%s...\"",
+				form.name, simHost, got.exit, got.stdout, msg, wantExit, tool, wantMsg)
+		}
+	}
+}
