@@ -10,6 +10,13 @@ go build -o "$tmp/simfab" ./scripts/simfab
 eval "$("$tmp/simfab" start internal/simfabric/testdata/net.2sw2path4hca)"
 trap '"$tmp/simfab" stop "$SIMFAB_DIR"; rm -rf "$tmp"' EXIT
 
+for host in Hca1 Switch2; do
+	echo "== ibtool ibstat (attached at $host)"
+	SIM_HOST=$host "$bin" ibstat
+done
+echo "== ibtool ibstatus (attached at Hca1)"
+SIM_HOST=Hca1 "$bin" ibstatus
+
 same=0 total=0
 for tool in "ibstat" "ibstat -l" "ibstat -p" "ibstat ibsim0 1"; do
 	total=$((total + 1))
