@@ -1,6 +1,7 @@
 # ibtool: InfiniBand diagnostics in one binary.
 #   make demo   build, start a small simulated fabric, run ibtool on it, stop it
 #   make test   install the bench's Debian packages when missing, run every test
+#   make test-vm   boot a Debian guest in qemu and check ibtool on a real kernel (Soft-RoCE)
 
 GO        ?= go
 BIN       := bin/ibtool
@@ -9,7 +10,7 @@ LDFLAGS   := -X main.version=$(VERSION)
 FUZZTIME  ?= 60s
 TESTFLAGS ?= -timeout 25m
 
-.PHONY: all build deps test unit fuzz vet man demo links clean
+.PHONY: all build deps test test-vm unit fuzz vet man demo links clean
 
 all: build
 
@@ -29,6 +30,12 @@ test: deps build vet
 	CGO_ENABLED=0 $(GO) build -o /dev/null .
 	IBTOOL_REQUIRE_BENCH=1 IBTOOL_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
+
+# The real-kernel checks: a Debian bookworm guest (built once and cached in
+# /var/cache/ibtool-vm) boots under qemu with software emulation, makes a
+# Soft-RoCE device and compares ibtool with rdma-core and infiniband-diags.
+test-vm: build
+	@scripts/vm/run.sh $(BIN)
 
 # Unit tests only: no simulator needed.
 unit:

@@ -2,10 +2,11 @@
 # Installs the Debian packages the bench needs (simulator, subnet manager,
 # reference tools and the umad2sim shim) when any is missing. On a fresh
 # machine the package lists may be stale: when the install fails, update
-# them once and try again.
+# them once and try again. With arguments, installs those packages instead.
 set -euo pipefail
 
 pkgs=(ibsim-utils libumad2sim0 opensm infiniband-diags ibverbs-utils)
+[ $# -eq 0 ] || pkgs=("$@")
 
 missing=()
 for p in "${pkgs[@]}"; do

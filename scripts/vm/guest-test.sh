@@ -1,0 +1,67 @@
+#!/bin/sh
+# Runs inside the test guest (see run.sh), from the host's share at
+# /mnt/host: sets up a Soft-RoCE (rxe) device on a dummy interface and
+# compares ibtool with rdma-core and infiniband-diags on it. Prints one
+# PASS/FAIL line per check; exits 1 when any check fails.
+H=/mnt/host
+IBTOOL=$H/ibtool
+fails=0
+
+step() { echo "== $*"; }
+pass() { echo "PASS $1"; }
+fail() { echo "FAIL $1"; fails=$((fails + 1)); }
+
+# same NAME CMD...: run CMD and `ibtool CMD` and compare stdout and exit code.
+same() {
+	name=$1
+	shift
+	"$@" >/tmp/ref.out 2>/tmp/ref.err
+	ref=$?
+	"$IBTOOL" "$@" >/tmp/got.out 2>/tmp/got.err
+	got=$?
+	if [ $ref -eq $got ] && cmp -s /tmp/ref.out /tmp/got.out; then
+		pass "$name"
+	else
+		fail "$name (exit $ref vs $got)"
+		diff -u /tmp/ref.out /tmp/got.out | head -40
+		echo "-- stderr of the reference:"; head -5 /tmp/ref.err
+		echo "-- stderr of ibtool:"; head -5 /tmp/got.err
+	fi
+}
+
+step "kernel $(uname -r)"
+modprobe dummy numdummies=0
+modprobe rdma_rxe
+modprobe ib_umad
+modprobe ib_uverbs
+ip link add dummy0 type dummy
+ip link set dummy0 up
+ip addr add 192.0.2.1/24 dev dummy0
+if rdma link add rxe0 type rxe netdev dummy0; then
+	pass "rxe device rxe0 on dummy0"
+else
+	fail "rxe device rxe0 on dummy0"
+	exit 1
+fi
+sleep 1
+ls /sys/class/infiniband /sys/class/infiniband_verbs /sys/class/infiniband_mad 2>&1
+
+same "ibv_devices" ibv_devices
+if "$IBTOOL" 2>/dev/null | grep -q '^ibv_devinfo'; then
+	same "ibv_devinfo" ibv_devinfo
+	same "ibv_devinfo -v" ibv_devinfo -v
+	same "ibv_devinfo -l" ibv_devinfo -l
+	same "ibv_devinfo -d rxe0 -i 1" ibv_devinfo -d rxe0 -i 1
+else
+	echo "SKIP ibv_devinfo: this ibtool has no ibv_devinfo yet"
+fi
+same "ibstat" ibstat
+same "ibstat -l" ibstat -l
+same "ibstat -p" ibstat -p
+same "ibstat -s" ibstat -s
+same "ibstat rxe0 1" ibstat rxe0 1
+same "ibstatus" ibstatus
+same "ibstatus rxe0:1" ibstatus rxe0:1
+
+echo "$fails checks failed"
+[ $fails -eq 0 ]

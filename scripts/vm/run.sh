@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# make test-vm: boots the cached Debian guest (build-image.sh) in qemu with
+# software emulation, shares ibtool and guest-test.sh with it over 9p, and
+# prints what the guest's checks printed. Exits 1 when a check failed, 3
+# when the guest did not finish (a watchdog powers it off).
+#
+#   scripts/vm/run.sh [IBTOOL_BINARY]        (default bin/ibtool)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=$(realpath "${1:-bin/ibtool}")
+timeout=${IBTOOL_VM_TIMEOUT:-600}
+
+img=$("$here/build-image.sh")
+share=$(mktemp -d)
+trap 'rm -rf "$share"' EXIT
+cp "$bin" "$share/ibtool"
+cp "$here/guest-test.sh" "$share/guest-test.sh"
+
+echo "vm: booting $img (tcg, watchdog ${timeout}s)" >&2
+start=$SECONDS
+status=0
+timeout --foreground -k 10 "$timeout" qemu-system-x86_64 \
+	-accel tcg -cpu max -m 1536 -smp 2 \
+	-nographic -no-reboot -nic none \
+	-kernel "$img/vmlinuz" -initrd "$img/initrd.img" \
+	-append "root=/dev/vda rw console=ttyS0 quiet panic=-1 init=/sbin/ibtool-vm-init" \
+	-drive "file=$img/rootfs.img,format=raw,if=virtio,snapshot=on" \
+	-virtfs "local,path=$share,mount_tag=host,security_model=none,id=host" \
+	>"$share/console.log" 2>&1 || status=$?
+echo "vm: guest ran $((SECONDS - start))s (qemu exit $status)" >&2
+if [ ! -f "$share/guest.exit" ]; then
+	echo "vm: the guest did not finish its checks; console:" >&2
+	tail -40 "$share/console.log" >&2
+	[ -f "$share/guest.log" ] && cat "$share/guest.log"
+	exit 3
+fi
+cat "$share/guest.log"
+[ "$(cat "$share/guest.exit")" = 0 ] || exit 1
