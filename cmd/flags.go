@@ -19,6 +19,9 @@ const (
 	flagsMAD
 	// flagsJSON adds --json.
 	flagsJSON
+	// flagsTarget adds -L/--Lid, -G/--Guid and -D/--Direct, which assert
+	// the kind of the target address (parseTarget).
+	flagsTarget
 )
 
 // CommonOptions are the flags shared by every tool, parsed before the tool runs.
@@ -28,16 +31,18 @@ type CommonOptions struct {
 	PortSpec string // --port ca/port, port GUID or GID
 	// Local is the local end port -C/-P or --port name, parsed by finish;
 	// the zero Local is the default port.
-	Local    endport.Local
-	portArg  string        // -P as typed: decimal or 0x hex, never octal
-	Timeout  time.Duration // -t: per-MAD timeout
-	Retries  int           // --retries: resends after a timeout
-	Verbose  int           // -v, repeatable; -d counts too
-	JSON     bool          // --json: one JSON document instead of text
-	Sim      bool          // --sim: use the ibsim simulator instead of the kernel
-	Sysfs    string        // --sysfs: sysfs mount point (default $IBTOOL_SYSFS or /sys)
-	timeoutM int           // -t as infiniband-diags takes it, in milliseconds
-	ctx      context.Context
+	Local   endport.Local
+	portArg string // -P as typed: decimal or 0x hex, never octal
+	// asLID, asGUID and asDR are -L, -G and -D.
+	asLID, asGUID, asDR bool
+	Timeout             time.Duration // -t: per-MAD timeout
+	Retries             int           // --retries: resends after a timeout
+	Verbose             int           // -v, repeatable; -d counts too
+	JSON                bool          // --json: one JSON document instead of text
+	Sim                 bool          // --sim: use the ibsim simulator instead of the kernel
+	Sysfs               string        // --sysfs: sysfs mount point (default $IBTOOL_SYSFS or /sys)
+	timeoutM            int           // -t as infiniband-diags takes it, in milliseconds
+	ctx                 context.Context
 }
 
 // addCommonFlags registers the shared flags of the groups in set on c, plus
@@ -56,6 +61,11 @@ func addCommonFlags(c *cobra.Command, o *CommonOptions, set flagSet) {
 	if set&flagsMAD != 0 {
 		fl.IntVarP(&o.timeoutM, "timeout", "t", 0, "timeout per MAD in milliseconds (0: the default)")
 		fl.IntVar(&o.Retries, "retries", 3, "resends of a MAD after a timeout")
+	}
+	if set&flagsTarget != 0 {
+		fl.BoolVarP(&o.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
+		fl.BoolVarP(&o.asGUID, "Guid", "G", false, "the target must be a port GUID")
+		fl.BoolVarP(&o.asDR, "Direct", "D", false, "the target must be a directed-route path (0,1,3)")
 	}
 	if set&flagsJSON != 0 {
 		fl.BoolVar(&o.JSON, "json", false, "print one JSON document")
@@ -78,6 +88,9 @@ func (o *CommonOptions) finish(c *cobra.Command) error {
 	}
 	if o.Retries < 0 {
 		return usageErrorf("invalid --retries %d: want 0 or more", o.Retries)
+	}
+	if n := count(o.asLID, o.asGUID, o.asDR); n > 1 {
+		return usageErrorf("-L, -G and -D each assert the kind of the target; give at most one")
 	}
 	return o.finishLocal()
 }
@@ -118,4 +131,38 @@ func (o *CommonOptions) context() context.Context {
 		return context.Background()
 	}
 	return o.ctx
+}
+
+// targetKind is the kind -L, -G or -D asserts, or endport.Any.
+func (o *CommonOptions) targetKind() endport.Kind {
+	switch {
+	case o.asLID:
+		return endport.LID
+	case o.asGUID:
+		return endport.GUID
+	case o.asDR:
+		return endport.DirectRoute
+	}
+	return endport.Any
+}
+
+// parseTarget parses a target address argument. Its format decides the
+// kind; -L, -G or -D only assert it. A malformed target, or one of another
+// kind than asserted, is a one-line usage error.
+func (o *CommonOptions) parseTarget(s string) (endport.Target, error) {
+	t, err := endport.ParseTarget(s, o.targetKind())
+	if err != nil {
+		return endport.Target{}, &UsageError{Err: err}
+	}
+	return t, nil
+}
+
+func count(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
 }
