@@ -194,13 +194,7 @@ func TestIbstatArgs(t *testing.T) {
 // ibstatCase is one run of ibstat on a fixture tree. Text runs without an
 // error, and with the failures ibstat has too, are also compared with the
 // real ibstat by TestIntegrationIbstatMatchesC.
-type ibstatCase struct {
-	fixture  string
-	name     string // golden file testdata/ibstat/<fixture>/<name>.golden
-	args     []string
-	wantCode int
-	wantErr  string
-}
+type ibstatCase = goldenCase
 
 var ibstatCases = []ibstatCase{
 	{fixture: "mlx5", name: "all"},
@@ -298,13 +292,7 @@ func TestIbstatGolden(t *testing.T) {
 	for _, tc := range ibstatCases {
 		t.Run(tc.fixture+"/"+tc.name, func(t *testing.T) {
 			got, err := runIbstatCase(t, tc)
-			if code := ExitCode(err); code != tc.wantCode {
-				t.Errorf("exit code %d (%v), want %d", code, err, tc.wantCode)
-			}
-			if err != nil && err.Error() != tc.wantErr {
-				t.Errorf("error %q, want %q", err, tc.wantErr)
-			}
-			checkSysfsGolden(t, filepath.Join("testdata", "ibstat", tc.fixture, tc.name+".golden"), got)
+			checkGolden(t, "ibstat", tc.fixture, tc.name, tc.wantCode, tc.wantErr, got, err)
 		})
 	}
 }

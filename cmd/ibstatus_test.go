@@ -60,13 +60,7 @@ func TestIbstatusArgs(t *testing.T) {
 }
 
 // ibstatusCase is one run of ibstatus on a fixture tree.
-type ibstatusCase struct {
-	fixture  string
-	name     string // golden file testdata/ibstatus/<fixture>/<name>.golden
-	args     []string
-	wantCode int
-	wantErr  string
-}
+type ibstatusCase = goldenCase
 
 var ibstatusCases = []ibstatusCase{
 	{fixture: "mlx5", name: "all"},
@@ -134,13 +128,7 @@ func TestIbstatusGolden(t *testing.T) {
 	for _, tc := range ibstatusCases {
 		t.Run(tc.fixture+"/"+tc.name, func(t *testing.T) {
 			got, err := runIbstatusCase(t, tc)
-			if code := ExitCode(err); code != tc.wantCode {
-				t.Errorf("exit code %d (%v), want %d", code, err, tc.wantCode)
-			}
-			if err != nil && err.Error() != tc.wantErr {
-				t.Errorf("error %q, want %q", err, tc.wantErr)
-			}
-			checkSysfsGolden(t, filepath.Join("testdata", "ibstatus", tc.fixture, tc.name+".golden"), got)
+			checkGolden(t, "ibstatus", tc.fixture, tc.name, tc.wantCode, tc.wantErr, got, err)
 		})
 	}
 }

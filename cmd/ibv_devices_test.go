@@ -82,13 +82,7 @@ func TestIbvDevicesGolden(t *testing.T) {
 			o := &ibvDevicesOptions{IO: f.IO, Sysfs: sysfsFixture(tc.fixture), Common: CommonOptions{JSON: tc.json}}
 			o.IO.Out = &out
 			err := ibvDevicesRun(o)
-			if code := ExitCode(err); code != tc.wantCode {
-				t.Errorf("exit code %d (%v), want %d", code, err, tc.wantCode)
-			}
-			if err != nil && err.Error() != tc.wantErr {
-				t.Errorf("error %q, want %q", err, tc.wantErr)
-			}
-			checkSysfsGolden(t, filepath.Join("testdata", "ibv_devices", tc.fixture, tc.name+".golden"), out.String())
+			checkGolden(t, "ibv_devices", tc.fixture, tc.name, tc.wantCode, tc.wantErr, out.String(), err)
 		})
 	}
 }

@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"bytes"
+	"path/filepath"
 	"strings"
+	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -24,4 +26,27 @@ func testFactory(env map[string]string) (*Factory, *bytes.Buffer, *bytes.Buffer)
 var cmpCommonOptions = cmp.Options{
 	cmp.AllowUnexported(CommonOptions{}),
 	cmpopts.IgnoreFields(CommonOptions{}, "ctx"),
+}
+
+// goldenCase is one run of a local tool on a sysfs fixture; its output is
+// testdata/<tool>/<fixture>/<name>.golden.
+type goldenCase struct {
+	fixture  string
+	name     string
+	args     []string
+	wantCode int
+	wantErr  string
+}
+
+// checkGolden checks a run's exit code, error text and output against
+// what the case and its golden file say.
+func checkGolden(t *testing.T, tool, fixture, name string, wantCode int, wantErr, got string, err error) {
+	t.Helper()
+	if code := ExitCode(err); code != wantCode {
+		t.Errorf("exit code %d (%v), want %d", code, err, wantCode)
+	}
+	if err != nil && err.Error() != wantErr {
+		t.Errorf("error %q, want %q", err, wantErr)
+	}
+	checkSysfsGolden(t, filepath.Join("testdata", tool, fixture, name+".golden"), got)
 }
