@@ -6,6 +6,8 @@
 #
 #   scripts/vm/build-image.sh            # IBTOOL_VM_CACHE, default /var/cache/ibtool-vm
 set -euo pipefail
+# Only the cache directory goes to stdout; everything else to stderr.
+exec 3>&1 1>&2
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${IBTOOL_VM_CACHE:-/var/cache/ibtool-vm}
 mirror=${IBTOOL_VM_MIRROR:-http://deb.debian.org/debian}
@@ -15,7 +17,7 @@ pkgs=linux-image-amd64,initramfs-tools,kmod,iproute2,rdma-core,ibverbs-providers
 key=$(cat "$here/build-image.sh" "$here/guest-init" | sha256sum | cut -c1-12)
 out=$cache/$key
 if [ -f "$out/rootfs.img" ] && [ -f "$out/vmlinuz" ] && [ -f "$out/initrd.img" ]; then
-	echo "$out"
+	echo "$out" >&3
 	exit 0
 fi
 
@@ -47,5 +49,7 @@ size=$(( $(du -sm "$root" | cut -f1) + 300 ))
 mkfs.ext4 -q -L ibtool-vm -d "$root" "$work/out/rootfs.img" "${size}M"
 rm -rf "$out"
 mv "$work/out" "$out"
+# Images of older keys are dead weight (a gigabyte each).
+find "$cache" -mindepth 1 -maxdepth 1 -type d ! -name "$key" ! -name 'build-*' -exec rm -rf {} +
 echo "vm: image built in $((SECONDS - start))s: $out" >&2
-echo "$out"
+echo "$out" >&3
