@@ -9,6 +9,14 @@
 //
 // Transports (pkg/mad/umad for the kernel, pkg/mad/ibsim for the simulator)
 // move whole MADs with their address; they do not interpret them beyond what
-// the wire requires. Matching responses to requests, timeouts, retries and
-// RMPP belong to the transactor built on top of a Transport.
+// the wire requires. Matching responses to requests, timeouts and retries
+// belong to the Transactor built on top of a Transport: a Request names the
+// class, method, attribute and Path (LID routed or directed route), and
+// Transactor.Do returns the Response or a typed error (*TimeoutError,
+// *StatusError, *ReplyError). pkg/mad/madtest is an in-memory Transport for
+// tests.
+//
+// Fields describes an attribute's layout as libibmad does (bit offset,
+// width, label, format), and AppendFields renders it in libibmad's dotted
+// layout, so tools print what infiniband-diags prints.
 package mad

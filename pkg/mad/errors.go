@@ -1,0 +1,48 @@
+package mad
+
+import (
+	"fmt"
+	"time"
+)
+
+// TimeoutError reports a request that got no response after every try.
+type TimeoutError struct {
+	Request string        // what was asked: "SubnGet(NodeInfo)"
+	To      string        // where: the Path's String, "Lid 12"
+	Tries   int           // sends made
+	Elapsed time.Duration // from the first send to giving up
+}
+
+func (e *TimeoutError) Error() string {
+	tries := "1 try"
+	if e.Tries != 1 {
+		tries = fmt.Sprintf("%d tries", e.Tries)
+	}
+	return fmt.Sprintf("%s to %s: no response after %s (%v)", e.Request, e.To, tries, e.Elapsed.Round(time.Millisecond))
+}
+
+// Timeout reports true, for errors.As users that test net.Error style.
+func (e *TimeoutError) Timeout() bool { return true }
+
+// StatusError reports a response whose MAD status is not zero.
+type StatusError struct {
+	Request string // what was asked: "SubnGet(PortInfo)"
+	To      string // where: "Lid 12"
+	Status  Status // the status, the D bit cleared
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("%s to %s: MAD status 0x%04x: %s", e.Request, e.To, uint16(e.Status), e.Status)
+}
+
+// ReplyError reports a response that cannot be used: too short, or of the
+// wrong class, method or attribute.
+type ReplyError struct {
+	Request string
+	To      string
+	Reason  string
+}
+
+func (e *ReplyError) Error() string {
+	return fmt.Sprintf("%s to %s: bad response: %s", e.Request, e.To, e.Reason)
+}

@@ -1,0 +1,117 @@
+package mad
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+// Path is where a MAD goes: a LID-routed destination, or a directed route
+// (DR) for SMPs, the counterpart of libibmad's ib_portid_t.
+type Path struct {
+	// LID is the destination of a LID-routed MAD. In a directed route it
+	// is the LID-routed part before the DR part (libibmad's "combined"
+	// route): 0 for a route that starts at this port.
+	LID rdma.LID
+	// DR is the directed-route initial path: DR[0] is 0, the local port,
+	// then the exit port at each hop. Nil for a LID-routed MAD.
+	DR []uint8
+	// SL is the service level of a LID-routed MAD.
+	SL uint8
+	// QPN and QKey address a GMP's queue pair; zero means the class's
+	// well-known QP and QP1QKey.
+	QPN, QKey uint32
+}
+
+// maxUnicastLID is the highest unicast LID (0xc000 and up are multicast).
+const maxUnicastLID rdma.LID = 0xbfff
+
+// LIDPath returns the LID-routed path to lid.
+func LIDPath(lid rdma.LID) Path { return Path{LID: lid} }
+
+// DRPath returns the directed route through ports, which starts with 0,
+// the local port: DRPath(0) is the local port itself, DRPath(0, 1, 3)
+// leaves by port 1 and then by port 3.
+func DRPath(ports ...uint8) Path {
+	return Path{DR: append([]uint8(nil), ports...)}
+}
+
+// IsDR reports whether the path is a directed route.
+func (p Path) IsDR() bool { return p.DR != nil }
+
+// Hops is the number of links a directed route crosses.
+func (p Path) Hops() int {
+	if len(p.DR) == 0 {
+		return 0
+	}
+	return len(p.DR) - 1
+}
+
+// Validate checks that the path can be sent: a unicast LID for a
+// LID-routed path, and for a directed route a first entry of 0 and at most
+// MaxHops-1 hops.
+func (p Path) Validate() error {
+	if !p.IsDR() {
+		if p.LID == 0 || p.LID > maxUnicastLID {
+			return fmt.Errorf("LID %d is not a unicast LID", p.LID)
+		}
+		return nil
+	}
+	switch {
+	case len(p.DR) == 0:
+		return fmt.Errorf("empty directed route")
+	case p.LID != 0:
+		return fmt.Errorf("%v: routes with a LID-routed part are not supported", p)
+	case p.DR[0] != 0:
+		return fmt.Errorf("directed route %s does not start at 0, the local port", p.drString())
+	case len(p.DR) > MaxHops:
+		return fmt.Errorf("directed route of %d hops: at most %d", p.Hops(), MaxHops-1)
+	}
+	return nil
+}
+
+// String formats the path as libibmad's portid2str does, so messages read
+// like infiniband-diags': "Lid 12", "DR path slid 0; dlid 0; 0,1,3".
+func (p Path) String() string {
+	if !p.IsDR() {
+		return "Lid " + strconv.Itoa(int(p.LID))
+	}
+	var b strings.Builder
+	if p.LID > 0 {
+		fmt.Fprintf(&b, "Lid %d ", p.LID)
+	}
+	b.WriteString("DR path slid 0; dlid 0; ")
+	b.WriteString(p.drString())
+	return b.String()
+}
+
+func (p Path) drString() string {
+	var b strings.Builder
+	for i, port := range p.DR {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(strconv.Itoa(int(port)))
+	}
+	return b.String()
+}
+
+// address returns the transport address for a MAD of class c on p.
+func (p Path) address(c Class) Address {
+	a := Address{LID: p.LID, SL: p.SL, QPN: c.QP()}
+	if p.IsDR() && p.LID == 0 {
+		a.LID = rdma.PermissiveLID
+	}
+	if !c.IsSMP() {
+		a.QKey = QP1QKey
+		if p.QPN != 0 {
+			a.QPN = p.QPN
+		}
+		if p.QKey != 0 {
+			a.QKey = p.QKey
+		}
+	}
+	return a
+}

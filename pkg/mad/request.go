@@ -1,0 +1,132 @@
+package mad
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Request is one MAD to send and wait on: the class, method and attribute,
+// where to, and the attribute data.
+type Request struct {
+	Path         Path
+	Class        Class // ClassSMI is sent as ClassSMIDirect on a DR path
+	ClassVersion uint8 // 0 means 1
+	Method       Method
+	AttrID       AttrID
+	AttrMod      uint32
+	// Name names the attribute in errors ("NodeInfo"); empty means its ID.
+	Name string
+	// Data is the attribute data, copied to the class's data area.
+	Data []byte
+	// MKey is the SMP M_Key (byte 24 of an SMP).
+	MKey uint64
+}
+
+// dataOffset returns where class c's attribute data starts in a MAD.
+func dataOffset(c Class) (int, error) {
+	switch {
+	case c.IsSMP(), c == ClassPerf, c == ClassCC:
+		return SMPDataOffset, nil
+	case c == ClassSA:
+		return 56, nil
+	case c.IsVendorRange2():
+		return 40, nil
+	case c.IsVendorRange1(), c == ClassBM, c == ClassDevMgt:
+		return HeaderLen, nil
+	}
+	return 0, fmt.Errorf("class %v: no known data layout", c)
+}
+
+// String names the request for messages: "SubnGet(NodeInfo)".
+func (r *Request) String() string {
+	attr := r.Name
+	if attr == "" {
+		attr = fmt.Sprintf("attribute %#04x", uint16(r.AttrID))
+	}
+	var op string
+	switch {
+	case r.Class.IsSMP():
+		op = "Subn"
+	case r.Class == ClassPerf:
+		op = "Perf"
+	case r.Class == ClassSA:
+		op = "SubnAdm"
+	case r.Class == ClassCC:
+		op = "CC"
+	default:
+		op = r.Class.String() + " "
+	}
+	m := r.Method.String()
+	return fmt.Sprintf("%s%s(%s)", op, m, attr)
+}
+
+// encode writes the request with transaction ID tid into mad, which holds
+// Size bytes, and returns the class actually sent.
+func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
+	class := r.Class
+	if class == ClassSMI && r.Path.IsDR() {
+		class = ClassSMIDirect
+	}
+	if class == ClassSMIDirect && !r.Path.IsDR() {
+		return 0, fmt.Errorf("%v: a directed-route SMP needs a DR path, not %v", r, r.Path)
+	}
+	if err := r.Path.Validate(); err != nil {
+		return 0, err
+	}
+	off, err := dataOffset(class)
+	if err != nil {
+		return 0, err
+	}
+	if len(r.Data) > Size-off {
+		return 0, fmt.Errorf("%v: %d bytes of data; the class has room for %d", r, len(r.Data), Size-off)
+	}
+	clear(mad[:Size])
+	version := r.ClassVersion
+	if version == 0 {
+		version = 1
+	}
+	h := Header{
+		BaseVersion:  BaseVersion,
+		MgmtClass:    class,
+		ClassVersion: version,
+		Method:       r.Method,
+		TID:          tid,
+		AttrID:       r.AttrID,
+		AttrMod:      r.AttrMod,
+	}
+	if err := h.MarshalTo(mad); err != nil {
+		return 0, err
+	}
+	switch class {
+	case ClassSMIDirect:
+		d := DRSMPHeader{
+			HopCount: uint8(r.Path.Hops()),
+			MKey:     r.MKey,
+			DrSLID:   0xffff,
+			DrDLID:   0xffff,
+		}
+		copy(d.InitialPath[:], r.Path.DR)
+		if err := d.MarshalTo(mad); err != nil {
+			return 0, err
+		}
+	case ClassSMI:
+		binary.BigEndian.PutUint64(mad[drMKeyOffset:], r.MKey)
+	}
+	copy(mad[off:], r.Data)
+	return class, nil
+}
+
+// Response is a MAD received in answer to a Request.
+type Response struct {
+	Header Header
+	// MAD is the whole response.
+	MAD []byte
+	// Tries is how many sends it took.
+	Tries int
+	data  int // offset of the attribute data
+	end   int // end of the attribute data
+}
+
+// Data returns the attribute data of the response: 64 bytes for an SMP,
+// the rest of the MAD for other classes.
+func (r *Response) Data() []byte { return r.MAD[r.data:r.end] }

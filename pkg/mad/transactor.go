@@ -1,0 +1,246 @@
+package mad
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Defaults of a Transactor, those of libibmad (rpc.c: 1000 ms, 3 tries
+// in all) except the window, which libibmad does not have.
+const (
+	DefaultTimeout = time.Second
+	DefaultRetries = 2
+	DefaultWindow  = 16
+)
+
+// TransactorOptions tune a Transactor; zero values take the defaults.
+type TransactorOptions struct {
+	// Timeout is how long one try waits for its response.
+	Timeout time.Duration
+	// Retries is how many times a request is sent again after a try
+	// timed out; negative means none.
+	Retries int
+	// Window bounds the requests in flight at once.
+	Window int
+	// Trace, when set, sees every MAD sent (out) and received.
+	Trace func(out bool, p *Packet)
+}
+
+// Transactor sends requests over a Transport and matches responses to them
+// by transaction ID. One goroutine reads the transport; any number of
+// goroutines may call Do at once, up to Window of them in flight.
+type Transactor struct {
+	tr      Transport
+	opts    TransactorOptions
+	window  chan struct{}
+	nextTID atomic.Uint32
+
+	mu      sync.Mutex
+	waiters map[uint32]chan *Packet
+	readErr error // set once the reader stops
+
+	stop   context.CancelFunc
+	done   chan struct{}
+	closed atomic.Bool
+}
+
+// NewTransactor starts a Transactor on tr. Close stops it and closes tr.
+func NewTransactor(tr Transport, opts TransactorOptions) *Transactor {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Retries == 0 {
+		opts.Retries = DefaultRetries
+	} else if opts.Retries < 0 {
+		opts.Retries = 0
+	}
+	if opts.Window <= 0 {
+		opts.Window = DefaultWindow
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	t := &Transactor{
+		tr:      tr,
+		opts:    opts,
+		window:  make(chan struct{}, opts.Window),
+		waiters: make(map[uint32]chan *Packet),
+		stop:    stop,
+		done:    make(chan struct{}),
+	}
+	t.nextTID.Store(uint32(time.Now().UnixNano()))
+	go t.read(ctx)
+	return t
+}
+
+// LocalPort names the end port the transactor sends from.
+func (t *Transactor) LocalPort() LocalPort { return t.tr.LocalPort() }
+
+// Close stops the reader and closes the transport.
+func (t *Transactor) Close() error {
+	if !t.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	t.stop()
+	err := t.tr.Close()
+	<-t.done
+	return err
+}
+
+// read routes every packet the transport returns to the waiter of its TID;
+// packets nobody waits for (late or duplicate responses) are dropped.
+func (t *Transactor) read(ctx context.Context) {
+	defer close(t.done)
+	for {
+		p := &Packet{MAD: make([]byte, Size)}
+		err := t.tr.Recv(ctx, p)
+		if err != nil {
+			t.mu.Lock()
+			t.readErr = err
+			for tid, w := range t.waiters {
+				close(w)
+				delete(t.waiters, tid)
+			}
+			t.mu.Unlock()
+			return
+		}
+		if t.opts.Trace != nil {
+			t.opts.Trace(false, p)
+		}
+		if len(p.MAD) < HeaderLen {
+			continue
+		}
+		var h Header
+		h.UnmarshalBinary(p.MAD)
+		t.mu.Lock()
+		w := t.waiters[uint32(h.TID)]
+		t.mu.Unlock()
+		if w != nil {
+			select {
+			case w <- p:
+			default: // a reply for this try is already waiting
+			}
+		}
+	}
+}
+
+// Do sends r and waits for its response, sending again after each timeout
+// up to the retries allowed. It returns a *TimeoutError when no response
+// came, a *StatusError when the response's status is not zero (with the
+// response), and a *ReplyError for a malformed response.
+func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
+	select {
+	case t.window <- struct{}{}:
+		defer func() { <-t.window }()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	tid := t.nextTID.Add(1)
+	out := &Packet{MAD: make([]byte, Size), Timeout: t.opts.Timeout}
+	class, err := r.encode(out.MAD, uint64(tid))
+	if err != nil {
+		return nil, err
+	}
+	out.Addr = r.Path.address(class)
+
+	w := make(chan *Packet, 1)
+	t.mu.Lock()
+	if t.readErr != nil {
+		err := t.readErr
+		t.mu.Unlock()
+		return nil, fmt.Errorf("%v to %v: %w", r, r.Path, err)
+	}
+	t.waiters[tid] = w
+	t.mu.Unlock()
+	defer func() {
+		t.mu.Lock()
+		delete(t.waiters, tid)
+		t.mu.Unlock()
+	}()
+
+	start := time.Now()
+	timer := time.NewTimer(t.opts.Timeout)
+	defer timer.Stop()
+	for try := 1; ; try++ {
+		if t.opts.Trace != nil {
+			t.opts.Trace(true, out)
+		}
+		if err := t.tr.Send(out); err != nil {
+			return nil, fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
+		}
+		timer.Reset(t.opts.Timeout)
+		p, err := t.wait(ctx, w, timer)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%v to %v: %w", r, r.Path, err)
+		case p != nil && p.Status == 0:
+			return t.response(r, class, p, try)
+		}
+		// Timed out, or the transport says the request was dropped.
+		if try > t.opts.Retries {
+			return nil, &TimeoutError{Request: r.String(), To: r.Path.String(), Tries: try, Elapsed: time.Since(start)}
+		}
+	}
+}
+
+// wait returns the next packet for a try: nil after the timer fires.
+func (t *Transactor) wait(ctx context.Context, w chan *Packet, timer *time.Timer) (*Packet, error) {
+	for {
+		select {
+		case p, ok := <-w:
+			if !ok {
+				t.mu.Lock()
+				err := t.readErr
+				t.mu.Unlock()
+				if errors.Is(err, context.Canceled) {
+					err = ErrClosed
+				}
+				return nil, err
+			}
+			if p.Status != 0 && p.Status != syscall.ETIMEDOUT {
+				return nil, fmt.Errorf("transport status %v", p.Status)
+			}
+			var h Header
+			h.UnmarshalBinary(p.MAD)
+			if p.Status == 0 && !h.Method.IsResponse() {
+				continue // our own request looped back; not an answer
+			}
+			return p, nil
+		case <-timer.C:
+			return nil, nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// response checks p answers r and wraps it.
+func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*Response, error) {
+	bad := func(format string, a ...any) error {
+		return &ReplyError{Request: r.String(), To: r.Path.String(), Reason: fmt.Sprintf(format, a...)}
+	}
+	if len(p.MAD) < Size {
+		return nil, bad("%d bytes, want %d", len(p.MAD), Size)
+	}
+	var h Header
+	h.UnmarshalBinary(p.MAD)
+	switch {
+	case h.MgmtClass != class:
+		return nil, bad("class %v, want %v", h.MgmtClass, class)
+	case h.AttrID != r.AttrID:
+		return nil, bad("attribute %#04x, want %#04x", uint16(h.AttrID), uint16(r.AttrID))
+	}
+	off, _ := dataOffset(class)
+	end := Size
+	if class.IsSMP() {
+		end = off + SMPDataLen
+	}
+	resp := &Response{Header: h, MAD: p.MAD, Tries: tries, data: off, end: end}
+	if st := h.Status &^ DirectionBit; st != StatusOK {
+		return resp, &StatusError{Request: r.String(), To: r.Path.String(), Status: st}
+	}
+	return resp, nil
+}
