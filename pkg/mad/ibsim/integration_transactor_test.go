@@ -30,7 +30,7 @@ func TestIntegrationTransactor(t *testing.T) {
 	defer x.Close()
 
 	get := func(p mad.Path, class mad.Class, attr mad.AttrID, mod uint32) (*mad.Response, error) {
-	return x.Do(ctx, &mad.Request{Path: p, Class: class, Method: mad.MethodGet, AttrID: attr, AttrMod: mod, Name: attrNames[attr]})
+		return x.Do(ctx, &mad.Request{Path: p, Class: class, Method: mad.MethodGet, AttrID: attr, AttrMod: mod, Name: attrNames[attr]})
 	}
 	nodeGUID := func(r *mad.Response) rdma.GUID { return rdma.GUID(binary.BigEndian.Uint64(r.Data()[12:])) }
 
