@@ -60,7 +60,7 @@ func addCommonFlags(c *cobra.Command, o *CommonOptions, set flagSet) {
 	}
 	if set&flagsMAD != 0 {
 		fl.IntVarP(&o.timeoutM, "timeout", "t", 0, "timeout per MAD in milliseconds (0: the default)")
-		fl.IntVar(&o.Retries, "retries", 3, "resends of a MAD after a timeout")
+		fl.IntVar(&o.Retries, "retries", 2, "resends of a MAD after a timeout (2: three tries, as libibmad)")
 	}
 	if set&flagsTarget != 0 {
 		fl.BoolVarP(&o.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")

@@ -35,14 +35,14 @@ func TestCommonLocalFlags(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"default", nil, "local= kind=name timeout=0s retries=3\n"},
-		{"ca", []string{"-C", "mlx5_0"}, "local=mlx5_0 kind=name timeout=0s retries=3\n"},
-		{"ca and port", []string{"-C", "mlx5_0", "-P", "2"}, "local=mlx5_0/2 kind=name timeout=0s retries=3\n"},
-		{"leading zero is decimal", []string{"-C", "mlx5_0", "-P", "010"}, "local=mlx5_0/10 kind=name timeout=0s retries=3\n"},
-		{"hex port", []string{"-C", "mlx5_0", "-P", "0x10"}, "local=mlx5_0/16 kind=name timeout=0s retries=3\n"},
-		{"port spec", []string{"--port", "mlx5_1/1"}, "local=mlx5_1/1 kind=name timeout=0s retries=3\n"},
-		{"port guid", []string{"--port", "0x0002c90300a1b2c4"}, "local=0x0002c90300a1b2c4 kind=port GUID timeout=0s retries=3\n"},
-		{"port gid", []string{"--port", "fe80::2:c903:a1:b2c4"}, "local=fe80::2:c903:a1:b2c4 kind=port GID timeout=0s retries=3\n"},
+		{"default", nil, "local= kind=name timeout=0s retries=2\n"},
+		{"ca", []string{"-C", "mlx5_0"}, "local=mlx5_0 kind=name timeout=0s retries=2\n"},
+		{"ca and port", []string{"-C", "mlx5_0", "-P", "2"}, "local=mlx5_0/2 kind=name timeout=0s retries=2\n"},
+		{"leading zero is decimal", []string{"-C", "mlx5_0", "-P", "010"}, "local=mlx5_0/10 kind=name timeout=0s retries=2\n"},
+		{"hex port", []string{"-C", "mlx5_0", "-P", "0x10"}, "local=mlx5_0/16 kind=name timeout=0s retries=2\n"},
+		{"port spec", []string{"--port", "mlx5_1/1"}, "local=mlx5_1/1 kind=name timeout=0s retries=2\n"},
+		{"port guid", []string{"--port", "0x0002c90300a1b2c4"}, "local=0x0002c90300a1b2c4 kind=port GUID timeout=0s retries=2\n"},
+		{"port gid", []string{"--port", "fe80::2:c903:a1:b2c4"}, "local=fe80::2:c903:a1:b2c4 kind=port GID timeout=0s retries=2\n"},
 		{"timeout and retries", []string{"-t", "250", "--retries", "0"}, "local= kind=name timeout=250ms retries=0\n"},
 	}
 	for _, tt := range tests {

@@ -18,7 +18,11 @@ echo "== ibtool ibstatus (attached at Hca1)"
 SIM_HOST=Hca1 "$bin" ibstatus
 
 same=0 total=0
-for tool in "ibstat" "ibstat -l" "ibstat -p" "ibstat ibsim0 1"; do
+echo "== ibtool smpquery nodedesc 0,1,3 (attached at Hca1: two hops by direct route)"
+SIM_HOST=Hca1 "$bin" smpquery nodedesc 0,1,3
+
+for tool in "ibstat" "ibstat -l" "ibstat -p" "ibstat ibsim0 1" \
+	"smpquery nodeinfo 3" "smpquery -D nodedesc 0,1,3"; do
 	total=$((total + 1))
 	echo "== $tool (at Hca1)"
 	# shellcheck disable=SC2086 # split the tool and its arguments

@@ -73,7 +73,7 @@ func (p Path) Validate() error {
 }
 
 // String formats the path as libibmad's portid2str does, so messages read
-// like infiniband-diags': "Lid 12", "DR path slid 0; dlid 0; 0,1,3".
+// like infiniband-diags': "Lid 12", "DR path slid 65535; dlid 65535; 0,1,3".
 func (p Path) String() string {
 	if !p.IsDR() {
 		return "Lid " + strconv.Itoa(int(p.LID))
@@ -82,7 +82,9 @@ func (p Path) String() string {
 	if p.LID > 0 {
 		fmt.Fprintf(&b, "Lid %d ", p.LID)
 	}
-	b.WriteString("DR path slid 0; dlid 0; ")
+	// A route that starts and ends by DR has permissive DrSLID and
+	// DrDLID, which libibmad prints as 65535.
+	b.WriteString("DR path slid 65535; dlid 65535; ")
 	b.WriteString(p.drString())
 	return b.String()
 }

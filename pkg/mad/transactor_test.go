@@ -148,7 +148,7 @@ func TestTransactorBadReplies(t *testing.T) {
 	}{
 		{"status", func(req *mad.Packet) []mad.Packet {
 			return []mad.Packet{madtest.Reply(req, mad.StatusInvalidField, 64, nil)}
-		}, "SubnGet(NodeInfo) to DR path slid 0; dlid 0; 0: MAD status 0x001c: invalid attribute or modifier value"},
+		}, "SubnGet(NodeInfo) to DR path slid 65535; dlid 65535; 0: MAD status 0x001c: invalid attribute or modifier value"},
 		{"short", func(req *mad.Packet) []mad.Packet {
 			p := madtest.Reply(req, 0, 64, nil)
 			p.MAD = p.MAD[:100]
@@ -275,8 +275,8 @@ func TestPathString(t *testing.T) {
 		want string
 	}{
 		{mad.LIDPath(12), "Lid 12"},
-		{mad.DRPath(0), "DR path slid 0; dlid 0; 0"},
-		{mad.DRPath(0, 1, 3), "DR path slid 0; dlid 0; 0,1,3"},
+		{mad.DRPath(0), "DR path slid 65535; dlid 65535; 0"},
+		{mad.DRPath(0, 1, 3), "DR path slid 65535; dlid 65535; 0,1,3"},
 	}
 	for _, tt := range tests {
 		if got := tt.p.String(); got != tt.want {

@@ -1,0 +1,147 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/hex"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
+)
+
+// hca1NodeInfo is Hca1's NodeInfo in ibsim's net.2sw2path4hca example.
+const hca1NodeInfo = "0101010200000000001000000000000000100000000000000010000100400000000000a101000000"
+
+func TestSmpqueryArgs(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantOp  string
+		wantErr string
+	}{
+		{[]string{"nodeinfo", "12"}, "NodeInfo", ""},
+		{[]string{"NI", "0,1"}, "NodeInfo", ""},
+		{[]string{"nd", "0x1a"}, "NodeDesc", ""},
+		{[]string{"PortInfo", "12", "1"}, "PortInfo", ""},
+		{[]string{"nodeinfo", "12", "1"}, "", "operation NodeInfo takes no port number"},
+		{[]string{"bogus", "12"}, "", "operation 'bogus' not supported"},
+		{[]string{"ni", "0x"}, "", `invalid LID or GUID "0x"`},
+		{[]string{"-D", "ni", "12"}, "", `-D given but "12" is a LID`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var got *smpqueryOptions
+			err := parseToolArgs(t, "smpquery", func(f *Factory) *cobra.Command {
+				return newSmpqueryCmd(f, func(o *smpqueryOptions) error { got = o; return nil })
+			}, tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ExitCode(err) != ExitUsage {
+					t.Errorf("error %v (exit %d), want usage error %q", err, ExitCode(err), tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Op.Name != tt.wantOp {
+				t.Errorf("op %s, want %s", got.Op.Name, tt.wantOp)
+			}
+		})
+	}
+}
+
+// runSmpquery runs smpquery's logic on a madtest fabric.
+func runSmpquery(t *testing.T, h madtest.Handler, args ...string) (string, error) {
+	t.Helper()
+	var o *smpqueryOptions
+	err := parseToolArgs(t, "smpquery", func(f *Factory) *cobra.Command {
+		return newSmpqueryCmd(f, func(opts *smpqueryOptions) error { o = opts; return nil })
+	}, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	o.IO.Out = &out
+	o.Transactor = func() (*mad.Transactor, error) {
+		opts := o.Common.transactorOptions()
+		opts.Timeout = 10 * time.Millisecond
+		return mad.NewTransactor(madtest.New(h), opts), nil
+	}
+	err = smpqueryRun(o)
+	return out.String(), err
+}
+
+func TestSmpqueryRun(t *testing.T) {
+	ni, _ := hex.DecodeString(hca1NodeInfo)
+	desc := []byte("Hca1 HCA-1")
+	fabric := func(req *mad.Packet) []mad.Packet {
+		data := ni
+		if req.MAD[17] == byte(mad.AttrNodeDesc) {
+			data = desc
+		}
+		return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, data)}
+	}
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"nd", "2"}, "Node Description:......................Hca1 HCA-1\n"},
+		{[]string{"--json", "nd", "0,1"}, "{\n  \"nodeDescription\": \"Hca1 HCA-1\",\n  \"target\": \"DR path slid 65535; dlid 65535; 0,1\"\n}\n"},
+		{[]string{"ni", "2"}, `# Node info: Lid 2
+BaseVers:........................1
+ClassVers:.......................1
+NodeType:........................Channel Adapter
+NumPorts:........................2
+SystemGuid:......................0x0000000000100000
+Guid:............................0x0000000000100000
+PortGuid:........................0x0000000000100001
+PartCap:.........................64
+DevId:...........................0x0000
+Revision:........................0x000000a1
+LocalPort:.......................1
+VendorId:........................0x000000
+`},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			got, err := runSmpquery(t, fabric, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("unexpected output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestSmpqueryRunErrors(t *testing.T) {
+	silent := func(*mad.Packet) []mad.Packet { return nil }
+	badStatus := func(req *mad.Packet) []mad.Packet {
+		return []mad.Packet{madtest.Reply(req, mad.StatusMethodAttrUnsupported, mad.SMPDataOffset, nil)}
+	}
+	tests := []struct {
+		h        madtest.Handler
+		args     []string
+		wantCode int
+		wantErr  string
+	}{
+		{silent, []string{"ni", "12"}, ExitFailure, "operation NodeInfo: SubnGet(NodeInfo) to Lid 12: no response after 3 tries"},
+		{silent, []string{"--retries", "0", "ni", "12"}, ExitFailure, "no response after 1 try"},
+		{badStatus, []string{"nd", "0"}, ExitFailure, "SubnGet(NodeInfo) to DR path slid 65535; dlid 65535; 0: MAD status 0x000c: method/attribute combination unsupported"},
+		{silent, []string{"ni", "0x0002c90300a1b2c4"}, ExitFailure, "needs the SA"},
+		{silent, []string{"pi", "12"}, ExitFailure, "operation PortInfo: not in ibtool yet"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, err := runSmpquery(t, tt.h, tt.args...)
+			if ExitCode(err) != tt.wantCode || err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+				t.Errorf("error %v (exit %d), want exit %d and %q", err, ExitCode(err), tt.wantCode, tt.wantErr)
+			}
+		})
+	}
+}

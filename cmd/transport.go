@@ -1,0 +1,106 @@
+package cmd
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/ibsim"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+// errNoKernelTransport is what MAD tools say off the simulator until the
+// kernel transport (pkg/mad/umad) is in.
+var errNoKernelTransport = errors.New("the kernel MAD transport (/dev/infiniband/umad*) is not in ibtool yet; use the simulator (--sim, IBTOOL_SIM=1 or IBSIM_SOCKNAME)")
+
+// openTransactor opens the MAD transport the options name, the simulator
+// or the kernel's, and starts a Transactor on it with -t and --retries.
+// At -vv it dumps every MAD sent and received on stderr.
+func (f *Factory) openTransactor(o *CommonOptions) (*mad.Transactor, error) {
+	if !f.useSim(o) {
+		return nil, errNoKernelTransport
+	}
+	tr, err := f.openSimTransport(o)
+	if err != nil {
+		return nil, err
+	}
+	opts := o.transactorOptions()
+	if o.Verbose >= 2 {
+		opts.Trace = madTracer(f.IO.ErrOut)
+	}
+	return mad.NewTransactor(tr, opts), nil
+}
+
+// transactorOptions turns -t and --retries into a transactor's options.
+func (o *CommonOptions) transactorOptions() mad.TransactorOptions {
+	opts := mad.TransactorOptions{Timeout: o.Timeout, Retries: o.Retries}
+	if o.Retries == 0 {
+		opts.Retries = -1 // --retries 0: one try
+	}
+	return opts
+}
+
+// madTracer returns a Trace func that hex-dumps each MAD to w.
+func madTracer(w io.Writer) func(out bool, p *mad.Packet) {
+	return func(out bool, p *mad.Packet) {
+		dir := "received from"
+		if out {
+			dir = "sending to"
+		}
+		fmt.Fprintf(w, "%s LID %d QP %d (status %d):\n%s", dir, p.Addr.LID, p.Addr.QPN, int(p.Status), hex.Dump(p.MAD))
+	}
+}
+
+// openSimTransport attaches to ibsim as the environment says and checks
+// that the local end port the flags name is the attach point, device
+// ibsim0, as libumad2sim shows it to the C tools. The caller closes the
+// transport, which frees ibsim's client slot.
+func (f *Factory) openSimTransport(o *CommonOptions) (mad.Transport, error) {
+	cfg, err := ibsim.FromEnv(f.Getenv)
+	if err != nil {
+		return nil, &UsageError{Err: err}
+	}
+	c, err := ibsim.Dial(o.context(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	devs := rdma.NewFS(c.SysFS(), ibsim.DeviceName+" (simulator)")
+	if _, _, err := o.Local.Resolve(devs); err != nil {
+		c.Close()
+		return nil, &UsageError{Err: err}
+	}
+	return c, nil
+}
+
+// smpPath turns a target into the path an SMP takes: a LID, a DR path, or
+// a path spec of either kind. GUIDs and GIDs need the SA to become LIDs.
+func smpPath(t endport.Target) (mad.Path, error) {
+	switch t.Kind {
+	case endport.LID:
+		return mad.LIDPath(t.LID), nil
+	case endport.DirectRoute:
+		return mad.DRPath(t.DR...), nil
+	case endport.FullPath:
+		s := t.Spec
+		switch {
+		case s.DR && s.DLID != nil && *s.DLID != rdma.PermissiveLID:
+			return mad.Path{}, fmt.Errorf("target %s: directed routes with a LID-routed part are not supported yet", t)
+		case s.DR:
+			p := mad.DRPath(s.DRPath...)
+			if len(s.DRPath) == 0 {
+				p = mad.DRPath(0)
+			}
+			return p, nil
+		case s.DLID != nil:
+			p := mad.LIDPath(*s.DLID)
+			if s.SL != nil {
+				p.SL = *s.SL
+			}
+			return p, nil
+		}
+	}
+	return mad.Path{}, fmt.Errorf("target %s: resolving a %s to a LID needs the SA, which ibtool does not query yet; give a LID or a DR path", t, t.Kind)
+}

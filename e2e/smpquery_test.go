@@ -1,0 +1,56 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestSmpqueryMatchesReference compares smpquery NodeInfo and NodeDesc by
+// LID and by direct route, from an HCA and from a switch.
+func TestSmpqueryMatchesReference(t *testing.T) {
+	f := smallFabric(t)
+	hosts := []string{"Hca1", "Switch2"}
+	args := [][]string{
+		{"nodeinfo", "1"}, {"NI", "2"}, {"NodeInfo", "0x3"},
+		{"-D", "nodeinfo", "0"}, {"-D", "ni", "0,1"}, {"-D", "nodeinfo", "0,1,3"},
+		{"nodedesc", "1"}, {"ND", "2"}, {"-D", "nd", "0"}, {"-D", "nodedesc", "0,1,3"},
+		{"-t", "500", "--Lid", "nodeinfo", "3"},
+	}
+	for _, h := range hosts {
+		for _, a := range args {
+			if h != "Hca1" && strings.HasSuffix(a[len(a)-1], "0,1,3") {
+				continue // a route from Hca1; from a switch it leads nowhere
+			}
+			t.Run(h+" "+strings.Join(a, " "), func(t *testing.T) {
+				t.Parallel()
+				sameAsReference(t, f, h, "smpquery", a...)
+			})
+		}
+	}
+}
+
+// TestSmpqueryErrors checks where infiniband-diags' smpquery fails with
+// ibwarn/ibpanic lines and exit 255, ibtool prints one line: exit 2 for
+// what the operator typed, 3 for a fabric that does not answer.
+func TestSmpqueryErrors(t *testing.T) {
+	f := smallFabric(t)
+	tests := []struct {
+		exit int
+		msg  string
+		args []string
+	}{
+		{3, "SubnGet(NodeInfo) to Lid 200: no response after 3 tries", []string{"-t", "100", "nodeinfo", "200"}},
+		{3, "SubnGet(NodeInfo) to DR path slid 65535; dlid 65535; 0,1,7: no response after 2 tries", []string{"-t", "100", "--retries", "1", "-D", "nodedesc", "0,1,7"}},
+		{2, `operation 'nosuch' not supported`, []string{"nosuch", "1"}},
+		{2, `invalid LID or GUID "0x"`, []string{"nodeinfo", "0x"}},
+		{2, `invalid LID "49152"`, []string{"nodeinfo", "49152"}},
+		{2, `invalid DR path "1,2"`, []string{"-D", "nodeinfo", "1,2"}},
+		{2, `-G given but "12" is a LID`, []string{"-G", "nodeinfo", "12"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			t.Parallel()
+			failsCleanly(t, f, "Hca1", tt.exit, tt.msg, "smpquery", tt.args...)
+		})
+	}
+}
