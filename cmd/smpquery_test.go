@@ -31,6 +31,9 @@ func TestSmpqueryArgs(t *testing.T) {
 		{[]string{"bogus", "12"}, "", "operation 'bogus' not supported"},
 		{[]string{"ni", "0x"}, "", `invalid LID or GUID "0x"`},
 		{[]string{"-D", "ni", "12"}, "", `-D given but "12" is a LID`},
+		{[]string{"pi", "12", "300"}, "", "out of range 0 to 255"},
+		{[]string{"pi", "12", "x"}, "", `invalid port number "x"`},
+		{[]string{"pi", "12", "010"}, "PortInfo", ""},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -80,7 +83,7 @@ func TestSmpqueryRun(t *testing.T) {
 	desc := []byte("Hca1 HCA-1")
 	fabric := func(req *mad.Packet) []mad.Packet {
 		data := ni
-		if req.MAD[17] == byte(mad.AttrNodeDesc) {
+		if req.MAD[17] == byte(mad.AttrNodeDescription) {
 			data = desc
 		}
 		return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, data)}
@@ -134,7 +137,6 @@ func TestSmpqueryRunErrors(t *testing.T) {
 		{silent, []string{"--retries", "0", "ni", "12"}, ExitFailure, "no response after 1 try"},
 		{badStatus, []string{"nd", "0"}, ExitFailure, "SubnGet(NodeInfo) to DR path slid 65535; dlid 65535; 0: MAD status 0x000c: method/attribute combination unsupported"},
 		{silent, []string{"ni", "0x0002c90300a1b2c4"}, ExitFailure, "needs the SA"},
-		{silent, []string{"pi", "12"}, ExitFailure, "operation PortInfo: not in ibtool yet"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

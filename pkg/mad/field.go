@@ -2,91 +2,138 @@ package mad
 
 import (
 	"bytes"
-	"encoding/binary"
-	"fmt"
 	"strconv"
 )
 
 // Format says how the dumper prints a field, after libibmad's dump
-// functions.
+// functions (mad_dump_<name> in libibmad/dump.c).
 type Format uint8
 
 // Field formats.
 const (
-	FormatUint     Format = iota // decimal (mad_dump_uint)
-	FormatHex                    // 0x and two hex digits a byte (mad_dump_hex)
-	FormatNodeType               // Channel Adapter, Switch, Router (mad_dump_node_type)
-	FormatString                 // the bytes up to the first NUL, quoted (mad_dump_string)
+	FormatUint                  Format = iota // decimal (uint)
+	FormatHex                                 // 0x and two hex digits a byte (hex)
+	FormatRHex                                // two hex digits a byte, no 0x (rhex)
+	FormatNodeType                            // Channel Adapter, Switch, Router (node_type)
+	FormatString                              // the bytes up to the first NUL, quoted (string)
+	FormatArray                               // every byte as two hex digits (array)
+	FormatLinkWidth                           // 4X (linkwidth)
+	FormatLinkWidthEnabled                    // 1X or 4X (linkwidthen)
+	FormatLinkWidthSupported                  // 1X or 4X, "(IBA extension)" for odd sets (linkwidthsup)
+	FormatLinkSpeed                           // 10.0 Gbps (linkspeed)
+	FormatLinkSpeedEnabled                    // 2.5 Gbps or 10.0 Gbps (linkspeeden)
+	FormatLinkSpeedSupported                  // as enabled (linkspeedsup)
+	FormatLinkSpeedExt                        // 14.0625 Gbps (linkspeedext)
+	FormatLinkSpeedExtSupported               // 14.0625 Gbps or 25.78125 Gbps (linkspeedextsup)
+	FormatLinkSpeedExtEnabled                 // as supported, 30 is "disabled" (linkspeedexten)
+	FormatPortState                           // Down, Initialize, Armed, Active (portstate)
+	FormatPhysPortState                       // Polling, LinkUp, ... (physportstate)
+	FormatLinkDownDefState                    // Sleep, Polling (linkdowndefstate)
+	FormatMTU                                 // 256 to 4096 (mtu)
+	FormatVLCap                               // VL0-7 (vlcap)
+	FormatOperVLs                             // VL0-7, "No change" (opervls)
+	FormatPortCapMask                         // hex, then one tabbed line per capability (portcapmask)
+	FormatPortCapMask2                        // the same for CapabilityMask2 (portcapmask2)
 )
 
-// Field is one field of an attribute: its label as libibmad prints it, its
-// place in the attribute data in IBA bit order (bit 0 is the most
-// significant bit of byte 0), and its format.
+// Field is one field of an attribute: its names, its place in the
+// attribute data in IBA bit order (bit 0 is the most significant bit of
+// byte 0), and how libibmad prints it.
 type Field struct {
-	Label  string
-	Offset int // bits from the start of the attribute data
-	Width  int // bits
-	Format Format
+	Name  string // Go struct field
+	JSON  string // JSON name, lowerCamelCase
+	Label string // libibmad's label; empty for fields it does not dump
+	// Offset and Width place the field, in bits.
+	Offset, Width int
+	// DumpOffset is where libibmad reads the field for its dump: Offset,
+	// except for a few fields its table places in the wrong convention.
+	DumpOffset int
+	Format     Format
 }
 
-// Uint returns the field's value from attribute data; fields wider than 64
-// bits have no integer value and return 0.
+// Uint returns the field's value from attribute data, read where libibmad
+// reads it (DumpOffset); fields wider than 64 bits, and fields past the end
+// of data, give 0.
 func (f Field) Uint(data []byte) uint64 {
-	if f.Width > 64 || (f.Offset+f.Width+7)/8 > len(data) {
+	first := f.DumpOffset / 8
+	last := (f.DumpOffset + f.Width - 1) / 8
+	if f.Width > 64 || last >= len(data) {
 		return 0
 	}
-	if f.Offset%8 == 0 && f.Width%8 == 0 {
-		var v uint64
-		for _, b := range data[f.Offset/8 : (f.Offset+f.Width)/8] {
-			v = v<<8 | uint64(b)
-		}
-		return v
-	}
-	// Narrow fields sit inside one 32-bit word.
-	if f.Offset/32*4+4 > len(data) {
+	n := last - first + 1
+	if n > 8 {
 		return 0
 	}
-	word := binary.BigEndian.Uint32(data[f.Offset/32*4:])
-	shift := 32 - f.Offset%32 - f.Width
-	return uint64(word>>shift) & (1<<f.Width - 1)
+	return getBits(data[first:last+1], n*8-f.DumpOffset%8-f.Width, 1<<f.Width-1)
 }
 
-// AppendValue appends the field's value from data in its format.
+// AppendValue appends the field's value from data as libibmad prints it.
 func (f Field) AppendValue(b, data []byte) []byte {
-	if f.Format == FormatString {
-		s := data[f.Offset/8 : min(len(data), (f.Offset+f.Width)/8)]
-		if i := bytes.IndexByte(s, 0); i >= 0 {
-			s = s[:i]
-		}
-		// mad_dump_string prints into a buffer of the field's size, so
-		// a 64-byte description loses its last characters to the quotes.
-		b = append(b, '\'')
-		if max := f.Width/8 - 2; len(s) > max {
-			s = s[:max]
-		}
-		b = append(b, s...)
-		if len(s) < f.Width/8-2 {
-			b = append(b, '\'')
-		}
-		return b
+	switch f.Format {
+	case FormatString:
+		return f.appendString(b, data)
+	case FormatArray:
+		return f.appendArray(b, data)
+	}
+	if f.Width > 64 {
+		return f.appendArray(b, data)
 	}
 	v := f.Uint(data)
 	bytesWide := (f.Width + 7) / 8
 	switch f.Format {
 	case FormatHex:
-		return fmt.Appendf(b, "0x%0*x", bytesWide*2, v)
-	case FormatNodeType:
-		switch v {
-		case 1:
-			return append(b, "Channel Adapter"...)
-		case 2:
-			return append(b, "Switch"...)
-		case 3:
-			return append(b, "Router"...)
-		}
-		return fmt.Appendf(b, "?(%d)?", v)
+		b = append(b, "0x"...)
+		return appendHex(b, v, bytesWide*2)
+	case FormatRHex:
+		return appendHex(b, v, bytesWide*2)
+	case FormatUint:
+		return strconv.AppendUint(b, v, 10)
 	}
-	return strconv.AppendUint(b, v, 10)
+	return appendNamed(b, f.Format, uint32(v))
+}
+
+// appendString is mad_dump_string: the text up to its NUL in quotes, cut
+// to the field's size less one (the C buffer's NUL), so a full 64-byte
+// description loses its last characters and its closing quote.
+func (f Field) appendString(b, data []byte) []byte {
+	start := min(f.DumpOffset/8, len(data))
+	s := data[start:min(len(data), (f.DumpOffset+f.Width)/8)]
+	if i := bytes.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	room := f.Width/8 - 1 // snprintf's size, less the NUL
+	out := make([]byte, 0, len(s)+2)
+	out = append(out, '\'')
+	out = append(out, s...)
+	out = append(out, '\'')
+	if len(out) > room {
+		out = out[:room]
+	}
+	return append(b, out...)
+}
+
+// appendArray is mad_dump_array: each byte as two hex digits.
+func (f Field) appendArray(b, data []byte) []byte {
+	start := min(f.DumpOffset/8, len(data))
+	for _, c := range data[start:min(len(data), (f.DumpOffset+f.Width)/8)] {
+		b = append(b, hexDigits[c>>4], hexDigits[c&0xf])
+	}
+	return b
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendHex appends v in lower-case hex, zero-padded to digits.
+func appendHex(b []byte, v uint64, digits int) []byte {
+	for i := digits - 1; i >= 0; i-- {
+		shift := uint(i * 4)
+		if shift >= 64 {
+			b = append(b, '0')
+			continue
+		}
+		b = append(b, hexDigits[v>>shift&0xf])
+	}
+	return b
 }
 
 // labelWidth is the column libibmad pads labels to with dots.
@@ -97,47 +144,22 @@ const labelWidth = 32
 func AppendDotted(b []byte, label string) []byte {
 	b = append(b, label...)
 	b = append(b, ':')
-	if n := labelWidth - len(label); n > 0 {
-		b = append(b, bytes.Repeat([]byte{'.'}, n)...)
+	for n := labelWidth - len(label); n > 0; n-- {
+		b = append(b, '.')
 	}
 	return b
 }
 
-// AppendFields appends one "Label:.....value" line per field, as
-// libibmad's _dump_fields does.
+// AppendFields appends one "Label:.....value" line per field that has a
+// label, as libibmad's _dump_fields does.
 func AppendFields(b []byte, fields []Field, data []byte) []byte {
 	for _, f := range fields {
+		if f.Label == "" {
+			continue
+		}
 		b = AppendDotted(b, f.Label)
 		b = f.AppendValue(b, data)
 		b = append(b, '\n')
 	}
 	return b
 }
-
-// SMP attribute IDs (IBA table 145).
-const (
-	AttrNodeDesc AttrID = 0x0010
-	AttrNodeInfo AttrID = 0x0011
-	AttrPortInfo AttrID = 0x0015
-	AttrSMInfo   AttrID = 0x0020
-)
-
-// NodeInfoFields is the layout of NodeInfo (IBA 14.2.5.3), with
-// libibmad's labels and formats (fields.c, IB_NODE_*_F).
-var NodeInfoFields = []Field{
-	{"BaseVers", 0, 8, FormatUint},
-	{"ClassVers", 8, 8, FormatUint},
-	{"NodeType", 16, 8, FormatNodeType},
-	{"NumPorts", 24, 8, FormatUint},
-	{"SystemGuid", 32, 64, FormatHex},
-	{"Guid", 96, 64, FormatHex},
-	{"PortGuid", 160, 64, FormatHex},
-	{"PartCap", 224, 16, FormatUint},
-	{"DevId", 240, 16, FormatHex},
-	{"Revision", 256, 32, FormatHex},
-	{"LocalPort", 288, 8, FormatUint},
-	{"VendorId", 296, 24, FormatHex},
-}
-
-// NodeDescField is NodeDescription (IBA 14.2.5.2): 64 bytes of text.
-var NodeDescField = Field{"NodeDesc", 0, 64 * 8, FormatString}

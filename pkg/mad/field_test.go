@@ -32,7 +32,7 @@ Revision:........................0x000000a1
 LocalPort:.......................1
 VendorId:........................0x000000
 `
-	got := string(AppendFields(nil, NodeInfoFields, data))
+	got := string(layoutNodeInfo.AppendDump(nil, data))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected dump (-want +got):\n%s", diff)
 	}
@@ -56,6 +56,7 @@ func TestFieldUint(t *testing.T) {
 		{Field{Offset: 0, Width: 128}, 0}, // too wide for an integer
 	}
 	for _, tt := range tests {
+		tt.f.DumpOffset = tt.f.Offset
 		if got := tt.f.Uint(data); got != tt.want {
 			t.Errorf("Field{%d, %d}.Uint = %#x, want %#x", tt.f.Offset, tt.f.Width, got, tt.want)
 		}
@@ -72,7 +73,7 @@ func TestFieldString(t *testing.T) {
 	for _, tt := range tests {
 		data := make([]byte, 64)
 		copy(data, tt.in)
-		if got := string(NodeDescField.AppendValue(nil, data)); got != tt.want {
+		if got := string(layoutNodeDescription.Fields[0].AppendValue(nil, data)); got != tt.want {
 			t.Errorf("%d bytes: %q, want %q", len(tt.in), got, tt.want)
 		}
 	}
@@ -84,10 +85,17 @@ func FuzzAppendFields(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		out := AppendFields(nil, NodeInfoFields, data)
-		if strings.Count(string(out), "\n") != len(NodeInfoFields) {
-			t.Fatalf("%d lines for %d fields", strings.Count(string(out), "\n"), len(NodeInfoFields))
+		for _, l := range Layouts {
+			out := l.AppendDump(nil, data)
+			labels := 0
+			for _, fl := range l.Fields {
+				if fl.Label != "" {
+					labels++
+				}
+			}
+			if n := strings.Count(string(out), "\n") - strings.Count(string(out), "\n\t\t\t\t"); n != labels {
+				t.Fatalf("%s: %d lines for %d fields", l.Name, n, labels)
+			}
 		}
-		NodeDescField.AppendValue(nil, data)
 	})
 }

@@ -1,0 +1,3 @@
+package mad
+
+//go:generate go run ./internal/attrgen attributes.tbl attrs_gen.go
