@@ -100,11 +100,11 @@ func TestPortInfoBits(t *testing.T) {
 		want byte
 	}{
 		{16, 0x12}, {17, 0x34},
-		{32, 0x04}, // LinkSpeedSupported 0, LinkState 4
-		{33, 0x50}, // PhysLinkState 5, LinkDownDefState 0
-		{34, 0x07}, // ProtectBits 0, reserved, LMC 7
-		{36, 0x50}, // NeighborMTU 5, SMSL 0
-		{43, 0x40}, // OperationalVLs 4
+		{32, 0x04},             // LinkSpeedSupported 0, LinkState 4
+		{33, 0x50},             // PhysLinkState 5, LinkDownDefState 0
+		{34, 0x07},             // ProtectBits 0, reserved, LMC 7
+		{36, 0x50},             // NeighborMTU 5, SMSL 0
+		{43, 0x40},             // OperationalVLs 4
 		{60, 0x80}, {61, 0x01}, // CapabilityMask2
 		{63, 30}, // LinkSpeedExtEnabled in the low 5 bits
 	}
