@@ -20,18 +20,25 @@ var errNoKernelTransport = errors.New("the kernel MAD transport (/dev/infiniband
 // or the kernel's, and starts a Transactor on it with -t and --retries.
 // At -vv it dumps every MAD sent and received on stderr.
 func (f *Factory) openTransactor(o *CommonOptions) (*mad.Transactor, error) {
+	x, _, err := f.openTransactorAt(o)
+	return x, err
+}
+
+// openTransactorAt is openTransactor that also returns the local port the
+// MADs leave from (its LID and number, for tools that query themselves).
+func (f *Factory) openTransactorAt(o *CommonOptions) (*mad.Transactor, *rdma.Port, error) {
 	if !f.useSim(o) {
-		return nil, errNoKernelTransport
+		return nil, nil, errNoKernelTransport
 	}
-	tr, err := f.openSimTransport(o)
+	tr, port, err := f.openSimTransport(o)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts := o.transactorOptions()
 	if o.Verbose >= 2 {
 		opts.Trace = madTracer(f.IO.ErrOut)
 	}
-	return mad.NewTransactor(tr, opts), nil
+	return mad.NewTransactor(tr, opts), port, nil
 }
 
 // transactorOptions turns -t and --retries into a transactor's options.
@@ -58,21 +65,22 @@ func madTracer(w io.Writer) func(out bool, p *mad.Packet) {
 // that the local end port the flags name is the attach point, device
 // ibsim0, as libumad2sim shows it to the C tools. The caller closes the
 // transport, which frees ibsim's client slot.
-func (f *Factory) openSimTransport(o *CommonOptions) (mad.Transport, error) {
+func (f *Factory) openSimTransport(o *CommonOptions) (mad.Transport, *rdma.Port, error) {
 	cfg, err := ibsim.FromEnv(f.Getenv)
 	if err != nil {
-		return nil, &UsageError{Err: err}
+		return nil, nil, &UsageError{Err: err}
 	}
 	c, err := ibsim.Dial(o.context(), cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	devs := rdma.NewFS(c.SysFS(), ibsim.DeviceName+" (simulator)")
-	if _, _, err := o.Local.Resolve(devs); err != nil {
+	_, port, err := o.Local.Resolve(devs)
+	if err != nil {
 		c.Close()
-		return nil, &UsageError{Err: err}
+		return nil, nil, &UsageError{Err: err}
 	}
-	return c, nil
+	return c, port, nil
 }
 
 // smpPath turns a target into the path an SMP takes: a LID, a DR path, or

@@ -45,6 +45,15 @@ func run(t *testing.T, what string, do func(ctx context.Context) ([]byte, []byte
 // standard error.
 func sameAsReference(t *testing.T, f *simfabric.Fabric, simHost, tool string, args ...string) {
 	t.Helper()
+	sameAsReferenceAfter(t, f, func() {}, simHost, tool, args...)
+}
+
+// sameAsReferenceAfter is sameAsReference with prepare run before each of
+// the three commands, to put the fabric in the same state for each (reset
+// the counters their own MADs move, say).
+func sameAsReferenceAfter(t *testing.T, f *simfabric.Fabric, prepare func(), simHost, tool string, args ...string) {
+	t.Helper()
+	prepare()
 	ref := run(t, tool, func(ctx context.Context) ([]byte, []byte, int, error) {
 		return f.RunReference(ctx, simHost, tool, args...)
 	})
@@ -55,6 +64,7 @@ func sameAsReference(t *testing.T, f *simfabric.Fabric, simHost, tool string, ar
 		t.Fatalf("reference %s %q at %s printed nothing", tool, args, simHost)
 	}
 	for _, form := range ibtoolForms(f, simHost, tool, args) {
+		prepare()
 		got := run(t, form.name, form.do)
 		if got.exit != 0 || len(got.stderr) != 0 {
 			t.Errorf("%s at %s: exit %d, stderr %q", form.name, simHost, got.exit, got.stderr)

@@ -163,3 +163,24 @@ func AppendFields(b []byte, fields []Field, data []byte) []byte {
 	}
 	return b
 }
+
+// Value returns the field's value from attribute data at its spec offset
+// (Offset, not DumpOffset); fields wider than 64 bits, and fields past the
+// end of data, give 0.
+func (f Field) Value(data []byte) uint64 {
+	g := f
+	g.DumpOffset = f.Offset
+	return g.Uint(data)
+}
+
+// SetValue stores v, cut to the field's width, at the field's spec offset
+// in data. Fields wider than 64 bits, and fields past the end of data, are
+// left alone.
+func (f Field) SetValue(data []byte, v uint64) {
+	first := f.Offset / 8
+	last := (f.Offset + f.Width - 1) / 8
+	if f.Width > 64 || last >= len(data) || last-first+1 > 8 {
+		return
+	}
+	putBits(data[first:last+1], (last-first+1)*8-f.Offset%8-f.Width, 1<<f.Width-1, v)
+}

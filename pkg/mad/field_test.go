@@ -1,6 +1,7 @@
 package mad
 
 import (
+	"bytes"
 	"encoding/hex"
 	"strings"
 	"testing"
@@ -98,4 +99,24 @@ func FuzzAppendFields(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestFieldSetValue(t *testing.T) {
+	data := []byte{0xff, 0xff, 0x00, 0x00}
+	f := Field{Offset: 4, Width: 8}
+	f.SetValue(data, 0x5a)
+	if want := []byte{0xf5, 0xaf, 0, 0}; !bytes.Equal(data, want) {
+		t.Errorf("SetValue: % x, want % x", data, want)
+	}
+	if got := f.Value(data); got != 0x5a {
+		t.Errorf("Value = %#x, want 0x5a", got)
+	}
+	f.SetValue(data, 0x1ff) // cut to 8 bits
+	if got := f.Value(data); got != 0xff {
+		t.Errorf("Value after an oversize set = %#x, want 0xff", got)
+	}
+	Field{Offset: 24, Width: 16}.SetValue(data, 1) // past the end: no change
+	if data[3] != 0 {
+		t.Errorf("SetValue past the end wrote % x", data)
+	}
 }

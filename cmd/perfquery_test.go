@@ -1,0 +1,160 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+)
+
+func TestParsePortList(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    []int
+		wantErr string
+	}{
+		{"1", []int{1}, ""},
+		{"0x10", []int{16}, ""},
+		{"010", []int{10}, ""},
+		{"1,4,8", []int{1, 4, 8}, ""},
+		{"1-4", []int{1, 2, 3, 4}, ""},
+		{"4-1", nil, `invalid port range "4-1"`},
+		{"3-3", nil, `invalid port range "3-3"`},
+		{"1,x", nil, `invalid port number "x"`},
+		{"256", nil, "out of range 0 to 255"},
+		{"1-256", nil, "out of range 0 to 255"},
+		{"", nil, `invalid port number ""`},
+		{"1,", nil, `invalid port number ""`},
+	}
+	for _, tt := range tests {
+		got, err := parsePortList(tt.in)
+		if tt.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ExitCode(err) != ExitUsage {
+				t.Errorf("parsePortList(%q) = %v, %v; want usage error %q", tt.in, got, err, tt.wantErr)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("parsePortList(%q): %v", tt.in, err)
+			continue
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("parsePortList(%q) (-want +got):\n%s", tt.in, diff)
+		}
+	}
+}
+
+func TestParseMask(t *testing.T) {
+	for in, want := range map[string]uint64{"0x0fff": 0xfff, "61440": 0xf000, "0xffffffffffffffff": ^uint64(0)} {
+		if got, err := parseMask(in); err != nil || got != want {
+			t.Errorf("parseMask(%q) = %#x, %v; want %#x", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0x", "-1", "+1", "0x1g", "0x10000000000000000"} {
+		if _, err := parseMask(in); err == nil {
+			t.Errorf("parseMask(%q): no error", in)
+		}
+	}
+}
+
+// TestAddCounters checks the sum saturates at each counter's width, as
+// infiniband-diags' aggregate_* do.
+func TestAddCounters(t *testing.T) {
+	l := mad.LayoutByName("PortCounters")
+	port := func(sel int, linkDowned, integrity, xmitData uint64) []byte {
+		d := make([]byte, 64)
+		set := func(name string, v uint64) {
+			f, ok := l.Field(name)
+			if !ok {
+				t.Fatalf("no field %s", name)
+			}
+			f.SetValue(d, v)
+		}
+		set("PortSelect", uint64(sel))
+		set("LinkDownedCounter", linkDowned)
+		set("LocalLinkIntegrityErrors", integrity)
+		set("PortXmitData", xmitData)
+		return d
+	}
+	sum := addCounters(l, nil, port(1, 200, 9, 0xfffffff0))
+	sum = addCounters(l, sum, port(2, 50, 5, 0x0f))
+	var got mad.PortCounters
+	if err := got.UnmarshalBinary(sum); err != nil {
+		t.Fatal(err)
+	}
+	want := mad.PortCounters{PortSelect: 2, LinkDownedCounter: 250, LocalLinkIntegrityErrors: 14, PortXmitData: 0xffffffff}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("first sum (-want +got):\n%s", diff)
+	}
+	sum = addCounters(l, sum, port(3, 10, 5, 1))
+	_ = got.UnmarshalBinary(sum)
+	want = mad.PortCounters{PortSelect: 3, LinkDownedCounter: 255, LocalLinkIntegrityErrors: 15, PortXmitData: 0xffffffff}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("saturated sum (-want +got):\n%s", diff)
+	}
+}
+
+func TestSetResetMask(t *testing.T) {
+	tests := []struct {
+		attr string
+		mask uint32
+		want map[int]byte // byte offset: value; others zero
+	}{
+		{"PortCounters", 0, map[int]byte{2: 0xff, 3: 0xff, 18: 0xff}},
+		{"PortCounters", 0x3ffff, map[int]byte{2: 0xff, 3: 0xff, 18: 0x03}},
+		{"PortCountersExtended", 0x0fff1234, map[int]byte{2: 0x12, 3: 0x34, 6: 0x0f, 7: 0xff}},
+	}
+	for _, tt := range tests {
+		data := make([]byte, 192)
+		setResetMask(data, tt.attr, tt.mask)
+		want := make([]byte, 192)
+		for off, v := range tt.want {
+			want[off] = v
+		}
+		if diff := cmp.Diff(want[:24], data[:24]); diff != "" {
+			t.Errorf("%s mask %#x (-want +got):\n%s", tt.attr, tt.mask, diff)
+		}
+	}
+}
+
+func TestPerfqueryArgs(t *testing.T) {
+	tests := []struct {
+		args      []string
+		wantPort  int
+		wantPorts []int
+		wantMask  uint32
+		wantErr   string
+	}{
+		{nil, 0, nil, 0xffff, ""},
+		{[]string{"-a", "3"}, 255, nil, 0xffff, ""},
+		{[]string{"-a", "3", "2"}, 2, nil, 0xffff, ""},
+		{[]string{"3", "1-3", "0x0fff"}, 1, []int{1, 2, 3}, 0x0fff, ""},
+		{[]string{"-D", "3", "1"}, 1, nil, 0xffff, ""},
+		{[]string{"3", "1", "zz"}, 0, nil, 0, `invalid reset mask "zz"`},
+		{[]string{"-G", "3"}, 0, nil, 0, `-G given but "3" is a LID`},
+		{[]string{"3", "1", "2", "4"}, 0, nil, 0, "expected at most 3 argument(s)"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var got *perfqueryOptions
+			err := parseToolArgs(t, "perfquery", func(f *Factory) *cobra.Command {
+				return newPerfqueryCmd(f, func(o *perfqueryOptions) error { got = o; return nil })
+			}, tt.args)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ExitCode(err) != ExitUsage {
+					t.Errorf("error %v (exit %d), want usage error %q", err, ExitCode(err), tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Port != tt.wantPort || !cmp.Equal(got.Ports, tt.wantPorts) || got.Mask != tt.wantMask {
+				t.Errorf("port %d ports %v mask %#x; want %d %v %#x", got.Port, got.Ports, got.Mask, tt.wantPort, tt.wantPorts, tt.wantMask)
+			}
+		})
+	}
+}
