@@ -2,6 +2,7 @@ package rdma
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net/netip"
 	"strings"
 )
@@ -27,9 +28,25 @@ func (g GID) GUID() GUID { return GUID(binary.BigEndian.Uint64(g[8:])) }
 // IsZero reports whether every byte of the GID is zero.
 func (g GID) IsZero() bool { return g == GID{} }
 
-// String formats the GID as infiniband-diags prints it (inet_ntop's IPv6
-// form, e.g. fe80::2:c903:0:1492).
-func (g GID) String() string { return netip.AddrFrom16(g).String() }
+// String formats the GID as infiniband-diags prints it: glibc inet_ntop's
+// IPv6 form, e.g. fe80::2:c903:0:1492. Like inet_ntop, a GID whose first 96
+// bits are zero and whose next 16 are not (an "IPv4-compatible" address,
+// a port without a subnet prefix) ends in dotted quad: ::0.32.0.1.
+func (g GID) String() string {
+	if isZero(g[:12]) && (g[12] != 0 || g[13] != 0) {
+		return fmt.Sprintf("::%d.%d.%d.%d", g[12], g[13], g[14], g[15])
+	}
+	return netip.AddrFrom16(g).String()
+}
+
+func isZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
 
 // Long formats the GID as sysfs writes it: eight groups of four hex digits.
 func (g GID) Long() string {

@@ -1,0 +1,145 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+func init() {
+	register(Tool{
+		Name:    "ibaddr",
+		Summary: "show a port's GID and LID range",
+		New:     func(f *Factory) *cobra.Command { return newIbaddrCmd(f, nil) },
+	})
+}
+
+// ibaddrOptions are ibaddr's parsed flags and arguments.
+type ibaddrOptions struct {
+	IO     IOStreams
+	Common CommonOptions
+	// Target is the port to show; nil means the local port.
+	Target *endport.Target
+	Port   int // the port number for PortInfo
+	// ShowGID, ShowLID and Decimal are -g, -l and -L; neither -g nor -l
+	// (nor -L) shows both.
+	ShowGID, ShowLID, Decimal bool
+	Open                      func() (*mad.Transactor, *rdma.Port, error)
+}
+
+func newIbaddrCmd(f *Factory, runF func(*ibaddrOptions) error) *cobra.Command {
+	o := &ibaddrOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "ibaddr [options] [<lid|dr_path|guid> [port]]",
+		Short: "show a port's GID and LID range",
+		Long: `ibaddr prints a port's GID (its subnet prefix and port GUID) and the LID
+range its LMC gives it, from the node's NodeInfo and the port's PortInfo.
+Without a target it shows the local port.`,
+		Example: `  ibaddr            # the local port
+  ibaddr 32         # LID 32's GID and LID range
+  ibaddr -l 32      # the LID range only
+  ibaddr -L 32      # the LID range in decimal
+  ibaddr -g 32      # the GID only`,
+		Args: argsRange(0, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if o.Decimal {
+				o.ShowLID = true
+			}
+			if !o.ShowGID && !o.ShowLID {
+				o.ShowGID, o.ShowLID = true, true
+			}
+			if len(args) > 0 {
+				t, err := o.Common.parseTarget(args[0])
+				if err != nil {
+					return err
+				}
+				o.Target = &t
+			}
+			if len(args) > 1 {
+				n, err := parsePortNumber(args[1])
+				if err == nil && n > 255 {
+					err = usageErrorf("invalid port number %q: out of range 0 to 255", args[1])
+				}
+				if err != nil {
+					return err
+				}
+				o.Port = n
+			}
+			o.Open = func() (*mad.Transactor, *rdma.Port, error) { return f.openTransactorAt(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
+			return ibaddrRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	fl := c.Flags()
+	// ibaddr's -L is --Lid_show, so the target assertions are -G and -D.
+	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the target must be a GUID (the format decides anyway)")
+	fl.BoolVarP(&o.Common.asDR, "Direct", "D", false, "the target must be a DR path (the format decides anyway)")
+	fl.BoolVarP(&o.ShowGID, "gid_show", "g", false, "show gid address only")
+	fl.BoolVarP(&o.ShowLID, "lid_show", "l", false, "show lid range only")
+	fl.BoolVarP(&o.Decimal, "Lid_show", "L", false, "show lid range (in decimal) only")
+	return c
+}
+
+func ibaddrRun(o *ibaddrOptions) error {
+	x, local, err := o.Open()
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	var path mad.Path
+	if o.Target != nil {
+		if path, err = smpPath(*o.Target); err != nil {
+			return err
+		}
+	} else {
+		path = mad.LIDPath(local.LID)
+		if local.LID == 0 || local.LID >= rdma.LID(0xc000) {
+			path = mad.DRPath(0) // a port without a LID is still reachable by DR
+		}
+		o.Port = local.Number
+	}
+	q := &smpQuerier{ctx: o.Common.context(), x: x, path: path}
+	ni, _, err := q.nodeInfo()
+	if err != nil {
+		return err
+	}
+	var pi mad.PortInfo
+	if _, err := q.decode(&pi, uint32(o.Port)); err != nil {
+		return err
+	}
+	gid := rdma.NewGID(pi.GIDPrefix, ni.PortGUID)
+	first, last := int(pi.LID), int(pi.LID)+(1<<pi.LMC)-1
+	if o.Common.JSON {
+		doc := map[string]any{"target": path.String()}
+		if o.ShowGID {
+			doc["gid"] = gid
+		}
+		if o.ShowLID {
+			doc["lidStart"], doc["lidEnd"] = first, last
+		}
+		return writeJSONDocument(o.IO.Out, doc)
+	}
+	var b []byte
+	if o.ShowGID {
+		b = fmt.Appendf(b, "GID %s ", gid)
+	}
+	switch {
+	case o.Decimal:
+		b = fmt.Appendf(b, "LID start %d end %d", first, last)
+	case o.ShowLID:
+		b = fmt.Appendf(b, "LID start 0x%x end 0x%x", first, last)
+	}
+	b = append(b, '\n')
+	_, err = o.IO.Out.Write(b)
+	return err
+}

@@ -1,0 +1,189 @@
+package cmd
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+func init() {
+	register(Tool{
+		Name:    "sminfo",
+		Summary: "query (or set) the SMInfo of a subnet manager",
+		New:     func(f *Factory) *cobra.Command { return newSminfoCmd(f, nil) },
+	})
+}
+
+// smStates names SMInfo's SMState values as sminfo prints them.
+var smStates = []string{"SMINFO_NOTACT", "SMINFO_DISCOVER", "SMINFO_STANDBY", "SMINFO_MASTER"}
+
+// smState names an SMState value, "???" past the known ones.
+func smState(s int) string {
+	if s >= 0 && s < len(smStates) {
+		return smStates[s]
+	}
+	return "???"
+}
+
+// sminfoOptions are sminfo's parsed flags and arguments.
+type sminfoOptions struct {
+	IO     IOStreams
+	Common CommonOptions
+	// Target is the SM's port; nil means the SM the local port knows.
+	Target *endport.Target
+	// Modifier, when not 0, makes sminfo send a Set (an SM control
+	// request) with this attribute modifier instead of a Get.
+	Modifier uint32
+	// State, Priority and Activity are the values a Set carries (-s, -p,
+	// -a); a Get carries them too, as infiniband-diags sends them.
+	State, Priority int
+	Activity        uint32
+	stateArg        string
+	priorityArg     string
+	activityArg     string
+	Open            func() (*mad.Transactor, *rdma.Port, error)
+}
+
+func newSminfoCmd(f *Factory, runF func(*sminfoOptions) error) *cobra.Command {
+	o := &sminfoOptions{IO: f.IO, State: 2}
+	c := &cobra.Command{
+		Use:   "sminfo [options] [<sm_lid|sm_dr_path> [modifier]]",
+		Short: "query (or set) the SMInfo of a subnet manager",
+		Long: `sminfo reads the SMInfo attribute of a subnet manager: its GUID, activity
+count, priority and state. Without a target it asks the SM the local port
+knows (its SM LID). A non-zero modifier sends a Set instead, carrying -s, -p
+and -a (an SM control request: handover, acknowledge, ...).`,
+		Example: `  sminfo            # the subnet's master SM
+  sminfo 1          # the SM at LID 1
+  sminfo -D 0,1     # the SM one hop away by direct route`,
+		Args: argsRange(0, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if err := o.parse(args); err != nil {
+				return err
+			}
+			o.Open = func() (*mad.Transactor, *rdma.Port, error) { return f.openTransactorAt(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
+			return sminfoRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget)
+	fl := c.Flags()
+	fl.StringVarP(&o.stateArg, "state", "s", "", "set SM state (0-3)")
+	fl.StringVarP(&o.priorityArg, "priority", "p", "", "set SM priority (0-15)")
+	fl.StringVarP(&o.activityArg, "activity", "a", "", "set activity count")
+	return c
+}
+
+// parse reads the flags' numbers and the arguments.
+func (o *sminfoOptions) parse(args []string) error {
+	for _, v := range []struct {
+		name string
+		arg  string
+		max  uint64
+		dst  func(uint64)
+	}{
+		{"state", o.stateArg, 3, func(n uint64) { o.State = int(n) }},
+		{"priority", o.priorityArg, 15, func(n uint64) { o.Priority = int(n) }},
+		{"activity", o.activityArg, 0xffffffff, func(n uint64) { o.Activity = uint32(n) }},
+	} {
+		if v.arg == "" {
+			continue
+		}
+		n, err := parseUintArg(v.arg, v.max)
+		if err != nil {
+			return usageErrorf("invalid %s %q: %v", v.name, v.arg, err)
+		}
+		v.dst(n)
+	}
+	if len(args) > 0 {
+		t, err := o.Common.parseTarget(args[0])
+		if err != nil {
+			return err
+		}
+		o.Target = &t
+	}
+	if len(args) > 1 {
+		n, err := parseUintArg(args[1], 0xffffffff)
+		if err != nil {
+			return usageErrorf("invalid modifier %q: %v", args[1], err)
+		}
+		o.Modifier = uint32(n)
+	}
+	return nil
+}
+
+// parseUintArg parses a decimal or 0x hex number up to max.
+func parseUintArg(s string, max uint64) (uint64, error) {
+	base := 10
+	digits := s
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		base, digits = 16, s[2:]
+	}
+	if digits == "" || digits[0] == '+' || digits[0] == '-' {
+		return 0, fmt.Errorf("want a decimal number or 0x and hex digits")
+	}
+	n, err := strconv.ParseUint(digits, base, 64)
+	if err != nil {
+		return 0, fmt.Errorf("want a decimal number or 0x and hex digits")
+	}
+	if n > max {
+		return 0, fmt.Errorf("out of range 0 to %d", max)
+	}
+	return n, nil
+}
+
+func sminfoRun(o *sminfoOptions) error {
+	x, local, err := o.Open()
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	var path mad.Path
+	if o.Target != nil {
+		if path, err = smpPath(*o.Target); err != nil {
+			return err
+		}
+	} else {
+		if local.SMLID == 0 || local.SMLID >= rdma.LID(0xc000) {
+			return fmt.Errorf("the local port %d knows no SM (SM LID %d); give the SM's LID or DR path", local.Number, local.SMLID)
+		}
+		path = mad.LIDPath(local.SMLID)
+	}
+	req := mad.SMInfo{ActCount: o.Activity, Priority: uint8(o.Priority), SMState: uint8(o.State)}
+	data, _ := req.MarshalBinary()
+	method := mad.MethodGet
+	if o.Modifier != 0 {
+		method = mad.MethodSet
+	}
+	r, err := x.Do(o.Common.context(), &mad.Request{Path: path, Class: mad.ClassSMI, Method: method, AttrID: mad.AttrSMInfo, AttrMod: o.Modifier, Name: "SMInfo", Data: data})
+	if err != nil {
+		return err
+	}
+	var si mad.SMInfo
+	if err := si.UnmarshalBinary(r.Data()); err != nil {
+		return err
+	}
+	lid := int(path.LID) // infiniband-diags prints 0 for a directed route
+	if path.IsDR() {
+		lid = 0
+	}
+	if o.Common.JSON {
+		return writeJSONDocument(o.IO.Out, map[string]any{
+			"target": path.String(), "smLid": lid, "guid": si.GUID, "actCount": si.ActCount,
+			"priority": si.Priority, "smState": si.SMState, "smStateName": smState(int(si.SMState)),
+		})
+	}
+	_, err = fmt.Fprintf(o.IO.Out, "sminfo: sm lid %d sm guid 0x%x, activity count %d priority %d state %d %s\n",
+		lid, uint64(si.GUID), si.ActCount, si.Priority, si.SMState, smState(int(si.SMState)))
+	return err
+}
