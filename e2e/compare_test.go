@@ -123,6 +123,15 @@ func failsCleanly(t *testing.T, f *simfabric.Fabric, simHost string, wantExit in
 	if ref.exit == 0 {
 		t.Errorf("reference %s %q at %s succeeded; the test expects it to fail", tool, args, simHost)
 	}
+	ibtoolFails(t, f, simHost, wantExit, wantMsg, tool, args...)
+}
+
+// ibtoolFails checks that ibtool's tool fails with exit code wantExit,
+// nothing on standard output, and one line on standard error naming the
+// tool and containing wantMsg: failsCleanly without running the reference,
+// for failures infiniband-diags does not report.
+func ibtoolFails(t *testing.T, f *simfabric.Fabric, simHost string, wantExit int, wantMsg, tool string, args ...string) {
+	t.Helper()
 	for _, form := range ibtoolForms(f, simHost, tool, args) {
 		got := run(t, form.name, form.do)
 		msg := string(got.stderr)

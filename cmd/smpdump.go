@@ -1,0 +1,142 @@
+package cmd
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+)
+
+func init() {
+	register(Tool{
+		Name:    "smpdump",
+		Summary: "dump the raw data of any SMP attribute",
+		New:     func(f *Factory) *cobra.Command { return newSmpdumpCmd(f, nil) },
+	})
+}
+
+// smpdumpOptions are smpdump's parsed flags and arguments.
+type smpdumpOptions struct {
+	IO     IOStreams
+	Common CommonOptions
+	Target endport.Target
+	Attr   uint16
+	Mod    uint32
+	// String is -s: print the data as text up to its first NUL.
+	String     bool
+	Transactor func() (*mad.Transactor, error)
+}
+
+func newSmpdumpCmd(f *Factory, runF func(*smpdumpOptions) error) *cobra.Command {
+	o := &smpdumpOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "smpdump [options] <dlid|dr_path> <attr> [mod]",
+		Short: "dump the raw data of any SMP attribute",
+		Long: `smpdump sends a SubnGet of any attribute ID, with any attribute modifier,
+and prints the 64 bytes of data in hex (or, with -s, as text), plus the SMP
+status when it is not zero, as infiniband-diags' smpdump does.`,
+		Example: `  smpdump -D 0,1,2,3,5 16   # NodeDescription by direct route
+  smpdump -D 0,1,2 0x15 2   # PortInfo of port 2
+  smpdump 3 0x15 2          # PortInfo of LID 3, port 2
+  smpdump -s 0,1 0x10       # a node description as text`,
+		Args: argsRange(2, 3),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			t, err := o.Common.parseTarget(args[0])
+			if err != nil {
+				return err
+			}
+			o.Target = t
+			n, err := parseUintArg(args[1], 0xffff)
+			if err != nil {
+				return usageErrorf("invalid attribute ID %q: %v", args[1], err)
+			}
+			o.Attr = uint16(n)
+			if len(args) > 2 {
+				n, err := parseUintArg(args[2], 0xffffffff)
+				if err != nil {
+					return usageErrorf("invalid attribute modifier %q: %v", args[2], err)
+				}
+				o.Mod = uint32(n)
+			}
+			o.Transactor = func() (*mad.Transactor, error) { return f.openTransactor(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
+			return smpdumpRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
+	fl.BoolVarP(&o.Common.asDR, "Direct", "D", false, "the target must be a DR path (the format decides anyway)")
+	fl.BoolVarP(&o.String, "string", "s", false, "print the data as a string")
+	return c
+}
+
+func smpdumpRun(o *smpdumpOptions) error {
+	p, err := smpPath(o.Target)
+	if err != nil {
+		return err
+	}
+	x, err := o.Transactor()
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	r, err := x.Do(o.Common.context(), &mad.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrID(o.Attr), AttrMod: o.Mod})
+	var se *mad.StatusError
+	if err != nil && !(errors.As(err, &se) && r != nil) {
+		return err
+	}
+	data := r.Data()[:64]
+	// The status as the MAD carries it: a DR SMP's includes the D bit.
+	status := binary.BigEndian.Uint16(r.MAD[4:])
+	if o.Common.JSON {
+		return writeJSONDocument(o.IO.Out, map[string]any{
+			"target": p.String(), "attributeID": o.Attr, "attributeModifier": o.Mod,
+			"status": status, "data": fmt.Sprintf("%x", data),
+		})
+	}
+	var b []byte
+	if o.String {
+		for _, c := range data {
+			if c == 0 {
+				break
+			}
+			b = append(b, c)
+		}
+		b = append(b, '\n')
+	} else {
+		b = appendXdump(b, data)
+	}
+	if status != 0 {
+		b = fmt.Appendf(b, "SMP status: 0x%x\n", status)
+	}
+	_, err = o.IO.Out.Write(b)
+	return err
+}
+
+// appendXdump is libibmad's xdump: two bytes a group in hex, eight groups
+// a line.
+func appendXdump(b, data []byte) []byte {
+	const hexd = "0123456789abcdef"
+	for i, c := range data {
+		b = append(b, hexd[c>>4], hexd[c&0xf])
+		switch {
+		case i == len(data)-1:
+			b = append(b, '\n')
+		case i%16 == 15:
+			b = append(b, '\n')
+		case i%2 == 1:
+			b = append(b, ' ')
+		}
+	}
+	return b
+}
