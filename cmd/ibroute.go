@@ -1,0 +1,417 @@
+package cmd
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+func init() {
+	register(Tool{
+		Name:    "ibroute",
+		Summary: "dump a switch's unicast or multicast forwarding table",
+		New:     func(f *Factory) *cobra.Command { return newIbrouteCmd(f, nil) },
+	})
+}
+
+// LID ranges (IBA 4.1.3).
+const (
+	maxUnicastLID   = 0xbfff
+	minMulticastLID = 0xc000
+	maxMulticastLID = 0xfffe
+	lftBlockSize    = 64 // LIDs per LinearForwardingTable block
+	mftBlockSize    = 32 // MLIDs per MulticastForwardingTable block
+	mftPortsPerMask = 16 // ports per MulticastForwardingTable port mask
+)
+
+// ibrouteOptions are ibroute's parsed flags and arguments.
+type ibrouteOptions struct {
+	IO     IOStreams
+	Common CommonOptions
+	Target endport.Target
+	// StartLID and EndLID bound the dump; 0 means from the first, or to
+	// the table's top.
+	StartLID, EndLID int
+	All              bool // -a: invalid entries too
+	Brief            bool // -n: no destination lookups
+	Multicast        bool // -M: the multicast table
+	Transactor       func() (*mad.Transactor, error)
+}
+
+func newIbrouteCmd(f *Factory, runF func(*ibrouteOptions) error) *cobra.Command {
+	o := &ibrouteOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "ibroute [options] <dest dr_path|lid|guid> [<startlid> [<endlid>]]",
+		Short: "dump a switch's unicast or multicast forwarding table",
+		Long: `ibroute reads a switch's linear forwarding table (or, with -M, its multicast
+forwarding table) and prints it as infiniband-diags' ibroute does: each LID
+with its output port and, unless -n, the node and port GUID the LID leads to.
+The destinations are looked up in parallel.`,
+		Example: `  ibroute 4              # LIDs with valid output ports of the switch at LID 4
+  ibroute -a 4           # every LID, invalid ports too
+  ibroute -n 4           # no destination lookups
+  ibroute 4 0x10 0x20    # a LID range
+  ibroute -M 4           # non-empty MLIDs
+  ibroute -D 0,1         # the switch one hop away by direct route`,
+		Args: argsRange(1, 3),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			t, err := o.Common.parseTarget(args[0])
+			if err != nil {
+				return err
+			}
+			o.Target = t
+			for i, dst := range []*int{&o.StartLID, &o.EndLID} {
+				if len(args) > i+1 {
+					n, err := parseUintArg(args[i+1], 0xffff)
+					if err != nil {
+						return usageErrorf("invalid LID %q: %v", args[i+1], err)
+					}
+					*dst = int(n)
+				}
+			}
+			o.Transactor = func() (*mad.Transactor, error) { return f.openTransactor(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
+			return ibrouteRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget)
+	fl := c.Flags()
+	fl.BoolVarP(&o.All, "all", "a", false, "show all lids, even invalid entries")
+	fl.BoolVarP(&o.Brief, "no_dests", "n", false, "do not try to resolve destinations")
+	fl.BoolVarP(&o.Multicast, "Multicast", "M", false, "show multicast forwarding tables")
+	return c
+}
+
+// switchInfo is what ibroute learns about the switch first.
+type switchInfo struct {
+	ni   *mad.NodeInfo
+	si   mad.SwitchInfo
+	desc string
+}
+
+func ibrouteRun(o *ibrouteOptions) error {
+	p, err := smpPath(o.Target)
+	if err != nil {
+		return err
+	}
+	x, err := o.Transactor()
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	q := &smpQuerier{ctx: o.Common.context(), x: x, path: p}
+	sw, err := checkSwitch(q)
+	if err != nil {
+		return err
+	}
+	if o.Multicast {
+		return dumpMulticast(o, q, sw)
+	}
+	return dumpUnicast(o, q, sw)
+}
+
+// checkSwitch reads NodeInfo, NodeDescription and SwitchInfo, and fails
+// unless the node is a switch.
+func checkSwitch(q *smpQuerier) (*switchInfo, error) {
+	ni, _, err := q.nodeInfo()
+	if err != nil {
+		return nil, err
+	}
+	var nd mad.NodeDescription
+	if _, err := q.decode(&nd, 0); err != nil {
+		return nil, err
+	}
+	if ni.NodeType != nodeTypeSwitch {
+		return nil, fmt.Errorf("%s is not a switch (NodeType %d)", q.path, ni.NodeType)
+	}
+	sw := &switchInfo{ni: ni, desc: nd.NodeDescription.String()}
+	if _, err := q.decode(&sw.si, 0); err != nil {
+		return nil, err
+	}
+	return sw, nil
+}
+
+// lftEntry is one LID of the unicast dump.
+type lftEntry struct {
+	LID     int    `json:"lid"`
+	Port    int    `json:"port"`
+	Valid   bool   `json:"valid"`
+	Dest    string `json:"destination,omitempty"`
+	text    string // what follows the port in the text
+	destErr bool
+}
+
+func dumpUnicast(o *ibrouteOptions, q *smpQuerier, sw *switchInfo) error {
+	nports := int(sw.ni.NumPorts)
+	top := int(sw.si.LinearFDBTop)
+	start, end := o.StartLID, o.EndLID
+	if end == 0 || end > top {
+		end = top
+	}
+	if end > maxUnicastLID {
+		fmt.Fprintf(o.IO.ErrOut, "ibroute: warning: illegal lft top %d, truncate to %d\n", end, maxUnicastLID)
+		end = maxUnicastLID
+	}
+	var entries []lftEntry
+	// infiniband-diags reads blocks up to ALIGN(end, 64)/64, exclusive: an
+	// end that is a multiple of 64 leaves its own block out.
+	for block := start / lftBlockSize; block < (end+lftBlockSize-1)/lftBlockSize; block++ {
+		data, err := q.get(mad.LayoutByName("LinearForwardingTable"), uint32(block))
+		if err != nil {
+			return withContext(err, "reading LFT block %d", block)
+		}
+		for lid := max(block*lftBlockSize, start); lid < min(block*lftBlockSize+lftBlockSize, end+1); lid++ {
+			port := int(data[lid%lftBlockSize])
+			valid := port <= nports
+			if !valid && !o.All {
+				continue
+			}
+			entries = append(entries, lftEntry{LID: lid, Port: port, Valid: valid})
+		}
+	}
+	if !o.Brief {
+		describeDestinations(q, entries)
+	}
+	if o.Common.JSON {
+		return writeJSONDocument(o.IO.Out, map[string]any{
+			"switch": q.path.String(), "nodeGUID": sw.ni.NodeGUID, "nodeDescription": sw.desc,
+			"startLid": start, "endLid": end, "entries": entries,
+		})
+	}
+	b := fmt.Appendf(nil, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, q.path, uint64(sw.ni.NodeGUID), sw.desc)
+	b = append(b, "  Lid  Out   Destination\n       Port     Info \n"...)
+	for _, e := range entries {
+		b = fmt.Appendf(b, "0x%04x %03d %s\n", e.LID, e.Port&0xff, e.text)
+	}
+	b = fmt.Appendf(b, "%d %slids dumped \n", len(entries), validWord(o.All))
+	_, err := o.IO.Out.Write(b)
+	return err
+}
+
+func validWord(all bool) string {
+	if all {
+		return ""
+	}
+	return "valid "
+}
+
+// lidDest is what a destination LID's NodeInfo, PortInfo and NodeDesc say.
+type lidDest struct {
+	ok       bool
+	nodeType uint8
+	portGUID rdma.GUID
+	baseLID  int
+	lmc      int
+	desc     string
+}
+
+// describeDestinations looks every valid entry's LID up, in parallel, and
+// writes each entry's text as infiniband-diags' dump_lid does, including
+// its "path #n out of m" for the LIDs of a port with an LMC.
+func describeDestinations(q *smpQuerier, entries []lftEntry) {
+	dests := make([]lidDest, len(entries))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for i := range entries {
+		if !entries[i].Valid {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			dests[i] = lookupLID(q, entries[i].LID)
+		}()
+	}
+	wg.Wait()
+	// The path numbering carries state from LID to LID, as in dump_lid.
+	lastPortLID, basePortLID := 0, 0
+	var portGUID rdma.GUID
+	for i := range entries {
+		e := &entries[i]
+		if e.LID <= lastPortLID {
+			switch {
+			case !e.Valid:
+				e.text = fmt.Sprintf(": (path #%d - illegal port)", e.LID-basePortLID)
+			case portGUID == 0:
+				e.text = fmt.Sprintf(": (path #%d out of %d)", e.LID-basePortLID+1, lastPortLID-basePortLID+1)
+			default:
+				e.text = fmt.Sprintf(": (path #%d out of %d: portguid %s)", e.LID-basePortLID+1, lastPortLID-basePortLID+1, portGUID)
+			}
+			continue
+		}
+		if !e.Valid {
+			e.text = ": (illegal port)"
+			continue
+		}
+		portGUID = 0
+		d := dests[i]
+		if !d.ok {
+			e.text = ": (unknown node and type)"
+			continue
+		}
+		portGUID = d.portGUID
+		if d.lmc > 0 {
+			basePortLID, lastPortLID = d.baseLID, d.baseLID+(1<<d.lmc)-1
+		}
+		typ := string(appendNodeType(nil, d.nodeType))
+		e.text = fmt.Sprintf(": (%s portguid %s: '%s')", typ, d.portGUID, d.desc)
+		e.Dest = d.desc
+	}
+}
+
+// appendNodeType prints a node type as libibmad's mad_dump_node_type.
+func appendNodeType(b []byte, t uint8) []byte {
+	f := mad.Field{Width: 8, Format: mad.FormatNodeType}
+	return f.AppendValue(b, []byte{t})
+}
+
+// lookupLID reads a LID's NodeDescription, PortInfo and NodeInfo.
+func lookupLID(q *smpQuerier, lid int) lidDest {
+	lq := &smpQuerier{ctx: q.ctx, x: q.x, path: mad.LIDPath(rdma.LID(lid))}
+	var nd mad.NodeDescription
+	var pi mad.PortInfo
+	if _, err := lq.decode(&nd, 0); err != nil {
+		return lidDest{}
+	}
+	if _, err := lq.decode(&pi, 0); err != nil {
+		return lidDest{}
+	}
+	ni, _, err := lq.nodeInfo()
+	if err != nil {
+		return lidDest{}
+	}
+	return lidDest{ok: true, nodeType: ni.NodeType, portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String()}
+}
+
+// mftEntry is one MLID of the multicast dump.
+type mftEntry struct {
+	MLID  int      `json:"mlid"`
+	Masks []uint16 `json:"portMasks"` // 16 ports a mask, port 0 first
+	Ports []int    `json:"ports"`
+}
+
+func dumpMulticast(o *ibrouteOptions, q *smpQuerier, sw *switchInfo) error {
+	nports := int(sw.ni.NumPorts)
+	capacity := int(sw.si.MulticastFDBCap)
+	top := int(sw.si.MulticastFDBTop)
+	start, end := o.StartLID, o.EndLID
+	w := o.IO.ErrOut
+	if end == 0 || end > minMulticastLID+capacity-1 {
+		end = minMulticastLID + capacity - 1
+	}
+	if !o.All && top != 0 && top < end {
+		if top < minMulticastLID-1 {
+			fmt.Fprintf(w, "ibroute: warning: illegal top mlid %x\n", top)
+		} else {
+			end = top
+		}
+	}
+	if start == 0 {
+		start = minMulticastLID
+	} else if start < minMulticastLID {
+		fmt.Fprintf(w, "ibroute: warning: illegal start mlid %x, set to %x\n", start, minMulticastLID)
+		start = minMulticastLID
+	}
+	if end > maxMulticastLID {
+		fmt.Fprintf(w, "ibroute: warning: illegal end mlid %x, truncate to %x\n", end, maxMulticastLID)
+		end = maxMulticastLID
+	}
+	chunks := (nports + 1 + mftPortsPerMask - 1) / mftPortsPerMask
+	var entries []mftEntry
+	for block := start / mftBlockSize; block <= end/mftBlockSize; block++ {
+		masks := make([][]byte, chunks)
+		for j := range chunks {
+			mod := uint32(block-minMulticastLID/mftBlockSize) | uint32(j)<<28
+			data, err := q.get(mad.LayoutByName("MulticastForwardingTable"), mod)
+			if err != nil {
+				return withContext(err, "reading MFT block %d, ports %d-%d", block, j*16, j*16+15)
+			}
+			masks[j] = data
+		}
+		for mlid := max(block*mftBlockSize, start); mlid < min(block*mftBlockSize+mftBlockSize, end+1); mlid++ {
+			e := mftEntry{MLID: mlid, Ports: []int{}}
+			nonzero := false
+			for j := range chunks {
+				m := binary.BigEndian.Uint16(masks[j][2*(mlid%mftBlockSize):])
+				e.Masks = append(e.Masks, m)
+				nonzero = nonzero || m != 0
+				for bit := range 16 {
+					if port := j*16 + bit; port <= nports && m&(1<<bit) != 0 {
+						e.Ports = append(e.Ports, port)
+					}
+				}
+			}
+			if nonzero || o.All {
+				entries = append(entries, e)
+			}
+		}
+	}
+	if o.Common.JSON {
+		return writeJSONDocument(o.IO.Out, map[string]any{
+			"switch": q.path.String(), "nodeGUID": sw.ni.NodeGUID, "nodeDescription": sw.desc,
+			"startMlid": start, "endMlid": end, "entries": entries,
+		})
+	}
+	return writeMulticast(o.IO.Out, o, q.path, sw, start, end, nports, entries)
+}
+
+// writeMulticast prints the multicast dump as infiniband-diags does.
+func writeMulticast(w io.Writer, o *ibrouteOptions, p mad.Path, sw *switchInfo, start, end, nports int, entries []mftEntry) error {
+	b := fmt.Appendf(nil, "Multicast mlids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, p, uint64(sw.ni.NodeGUID), sw.desc)
+	if o.Brief {
+		b = append(b, " MLid       Port Mask\n"...)
+	} else {
+		if nports > 9 {
+			b = append(b, "            "...)
+			for i := 0; i <= nports; i++ {
+				c := byte(' ')
+				if i%10 == 0 {
+					c = byte('0' + i/10)
+				}
+				b = append(b, c, ' ')
+			}
+			b = append(b, '\n')
+		}
+		b = append(b, "     Ports: "...)
+		for i := 0; i <= nports; i++ {
+			b = fmt.Appendf(b, "%d ", i%10)
+		}
+		b = append(b, "\n MLid\n"...)
+	}
+	if o.Common.Verbose > 0 {
+		b = fmt.Appendf(b, "Switch multicast mlid capability is %d top is 0x%x\n", sw.si.MulticastFDBCap, sw.si.MulticastFDBTop)
+	}
+	for _, e := range entries {
+		b = fmt.Appendf(b, "0x%04x      ", e.MLID)
+		if o.Brief {
+			for _, m := range e.Masks {
+				b = fmt.Appendf(b, "%04x", m)
+			}
+		} else {
+			for i := 0; i <= nports; i++ {
+				c := byte(' ')
+				if e.Masks[i/16]&(1<<(i%16)) != 0 {
+					c = 'x'
+				}
+				b = append(b, c, ' ')
+			}
+		}
+		b = append(b, '\n')
+	}
+	b = fmt.Appendf(b, "%d %smlids dumped \n", len(entries), validWord(o.All))
+	_, err := w.Write(b)
+	return err
+}
