@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# make bench: codec micro-benchmarks (ns/op, allocations), then ibtool and
+# infiniband-diags timed side by side on a simulated fat tree, with ratios.
+# Usage: scripts/bench.sh [IBTOOL_BINARY]   (default bin/ibtool)
+# Environment: BENCH_HOSTS (default 648: a full 2-level tree of 36-port
+# switches), BENCH_RADIX (36), BENCH_RUNS (5 runs of each command).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=$(realpath "${1:-bin/ibtool}")
+hosts=${BENCH_HOSTS:-648}
+radix=${BENCH_RADIX:-36}
+runs=${BENCH_RUNS:-5}
+shim=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
+
+echo "== codec (pkg/mad): decode, encode and dump, ns/op and allocations"
+go test -run '^$' -bench . -benchmem ./pkg/mad/ | grep -E '^Benchmark' |
+	awk '{printf "%-50s %10s ns/op %6s B/op %4s allocs/op\n", $1, $3, $5, $7}'
+
+tmp=$(mktemp -d)
+go build -o "$tmp/simfab" ./scripts/simfab
+"$tmp/simfab" fattree -levels 2 -hosts "$hosts" -radix "$radix" >"$tmp/fabric.net"
+eval "$("$tmp/simfab" start "$tmp/fabric.net")"
+trap '"$tmp/simfab" stop "$SIMFAB_DIR"; rm -rf "$tmp"' EXIT
+export SIM_HOST=H-0001
+
+# ms runs a command $runs times and prints the mean wall time in ms.
+ms() {
+	local start end
+	start=$(date +%s%N)
+	for _ in $(seq "$runs"); do "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }; done
+	end=$(date +%s%N)
+	echo $(((end - start) / runs / 1000000))
+}
+
+leaf_lid=$("$bin" ibaddr -L 0,1 | awk '{print $3}')
+echo
+echo "== $hosts hosts, radix $radix, attached at H-0001; mean of $runs runs (wall time)"
+printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio
+for cmd in "smpquery -D portinfo 0,1 1" "perfquery -x $leaf_lid 1" "ibroute -D 0,1" "ibroute -D 0,1,$((radix / 2 + 1))"; do
+	# shellcheck disable=SC2086 # split the command into words
+	ref=$(cd "$tmp" && LD_PRELOAD=$shim ms $cmd)
+	# shellcheck disable=SC2086
+	ours=$(ms "$bin" $cmd)
+	printf '%-40s %10s ms %10s ms %7sx\n' "$cmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')"
+done
