@@ -18,6 +18,9 @@ type Path struct {
 	// DR is the directed-route initial path: DR[0] is 0, the local port,
 	// then the exit port at each hop. Nil for a LID-routed MAD.
 	DR []uint8
+	// DrSLID is, in a combined route, the LID the DR part's responses
+	// return to: this port's LID. Zero otherwise.
+	DrSLID rdma.LID
 	// SL is the service level of a LID-routed MAD.
 	SL uint8
 	// QPN and QKey address a GMP's queue pair; zero means the class's
@@ -62,8 +65,8 @@ func (p Path) Validate() error {
 	switch {
 	case len(p.DR) == 0:
 		return fmt.Errorf("empty directed route")
-	case p.LID != 0:
-		return fmt.Errorf("%v: routes with a LID-routed part are not supported", p)
+	case p.LID != 0 && (p.LID > maxUnicastLID || p.DrSLID == 0 || p.DrSLID > maxUnicastLID):
+		return fmt.Errorf("%v: a combined route needs unicast LIDs for its LID-routed part and for DrSLID", p)
 	case p.DR[0] != 0:
 		return fmt.Errorf("directed route %s does not start at 0, the local port", p.drString())
 	case len(p.DR) > MaxHops:
@@ -84,9 +87,18 @@ func (p Path) String() string {
 	}
 	// A route that starts and ends by DR has permissive DrSLID and
 	// DrDLID, which libibmad prints as 65535.
-	b.WriteString("DR path slid 65535; dlid 65535; ")
+	fmt.Fprintf(&b, "DR path slid %d; dlid 65535; ", p.drSLID())
 	b.WriteString(p.drString())
 	return b.String()
+}
+
+// drSLID is the DR header's DrSLID: the permissive LID unless the route
+// has a LID-routed part.
+func (p Path) drSLID() rdma.LID {
+	if p.LID > 0 {
+		return p.DrSLID
+	}
+	return rdma.PermissiveLID
 }
 
 func (p Path) drString() string {

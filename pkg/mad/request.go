@@ -102,7 +102,7 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 		d := DRSMPHeader{
 			HopCount: uint8(r.Path.Hops()),
 			MKey:     r.MKey,
-			DrSLID:   0xffff,
+			DrSLID:   r.Path.drSLID(),
 			DrDLID:   0xffff,
 		}
 		copy(d.InitialPath[:], r.Path.DR)

@@ -259,6 +259,8 @@ func TestRequestValidation(t *testing.T) {
 		{mad.Request{Path: mad.DRPath(make([]uint8, 65)...), Class: mad.ClassSMI, AttrID: 0x11}, "64 hops: at most 63"},
 		{mad.Request{Path: mad.LIDPath(1), Class: mad.ClassSMIDirect, AttrID: 0x11}, "needs a DR path"},
 		{mad.Request{Path: mad.LIDPath(1), Class: mad.ClassPerf, Data: make([]byte, 193)}, "room for 192"},
+		{mad.Request{Path: mad.Path{LID: 3, DR: []uint8{0, 1}}, Class: mad.ClassSMI, AttrID: 0x11}, "a combined route needs unicast LIDs"},
+		{mad.Request{Path: mad.Path{LID: 0xc001, DR: []uint8{0, 1}, DrSLID: 2}, Class: mad.ClassSMI, AttrID: 0x11}, "a combined route needs unicast LIDs"},
 	}
 	x := mad.NewTransactor(madtest.New(answer), mad.TransactorOptions{})
 	defer x.Close()
@@ -277,10 +279,38 @@ func TestPathString(t *testing.T) {
 		{mad.LIDPath(12), "Lid 12"},
 		{mad.DRPath(0), "DR path slid 65535; dlid 65535; 0"},
 		{mad.DRPath(0, 1, 3), "DR path slid 65535; dlid 65535; 0,1,3"},
+		{mad.Path{LID: 3, DR: []uint8{0, 1}, DrSLID: 2}, "Lid 3 DR path slid 2; dlid 65535; 0,1"},
 	}
 	for _, tt := range tests {
 		if got := tt.p.String(); got != tt.want {
 			t.Errorf("String() = %q, want %q", got, tt.want)
 		}
+	}
+}
+
+// TestCombinedRoute checks a DR SMP with a LID-routed part goes to the LID
+// with the DR header's DrSLID set to ours, as libibmad sends it.
+func TestCombinedRoute(t *testing.T) {
+	var sent []byte
+	var addr mad.Address
+	h := func(req *mad.Packet) []mad.Packet {
+		sent = append([]byte(nil), req.MAD...)
+		addr = req.Addr
+		return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, nil)}
+	}
+	x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{})
+	defer x.Close()
+	p := mad.Path{LID: 3, DR: []uint8{0, 5}, DrSLID: 2}
+	if _, err := x.Do(context.Background(), &mad.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: 0x11}); err != nil {
+		t.Fatal(err)
+	}
+	if addr.LID != 3 || sent[1] != byte(mad.ClassSMIDirect) || sent[7] != 1 {
+		t.Errorf("sent to LID %d, class %#x, hop count %d; want LID 3, DR class, 1 hop", addr.LID, sent[1], sent[7])
+	}
+	if slid, dlid := binary.BigEndian.Uint16(sent[32:]), binary.BigEndian.Uint16(sent[34:]); slid != 2 || dlid != 0xffff {
+		t.Errorf("DrSLID %d DrDLID %#x, want 2 and 0xffff", slid, dlid)
+	}
+	if sent[128] != 0 || sent[129] != 5 {
+		t.Errorf("initial path % x, want 00 05", sent[128:130])
 	}
 }

@@ -1,0 +1,536 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+func init() {
+	register(Tool{
+		Name:    "ibportstate",
+		Summary: "query or change a port's state, speed, width, MTU, LIDs or M_Key",
+		New:     func(f *Factory) *cobra.Command { return newIbportstateCmd(f, nil) },
+	})
+}
+
+// portOp is one of ibportstate's operations without a value.
+type portOp string
+
+// ibportstate's operations without a value; one at most.
+const (
+	opQuery   portOp = "query"
+	opEnable  portOp = "enable"
+	opDisable portOp = "disable"
+	opReset   portOp = "reset"
+	opDown    portOp = "down"
+	opArm     portOp = "arm"
+	opActive  portOp = "active"
+	opOn      portOp = "on"
+	opOff     portOp = "off"
+)
+
+// portSetting is one of ibportstate's operations that take a value: its
+// name and the largest value it takes.
+type portSetting struct {
+	name     string
+	min, max uint64
+	// also allows one value past max (width's 255: "what is supported").
+	also uint64
+}
+
+var portSettings = []portSetting{
+	{"speed", 0, 15, 0},
+	{"espeed", 0, 31, 0},
+	{"fdr10", 0, 1, 0},
+	{"width", 0, 31, 255},
+	{"vls", 1, 5, 0},
+	{"mtu", 1, 5, 0},
+	{"lid", 1, 0xbfff, 0},
+	{"smlid", 1, 0xbfff, 0},
+	{"lmc", 0, 7, 0},
+	{"mkey", 0, ^uint64(0), 0},
+	{"mkeylease", 0, 0xffff, 0},
+	{"mkeyprot", 0, 3, 0},
+}
+
+// ibportstateOptions are ibportstate's parsed flags and arguments.
+type ibportstateOptions struct {
+	IO     IOStreams
+	Common CommonOptions
+	Target endport.Target
+	Port   int
+	Op     portOp
+	// Set holds the values given, by setting name.
+	Set map[string]uint64
+	// ShowKeys is -K: print the M_Key.
+	ShowKeys bool
+	Open     func() (*mad.Transactor, *rdma.Port, error)
+}
+
+func newIbportstateCmd(f *Factory, runF func(*ibportstateOptions) error) *cobra.Command {
+	o := &ibportstateOptions{IO: f.IO, Set: map[string]uint64{}}
+	c := &cobra.Command{
+		Use:   "ibportstate [options] <dest dr_path|lid|guid> <portnum> [<op>]...",
+		Short: "query or change a port's state, speed, width, MTU, LIDs or M_Key",
+		Long: `ibportstate shows a port's state, LIDs, widths and speeds (and, for an active
+switch port, its peer's) or changes them with a PortInfo Set, as
+infiniband-diags' ibportstate does.
+
+Operations: query (the default), enable, disable, on, off, reset, down, arm,
+active (one of these at most), and speed N, espeed N, fdr10 N, width N,
+vls N, mtu N, lid N, smlid N, lmc N, mkey N, mkeylease N, mkeyprot N.`,
+		Example: `  ibportstate 3 1              # query port 1 of LID 3
+  ibportstate -D 0,1 1         # by direct route, with the peer port
+  ibportstate 3 1 disable      # disable port 1 (may be irreversible)
+  ibportstate 3 1 speed 1      # enable 2.5 Gbps only
+  ibportstate -D 0 1 lid 0x1234 arm`,
+		Args: argsRange(2, -1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if err := o.parse(args); err != nil {
+				return err
+			}
+			o.Open = func() (*mad.Transactor, *rdma.Port, error) { return f.openTransactorAt(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
+			return ibportstateRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget)
+	c.Flags().BoolVarP(&o.ShowKeys, "show_keys", "K", false, "display security keys in output")
+	return c
+}
+
+// parse reads the target, the port and the operations.
+func (o *ibportstateOptions) parse(args []string) error {
+	t, err := o.Common.parseTarget(args[0])
+	if err != nil {
+		return err
+	}
+	o.Target = t
+	n, err := parsePortNumber(args[1])
+	if err == nil && n > 255 {
+		err = usageErrorf("invalid port number %q: out of range 0 to 255", args[1])
+	}
+	if err != nil {
+		return err
+	}
+	o.Port = n
+	for i := 2; i < len(args); i++ {
+		word := args[i]
+		switch op := portOp(word); op {
+		case opQuery, opEnable, opDisable, opReset, opDown, opArm, opActive, opOn, opOff:
+			if o.Op != "" {
+				return usageErrorf("%s: only one of query, enable, disable, on, off, reset, down, arm, active can be given (%s was)", word, o.Op)
+			}
+			o.Op = op
+			continue
+		}
+		s, ok := findSetting(word)
+		if !ok {
+			return usageErrorf("invalid operation: %s", word)
+		}
+		if i+1 >= len(args) {
+			return usageErrorf("%s requires an additional parameter", word)
+		}
+		i++
+		v, err := parseUintArg(args[i], ^uint64(0))
+		if err == nil && (v < s.min || v > s.max) && !(s.also != 0 && v == s.also) {
+			err = fmt.Errorf("out of range %d to %d", s.min, s.max)
+		}
+		if err != nil {
+			return usageErrorf("invalid %s value %q: %v", word, args[i], err)
+		}
+		o.Set[word] = v
+	}
+	if o.Op == "" {
+		o.Op = opQuery
+	}
+	return nil
+}
+
+func findSetting(name string) (portSetting, bool) {
+	for _, s := range portSettings {
+		if s.name == name {
+			return s, true
+		}
+	}
+	return portSetting{}, false
+}
+
+// capExtendedSpeeds is PortInfo:CapabilityMask's IsExtendedSpeedsSupported.
+const capExtendedSpeeds = 1 << 14
+
+// portState is one port as ibportstate reads it.
+type portState struct {
+	path     mad.Path
+	port     int
+	isSwitch bool
+	espeed   bool // the node has extended speeds
+	data     []byte
+	pi       mad.PortInfo
+	// mepi is the MlnxExtPortInfo data, nil when the node has none.
+	mepi []byte
+}
+
+// readPort reads a port's PortInfo and whether it has extended speeds (for
+// a switch, as port 0 says).
+func readPort(q *smpQuerier, port int, isSwitch bool) (*portState, error) {
+	st := &portState{path: q.path, port: port, isSwitch: isSwitch}
+	capMask := uint32(0)
+	if isSwitch {
+		var p0 mad.PortInfo
+		if _, err := q.decode(&p0, 0); err != nil {
+			return nil, err
+		}
+		capMask = p0.CapabilityMask
+	}
+	data, err := q.decode(&st.pi, uint32(port))
+	if err != nil {
+		return nil, err
+	}
+	st.data = data
+	if !isSwitch {
+		capMask = st.pi.CapabilityMask
+	}
+	st.espeed = capMask&capExtendedSpeeds != 0
+	return st, nil
+}
+
+// appendPortState is ibportstate's show_port_info.
+func appendPortState(b []byte, st *portState, showKeys bool) []byte {
+	l := mad.LayoutByName("PortInfo")
+	names := []string{"LinkState", "PhysLinkState", "LID", "SMLID", "LMC",
+		"LinkWidthSupported", "LinkWidthEnabled", "LinkWidthActive",
+		"LinkSpeedSupported", "LinkSpeedEnabled", "LinkSpeedActive"}
+	if st.espeed {
+		names = append(names, "LinkSpeedExtSupported", "LinkSpeedExtEnabled", "LinkSpeedExtActive")
+	}
+	if !st.isSwitch || st.port == 0 {
+		names = append(names, "MKey", "MKeyLeasePeriod", "ProtectBits")
+	}
+	b = fmt.Appendf(b, "# Port info: %s port %d\n", st.path, st.port)
+	for _, name := range names {
+		f, _ := l.Field(name)
+		b = mad.AppendDotted(b, f.Label)
+		if name == "MKey" && !showKeys {
+			b = append(b, notDisplayed...)
+		} else {
+			b = f.AppendValue(b, st.data)
+		}
+		b = append(b, '\n')
+	}
+	return b
+}
+
+// mlnxExtPortInfo reports whether infiniband-diags reads Mellanox's
+// extended port info from a node (its is_mlnx_ext_port_info_supported).
+func mlnxExtPortInfo(vendorID uint32, devID uint16) bool {
+	d := devID
+	bull := vendorID == 0x119f
+	switch {
+	case d >= 0xc738 && d <= 0xc73b, d == 0xc839, d == 0xcb20, d == 0xcf08, d == 0xcf09, d == 0xd2f0:
+		return true
+	case bull && (d == 0x1b02 || d == 0x1b50 || d == 0x1ba0 || (d >= 0x1bd0 && d <= 0x1bd5) || d == 0x1bf0):
+		return true
+	case d >= 0x1003 && d <= 0x101b, d == 0xa2d2:
+		return true
+	case bull && (d == 0x1b33 || d == 0x1b73 || d == 0x1b40 || d == 0x1b41 || d == 0x1b60 || d == 0x1b61 ||
+		d == 0x1b83 || d == 0x1b93 || d == 0x1b94 || d == 0x1bb4 || d == 0x1bb5 || (d >= 0x1bc4 && d <= 0x1bc6)):
+		return true
+	}
+	return false
+}
+
+// ibportstate is one run, printing as it goes: like infiniband-diags, a
+// failure half way leaves what was read on stdout.
+type ibportstate struct {
+	o   *ibportstateOptions
+	out []byte
+	doc map[string]any
+}
+
+func (r *ibportstate) printf(format string, a ...any) { r.out = fmt.Appendf(r.out, format, a...) }
+
+func (r *ibportstate) flush() error {
+	if r.o.Common.JSON {
+		r.out = r.out[:0]
+		return nil
+	}
+	_, err := r.o.IO.Out.Write(r.out)
+	r.out = r.out[:0]
+	return err
+}
+
+func ibportstateRun(o *ibportstateOptions) error {
+	p, err := smpPath(o.Target)
+	if err != nil {
+		return err
+	}
+	x, local, err := o.Open()
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	r := &ibportstate{o: o, doc: map[string]any{"target": p.String(), "port": o.Port}}
+	err = r.run(&smpQuerier{ctx: o.Common.context(), x: x, path: p}, local)
+	if ferr := r.flush(); err == nil {
+		err = ferr
+	}
+	if err == nil && o.Common.JSON {
+		err = writeJSONDocument(o.IO.Out, r.doc)
+	}
+	return err
+}
+
+func (r *ibportstate) run(q *smpQuerier, local *rdma.Port) error {
+	o := r.o
+	ni, _, err := q.nodeInfo()
+	if err != nil {
+		return err
+	}
+	isSwitch := ni.NodeType == nodeTypeSwitch
+	_, mkey := o.Set["mkey"]
+	_, lease := o.Set["mkeylease"]
+	_, prot := o.Set["mkeyprot"]
+	if (mkey || lease || prot) && isSwitch && o.Port != 0 {
+		return usageErrorf("can't set M_Key fields on switch port %d: only on port 0", o.Port)
+	}
+	kind := "CA/RT"
+	if isSwitch {
+		kind = "Switch"
+	}
+	changing := o.Op != opQuery || len(o.Set) > 0
+	if changing {
+		r.printf("Initial %s PortInfo:\n", kind)
+	} else {
+		r.printf("%s PortInfo:\n", kind)
+	}
+	st, err := readPort(q, o.Port, isSwitch)
+	if err != nil {
+		return err
+	}
+	r.out = appendPortState(r.out, st, o.ShowKeys)
+	r.doc["portInfo"] = r.jsonPort(st)
+	if mlnxExtPortInfo(uint32(ni.VendorID), ni.DeviceID) {
+		if st.mepi, err = q.get(mad.LayoutByName("MlnxExtPortInfo"), uint32(o.Port)); err != nil {
+			return err
+		}
+		r.printf("# MLNX ext Port info: %s port %d\n", q.path, o.Port)
+		r.out = mad.LayoutByName("MlnxExtPortInfo").AppendDump(r.out, st.mepi)
+	}
+	if err := r.flush(); err != nil {
+		return err
+	}
+	if changing {
+		return r.change(q, st)
+	}
+	if !isSwitch || o.Port == 0 || st.pi.LinkState != 4 {
+		return nil
+	}
+	return r.peer(q, st, local)
+}
+
+// change sends the PortInfo Set the operations ask for and shows the
+// result.
+func (r *ibportstate) change(q *smpQuerier, st *portState) error {
+	o := r.o
+	data := append([]byte(nil), st.data[:mad.SMPDataLen]...)
+	l := mad.LayoutByName("PortInfo")
+	set := func(name string, v uint64) {
+		f, _ := l.Field(name)
+		f.SetValue(data, v)
+	}
+	physState := st.pi.PhysLinkState
+	// A Set with LID 0 or 0xffff fails: keep something valid there.
+	if _, ok := o.Set["lid"]; !ok && (st.pi.LID == 0 || st.pi.LID == 0xffff) {
+		set("LID", 0x1234)
+	}
+	if _, ok := o.Set["smlid"]; !ok && (st.pi.SMLID == 0 || st.pi.SMLID == 0xffff) {
+		set("SMLID", 0x1234)
+	}
+	set("LinkState", 0)     // no change
+	set("PhysLinkState", 0) // no change
+	switch o.Op {
+	case opOn:
+		if physState != 3 {
+			r.printf("Port is already in enable state\n")
+			return r.flush()
+		}
+		set("PhysLinkState", 2) // Polling
+	case opEnable, opReset:
+		set("PhysLinkState", 2)
+	case opOff, opDisable:
+		r.printf("Disable may be irreversible\n")
+		set("PhysLinkState", 3)
+	case opDown:
+		set("LinkState", 1)
+	case opArm:
+		set("LinkState", 3)
+	case opActive:
+		set("LinkState", 4)
+	}
+	// Enabled speeds and width are always written; 0 is no change.
+	set("LinkSpeedEnabled", o.Set["speed"])
+	set("LinkSpeedExtEnabled", o.Set["espeed"])
+	set("LinkWidthEnabled", o.Set["width"])
+	for name, field := range map[string]string{"vls": "OperationalVLs", "mtu": "NeighborMTU", "lid": "LID", "smlid": "SMLID", "lmc": "LMC", "mkey": "MKey", "mkeylease": "MKeyLeasePeriod", "mkeyprot": "ProtectBits"} {
+		if v, ok := o.Set[name]; ok {
+			set(field, v)
+		}
+	}
+	if v, ok := o.Set["fdr10"]; ok {
+		mepi := make([]byte, mad.SMPDataLen)
+		copy(mepi, st.mepi)
+		ml := mad.LayoutByName("MlnxExtPortInfo")
+		sce, _ := ml.Field("StateChangeEnable")
+		sce.SetValue(mepi, 1) // FDR10
+		lse, _ := ml.Field("LinkSpeedEnabled")
+		lse.SetValue(mepi, v)
+		resp, err := q.x.Do(q.ctx, &mad.Request{Path: q.path, Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: ml.ID, AttrMod: uint32(o.Port), Name: ml.Name, Data: mepi[:mad.SMPDataLen]})
+		if err != nil {
+			return err
+		}
+		r.printf("\nAfter MLNXExtendedPortInfo set:\n# MLNX ext Port info: %s port %d\n", q.path, o.Port)
+		r.out = ml.AppendDump(r.out, resp.Data())
+	}
+	mod := uint32(o.Port)
+	if st.espeed {
+		mod |= 1 << 31
+	}
+	resp, err := q.x.Do(q.ctx, &mad.Request{Path: q.path, Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: mad.AttrPortInfo, AttrMod: mod, Name: "PortInfo", Data: data})
+	if err != nil {
+		return err
+	}
+	after := *st
+	after.data = resp.Data()
+	_ = after.pi.UnmarshalBinary(after.data)
+	r.printf("\nAfter PortInfo set:\n")
+	r.out = appendPortState(r.out, &after, o.ShowKeys)
+	r.doc["after"] = r.jsonPort(&after)
+	return r.flush()
+}
+
+// peer shows the port at the other end of an active switch port, reached
+// one hop further by direct route, and warns where the two disagree on
+// width or speed.
+func (r *ibportstate) peer(q *smpQuerier, st *portState, local *rdma.Port) error {
+	pp := q.path
+	if pp.IsDR() {
+		if len(pp.DR) >= mad.MaxHops {
+			return fmt.Errorf("%s: too many hops to reach the peer port", pp)
+		}
+		pp.DR = append(append([]uint8(nil), pp.DR...), uint8(st.port))
+	} else {
+		// A combined route: LID-routed to the switch, then out of the port.
+		pp = mad.Path{LID: pp.LID, DR: []uint8{0, uint8(st.port)}, DrSLID: local.LID}
+	}
+	pq := &smpQuerier{ctx: q.ctx, x: q.x, path: pp}
+	ni, _, err := pq.nodeInfo()
+	if err != nil {
+		return withContext(err, "peer port")
+	}
+	r.printf("Peer PortInfo:\n")
+	peer, err := readPort(pq, int(ni.LocalPortNum), ni.NodeType == nodeTypeSwitch)
+	if err != nil {
+		return withContext(err, "peer port")
+	}
+	if mlnxExtPortInfo(uint32(ni.VendorID), ni.DeviceID) {
+		if peer.mepi, err = pq.get(mad.LayoutByName("MlnxExtPortInfo"), uint32(peer.port)); err != nil {
+			return withContext(err, "peer port")
+		}
+	}
+	r.out = appendPortState(r.out, peer, r.o.ShowKeys)
+	if peer.mepi != nil {
+		r.printf("# MLNX ext Port info: %s port %d\n", pp, peer.port)
+		r.out = mad.LayoutByName("MlnxExtPortInfo").AppendDump(r.out, peer.mepi)
+	}
+	r.doc["peer"] = r.jsonPort(peer)
+	if err := r.flush(); err != nil {
+		return err
+	}
+	for _, w := range peerWarnings(st, peer) {
+		fmt.Fprintf(r.o.IO.ErrOut, "ibportstate: warning: %s\n", w)
+	}
+	return nil
+}
+
+func (r *ibportstate) jsonPort(st *portState) map[string]any {
+	pi := st.pi
+	if !r.o.ShowKeys {
+		pi.MKey = 0
+	}
+	return map[string]any{"path": st.path.String(), "port": st.port, "portInfo": pi}
+}
+
+// peerWarnings is ibportstate's validate_width, validate_speed and
+// validate_extended_speed: the best width and speed both ends enable,
+// when the link runs at something else.
+func peerWarnings(st, peer *portState) []string {
+	var warn []string
+	enabled := func(e, s uint8, all uint8) uint8 {
+		if e == all {
+			return s
+		}
+		return e
+	}
+	a, b := st.pi, peer.pi
+	width := enabled(a.LinkWidthEnabled, a.LinkWidthSupported, 255) & enabled(b.LinkWidthEnabled, b.LinkWidthSupported, 255)
+	for _, w := range []struct {
+		bit  uint8
+		name string
+	}{{8, "12x"}, {4, "8x"}, {2, "4x"}, {16, "2x"}, {1, "1x"}} {
+		if width&w.bit != 0 {
+			if a.LinkWidthActive != w.bit {
+				warn = append(warn, fmt.Sprintf("Peer ports operating at active width %d rather than %d (%s)", a.LinkWidthActive, w.bit, w.name))
+			}
+			break
+		}
+	}
+	speed := enabled(a.LinkSpeedEnabled, a.LinkSpeedSupported, 15) & enabled(b.LinkSpeedEnabled, b.LinkSpeedSupported, 15)
+	for _, s := range []struct {
+		bit  uint8
+		name string
+	}{{4, "10.0 Gbps"}, {2, "5.0 Gbps"}, {1, "2.5 Gbps"}} {
+		if speed&s.bit != 0 {
+			if a.LinkSpeedActive != s.bit {
+				warn = append(warn, fmt.Sprintf("Peer ports operating at active speed %d rather than %d (%s)", a.LinkSpeedActive, s.bit, s.name))
+			}
+			break
+		}
+	}
+	if st.espeed && peer.espeed {
+		espeed := enabled(a.LinkSpeedExtEnabled, a.LinkSpeedExtSupported, 31) & enabled(b.LinkSpeedExtEnabled, b.LinkSpeedExtSupported, 31)
+		for _, s := range []struct {
+			bit  uint8
+			name string
+		}{{8, "106.25 Gbps"}, {4, "53.125 Gbps"}, {2, "25.78125 Gbps"}, {1, "14.0625 Gbps"}} {
+			if espeed&s.bit != 0 {
+				if a.LinkSpeedExtActive != s.bit {
+					warn = append(warn, fmt.Sprintf("Peer ports operating at active extended speed %d rather than %d (%s)", a.LinkSpeedExtActive, s.bit, s.name))
+				}
+				break
+			}
+		}
+	} else if fdr10(st.mepi, "LinkSpeedEnabled") && fdr10(peer.mepi, "LinkSpeedEnabled") && !fdr10(st.mepi, "LinkSpeedActive") {
+		warn = append(warn, fmt.Sprintf("Peer ports operating at active speed %d rather than FDR10", a.LinkSpeedActive))
+	}
+	return warn
+}
+
+// fdr10 reports whether a MlnxExtPortInfo speed field has FDR10 (bit 0).
+func fdr10(mepi []byte, field string) bool {
+	if mepi == nil {
+		return false
+	}
+	f, _ := mad.LayoutByName("MlnxExtPortInfo").Field(field)
+	return f.Value(mepi)&1 != 0
+}
