@@ -51,6 +51,9 @@ type fakeSys struct {
 	unregErr error
 	writeErr error
 	pollErr  error
+	pollIntr int   // polls that fail with EINTR first
+	revents  int16 // when set, the device's revents instead of POLLIN
+	short    bool  // writes of the device write one byte less
 	efdErr   error
 	closeErr error
 }
@@ -128,6 +131,9 @@ func (f *fakeSys) Write(fd int, p []byte) (int, error) {
 		return 0, f.writeErr
 	}
 	f.writes = append(f.writes, append([]byte(nil), p...))
+	if f.short {
+		return len(p) - 1, nil
+	}
 	return len(p), nil
 }
 
@@ -176,6 +182,11 @@ func (f *fakeSys) Poll(fds []unix.PollFd, timeout int) (int, error) {
 	for {
 		f.mu.Lock()
 		f.polls++
+		if f.pollIntr > 0 {
+			f.pollIntr--
+			f.mu.Unlock()
+			return 0, unix.EINTR
+		}
 		if f.pollErr != nil {
 			f.mu.Unlock()
 			return 0, f.pollErr
@@ -183,10 +194,15 @@ func (f *fakeSys) Poll(fds []unix.PollFd, timeout int) (int, error) {
 		n := 0
 		for i := range fds {
 			fds[i].Revents = 0
-			if fds[i].Fd == fakeUmadFD && len(f.reads) > 0 || fds[i].Fd == fakeEventFD && f.counter > 0 {
+			switch {
+			case fds[i].Fd == fakeUmadFD && f.revents != 0:
+				fds[i].Revents = f.revents
+			case fds[i].Fd == fakeUmadFD && len(f.reads) > 0, fds[i].Fd == fakeEventFD && f.counter > 0:
 				fds[i].Revents = unix.POLLIN
-				n++
+			default:
+				continue
 			}
+			n++
 		}
 		ch := f.changed
 		f.mu.Unlock()

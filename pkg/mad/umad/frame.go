@@ -91,7 +91,10 @@ func timeoutMS(d time.Duration) uint32 {
 	if d <= 0 {
 		return 0
 	}
-	ms := (d + time.Millisecond - 1) / time.Millisecond
+	ms := d / time.Millisecond
+	if d%time.Millisecond != 0 {
+		ms++
+	}
 	return uint32(min(ms, math.MaxUint32))
 }
 

@@ -65,8 +65,8 @@ var framePool = sync.Pool{New: func() any { return new([HeaderLen + mad.Size]byt
 // Open opens the umad device of port on RDMA device dev, as fsys (a sysfs
 // tree) lists them, and registers opts.Agents. An empty dev picks the umad
 // device with the lowest N, among those of the given port when port is not
-// 0. ctx bounds nothing beyond its state at the call: the calls do not
-// block.
+// 0. Open returns ctx.Err() when ctx has ended; otherwise ctx does not
+// matter, as none of the calls Open makes blocks.
 //
 // Failures to open the device are *rdma.SysError values: errors.Is matches
 // os.ErrPermission for EACCES and EPERM and os.ErrNotExist for ENOENT and
@@ -227,7 +227,9 @@ func (p *Port) Device() rdma.UmadDevice { return p.dev }
 // p.Addr is the destination: the permissive LID for a directed-route SMP,
 // QP1 and its Q_Key for a GMP. p.Timeout, rounded up to milliseconds, is
 // how long the kernel waits for the response before it returns the request
-// from Recv with ETIMEDOUT; the kernel does not retry.
+// from Recv with ETIMEDOUT; the kernel does not retry. The kernel refuses
+// a request (EINVAL) while one of the same class and TID is still waiting
+// for its response or timeout.
 func (p *Port) Send(pkt *mad.Packet) error {
 	if len(pkt.MAD) < minSendLen {
 		return fmt.Errorf("%s: a MAD to send needs at least %d bytes, not %d", p.path, minSendLen, len(pkt.MAD))
@@ -376,8 +378,8 @@ func (p *Port) wait(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// The kernel reports POLLERR, never POLLIN, once the device is gone; a
-	// read would only say EAGAIN.
+	// Once the device is gone (its agents dead) the kernel reports POLLERR
+	// alone. Say so here rather than poll again at once.
 	if ev := fds[0].Revents; ev&unix.POLLIN == 0 && ev&(unix.POLLERR|unix.POLLHUP|unix.POLLNVAL) != 0 {
 		return fmt.Errorf("%w (the device reports an error: was it removed?)", p.sysErr("poll", unix.EIO))
 	}
