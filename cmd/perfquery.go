@@ -283,7 +283,7 @@ func perfqueryRun(o *perfqueryOptions) error {
 		}
 		q.path = mad.LIDPath(local.LID)
 		o.Port = local.Number
-	} else if q.path, err = gmpPath(*o.Target); err != nil {
+	} else if q.path, err = gmpPath(*o.Target, "performance MADs"); err != nil {
 		return err
 	}
 	// Text goes out port by port, as infiniband-diags prints it, so a
@@ -301,14 +301,15 @@ func perfqueryRun(o *perfqueryOptions) error {
 	return nil
 }
 
-// gmpPath turns a target into the LID route a GMP takes.
-func gmpPath(t endport.Target) (mad.Path, error) {
+// gmpPath turns a target into the LID route a GMP takes; what names the
+// MADs in the message for a DR path ("performance MADs").
+func gmpPath(t endport.Target, what string) (mad.Path, error) {
 	p, err := smpPath(t)
 	if err != nil {
 		return p, err
 	}
 	if p.IsDR() {
-		return p, usageErrorf("target %s: performance MADs are LID routed; give a LID", t)
+		return p, usageErrorf("target %s: %s are LID routed; give a LID", t, what)
 	}
 	return p, nil
 }

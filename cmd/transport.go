@@ -2,19 +2,21 @@ package cmd
 
 import (
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/ibsim"
+	"github.com/ibtool/ibtool/pkg/mad/umad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
-// errNoKernelTransport is what MAD tools say off the simulator until the
-// kernel transport (pkg/mad/umad) is in.
-var errNoKernelTransport = errors.New("the kernel MAD transport (/dev/infiniband/umad*) is not in ibtool yet; use the simulator (--sim, IBTOOL_SIM=1 or IBSIM_SOCKNAME)")
+// kernelGrace is how much longer than the kernel ibtool waits for a
+// response on umad, so the kernel's timeout report comes first and frees
+// the TID for the resend.
+const kernelGrace = 50 * time.Millisecond
 
 // openTransactor opens the MAD transport the options name, the simulator
 // or the kernel's, and starts a Transactor on it with -t and --retries.
@@ -27,14 +29,19 @@ func (f *Factory) openTransactor(o *CommonOptions) (*mad.Transactor, error) {
 // openTransactorAt is openTransactor that also returns the local port the
 // MADs leave from (its LID and number, for tools that query themselves).
 func (f *Factory) openTransactorAt(o *CommonOptions) (*mad.Transactor, *rdma.Port, error) {
-	if !f.useSim(o) {
-		return nil, nil, errNoKernelTransport
+	var tr mad.Transport
+	var port *rdma.Port
+	var err error
+	opts := o.transactorOptions()
+	if f.useSim(o) {
+		tr, port, err = f.openSimTransport(o)
+	} else {
+		tr, port, err = f.openKernelTransport(o)
+		opts.Grace = kernelGrace
 	}
-	tr, port, err := f.openSimTransport(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	opts := o.transactorOptions()
 	if o.Verbose >= 2 {
 		opts.Trace = madTracer(f.IO.ErrOut)
 	}
@@ -81,6 +88,26 @@ func (f *Factory) openSimTransport(o *CommonOptions) (mad.Transport, *rdma.Port,
 		return nil, nil, &UsageError{Err: err}
 	}
 	return c, port, nil
+}
+
+// openKernelTransport opens the umad device of the local end port the
+// flags name (the first active port by default) in the sysfs tree --sysfs,
+// $IBTOOL_SYSFS or /sys describes.
+func (f *Factory) openKernelTransport(o *CommonOptions) (mad.Transport, *rdma.Port, error) {
+	fsys, root, err := f.localSysfs(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	devs := rdma.NewFS(fsys, root)
+	dev, port, err := o.Local.Resolve(devs)
+	if err != nil {
+		return nil, nil, &UsageError{Err: err}
+	}
+	p, err := umad.Open(o.context(), devs, dev.Name, port.Number, umad.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, port, nil
 }
 
 // smpPath turns a target into the path an SMP takes: a LID, a DR path, or

@@ -18,8 +18,24 @@ type Request struct {
 	Name string
 	// Data is the attribute data, copied to the class's data area.
 	Data []byte
-	// MKey is the SMP M_Key (byte 24 of an SMP).
+	// DataOffset, when not 0, is where the attribute data starts in the
+	// MAD instead of the class's usual place (congestion control's
+	// CongestionLog starts at byte 32).
+	DataOffset int
+	// MKey is the SMP M_Key, or a congestion control MAD's CC_Key: both
+	// at byte 24.
 	MKey uint64
+}
+
+// dataStart returns where r's attribute data starts in a MAD of class c.
+func (r *Request) dataStart(c Class) (int, error) {
+	if r.DataOffset != 0 {
+		if r.DataOffset < HeaderLen || r.DataOffset >= Size {
+			return 0, fmt.Errorf("%v: data offset %d outside the MAD", r, r.DataOffset)
+		}
+		return r.DataOffset, nil
+	}
+	return dataOffset(c)
 }
 
 // dataOffset returns where class c's attribute data starts in a MAD.
@@ -73,7 +89,7 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 	if err := r.Path.Validate(); err != nil {
 		return 0, err
 	}
-	off, err := dataOffset(class)
+	off, err := r.dataStart(class)
 	if err != nil {
 		return 0, err
 	}
@@ -84,6 +100,9 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 	version := r.ClassVersion
 	if version == 0 {
 		version = 1
+		if class == ClassSA || class == ClassCC {
+			version = 2 // as libibmad sends them
+		}
 	}
 	h := Header{
 		BaseVersion:  BaseVersion,
@@ -109,7 +128,7 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 		if err := d.MarshalTo(mad); err != nil {
 			return 0, err
 		}
-	case ClassSMI:
+	case ClassSMI, ClassCC:
 		binary.BigEndian.PutUint64(mad[drMKeyOffset:], r.MKey)
 	}
 	copy(mad[off:], r.Data)

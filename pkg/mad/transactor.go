@@ -29,6 +29,11 @@ type TransactorOptions struct {
 	Window int
 	// Trace, when set, sees every MAD sent (out) and received.
 	Trace func(out bool, p *Packet)
+	// Grace is added to Timeout for the wait in user space, while the
+	// transport is asked to time a request out after Timeout. The kernel
+	// refuses a resend whose TID it still waits on, so on umad the
+	// kernel's own timeout report must come first; ibsim needs none.
+	Grace time.Duration
 }
 
 // Transactor sends requests over a Transport and matches responses to them
@@ -171,7 +176,7 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 		if err := t.tr.Send(out); err != nil {
 			return nil, fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
 		}
-		timer.Reset(t.opts.Timeout)
+		timer.Reset(t.opts.Timeout + t.opts.Grace)
 		p, err := t.wait(ctx, w, timer)
 		switch {
 		case err != nil:
@@ -233,7 +238,7 @@ func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*R
 	case h.AttrID != r.AttrID:
 		return nil, bad("attribute %#04x, want %#04x", uint16(h.AttrID), uint16(r.AttrID))
 	}
-	off, _ := dataOffset(class)
+	off, _ := r.dataStart(class)
 	end := Size
 	if class.IsSMP() {
 		end = off + SMPDataLen

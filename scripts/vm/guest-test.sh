@@ -63,5 +63,28 @@ same "ibstat rxe0 1" ibstat rxe0 1
 same "ibstatus" ibstatus
 same "ibstatus rxe0:1" ibstatus rxe0:1
 
+# fails_cleanly NAME EXIT CMD...: `ibtool CMD` must exit EXIT with one
+# line on stderr naming the tool (a real kernel's errors, not a panic).
+fails_cleanly() {
+	name=$1
+	want=$2
+	shift 2
+	"$IBTOOL" "$@" >/tmp/got.out 2>/tmp/got.err
+	got=$?
+	lines=$(wc -l </tmp/got.err)
+	if [ $got -eq "$want" ] && [ "$lines" -eq 1 ] && grep -q "^$1: " /tmp/got.err; then
+		pass "$name: $(cat /tmp/got.err)"
+	else
+		fail "$name (exit $got, want $want)"
+		cat /tmp/got.err /tmp/got.out | head -10
+	fi
+}
+
+# The kernel MAD transport (umad) on a RoCE port: it opens, registers its
+# agents and sends; rxe has no SMA or PMA, so the MADs go unanswered.
+ls -l /dev/infiniband/ 2>&1
+fails_cleanly "perfquery over umad" 3 perfquery -t 200 --retries 1 1 1
+fails_cleanly "smpquery over umad" 3 smpquery -t 200 --retries 0 nodeinfo 1
+
 echo "$fails checks failed"
 [ $fails -eq 0 ]
