@@ -1,0 +1,70 @@
+package cmd
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// copyFixture copies a sysfs fixture tree to a temporary directory the
+// test may write.
+func copyFixture(t *testing.T, name string) string {
+	t.Helper()
+	dst := t.TempDir()
+	if out, err := exec.Command("cp", "-r", filepath.Join(sysfsFixtures, name)+"/.", dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v: %s", err, out)
+	}
+	return dst
+}
+
+func TestSetNodedesc(t *testing.T) {
+	tree := copyFixture(t, "mlx5")
+	run := func(args ...string) (int, string, string) {
+		f, out, errOut := testFactory(nil)
+		code := Main(append([]string{"set_nodedesc.sh", "--sysfs", tree}, args...), f)
+		return code, out.String(), errOut.String()
+	}
+	if code, out, _ := run("-v"); code != 0 || out != "mlx5_0: node01 mlx5_0\nmlx5_1: node01 mlx5_1\n" {
+		t.Fatalf("-v: exit %d, %q", code, out)
+	}
+	if code, out, errOut := run("-C", "mlx5_1", "node17 HCA-2"); code != 0 || out != "" || errOut != "" {
+		t.Fatalf("set: exit %d, %q, %q", code, out, errOut)
+	}
+	if code, out, _ := run("-v"); code != 0 || out != "mlx5_0: node01 mlx5_0\nmlx5_1: node17 HCA-2\n" {
+		t.Errorf("after set: exit %d, %q", code, out)
+	}
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-C", "nosuch", "x"}, ExitUsage, `no RDMA device "nosuch"`},
+		{[]string{strings.Repeat("x", 65)}, ExitUsage, "65 bytes, at most 64"},
+		{[]string{"a", "b"}, ExitUsage, "expected at most 1 argument"},
+	}
+	for _, tt := range tests {
+		code, _, errOut := run(tt.args...)
+		if code != tt.code || !strings.Contains(errOut, tt.msg) {
+			t.Errorf("%q: exit %d, %q; want %d and %q", tt.args, code, errOut, tt.code, tt.msg)
+		}
+	}
+	// A read-only node_desc: the error names the device and says what to do.
+	if os.Getuid() != 0 {
+		p := filepath.Join(tree, "class/infiniband/mlx5_0/node_desc")
+		if err := os.Chmod(p, 0o444); err != nil {
+			t.Fatal(err)
+		}
+		if code, _, errOut := run("-C", "mlx5_0", "x"); code != ExitFailure || !strings.Contains(errOut, "mlx5_0: ") || !strings.Contains(errOut, "run as root") {
+			t.Errorf("read-only: exit %d, %q", code, errOut)
+		}
+	}
+}
+
+func TestSetNodedescSimulator(t *testing.T) {
+	f, _, errOut := testFactory(map[string]string{"IBSIM_SOCKNAME": "nosuch"})
+	if code := Main([]string{"set_nodedesc", "x"}, f); code != ExitFailure || !strings.Contains(errOut.String(), "can only show them (-v)") {
+		t.Errorf("exit %d, %q", code, errOut)
+	}
+}
