@@ -1,0 +1,432 @@
+package cmd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+func init() {
+	register(Tool{
+		Name:    "ibtracert",
+		Summary: "trace the unicast route between two ports through the forwarding tables",
+		New:     func(f *Factory) *cobra.Command { return newIbtracertCmd(f, nil) },
+	})
+}
+
+// maxTraceHops bounds a trace, as infiniband-diags' MAXHOPS.
+const maxTraceHops = 63
+
+// ibtracertOptions are ibtracert's parsed flags and arguments.
+type ibtracertOptions struct {
+	IO     IOStreams
+	Common CommonOptions
+	// Pairs are the source and destination targets to trace.
+	Pairs [][2]endport.Target
+	// Brief is -n: GUIDs and ports only.
+	Brief bool
+	// Force is -f: go on when an end does not answer, and take a port
+	// with the destination's LID as the destination.
+	Force bool
+	// PortsFile is --ports-file: pairs read from a file.
+	PortsFile  string
+	Transactor func() (*mad.Transactor, error)
+}
+
+func newIbtracertCmd(f *Factory, runF func(*ibtracertOptions) error) *cobra.Command {
+	o := &ibtracertOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "ibtracert [options] <src-addr> <dest-addr>",
+		Short: "trace the unicast route between two ports through the forwarding tables",
+		Long: `ibtracert follows the route from one port to another hop by hop, reading each
+switch's linear forwarding table, and prints every hop as infiniband-diags'
+ibtracert does. The addresses are LIDs or DR paths (from this port); with
+--ports-file, pairs of them read from a file, one pair a line.`,
+		Example: `  ibtracert 4 16         # the path between LIDs 4 and 16
+  ibtracert -n 4 16      # GUIDs and ports only
+  ibtracert --ports-file pairs.txt`,
+		Args: argsRange(0, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if o.PortsFile == "" && len(args) != 2 {
+				return &UsageError{Err: fmt.Errorf("expected <src-addr> <dest-addr>, got %d argument(s)", len(args)), Syntax: true}
+			}
+			if len(args) == 2 {
+				if err := o.addPair(args[0], args[1]); err != nil {
+					return err
+				}
+			}
+			if err := o.readPortsFile(); err != nil {
+				return err
+			}
+			o.Transactor = func() (*mad.Transactor, error) { return f.openTransactor(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
+			return ibtracertRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the addresses must be LIDs (the format decides anyway)")
+	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the addresses must be GUIDs (the format decides anyway)")
+	fl.BoolVarP(&o.Brief, "no_info", "n", false, "simple format")
+	fl.BoolVarP(&o.Force, "force", "f", false, "force")
+	fl.StringVar(&o.PortsFile, "ports-file", "", "port pairs file")
+	return c
+}
+
+func (o *ibtracertOptions) addPair(src, dst string) error {
+	s, err := o.Common.parseTarget(src)
+	if err != nil {
+		return err
+	}
+	d, err := o.Common.parseTarget(dst)
+	if err != nil {
+		return err
+	}
+	o.Pairs = append(o.Pairs, [2]endport.Target{s, d})
+	return nil
+}
+
+// readPortsFile reads --ports-file: "<src> <dst>" a line; blank lines and
+// lines starting with # are skipped.
+func (o *ibtracertOptions) readPortsFile() error {
+	if o.PortsFile == "" {
+		return nil
+	}
+	f, err := os.Open(o.PortsFile)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for n := 1; sc.Scan(); n++ {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		words := strings.Fields(line)
+		if len(words) < 2 {
+			return usageErrorf("ports-file %s, line %d: want <src-addr> <dest-addr>: %q", o.PortsFile, n, line)
+		}
+		if err := o.addPair(words[0], words[1]); err != nil {
+			return withContext(err, "ports-file %s, line %d", o.PortsFile, n)
+		}
+	}
+	return sc.Err()
+}
+
+// traceNode is a node and the port a trace reached it on, as get_node reads
+// them: NodeInfo, NodeDescription and PortInfo (port 0 of a switch).
+type traceNode struct {
+	ni   *mad.NodeInfo
+	desc string
+	pi   mad.PortInfo
+}
+
+// portNum is the port the node was reached on (NodeInfo:LocalPortNum).
+func (n *traceNode) portNum() int { return int(n.ni.LocalPortNum) }
+
+func (n *traceNode) isSwitch() bool { return n.ni.NodeType == nodeTypeSwitch }
+
+// tracer walks routes for one run.
+type tracer struct {
+	o     *ibtracertOptions
+	q     *smpQuerier
+	out   []byte
+	hops  []map[string]any
+	brief bool
+}
+
+// getNode reads a node the way infiniband-diags' get_node does.
+func (t *tracer) getNode(p mad.Path) (*traceNode, error) {
+	q := &smpQuerier{ctx: t.q.ctx, x: t.q.x, path: p}
+	ni, _, err := q.nodeInfo()
+	if err != nil {
+		return nil, err
+	}
+	var nd mad.NodeDescription
+	if _, err := q.decode(&nd, 0); err != nil {
+		return nil, err
+	}
+	n := &traceNode{ni: ni, desc: printableDesc(nd.NodeDescription)}
+	if _, err := q.decode(&n.pi, 0); err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+// printableDesc is a description up to its NUL with unprintable bytes
+// made spaces.
+func printableDesc(d mad.NodeDescString) string {
+	b := []byte(d.String())
+	for i, c := range b {
+		if c < 0x20 || c > 0x7e {
+			b[i] = ' '
+		}
+	}
+	return string(b)
+}
+
+var traceNodeTypes = []string{"???", "ca", "switch", "router", "iwarp rnic"}
+
+func traceNodeType(t uint8) string {
+	if int(t) < len(traceNodeTypes) {
+		return traceNodeTypes[t]
+	}
+	return "???"
+}
+
+// lidRange formats a port's LIDs as "2-2".
+func lidRange(pi *mad.PortInfo) string {
+	return fmt.Sprintf("%d-%d", pi.LID, int(pi.LID)+(1<<pi.LMC)-1)
+}
+
+func (t *tracer) endNode(prompt string, n *traceNode) {
+	port := n.portNum()
+	if n.isSwitch() {
+		port = 0
+	}
+	if t.brief {
+		t.out = fmt.Appendf(t.out, "%s {0x%016x}[%d]\n", prompt, uint64(n.ni.NodeGUID), port)
+	} else {
+		t.out = fmt.Appendf(t.out, "%s %s {0x%016x} portnum %d lid %s \"%s\"\n", prompt, traceNodeType(n.ni.NodeType), uint64(n.ni.NodeGUID), port, lidRange(&n.pi), n.desc)
+	}
+	t.hops = append(t.hops, map[string]any{"kind": strings.ToLower(prompt), "nodeType": traceNodeType(n.ni.NodeType), "nodeGUID": n.ni.NodeGUID, "port": port, "lid": n.pi.LID, "nodeDescription": n.desc})
+}
+
+func (t *tracer) route(outport int, n *traceNode) {
+	if t.brief {
+		t.out = fmt.Appendf(t.out, "[%d] -> {0x%016x}[%d]\n", outport, uint64(n.ni.PortGUID), n.portNum())
+	} else {
+		t.out = fmt.Appendf(t.out, "[%d] -> %s port {0x%016x}[%d] lid %s \"%s\"\n", outport, traceNodeType(n.ni.NodeType), uint64(n.ni.PortGUID), n.portNum(), lidRange(&n.pi), n.desc)
+	}
+	t.hops = append(t.hops, map[string]any{"kind": "hop", "outPort": outport, "nodeType": traceNodeType(n.ni.NodeType), "portGUID": n.ni.PortGUID, "port": n.portNum(), "lid": n.pi.LID, "nodeDescription": n.desc})
+}
+
+// sameport is infiniband-diags' test that a trace reached the destination.
+func (t *tracer) sameport(a, b *traceNode) bool {
+	return a.ni.PortGUID == b.ni.PortGUID || (t.o.Force && a.pi.LID == b.pi.LID)
+}
+
+// inactive reports a port not Active; a base switch port 0 always counts
+// as active.
+func inactive(n *traceNode, enhancedPort0 bool) bool {
+	return n.pi.LinkState != 4 && (!n.isSwitch() || enhancedPort0)
+}
+
+// lookup returns the switch's output port for lid from its LFT (and
+// whether its port 0 is enhanced).
+func (t *tracer) lookup(p mad.Path, lid rdma.LID) (int, bool, int, error) {
+	q := &smpQuerier{ctx: t.q.ctx, x: t.q.x, path: p}
+	var si mad.SwitchInfo
+	if _, err := q.decode(&si, 0); err != nil {
+		return 0, false, 0, err
+	}
+	enh := si.EnhancedPort0 != 0
+	top := int(si.LinearFDBTop)
+	if int(lid) >= int(si.LinearFDBCap) && int(lid) > top {
+		return -1, enh, top, nil
+	}
+	data, err := q.get(mad.LayoutByName("LinearForwardingTable"), uint32(lid)/lftBlockSize)
+	if err != nil {
+		return 0, enh, top, err
+	}
+	return int(data[int(lid)%lftBlockSize]), enh, top, nil
+}
+
+// findRoute walks from "from" (a DR path) to the port with LID to, as
+// infiniband-diags' find_route does, printing when dump. It returns the DR
+// path it ends on.
+func (t *tracer) findRoute(from mad.Path, to rdma.LID, dump bool) (mad.Path, error) {
+	src, err := t.getNode(from)
+	if err != nil {
+		return from, fmt.Errorf("can't reach the source port %s: %w", from, err)
+	}
+	dst, err := t.getNode(mad.LIDPath(to))
+	if err != nil {
+		if !t.o.Force {
+			return from, fmt.Errorf("can't reach the destination port Lid %d: %w", to, err)
+		}
+		dst = &traceNode{ni: &mad.NodeInfo{}, pi: mad.PortInfo{LID: uint16(to)}}
+	}
+	emit := func(f func()) {
+		if dump {
+			f()
+		}
+	}
+	emit(func() { t.endNode("From", src) })
+	node := src
+	path := mad.Path{DR: append([]uint8(nil), from.DR...)}
+	nextOut, enh := 255, false
+	if node.isSwitch() {
+		var top int
+		nextOut, enh, top, err = t.lookup(path, to)
+		if err != nil {
+			return path, err
+		}
+		if nextOut < 0 || nextOut > int(node.ni.NumPorts) {
+			return path, badTable(node, to, nextOut, top)
+		}
+	}
+	for hops := maxTraceHops; ; hops-- {
+		if hops <= 0 {
+			return path, fmt.Errorf("no route found after %d hops", maxTraceHops)
+		}
+		if inactive(node, enh) {
+			return path, fmt.Errorf("bad port state found: node %q port %d state %d", node.desc, node.portNum(), node.pi.LinkState)
+		}
+		if t.sameport(node, dst) {
+			break
+		}
+		outport := 0
+		var next *traceNode
+		if node.isSwitch() {
+			outport = nextOut
+			if len(path.DR) >= mad.MaxHops {
+				return path, errors.New("direct path too long")
+			}
+			path.DR = append(path.DR, uint8(outport))
+			if next, err = t.getNode(path); err != nil {
+				return path, fmt.Errorf("can't reach the port at %s: %w", path, err)
+			}
+			if outport == 0 {
+				if !t.sameport(next, dst) {
+					return path, badTable(node, to, outport, 0)
+				}
+				node = next
+				break // the switch's own port
+			}
+		} else {
+			// A CA or router: only the source may be one; step back to
+			// the switch the route came from, or out of the source's port.
+			outport = node.portNum()
+			if !t.sameport(node, src) {
+				return path, fmt.Errorf("can't continue: reached CA or router port 0x%x, lid %d", uint64(node.ni.PortGUID), node.pi.LID)
+			}
+			caSrc := false
+			var back uint8 // the hop stepped back over
+			if len(path.DR) > 1 {
+				back = path.DR[len(path.DR)-1]
+				path.DR = path.DR[:len(path.DR)-1]
+			} else {
+				caSrc = true
+				if outport != 0 {
+					path.DR = append(path.DR, uint8(outport))
+				}
+			}
+			if next, err = t.getNode(path); err != nil {
+				return path, fmt.Errorf("can't reach the port at %s: %w", path, err)
+			}
+			if !caSrc {
+				// The port as seen from the CA or router side.
+				next.ni.LocalPortNum = back
+			}
+		}
+		if next.isSwitch() {
+			var top int
+			nextOut, enh, top, err = t.lookup(path, to)
+			if err != nil {
+				return path, err
+			}
+			if nextOut < 0 || nextOut > int(next.ni.NumPorts) {
+				return path, badTable(next, to, nextOut, top)
+			}
+		}
+		if inactive(next, enh) {
+			return path, fmt.Errorf("bad out port state found: node %q outport %d state %d", next.desc, outport, next.pi.LinkState)
+		}
+		node = next
+		emit(func() { t.route(outport, node) })
+	}
+	emit(func() { t.endNode("To", node) })
+	return path, nil
+}
+
+func badTable(n *traceNode, lid rdma.LID, out, top int) error {
+	return fmt.Errorf("bad forwarding table entry found at: node %q lid entry %d is %d (top %d)", n.desc, lid, out, top)
+}
+
+// traceLID returns a target's LID, reading PortInfo for a DR path.
+func (t *tracer) traceLID(tg endport.Target) (mad.Path, rdma.LID, error) {
+	p, err := smpPath(tg)
+	if err != nil {
+		return p, 0, err
+	}
+	if !p.IsDR() {
+		return p, p.LID, nil
+	}
+	q := &smpQuerier{ctx: t.q.ctx, x: t.q.x, path: p}
+	var pi mad.PortInfo
+	if _, err := q.decode(&pi, 0); err != nil {
+		return p, 0, withContext(err, "resolving the LID of %s", p)
+	}
+	return p, rdma.LID(pi.LID), nil
+}
+
+func (t *tracer) trace(pair [2]endport.Target) error {
+	srcPath, srcLID, err := t.traceLID(pair[0])
+	if err != nil {
+		return err
+	}
+	_, dstLID, err := t.traceLID(pair[1])
+	if err != nil {
+		return err
+	}
+	if srcLID == 0 || dstLID == 0 {
+		return usageErrorf("bad source or destination LID (%d, %d)", srcLID, dstLID)
+	}
+	if !srcPath.IsDR() {
+		// First find a direct route to the source port from here.
+		if srcPath, err = t.findRoute(mad.DRPath(0), srcLID, false); err != nil {
+			return withContext(err, "finding a route to the source port")
+		}
+	}
+	_, err = t.findRoute(srcPath, dstLID, true)
+	return err
+}
+
+func ibtracertRun(o *ibtracertOptions) error {
+	x, err := o.Transactor()
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	t := &tracer{o: o, q: &smpQuerier{ctx: o.Common.context(), x: x}, brief: o.Brief}
+	var traces []any
+	for i, pair := range o.Pairs {
+		t.hops = nil
+		err := t.trace(pair)
+		if !o.Common.JSON {
+			if _, werr := o.IO.Out.Write(t.out); werr != nil {
+				return werr
+			}
+			t.out = t.out[:0]
+		}
+		if err != nil {
+			if o.PortsFile != "" {
+				return withContext(err, "pair %d (%s %s)", i+1, pair[0], pair[1])
+			}
+			return err
+		}
+		traces = append(traces, map[string]any{"source": pair[0].String(), "destination": pair[1].String(), "hops": t.hops})
+	}
+	if o.Common.JSON {
+		return writeJSONDocument(o.IO.Out, map[string]any{"traces": traces})
+	}
+	if o.PortsFile != "" {
+		_, err = fmt.Fprintf(o.IO.Out, "%d lid/guid pairs processed from %s\n", len(o.Pairs), o.PortsFile)
+	}
+	return err
+}
