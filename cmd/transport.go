@@ -73,10 +73,18 @@ func madTracer(w io.Writer) func(out bool, p *mad.Packet) {
 // ibsim0, as libumad2sim shows it to the C tools. The caller closes the
 // transport, which frees ibsim's client slot.
 func (f *Factory) openSimTransport(o *CommonOptions) (mad.Transport, *rdma.Port, error) {
+	return f.openSimTransportAs(o, false)
+}
+
+// openSimTransportAs is openSimTransport, attaching with the SM flag when
+// asSM: ibsim hands unsolicited GMPs (a ping to a server) only to such a
+// client.
+func (f *Factory) openSimTransportAs(o *CommonOptions, asSM bool) (mad.Transport, *rdma.Port, error) {
 	cfg, err := ibsim.FromEnv(f.Getenv)
 	if err != nil {
 		return nil, nil, &UsageError{Err: err}
 	}
+	cfg.IsSM = cfg.IsSM || asSM
 	c, err := ibsim.Dial(o.context(), cfg)
 	if err != nil {
 		return nil, nil, err
@@ -94,6 +102,20 @@ func (f *Factory) openSimTransport(o *CommonOptions) (mad.Transport, *rdma.Port,
 // flags name (the first active port by default) in the sysfs tree --sysfs,
 // $IBTOOL_SYSFS or /sys describes.
 func (f *Factory) openKernelTransport(o *CommonOptions) (mad.Transport, *rdma.Port, error) {
+	return f.openKernelTransportWith(o, nil)
+}
+
+// openServerTransport opens the transport of a server tool (ibping -S,
+// ibsysstat -S): on the kernel with agents that receive the requests it
+// answers, on the simulator attached with the SM flag.
+func (f *Factory) openServerTransport(o *CommonOptions, agents []umad.Agent) (mad.Transport, *rdma.Port, error) {
+	if f.useSim(o) {
+		return f.openSimTransportAs(o, true)
+	}
+	return f.openKernelTransportWith(o, agents)
+}
+
+func (f *Factory) openKernelTransportWith(o *CommonOptions, agents []umad.Agent) (mad.Transport, *rdma.Port, error) {
 	fsys, root, err := f.localSysfs(o)
 	if err != nil {
 		return nil, nil, err
@@ -103,7 +125,7 @@ func (f *Factory) openKernelTransport(o *CommonOptions) (mad.Transport, *rdma.Po
 	if err != nil {
 		return nil, nil, &UsageError{Err: err}
 	}
-	p, err := umad.Open(o.context(), devs, dev.Name, port.Number, umad.Options{})
+	p, err := umad.Open(o.context(), devs, dev.Name, port.Number, umad.Options{Agents: agents})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -25,6 +25,9 @@ type Request struct {
 	// MKey is the SMP M_Key, or a congestion control MAD's CC_Key: both
 	// at byte 24.
 	MKey uint64
+	// OUI is the vendor's IEEE OUI of a vendor range 2 class (bytes
+	// 37-39): 0x001405, OpenIB's, for ibping and ibsysstat.
+	OUI uint32
 }
 
 // dataStart returns where r's attribute data starts in a MAD of class c.
@@ -130,6 +133,9 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 		}
 	case ClassSMI, ClassCC:
 		binary.BigEndian.PutUint64(mad[drMKeyOffset:], r.MKey)
+	}
+	if class.IsVendorRange2() {
+		mad[37], mad[38], mad[39] = byte(r.OUI>>16), byte(r.OUI>>8), byte(r.OUI)
 	}
 	copy(mad[off:], r.Data)
 	return class, nil

@@ -1,0 +1,270 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/umad"
+)
+
+func init() {
+	register(Tool{
+		Name:    "ibping",
+		Summary: "ping a port's ibping server, or be one (-S)",
+		New:     func(f *Factory) *cobra.Command { return newIbpingCmd(f) },
+	})
+}
+
+// The OpenIB vendor classes ibping and ibsysstat use (vendor range 2, so
+// with an OUI) and the place of their data.
+const (
+	classPing      mad.Class = 0x32 // IB_VENDOR_OPENIB_PING_CLASS
+	classSysstat   mad.Class = 0x33 // IB_VENDOR_OPENIB_SYSSTAT_CLASS
+	openIBOUI                = 0x001405
+	vendor2DataOff           = 40
+	vendor2DataLen           = mad.Size - vendor2DataOff
+)
+
+// ibpingOptions are ibping's parsed flags and arguments.
+type ibpingOptions struct {
+	IO     IOStreams
+	Common CommonOptions
+	Target endport.Target
+	Count  uint64 // 0: until interrupted
+	Flood  bool
+	OUI    uint32
+	Server bool
+	ouiArg string
+	f      *Factory
+}
+
+func newIbpingCmd(f *Factory) *cobra.Command {
+	o := &ibpingOptions{IO: f.IO, f: f, OUI: openIBOUI}
+	c := &cobra.Command{
+		Use:   "ibping [options] <dest lid|guid>",
+		Short: "ping a port's ibping server, or be one (-S)",
+		Long: `ibping sends OpenIB ping requests (vendor class 0x32) to a port where an
+ibping server (ibping -S) runs, once a second, and prints each reply's host
+name and round trip time, then statistics when it stops (after -c pings, or
+on Ctrl-C). With -S it is the server: it answers every ping with this
+host's name and domain until it is stopped.
+
+On the simulator the server attaches with the SM flag: ibsim hands
+unsolicited requests only to such a client.`,
+		Example: `  ibping -S            # on the target host
+  ibping -c 5 12       # five pings to LID 12
+  ibping -f -c 1000 12 # as fast as the replies come`,
+		Args: argsRange(0, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if o.ouiArg != "" {
+				n, err := parseUintArg(o.ouiArg, 0xffffff)
+				if err != nil {
+					return usageErrorf("invalid OUI %q: %v", o.ouiArg, err)
+				}
+				o.OUI = uint32(n)
+			}
+			if o.Server {
+				if len(args) > 0 {
+					return usageErrorf("-S serves on the local port: no destination (%q)", args[0])
+				}
+				return pingServe(o.Common.context(), f, &o.Common, o.IO, classPing, o.OUI, func(mad.Header) []byte { return hostAndDomain() })
+			}
+			if len(args) == 0 {
+				return &UsageError{Err: errors.New("expected <dest lid|guid>"), Syntax: true}
+			}
+			t, err := o.Common.parseTarget(args[0])
+			if err != nil {
+				return err
+			}
+			o.Target = t
+			return ibpingRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
+	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the target must be a GUID (the format decides anyway)")
+	fl.Uint64VarP(&o.Count, "count", "c", 0, "stop after count packets")
+	fl.BoolVarP(&o.Flood, "flood", "f", false, "flood destination")
+	fl.StringVarP(&o.ouiArg, "oui", "o", "", "use specified OUI number")
+	fl.BoolVarP(&o.Server, "Server", "S", false, "start in server mode")
+	return c
+}
+
+// hostAndDomain is what an ibping server answers: "host.domain", or the
+// host name alone without a domain, cut to the data area.
+func hostAndDomain() []byte {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "?hostname?"
+	}
+	var uts syscall.Utsname
+	domain := ""
+	if syscall.Uname(&uts) == nil {
+		var b []byte
+		for _, c := range uts.Domainname {
+			if c == 0 {
+				break
+			}
+			b = append(b, byte(c))
+		}
+		domain = string(b)
+	}
+	s := host
+	if domain != "" && domain != "(none)" {
+		s += "." + domain
+	}
+	b := make([]byte, vendor2DataLen)
+	copy(b[:vendor2DataLen-1], s)
+	return b
+}
+
+// pingServe answers Get requests of class with answer(request header) until ctx
+// ends: ibping -S and ibsysstat -S.
+func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, class mad.Class, oui uint32, answer func(h mad.Header) []byte) error {
+	agents := []umad.Agent{{Class: class, ClassVersion: 1, Methods: []mad.Method{mad.MethodGet}, OUI: [3]byte{byte(oui >> 16), byte(oui >> 8), byte(oui)}}}
+	tr, _, err := f.openServerTransport(o, agents)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	var p mad.Packet
+	for {
+		if err := tr.Recv(ctx, &p); err != nil {
+			if ctx.Err() != nil {
+				return nil // stopped by a signal: a server's normal end
+			}
+			return err
+		}
+		if p.Status != 0 || len(p.MAD) < mad.Size {
+			continue
+		}
+		var h mad.Header
+		if h.UnmarshalBinary(p.MAD) != nil || h.MgmtClass != class || h.Method != mad.MethodGet {
+			continue
+		}
+		if got := uint32(p.MAD[37])<<16 | uint32(p.MAD[38])<<8 | uint32(p.MAD[39]); got != oui {
+			continue
+		}
+		resp := mad.Packet{MAD: append([]byte(nil), p.MAD[:mad.Size]...), Addr: p.Addr}
+		resp.MAD[3] = byte(mad.MethodGetResp)
+		copy(resp.MAD[vendor2DataOff:], answer(h))
+		if o.Verbose > 0 {
+			fmt.Fprintf(io.ErrOut, "%s: answered %v from LID %d\n", class, h.Method, p.Addr.LID)
+		}
+		if err := tr.Send(&resp); err != nil {
+			fmt.Fprintf(io.ErrOut, "warning: answering LID %d: %v\n", p.Addr.LID, err)
+		}
+	}
+}
+
+// pingStats are ibping's statistics.
+type pingStats struct {
+	Transmitted uint64        `json:"transmitted"`
+	Received    uint64        `json:"received"`
+	Min, Max    time.Duration `json:"-"`
+	Total       time.Duration `json:"-"`
+	Host        string        `json:"host"`
+}
+
+func ibpingRun(o *ibpingOptions) error {
+	p, err := gmpPath(o.Target, "ping MADs")
+	if err != nil {
+		return err
+	}
+	x, err := o.f.openTransactor(&o.Common)
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	ctx := o.Common.context()
+	st := pingStats{Min: -1}
+	start := time.Now()
+	var replies []map[string]any
+	for o.Count == 0 || st.Transmitted < o.Count {
+		st.Transmitted++
+		t0 := time.Now()
+		r, err := x.Do(ctx, &mad.Request{Path: p, Class: classPing, Method: mad.MethodGet, Name: "Ping", OUI: o.OUI, Data: make([]byte, vendor2DataLen)})
+		if ctx.Err() != nil {
+			st.Transmitted--
+			break
+		}
+		if err == nil {
+			rtt := time.Since(t0)
+			host := string(bytes.TrimRight(bytes.SplitN(r.Data(), []byte{0}, 2)[0], "\x00"))
+			if st.Host == "" {
+				st.Host = host
+			}
+			st.Received++
+			st.Total += rtt
+			if st.Min < 0 || rtt < st.Min {
+				st.Min = rtt
+			}
+			st.Max = max(st.Max, rtt)
+			replies = append(replies, map[string]any{"host": host, "rttMicroseconds": rtt.Microseconds()})
+			if !o.Flood && !o.Common.JSON {
+				fmt.Fprintf(o.IO.Out, "Pong from %s (%s): time %s ms\n", host, p, msec(rtt))
+			}
+		} else if o.Common.Verbose > 0 {
+			fmt.Fprintf(o.IO.ErrOut, "ibping: %v\n", err)
+		}
+		if !o.Flood && (o.Count == 0 || st.Transmitted < o.Count) {
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	if err := ibpingReport(o, p, st, replies, elapsed); err != nil {
+		return err
+	}
+	if st.Transmitted > 0 && st.Received == 0 {
+		return &FindingsError{Summary: fmt.Sprintf("no reply from %s", p)}
+	}
+	return nil
+}
+
+// ibpingReport prints the statistics, as infiniband-diags' report does.
+func ibpingReport(o *ibpingOptions, p mad.Path, st pingStats, replies []map[string]any, elapsed time.Duration) error {
+	if o.Common.JSON {
+		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "statistics": st, "replies": replies, "timeMilliseconds": elapsed.Milliseconds()})
+	}
+	loss := uint64(0)
+	if st.Transmitted > 0 {
+		loss = (st.Transmitted - st.Received) * 100 / st.Transmitted
+	}
+	var avg, minRTT time.Duration
+	if st.Received > 0 {
+		avg = st.Total / time.Duration(st.Received)
+		minRTT = st.Min
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n--- %s (%s) ibping statistics ---\n", st.Host, p)
+	fmt.Fprintf(&b, "%d packets transmitted, %d received, %d%% packet loss, time %d ms\n", st.Transmitted, st.Received, loss, elapsed.Milliseconds())
+	fmt.Fprintf(&b, "rtt min/avg/max = %s/%s/%s ms\n", msec(minRTT), msec(avg), msec(st.Max))
+	_, err := fmt.Fprint(o.IO.Out, b.String())
+	return err
+}
+
+// msec formats a duration as milliseconds with three decimals.
+func msec(d time.Duration) string {
+	us := d.Microseconds()
+	return fmt.Sprintf("%d.%03d", us/1000, us%1000)
+}

@@ -1,0 +1,193 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+)
+
+func init() {
+	register(Tool{
+		Name:    "ibsysstat",
+		Summary: "ask a port's ibsysstat server for its host name or CPUs, or be one (-S)",
+		New:     func(f *Factory) *cobra.Command { return newIbsysstatCmd(f) },
+	})
+}
+
+// ibsysstat's attributes of the OpenIB sysstat class.
+const (
+	sysstatPing mad.AttrID = 0x10
+	sysstatHost mad.AttrID = 0x11
+	sysstatCPU  mad.AttrID = 0x12
+)
+
+var sysstatAttrs = map[string]mad.AttrID{"ping": sysstatPing, "host": sysstatHost, "cpu": sysstatCPU}
+
+// ibsysstatOptions are ibsysstat's parsed flags and arguments.
+type ibsysstatOptions struct {
+	IO     IOStreams
+	Common CommonOptions
+	Target endport.Target
+	Attr   mad.AttrID
+	OUI    uint32
+	Server bool
+	ouiArg string
+}
+
+func newIbsysstatCmd(f *Factory) *cobra.Command {
+	o := &ibsysstatOptions{IO: f.IO, OUI: openIBOUI, Attr: sysstatPing}
+	c := &cobra.Command{
+		Use:   "ibsysstat [options] <dest lid|guid> [<op>]",
+		Short: "ask a port's ibsysstat server for its host name or CPUs, or be one (-S)",
+		Long: `ibsysstat asks the ibsysstat server (ibsysstat -S) at a port for one of:
+ping (the default: does it answer), host (its host and domain name) or cpu
+(its processors' model and MHz), using the OpenIB sysstat vendor class
+(0x33). With -S it is the server, until it is stopped.
+
+One MAD carries 216 bytes: a server with more CPUs than fit lists those that
+do and ends with a line saying how many it left out.`,
+		Example: `  ibsysstat -S           # on the target host
+  ibsysstat 12 host      # its host name
+  ibsysstat 12 cpu`,
+		Args: argsRange(0, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if o.ouiArg != "" {
+				n, err := parseUintArg(o.ouiArg, 0xffffff)
+				if err != nil {
+					return usageErrorf("invalid OUI %q: %v", o.ouiArg, err)
+				}
+				o.OUI = uint32(n)
+			}
+			if o.Server {
+				if len(args) > 0 {
+					return usageErrorf("-S serves on the local port: no destination (%q)", args[0])
+				}
+				return pingServe(o.Common.context(), f, &o.Common, o.IO, classSysstat, o.OUI, func(h mad.Header) []byte { return sysstatReply(h.AttrID) })
+			}
+			if len(args) == 0 {
+				return &UsageError{Err: errors.New("expected <dest lid|guid>"), Syntax: true}
+			}
+			if len(args) > 1 {
+				a, ok := sysstatAttrs[args[1]]
+				if !ok {
+					return usageErrorf("invalid op %q: want ping, host or cpu", args[1])
+				}
+				o.Attr = a
+			}
+			t, err := o.Common.parseTarget(args[0])
+			if err != nil {
+				return err
+			}
+			o.Target = t
+			return ibsysstatRun(f, o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
+	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the target must be a GUID (the format decides anyway)")
+	fl.StringVarP(&o.ouiArg, "oui", "o", "", "use specified OUI number")
+	fl.BoolVarP(&o.Server, "Server", "S", false, "start in server mode")
+	return c
+}
+
+// sysstatReply returns the data a server sends for attr.
+func sysstatReply(attr mad.AttrID) []byte {
+	b := make([]byte, vendor2DataLen)
+	switch attr {
+	case sysstatHost:
+		copy(b, hostAndDomain())
+	case sysstatCPU:
+		copy(b[:vendor2DataLen-1], cpuInfo(vendor2DataLen-1))
+	}
+	return b
+}
+
+// cpuInfo lists the processors from /proc/cpuinfo as ibsysstat does,
+// "cpu N: model M MHZ F" a line, in at most size bytes.
+func cpuInfo(size int) []byte {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return []byte("couldn't open /proc/cpuinfo\n")
+	}
+	defer f.Close()
+	type cpu struct{ model, mhz string }
+	var cpus []cpu
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "processor\t") {
+			cpus = append(cpus, cpu{})
+			continue
+		}
+		_, val, ok := strings.Cut(line, ":")
+		if !ok || len(cpus) == 0 {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(line, "model name\t"):
+			cpus[len(cpus)-1].model = val
+		case strings.HasPrefix(line, "cpu MHz\t"):
+			cpus[len(cpus)-1].mhz = val
+		}
+	}
+	var b []byte
+	for i, c := range cpus {
+		line := fmt.Appendf(nil, "cpu %d: model %s MHZ %s\n", i, c.model, c.mhz)
+		note := fmt.Appendf(nil, "(%d more CPUs: one MAD holds no more)\n", len(cpus)-i)
+		if len(b)+len(line) > size || (i < len(cpus)-1 && len(b)+len(line)+len(note) > size) {
+			if len(b)+len(note) <= size {
+				b = append(b, note...)
+			}
+			break
+		}
+		b = append(b, line...)
+	}
+	return b
+}
+
+func ibsysstatRun(f *Factory, o *ibsysstatOptions) error {
+	p, err := gmpPath(o.Target, "sysstat MADs")
+	if err != nil {
+		return err
+	}
+	x, err := f.openTransactor(&o.Common)
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	r, err := x.Do(o.Common.context(), &mad.Request{Path: p, Class: classSysstat, Method: mad.MethodGet, AttrID: o.Attr, Name: sysstatName(o.Attr), OUI: o.OUI, Data: make([]byte, vendor2DataLen)})
+	if err != nil {
+		return err
+	}
+	text := string(bytes.SplitN(r.Data(), []byte{0}, 2)[0])
+	if o.Common.JSON {
+		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "op": sysstatName(o.Attr), "reply": text})
+	}
+	if o.Attr == sysstatPing {
+		_, err = fmt.Fprintln(o.IO.Out, "sysstat ping succeeded")
+		return err
+	}
+	_, err = fmt.Fprintln(o.IO.Out, text) // puts: the text and a newline
+	return err
+}
+
+func sysstatName(a mad.AttrID) string {
+	for name, id := range sysstatAttrs {
+		if id == a {
+			return name
+		}
+	}
+	return fmt.Sprintf("attribute %#x", uint16(a))
+}
