@@ -1,0 +1,136 @@
+package cmd
+
+import (
+	"context"
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+// is3Agent answers Mellanox vendor MADs as an InfiniScale III switch
+// would: general info, and config space reads with the data at each
+// address being the address's low byte (0 for port 6's PortXmitWait).
+func is3Agent(devID uint16) madtest.Handler {
+	return func(req *mad.Packet) []mad.Packet {
+		attr := mad.AttrID(binary.BigEndian.Uint16(req.MAD[16:]))
+		data := make([]byte, vendor1DataLen)
+		copy(data, req.MAD[mad.HeaderLen:])
+		switch attr {
+		case mlxGeneralInfo:
+			binary.BigEndian.PutUint16(data[8:], 0xa0)  // hw revision
+			binary.BigEndian.PutUint16(data[10:], devID) // device id
+			binary.BigEndian.PutUint32(data[36:], 0x1234)
+			data[41], data[42], data[43] = 1, 2, 3 // fw 1.2.3
+			binary.BigEndian.PutUint32(data[44:], 0x77)
+			data[48], data[49] = 0x11, 0x23
+			binary.BigEndian.PutUint16(data[50:], 0x2008)
+			copy(data[56:], "MT_0060000001")
+			binary.BigEndian.PutUint32(data[72:], 9)
+			data[77], data[78], data[79] = 4, 5, 6 // sw 4.5.6
+		case mlxConfigSpaceAccess:
+			for i := 0; i < maxConfigSpaceRecords; i++ {
+				off := configSpaceRecordsOff + i*configSpaceRecordLen
+				addr := binary.BigEndian.Uint32(data[off:])
+				v := addr >> 12 & 0xff
+				if addr == mlxPortXmitWaitAddr+3<<12 { // port 6: no waits
+					v = 0
+				}
+				binary.BigEndian.PutUint32(data[off+4:], v)
+			}
+		case mlxCounterGroupInfo:
+			data[11] = 2
+			binary.BigEndian.PutUint32(data[12:], 0xff)
+			binary.BigEndian.PutUint32(data[16:], 0xf0)
+		}
+		return []mad.Packet{madtest.Reply(req, 0, mad.HeaderLen, data)}
+	}
+}
+
+func runVendstat(t *testing.T, h madtest.Handler, args ...string) (string, error) {
+	t.Helper()
+	var o *vendstatOptions
+	err := parseToolArgs(t, "vendstat", func(f *Factory) *cobra.Command {
+		return newVendstatCmd(f, func(opts *vendstatOptions) error { o = opts; return nil })
+	}, args)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	o.IO.Out = &out
+	o.Open = func() (*mad.Transactor, *rdma.Port, error) {
+		opts := o.Common.transactorOptions()
+		opts.Timeout = 10 * time.Millisecond
+		return mad.NewTransactor(madtest.New(h), opts), &rdma.Port{Number: 1, LID: 9}, nil
+	}
+	o.Common.ctx = context.Background()
+	err = vendstatRun(o)
+	return out.String(), err
+}
+
+func TestVendstat(t *testing.T) {
+	tests := []struct {
+		args    []string
+		devID   uint16
+		want    string
+		wantErr string
+	}{
+		{[]string{"-N", "6"}, 0x5a44, `hw_dev_rev:  0x00a0
+hw_dev_id:   0x5a44
+hw_uptime:   0x00001234
+fw_version:  01.02.03
+fw_build_id: 0x0077
+fw_date:     11/23/2008
+fw_psid:     'MT_0060000001'
+fw_ini_ver:  9
+sw_version:  04.05.06
+`, ""},
+		{[]string{"-w", "6"}, is3DeviceID, "Port 4: PortXmitWait 0x1\nPort 5: PortXmitWait 0x2\n" +
+			"Port 7: PortXmitWait 0x4\nPort 8: PortXmitWait 0x5\nPort 9: PortXmitWait 0x6\nPort 10: PortXmitWait 0x7\n" +
+			"Port 11: PortXmitWait 0x8\nPort 12: PortXmitWait 0x9\nPort 13: PortXmitWait 0xa\nPort 14: PortXmitWait 0xb\n" +
+			"Port 15: PortXmitWait 0xc\nPort 16: PortXmitWait 0xd\nPort 17: PortXmitWait 0xe\nPort 18: PortXmitWait 0xf\n" +
+			"Port 19: PortXmitWait 0x10\nPort 21: PortXmitWait 0x11\nPort 22: PortXmitWait 0x12\nPort 23: PortXmitWait 0x13\n" +
+			"Port 24: PortXmitWait 0x14\nPort 1: PortXmitWait 0x15\nPort 2: PortXmitWait 0x16\nPort 3: PortXmitWait 0x17\n" +
+			"Port 4: PortXmitWait 0x18\n", ""},
+		{[]string{"-w", "6"}, 0x5a44, "", "unsupported device ID 0x5a44"},
+		{[]string{"-R", "0x10213c", "-R", "10413c,0x6", "6"}, 0, "Config space record at 0x10213c: 0x2\nConfig space record at 0x10413c: 0x4\n", ""},
+		{[]string{"-i"}, 0, "counter_group_info:\n2 counter groups\ngroup0 mask 0xff\ngroup1 mask 0xf0\n", ""},
+		{[]string{"-c", "1,2", "6"}, 0, "counter_groups_config: configuring group0 1 group1 2\n", ""},
+		{[]string{"6"}, 0, "", "at least one of -N and -w"},
+		{[]string{"-R", "zz", "6"}, 0, "", `"zz" is not a hex number`},
+		{[]string{"-c", "1", "6"}, 0, "", "want two counter group numbers"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			got, err := runVendstat(t, is3Agent(tt.devID), tt.args...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestVendstatNoAnswer(t *testing.T) {
+	silent := func(*mad.Packet) []mad.Packet { return nil }
+	_, err := runVendstat(t, silent, "-N", "6")
+	want := "classportinfo query: Vendor1(0x0a) Get(ClassPortInfo) to Lid 6: no response after 3 tries"
+	if err == nil || !strings.Contains(err.Error(), want) || ExitCode(err) != ExitFailure {
+		t.Errorf("error %v (exit %d), want %q", err, ExitCode(err), want)
+	}
+}
