@@ -25,7 +25,7 @@ func is3Agent(devID uint16) madtest.Handler {
 		copy(data, req.MAD[mad.HeaderLen:])
 		switch attr {
 		case mlxGeneralInfo:
-			binary.BigEndian.PutUint16(data[8:], 0xa0)  // hw revision
+			binary.BigEndian.PutUint16(data[8:], 0xa0)   // hw revision
 			binary.BigEndian.PutUint16(data[10:], devID) // device id
 			binary.BigEndian.PutUint32(data[36:], 0x1234)
 			data[41], data[42], data[43] = 1, 2, 3 // fw 1.2.3
