@@ -47,14 +47,10 @@ sleep 1
 ls /sys/class/infiniband /sys/class/infiniband_verbs /sys/class/infiniband_mad 2>&1
 
 same "ibv_devices" ibv_devices
-if "$IBTOOL" 2>/dev/null | grep -q '^ibv_devinfo'; then
-	same "ibv_devinfo" ibv_devinfo
-	same "ibv_devinfo -v" ibv_devinfo -v
-	same "ibv_devinfo -l" ibv_devinfo -l
-	same "ibv_devinfo -d rxe0 -i 1" ibv_devinfo -d rxe0 -i 1
-else
-	echo "SKIP ibv_devinfo: this ibtool has no ibv_devinfo yet"
-fi
+same "ibv_devinfo" ibv_devinfo
+same "ibv_devinfo -l" ibv_devinfo -l
+same "ibv_devinfo -d rxe0 -i 1" ibv_devinfo -d rxe0 -i 1
+same "ibv_devinfo --ib-dev=rxe0" ibv_devinfo --ib-dev=rxe0
 same "ibstat" ibstat
 same "ibstat -l" ibstat -l
 same "ibstat -p" ibstat -p

@@ -1,0 +1,140 @@
+package cmd
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/verbs"
+)
+
+// fakeVerbs is an mlx5 InfiniBand HCA with two ports (one down) and an
+// rxe device.
+var fakeVerbs = []verbs.Device{
+	{Name: "mlx5_0", Transport: verbs.TransportIB, FWVer: "20.31.1014", NodeGUID: 0x0c42a10300a1b2c4, SysImageGUID: 0x0c42a10300a1b2c4,
+		VendorID: 0x02c9, VendorPartID: 4123, HWVer: 0x0, PhysPortCnt: 2, IBDevPath: "board",
+		Ports: []verbs.Port{
+			{Num: 1, State: 4, MaxMTU: 5, ActiveMTU: 5, SMLID: 1, LID: 12, LMC: 0, LinkLayer: verbs.LinkLayerInfiniBand},
+			{Num: 2, State: 1, MaxMTU: 5, ActiveMTU: 1, LinkLayer: verbs.LinkLayerInfiniBand},
+		}},
+	{Name: "rxe0", Transport: verbs.TransportIB, NodeGUID: 0x505400fffe123456, SysImageGUID: 0, VendorID: 0xffffff, VendorPartID: 0, PhysPortCnt: 1,
+		Ports: []verbs.Port{{Num: 1, State: 4, MaxMTU: 5, ActiveMTU: 3, LinkLayer: verbs.LinkLayerEthernet}}},
+}
+
+const mlx5Devinfo = "hca_id:\tmlx5_0\n" +
+	"\ttransport:\t\t\tInfiniBand (0)\n" +
+	"\tfw_ver:\t\t\t\t20.31.1014\n" +
+	"\tnode_guid:\t\t\t0c42:a103:00a1:b2c4\n" +
+	"\tsys_image_guid:\t\t\t0c42:a103:00a1:b2c4\n" +
+	"\tvendor_id:\t\t\t0x02c9\n" +
+	"\tvendor_part_id:\t\t\t4123\n" +
+	"\thw_ver:\t\t\t\t0x0\n" +
+	"\tboard_id:\t\t\tMT_0000000012\n" +
+	"\tphys_port_cnt:\t\t\t2\n"
+
+const mlx5Port1 = "\t\tport:\t1\n" +
+	"\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n" +
+	"\t\t\tmax_mtu:\t\t4096 (5)\n" +
+	"\t\t\tactive_mtu:\t\t4096 (5)\n" +
+	"\t\t\tsm_lid:\t\t\t1\n" +
+	"\t\t\tport_lid:\t\t12\n" +
+	"\t\t\tport_lmc:\t\t0x00\n" +
+	"\t\t\tlink_layer:\t\tInfiniBand\n\n"
+
+const mlx5Port2 = "\t\tport:\t2\n" +
+	"\t\t\tstate:\t\t\tPORT_DOWN (1)\n" +
+	"\t\t\tmax_mtu:\t\t4096 (5)\n" +
+	"\t\t\tactive_mtu:\t\t256 (1)\n" +
+	"\t\t\tsm_lid:\t\t\t0\n" +
+	"\t\t\tport_lid:\t\t0\n" +
+	"\t\t\tport_lmc:\t\t0x00\n" +
+	"\t\t\tlink_layer:\t\tInfiniBand\n\n"
+
+const rxeDevinfo = "hca_id:\trxe0\n" +
+	"\ttransport:\t\t\tInfiniBand (0)\n" +
+	"\tnode_guid:\t\t\t5054:00ff:fe12:3456\n" +
+	"\tsys_image_guid:\t\t\t0000:0000:0000:0000\n" +
+	"\tvendor_id:\t\t\t0xffffff\n" +
+	"\tvendor_part_id:\t\t\t0\n" +
+	"\thw_ver:\t\t\t\t0x0\n" +
+	"\tphys_port_cnt:\t\t\t1\n" +
+	"\t\tport:\t1\n" +
+	"\t\t\tstate:\t\t\tPORT_ACTIVE (4)\n" +
+	"\t\t\tmax_mtu:\t\t4096 (5)\n" +
+	"\t\t\tactive_mtu:\t\t1024 (3)\n" +
+	"\t\t\tsm_lid:\t\t\t0\n" +
+	"\t\t\tport_lid:\t\t0\n" +
+	"\t\t\tport_lmc:\t\t0x00\n" +
+	"\t\t\tlink_layer:\t\tEthernet\n\n"
+
+func runIbvDevinfo(t *testing.T, devs []verbs.Device, listErr error, args ...string) (string, error) {
+	t.Helper()
+	var o *ibvDevinfoOptions
+	err := parseToolArgs(t, "ibv_devinfo", func(f *Factory) *cobra.Command {
+		return newIbvDevinfoCmd(f, func(opts *ibvDevinfoOptions) error { o = opts; return nil })
+	}, args)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	o.IO.Out = &out
+	o.Devices = func() ([]verbs.Device, error) { return devs, listErr }
+	o.Names = func() ([]string, error) {
+		var n []string
+		for _, d := range devs {
+			n = append(n, d.Name)
+		}
+		return n, listErr
+	}
+	o.BoardID = func(d *verbs.Device) string {
+		if d.IBDevPath == "board" {
+			return "MT_0000000012"
+		}
+		return ""
+	}
+	err = ibvDevinfoRun(o)
+	return out.String(), err
+}
+
+func TestIbvDevinfo(t *testing.T) {
+	tests := []struct {
+		args     []string
+		devs     []verbs.Device
+		want     string
+		wantErr  string
+		wantCode int
+	}{
+		{nil, fakeVerbs, mlx5Devinfo + mlx5Port1 + mlx5Port2 + rxeDevinfo, "", 0},
+		{[]string{"-d", "mlx5_0", "-i", "2"}, fakeVerbs, mlx5Devinfo + mlx5Port2, "", 0},
+		{[]string{"--ib-dev=rxe0"}, fakeVerbs, rxeDevinfo, "", 0},
+		{[]string{"-l"}, fakeVerbs, "2 HCAs found:\n\tmlx5_0\n\trxe0\n\n", "", 0},
+		{[]string{"-l"}, fakeVerbs[1:], "1 HCA found:\n\trxe0\n\n", "", 0},
+		{[]string{"-d", "mlx9"}, fakeVerbs, "", "IB device 'mlx9' wasn't found", ExitUsage},
+		{nil, nil, "", "no IB devices found", ExitFailure},
+		{[]string{"-i", "3"}, fakeVerbs, "", "mlx5_0: invalid port 3 requested: the device has 2", ExitUsage},
+		{[]string{"-i", "0"}, fakeVerbs, "", `invalid port "0"`, ExitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			got, err := runIbvDevinfo(t, tt.devs, nil, tt.args...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ExitCode(err) != tt.wantCode {
+					t.Fatalf("error %v (exit %d), want %q (exit %d)", err, ExitCode(err), tt.wantErr, tt.wantCode)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+		})
+	}
+	if _, err := runIbvDevinfo(t, nil, verbs.ErrNoVerbs); !errors.Is(err, verbs.ErrNoVerbs) || ExitCode(err) != ExitFailure {
+		t.Errorf("without verbs: %v (exit %d)", err, ExitCode(err))
+	}
+}

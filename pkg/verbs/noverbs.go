@@ -1,0 +1,9 @@
+//go:build !cgo || noverbs
+
+package verbs
+
+// DeviceNames returns ErrNoVerbs: this build has no libibverbs.
+func DeviceNames() ([]string, error) { return nil, ErrNoVerbs }
+
+// Devices returns ErrNoVerbs: this build has no libibverbs.
+func Devices() ([]Device, error) { return nil, ErrNoVerbs }
