@@ -1,0 +1,338 @@
+package cmd
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+)
+
+func init() {
+	register(Tool{
+		Name:    "ibccconfig",
+		Summary: "set congestion control attributes of a port",
+		New:     func(f *Factory) *cobra.Command { return newIbccconfigCmd(f, nil) },
+	})
+}
+
+// ccConfigOp is one operation of ibccconfig: its names, its parameters
+// and how it builds the Set.
+type ccConfigOp struct {
+	Name, Alias, Params string
+	build               func(q *ccQuerier, args []string) (attr mad.AttrID, mod uint32, data []byte, err error)
+}
+
+var ccConfigOps = []ccConfigOp{
+	{"CongestionKeyInfo", "CK", "<cckey> <cckeyprotectbit> <cckeyleaseperiod> <cckeyviolations>", ccConfigKeyInfo},
+	{"SwitchCongestionSetting", "SS", "<controlmap> <victimmask> <creditmask> <threshold> <packetsize> <csthreshold> <csreturndelay> <markingrate>", ccConfigSwitch},
+	{"SwitchPortCongestionSetting", "SP", "<portnum> <valid> <control_type> <threshold> <packet_size> <cong_parm_marking_rate>", ccConfigSwitchPort},
+	{"CACongestionSetting", "CS", "<port_control> <control_map> <ccti_timer> <ccti_increase> <trigger_threshold> <ccti_min>", ccConfigCA},
+	{"CongestionControlTable", "CT", "<cctilimit> <index> <cctentry> <cctentry> ...", ccConfigTable},
+}
+
+// ibccconfigOptions are ibccconfig's parsed flags and arguments.
+type ibccconfigOptions struct {
+	IO         IOStreams
+	Common     CommonOptions
+	Op         *ccConfigOp
+	Target     endport.Target
+	Params     []string
+	CCKey      uint64
+	ccKeyArg   string
+	Transactor func() (*mad.Transactor, error)
+}
+
+func newIbccconfigCmd(f *Factory, runF func(*ibccconfigOptions) error) *cobra.Command {
+	o := &ibccconfigOptions{IO: f.IO}
+	var ops strings.Builder
+	for _, op := range ccConfigOps {
+		fmt.Fprintf(&ops, "  %s (%s) <lid|guid> %s\n", op.Name, op.Alias, op.Params)
+	}
+	c := &cobra.Command{
+		Use:   "ibccconfig [options] <op> <lid|guid> [params]",
+		Short: "set congestion control attributes of a port",
+		Long: `ibccconfig sends a congestion control (CC class) Set of one attribute, as
+infiniband-diags' ibccconfig does; it prints nothing when the port accepts
+it.
+
+WARNING -- you should understand what you are doing before using this tool.
+Misuse of this tool could result in a broken fabric.
+
+Supported ops (and aliases, case insensitive):
+` + ops.String(),
+		Example: `  ibccconfig SwitchCongestionSetting 2 0x1F 0x1FFFFFFFFF 0x0 0xF 8 0 0:0 1
+  ibccconfig CACongestionSetting 1 0 0x3 150 1 0 0   # SL 0 and SL 1
+  ibccconfig CongestionControlTable 1 63 0 0:0 0:1 ...`,
+		Args: argsRange(2, -1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			for i := range ccConfigOps {
+				if strings.EqualFold(args[0], ccConfigOps[i].Name) || strings.EqualFold(args[0], ccConfigOps[i].Alias) {
+					o.Op = &ccConfigOps[i]
+				}
+			}
+			if o.Op == nil {
+				return usageErrorf("operation '%s' not supported", args[0])
+			}
+			if o.ccKeyArg != "" {
+				k, err := parseUintArg(o.ccKeyArg, ^uint64(0))
+				if err != nil {
+					return usageErrorf("invalid CC key %q: %v", o.ccKeyArg, err)
+				}
+				o.CCKey = k
+			}
+			t, err := o.Common.parseTarget(args[1])
+			if err != nil {
+				return err
+			}
+			o.Target, o.Params = t, args[2:]
+			o.Transactor = func() (*mad.Transactor, error) { return f.openTransactor(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
+			return ibccconfigRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
+	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the target must be a GUID (the format decides anyway)")
+	fl.StringVarP(&o.ccKeyArg, "cckey", "c", "", "CC key")
+	return c
+}
+
+func ibccconfigRun(o *ibccconfigOptions) error {
+	p, err := gmpPath(o.Target, "congestion control MADs")
+	if err != nil {
+		return err
+	}
+	x, err := o.Transactor()
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	q := &ccQuerier{smp: &smpQuerier{ctx: o.Common.context(), x: x, path: p}, key: o.CCKey}
+	attr, mod, data, err := o.Op.build(q, o.Params)
+	if err != nil {
+		return withContext(err, "operation %s", o.Op.Name)
+	}
+	name := o.Op.Name
+	if _, err := x.Do(q.smp.ctx, &mad.Request{Path: p, Class: mad.ClassCC, Method: mad.MethodSet, AttrID: attr, AttrMod: mod, Name: name, MKey: o.CCKey, Data: data}); err != nil {
+		return withContext(err, "operation %s", o.Op.Name)
+	}
+	if o.Common.JSON {
+		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "operation": name, "attributeModifier": mod, "set": true})
+	}
+	return nil
+}
+
+// ccParams checks a parameter count.
+func ccParams(args []string, want int, what string) error {
+	if len(args) != want {
+		return usageErrorf("invalid number of parameters for %s: %d, want %d", what, len(args), want)
+	}
+	return nil
+}
+
+// setFields stores NAME=value pairs into data through the layout, each
+// value checked against its field's width.
+func setFields(l *mad.Layout, data []byte, names []string, values []string) error {
+	for i, name := range names {
+		f, ok := l.Field(name)
+		if !ok {
+			return fmt.Errorf("%s has no field %s", l.Name, name)
+		}
+		v, err := parseUintArg(values[i], 1<<f.Width-1)
+		if err != nil {
+			return usageErrorf("%s %q: %v", f.Label, values[i], err)
+		}
+		f.SetValue(data, v)
+	}
+	return nil
+}
+
+func ccConfigKeyInfo(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error) {
+	if err := ccParams(args, 4, "CongestionKeyInfo"); err != nil {
+		return 0, 0, nil, err
+	}
+	l := mad.LayoutByName("CongestionKeyInfo")
+	data := make([]byte, ccDataLen)
+	key, err := parseUintArg(args[0], ^uint64(0))
+	if err != nil {
+		return 0, 0, nil, usageErrorf("CC_Key %q: %v", args[0], err)
+	}
+	f, _ := l.Field("CCKey")
+	f.SetValue(data, key)
+	// A violations count other than zero leaves the counter alone.
+	err = setFields(l, data, []string{"CCKeyProtectBit", "CCKeyLeasePeriod", "CCKeyViolations"}, args[1:])
+	return l.ID, 0, data, err
+}
+
+// ccDataLen is a CC MAD's data area (after the CC_Key and reserved bytes).
+const ccDataLen = mad.Size - mad.SMPDataOffset
+
+// parse256 reads a 256-bit mask written in hex, right-aligned as a
+// big-endian number, as ibccconfig's parse256.
+func parse256(s string) ([]byte, error) {
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	if s == "" || len(s) > 64 {
+		return nil, usageErrorf("mask %q: want 1 to 64 hex digits", s)
+	}
+	if len(s)%2 == 1 {
+		s = "0" + s
+	}
+	b, err := hex.DecodeString(s)
+	if err != nil {
+		return nil, usageErrorf("mask %q: invalid hex digit", s)
+	}
+	out := make([]byte, 32)
+	copy(out[32-len(b):], b)
+	return out, nil
+}
+
+// parseCCT reads a "shift:multiplier" congestion control table entry.
+func parseCCT(s string) (shift, mult uint64, err error) {
+	a, b, ok := strings.Cut(s, ":")
+	if !ok {
+		return 0, 0, usageErrorf("entry %q: ccts are formatted shift:multiplier", s)
+	}
+	if shift, err = parseUintArg(a, 3); err != nil {
+		return 0, 0, usageErrorf("entry %q: shift: %v", s, err)
+	}
+	if mult, err = parseUintArg(b, 1<<14-1); err != nil {
+		return 0, 0, usageErrorf("entry %q: multiplier: %v", s, err)
+	}
+	return shift, mult, nil
+}
+
+func ccConfigSwitch(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error) {
+	if err := ccParams(args, 8, "SwitchCongestionSetting"); err != nil {
+		return 0, 0, nil, err
+	}
+	l := mad.LayoutByName("SwitchCongestionSetting")
+	data := make([]byte, ccDataLen)
+	if err := setFields(l, data, []string{"ControlMap"}, args[:1]); err != nil {
+		return 0, 0, nil, err
+	}
+	for i, name := range []string{"VictimMask", "CreditMask"} {
+		m, err := parse256(args[1+i])
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		f, _ := l.Field(name)
+		copy(data[f.Offset/8:], m)
+	}
+	if err := setFields(l, data, []string{"Threshold", "PacketSize", "CSThreshold"}, args[3:6]); err != nil {
+		return 0, 0, nil, err
+	}
+	shift, mult, err := parseCCT(args[6])
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	f, _ := l.Field("CSReturnDelay")
+	f.SetValue(data, shift<<14|mult)
+	err = setFields(l, data, []string{"MarkingRate"}, args[7:])
+	return l.ID, 0, data, err
+}
+
+// ccPortsPerSetBlock is how many SwitchPortCongestionSetting elements one
+// Set block holds (IBA A10.4.3.7: 32 ports).
+const ccPortsPerSetBlock = 32
+
+func ccConfigSwitchPort(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error) {
+	if err := ccParams(args, 6, "SwitchPortCongestionSetting"); err != nil {
+		return 0, 0, nil, err
+	}
+	port, err := parsePortNumber(args[0])
+	if err != nil {
+		return 0, 0, nil, err
+	}
+	ni, _, err := q.smp.nodeInfo()
+	if err != nil {
+		return 0, 0, nil, withContext(err, "node info query")
+	}
+	if ni.NodeType != nodeTypeSwitch {
+		return 0, 0, nil, errors.New("destination not a switch")
+	}
+	if port > int(ni.NumPorts) {
+		return 0, 0, nil, usageErrorf("invalid port number %d: the switch has %d ports", port, ni.NumPorts)
+	}
+	// Only one port changes: start from the block as it is.
+	block := uint32(port / ccPortsPerSetBlock)
+	cur, err := q.get("SwitchPortCongestionSettingElement", block)
+	if err != nil {
+		return 0, 0, nil, withContext(err, "switch port congestion setting query")
+	}
+	data := append([]byte(nil), cur[:ccDataLen]...)
+	off := port % ccPortsPerSetBlock * 4
+	el := mad.LayoutByName("SwitchPortCongestionSettingElement")
+	if err := setFields(el, data[off:off+4], []string{"Valid", "ControlType", "Threshold", "PacketSize", "CongParmMarkingRate"}, args[1:]); err != nil {
+		return 0, 0, nil, err
+	}
+	return attrSwitchPortCongestionSetting, block, data, nil
+}
+
+func ccConfigCA(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error) {
+	if err := ccParams(args, 6, "CACongestionSetting"); err != nil {
+		return 0, 0, nil, err
+	}
+	l := mad.LayoutByName("CACongestionSetting")
+	data := make([]byte, ccDataLen)
+	if err := setFields(l, data, []string{"PortControl", "ControlMap"}, args[:2]); err != nil {
+		return 0, 0, nil, err
+	}
+	slMap, _ := parseUintArg(args[1], 0xffff)
+	entry := mad.LayoutByName("CACongestionEntry")
+	for sl := range 16 {
+		if slMap&(1<<sl) == 0 {
+			continue
+		}
+		off := 4 + sl*8
+		if err := setFields(entry, data[off:off+8], []string{"CCTITimer", "CCTIIncrease", "TriggerThreshold", "CCTIMin"}, args[2:]); err != nil {
+			return 0, 0, nil, err
+		}
+	}
+	return l.ID, 0, data, nil
+}
+
+func ccConfigTable(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error) {
+	if len(args) < 2 || len(args) > 2+ccEntriesPerBlock {
+		return 0, 0, nil, usageErrorf("invalid number of parameters for CongestionControlTable: %d", len(args))
+	}
+	l := mad.LayoutByName("CongestionControlTable")
+	data := make([]byte, ccDataLen)
+	limit, err := parseUintArg(args[0], 0xffff)
+	if err != nil {
+		return 0, 0, nil, usageErrorf("CCTI_Limit %q: %v", args[0], err)
+	}
+	index, err := parseUintArg(args[1], 0xffffffff)
+	if err != nil {
+		return 0, 0, nil, usageErrorf("index %q: %v", args[1], err)
+	}
+	entries := args[2:]
+	if limit != 0 && limit+1 != index*ccEntriesPerBlock+uint64(len(entries)) {
+		return 0, 0, nil, usageErrorf("invalid number of cct entries input given ccti_limit %d and index %d: %d", limit, index, len(entries))
+	}
+	f, _ := l.Field("CCTILimit")
+	f.SetValue(data, limit)
+	entry := mad.LayoutByName("CongestionControlTableEntry")
+	shiftF, _ := entry.Field("CCTShift")
+	multF, _ := entry.Field("CCTMultiplier")
+	for i, e := range entries {
+		shift, mult, err := parseCCT(e)
+		if err != nil {
+			return 0, 0, nil, err
+		}
+		off := 4 + i*2
+		shiftF.SetValue(data[off:off+2], shift)
+		multF.SetValue(data[off:off+2], mult)
+	}
+	return l.ID, uint32(index), data, nil
+}
