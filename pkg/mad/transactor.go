@@ -249,3 +249,21 @@ func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*R
 	}
 	return resp, nil
 }
+
+// Send sends r once without waiting for a response: a trap, whose
+// TrapRepress nobody needs. A response that comes anyway is dropped.
+func (t *Transactor) Send(r *Request) error {
+	out := &Packet{MAD: make([]byte, Size), Timeout: t.opts.Timeout}
+	class, err := r.encode(out.MAD, uint64(t.nextTID.Add(1)))
+	if err != nil {
+		return err
+	}
+	out.Addr = r.Path.address(class)
+	if t.opts.Trace != nil {
+		t.opts.Trace(true, out)
+	}
+	if err := t.tr.Send(out); err != nil {
+		return fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
+	}
+	return nil
+}
