@@ -48,6 +48,14 @@ func TestFatTreeMatchesReference(t *testing.T) {
 		{"ibaddr", []string{"-D", "0,1,19"}},
 		{"sminfo", nil},
 		{"perfquery", []string{"-E", "1", "1"}}, // error details do not move with traffic
+		{"perfquery", []string{"-D", "1", "2"}},
+		{"ibportstate", []string{"-D", "0,1", "19"}}, // a leaf's uplink, with the spine's port
+		{"ibportstate", []string{"-D", "0,1", "1"}},  // a leaf's host port, with the host's
+		{"ibportstate", []string{"-D", "0,1,19", "0"}},
+		{"ibportstate", []string{"-D", "0", "1"}},
+		{"smpquery", []string{"-D", "portinfo", "0,1,19", "5"}},
+		{"smpquery", []string{"-D", "nodedesc", "0,1,19,5"}},
+		{"ibccquery", []string{"CI", "1"}},
 		{"ibstat", nil},
 	}
 	for _, tt := range tests {
