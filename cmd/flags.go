@@ -63,9 +63,7 @@ func addCommonFlags(c *cobra.Command, o *CommonOptions, set flagSet) {
 		fl.IntVar(&o.Retries, "retries", 2, "resends of a MAD after a timeout (2: three tries, as libibmad)")
 	}
 	if set&flagsTarget != 0 {
-		fl.BoolVarP(&o.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
-		fl.BoolVarP(&o.asGUID, "Guid", "G", false, "the target must be a port GUID")
-		fl.BoolVarP(&o.asDR, "Direct", "D", false, "the target must be a directed-route path (0,1,3)")
+		addTargetFlags(c, o, "LGD")
 	}
 	if set&flagsJSON != 0 {
 		fl.BoolVar(&o.JSON, "json", false, "print one JSON document")
@@ -165,4 +163,39 @@ func count(bs ...bool) int {
 		}
 	}
 	return n
+}
+
+// addTargetFlags adds the target assertions named by letters (L, G, D):
+// tools whose own options take some of those letters (perfquery's -D is
+// --xmtdisc, ibaddr's -L is --Lid_show) add only the others.
+func addTargetFlags(c *cobra.Command, o *CommonOptions, letters string) {
+	fl := c.Flags()
+	for _, l := range letters {
+		switch l {
+		case 'L':
+			fl.BoolVarP(&o.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
+		case 'G':
+			fl.BoolVarP(&o.asGUID, "Guid", "G", false, "the target must be a port GUID (the format decides anyway)")
+		case 'D':
+			fl.BoolVarP(&o.asDR, "Direct", "D", false, "the target must be a directed-route path (0,1,3)")
+		}
+	}
+}
+
+// parsePortArg parses a port number argument: decimal or 0x hex, 0 to 255.
+func parsePortArg(s string) (int, error) {
+	n, err := parsePortNumber(s)
+	if err == nil && n > 255 {
+		err = usageErrorf("invalid port number %q: out of range 0 to 255", s)
+	}
+	return n, err
+}
+
+// parseOUI parses an IEEE OUI: 24 bits, decimal or 0x hex.
+func parseOUI(s string) (uint32, error) {
+	n, err := parseUintArg(s, 0xffffff)
+	if err != nil {
+		return 0, usageErrorf("invalid OUI %q: %v", s, err)
+	}
+	return uint32(n), nil
 }

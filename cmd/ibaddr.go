@@ -63,10 +63,7 @@ Without a target it shows the local port.`,
 				o.Target = &t
 			}
 			if len(args) > 1 {
-				n, err := parsePortNumber(args[1])
-				if err == nil && n > 255 {
-					err = usageErrorf("invalid port number %q: out of range 0 to 255", args[1])
-				}
+				n, err := parsePortArg(args[1])
 				if err != nil {
 					return err
 				}
@@ -82,8 +79,7 @@ Without a target it shows the local port.`,
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
 	fl := c.Flags()
 	// ibaddr's -L is --Lid_show, so the target assertions are -G and -D.
-	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the target must be a GUID (the format decides anyway)")
-	fl.BoolVarP(&o.Common.asDR, "Direct", "D", false, "the target must be a DR path (the format decides anyway)")
+	addTargetFlags(c, &o.Common, "GD")
 	fl.BoolVarP(&o.ShowGID, "gid_show", "g", false, "show gid address only")
 	fl.BoolVarP(&o.ShowLID, "lid_show", "l", false, "show lid range only")
 	fl.BoolVarP(&o.Decimal, "Lid_show", "L", false, "show lid range (in decimal) only")

@@ -102,8 +102,7 @@ Supported ops (and aliases, case insensitive):
 	}
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
 	fl := c.Flags()
-	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
-	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the target must be a GUID (the format decides anyway)")
+	addTargetFlags(c, &o.Common, "LG")
 	fl.StringVarP(&o.ccKeyArg, "cckey", "c", "", "CC key")
 	return c
 }

@@ -90,8 +90,7 @@ Supported ops (and aliases, case insensitive):
 	}
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
 	fl := c.Flags()
-	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
-	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the target must be a GUID (the format decides anyway)")
+	addTargetFlags(c, &o.Common, "LG")
 	fl.StringVarP(&o.ccKeyArg, "cckey", "c", "", "CC key")
 	return c
 }
@@ -121,10 +120,7 @@ func (o *ibccqueryOptions) parse(args []string) error {
 		if !o.Op.PortArg {
 			return &UsageError{Err: fmt.Errorf("operation %s takes no port number: %q", o.Op.Name, args[2]), Syntax: true}
 		}
-		n, err := parsePortNumber(args[2])
-		if err == nil && n > 255 {
-			err = usageErrorf("invalid port number %q: out of range 0 to 255", args[2])
-		}
+		n, err := parsePortArg(args[2])
 		if err != nil {
 			return err
 		}

@@ -70,11 +70,11 @@ unsolicited requests only to such a client.`,
 				return err
 			}
 			if o.ouiArg != "" {
-				n, err := parseUintArg(o.ouiArg, 0xffffff)
+				n, err := parseOUI(o.ouiArg)
 				if err != nil {
-					return usageErrorf("invalid OUI %q: %v", o.ouiArg, err)
+					return err
 				}
-				o.OUI = uint32(n)
+				o.OUI = n
 			}
 			if o.Server {
 				if len(args) > 0 {
@@ -95,8 +95,7 @@ unsolicited requests only to such a client.`,
 	}
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
 	fl := c.Flags()
-	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
-	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the target must be a GUID (the format decides anyway)")
+	addTargetFlags(c, &o.Common, "LG")
 	fl.Uint64VarP(&o.Count, "count", "c", 0, "stop after count packets")
 	fl.BoolVarP(&o.Flood, "flood", "f", false, "flood destination")
 	fl.StringVarP(&o.ouiArg, "oui", "o", "", "use specified OUI number")

@@ -116,10 +116,7 @@ func (o *ibportstateOptions) parse(args []string) error {
 		return err
 	}
 	o.Target = t
-	n, err := parsePortNumber(args[1])
-	if err == nil && n > 255 {
-		err = usageErrorf("invalid port number %q: out of range 0 to 255", args[1])
-	}
+	n, err := parsePortArg(args[1])
 	if err != nil {
 		return err
 	}

@@ -37,14 +37,8 @@ func TestIbportstateArgs(t *testing.T) {
 			err := parseToolArgs(t, "ibportstate", func(f *Factory) *cobra.Command {
 				return newIbportstateCmd(f, func(o *ibportstateOptions) error { got = o; return nil })
 			}, tt.args)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ExitCode(err) != ExitUsage {
-					t.Errorf("error %v (exit %d), want usage error %q", err, ExitCode(err), tt.wantErr)
-				}
+			if !checkParseErr(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.Op != tt.wantOp {
 				t.Errorf("op %q, want %q", got.Op, tt.wantOp)

@@ -63,11 +63,11 @@ do and ends with a line saying how many it left out.`,
 				return err
 			}
 			if o.ouiArg != "" {
-				n, err := parseUintArg(o.ouiArg, 0xffffff)
+				n, err := parseOUI(o.ouiArg)
 				if err != nil {
-					return usageErrorf("invalid OUI %q: %v", o.ouiArg, err)
+					return err
 				}
-				o.OUI = uint32(n)
+				o.OUI = n
 			}
 			if o.Server {
 				if len(args) > 0 {
@@ -95,8 +95,7 @@ do and ends with a line saying how many it left out.`,
 	}
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
 	fl := c.Flags()
-	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
-	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the target must be a GUID (the format decides anyway)")
+	addTargetFlags(c, &o.Common, "LG")
 	fl.StringVarP(&o.ouiArg, "oui", "o", "", "use specified OUI number")
 	fl.BoolVarP(&o.Server, "Server", "S", false, "start in server mode")
 	return c

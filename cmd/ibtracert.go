@@ -78,8 +78,7 @@ ibtracert does. The addresses are LIDs or DR paths (from this port); with
 	}
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
 	fl := c.Flags()
-	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the addresses must be LIDs (the format decides anyway)")
-	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the addresses must be GUIDs (the format decides anyway)")
+	addTargetFlags(c, &o.Common, "LG")
 	fl.BoolVarP(&o.Brief, "no_info", "n", false, "simple format")
 	fl.BoolVarP(&o.Force, "force", "f", false, "force")
 	fl.StringVar(&o.PortsFile, "ports-file", "", "port pairs file")

@@ -140,8 +140,7 @@ and CounterSelect2 above bit 15).`,
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
 	fl := c.Flags()
 	// perfquery's -D is --xmtdisc, so the target assertions are -L and -G only.
-	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
-	fl.BoolVarP(&o.Common.asGUID, "Guid", "G", false, "the target must be a GUID (the format decides anyway)")
+	addTargetFlags(c, &o.Common, "LG")
 	fl.BoolVarP(&o.Extended, "extended", "x", false, "show extended port counters")
 	for i, s := range perfCounterSets {
 		fl.BoolVarP(&o.Sets[i], s.Long, s.Short, false, s.Help)
@@ -190,10 +189,7 @@ func (o *perfqueryOptions) parseArgs(args []string) error {
 // "1-10".
 func parsePortList(s string) ([]int, error) {
 	one := func(p string) (int, error) {
-		n, err := parsePortNumber(p)
-		if err == nil && n > 255 {
-			err = usageErrorf("invalid port number %q: out of range 0 to 255", p)
-		}
+		n, err := parsePortArg(p)
 		return n, err
 	}
 	if strings.Contains(s, ",") {

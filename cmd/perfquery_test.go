@@ -143,14 +143,8 @@ func TestPerfqueryArgs(t *testing.T) {
 			err := parseToolArgs(t, "perfquery", func(f *Factory) *cobra.Command {
 				return newPerfqueryCmd(f, func(o *perfqueryOptions) error { got = o; return nil })
 			}, tt.args)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ExitCode(err) != ExitUsage {
-					t.Errorf("error %v (exit %d), want usage error %q", err, ExitCode(err), tt.wantErr)
-				}
+			if !checkParseErr(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.Port != tt.wantPort || !cmp.Equal(got.Ports, tt.wantPorts) || got.Mask != tt.wantMask {
 				t.Errorf("port %d ports %v mask %#x; want %d %v %#x", got.Port, got.Ports, got.Mask, tt.wantPort, tt.wantPorts, tt.wantMask)

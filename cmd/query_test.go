@@ -34,14 +34,8 @@ func TestQueryArgs(t *testing.T) {
 			err := parseToolArgs(t, "query", func(f *Factory) *cobra.Command {
 				return newQueryCmd(f, func(o *queryOptions) error { got = o; return nil })
 			}, tt.args)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ExitCode(err) != ExitUsage {
-					t.Errorf("error %v (exit %d), want usage error %q", err, ExitCode(err), tt.wantErr)
-				}
+			if !checkParseErr(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.Layout.Name != tt.wantAttr {
 				t.Errorf("attribute %s, want %s", got.Layout.Name, tt.wantAttr)

@@ -74,8 +74,7 @@ status when it is not zero, as infiniband-diags' smpdump does.`,
 	}
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
 	fl := c.Flags()
-	fl.BoolVarP(&o.Common.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
-	fl.BoolVarP(&o.Common.asDR, "Direct", "D", false, "the target must be a DR path (the format decides anyway)")
+	addTargetFlags(c, &o.Common, "LD")
 	fl.BoolVarP(&o.String, "string", "s", false, "print the data as a string")
 	return c
 }

@@ -128,10 +128,7 @@ func (o *smpqueryOptions) parseArgs(args []string) error {
 		return &UsageError{Err: fmt.Errorf("operation %s takes no port number: %q", o.Op.Name, args[2]), Syntax: true}
 	}
 	if len(args) > 2 {
-		n, err := parsePortNumber(args[2])
-		if err == nil && n > 255 {
-			err = usageErrorf("invalid port number %q: out of range 0 to 255", args[2])
-		}
+		n, err := parsePortArg(args[2])
 		if err != nil {
 			return err
 		}

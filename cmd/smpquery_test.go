@@ -41,14 +41,8 @@ func TestSmpqueryArgs(t *testing.T) {
 			err := parseToolArgs(t, "smpquery", func(f *Factory) *cobra.Command {
 				return newSmpqueryCmd(f, func(o *smpqueryOptions) error { got = o; return nil })
 			}, tt.args)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || ExitCode(err) != ExitUsage {
-					t.Errorf("error %v (exit %d), want usage error %q", err, ExitCode(err), tt.wantErr)
-				}
+			if !checkParseErr(t, err, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.Op.Name != tt.wantOp {
 				t.Errorf("op %s, want %s", got.Op.Name, tt.wantOp)

@@ -50,3 +50,20 @@ func checkGolden(t *testing.T, tool, fixture, name string, wantCode int, wantErr
 	}
 	checkSysfsGolden(t, filepath.Join("testdata", tool, fixture, name+".golden"), got)
 }
+
+// checkParseErr checks what parsing a tool's arguments returned: a usage
+// error containing wantErr, or no error when wantErr is empty. It reports
+// whether the case goes on to check the parsed options.
+func checkParseErr(t *testing.T, err error, wantErr string) bool {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) || ExitCode(err) != ExitUsage {
+			t.Errorf("error %v (exit %d), want usage error %q", err, ExitCode(err), wantErr)
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return true
+}
