@@ -138,3 +138,32 @@ func TestIbvDevinfo(t *testing.T) {
 		t.Errorf("without verbs: %v (exit %d)", err, ExitCode(err))
 	}
 }
+
+func TestIbvDevinfoVerbose(t *testing.T) {
+	dev := fakeVerbs[1]
+	dev.Attr = verbs.Attr{DeviceCapFlags: 1<<0 | 1<<11 | 1<<15, ODPRC: 1 << 1, NumCompVectors: 2, MaxSRQ: 3, MaxSRQWR: 4}
+	dev.Ports = []verbs.Port{dev.Ports[0]}
+	dev.Ports[0].ActiveWidth, dev.Ports[0].ActiveSpeed = 2, 1
+	dev.Ports[0].GIDs = []verbs.GID{
+		{Index: 0, Type: verbs.GIDTypeIBRoCEv1, Raw: [16]byte{0xfe, 0x80, 8: 0x50, 9: 0x54, 15: 0x56}},
+		{Index: 1, Type: verbs.GIDTypeRoCEv2, Raw: [16]byte{10: 0xff, 11: 0xff, 12: 192, 13: 0, 14: 2, 15: 1}},
+		{Index: 2, Type: verbs.GIDTypeInvalid, Raw: [16]byte{15: 1}},
+	}
+	got, err := runIbvDevinfo(t, []verbs.Device{dev}, nil, "-v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\tdevice_cap_flags:\t\t0x00008801\n\t\t\t\t\tRESIZE_MAX_WR\n\t\t\t\t\tSYS_IMAGE_GUID\n\t\t\t\t\tUnknown flags: 0x8000\n",
+		"\tmax_srq:\t\t\t3\n\tmax_srq_wr:\t\t\t4\n\tmax_srq_sge:\t\t\t0\n",
+		"\trc_odp_caps:\n\t\t\t\t\tSUPPORT_RECV\n\tuc_odp_caps:\n\t\t\t\t\tNO SUPPORT\n",
+		"\tcompletion_timestamp_mask not supported\n\tcore clock not supported\n",
+		"\ttag matching not supported\n\tnum_comp_vectors:\t\t2\n",
+		"\t\t\tactive_width:\t\t4X (2)\n\t\t\tactive_speed:\t\t2.5 Gbps (1)\n\t\t\tphys_state:\t\tinvalid physical state (0)\n",
+		"\t\t\tGID[  0]:\t\tfe80:0000:0000:0000:5054:0000:0000:0056, RoCE v1\n\t\t\tGID[  1]:\t\t::ffff:192.0.2.1, RoCE v2\n\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}

@@ -35,6 +35,52 @@ type Device struct {
 	HWVer        uint32 `json:"hwVer"`
 	PhysPortCnt  int    `json:"physPortCnt"`
 	Ports        []Port `json:"ports"`
+	// Attr holds the rest of the device's attributes (ibv_devinfo -v).
+	Attr Attr `json:"attr"`
+}
+
+// Attr is the part of struct ibv_device_attr_ex that ibv_devinfo -v
+// prints, and the context's completion vectors.
+type Attr struct {
+	MaxMRSize                                                   uint64 `json:"maxMrSize"`
+	PageSizeCap                                                 uint64 `json:"pageSizeCap"`
+	MaxQP, MaxQPWR                                              int    `json:"-"`
+	DeviceCapFlags                                              uint32 `json:"deviceCapFlags"`
+	MaxSGE, MaxSGERd                                            int    `json:"-"`
+	MaxCQ, MaxCQE                                               int    `json:"-"`
+	MaxMR, MaxPD                                                int    `json:"-"`
+	MaxQPRdAtom, MaxEERdAtom                                    int    `json:"-"`
+	MaxResRdAtom                                                int    `json:"-"`
+	MaxQPInitRdAtom                                             int    `json:"-"`
+	MaxEEInitRdAtom                                             int    `json:"-"`
+	AtomicCap                                                   int    `json:"atomicCap"`
+	MaxEE, MaxRDD, MaxMW                                        int    `json:"-"`
+	MaxRawIPv6QP, MaxRawEthQP                                   int    `json:"-"`
+	MaxMcastGrp                                                 int    `json:"-"`
+	MaxMcastQPAttach                                            int    `json:"-"`
+	MaxTotalMcastQPAttach                                       int    `json:"-"`
+	MaxAH, MaxFMR, MaxMapPerFMR                                 int    `json:"-"`
+	MaxSRQ, MaxSRQWR, MaxSRQSGE                                 int    `json:"-"`
+	MaxPKeys                                                    int    `json:"maxPkeys"`
+	LocalCAAckDelay                                             int    `json:"localCaAckDelay"`
+	ODPGeneralCaps                                              uint64 `json:"odpGeneralCaps"`
+	ODPRC, ODPUC, ODPUD, ODPXRC                                 uint32 `json:"-"`
+	CompletionTimestampMask                                     uint64 `json:"completionTimestampMask"`
+	HCACoreClock                                                uint64 `json:"hcaCoreClock"`
+	RawPacketCaps                                               uint32 `json:"rawPacketCaps"`
+	DeviceCapFlagsEx                                            uint64 `json:"deviceCapFlagsEx"`
+	MaxTSO, TSOQPTs                                             uint32 `json:"-"`
+	RSSQPTs                                                     uint32 `json:"-"`
+	MaxRWQIndirectionTables                                     uint32 `json:"-"`
+	MaxRWQIndirectionTableSize                                  uint32 `json:"-"`
+	RXHashFunction                                              uint32 `json:"-"`
+	RXHashFieldsMask                                            uint64 `json:"-"`
+	MaxWQTypeRQ                                                 uint32 `json:"maxWqTypeRq"`
+	QPRateLimitMin, QPRateLimitMax, PacingQPTs                  uint32 `json:"-"`
+	TMMaxRndvHdrSize, TMMaxNumTags, TMFlags, TMMaxOps, TMMaxSGE uint32 `json:"-"`
+	MaxCQCount, MaxCQPeriod                                     uint16 `json:"-"`
+	MaxDMSize                                                   uint64 `json:"maxDmSize"`
+	NumCompVectors                                              int    `json:"numCompVectors"`
 }
 
 // Port is one port's attributes (struct ibv_port_attr).
@@ -47,4 +93,35 @@ type Port struct {
 	LID       uint16 `json:"lid"`
 	LMC       uint8  `json:"lmc"`
 	LinkLayer int    `json:"linkLayer"`
+
+	MaxMsgSz      uint32 `json:"maxMsgSz"`
+	PortCapFlags  uint32 `json:"portCapFlags"`
+	PortCapFlags2 uint16 `json:"portCapFlags2"`
+	MaxVLNum      uint8  `json:"maxVlNum"`
+	BadPKeyCntr   uint32 `json:"badPkeyCntr"`
+	QKeyViolCntr  uint32 `json:"qkeyViolCntr"`
+	SMSL          uint8  `json:"smSl"`
+	PKeyTblLen    int    `json:"pkeyTblLen"`
+	GIDTblLen     int    `json:"gidTblLen"`
+	SubnetTimeout uint8  `json:"subnetTimeout"`
+	InitTypeReply uint8  `json:"initTypeReply"`
+	ActiveWidth   uint8  `json:"activeWidth"`
+	ActiveSpeed   uint8  `json:"activeSpeed"`
+	PhysState     uint8  `json:"physState"`
+	GIDs          []GID  `json:"gids"`
+}
+
+// GID types (enum ibv_gid_type_sysfs), and what ibv_devinfo uses when the
+// type cannot be read.
+const (
+	GIDTypeIBRoCEv1 = 0
+	GIDTypeRoCEv2   = 1
+	GIDTypeInvalid  = 2
+)
+
+// GID is one entry of a port's GID table that is not null.
+type GID struct {
+	Index int      `json:"index"`
+	Raw   [16]byte `json:"-"`
+	Type  int      `json:"type"`
 }

@@ -6,25 +6,7 @@ package verbs
 #cgo LDFLAGS: -libverbs
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 #include <infiniband/verbs.h>
-
-// ibt_dev is what Devices needs of one device, flat for Go.
-struct ibt_dev {
-	char name[IBV_SYSFS_NAME_MAX];
-	char path[IBV_SYSFS_PATH_MAX];
-	int transport;
-	char fw_ver[64];
-	uint64_t node_guid, sys_image_guid;
-	uint32_t vendor_id, vendor_part_id, hw_ver;
-	int phys_port_cnt;
-};
-
-struct ibt_port {
-	int state, max_mtu, active_mtu;
-	uint16_t sm_lid, lid;
-	uint8_t lmc, link_layer;
-};
 
 static int ibt_count(struct ibv_device **l) {
 	int n = 0;
@@ -35,48 +17,37 @@ static int ibt_count(struct ibv_device **l) {
 
 static struct ibv_device *ibt_at(struct ibv_device **l, int i) { return l[i]; }
 
-// ibt_query opens dev, queries it and up to nports of its ports; it returns
-// 0, or the step that failed (1 open, 2 query device, 3 query port) with
-// errno set.
-static int ibt_query(struct ibv_device *dev, struct ibt_dev *d, struct ibt_port *ports, int nports) {
-	struct ibv_context *ctx = ibv_open_device(dev);
-	struct ibv_device_attr attr;
-	int i, rc = 0;
+static const char *ibt_path(struct ibv_device *d) { return d->ibdev_path; }
 
-	strncpy(d->name, ibv_get_device_name(dev), sizeof d->name - 1);
-	strncpy(d->path, dev->ibdev_path, sizeof d->path - 1);
-	d->transport = dev->transport_type;
-	if (!ctx)
-		return 1;
-	if (ibv_query_device(ctx, &attr)) {
-		rc = 2;
-		goto out;
-	}
-	strncpy(d->fw_ver, attr.fw_ver, sizeof d->fw_ver - 1);
-	d->node_guid = attr.node_guid;
-	d->sys_image_guid = attr.sys_image_guid;
-	d->vendor_id = attr.vendor_id;
-	d->vendor_part_id = attr.vendor_part_id;
-	d->hw_ver = attr.hw_ver;
-	d->phys_port_cnt = attr.phys_port_cnt;
-	for (i = 0; i < attr.phys_port_cnt && i < nports; i++) {
-		struct ibv_port_attr pa;
-		if (ibv_query_port(ctx, i + 1, &pa)) {
-			rc = 3;
-			goto out;
-		}
-		ports[i].state = pa.state;
-		ports[i].max_mtu = pa.max_mtu;
-		ports[i].active_mtu = pa.active_mtu;
-		ports[i].sm_lid = pa.sm_lid;
-		ports[i].lid = pa.lid;
-		ports[i].lmc = pa.lmc;
-		ports[i].link_layer = pa.link_layer;
-	}
-out:
-	ibv_close_device(ctx);
-	return rc;
+static int ibt_transport(struct ibv_device *d) { return d->transport_type; }
+
+static int ibt_query_device(struct ibv_context *ctx, struct ibv_device_attr_ex *a) {
+	return ibv_query_device_ex(ctx, NULL, a);
 }
+
+static int ibt_query_port(struct ibv_context *ctx, int port, struct ibv_port_attr *pa) {
+	return ibv_query_port(ctx, port, pa);
+}
+
+// ibt_query_gid reads GID idx of port and its sysfs type as
+// ibv_query_gid_type reports it: 0 IB/RoCE v1 (also for an empty entry),
+// 1 RoCE v2, 2 when the type does not read (ibv_devinfo's invalid type).
+static int ibt_query_gid(struct ibv_context *ctx, int port, int idx, union ibv_gid *gid, int *type) {
+	struct ibv_gid_entry e = {};
+	int rc = ibv_query_gid(ctx, port, idx, gid);
+	if (rc)
+		return rc;
+	rc = ibv_query_gid_ex(ctx, port, idx, &e, 0);
+	if (rc == ENODATA)
+		*type = 0;
+	else if (rc)
+		*type = 2;
+	else
+		*type = (e.gid_type == IBV_GID_TYPE_IB || e.gid_type == IBV_GID_TYPE_ROCE_V1) ? 0 : 1;
+	return 0;
+}
+
+static int ibt_comp_vectors(struct ibv_context *ctx) { return ctx->num_comp_vectors; }
 */
 import "C"
 
@@ -86,9 +57,6 @@ import (
 	"syscall"
 	"unsafe"
 )
-
-// maxPorts bounds the ports read of one device (phys_port_cnt is a u8).
-const maxPorts = 255
 
 // list calls fn with libibverbs' device list, freed afterwards.
 func list(fn func(l **C.struct_ibv_device, n int) error) error {
@@ -116,45 +84,106 @@ func DeviceNames() ([]string, error) {
 	return names, err
 }
 
-// Devices opens every device libibverbs lists and reads its attributes
-// and its ports'.
+// Devices opens every device libibverbs lists and reads its attributes,
+// its ports' and their GIDs.
 func Devices() ([]Device, error) {
 	var devs []Device
 	err := list(func(l **C.struct_ibv_device, n int) error {
-		ports := (*[maxPorts]C.struct_ibt_port)(C.calloc(maxPorts, C.size_t(unsafe.Sizeof(C.struct_ibt_port{}))))
-		if ports == nil {
-			return syscall.ENOMEM
-		}
-		defer C.free(unsafe.Pointer(ports))
 		for i := range n {
-			var d C.struct_ibt_dev
-			rc, errno := C.ibt_query(C.ibt_at(l, C.int(i)), &d, &ports[0], maxPorts)
-			dev := Device{Name: C.GoString(&d.name[0]), IBDevPath: C.GoString(&d.path[0]), Transport: int(d.transport)}
-			switch rc {
-			case 1:
-				return fmt.Errorf("%s: failed to open device: %w", dev.Name, errno)
-			case 2:
-				return fmt.Errorf("%s: failed to query device props: %w", dev.Name, errno)
-			case 3:
-				return fmt.Errorf("%s: failed to query port props: %w", dev.Name, errno)
+			d, err := query(C.ibt_at(l, C.int(i)))
+			if err != nil {
+				return err
 			}
-			dev.FWVer = C.GoString(&d.fw_ver[0])
-			dev.NodeGUID = beToHost(uint64(d.node_guid))
-			dev.SysImageGUID = beToHost(uint64(d.sys_image_guid))
-			dev.VendorID = uint32(d.vendor_id)
-			dev.VendorPartID = uint32(d.vendor_part_id)
-			dev.HWVer = uint32(d.hw_ver)
-			dev.PhysPortCnt = int(d.phys_port_cnt)
-			for p := 0; p < dev.PhysPortCnt && p < maxPorts; p++ {
-				cp := ports[p]
-				dev.Ports = append(dev.Ports, Port{Num: p + 1, State: int(cp.state), MaxMTU: int(cp.max_mtu), ActiveMTU: int(cp.active_mtu),
-					SMLID: uint16(cp.sm_lid), LID: uint16(cp.lid), LMC: uint8(cp.lmc), LinkLayer: int(cp.link_layer)})
-			}
-			devs = append(devs, dev)
+			devs = append(devs, d)
 		}
 		return nil
 	})
 	return devs, err
+}
+
+// query opens one device and reads what ibv_devinfo prints.
+func query(dev *C.struct_ibv_device) (Device, error) {
+	d := Device{Name: C.GoString(C.ibv_get_device_name(dev)), IBDevPath: C.GoString(C.ibt_path(dev)), Transport: int(C.ibt_transport(dev))}
+	ctx, err := C.ibv_open_device(dev)
+	if ctx == nil {
+		return d, fmt.Errorf("%s: failed to open device: %w", d.Name, err)
+	}
+	defer C.ibv_close_device(ctx)
+	var ax C.struct_ibv_device_attr_ex
+	if rc, err := C.ibt_query_device(ctx, &ax); rc != 0 {
+		return d, fmt.Errorf("%s: failed to query device props: %w", d.Name, errnoOr(err, rc))
+	}
+	a := &ax.orig_attr
+	d.FWVer = C.GoString(&a.fw_ver[0])
+	d.NodeGUID = beToHost(uint64(a.node_guid))
+	d.SysImageGUID = beToHost(uint64(a.sys_image_guid))
+	d.VendorID, d.VendorPartID, d.HWVer = uint32(a.vendor_id), uint32(a.vendor_part_id), uint32(a.hw_ver)
+	d.PhysPortCnt = int(a.phys_port_cnt)
+	d.Attr = Attr{
+		MaxMRSize: uint64(a.max_mr_size), PageSizeCap: uint64(a.page_size_cap),
+		MaxQP: int(a.max_qp), MaxQPWR: int(a.max_qp_wr), DeviceCapFlags: uint32(a.device_cap_flags),
+		MaxSGE: int(a.max_sge), MaxSGERd: int(a.max_sge_rd), MaxCQ: int(a.max_cq), MaxCQE: int(a.max_cqe),
+		MaxMR: int(a.max_mr), MaxPD: int(a.max_pd), MaxQPRdAtom: int(a.max_qp_rd_atom), MaxEERdAtom: int(a.max_ee_rd_atom),
+		MaxResRdAtom: int(a.max_res_rd_atom), MaxQPInitRdAtom: int(a.max_qp_init_rd_atom), MaxEEInitRdAtom: int(a.max_ee_init_rd_atom),
+		AtomicCap: int(a.atomic_cap), MaxEE: int(a.max_ee), MaxRDD: int(a.max_rdd), MaxMW: int(a.max_mw),
+		MaxRawIPv6QP: int(a.max_raw_ipv6_qp), MaxRawEthQP: int(a.max_raw_ethy_qp), MaxMcastGrp: int(a.max_mcast_grp),
+		MaxMcastQPAttach: int(a.max_mcast_qp_attach), MaxTotalMcastQPAttach: int(a.max_total_mcast_qp_attach),
+		MaxAH: int(a.max_ah), MaxFMR: int(a.max_fmr), MaxMapPerFMR: int(a.max_map_per_fmr),
+		MaxSRQ: int(a.max_srq), MaxSRQWR: int(a.max_srq_wr), MaxSRQSGE: int(a.max_srq_sge),
+		MaxPKeys: int(a.max_pkeys), LocalCAAckDelay: int(a.local_ca_ack_delay),
+		ODPGeneralCaps: uint64(ax.odp_caps.general_caps),
+		ODPRC:          uint32(ax.odp_caps.per_transport_caps.rc_odp_caps), ODPUC: uint32(ax.odp_caps.per_transport_caps.uc_odp_caps),
+		ODPUD: uint32(ax.odp_caps.per_transport_caps.ud_odp_caps), ODPXRC: uint32(ax.xrc_odp_caps),
+		CompletionTimestampMask: uint64(ax.completion_timestamp_mask), HCACoreClock: uint64(ax.hca_core_clock),
+		RawPacketCaps: uint32(ax.raw_packet_caps), DeviceCapFlagsEx: uint64(ax.device_cap_flags_ex),
+		MaxTSO: uint32(ax.tso_caps.max_tso), TSOQPTs: uint32(ax.tso_caps.supported_qpts),
+		RSSQPTs: uint32(ax.rss_caps.supported_qpts), MaxRWQIndirectionTables: uint32(ax.rss_caps.max_rwq_indirection_tables),
+		MaxRWQIndirectionTableSize: uint32(ax.rss_caps.max_rwq_indirection_table_size),
+		RXHashFunction:             uint32(ax.rss_caps.rx_hash_function), RXHashFieldsMask: uint64(ax.rss_caps.rx_hash_fields_mask),
+		MaxWQTypeRQ:    uint32(ax.max_wq_type_rq),
+		QPRateLimitMin: uint32(ax.packet_pacing_caps.qp_rate_limit_min), QPRateLimitMax: uint32(ax.packet_pacing_caps.qp_rate_limit_max),
+		PacingQPTs:       uint32(ax.packet_pacing_caps.supported_qpts),
+		TMMaxRndvHdrSize: uint32(ax.tm_caps.max_rndv_hdr_size), TMMaxNumTags: uint32(ax.tm_caps.max_num_tags),
+		TMFlags: uint32(ax.tm_caps.flags), TMMaxOps: uint32(ax.tm_caps.max_ops), TMMaxSGE: uint32(ax.tm_caps.max_sge),
+		MaxCQCount: uint16(ax.cq_mod_caps.max_cq_count), MaxCQPeriod: uint16(ax.cq_mod_caps.max_cq_period),
+		MaxDMSize:      uint64(ax.max_dm_size),
+		NumCompVectors: int(C.ibt_comp_vectors(ctx)),
+	}
+	for p := 1; p <= d.PhysPortCnt; p++ {
+		var pa C.struct_ibv_port_attr
+		if rc, err := C.ibt_query_port(ctx, C.int(p), &pa); rc != 0 {
+			return d, fmt.Errorf("%s: failed to query port %d props: %w", d.Name, p, errnoOr(err, rc))
+		}
+		port := Port{Num: p, State: int(pa.state), MaxMTU: int(pa.max_mtu), ActiveMTU: int(pa.active_mtu),
+			SMLID: uint16(pa.sm_lid), LID: uint16(pa.lid), LMC: uint8(pa.lmc), LinkLayer: int(pa.link_layer),
+			MaxMsgSz: uint32(pa.max_msg_sz), PortCapFlags: uint32(pa.port_cap_flags), PortCapFlags2: uint16(pa.port_cap_flags2),
+			MaxVLNum: uint8(pa.max_vl_num), BadPKeyCntr: uint32(pa.bad_pkey_cntr), QKeyViolCntr: uint32(pa.qkey_viol_cntr),
+			SMSL: uint8(pa.sm_sl), PKeyTblLen: int(pa.pkey_tbl_len), GIDTblLen: int(pa.gid_tbl_len),
+			SubnetTimeout: uint8(pa.subnet_timeout), InitTypeReply: uint8(pa.init_type_reply),
+			ActiveWidth: uint8(pa.active_width), ActiveSpeed: uint8(pa.active_speed), PhysState: uint8(pa.phys_state)}
+		for idx := 0; idx < port.GIDTblLen; idx++ {
+			var gid C.union_ibv_gid
+			var typ C.int
+			if rc, err := C.ibt_query_gid(ctx, C.int(p), C.int(idx), &gid, &typ); rc != 0 {
+				return d, fmt.Errorf("%s: failed to query gid to port %d, index %d: %w", d.Name, p, idx, errnoOr(err, rc))
+			}
+			g := GID{Index: idx, Type: int(typ)}
+			copy(g.Raw[:], C.GoBytes(unsafe.Pointer(&gid), 16))
+			if g.Raw[8]|g.Raw[9]|g.Raw[10]|g.Raw[11]|g.Raw[12]|g.Raw[13]|g.Raw[14]|g.Raw[15] != 0 {
+				port.GIDs = append(port.GIDs, g)
+			}
+		}
+		d.Ports = append(d.Ports, port)
+	}
+	return d, nil
+}
+
+// errnoOr is err, or the return code as an errno when errno was not set.
+func errnoOr(err error, rc C.int) error {
+	if err != nil {
+		return err
+	}
+	return syscall.Errno(rc)
 }
 
 // beToHost turns a GUID libibverbs keeps in network order (__be64) into a

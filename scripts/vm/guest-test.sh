@@ -48,7 +48,9 @@ ls /sys/class/infiniband /sys/class/infiniband_verbs /sys/class/infiniband_mad 2
 
 same "ibv_devices" ibv_devices
 same "ibv_devinfo" ibv_devinfo
+same "ibv_devinfo -v" ibv_devinfo -v
 same "ibv_devinfo -l" ibv_devinfo -l
+same "ibv_devinfo -v -d rxe0 -i 1" ibv_devinfo -v -d rxe0 -i 1
 same "ibv_devinfo -d rxe0 -i 1" ibv_devinfo -d rxe0 -i 1
 same "ibv_devinfo --ib-dev=rxe0" ibv_devinfo --ib-dev=rxe0
 same "ibstat" ibstat
