@@ -2,11 +2,14 @@ package cmd
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/nodemap"
 )
 
 // flagSet selects which groups of shared flags a tool takes.
@@ -22,6 +25,8 @@ const (
 	// flagsTarget adds -L/--Lid, -G/--Guid and -D/--Direct, which assert
 	// the kind of the target address (parseTarget).
 	flagsTarget
+	// flagsNodeMap adds --node-name-map.
+	flagsNodeMap
 )
 
 // CommonOptions are the flags shared by every tool, parsed before the tool runs.
@@ -41,6 +46,7 @@ type CommonOptions struct {
 	JSON                bool          // --json: one JSON document instead of text
 	Sim                 bool          // --sim: use the ibsim simulator instead of the kernel
 	Sysfs               string        // --sysfs: sysfs mount point (default $IBTOOL_SYSFS or /sys)
+	NodeMap             string        // --node-name-map: node name map file ("": the default, if there)
 	timeoutM            int           // -t as infiniband-diags takes it, in milliseconds
 	ctx                 context.Context
 }
@@ -67,6 +73,9 @@ func addCommonFlags(c *cobra.Command, o *CommonOptions, set flagSet) {
 	}
 	if set&flagsJSON != 0 {
 		fl.BoolVar(&o.JSON, "json", false, "print one JSON document")
+	}
+	if set&flagsNodeMap != 0 {
+		fl.StringVar(&o.NodeMap, "node-name-map", "", "node name map file (default "+nodemap.DefaultPath+" when there)")
 	}
 }
 
@@ -180,6 +189,22 @@ func addTargetFlags(c *cobra.Command, o *CommonOptions, letters string) {
 			fl.BoolVarP(&o.asDR, "Direct", "D", false, "the target must be a directed-route path (0,1,3)")
 		}
 	}
+}
+
+// loadNodeMap reads the node name map --node-name-map names, or the
+// default one when it exists. A bad named map is a usage error; a bad
+// default map is a warning on errOut, and no map, as infiniband-diags
+// does.
+func (o *CommonOptions) loadNodeMap(tool string, errOut io.Writer) (*nodemap.Map, error) {
+	m, err := nodemap.Load(o.NodeMap)
+	if err == nil {
+		return m, nil
+	}
+	if o.NodeMap != "" {
+		return nil, &UsageError{Err: err}
+	}
+	fmt.Fprintf(errOut, "%s: warning: %v; not using it\n", tool, err)
+	return nil, nil
 }
 
 // parsePortArg parses a port number argument: decimal or 0x hex, 0 to 255.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -43,6 +44,7 @@ type ibrouteOptions struct {
 	Brief            bool // -n: no destination lookups
 	Multicast        bool // -M: the multicast table
 	Transactor       func() (*mad.Transactor, error)
+	names            *nodemap.Map
 }
 
 func newIbrouteCmd(f *Factory, runF func(*ibrouteOptions) error) *cobra.Command {
@@ -86,7 +88,7 @@ The destinations are looked up in parallel.`,
 			return ibrouteRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsNodeMap)
 	fl := c.Flags()
 	fl.BoolVarP(&o.All, "all", "a", false, "show all lids, even invalid entries")
 	fl.BoolVarP(&o.Brief, "no_dests", "n", false, "do not try to resolve destinations")
@@ -106,6 +108,9 @@ func ibrouteRun(o *ibrouteOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.names, err = o.Common.loadNodeMap("ibroute", o.IO.ErrOut); err != nil {
+		return err
+	}
 	x, err := o.Transactor()
 	if err != nil {
 		return err
@@ -116,6 +121,7 @@ func ibrouteRun(o *ibrouteOptions) error {
 	if err != nil {
 		return err
 	}
+	sw.desc = o.names.Name(uint64(sw.ni.NodeGUID), sw.desc)
 	if o.Multicast {
 		return dumpMulticast(o, q, sw)
 	}
@@ -182,7 +188,7 @@ func dumpUnicast(o *ibrouteOptions, q *smpQuerier, sw *switchInfo) error {
 		}
 	}
 	if !o.Brief {
-		describeDestinations(q, entries)
+		describeDestinations(q, entries, o.names)
 	}
 	if o.Common.JSON {
 		return writeJSONDocument(o.IO.Out, map[string]any{
@@ -215,12 +221,13 @@ type lidDest struct {
 	baseLID  int
 	lmc      int
 	desc     string
+	nodeGUID rdma.GUID
 }
 
 // describeDestinations looks every valid entry's LID up, in parallel, and
 // writes each entry's text as infiniband-diags' dump_lid does, including
 // its "path #n out of m" for the LIDs of a port with an LMC.
-func describeDestinations(q *smpQuerier, entries []lftEntry) {
+func describeDestinations(q *smpQuerier, entries []lftEntry, names *nodemap.Map) {
 	dests := make([]lidDest, len(entries))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
@@ -267,8 +274,9 @@ func describeDestinations(q *smpQuerier, entries []lftEntry) {
 			basePortLID, lastPortLID = d.baseLID, d.baseLID+(1<<d.lmc)-1
 		}
 		typ := string(appendNodeType(nil, d.nodeType))
-		e.text = fmt.Sprintf(": (%s portguid %s: '%s')", typ, d.portGUID, d.desc)
-		e.Dest = d.desc
+		desc := names.Name(uint64(d.nodeGUID), d.desc)
+		e.text = fmt.Sprintf(": (%s portguid %s: '%s')", typ, d.portGUID, desc)
+		e.Dest = desc
 	}
 }
 
@@ -293,7 +301,7 @@ func lookupLID(q *smpQuerier, lid int) lidDest {
 	if err != nil {
 		return lidDest{}
 	}
-	return lidDest{ok: true, nodeType: ni.NodeType, portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String()}
+	return lidDest{ok: true, nodeType: ni.NodeType, portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String(), nodeGUID: ni.NodeGUID}
 }
 
 // mftEntry is one MLID of the multicast dump.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -76,7 +77,7 @@ ibtracert does. The addresses are LIDs or DR paths (from this port); with
 			return ibtracertRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsNodeMap)
 	fl := c.Flags()
 	addTargetFlags(c, &o.Common, "LG")
 	fl.BoolVarP(&o.Brief, "no_info", "n", false, "simple format")
@@ -146,6 +147,7 @@ type tracer struct {
 	out   []byte
 	hops  []map[string]any
 	brief bool
+	names *nodemap.Map
 }
 
 // getNode reads a node the way infiniband-diags' get_node does.
@@ -159,7 +161,7 @@ func (t *tracer) getNode(p mad.Path) (*traceNode, error) {
 	if _, err := q.decode(&nd, 0); err != nil {
 		return nil, err
 	}
-	n := &traceNode{ni: ni, desc: printableDesc(nd.NodeDescription)}
+	n := &traceNode{ni: ni, desc: t.names.Name(uint64(ni.NodeGUID), printableDesc(nd.NodeDescription))}
 	if _, err := q.decode(&n.pi, 0); err != nil {
 		return nil, err
 	}
@@ -397,12 +399,16 @@ func (t *tracer) trace(pair [2]endport.Target) error {
 }
 
 func ibtracertRun(o *ibtracertOptions) error {
+	names, err := o.Common.loadNodeMap("ibtracert", o.IO.ErrOut)
+	if err != nil {
+		return err
+	}
 	x, err := o.Transactor()
 	if err != nil {
 		return err
 	}
 	defer x.Close()
-	t := &tracer{o: o, q: &smpQuerier{ctx: o.Common.context(), x: x}, brief: o.Brief}
+	t := &tracer{o: o, q: &smpQuerier{ctx: o.Common.context(), x: x}, brief: o.Brief, names: names}
 	var traces []any
 	for i, pair := range o.Pairs {
 		t.hops = nil

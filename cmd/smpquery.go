@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/nodemap"
 )
 
 func init() {
@@ -57,6 +58,8 @@ type smpqueryOptions struct {
 	Extended bool
 	// ShowKeys is -K: print the M_Key instead of "<not displayed>".
 	ShowKeys bool
+	// Names is the node name map (nil: none).
+	Names *nodemap.Map
 	// Transactor opens the MAD transport.
 	Transactor func() (*mad.Transactor, error)
 }
@@ -107,7 +110,7 @@ ibtool does not query yet.`,
 			return smpqueryRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsNodeMap)
 	c.Flags().BoolVarP(&o.Extended, "extended", "x", false, "use extended speeds (PortInfo)")
 	c.Flags().BoolVarP(&o.ShowKeys, "show_keys", "K", false, "display security keys in output")
 	return c
@@ -149,6 +152,9 @@ func smpqueryRun(o *smpqueryOptions) error {
 		return err
 	}
 	o.Path = p
+	if o.Names, err = o.Common.loadNodeMap("smpquery", o.IO.ErrOut); err != nil {
+		return err
+	}
 	x, err := o.Transactor()
 	if err != nil {
 		return err
@@ -210,15 +216,16 @@ func smpqueryNodeInfo(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error)
 }
 
 func smpqueryNodeDesc(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
-	// infiniband-diags asks NodeInfo first (for the node name map's GUID).
-	if _, _, err := q.nodeInfo(); err != nil {
+	// NodeInfo first, for the node name map's GUID.
+	ni, _, err := q.nodeInfo()
+	if err != nil {
 		return smpqueryResult{}, err
 	}
 	var nd mad.NodeDescription
 	if _, err := q.decode(&nd, 0); err != nil {
 		return smpqueryResult{}, err
 	}
-	desc := nd.NodeDescription.String()
+	desc := o.Names.Name(uint64(ni.NodeGUID), nd.NodeDescription.String())
 	// smpquery pads the name, not the label, to its column: 32 dots less
 	// the name's length, at least one.
 	dots := max(32-len(desc), 1)
