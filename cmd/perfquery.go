@@ -297,9 +297,14 @@ func perfqueryRun(o *perfqueryOptions) error {
 	return nil
 }
 
-// gmpPath turns a target into the LID route a GMP takes; what names the
-// MADs in the message for a DR path ("performance MADs").
+// gmpPath turns a target into the LID route a GMP takes, or the global
+// route (GRH) a GID target asks for (the way to a port on RoCE); what names
+// the MADs in the message for a DR path ("performance MADs").
 func gmpPath(t endport.Target, what string) (mad.Path, error) {
+	if t.Kind == endport.GID {
+		gid := t.GID
+		return mad.Path{DGID: &gid}, nil
+	}
 	p, err := smpPath(t)
 	if err != nil {
 		return p, err

@@ -21,6 +21,11 @@ type Path struct {
 	// DrSLID is, in a combined route, the LID the DR part's responses
 	// return to: this port's LID. Zero otherwise.
 	DrSLID rdma.LID
+	// DGID, when set, routes the MAD by global route (a GRH): to a port
+	// on another subnet, or on RoCE, which has no LIDs. LID may then be 0.
+	DGID *rdma.GID
+	// SGIDIndex is the local GID table entry the GRH is sent from.
+	SGIDIndex uint8
 	// SL is the service level of a LID-routed MAD.
 	SL uint8
 	// QPN and QKey address a GMP's queue pair; zero means the class's
@@ -57,10 +62,16 @@ func (p Path) Hops() int {
 // MaxHops-1 hops.
 func (p Path) Validate() error {
 	if !p.IsDR() {
+		if p.DGID != nil && p.LID == 0 {
+			return nil // global route only (RoCE)
+		}
 		if p.LID == 0 || p.LID > maxUnicastLID {
 			return fmt.Errorf("LID %d is not a unicast LID", p.LID)
 		}
 		return nil
+	}
+	if p.DGID != nil {
+		return fmt.Errorf("%v: a directed route has no global route", p)
 	}
 	switch {
 	case len(p.DR) == 0:
@@ -79,6 +90,12 @@ func (p Path) Validate() error {
 // like infiniband-diags': "Lid 12", "DR path slid 65535; dlid 65535; 0,1,3".
 func (p Path) String() string {
 	if !p.IsDR() {
+		if p.DGID != nil {
+			if p.LID == 0 {
+				return "GID " + p.DGID.String()
+			}
+			return "Lid " + strconv.Itoa(int(p.LID)) + " GID " + p.DGID.String()
+		}
 		return "Lid " + strconv.Itoa(int(p.LID))
 	}
 	var b strings.Builder
@@ -117,6 +134,10 @@ func (p Path) address(c Class) Address {
 	a := Address{LID: p.LID, SL: p.SL, QPN: c.QP()}
 	if p.IsDR() && p.LID == 0 {
 		a.LID = rdma.PermissiveLID
+	}
+	if p.DGID != nil {
+		a.HasGRH = true
+		a.GRH = GRH{GID: *p.DGID, GIDIndex: p.SGIDIndex, HopLimit: 64}
 	}
 	if !c.IsSMP() {
 		a.QKey = QP1QKey

@@ -84,5 +84,27 @@ ls -l /dev/infiniband/ 2>&1
 fails_cleanly "perfquery over umad" 3 perfquery -t 200 --retries 1 1 1
 fails_cleanly "smpquery over umad" 3 smpquery -t 200 --retries 0 nodeinfo 1
 
+# ibping and ibsysstat over umad on RoCE: the server on rxe0 port 1, the
+# client reaching it over QP1 with a GRH to the port's link-local GID.
+gid=$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)
+"$IBTOOL" ibping -S >/tmp/srv.out 2>&1 &
+srv=$!
+"$IBTOOL" ibsysstat -S >/tmp/srv2.out 2>&1 &
+srv2=$!
+sleep 1
+if "$IBTOOL" ibping -c 2 -t 1000 "$gid" >/tmp/ping.out 2>&1 && grep -q "2 packets transmitted, 2 received" /tmp/ping.out; then
+	pass "ibping over umad to $gid (GRH): $(grep -c '^Pong' /tmp/ping.out) pongs"
+else
+	fail "ibping over umad to $gid (GRH)"
+	cat /tmp/ping.out /tmp/srv.out | head -20
+fi
+if "$IBTOOL" ibsysstat -t 1000 "$gid" host >/tmp/sys.out 2>&1 && [ "$(cat /tmp/sys.out)" = "$(hostname)" ]; then
+	pass "ibsysstat host over umad to $gid (GRH): $(cat /tmp/sys.out)"
+else
+	fail "ibsysstat host over umad to $gid (GRH)"
+	cat /tmp/sys.out /tmp/srv2.out | head -20
+fi
+kill $srv $srv2 2>/dev/null
+
 echo "$fails checks failed"
 [ $fails -eq 0 ]
