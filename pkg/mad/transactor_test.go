@@ -280,6 +280,8 @@ func TestPathString(t *testing.T) {
 		{mad.DRPath(0), "DR path slid 65535; dlid 65535; 0"},
 		{mad.DRPath(0, 1, 3), "DR path slid 65535; dlid 65535; 0,1,3"},
 		{mad.Path{LID: 3, DR: []uint8{0, 1}, DrSLID: 2}, "Lid 3 DR path slid 2; dlid 65535; 0,1"},
+		{mad.Path{DGID: &testGID}, "GID fe80::2:c903:0:1492"},
+		{mad.Path{LID: 4, DGID: &testGID}, "Lid 4 GID fe80::2:c903:0:1492"},
 	}
 	for _, tt := range tests {
 		if got := tt.p.String(); got != tt.want {
@@ -312,5 +314,31 @@ func TestCombinedRoute(t *testing.T) {
 	}
 	if sent[128] != 0 || sent[129] != 5 {
 		t.Errorf("initial path % x, want 00 05", sent[128:130])
+	}
+}
+
+var testGID = rdma.NewGID(0xfe80000000000000, 0x0002c90300001492)
+
+// TestGlobalRoute checks a GID-routed GMP goes out with a GRH and LID 0
+// (RoCE), and that a DR SMP refuses one.
+func TestGlobalRoute(t *testing.T) {
+	var addr mad.Address
+	h := func(req *mad.Packet) []mad.Packet {
+		addr = req.Addr
+		return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, nil)}
+	}
+	x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{})
+	defer x.Close()
+	p := mad.Path{DGID: &testGID, SGIDIndex: 1}
+	if _, err := x.Do(context.Background(), &mad.Request{Path: p, Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: 0x12}); err != nil {
+		t.Fatal(err)
+	}
+	want := mad.Address{QPN: 1, QKey: mad.QP1QKey, HasGRH: true, GRH: mad.GRH{GID: testGID, GIDIndex: 1, HopLimit: 64}}
+	if diff := cmp.Diff(want, addr); diff != "" {
+		t.Errorf("address (-want +got):\n%s", diff)
+	}
+	dr := mad.Path{DR: []uint8{0}, DGID: &testGID}
+	if _, err := x.Do(context.Background(), &mad.Request{Path: dr, Class: mad.ClassSMI, AttrID: 0x11}); err == nil || !strings.Contains(err.Error(), "a directed route has no global route") {
+		t.Errorf("DR with a GID: %v", err)
 	}
 }
