@@ -152,3 +152,22 @@ func TestPerfqueryArgs(t *testing.T) {
 		})
 	}
 }
+
+// TestKernelTransportNoDevices checks a machine without RDMA devices is a
+// runtime failure for a MAD tool (exit 3), and a named local port that is
+// not there a usage error (exit 2).
+func TestKernelTransportNoDevices(t *testing.T) {
+	empty := t.TempDir()
+	for _, tt := range []struct {
+		args []string
+		code int
+	}{
+		{[]string{"perfquery", "--sysfs", empty, "1", "1"}, ExitFailure},
+		{[]string{"perfquery", "--sysfs", empty, "-C", "mlx5_0", "1", "1"}, ExitUsage},
+	} {
+		f, _, errOut := testFactory(nil)
+		if code := Main(tt.args, f); code != tt.code || !strings.Contains(errOut.String(), "no RDMA devices") {
+			t.Errorf("%q: exit %d, %q; want %d", tt.args, code, errOut, tt.code)
+		}
+	}
+}

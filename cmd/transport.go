@@ -93,7 +93,7 @@ func (f *Factory) openSimTransportAs(o *CommonOptions, asSM bool) (mad.Transport
 	_, port, err := o.Local.Resolve(devs)
 	if err != nil {
 		c.Close()
-		return nil, nil, &UsageError{Err: err}
+		return nil, nil, o.localPortError(err)
 	}
 	return c, port, nil
 }
@@ -123,13 +123,23 @@ func (f *Factory) openKernelTransportWith(o *CommonOptions, agents []umad.Agent)
 	devs := rdma.NewFS(fsys, root)
 	dev, port, err := o.Local.Resolve(devs)
 	if err != nil {
-		return nil, nil, &UsageError{Err: err}
+		return nil, nil, o.localPortError(err)
 	}
 	p, err := umad.Open(o.context(), devs, dev.Name, port.Number, umad.Options{Agents: agents})
 	if err != nil {
 		return nil, nil, err
 	}
 	return p, port, nil
+}
+
+// localPortError classes a failure to find the local end port: a usage
+// error when the flags named one (-C, -P, --port), a runtime failure when
+// the default found nothing usable (no devices, no active port).
+func (o *CommonOptions) localPortError(err error) error {
+	if o.Local == (endport.Local{}) {
+		return err
+	}
+	return &UsageError{Err: err}
 }
 
 // smpPath turns a target into the path an SMP takes: a LID, a DR path, or
