@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
+	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 func init() {
@@ -60,6 +61,13 @@ type smpqueryOptions struct {
 	ShowKeys bool
 	// Names is the node name map (nil: none).
 	Names *nodemap.Map
+	// Combined is -c: the target is a LID and a DR path from that LID
+	// (a combined route); CombinedLID is the LID.
+	Combined    bool
+	CombinedLID rdma.LID
+	// LocalLID is the local port's LID, the DrSLID of a combined route;
+	// Transactor sets it.
+	LocalLID rdma.LID
 	// Transactor opens the MAD transport.
 	Transactor func() (*mad.Transactor, error)
 }
@@ -95,7 +103,7 @@ ibtool does not query yet.`,
 		Example: `  smpquery nodeinfo 3          # NodeInfo of LID 3
   smpquery -D nodedesc 0,1     # NodeDesc one hop away by direct route
   smpquery --json ni 0         # this port's NodeInfo as JSON`,
-		Args: argsRange(2, 3),
+		Args: argsRange(2, 4),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.finish(c); err != nil {
 				return err
@@ -103,7 +111,13 @@ ibtool does not query yet.`,
 			if err := o.parseArgs(args); err != nil {
 				return err
 			}
-			o.Transactor = func() (*mad.Transactor, error) { return f.openTransactor(&o.Common) }
+			o.Transactor = func() (*mad.Transactor, error) {
+				x, local, err := f.openTransactorAt(&o.Common)
+				if local != nil {
+					o.LocalLID = local.LID
+				}
+				return x, err
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -113,6 +127,7 @@ ibtool does not query yet.`,
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsNodeMap)
 	c.Flags().BoolVarP(&o.Extended, "extended", "x", false, "use extended speeds (PortInfo)")
 	c.Flags().BoolVarP(&o.ShowKeys, "show_keys", "K", false, "display security keys in output")
+	c.Flags().BoolVarP(&o.Combined, "combined", "c", false, "use Combined route address argument: <lid> <dr_path>")
 	return c
 }
 
@@ -126,6 +141,20 @@ func (o *smpqueryOptions) parseArgs(args []string) error {
 	}
 	if o.Op == nil {
 		return usageErrorf("operation '%s' not supported", args[0])
+	}
+	if o.Combined {
+		// <lid> <dr_path>, as infiniband-diags' -c takes them.
+		if len(args) < 3 {
+			return &UsageError{Err: errors.New("-c needs a LID and a DR path"), Syntax: true}
+		}
+		lid, err := rdma.ParseLID(args[1])
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		o.CombinedLID = lid
+		args = append(args[:1:1], args[2:]...)
+	} else if len(args) > 3 {
+		return &UsageError{Err: fmt.Errorf("expected at most 3 argument(s), got %d: %q", len(args), args[3:]), Syntax: true}
 	}
 	if len(args) > 2 && !o.Op.PortArg {
 		return &UsageError{Err: fmt.Errorf("operation %s takes no port number: %q", o.Op.Name, args[2]), Syntax: true}
@@ -151,7 +180,9 @@ func smpqueryRun(o *smpqueryOptions) error {
 	if err != nil {
 		return err
 	}
-	o.Path = p
+	if o.Combined && !p.IsDR() {
+		return usageErrorf("-c: %s is not a DR path", o.Target)
+	}
 	if o.Names, err = o.Common.loadNodeMap("smpquery", o.IO.ErrOut); err != nil {
 		return err
 	}
@@ -160,6 +191,12 @@ func smpqueryRun(o *smpqueryOptions) error {
 		return err
 	}
 	defer x.Close()
+	if o.Combined {
+		// LID-routed to CombinedLID, then by direct route from there;
+		// responses come back to this port's LID.
+		p = mad.Path{LID: o.CombinedLID, DR: p.DR, DrSLID: o.LocalLID}
+	}
+	o.Path = p
 	res, err := o.Op.run(&smpQuerier{ctx: o.Common.context(), x: x, path: p}, o)
 	if err != nil {
 		return withContext(err, "operation %s", o.Op.Name)

@@ -34,6 +34,11 @@ func TestSmpqueryArgs(t *testing.T) {
 		{[]string{"pi", "12", "300"}, "", "out of range 0 to 255"},
 		{[]string{"pi", "12", "x"}, "", `invalid port number "x"`},
 		{[]string{"pi", "12", "010"}, "PortInfo", ""},
+		{[]string{"-c", "ni", "12", "0,1"}, "NodeInfo", ""},
+		{[]string{"-c", "pi", "12", "0,1", "2"}, "PortInfo", ""},
+		{[]string{"-c", "ni", "12"}, "", "-c needs a LID and a DR path"},
+		{[]string{"-c", "ni", "0x", "0,1"}, "", `invalid LID "0x"`},
+		{[]string{"pi", "12", "1", "2"}, "", "expected at most 3 argument(s)"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -56,6 +56,8 @@ func TestSmpqueryErrors(t *testing.T) {
 		{2, `invalid DR path "1,2"`, []string{"-D", "nodeinfo", "1,2"}},
 		{2, `-G given but "12" is a LID`, []string{"-G", "nodeinfo", "12"}},
 		{2, `invalid port number "256": out of range 0 to 255`, []string{"pi", "2", "256"}},
+		// A combined route (LID-routed to 3, then DR): ibsim does not route them.
+		{3, "to Lid 3 DR path slid 2; dlid 65535; 0,1: ibsim drops directed-route SMPs with DrSLID 2", []string{"-c", "nodeinfo", "3", "0,1"}},
 		{3, "operation PortInfoExtended: port info extended not supported: CapabilityMask2 0x30 does not indicate PortInfoExtended", []string{"pie", "2"}},
 		{3, "operation PKeyTable: invalid port number 9: the node has 8 ports", []string{"pkeys", "3", "9"}},
 	}
