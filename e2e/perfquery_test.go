@@ -143,3 +143,44 @@ func TestPerfqueryErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestFatTreePerfquery compares perfquery on a leaf switch of the 36-port
+// fat tree, its ports' counters reset and set the same way before each run.
+func TestFatTreePerfquery(t *testing.T) {
+	net, err := simfabric.FatTree(simfabric.FatTreeSpec{Levels: 2, Hosts: 48, Radix: 36})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := simfabric.StartForTest(t, simfabric.Options{Net: net})
+	ctx := context.Background()
+	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "H-0001", "ibaddr", "-L", "0,1")
+	if err != nil || exit != 0 {
+		t.Fatalf("ibaddr: exit %d, %v: %s", exit, err, errOut)
+	}
+	leaf := strings.Fields(string(out))[2] // "LID start N end N"
+	prepare := func() {
+		t.Helper()
+		if _, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "H-0001", "perfquery", "-R", leaf, "1-36"); err != nil || exit != 0 {
+			t.Fatalf("reset: exit %d, %v: %s", exit, err, errOut)
+		}
+		for p := 1; p <= 36; p++ {
+			port := simfabric.Port("S-leaf-1", p)
+			for j, field := range []string{"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"} {
+				if err := f.PerformanceSet(ctx, port, "PortCountersExtended."+field, uint64(100*p+j)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := f.PerformanceSet(ctx, simfabric.Port("S-leaf-1", 20), "PortCounters.SymbolErrorCounter", 42); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{leaf, "20"}, {"-x", leaf, "19"}, {"-l", leaf, "2,20,35"}, {"-x", "-l", leaf, "1-4"},
+		{"-a", leaf, "2,20,35"}, {"-E", leaf, "20"}, {"-D", leaf, "20"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			sameAsReferenceAfter(t, f, prepare, "H-0001", "perfquery", args...)
+		})
+	}
+}
