@@ -84,6 +84,9 @@ func NewTransactor(tr Transport, opts TransactorOptions) *Transactor {
 // LocalPort names the end port the transactor sends from.
 func (t *Transactor) LocalPort() LocalPort { return t.tr.LocalPort() }
 
+// Window is how many requests may be in flight at once.
+func (t *Transactor) Window() int { return t.opts.Window }
+
 // Close stops the reader and closes the transport.
 func (t *Transactor) Close() error {
 	if !t.closed.CompareAndSwap(false, true) {

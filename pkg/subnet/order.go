@@ -1,0 +1,172 @@
+package subnet
+
+import "github.com/ibtool/ibtool/pkg/rdma"
+
+// libibnetdisc (rdma-core 44, ibnetdisc.c and query_smp.c) discovers with
+// one FIFO queue of SMPs: each answer's callback queues the next SMPs at
+// the tail, and answers are handled in the order the SMPs were queued (on
+// a fabric that answers in order, as ibsim does). The nodes' order of
+// creation, which is the order every infiniband-diags tool prints them in
+// (reversed), and the route each node was first reached by follow from
+// that queue alone. replay runs the queue again over the fabric Discover
+// found, sending nothing: each SMP's answer is looked up in the fabric.
+//
+// The callbacks, as far as order goes:
+//   - NodeInfo: a new node queues NodeDesc, then for a switch SwitchInfo
+//     and PortInfo of port 0; a CA or router (new or not) queues PortInfo
+//     of the port reached.
+//   - PortInfo of a switch's port 0 queues PortInfo of ports 1..N.
+//   - PortInfo of port p (after MlnxExtPortInfo where that is asked)
+//     queues NodeInfo one hop further through p when p is up and is not
+//     the port the switch was first reached by, or is the start port of
+//     the start node.
+
+// qkind is the attribute of a queued SMP.
+type qkind uint8
+
+const (
+	qNodeInfo qkind = iota
+	qNodeDesc
+	qSwitchInfo
+	qPortInfo
+	qExtPortInfo
+)
+
+// qitem is one queued SMP.
+type qitem struct {
+	kind qkind
+	path []uint8
+	node *Node
+	num  int
+	// from is, for NodeInfo, the port the link leaves by (nil for the
+	// start).
+	from *Port
+}
+
+// replay orders f.Nodes, sets each node's Path and fills f.Visits and
+// f.MaxHops as libibnetdisc's walk from start would.
+func (f *Fabric) replay(start []uint8, extInfo bool) {
+	seen := make(map[*Node]bool, len(f.byGUID))
+	entry := make(map[*Node]int, len(f.byGUID))
+	descDone := make(map[*Node]bool, len(f.byGUID))
+	infoDone := make(map[*Port]bool)
+	var order []*Node
+	maxHops := 0
+	initial := len(start) - 1
+
+	queue := []qitem{{kind: qNodeInfo, path: start}}
+	push := func(it qitem) { queue = append(queue, it) }
+	follow := func(n *Node, num int, path []uint8) {
+		p := n.Ports[num]
+		if num == 0 || p.Info.PhysLinkState != physLinkUp {
+			return
+		}
+		if !(n.Type == Switch && num != entry[n]) && !(n == f.From && num == f.FromPort) {
+			return
+		}
+		if n.Type != Switch && n == f.From && len(path) > 2 {
+			maxHops++
+			push(qitem{kind: qNodeInfo, path: path[:len(path)-1], from: p})
+			return
+		}
+		next := make([]uint8, len(path)+1)
+		copy(next, path)
+		next[len(path)] = uint8(num)
+		if len(next)-1-initial > maxHops {
+			maxHops++
+		}
+		push(qitem{kind: qNodeInfo, path: next, from: p})
+	}
+
+	for i := 0; i < len(queue); i++ {
+		it := queue[i]
+		switch it.kind {
+		case qNodeInfo:
+			var p *Port
+			if it.from == nil {
+				p = f.From.Ports[f.FromPort]
+			} else {
+				p = it.from.Remote
+			}
+			if p == nil {
+				continue // the NodeInfo failed, or was never sent
+			}
+			n := p.Node
+			isNew := !seen[n]
+			if isNew {
+				seen[n] = true
+				order = append(order, n)
+				n.Path = it.path
+				entry[n] = p.Num
+			}
+			v := Visit{Path: it.path, New: isNew, Node: n, Port: p.Num}
+			if infoDone[p] {
+				v.LID, v.LMC = p.BaseLID, p.LMC
+			}
+			if descDone[n] {
+				v.Desc = n.Desc
+			}
+			f.Visits = append(f.Visits, v)
+			if isNew {
+				push(qitem{kind: qNodeDesc, node: n})
+				if n.Type == Switch {
+					push(qitem{kind: qSwitchInfo, node: n})
+					push(qitem{kind: qPortInfo, node: n, num: 0, path: it.path})
+				}
+			}
+			if n.Type != Switch {
+				push(qitem{kind: qPortInfo, node: n, num: p.Num, path: it.path})
+			}
+		case qNodeDesc:
+			descDone[it.node] = true
+		case qPortInfo:
+			n := it.node
+			p := n.Ports[it.num]
+			if p == nil || p.Info == nil {
+				continue // the PortInfo failed
+			}
+			infoDone[p] = true
+			if it.num == 0 && n.Type == Switch {
+				for num := 1; num <= n.NumPorts; num++ {
+					push(qitem{kind: qPortInfo, node: n, num: num, path: it.path})
+				}
+			}
+			if extInfo && wantsExtInfo(p) {
+				push(qitem{kind: qExtPortInfo, node: n, num: it.num, path: it.path})
+				continue
+			}
+			follow(n, it.num, it.path)
+		case qExtPortInfo:
+			follow(it.node, it.num, it.path)
+		}
+	}
+
+	// Nodes the queue did not reach (their way in failed in
+	// libibnetdisc's order but not in the walk) keep the walk's order.
+	for _, n := range f.Nodes {
+		if !seen[n] {
+			order = append(order, n)
+		}
+	}
+	f.Nodes = order
+	f.MaxHops = maxHops + initial
+	f.index()
+}
+
+// index fills the GUID lookups from f.Nodes.
+func (f *Fabric) index() {
+	f.byGUID = make(map[rdma.GUID]*Node, len(f.Nodes))
+	f.portByGUID = make(map[rdma.GUID]*Port, len(f.Nodes))
+	for _, n := range f.Nodes {
+		f.byGUID[n.GUID] = n
+		for _, p := range n.Ports {
+			if p == nil || p.GUID == 0 {
+				continue
+			}
+			if n.Type == Switch && p.Num != 0 {
+				continue
+			}
+			f.portByGUID[p.GUID] = p
+		}
+	}
+}
