@@ -29,10 +29,20 @@ func (f *Factory) openTransactor(o *CommonOptions) (*mad.Transactor, error) {
 // openTransactorAt is openTransactor that also returns the local port the
 // MADs leave from (its LID and number, for tools that query themselves).
 func (f *Factory) openTransactorAt(o *CommonOptions) (*mad.Transactor, *rdma.Port, error) {
+	return f.openTransactorOpts(o, o.transactorOptions())
+}
+
+// openTransactorWith is openTransactor with the transactor options given
+// (a discovery's wider window).
+func (f *Factory) openTransactorWith(o *CommonOptions, opts mad.TransactorOptions) (*mad.Transactor, error) {
+	x, _, err := f.openTransactorOpts(o, opts)
+	return x, err
+}
+
+func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOptions) (*mad.Transactor, *rdma.Port, error) {
 	var tr mad.Transport
 	var port *rdma.Port
 	var err error
-	opts := o.transactorOptions()
 	if f.useSim(o) {
 		tr, port, err = f.openSimTransport(o)
 	} else {

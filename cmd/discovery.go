@@ -1,0 +1,108 @@
+package cmd
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/subnet"
+)
+
+// discoveryOptions are the flags of the tools that discover the fabric.
+type discoveryOptions struct {
+	// Outstanding is -o: SMPs in flight at once (0: ibtool's default).
+	Outstanding int
+	// MKey is -y: the M_Key sent in every SMP.
+	MKey    uint64
+	mkeyArg string
+	// MaxHops bounds the walk (0: no bound).
+	MaxHops int
+	// NoMlxEPI turns off MlnxExtPortInfo queries.
+	NoMlxEPI bool
+}
+
+// defaultOutstanding is the window discovery uses unless -o says otherwise:
+// libibnetdisc keeps 2 SMPs in flight, which is what makes it slow.
+const defaultOutstanding = 64
+
+// addDiscoveryFlags registers the discovery flags on c.
+func addDiscoveryFlags(c *cobra.Command, d *discoveryOptions) {
+	fl := c.Flags()
+	fl.IntVarP(&d.Outstanding, "outstanding_smps", "o", 0, fmt.Sprintf("SMPs in flight at once during the scan (default %d)", defaultOutstanding))
+	fl.StringVarP(&d.mkeyArg, "m_key", "y", "", "M_Key to send in every SMP (decimal or 0x hex)")
+	fl.BoolVar(&d.NoMlxEPI, "no-mlx-epi", false, "do not read MlnxExtPortInfo (FDR10) from Mellanox QDR links")
+}
+
+// finish checks and folds the discovery flags.
+func (d *discoveryOptions) finish() error {
+	if d.Outstanding < 0 {
+		return usageErrorf("invalid -o %d: want 1 or more", d.Outstanding)
+	}
+	if d.mkeyArg != "" {
+		n, err := parseUintArg(d.mkeyArg, 1<<64-1)
+		if err != nil {
+			return usageErrorf("invalid M_Key %q: %v", d.mkeyArg, err)
+		}
+		d.MKey = n
+	}
+	return nil
+}
+
+// discoverFabric opens the transport the common options name and walks the
+// fabric. Progress goes to errOut when it is a terminal. The queries that
+// failed are left in the fabric's Errors for the caller to report.
+func (f *Factory) discoverFabric(o *CommonOptions, d *discoveryOptions, from []uint8) (*subnet.Fabric, error) {
+	opts := o.transactorOptions()
+	opts.Window = d.Outstanding
+	if opts.Window == 0 {
+		opts.Window = defaultOutstanding
+	}
+	x, err := f.openTransactorWith(o, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Close()
+	so := subnet.Options{From: from, MaxHops: d.MaxHops, MlnxExtPortInfo: !d.NoMlxEPI, MKey: d.MKey}
+	var progress *progressLine
+	if f.IO.ErrOutIsTTY {
+		progress = &progressLine{w: f.IO.ErrOut}
+		so.Progress = func(nodes, hops int) { progress.show("discovering: %d nodes, %d hops", nodes, hops) }
+		defer progress.clear()
+	}
+	return subnet.Discover(o.context(), x, so)
+}
+
+// reportPartial writes each failed query of a partial discovery to errOut
+// and returns the error the tool ends with: nil when nothing failed.
+func reportPartial(tool string, fab *subnet.Fabric, errOut io.Writer) error {
+	if !fab.Partial() {
+		return nil
+	}
+	for _, e := range fab.Errors {
+		fmt.Fprintf(errOut, "%s: %v\n", tool, e)
+	}
+	return fmt.Errorf("discovery incomplete: %d queries failed; the fabric shown is partial", len(fab.Errors))
+}
+
+// progressLine rewrites one line on a terminal, at most ten times a second.
+type progressLine struct {
+	w     io.Writer
+	last  time.Time
+	shown bool
+}
+
+func (p *progressLine) show(format string, a ...any) {
+	if now := time.Now(); now.Sub(p.last) >= 100*time.Millisecond {
+		p.last = now
+		p.shown = true
+		fmt.Fprintf(p.w, "\r\033[K"+format, a...)
+	}
+}
+
+func (p *progressLine) clear() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}

@@ -1,0 +1,261 @@
+package cmd
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/nodemap"
+	"github.com/ibtool/ibtool/pkg/subnet"
+)
+
+func init() {
+	register(Tool{
+		Name:    "ibnetdiscover",
+		Summary: "discover the fabric and print its topology",
+		New:     func(f *Factory) *cobra.Command { return newIbnetdiscoverCmd(f, nil) },
+	})
+}
+
+// ibnetdiscoverOptions are ibnetdiscover's parsed flags and arguments.
+type ibnetdiscoverOptions struct {
+	IO        IOStreams
+	Common    CommonOptions
+	Discovery discoveryOptions
+	Full      bool // -f
+	Show      bool // -s
+	List      []subnet.NodeType
+	Group     bool // -g
+	Ports     bool // -p
+	MaxHops   bool // -m
+	// TopologyFile is where the topology goes instead of standard output.
+	TopologyFile string
+	// Now is the time the header says the file was generated.
+	Now func() time.Time
+	// Discover walks the fabric.
+	Discover func() (*subnet.Fabric, error)
+	names    *nodemap.Map
+}
+
+func newIbnetdiscoverCmd(f *Factory, runF func(*ibnetdiscoverOptions) error) *cobra.Command {
+	o := &ibnetdiscoverOptions{IO: f.IO, Now: time.Now}
+	c := &cobra.Command{
+		Use:   "ibnetdiscover [options] [<topology-file>]",
+		Short: "discover the fabric and print its topology",
+		Long: `ibnetdiscover walks the fabric by directed-route SMPs from the local port and
+prints its topology in infiniband-diags' format (which ibsim reads as a net
+file), the node lists (-l, -H, -S, -R) or the ports report (-p).
+
+The walk goes one hop level at a time with many SMPs in flight (-o), asks
+every node and port once, and lists the nodes in the order infiniband-diags
+does. A query that fails after its retries is reported on stderr, the rest
+of the fabric is printed, and the exit status is 3.`,
+		Example: `  ibnetdiscover                 # the topology
+  ibnetdiscover -l              # one line per node
+  ibnetdiscover -p              # one line per port
+  ibnetdiscover topo.net        # the topology into a file
+  ibnetdiscover --json          # nodes, ports and links as JSON`,
+		Args: argsRange(0, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if err := o.Discovery.finish(); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				o.TopologyFile = args[0]
+			}
+			o.Discover = func() (*subnet.Fabric, error) { return f.discoverFabric(&o.Common, &o.Discovery, nil) }
+			if runF != nil {
+				return runF(o)
+			}
+			return ibnetdiscoverRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsNodeMap)
+	addDiscoveryFlags(c, &o.Discovery)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Full, "full", "f", false, "show full information (ports' speed and width, vlcap)")
+	fl.BoolVarP(&o.Show, "show", "s", false, "show more information (each node as the walk reaches it)")
+	addNodeListFlag(c, &o.List, "list", "l", "list of connected nodes", subnet.CA, subnet.Switch, subnet.Router)
+	fl.BoolVarP(&o.Group, "grouping", "g", false, "show grouping (chassis)")
+	addNodeListFlag(c, &o.List, "Hca_list", "H", "list of connected CAs", subnet.CA)
+	addNodeListFlag(c, &o.List, "Switch_list", "S", "list of connected switches", subnet.Switch)
+	addNodeListFlag(c, &o.List, "Router_list", "R", "list of connected routers", subnet.Router)
+	fl.BoolVarP(&o.Ports, "ports", "p", false, "obtain a ports report")
+	fl.BoolVarP(&o.MaxHops, "max_hops", "m", false, "report max hops discovered and the MADs used")
+	return c
+}
+
+// nodeListFlag is one of -l, -H, -S and -R: setting it makes the node
+// list show its types. pflag sets flags in command-line order, so the last
+// one given wins, as in infiniband-diags.
+type nodeListFlag struct {
+	dst   *[]subnet.NodeType
+	types []subnet.NodeType
+	set   bool
+}
+
+func (f *nodeListFlag) String() string { return strconv.FormatBool(f.set) }
+func (f *nodeListFlag) Type() string   { return "bool" }
+func (f *nodeListFlag) Set(s string) error {
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	f.set = v
+	if v {
+		*f.dst = f.types
+	}
+	return nil
+}
+
+// addNodeListFlag registers a node list flag.
+func addNodeListFlag(c *cobra.Command, dst *[]subnet.NodeType, name, short, usage string, types ...subnet.NodeType) {
+	fl := c.Flags().VarPF(&nodeListFlag{dst: dst, types: types}, name, short, usage)
+	fl.NoOptDefVal = "true"
+}
+
+func ibnetdiscoverRun(o *ibnetdiscoverOptions) error {
+	var err error
+	if o.names, err = o.Common.loadNodeMap("ibnetdiscover", o.IO.ErrOut); err != nil {
+		return err
+	}
+	out := o.IO.Out
+	var file *os.File
+	if o.TopologyFile != "" {
+		if file, err = os.Create(o.TopologyFile); err != nil {
+			return fmt.Errorf("can't open file %s for writing: %w", o.TopologyFile, errors.Unwrap(err))
+		}
+		defer file.Close()
+		out = file
+	}
+	fab, err := o.Discover()
+	if err != nil {
+		return withContext(err, "discovery")
+	}
+	partial := reportPartial("ibnetdiscover", fab, o.IO.ErrOut)
+	if o.Common.JSON {
+		if err := writeJSONDocument(out, fabricJSON(fab, o.names)); err != nil {
+			return err
+		}
+		return closeFile(file, partial)
+	}
+	if o.Show {
+		// The walk's lines go to standard output, the topology where
+		// it is asked for, as in infiniband-diags.
+		sw := bufio.NewWriter(o.IO.Out)
+		(&topology{w: sw, f: fab}).visits()
+		if err := sw.Flush(); err != nil {
+			return err
+		}
+	}
+	w := bufio.NewWriter(out)
+	t := &topology{w: w, f: fab, names: o.names, full: o.Full, group: o.Group}
+	switch {
+	case o.Ports:
+		t.ports()
+	case len(o.List) > 0:
+		t.list(o.List)
+	default:
+		if o.Group {
+			t.chassis = groupChassis(fab)
+		}
+		t.header(o.Now(), o.MaxHops)
+		t.dump()
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return closeFile(file, partial)
+}
+
+// closeFile closes the output file, if any, and returns the first error.
+func closeFile(f *os.File, err error) error {
+	if f != nil {
+		if cerr := f.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
+
+// fabricJSON is the --json document of a fabric.
+func fabricJSON(f *subnet.Fabric, names *nodemap.Map) any {
+	type remoteJSON struct {
+		NodeGUID    string `json:"nodeGUID"`
+		PortGUID    string `json:"portGUID"`
+		Port        int    `json:"port"`
+		Description string `json:"description"`
+	}
+	type portJSON struct {
+		Port            int         `json:"port"`
+		PortGUID        string      `json:"portGUID"`
+		LID             int         `json:"lid"`
+		LMC             int         `json:"lmc"`
+		LinkState       int         `json:"linkState"`
+		PhysLinkState   int         `json:"physLinkState"`
+		LinkWidthActive string      `json:"linkWidthActive"`
+		LinkSpeedActive string      `json:"linkSpeedActive"`
+		Remote          *remoteJSON `json:"remote,omitempty"`
+	}
+	type nodeJSON struct {
+		Type            string     `json:"type"`
+		NodeGUID        string     `json:"nodeGUID"`
+		SystemImageGUID string     `json:"systemImageGUID"`
+		PortGUID        string     `json:"portGUID"`
+		VendorID        uint32     `json:"vendorID"`
+		DeviceID        uint16     `json:"deviceID"`
+		NumPorts        int        `json:"numPorts"`
+		Description     string     `json:"description"`
+		LID             int        `json:"lid,omitempty"`
+		LMC             int        `json:"lmc,omitempty"`
+		EnhancedPort0   bool       `json:"enhancedPort0,omitempty"`
+		Path            string     `json:"path"`
+		Ports           []portJSON `json:"ports"`
+	}
+	type doc struct {
+		FromNode string     `json:"fromNode"`
+		FromPort int        `json:"fromPort"`
+		MaxHops  int        `json:"maxHops"`
+		MADs     int        `json:"mads"`
+		Nodes    []nodeJSON `json:"nodes"`
+		Errors   []string   `json:"errors,omitempty"`
+	}
+	d := doc{FromNode: f.From.GUID.String(), FromPort: f.FromPort, MaxHops: f.MaxHops, MADs: f.MADs, Nodes: []nodeJSON{}}
+	for _, typ := range []subnet.NodeType{subnet.Switch, subnet.CA, subnet.Router} {
+		for _, n := range f.ByType(typ) {
+			nj := nodeJSON{Type: n.Type.String(), NodeGUID: n.GUID.String(), SystemImageGUID: n.Info.SystemImageGUID.String(),
+				PortGUID: n.Info.PortGUID.String(), VendorID: n.Info.VendorID, DeviceID: n.Info.DeviceID, NumPorts: n.NumPorts,
+				Description: names.Name(uint64(n.GUID), n.Desc), LID: int(n.SMALID), LMC: int(n.SMALMC),
+				EnhancedPort0: n.EnhancedPort0, Path: subnet.FormatPath(n.Path), Ports: []portJSON{}}
+			for _, p := range n.Ports {
+				if p == nil || (p.Num == 0 && n.Type == subnet.Switch) {
+					continue
+				}
+				l := linkOf(p)
+				pj := portJSON{Port: p.Num, PortGUID: p.GUID.String(), LID: int(p.BaseLID), LMC: int(p.LMC),
+					LinkWidthActive: linkWidthCompat(l.width), LinkSpeedActive: l.speedString()}
+				if p.Info != nil {
+					pj.LinkState, pj.PhysLinkState = int(p.Info.LinkState), int(p.Info.PhysLinkState)
+				}
+				if r := p.Remote; r != nil {
+					pj.Remote = &remoteJSON{NodeGUID: r.Node.GUID.String(), PortGUID: r.GUID.String(), Port: r.Num,
+						Description: names.Name(uint64(r.Node.GUID), r.Node.Desc)}
+				}
+				nj.Ports = append(nj.Ports, pj)
+			}
+			d.Nodes = append(d.Nodes, nj)
+		}
+	}
+	for _, e := range f.Errors {
+		d.Errors = append(d.Errors, e.Error())
+	}
+	return d
+}

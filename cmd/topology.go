@@ -1,0 +1,377 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"time"
+
+	"github.com/ibtool/ibtool/pkg/nodemap"
+	"github.com/ibtool/ibtool/pkg/subnet"
+)
+
+// This file renders a fabric as infiniband-diags 44's ibnetdiscover prints
+// it (ibnetdiscover.c): the topology, the node lists and the ports report.
+
+// linkWidthCompat names a LinkWidthActive value as ibnetdiscover's
+// dump_linkwidth_compat does.
+func linkWidthCompat(w uint8) string {
+	switch w {
+	case 1:
+		return "1x"
+	case 2:
+		return "4x"
+	case 4:
+		return "8x"
+	case 8:
+		return "12x"
+	case 16:
+		return "2x"
+	}
+	return "??"
+}
+
+// linkSpeedCompat names a LinkSpeedActive value (dump_linkspeed_compat).
+func linkSpeedCompat(s uint8) string {
+	switch s {
+	case 1:
+		return "SDR"
+	case 2:
+		return "DDR"
+	case 4:
+		return "QDR"
+	}
+	return "???"
+}
+
+// linkSpeedExtCompat names an extended speed (dump_linkspeedext_compat).
+func linkSpeedExtCompat(ext, speed, fdr10 uint8) string {
+	switch ext {
+	case 0:
+		if fdr10&1 != 0 {
+			return "FDR10"
+		}
+		return linkSpeedCompat(speed)
+	case 1:
+		return "FDR"
+	case 2:
+		return "EDR"
+	case 4:
+		return "HDR"
+	case 8:
+		return "NDR"
+	}
+	return "???"
+}
+
+// portLink is what ibnetdiscover reads of a port's link: width, speed,
+// extended speed, FDR10 and VLCap, with its rules for missing data.
+type portLink struct {
+	width, speed, ext, fdr10, vlCap uint8
+}
+
+// speedString is the speed ibnetdiscover prints.
+func (l portLink) speedString() string {
+	if l.speed != 4 && l.ext == 0 {
+		return linkSpeedCompat(l.speed)
+	}
+	return linkSpeedExtCompat(l.ext, l.speed, l.fdr10)
+}
+
+// linkOf reads p's link as the topology dump does: a switch port's speeds
+// count only when port 0 was read (its capability mask tells whether the
+// extended speed is valid).
+func linkOf(p *subnet.Port) portLink {
+	var l portLink
+	if p.Info != nil {
+		l.width, l.speed, l.vlCap = p.Info.LinkWidthActive, p.Info.LinkSpeedActive, p.Info.VLCap
+	}
+	if p.ExtInfo != nil {
+		l.fdr10 = p.ExtInfo.LinkSpeedActive
+	}
+	if !p.HasCapMask() {
+		if p.Node.Type == subnet.Switch {
+			l.speed = 0
+		}
+		return l
+	}
+	l.ext = p.LinkSpeedExtActive()
+	return l
+}
+
+// quotedNodeName is ibnetdiscover's node_name: "S-<guid>", "H-<guid>" or
+// "R-<guid>", quotes included.
+func quotedNodeName(n *subnet.Node) string {
+	c := "?"
+	switch n.Type {
+	case subnet.Switch:
+		c = "S"
+	case subnet.CA:
+		c = "H"
+	case subnet.Router:
+		c = "R"
+	}
+	return fmt.Sprintf("\"%s-%016x\"", c, uint64(n.GUID))
+}
+
+// cleanDesc is rdma-core's clean_nodedesc: unprintable bytes become spaces.
+func cleanDesc(s string) string { return (*nodemap.Map)(nil).Name(0, s) }
+
+// topology writes ibnetdiscover's outputs for one fabric.
+type topology struct {
+	w     *bufio.Writer
+	f     *subnet.Fabric
+	names *nodemap.Map
+	full  bool // -f
+	group bool // -g
+	// chassis are the fabric's chassis (-g).
+	chassis chassisList
+}
+
+// name is the node's name in the map, or its cleaned description.
+func (t *topology) name(n *subnet.Node) string { return t.names.Name(uint64(n.GUID), n.Desc) }
+
+// header writes the topology file header.
+func (t *topology) header(now time.Time, maxHops bool) {
+	fmt.Fprintf(t.w, "#\n# Topology file: generated on %s\n#\n", now.Format("Mon Jan _2 15:04:05 2006"))
+	if maxHops {
+		fmt.Fprintf(t.w, "# Reported max hops discovered: %d\n# Total MADs used: %d\n", t.f.MaxHops, t.f.MADs)
+	}
+	fmt.Fprintf(t.w, "# Initiated from node %016x port %016x\n", uint64(t.f.From.GUID), uint64(t.f.From.Info.PortGUID))
+}
+
+// ids writes a node's vendid, devid and sysimgguid lines (out_ids).
+func (t *topology) ids(n *subnet.Node, chname, prefix string) {
+	fmt.Fprintf(t.w, "\n%svendid=0x%x\n%sdevid=0x%x\n", prefix, n.Info.VendorID, prefix, n.Info.DeviceID)
+	sys := n.Info.SystemImageGUID
+	if sys != 0 {
+		fmt.Fprintf(t.w, "%ssysimgguid=0x%x", prefix, uint64(sys))
+	}
+	inChassis := t.group && n.Chassis != 0
+	if inChassis {
+		fmt.Fprintf(t.w, "\t\t# Chassis %d", n.Chassis)
+		if chname != "" {
+			fmt.Fprintf(t.w, " (%s)", cleanDesc(chname))
+		}
+		if isXsigoTCA(n.GUID) {
+			if p := n.Port(1); p != nil && p.Remote != nil {
+				fmt.Fprintf(t.w, " slot %d", p.Remote.Num)
+			}
+		}
+	}
+	if sys != 0 || inChassis {
+		t.w.WriteByte('\n')
+	}
+}
+
+// switchNode writes a switch's header lines (out_switch).
+func (t *topology) switchNode(n *subnet.Node, chname, idPrefix, swPrefix string) {
+	t.ids(n, chname, idPrefix)
+	fmt.Fprintf(t.w, "%sswitchguid=0x%x(%x)", idPrefix, uint64(n.GUID), uint64(n.Info.PortGUID))
+	if t.group {
+		t.w.WriteString("\t# ")
+		if s := chassisType(n); s != "" {
+			t.w.WriteString(s + " ")
+		}
+		t.w.WriteString(chassisSlot(n))
+	}
+	t.w.WriteByte('\n')
+	t.switchDetail(n, swPrefix)
+	t.w.WriteByte('\n')
+}
+
+// switchDetail writes the Switch line (out_switch_detail), no newline.
+func (t *topology) switchDetail(n *subnet.Node, prefix string) {
+	sp0 := "base"
+	if n.EnhancedPort0 {
+		sp0 = "enhanced"
+	}
+	fmt.Fprintf(t.w, "%sSwitch\t%d %s\t\t# \"%s\" %s port 0 lid %d lmc %d", prefix, n.NumPorts, quotedNodeName(n),
+		t.name(n), sp0, n.SMALID, n.SMALMC)
+}
+
+// caNode writes a CA's or router's header lines (out_ca).
+func (t *topology) caNode(n *subnet.Node, chname, idPrefix, caPrefix string) {
+	t.ids(n, chname, idPrefix)
+	typ := "???"
+	switch n.Type {
+	case subnet.CA:
+		typ = "ca"
+	case subnet.Router:
+		typ = "rt"
+	}
+	fmt.Fprintf(t.w, "%s%sguid=0x%x\n", idPrefix, typ, uint64(n.GUID))
+	t.caDetail(n, caPrefix)
+	if t.group && isXsigoHCA(n.GUID) {
+		t.w.WriteString(" (scp)")
+	}
+	t.w.WriteByte('\n')
+}
+
+// caDetail writes the Ca or Rt line (out_ca_detail), no newline.
+func (t *topology) caDetail(n *subnet.Node, prefix string) {
+	typ := "???"
+	switch n.Type {
+	case subnet.CA:
+		typ = "Ca"
+	case subnet.Router:
+		typ = "Rt"
+	}
+	fmt.Fprintf(t.w, "%s%s\t%d %s\t\t# \"%s\"", prefix, typ, n.NumPorts, quotedNodeName(n), cleanDesc(n.Desc))
+}
+
+// extPort is "[ext N]" for a chassis port with an external number under
+// -g, "" otherwise.
+func (t *topology) extPort(p *subnet.Port) string {
+	if t.group && p.ExtNum != 0 {
+		return fmt.Sprintf("[ext %d]", p.ExtNum)
+	}
+	return ""
+}
+
+// switchPort writes one port line of a switch (out_switch_port).
+func (t *topology) switchPort(p *subnet.Port, prefix string) {
+	r := p.Remote
+	l := linkOf(p)
+	fmt.Fprintf(t.w, "%s[%d]%s\t%s[%d]%s", prefix, p.Num, t.extPort(p), quotedNodeName(r.Node), r.Num, t.extPort(r))
+	if r.Node.Type != subnet.Switch {
+		fmt.Fprintf(t.w, "(%x) ", uint64(r.GUID))
+	}
+	fmt.Fprintf(t.w, "\t\t# \"%s\" lid %d %s%s", t.name(r.Node), r.LID(), linkWidthCompat(l.width), l.speedString())
+	if t.full {
+		fmt.Fprintf(t.w, " s=%d w=%d v=%d", l.speed, l.width, l.vlCap)
+	}
+	if isXsigoTCA(r.GUID) {
+		fmt.Fprintf(t.w, " slot %d", p.Num)
+	} else if isXsigoHCA(r.GUID) {
+		t.w.WriteString(" (scp)")
+	}
+	t.w.WriteByte('\n')
+}
+
+// caPort writes one port line of a CA or router (out_ca_port).
+func (t *topology) caPort(p *subnet.Port, prefix string) {
+	r := p.Remote
+	l := linkOf(p)
+	fmt.Fprintf(t.w, "%s[%d]", prefix, p.Num)
+	if p.Node.Type != subnet.Switch {
+		fmt.Fprintf(t.w, "(%x) ", uint64(p.GUID))
+	}
+	fmt.Fprintf(t.w, "\t%s[%d]%s", quotedNodeName(r.Node), r.Num, t.extPort(r))
+	if r.Node.Type != subnet.Switch {
+		fmt.Fprintf(t.w, " (%x) ", uint64(r.GUID))
+	}
+	fmt.Fprintf(t.w, "\t\t# lid %d lmc %d \"%s\" lid %d %s%s", p.BaseLID, p.LMC, t.name(r.Node), r.LID(),
+		linkWidthCompat(l.width), l.speedString())
+	if t.full {
+		fmt.Fprintf(t.w, " s=%d w=%d v=%d", l.speed, l.width, l.vlCap)
+	}
+	t.w.WriteByte('\n')
+}
+
+// node writes a node and its linked ports.
+func (t *topology) node(n *subnet.Node, chname string) {
+	if n.Type == subnet.Switch {
+		t.switchNode(n, chname, "", "")
+	} else {
+		t.caNode(n, chname, "", "")
+	}
+	for num := 1; num <= n.NumPorts; num++ {
+		p := n.Port(num)
+		if p == nil || p.Remote == nil {
+			continue
+		}
+		if n.Type == subnet.Switch {
+			t.switchPort(p, "")
+		} else {
+			t.caPort(p, "")
+		}
+	}
+}
+
+// dump writes the whole topology (dump_topology).
+func (t *topology) dump() {
+	if t.group {
+		t.chassisNodes()
+		t.w.WriteString("\nNon-Chassis Nodes\n")
+	}
+	for _, n := range t.f.ByType(subnet.Switch) {
+		if t.group && n.Chassis != 0 {
+			continue
+		}
+		t.node(n, "")
+	}
+	for _, typ := range []subnet.NodeType{subnet.CA, subnet.Router} {
+		for _, n := range t.f.ByType(typ) {
+			if t.group && n.Chassis != 0 {
+				continue
+			}
+			t.node(n, "")
+		}
+	}
+}
+
+// list writes the -l, -H, -S or -R node list (list_nodes).
+func (t *topology) list(types []subnet.NodeType) {
+	for _, typ := range types {
+		name := map[subnet.NodeType]string{subnet.Switch: "Switch", subnet.CA: "Ca", subnet.Router: "Router"}[typ]
+		for _, n := range t.f.ByType(typ) {
+			fmt.Fprintf(t.w, "%s\t : 0x%016x ports %d devid 0x%x vendid 0x%x \"%s\"\n", name, uint64(n.GUID),
+				n.NumPorts, n.Info.DeviceID, n.Info.VendorID, t.name(n))
+		}
+	}
+}
+
+// portsTypeCompat is ports_nt_str_compat: SW, CA or RT.
+func portsTypeCompat(n *subnet.Node) string {
+	switch n.Type {
+	case subnet.Switch:
+		return "SW"
+	case subnet.CA:
+		return "CA"
+	case subnet.Router:
+		return "RT"
+	}
+	return "??"
+}
+
+// ports writes the -p ports report (dump_ports_report): every node, ports
+// from the highest number down.
+func (t *topology) ports() {
+	for _, n := range t.f.All() {
+		for num := n.NumPorts; num > 0; num-- {
+			p := n.Port(num)
+			if p == nil {
+				continue
+			}
+			l := linkOf(p)
+			if !p.HasCapMask() {
+				l = portLink{fdr10: l.fdr10}
+			}
+			fmt.Fprintf(t.w, "%2s %5d %2d 0x%016x %s %s", portsTypeCompat(n), p.LID(), p.Num, uint64(p.GUID),
+				linkWidthCompat(l.width), l.speedString())
+			if r := p.Remote; r != nil {
+				fmt.Fprintf(t.w, " - %2s %5d %2d 0x%016x ( '%s' - '%s' )\n", portsTypeCompat(r.Node), r.LID(), r.Num,
+					uint64(r.GUID), t.name(n), t.name(r.Node))
+			} else {
+				fmt.Fprintf(t.w, "%36s'%s'\n", "", t.name(n))
+			}
+		}
+	}
+}
+
+// visits writes the -s lines: each NodeInfo answer of the walk, as
+// libibnetdisc's dump_endnode prints it.
+func (t *topology) visits() {
+	for _, v := range t.f.Visits {
+		state := "known"
+		if v.New {
+			state = "new"
+		}
+		port := v.Port
+		if v.Node.Type == subnet.Switch {
+			port = 0
+		}
+		fmt.Fprintf(t.w, "DR path slid 0; dlid 0; %s -> %s %s {%016x} portnum %d lid %d-%d \"%s\"\n",
+			subnet.FormatPath(v.Path), state, v.Node.Type, uint64(v.Node.GUID), port, v.LID, int(v.LID)+1<<v.LMC-1, v.Desc)
+	}
+}

@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+)
+
+// topologyClock masks the time in the topology header, and the MAD count
+// of -m, which differs by design (docs/differences.md).
+var topologyClock = regexp.MustCompile(`(?m)^(# Topology file: generated on |# Total MADs used: ).*$`)
+
+func maskTopology(b []byte) []byte { return topologyClock.ReplaceAll(b, []byte("${1}X")) }
+
+// TestIbnetdiscoverMatchesReference compares every output form of
+// ibnetdiscover on the two-switch fabric, from two attach points.
+func TestIbnetdiscoverMatchesReference(t *testing.T) {
+	f := smallFabric(t)
+	m := filepath.Join(t.TempDir(), "map")
+	if err := os.WriteFile(m, []byte("0x0000000000200001 \"leaf two\"\n0x0000000000100003 hca-two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, host := range []string{"Hca1", "Hca4"} {
+		for _, args := range [][]string{
+			{}, {"-s"}, {"-l"}, {"-H"}, {"-S"}, {"-g"}, {"-p"}, {"-f"}, {"-m"}, {"-l", "-S"}, {"-S", "-H"},
+			{"--node-name-map", m}, {"--node-name-map", m, "-l"}, {"--node-name-map", m, "-p"},
+			{"-s", "-p"}, {"-o", "1"}, {"--full", "--show", "--max_hops"},
+		} {
+			t.Run(host+" "+strings.Join(args, " "), func(t *testing.T) {
+				sameAsReferenceMasked(t, f, maskTopology, host, "ibnetdiscover", args...)
+			})
+		}
+	}
+}
+
+// TestIbnetdiscoverFatTree compares on a 2-level fat tree of 36-port
+// switches with LMC 1.
+func TestIbnetdiscoverFatTree(t *testing.T) {
+	f := fatTree(t)
+	for _, args := range [][]string{{}, {"-p"}, {"-l"}, {"-s"}, {"-f", "-m"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			sameAsReferenceMasked(t, f, maskTopology, "H-0001", "ibnetdiscover", args...)
+		})
+	}
+}
+
+// TestIbnetdiscoverTopologyFile writes the topology to a file, as the
+// reference does, and feeds it back to ibsim: the fabric it describes
+// discovers to the same topology.
+func TestIbnetdiscoverTopologyFile(t *testing.T) {
+	f := smallFabric(t)
+	dir := t.TempDir()
+	refFile, ourFile := filepath.Join(dir, "ref.net"), filepath.Join(dir, "ours.net")
+	ctx := context.Background()
+	if _, errOut, exit, err := f.RunReference(ctx, "Hca1", "ibnetdiscover", refFile); err != nil || exit != 0 {
+		t.Fatalf("reference: exit %d, %v, %s", exit, err, errOut)
+	}
+	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibnetdiscover", ourFile)
+	if err != nil || exit != 0 || len(out) != 0 || len(errOut) != 0 {
+		t.Fatalf("ibtool: exit %d, %v, stdout %q, stderr %q", exit, err, out, errOut)
+	}
+	ref, _ := os.ReadFile(refFile)
+	ours, _ := os.ReadFile(ourFile)
+	if !bytes.Equal(maskTopology(ref), maskTopology(ours)) {
+		t.Fatalf("topology file differs (-want +got):\n%s", simfabric.Diff(maskTopology(ref), maskTopology(ours)))
+	}
+
+	// Round trip: the topology as ibsim's net file.
+	g := simfabric.ForTest(t, simfabric.Options{Net: ours})
+	again, errOut, exit, err := g.RunIbtool(ctx, ibtoolBin, "H-0000000000100000", "ibnetdiscover")
+	if err != nil || exit != 0 {
+		t.Fatalf("discovering the round-tripped fabric: exit %d, %v, %s", exit, err, errOut)
+	}
+	if !bytes.Equal(maskTopology(ours), maskTopology(again)) {
+		t.Errorf("round trip differs (-want +got):\n%s", simfabric.Diff(maskTopology(ours), maskTopology(again)))
+	}
+
+	t.Run("unwritable file", func(t *testing.T) {
+		ibtoolFails(t, f, "Hca1", 3, "can't open file "+dir+"/no/such/dir for writing", "ibnetdiscover", filepath.Join(dir, "no/such/dir"))
+	})
+}
+
+// TestIbnetdiscoverFaults: dropped MADs are retried and the topology comes
+// out whole; a cut link makes the discovery partial, said on stderr with
+// exit 3, and the rest is printed.
+func TestIbnetdiscoverFaults(t *testing.T) {
+	f := smallFabric(t)
+	ctx := context.Background()
+	want, _, _, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibnetdiscover", "-l")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("dropped MADs", func(t *testing.T) {
+		if err := f.SetErrorRate(ctx, simfabric.Port("Switch2", 1), 30, 0); err != nil {
+			t.Fatal(err)
+		}
+		defer f.SetErrorRate(ctx, simfabric.Port("Switch2", 1), 0, 0)
+		for range 3 {
+			got, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibnetdiscover", "-l", "--retries", "10", "-t", "50")
+			if err != nil || exit != 0 || !bytes.Equal(got, want) {
+				t.Fatalf("exit %d, %v, stderr %s; output (-want +got):\n%s", exit, err, errOut, simfabric.Diff(want, got))
+			}
+		}
+	})
+}
