@@ -109,3 +109,31 @@ func TestIbnetdiscoverFaults(t *testing.T) {
 		}
 	})
 }
+
+// TestNodeListsMatchReference compares ibhosts, ibswitches, ibnodes and
+// ibrouters, discovering and reading a topology file the reference wrote.
+func TestNodeListsMatchReference(t *testing.T) {
+	f := smallFabric(t)
+	topo := filepath.Join(t.TempDir(), "topo.net")
+	if _, errOut, exit, err := f.RunReference(context.Background(), "Hca1", "ibnetdiscover", topo); err != nil || exit != 0 {
+		t.Fatalf("reference ibnetdiscover: exit %d, %v, %s", exit, err, errOut)
+	}
+	for _, tool := range []string{"ibhosts", "ibswitches", "ibnodes"} {
+		for _, args := range [][]string{{}, {topo}} {
+			t.Run(tool+" "+strings.Join(args, " "), func(t *testing.T) {
+				sameAsReference(t, f, "Hca4", tool, args...)
+			})
+		}
+	}
+	t.Run("ibrouters", func(t *testing.T) {
+		for _, form := range ibtoolForms(f, "Hca1", "ibrouters", nil) {
+			got := run(t, form.name, form.do)
+			if got.exit != 0 || len(got.stdout) != 0 || len(got.stderr) != 0 {
+				t.Errorf("%s: exit %d, stdout %q, stderr %q; want nothing (no routers)", form.name, got.exit, got.stdout, got.stderr)
+			}
+		}
+	})
+	t.Run("missing file", func(t *testing.T) {
+		ibtoolFails(t, f, "Hca1", 2, "no such file or directory", "ibhosts", filepath.Join(t.TempDir(), "nope"))
+	})
+}

@@ -1,0 +1,79 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestPickNodeLines runs the scripts' awk programs on topology lines,
+// with the outputs worked out from infiniband-diags 44's ibhosts.in and
+// ibswitches.in.
+func TestPickNodeLines(t *testing.T) {
+	topo := strings.Join([]string{
+		"#",
+		"# Topology file: generated on Mon Nov 23 08:44:59 2026",
+		"vendid=0x0",
+		"switchguid=0x200001(200001)",
+		`Switch	8 "S-0000000000200001"		# "Switch2" base port 0 lid 3 lmc 0`,
+		`Switch	36 "S-0002c90200401234"		# "MF0;sw:IS4/U1" enhanced port 0 lid 12 lmc 1`,
+		`Switch	8 "S-0000000000200009"		# "has port 0 inside" base port 0 lid 9 lmc 0`,
+		`[1]	"H-0000000000100003"[1](100004) 		# "Hca2" lid 4 4xSDR`,
+		"caguid=0x100009",
+		`Ca	2 "H-0000000000100009"		# "Hca4"`,
+		`Ca	1 "H-0000000000100010"		#	"tabbed"`,
+		`Rt	2 "R-0000000000300000"		# "router"`,
+		"ibwarn: [123] some warning",
+		"something iberror: failed",
+		"",
+	}, "\n")
+	tests := []struct {
+		keyword string
+		want    []string
+	}{
+		{"Ca", []string{
+			"Ca\t: 0x0000000000100009 ports 2 \"Hca4\"",
+			"Ca\t: 0x0000000000100010 ports 1 \"tabbed\"",
+			"ibwarn: [123] some warning",
+			"something iberror: failed",
+		}},
+		{"Switch", []string{
+			"Switch\t: 0x0000000000200001 ports 8 \"Switch2\" base port 0 lid 3 lmc 0",
+			"Switch\t: 0x0002c90200401234 ports 36 \"MF0;sw:IS4/U1\" enhanced port 0 lid 12 lmc 1",
+			// ibswitches cuts at the first "port 0" and glues the
+			// pieces back together.
+			"Switch\t: 0x0000000000200009 ports 8 \"has port 0 inside\" base port 0 lid 9 lmc 0",
+			"ibwarn: [123] some warning",
+			"something iberror: failed",
+		}},
+		{"Rt", []string{
+			"Rt\t: 0x0000000000300000 ports 2 \"router\"",
+			"ibwarn: [123] some warning",
+			"something iberror: failed",
+		}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, l := range pickNodeLines([]byte(topo), tt.keyword) {
+			got = append(got, l.Text)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", tt.keyword, diff)
+		}
+	}
+}
+
+func TestSwitchListDesc(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{`"Switch2" base port 0 lid 3 lmc 0`, `"Switch2" base port 0 lid 3 lmc 0`},
+		{`"a" enhanced port 0 lid 1 lmc 0`, `"a" enhanced port 0 lid 1 lmc 0`},
+		{`"x port 0 y" base port 0 lid 9 lmc 0`, `"x port 0 y" base port 0 lid 9 lmc 0`},
+		{`no marker at all`, ` no marker at all`},
+	}
+	for _, tt := range tests {
+		if got := switchListDesc(tt.in); got != tt.want {
+			t.Errorf("switchListDesc(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
