@@ -77,3 +77,19 @@ func TestSwitchListDesc(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPickNodeLines: any topology text gives lines, never a panic, and
+// every node line it picks starts with its keyword.
+func FuzzPickNodeLines(f *testing.F) {
+	f.Add([]byte("Switch\t8 \"S-0000000000200001\"\t\t# \"Switch2\" base port 0 lid 3 lmc 0\nCa\t2 \"H-0000000000100009\"\t\t# \"Hca4\"\n"))
+	f.Add([]byte("Switch port 0#port 0\nCa\nRt x\nibwarn: x\n"))
+	f.Fuzz(func(t *testing.T, text []byte) {
+		for _, kw := range []string{"Ca", "Switch", "Rt"} {
+			for _, l := range pickNodeLines(text, kw) {
+				if l.Type != "" && !strings.HasPrefix(l.Text, l.Type) {
+					t.Fatalf("%s line %q does not start with its type %q", kw, l.Text, l.Type)
+				}
+			}
+		}
+	})
+}

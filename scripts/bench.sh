@@ -3,7 +3,10 @@
 # infiniband-diags timed side by side on a simulated fat tree, with ratios.
 # Usage: scripts/bench.sh [IBTOOL_BINARY]   (default bin/ibtool)
 # Environment: BENCH_HOSTS (default 648: a full 2-level tree of 36-port
-# switches), BENCH_RADIX (36), BENCH_RUNS (5 runs of each command).
+# switches), BENCH_RADIX (36), BENCH_RUNS (5 runs of each command);
+# BENCH_DISCOVERY_HOSTS (default 27648: a 3-level fat tree of 48-port
+# switches, 30,528 nodes) and BENCH_DISCOVERY_RADIX (48) for discovery,
+# which runs once per tool on ibsim alone (no SM: DR discovery needs none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-bin/ibtool}")
@@ -43,3 +46,45 @@ for cmd in "smpquery -D portinfo 0,1 1" "perfquery -x $leaf_lid 1" "ibroute -D 0
 	ours=$(ms "$bin" $cmd)
 	printf '%-40s %10s ms %10s ms %7sx\n' "$cmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')"
 done
+for cmd in "ibnetdiscover" "ibnetdiscover -p" "ibswitches"; do
+	# shellcheck disable=SC2086
+	ref=$(cd "$tmp" && LD_PRELOAD=$shim ms $cmd)
+	# shellcheck disable=SC2086
+	ours=$(ms "$bin" $cmd)
+	printf '%-40s %10s ms %10s ms %7sx\n' "$cmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')"
+done
+"$tmp/simfab" stop "$SIMFAB_DIR"
+
+# Discovery of a big fabric: wall and CPU time, memory, SMPs sent, and the
+# CPU ibsim spent answering them; one run of each tool.
+dhosts=${BENCH_DISCOVERY_HOSTS:-27648}
+dradix=${BENCH_DISCOVERY_RADIX:-48}
+"$tmp/simfab" fattree -levels 3 -hosts "$dhosts" -radix "$dradix" >"$tmp/big.net"
+eval "$("$tmp/simfab" start -no-sm "$tmp/big.net" 2>/dev/null)"
+ibsim_pid=$(sed -n 's/.*"ibsimPid": *\([0-9]*\).*/\1/p' "$SIMFAB_DIR/fabric.json")
+ibsim_cpu() { awk '{ print $14 + $15 }' "/proc/$ibsim_pid/stat"; }
+hz=$(getconf CLK_TCK)
+echo
+echo "== discovery of a 3-level fat tree, $dhosts hosts, radix $dradix, no SM; attached at H-00001; one run each"
+printf '%-18s %9s %9s %9s %10s %12s\n' tool wall cpu "ibsim cpu" "max RSS" "SMPs"
+declare -A wall
+for who in infiniband-diags ibtool; do
+	before=$(ibsim_cpu)
+	if [ "$who" = ibtool ]; then
+		/usr/bin/time -f '%e %U %S %M' -o "$tmp/time" env SIM_HOST=H-00001 "$bin" ibnetdiscover -m >"$tmp/$who.out"
+	else
+		(cd "$tmp" && /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" env SIM_HOST=H-00001 LD_PRELOAD=$shim ibnetdiscover -m >"$tmp/$who.out")
+	fi
+	after=$(ibsim_cpu)
+	read -r e u s m <"$tmp/time"
+	wall[$who]=$e
+	smps=$(sed -n 's/^# Total MADs used: //p' "$tmp/$who.out")
+	printf '%-18s %8ss %8ss %8ss %8sMB %12s\n' "$who" "$e" "$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')" \
+		"$(awk -v t=$((after - before)) -v hz="$hz" 'BEGIN { printf "%.2f", t / hz }')" $((m / 1024)) "$smps"
+done
+if diff <(grep -v '^# \(Topology file\|Total MADs\)' "$tmp/infiniband-diags.out") <(grep -v '^# \(Topology file\|Total MADs\)' "$tmp/ibtool.out") >/dev/null; then
+	same="identical topology"
+else
+	same="TOPOLOGIES DIFFER"
+fi
+printf 'ratio %sx (%s)\n' "$(awk -v a="${wall[infiniband-diags]}" -v b="${wall[ibtool]}" 'BEGIN { if (b == 0) b = 0.001; printf "%.1f", a / b }')" "$same"

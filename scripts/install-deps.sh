@@ -5,7 +5,7 @@
 # them once and try again. With arguments, installs those packages instead.
 set -euo pipefail
 
-pkgs=(ibsim-utils libumad2sim0 opensm infiniband-diags ibverbs-utils libibverbs-dev pkg-config)
+pkgs=(ibsim-utils libumad2sim0 opensm infiniband-diags ibverbs-utils libibverbs-dev pkg-config time)
 [ $# -eq 0 ] || pkgs=("$@")
 
 missing=()

@@ -54,7 +54,7 @@ type command struct {
 
 var commands = []command{
 	{"fattree", "-levels 2|3 -hosts N -radix R [-host-ports N]", "print a fat tree net file", runFatTree},
-	{"start", "[-sm NODE] [-routing ENGINE] [-timeout D] [-keep] NETFILE", "start a fabric that outlives this command; prints shell exports", runStart},
+	{"start", "[-sm NODE] [-routing ENGINE] [-timeout D] [-keep] [-no-sm] NETFILE", "start a fabric that outlives this command; prints shell exports", runStart},
 	{"stop", "[DIR]", "stop the fabric in DIR (default $" + envDir + ")", runStop},
 	{"console", "[-dir DIR] COMMAND...", "send one command line to ibsim's console and print the reply", runConsole},
 	{"wait", "[-dir DIR] [-timeout D]", "wait for opensm's sweep after link changes and for every cabled port to be Active", runWait},
@@ -153,6 +153,7 @@ func runStart(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs.StringVar(&opts.RoutingEngine, "routing", "", "opensm routing engine (-R), e.g. updn or ftree")
 	fs.DurationVar(&opts.Timeout, "timeout", 0, "give up after this long (default: scaled to the fabric)")
 	fs.BoolVar(&opts.Keep, "keep", false, "keep the fabric directory when the fabric stops")
+	fs.BoolVar(&opts.NoSM, "no-sm", false, "start ibsim alone, without opensm (no LIDs; DR discovery works)")
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}
