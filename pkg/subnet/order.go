@@ -1,6 +1,9 @@
 package subnet
 
-import "github.com/ibtool/ibtool/pkg/rdma"
+import (
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
 
 // libibnetdisc (rdma-core 44, ibnetdisc.c and query_smp.c) discovers with
 // one FIFO queue of SMPs: each answer's callback queues the next SMPs at
@@ -43,16 +46,27 @@ type qitem struct {
 	from *Port
 }
 
-// replay orders f.Nodes, sets each node's Path and fills f.Visits and
-// f.MaxHops as libibnetdisc's walk from start would.
-func (f *Fabric) replay(start []uint8, extInfo bool) {
-	seen := make(map[*Node]bool, len(f.byGUID))
-	entry := make(map[*Node]int, len(f.byGUID))
-	descDone := make(map[*Node]bool, len(f.byGUID))
+// queueWalk is what libibnetdisc's walk would do on a fabric: the nodes in
+// the order it creates them, the route each is first reached by, its
+// NodeInfo answers, the ports in the order their first PortInfo answer
+// arrives (the order of its port GUID table), and its hop count.
+type queueWalk struct {
+	order   []*Node
+	paths   map[*Node][]uint8
+	visits  []Visit
+	ports   []*Port
+	maxHops int
+}
+
+// walkQueue runs libibnetdisc's queue of SMPs over f from the directed
+// route start, sending nothing: each SMP's answer is looked up in f.
+func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
+	w := queueWalk{paths: make(map[*Node][]uint8, len(f.Nodes))}
+	entry := make(map[*Node]int, len(f.Nodes))
+	descDone := make(map[*Node]bool, len(f.Nodes))
 	infoDone := make(map[*Port]bool)
-	var order []*Node
-	maxHops := 0
 	initial := len(start) - 1
+	hops := 0
 
 	queue := []qitem{{kind: qNodeInfo, path: start}}
 	push := func(it qitem) { queue = append(queue, it) }
@@ -65,15 +79,18 @@ func (f *Fabric) replay(start []uint8, extInfo bool) {
 			return
 		}
 		if n.Type != Switch && n == f.From && len(path) > 2 {
-			maxHops++
+			hops++
 			push(qitem{kind: qNodeInfo, path: path[:len(path)-1], from: p})
+			return
+		}
+		if len(path) >= mad.MaxHops {
 			return
 		}
 		next := make([]uint8, len(path)+1)
 		copy(next, path)
 		next[len(path)] = uint8(num)
-		if len(next)-1-initial > maxHops {
-			maxHops++
+		if len(next)-1-initial > hops {
+			hops++
 		}
 		push(qitem{kind: qNodeInfo, path: next, from: p})
 	}
@@ -84,7 +101,7 @@ func (f *Fabric) replay(start []uint8, extInfo bool) {
 		case qNodeInfo:
 			var p *Port
 			if it.from == nil {
-				p = f.From.Ports[f.FromPort]
+				p = f.From.Port(f.FromPort)
 			} else {
 				p = it.from.Remote
 			}
@@ -92,22 +109,21 @@ func (f *Fabric) replay(start []uint8, extInfo bool) {
 				continue // the NodeInfo failed, or was never sent
 			}
 			n := p.Node
-			isNew := !seen[n]
-			if isNew {
-				seen[n] = true
-				order = append(order, n)
-				n.Path = it.path
+			_, seen := w.paths[n]
+			if !seen {
+				w.order = append(w.order, n)
+				w.paths[n] = it.path
 				entry[n] = p.Num
 			}
-			v := Visit{Path: it.path, New: isNew, Node: n, Port: p.Num}
+			v := Visit{Path: it.path, New: !seen, Node: n, Port: p.Num}
 			if infoDone[p] {
 				v.LID, v.LMC = p.BaseLID, p.LMC
 			}
 			if descDone[n] {
 				v.Desc = n.Desc
 			}
-			f.Visits = append(f.Visits, v)
-			if isNew {
+			w.visits = append(w.visits, v)
+			if !seen {
 				push(qitem{kind: qNodeDesc, node: n})
 				if n.Type == Switch {
 					push(qitem{kind: qSwitchInfo, node: n})
@@ -121,11 +137,14 @@ func (f *Fabric) replay(start []uint8, extInfo bool) {
 			descDone[it.node] = true
 		case qPortInfo:
 			n := it.node
-			p := n.Ports[it.num]
+			p := n.Port(it.num)
 			if p == nil || p.Info == nil {
 				continue // the PortInfo failed
 			}
-			infoDone[p] = true
+			if !infoDone[p] {
+				infoDone[p] = true
+				w.ports = append(w.ports, p)
+			}
 			if it.num == 0 && n.Type == Switch {
 				for num := 1; num <= n.NumPorts; num++ {
 					push(qitem{kind: qPortInfo, node: n, num: num, path: it.path})
@@ -140,16 +159,28 @@ func (f *Fabric) replay(start []uint8, extInfo bool) {
 			follow(it.node, it.num, it.path)
 		}
 	}
+	w.maxHops = hops + initial
+	return w
+}
 
+// replay orders f.Nodes, sets each node's Path and fills f.Visits and
+// f.MaxHops as libibnetdisc's walk from start would.
+func (f *Fabric) replay(start []uint8, extInfo bool) {
+	w := f.walkQueue(start, extInfo)
+	order := w.order
 	// Nodes the queue did not reach (their way in failed in
 	// libibnetdisc's order but not in the walk) keep the walk's order.
 	for _, n := range f.Nodes {
-		if !seen[n] {
+		if _, seen := w.paths[n]; !seen {
 			order = append(order, n)
 		}
 	}
+	for n, p := range w.paths {
+		n.Path = p
+	}
 	f.Nodes = order
-	f.MaxHops = maxHops + initial
+	f.Visits = w.visits
+	f.MaxHops = w.maxHops
 	f.index()
 }
 

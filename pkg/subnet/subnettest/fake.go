@@ -45,9 +45,11 @@ type Node struct {
 	Ports    []*Port // 0..N; a CA's port 0 is nil
 	// Dead nodes answer nothing.
 	Dead bool
-	// DropEvery, when not 0, drops every DropEvery-th SMP to the node.
+	// DropEvery, when not 0, drops every DropEvery-th SMP to the node;
+	// a resend of a dropped SMP (same TID) goes through.
 	DropEvery int
 	drops     int
+	dropped   map[uint64]bool
 }
 
 // Port is one port of a fake node.
@@ -189,9 +191,14 @@ func (f *Fabric) Handle(req *mad.Packet) []mad.Packet {
 	f.mu.Lock()
 	f.asked[fmt.Sprintf("%s %s:%d", attrName(h.AttrID), route, h.AttrMod)]++
 	drop := false
-	if n.DropEvery > 0 {
+	if tid := madtest.TID(req); n.DropEvery > 0 && !n.dropped[tid] {
 		n.drops++
-		drop = n.drops%n.DropEvery == 0
+		if drop = n.drops%n.DropEvery == 0; drop {
+			if n.dropped == nil {
+				n.dropped = make(map[uint64]bool)
+			}
+			n.dropped[tid] = true
+		}
 	}
 	f.mu.Unlock()
 	if drop {
