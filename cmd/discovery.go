@@ -51,9 +51,23 @@ func (d *discoveryOptions) finish() error {
 }
 
 // discoverFabric opens the transport the common options name and walks the
-// fabric. Progress goes to errOut when it is a terminal. The queries that
-// failed are left in the fabric's Errors for the caller to report.
-func (f *Factory) discoverFabric(o *CommonOptions, d *discoveryOptions, from []uint8) (*subnet.Fabric, error) {
+// fabric, then groups chassis as libibnetdisc does after every walk (which
+// gives chassis ports their external numbers). Progress goes to stderr when
+// it is a terminal. The queries that failed are left in the fabric's Errors
+// for the caller to report.
+func (f *Factory) discoverFabric(tool string, o *CommonOptions, d *discoveryOptions, from []uint8) (*subnet.Fabric, error) {
+	fab, err := f.walkFabric(o, d, from)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := fab.GroupChassisErr(); err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "%s: warning: %v; chassis are not grouped\n", tool, err)
+	}
+	return fab, nil
+}
+
+// walkFabric is discoverFabric without the chassis grouping.
+func (f *Factory) walkFabric(o *CommonOptions, d *discoveryOptions, from []uint8) (*subnet.Fabric, error) {
 	opts := o.transactorOptions()
 	opts.Window = d.Outstanding
 	if opts.Window == 0 {

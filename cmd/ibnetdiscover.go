@@ -71,7 +71,7 @@ of the fabric is printed, and the exit status is 3.`,
 			if len(args) == 1 {
 				o.TopologyFile = args[0]
 			}
-			o.Discover = func() (*subnet.Fabric, error) { return f.discoverFabric(&o.Common, &o.Discovery, nil) }
+			o.Discover = func() (*subnet.Fabric, error) { return f.discoverFabric("ibnetdiscover", &o.Common, &o.Discovery, nil) }
 			if runF != nil {
 				return runF(o)
 			}
@@ -165,7 +165,7 @@ func ibnetdiscoverRun(o *ibnetdiscoverOptions) error {
 		t.list(o.List)
 	default:
 		if o.Group {
-			t.chassis = groupChassis(fab)
+			t.chassis = fab.GroupChassis()
 		}
 		t.header(o.Now(), o.MaxHops)
 		t.dump()

@@ -78,7 +78,7 @@ ibnetdiscover wrote.`, k.name, what, k.name),
 					}
 					return b, nil
 				}
-				fab, err := f.discoverFabric(&o.Common, &o.Discovery, nil)
+				fab, err := f.discoverFabric(k.name, &o.Common, &o.Discovery, nil)
 				if err != nil {
 					return nil, withContext(err, "discovery")
 				}

@@ -228,10 +228,32 @@ func (t *topology) extPort(p *subnet.Port) string {
 	return ""
 }
 
+// switchLink reads p's link as out_switch_port does, whatever the node:
+// speeds only when the node has a port 0 that was read, the extended
+// speed when port 0's capability mask says it is valid.
+func switchLink(p *subnet.Port) portLink {
+	var l portLink
+	if p.Info != nil {
+		l.width, l.speed, l.vlCap = p.Info.LinkWidthActive, p.Info.LinkSpeedActive, p.Info.VLCap
+	}
+	if p.ExtInfo != nil {
+		l.fdr10 = p.ExtInfo.LinkSpeedActive
+	}
+	p0 := p.Node.Port(0)
+	if p0 == nil || p0.Info == nil {
+		l.speed = 0
+		return l
+	}
+	if p0.Info.CapabilityMask&capIsExtendedSpeeds != 0 && p.Info != nil {
+		l.ext = p.Info.LinkSpeedExtActive
+	}
+	return l
+}
+
 // switchPort writes one port line of a switch (out_switch_port).
 func (t *topology) switchPort(p *subnet.Port, prefix string) {
 	r := p.Remote
-	l := linkOf(p)
+	l := switchLink(p)
 	fmt.Fprintf(t.w, "%s[%d]%s\t%s[%d]%s", prefix, p.Num, t.extPort(p), quotedNodeName(r.Node), r.Num, t.extPort(r))
 	if r.Node.Type != subnet.Switch {
 		fmt.Fprintf(t.w, "(%x) ", uint64(r.GUID))

@@ -137,3 +137,17 @@ func TestNodeListsMatchReference(t *testing.T) {
 		ibtoolFails(t, f, "Hca1", 2, "no such file or directory", "ibhosts", filepath.Join(t.TempDir(), "nope"))
 	})
 }
+
+// TestChassisMatchesReference compares -g grouping, the ports report and
+// iblinkinfo's external port numbers on a fabric of chassis-like nodes,
+// with no SM (the chassis need no LIDs).
+func TestChassisMatchesReference(t *testing.T) {
+	f := simfabric.ForTest(t, simfabric.Options{Net: simfabric.NetChassis, NoSM: true})
+	for _, host := range []string{"H1", "VCA", "chassis-ca"} {
+		for _, c := range [][]string{{"ibnetdiscover", "-g"}, {"ibnetdiscover"}, {"ibnetdiscover", "-p"}, {"iblinkinfo"}, {"iblinkinfo", "-l"}} {
+			t.Run(host+" "+strings.Join(c, " "), func(t *testing.T) {
+				sameAsReferenceMasked(t, f, maskTopology, host, c[0], c[1:]...)
+			})
+		}
+	}
+}

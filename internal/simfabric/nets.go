@@ -10,3 +10,11 @@ import _ "embed"
 //
 //go:embed testdata/net.2sw2path4hca
 var Net2sw2path4hca []byte
+
+// NetChassis holds nodes that libibnetdisc groups into chassis (Voltaire,
+// Mellanox, Topspin and Xsigo GUIDs and device IDs) and plain nodes, for
+// ibnetdiscover -g and the chassis ports' external numbers. Attach at H1,
+// VCA, chassis-ca or H2.
+//
+//go:embed testdata/net.chassis
+var NetChassis []byte

@@ -130,6 +130,6 @@ func StartForTest(tb testing.TB, opts Options) *Fabric {
 
 // key identifies the fabric opts describe, for sharing.
 func (o Options) key() string {
-	return fmt.Sprintf("%s\x00%x\x00%s\x00%s\x00%s", o.NetFile, sha256.Sum256(o.Net),
-		o.SMNode, o.RoutingEngine, strings.Join(o.OpenSMArgs, "\x00"))
+	return fmt.Sprintf("%s\x00%x\x00%s\x00%s\x00%t\x00%s", o.NetFile, sha256.Sum256(o.Net),
+		o.SMNode, o.RoutingEngine, o.NoSM, strings.Join(o.OpenSMArgs, "\x00"))
 }

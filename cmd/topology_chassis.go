@@ -1,0 +1,80 @@
+package cmd
+
+import (
+	"fmt"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/subnet"
+)
+
+// chassisList is the chassis of a fabric, for -g.
+type chassisList = []*subnet.Chassis
+
+func chassisType(n *subnet.Node) string { return n.ChassisType() }
+func chassisSlot(n *subnet.Node) string { return n.ChassisSlot() }
+func isXsigoTCA(g rdma.GUID) bool       { return subnet.IsXsigoTCA(g) }
+func isXsigoHCA(g rdma.GUID) bool       { return subnet.IsXsigoHCA(g) }
+func isXsigoGUID(g rdma.GUID) bool      { return subnet.IsXsigoGUID(g) }
+
+// chassisNodes writes the chassis sections of -g.
+func (t *topology) chassisNodes() {
+	for _, ch := range t.chassis {
+		if ch.Num == 0 {
+			continue
+		}
+		fmt.Fprintf(t.w, "\nChassis %d", ch.Num)
+		// out_chassis looks the GUID up by number: the first chassis
+		// with it, which differs only when numbers wrap past 255.
+		guid := subnet.ChassisGUID(t.chassis, ch.Num)
+		if guid != 0 {
+			fmt.Fprintf(t.w, " (guid 0x%x)", uint64(guid))
+		}
+		t.w.WriteByte('\n')
+		chname := ""
+		if isXsigoGUID(ch.GUID) {
+			for _, n := range ch.Nodes {
+				if isXsigoHCA(n.GUID) {
+					chname = n.Desc
+					fmt.Fprintf(t.w, "Hostname: %s\n", cleanDesc(n.Desc))
+				}
+			}
+		}
+		// Spine and line slots print as switches whatever the node is
+		// (a Voltaire router or CA on a spine port), as ibnetdiscover
+		// does.
+		t.w.WriteString("\n# Spine Nodes")
+		for _, n := range ch.Spines[1:] {
+			if n != nil {
+				t.asSwitch(n, chname)
+			}
+		}
+		t.w.WriteString("\n# Line Nodes")
+		for _, n := range ch.Lines[1:] {
+			if n != nil {
+				t.asSwitch(n, chname)
+			}
+		}
+		t.w.WriteString("\n# Chassis Switches")
+		for _, n := range ch.Nodes {
+			if n.Type == subnet.Switch {
+				t.node(n, chname)
+			}
+		}
+		t.w.WriteString("\n# Chassis CAs")
+		for _, n := range ch.Nodes {
+			if n.Type == subnet.CA {
+				t.node(n, chname)
+			}
+		}
+	}
+}
+
+// asSwitch writes a node and its linked ports as a switch.
+func (t *topology) asSwitch(n *subnet.Node, chname string) {
+	t.switchNode(n, chname, "", "")
+	for num := 1; num <= n.NumPorts; num++ {
+		if p := n.Port(num); p != nil && p.Remote != nil {
+			t.switchPort(p, "")
+		}
+	}
+}
