@@ -27,6 +27,9 @@ const (
 	flagsTarget
 	// flagsNodeMap adds --node-name-map.
 	flagsNodeMap
+	// flagsNoDebugShort leaves -d to the tool (iblinkinfo's --down):
+	// --debug stays.
+	flagsNoDebugShort
 )
 
 // CommonOptions are the flags shared by every tool, parsed before the tool runs.
@@ -56,7 +59,11 @@ type CommonOptions struct {
 func addCommonFlags(c *cobra.Command, o *CommonOptions, set flagSet) {
 	fl := c.Flags()
 	fl.CountVarP(&o.Verbose, "verbose", "v", "increase verbosity (-vv also dumps MADs)")
-	fl.CountP("debug", "d", "raise debug level (same as -v)")
+	if set&flagsNoDebugShort != 0 {
+		fl.Count("debug", "raise debug level (same as -v)")
+	} else {
+		fl.CountP("debug", "d", "raise debug level (same as -v)")
+	}
 	fl.BoolVar(&o.Sim, "sim", false, "use the ibsim simulator (also IBTOOL_SIM=1 or IBSIM_SOCKNAME set)")
 	fl.StringVar(&o.Sysfs, "sysfs", "", "sysfs mount point (default $IBTOOL_SYSFS or /sys)")
 	if set&flagsLocalPort != 0 {

@@ -244,3 +244,8 @@ var portCap2Names = [16]string{
 	9:  "IsEnhancedQoSArbiterSupported",
 	10: "IsLinkSpeedNDRSupported",
 }
+
+// Text returns v as libibmad's dump function for the format prints it:
+// FormatLinkWidth.Text(2) is "4X", FormatPortState.Text(4) is "Active".
+// Formats without names give the decimal value.
+func (f Format) Text(v uint32) string { return string(appendNamed(nil, f, v)) }

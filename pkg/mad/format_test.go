@@ -57,6 +57,9 @@ func TestNamedFormats(t *testing.T) {
 		if got := string(appendNamed(nil, tt.f, tt.v)); got != tt.want {
 			t.Errorf("format %d of %d = %q, want %q", tt.f, tt.v, got, tt.want)
 		}
+		if got := tt.f.Text(tt.v); got != tt.want {
+			t.Errorf("Format(%d).Text(%d) = %q, want %q", tt.f, tt.v, got, tt.want)
+		}
 	}
 }
 

@@ -1,0 +1,507 @@
+package cmd
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/nodemap"
+	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/subnet"
+)
+
+func init() {
+	register(Tool{
+		Name:    "iblinkinfo",
+		Summary: "report the state of every link of the fabric",
+		New:     func(f *Factory) *cobra.Command { return newIblinkinfoCmd(f, nil) },
+	})
+}
+
+// Port states (PortInfo PortState).
+const portStateDown = 1
+
+// iblinkinfoOptions are iblinkinfo's parsed flags.
+type iblinkinfoOptions struct {
+	IO        IOStreams
+	Common    CommonOptions
+	Discovery discoveryOptions
+	// GUID is -S/-G: print the node with this port GUID.
+	GUID    rdma.GUID
+	guidArg string
+	// DR is -D: scan from this directed route and print the node there.
+	DR    []uint8
+	drArg string
+	// Hops is -n: hops to scan beyond the -D node (0: 1 with -D, else
+	// no bound).
+	Hops       int
+	All        bool // -a
+	DownOnly   bool // -d
+	Line       bool // -l
+	Additional bool // -p
+	// Only is --switches-only or --cas-only; 0 for every type.
+	Only subnet.NodeType
+	// Discover walks the fabric from a directed route (nil: the local
+	// port) with the hop bound.
+	Discover func(from []uint8, hops int) (*subnet.Fabric, error)
+	names    *nodemap.Map
+}
+
+func newIblinkinfoCmd(f *Factory, runF func(*iblinkinfoOptions) error) *cobra.Command {
+	o := &iblinkinfoOptions{IO: f.IO}
+	var switchesOnly, casOnly bool
+	c := &cobra.Command{
+		Use:   "iblinkinfo [options]",
+		Short: "report the state of every link of the fabric",
+		Long: `iblinkinfo discovers the fabric and prints every port of every node: its LID,
+width, speed, state and physical state, the port at the other end, and what
+the link could run at when both ends support more, as infiniband-diags'
+iblinkinfo does.`,
+		Example: `  iblinkinfo                      # every link
+  iblinkinfo -d                   # down ports only
+  iblinkinfo -l                   # one line per port
+  iblinkinfo --switches-only
+  iblinkinfo -D 0,1               # the switch one hop away
+  iblinkinfo -S 0x0002c90300a1b2c4`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if err := o.Discovery.finish(); err != nil {
+				return err
+			}
+			if switchesOnly && casOnly {
+				return usageErrorf("--switches-only and --cas-only: give one")
+			}
+			if switchesOnly {
+				o.Only = subnet.Switch
+			} else if casOnly {
+				o.Only = subnet.CA
+			}
+			if o.guidArg != "" {
+				g, err := rdma.ParseGUID(o.guidArg)
+				if err != nil {
+					return usageErrorf("invalid port GUID %q: %v", o.guidArg, err)
+				}
+				o.GUID = g
+			}
+			if o.drArg != "" {
+				t, err := endport.ParseTarget(o.drArg, endport.DirectRoute)
+				if err != nil {
+					return &UsageError{Err: err}
+				}
+				p, err := smpPath(t)
+				if err != nil {
+					return err
+				}
+				o.DR = p.DR
+			}
+			if o.DR != nil && o.GUID != 0 {
+				return usageErrorf("-D and -S name the node to print; give one")
+			}
+			if o.Hops < 0 {
+				return usageErrorf("invalid hops %d", o.Hops)
+			}
+			o.Discover = func(from []uint8, hops int) (*subnet.Fabric, error) {
+				d := o.Discovery
+				d.MaxHops = hops
+				return f.discoverFabric("iblinkinfo", &o.Common, &d, from)
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return iblinkinfoRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsNodeMap|flagsNoDebugShort)
+	addDiscoveryFlags(c, &o.Discovery)
+	fl := c.Flags()
+	fl.StringVarP(&o.guidArg, "switch", "S", "", "print the node with this port GUID")
+	fl.StringVarP(&o.guidArg, "port-guid", "G", "", "(same as -S)")
+	fl.StringVarP(&o.drArg, "Direct", "D", "", "scan from this directed route and print the node there")
+	fl.IntVarP(&o.Hops, "hops", "n", 0, "hops to scan beyond the -D node (default 1)")
+	fl.BoolVarP(&o.All, "all", "a", false, "print every node of a partial scan")
+	fl.BoolVarP(&o.DownOnly, "down", "d", false, "print only down links")
+	fl.BoolVarP(&o.Line, "line", "l", false, "print each link on one line")
+	fl.BoolVarP(&o.Additional, "additional", "p", false, "print additional port settings (HOQLife, VLStallCount)")
+	fl.BoolVar(&switchesOnly, "switches-only", false, "print only switches")
+	fl.BoolVar(&casOnly, "cas-only", false, "print only CAs")
+	fl.BoolP("R", "R", false, "ignored (infiniband-diags keeps it for old scripts)")
+	fl.MarkHidden("R")
+	return c
+}
+
+func iblinkinfoRun(o *iblinkinfoOptions) error {
+	var err error
+	if o.names, err = o.Common.loadNodeMap("iblinkinfo", o.IO.ErrOut); err != nil {
+		return err
+	}
+	hops := o.Hops
+	if o.DR != nil && hops == 0 {
+		hops = 1
+	}
+	fab, err := o.Discover(o.DR, hops)
+	if err != nil {
+		return withContext(err, "discovery")
+	}
+	partial := reportPartial("iblinkinfo", fab, o.IO.ErrOut)
+	var nodes []*subnet.Node
+	switch {
+	case !o.All && o.GUID != 0:
+		p := fab.PortByGUID(o.GUID)
+		if p == nil {
+			return fmt.Errorf("no port with GUID %s in the fabric", o.GUID)
+		}
+		if o.Only == 0 || p.Node.Type == o.Only {
+			nodes = []*subnet.Node{p.Node}
+		}
+	case !o.All && o.DR != nil:
+		if o.Only == 0 || fab.From.Type == o.Only {
+			nodes = []*subnet.Node{fab.From}
+		}
+	case o.Only != 0:
+		nodes = fab.ByType(o.Only)
+	default:
+		nodes = fab.All()
+	}
+	if o.Common.JSON {
+		if err := writeJSONDocument(o.IO.Out, linkInfoJSON(nodes, o)); err != nil {
+			return err
+		}
+		return partial
+	}
+	w := bufio.NewWriter(o.IO.Out)
+	l := &linkPrinter{w: w, o: o}
+	for _, n := range nodes {
+		l.node(n, "")
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return partial
+}
+
+// linkPrinter prints nodes as iblinkinfo.c's print_node does.
+type linkPrinter struct {
+	w *bufio.Writer
+	o *iblinkinfoOptions
+}
+
+func (l *linkPrinter) name(n *subnet.Node) string { return l.o.names.Name(uint64(n.GUID), n.Desc) }
+
+// nodeTypeName is iblinkinfo's nodetype_str.
+func nodeTypeName(n *subnet.Node) string {
+	switch n.Type {
+	case subnet.Switch:
+		return "Switch"
+	case subnet.CA:
+		return "CA"
+	case subnet.Router:
+		return "Router"
+	}
+	return "??"
+}
+
+// node prints the node's ports (the down ones with -d), its header first.
+func (l *linkPrinter) node(n *subnet.Node, prefix string) {
+	header := false
+	for num := 1; num <= n.NumPorts; num++ {
+		p := n.Port(num)
+		if p == nil {
+			continue
+		}
+		if l.o.DownOnly && linkState(p) != portStateDown {
+			continue
+		}
+		if !header && !l.o.Line {
+			l.header(n, prefix)
+		}
+		header = true
+		l.port(p, prefix)
+	}
+}
+
+// header prints "Switch: 0x... name:" or "CA: name:".
+func (l *linkPrinter) header(n *subnet.Node, prefix string) {
+	if n.Type == subnet.Switch {
+		guid := n.Info.PortGUID
+		if p0 := n.Port(0); p0 != nil {
+			guid = p0.GUID
+		}
+		fmt.Fprintf(l.w, "%sSwitch: 0x%016x %s:\n", prefix, uint64(guid), l.name(n))
+		return
+	}
+	fmt.Fprintf(l.w, "%s%s: %s:\n", prefix, nodeTypeName(n), l.name(n))
+}
+
+// linkState is the port's PortState, 0 when its PortInfo was not read.
+func linkState(p *subnet.Port) uint8 {
+	if p.Info == nil {
+		return 0
+	}
+	return p.Info.LinkState
+}
+
+// info returns the port's PortInfo, zero when it was not read (as
+// libibnetdisc's zeroed buffer).
+func info(p *subnet.Port) *mad.PortInfo {
+	if p.Info == nil {
+		return &mad.PortInfo{}
+	}
+	return p.Info
+}
+
+// extInfo returns the port's MlnxExtPortInfo, zero when not read.
+func extInfo(p *subnet.Port) *mad.MlnxExtPortInfo {
+	if p.ExtInfo == nil {
+		return &mad.MlnxExtPortInfo{}
+	}
+	return p.ExtInfo
+}
+
+// capMaskOf is the capability mask libibnetdisc's tools read for a port:
+// port 0's for a switch (0 when port 0 is unknown), the port's own for a
+// CA; ok is false when there is none to read.
+func capMaskOf(p *subnet.Port) (mask uint32, ok bool) {
+	q := p
+	if p.Node.Type == subnet.Switch {
+		if q = p.Node.Port(0); q == nil {
+			return 0, false
+		}
+	}
+	return info(q).CapabilityMask, true
+}
+
+// linkString is the "( 4X 2.5 Gbps Active/ LinkUp)" part of a port line.
+func (l *linkPrinter) linkString(p *subnet.Port) string {
+	pi := info(p)
+	width, speed := uint32(pi.LinkWidthActive), uint32(pi.LinkSpeedActive)
+	fdr10 := extInfo(p).LinkSpeedActive&1 != 0
+	var ext uint32
+	if mask, ok := capMaskOf(p); ok {
+		if mask&capIsExtendedSpeeds != 0 {
+			ext = uint32(pi.LinkSpeedExtActive)
+		}
+	} else {
+		width, speed = 0, 0
+	}
+	state, phys := mad.FormatPortState.Text(uint32(pi.LinkState)), mad.FormatPhysPortState.Text(uint32(pi.PhysLinkState))
+	var s string
+	if pi.LinkState != portStateDown {
+		var sp string
+		switch {
+		case ext != 0:
+			sp = mad.FormatLinkSpeedExt.Text(ext)
+		case fdr10:
+			sp = "10.0 Gbps (FDR10)"
+		default:
+			sp = mad.FormatLinkSpeed.Text(speed)
+		}
+		s = fmt.Sprintf("(%3s %18s %6s/%8s)", mad.FormatLinkWidth.Text(width), sp, state, phys)
+		if l.o.Additional {
+			s += fmt.Sprintf(" (HOQ:%d VL_Stall:%d)", pi.HOQLife, pi.VLStallCount)
+		}
+	} else {
+		s = fmt.Sprintf("(              %6s/%8s)", state, phys)
+	}
+	return s
+}
+
+// capIsExtendedSpeeds is PortInfo CapabilityMask bit 14.
+const capIsExtendedSpeeds = 1 << 14
+
+// extPortString is a port's external number, "" when it has none.
+func extPortString(p *subnet.Port) string {
+	if p.ExtNum != 0 {
+		return fmt.Sprint(p.ExtNum)
+	}
+	return ""
+}
+
+// port prints one port line (print_port).
+func (l *linkPrinter) port(p *subnet.Port, prefix string) {
+	n := p.Node
+	link := l.linkString(p)
+	var remote string
+	if r := p.Remote; r != nil {
+		guid := ""
+		if l.o.Line {
+			guid = fmt.Sprintf("0x%016x ", uint64(r.GUID))
+		}
+		lid := r.BaseLID
+		if lid == 0 {
+			lid = r.Node.SMALID
+		}
+		widthMsg, speedMsg := couldBe(p)
+		remote = fmt.Sprintf("%s%6d %4d[%2s] \"%s\" (%s %s)\n", guid, lid, r.Num, extPortString(r), l.name(r.Node), widthMsg, speedMsg)
+	} else if linkState(p) == portStateDown {
+		remote = "           [  ] \"\" ( )\n"
+	} else {
+		remote = "    \"Port not available\"\n"
+	}
+	if l.o.Line {
+		fmt.Fprintf(l.w, "%s0x%016x \"%30s\" ", prefix, uint64(p.GUID), l.name(n))
+	} else {
+		fmt.Fprintf(l.w, "%s      ", prefix)
+	}
+	lid := n.SMALID
+	if n.Type != subnet.Switch {
+		if !l.o.Line {
+			fmt.Fprintf(l.w, "0x%016x ", uint64(p.GUID))
+		}
+		lid = p.BaseLID
+	}
+	fmt.Fprintf(l.w, "%6d %4d[%2s] ==%s==>  %s", lid, p.Num, extPortString(p), link, remote)
+}
+
+// maxWidth is ibdiag_common.c's get_max_width: the widest width in a set.
+func maxWidth(set uint8) uint32 {
+	r := 0
+	switch {
+	case set&8 != 0:
+		r = 3
+	case set&4 != 0:
+		r = 2
+	case set&2 != 0:
+		r = 1
+	case set&0x10 != 0:
+		r = 4
+	}
+	return 1 << r
+}
+
+// highestBit is get_max: the highest bit set, 1 for none.
+func highestBit(v uint32) uint32 {
+	r := 0
+	for v >>= 1; v != 0; v >>= 1 {
+		r++
+	}
+	return 1 << r
+}
+
+// couldBe is get_max_msg: what the link could run at when both ends
+// support more than it runs at ("Could be 12X", "Could be 10.0 Gbps").
+func couldBe(p *subnet.Port) (widthMsg, speedMsg string) {
+	r := p.Remote
+	pi, ri := info(p), info(r)
+	if w := maxWidth(pi.LinkWidthSupported & ri.LinkWidthSupported); w&uint32(pi.LinkWidthActive) == 0 {
+		widthMsg = "Could be " + mad.FormatLinkWidth.Text(w)
+	}
+	mask, _ := capMaskOf(p)
+	rmask, _ := capMaskOf(r)
+	if mask&capIsExtendedSpeeds != 0 && rmask&capIsExtendedSpeeds != 0 &&
+		pi.LinkSpeedExtSupported != 0 && ri.LinkSpeedExtSupported != 0 {
+		if s := highestBit(uint32(pi.LinkSpeedExtSupported & ri.LinkSpeedExtSupported)); s&uint32(pi.LinkSpeedExtActive) == 0 {
+			speedMsg = "Could be " + mad.FormatLinkSpeedExt.Text(s)
+		}
+		return widthMsg, speedMsg
+	}
+	if extInfo(p).LinkSpeedSupported&1 != 0 && extInfo(r).LinkSpeedSupported&1 != 0 {
+		if extInfo(p).LinkSpeedActive&1 == 0 {
+			if pi.LinkSpeedActive == 4 {
+				speedMsg = "Could be FDR10 (Found link at QDR but expected speed is FDR10)"
+			} else {
+				speedMsg = "Could be FDR10"
+			}
+		}
+		return widthMsg, speedMsg
+	}
+	if s := highestBit(uint32(pi.LinkSpeedSupported & ri.LinkSpeedSupported)); s&uint32(pi.LinkSpeedActive) == 0 {
+		speedMsg = "Could be " + mad.FormatLinkSpeed.Text(s)
+	}
+	return widthMsg, speedMsg
+}
+
+// linkInfoJSON is the --json document: the nodes printed, each port with
+// its state and peer.
+func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
+	type remoteJSON struct {
+		NodeGUID    string `json:"nodeGUID"`
+		PortGUID    string `json:"portGUID"`
+		Port        int    `json:"port"`
+		LID         int    `json:"lid"`
+		Description string `json:"description"`
+	}
+	type portJSON struct {
+		Port         int         `json:"port"`
+		PortGUID     string      `json:"portGUID"`
+		LID          int         `json:"lid"`
+		LinkWidth    string      `json:"linkWidthActive,omitempty"`
+		LinkSpeed    string      `json:"linkSpeedActive,omitempty"`
+		State        string      `json:"portState"`
+		PhysState    string      `json:"portPhysicalState"`
+		CouldBeWidth string      `json:"couldBeWidth,omitempty"`
+		CouldBeSpeed string      `json:"couldBeSpeed,omitempty"`
+		HOQLife      *uint8      `json:"hoqLife,omitempty"`
+		VLStallCount *uint8      `json:"vlStallCount,omitempty"`
+		Remote       *remoteJSON `json:"remote,omitempty"`
+		NotAvailable bool        `json:"notAvailable,omitempty"`
+		ExternalPort int         `json:"externalPort,omitempty"`
+	}
+	type nodeJSON struct {
+		Type        string     `json:"type"`
+		NodeGUID    string     `json:"nodeGUID"`
+		Description string     `json:"description"`
+		LID         int        `json:"lid,omitempty"`
+		Ports       []portJSON `json:"ports"`
+	}
+	out := []nodeJSON{}
+	for _, n := range nodes {
+		nj := nodeJSON{Type: nodeTypeName(n), NodeGUID: n.GUID.String(), Description: o.names.Name(uint64(n.GUID), n.Desc),
+			LID: int(n.SMALID), Ports: []portJSON{}}
+		for num := 1; num <= n.NumPorts; num++ {
+			p := n.Port(num)
+			if p == nil || (o.DownOnly && linkState(p) != portStateDown) {
+				continue
+			}
+			pi := info(p)
+			pj := portJSON{Port: p.Num, PortGUID: p.GUID.String(), LID: int(p.LID()), State: mad.FormatPortState.Text(uint32(pi.LinkState)),
+				PhysState: mad.FormatPhysPortState.Text(uint32(pi.PhysLinkState)), ExternalPort: p.ExtNum}
+			if pi.LinkState != portStateDown {
+				pj.LinkWidth = mad.FormatLinkWidth.Text(uint32(pi.LinkWidthActive))
+				pj.LinkSpeed = linkSpeedText(p)
+				if o.Additional {
+					h, v := pi.HOQLife, pi.VLStallCount
+					pj.HOQLife, pj.VLStallCount = &h, &v
+				}
+			}
+			if r := p.Remote; r != nil {
+				lid := r.BaseLID
+				if lid == 0 {
+					lid = r.Node.SMALID
+				}
+				pj.Remote = &remoteJSON{NodeGUID: r.Node.GUID.String(), PortGUID: r.GUID.String(), Port: r.Num, LID: int(lid),
+					Description: o.names.Name(uint64(r.Node.GUID), r.Node.Desc)}
+				pj.CouldBeWidth, pj.CouldBeSpeed = couldBe(p)
+				pj.CouldBeWidth = strings.TrimPrefix(pj.CouldBeWidth, "Could be ")
+				pj.CouldBeSpeed = strings.TrimPrefix(pj.CouldBeSpeed, "Could be ")
+			} else if pi.LinkState != portStateDown {
+				pj.NotAvailable = true
+			}
+			nj.Ports = append(nj.Ports, pj)
+		}
+		out = append(out, nj)
+	}
+	return out
+}
+
+// linkSpeedText is the speed a port line shows.
+func linkSpeedText(p *subnet.Port) string {
+	pi := info(p)
+	var ext uint32
+	if mask, ok := capMaskOf(p); ok && mask&capIsExtendedSpeeds != 0 {
+		ext = uint32(pi.LinkSpeedExtActive)
+	}
+	switch {
+	case ext != 0:
+		return mad.FormatLinkSpeedExt.Text(ext)
+	case extInfo(p).LinkSpeedActive&1 != 0:
+		return "10.0 Gbps (FDR10)"
+	}
+	return mad.FormatLinkSpeed.Text(uint32(pi.LinkSpeedActive))
+}
