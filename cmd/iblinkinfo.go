@@ -45,6 +45,13 @@ type iblinkinfoOptions struct {
 	Additional bool // -p
 	// Only is --switches-only or --cas-only; 0 for every type.
 	Only subnet.NodeType
+	// LoadCache reads the fabric from a cache file instead of
+	// discovering; Diff prints what changed since a cached fabric,
+	// DiffCheck what to compare; FilterDownPorts hides the ports that
+	// are down in that cached fabric too.
+	LoadCache, Diff, FilterDownPorts string
+	DiffCheck                        diffFlags
+	diffCheckArg                     string
 	// Discover walks the fabric from a directed route (nil: the local
 	// port) with the hop bound.
 	Discover func(from []uint8, hops int) (*subnet.Fabric, error)
@@ -107,7 +114,21 @@ iblinkinfo does.`,
 			if o.Hops < 0 {
 				return usageErrorf("invalid hops %d", o.Hops)
 			}
+			if o.DR != nil && o.LoadCache != "" {
+				return usageErrorf("cannot specify cache and direct route path")
+			}
+			o.DiffCheck = diffPort | diffState
+			if c.Flags().Changed("diffcheck") {
+				d, err := parseDiffCheck(o.diffCheckArg, iblinkinfoDiffKeys)
+				if err != nil {
+					return err
+				}
+				o.DiffCheck = d
+			}
 			o.Discover = func(from []uint8, hops int) (*subnet.Fabric, error) {
+				if o.LoadCache != "" {
+					return loadFabric(o.LoadCache)
+				}
 				d := o.Discovery
 				d.MaxHops = hops
 				return f.discoverFabric("iblinkinfo", &o.Common, &d, from)
@@ -131,6 +152,10 @@ iblinkinfo does.`,
 	fl.BoolVarP(&o.Additional, "additional", "p", false, "print additional port settings (HOQLife, VLStallCount)")
 	fl.BoolVar(&switchesOnly, "switches-only", false, "print only switches")
 	fl.BoolVar(&casOnly, "cas-only", false, "print only CAs")
+	fl.StringVar(&o.LoadCache, "load-cache", "", "read the fabric from this cache file instead of discovering")
+	fl.StringVar(&o.Diff, "diff", "", "print what changed since the fabric in this cache file")
+	fl.StringVar(&o.diffCheckArg, "diffcheck", "", "what --diff compares: port,state,lid,nodedesc (default port,state)")
+	fl.StringVar(&o.FilterDownPorts, "filterdownports", "", "hide ports that are down in this cached fabric too")
 	fl.BoolP("R", "R", false, "ignored (infiniband-diags keeps it for old scripts)")
 	fl.MarkHidden("R")
 	return c
@@ -141,16 +166,31 @@ func iblinkinfoRun(o *iblinkinfoOptions) error {
 	if o.names, err = o.Common.loadNodeMap("iblinkinfo", o.IO.ErrOut); err != nil {
 		return err
 	}
+	var orig, filter *subnet.Fabric
+	if o.Diff != "" {
+		if orig, err = loadFabric(o.Diff); err != nil {
+			return err
+		}
+	}
+	if o.FilterDownPorts != "" {
+		if filter, err = loadFabric(o.FilterDownPorts); err != nil {
+			return err
+		}
+	}
 	hops := o.Hops
 	if o.DR != nil && hops == 0 {
 		hops = 1
 	}
 	fab, err := o.Discover(o.DR, hops)
 	if err != nil {
+		if o.LoadCache != "" {
+			return err
+		}
 		return withContext(err, "discovery")
 	}
 	partial := reportPartial("iblinkinfo", fab, o.IO.ErrOut)
 	var nodes []*subnet.Node
+	one := false // a single node named by -S or -D
 	switch {
 	case !o.All && o.GUID != 0:
 		p := fab.PortByGUID(o.GUID)
@@ -160,10 +200,12 @@ func iblinkinfoRun(o *iblinkinfoOptions) error {
 		if o.Only == 0 || p.Node.Type == o.Only {
 			nodes = []*subnet.Node{p.Node}
 		}
+		one = true
 	case !o.All && o.DR != nil:
 		if o.Only == 0 || fab.From.Type == o.Only {
 			nodes = []*subnet.Node{fab.From}
 		}
+		one = true
 	case o.Only != 0:
 		nodes = fab.ByType(o.Only)
 	default:
@@ -176,9 +218,13 @@ func iblinkinfoRun(o *iblinkinfoOptions) error {
 		return partial
 	}
 	w := bufio.NewWriter(o.IO.Out)
-	l := &linkPrinter{w: w, o: o}
-	for _, n := range nodes {
-		l.node(n, "")
+	l := &linkPrinter{w: w, o: o, filter: filter}
+	if orig != nil {
+		l.diff(orig, fab, nodes, one)
+	} else {
+		for _, n := range nodes {
+			l.node(n, "")
+		}
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -190,6 +236,8 @@ func iblinkinfoRun(o *iblinkinfoOptions) error {
 type linkPrinter struct {
 	w *bufio.Writer
 	o *iblinkinfoOptions
+	// filter, when set, hides the ports down in it and here.
+	filter *subnet.Fabric
 }
 
 func (l *linkPrinter) name(n *subnet.Node) string { return l.o.names.Name(uint64(n.GUID), n.Desc) }
@@ -323,8 +371,25 @@ func extPortString(p *subnet.Port) string {
 	return ""
 }
 
+// filtered reports whether --filterdownports hides the port: down here
+// and down in the filter fabric (filterdownport_check).
+func (l *linkPrinter) filtered(p *subnet.Port) bool {
+	if l.filter == nil || linkState(p) != portStateDown {
+		return false
+	}
+	fn := l.filter.NodeByGUID(p.Node.GUID)
+	if fn == nil {
+		return false
+	}
+	fp := fn.Port(p.Num)
+	return fp != nil && linkState(fp) == portStateDown
+}
+
 // port prints one port line (print_port).
 func (l *linkPrinter) port(p *subnet.Port, prefix string) {
+	if l.filtered(p) {
+		return
+	}
 	n := p.Node
 	link := l.linkString(p)
 	var remote string

@@ -35,6 +35,13 @@ type ibnetdiscoverOptions struct {
 	MaxHops   bool // -m
 	// TopologyFile is where the topology goes instead of standard output.
 	TopologyFile string
+	// Cache is --cache: write the fabric there; LoadCache is --load-cache:
+	// read the fabric from there instead of discovering; Diff is --diff:
+	// print what changed since that cached fabric, DiffCheck what to
+	// compare.
+	Cache, LoadCache, Diff string
+	DiffCheck              diffFlags
+	diffCheckArg           string
 	// Now is the time the header says the file was generated.
 	Now func() time.Time
 	// Discover walks the fabric.
@@ -71,7 +78,20 @@ of the fabric is printed, and the exit status is 3.`,
 			if len(args) == 1 {
 				o.TopologyFile = args[0]
 			}
-			o.Discover = func() (*subnet.Fabric, error) { return f.discoverFabric("ibnetdiscover", &o.Common, &o.Discovery, nil) }
+			o.DiffCheck = ibnetdiscoverDiffDefault
+			if c.Flags().Changed("diffcheck") {
+				d, err := parseDiffCheck(o.diffCheckArg, ibnetdiscoverDiffKeys)
+				if err != nil {
+					return err
+				}
+				o.DiffCheck = d
+			}
+			o.Discover = func() (*subnet.Fabric, error) {
+				if o.LoadCache != "" {
+					return loadFabric(o.LoadCache)
+				}
+				return f.discoverFabric("ibnetdiscover", &o.Common, &o.Discovery, nil)
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -90,6 +110,10 @@ of the fabric is printed, and the exit status is 3.`,
 	addNodeListFlag(c, &o.List, "Router_list", "R", "list of connected routers", subnet.Router)
 	fl.BoolVarP(&o.Ports, "ports", "p", false, "obtain a ports report")
 	fl.BoolVarP(&o.MaxHops, "max_hops", "m", false, "report max hops discovered and the MADs used")
+	fl.StringVar(&o.Cache, "cache", "", "write the fabric to this cache file (libibnetdisc's format; JSON when it ends in .json)")
+	fl.StringVar(&o.LoadCache, "load-cache", "", "read the fabric from this cache file instead of discovering")
+	fl.StringVar(&o.Diff, "diff", "", "print what changed since the fabric in this cache file")
+	fl.StringVar(&o.diffCheckArg, "diffcheck", "", "what --diff compares: sw,ca,router,port,lid,nodedesc (default sw,ca,router,port)")
 	return c
 }
 
@@ -136,16 +160,35 @@ func ibnetdiscoverRun(o *ibnetdiscoverOptions) error {
 		defer file.Close()
 		out = file
 	}
+	var orig *subnet.Fabric
+	if o.Diff != "" {
+		if orig, err = loadFabric(o.Diff); err != nil {
+			return err
+		}
+	}
 	fab, err := o.Discover()
 	if err != nil {
+		if o.LoadCache != "" {
+			return err
+		}
 		return withContext(err, "discovery")
 	}
 	partial := reportPartial("ibnetdiscover", fab, o.IO.ErrOut)
+	// finish writes the cache, after the output as infiniband-diags
+	// does, and closes the topology file.
+	finish := func() error {
+		if o.Cache != "" {
+			if err := saveFabric(o.Cache, fab); err != nil {
+				return err
+			}
+		}
+		return closeFile(file, partial)
+	}
 	if o.Common.JSON {
 		if err := writeJSONDocument(out, fabricJSON(fab, o.names)); err != nil {
 			return err
 		}
-		return closeFile(file, partial)
+		return finish()
 	}
 	if o.Show {
 		// The walk's lines go to standard output, the topology where
@@ -163,6 +206,8 @@ func ibnetdiscoverRun(o *ibnetdiscoverOptions) error {
 		t.ports()
 	case len(o.List) > 0:
 		t.list(o.List)
+	case orig != nil:
+		t.diff(orig, fab, o.DiffCheck)
 	default:
 		if o.Group {
 			t.chassis = fab.GroupChassis()
@@ -173,7 +218,7 @@ func ibnetdiscoverRun(o *ibnetdiscoverOptions) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	return closeFile(file, partial)
+	return finish()
 }
 
 // closeFile closes the output file, if any, and returns the first error.
