@@ -123,6 +123,7 @@ type Fabric struct {
 
 	byGUID     map[rdma.GUID]*Node
 	portByGUID map[rdma.GUID]*Port
+	portByLID  map[rdma.LID]*Port
 }
 
 // Visit is one NodeInfo answer of libibnetdisc's walk: the path asked, the
@@ -197,23 +198,9 @@ func (f *Fabric) NodeByGUID(g rdma.GUID) *Node { return f.byGUID[g] }
 // PortByGUID returns the port with the GUID (for a switch, port 0), or nil.
 func (f *Fabric) PortByGUID(g rdma.GUID) *Port { return f.portByGUID[g] }
 
-// PortByLID returns the port whose LID range holds lid, or nil.
-func (f *Fabric) PortByLID(lid rdma.LID) *Port {
-	if lid == 0 {
-		return nil
-	}
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p == nil || p.BaseLID == 0 || (n.Type == Switch && p.Num != 0) {
-				continue
-			}
-			if lid >= p.BaseLID && int(lid) < int(p.BaseLID)+1<<p.LMC {
-				return p
-			}
-		}
-	}
-	return nil
-}
+// PortByLID returns the port whose LID range holds lid (for a switch, port
+// 0), or nil.
+func (f *Fabric) PortByLID(lid rdma.LID) *Port { return f.portByLID[lid] }
 
 // Partial reports whether some query failed.
 func (f *Fabric) Partial() bool { return len(f.Errors) > 0 }

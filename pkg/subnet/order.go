@@ -188,9 +188,20 @@ func (f *Fabric) replay(start []uint8, extInfo bool) {
 func (f *Fabric) index() {
 	f.byGUID = make(map[rdma.GUID]*Node, len(f.Nodes))
 	f.portByGUID = make(map[rdma.GUID]*Port, len(f.Nodes))
+	f.portByLID = make(map[rdma.LID]*Port, len(f.Nodes))
 	for _, n := range f.Nodes {
 		f.byGUID[n.GUID] = n
 		for _, p := range n.Ports {
+			// Every LID of the port's range, the first port to claim
+			// a LID keeping it (as libibnetdisc's LID map): a switch's
+			// port 0 before its other ports, which share its LID.
+			if p != nil && p.BaseLID > 0 && p.BaseLID <= 0xbfff {
+				for l := int(p.BaseLID); l < int(p.BaseLID)+1<<p.LMC && l <= 0xbfff; l++ {
+					if _, taken := f.portByLID[rdma.LID(l)]; !taken {
+						f.portByLID[rdma.LID(l)] = p
+					}
+				}
+			}
 			if p == nil || p.GUID == 0 {
 				continue
 			}
