@@ -4,7 +4,9 @@
 package main
 
 import (
+	"fmt"
 	"os"
+	"runtime/pprof"
 
 	"github.com/ibtool/ibtool/cmd"
 )
@@ -13,5 +15,26 @@ import (
 var version = "dev"
 
 func main() {
-	os.Exit(cmd.Main(os.Args, cmd.NewFactory(version)))
+	os.Exit(run())
+}
+
+// run runs the tool; with IBTOOL_CPUPROFILE set it writes a CPU profile
+// there (for make bench and performance work).
+func run() int {
+	if path := os.Getenv("IBTOOL_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ibtool: IBTOOL_CPUPROFILE: %v\n", err)
+			return cmd.ExitFailure
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(os.Stderr, "ibtool: IBTOOL_CPUPROFILE: %v\n", err)
+			return cmd.ExitFailure
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			f.Close()
+		}()
+	}
+	return cmd.Main(os.Args, cmd.NewFactory(version))
 }

@@ -130,7 +130,8 @@ func dumpFtsRun(o *dumpFtsOptions) error {
 	defer x.Close()
 	switches := fab.ByType(subnet.Switch)
 	tables := readTables(o.Common.context(), x, switches, o)
-	w := bufio.NewWriter(o.IO.Out)
+	w := bufio.NewWriterSize(o.IO.Out, 64<<10)
+	dests := &lidDests{fab: fab, names: o.names, text: make(map[int]string)}
 	failed := 0
 	for _, t := range tables {
 		if t.node.SwitchInfo == nil {
@@ -145,7 +146,7 @@ func dumpFtsRun(o *dumpFtsOptions) error {
 		if o.Multicast {
 			writeSwitchMFT(w, o, t)
 		} else {
-			writeSwitchLFT(w, o, fab, t)
+			writeSwitchLFT(w, o, dests, t)
 		}
 	}
 	if o.Script {
@@ -273,9 +274,42 @@ func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node,
 // drPathString is libibmad's portid2str of a directed route from here.
 func drPathString(p []uint8) string { return "DR path slid 0; dlid 0; " + subnet.FormatPath(p) }
 
+// lidDests caches the destination text of each LID (dump_lid's
+// ": (Switch portguid 0x...: 'name')"), the same for every switch.
+type lidDests struct {
+	fab   *subnet.Fabric
+	names *nodemap.Map
+	text  map[int]string
+}
+
+// of returns the LID's port (nil when the fabric has none) and its text.
+func (d *lidDests) of(lid int) (*subnet.Port, string) {
+	p := d.fab.PortByLID(rdma.LID(lid))
+	if p == nil {
+		return nil, ": (node info not available fabric scan)"
+	}
+	t, ok := d.text[lid]
+	if !ok {
+		t = fmt.Sprintf(": (%s portguid 0x%016x: '%s')", string(appendNodeType(nil, uint8(p.Node.Type))), uint64(p.GUID),
+			d.names.Name(uint64(p.Node.GUID), p.Node.Desc))
+		d.text[lid] = t
+	}
+	return p, t
+}
+
+// appendLFTLine appends "0x%04x %03d " and the text, as dump_unicast_tables
+// prints a LID.
+func appendLFTLine(b []byte, lid, port int, text string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '0', 'x', hex[lid>>12&0xf], hex[lid>>8&0xf], hex[lid>>4&0xf], hex[lid&0xf], ' ')
+	b = append(b, byte('0'+port/100%10), byte('0'+port/10%10), byte('0'+port%10), ' ')
+	b = append(b, text...)
+	return append(b, '\n')
+}
+
 // writeSwitchLFT prints one switch's unicast table (dump_unicast_tables),
 // each LID's destination looked up in the fabric (dump_lid).
-func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, fab *subnet.Fabric, t *switchTable) {
+func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, dests *lidDests, t *switchTable) {
 	n := t.node
 	start, end := o.lftRange(n, true)
 	fmt.Fprintf(w, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, drPathString(n.Path),
@@ -284,6 +318,7 @@ func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, fab *subnet.Fabric, t *s
 	count := 0
 	lastPortLID, basePortLID := 0, 0
 	var portGUID uint64
+	var line []byte
 	for block := start / lftBlockSize; block < (end+lftBlockSize-1)/lftBlockSize; block++ {
 		data, ok := t.blocks[uint32(block)]
 		if !ok {
@@ -308,19 +343,16 @@ func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, fab *subnet.Fabric, t *s
 				text = ": (illegal port)"
 			default:
 				portGUID = 0
-				p := fab.PortByLID(rdma.LID(lid))
-				if p == nil {
-					text = ": (node info not available fabric scan)"
-					break
+				var p *subnet.Port
+				if p, text = dests.of(lid); p != nil {
+					portGUID = uint64(p.GUID)
+					if p.LMC > 0 {
+						basePortLID, lastPortLID = int(p.BaseLID), int(p.BaseLID)+1<<p.LMC-1
+					}
 				}
-				portGUID = uint64(p.GUID)
-				if p.LMC > 0 {
-					basePortLID, lastPortLID = int(p.BaseLID), int(p.BaseLID)+1<<p.LMC-1
-				}
-				text = fmt.Sprintf(": (%s portguid 0x%016x: '%s')", string(appendNodeType(nil, uint8(p.Node.Type))), portGUID,
-					o.names.Name(uint64(p.Node.GUID), p.Node.Desc))
 			}
-			fmt.Fprintf(w, "0x%04x %03d %s\n", lid, port&0xff, text)
+			line = appendLFTLine(line[:0], lid, port&0xff, text)
+			w.Write(line)
 			count++
 		}
 	}

@@ -6,7 +6,9 @@
 # switches), BENCH_RADIX (36), BENCH_RUNS (5 runs of each command);
 # BENCH_DISCOVERY_HOSTS (default 27648: a 3-level fat tree of 48-port
 # switches, 30,528 nodes) and BENCH_DISCOVERY_RADIX (48) for discovery,
-# which runs once per tool on ibsim alone (no SM: DR discovery needs none).
+# which runs once per tool on ibsim alone (no SM: DR discovery needs none);
+# BENCH_FABRIC_HOSTS (default 4000) for the fabric-wide tools on a 3-level
+# tree with opensm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-bin/ibtool}")
@@ -46,12 +48,27 @@ for cmd in "smpquery -D portinfo 0,1 1" "perfquery -x $leaf_lid 1" "ibroute -D 0
 	ours=$(ms "$bin" $cmd)
 	printf '%-40s %10s ms %10s ms %7sx\n' "$cmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')"
 done
-for cmd in "ibnetdiscover" "ibnetdiscover -p" "ibswitches"; do
+"$tmp/simfab" stop "$SIMFAB_DIR"
+
+# Fabric-wide tools on a 3-level fat tree with opensm (LIDs and routes).
+mhosts=${BENCH_FABRIC_HOSTS:-4000}
+"$tmp/simfab" fattree -levels 3 -hosts "$mhosts" -radix "$radix" >"$tmp/mid.net"
+eval "$("$tmp/simfab" start "$tmp/mid.net" 2>/dev/null)"
+echo
+echo "== fabric-wide tools: 3-level fat tree, $mhosts hosts, radix $radix; mean of $runs runs (wall time; identical output checked)"
+printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio
+for cmd in "ibnetdiscover" "ibnetdiscover -p" "ibswitches" "iblinkinfo" "dump_lfts"; do
+	# shellcheck disable=SC2086
+	(cd "$tmp" && LD_PRELOAD=$shim $cmd >"$tmp/ref.out" 2>&1)
+	# shellcheck disable=SC2086
+	"$bin" $cmd >"$tmp/ours.out" 2>&1
+	same=""
+	cmp -s <(grep -v '^# Topology file' "$tmp/ref.out") <(grep -v '^# Topology file' "$tmp/ours.out") || same=" (OUTPUT DIFFERS)"
 	# shellcheck disable=SC2086
 	ref=$(cd "$tmp" && LD_PRELOAD=$shim ms $cmd)
 	# shellcheck disable=SC2086
 	ours=$(ms "$bin" $cmd)
-	printf '%-40s %10s ms %10s ms %7sx\n' "$cmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')"
+	printf '%-40s %10s ms %10s ms %7sx%s\n' "$cmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')" "$same"
 done
 "$tmp/simfab" stop "$SIMFAB_DIR"
 
