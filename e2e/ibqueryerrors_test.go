@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+)
+
+// errorsFabric is the two-switch fabric with error counters set on a few
+// ports; prepare sets them again before each run (-k clears them).
+func errorsFabric(t *testing.T) (*simfabric.Fabric, func()) {
+	t.Helper()
+	f := simfabric.StartForTest(t, simfabric.Options{Net: simfabric.Net2sw2path4hca})
+	prepare := func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, c := range []struct {
+			node  string
+			port  int
+			field string
+			value uint64
+		}{
+			{"Switch1", 3, "PortCounters.SymbolErrorCounter", 15},
+			{"Hca2", 1, "PortCounters.PortRcvErrors", 3},
+			{"Switch2", 1, "PortCounters.PortXmitDiscards", 1},
+			{"Hca3", 1, "PortCounters.LinkDownedCounter", 11},
+			{"Switch2", 5, "PortCounters.PortRcvSwitchRelayErrors", 2},
+		} {
+			if err := f.PerformanceSet(ctx, simfabric.Port(c.node, c.port), c.field, c.value); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return f, prepare
+}
+
+// trafficCounters masks the data counters, which the tools' own MADs move.
+var trafficCounters = regexp.MustCompile(`\[Port(Unicast|Multicast)?(Xmit|Rcv)(Data|Pkts) == \d+ \([^)]*\)\]`)
+
+// sameFindings runs infiniband-diags and ibtool (both forms) after
+// prepare and compares exit codes (1: errors found) and standard output.
+func sameFindings(t *testing.T, f *simfabric.Fabric, prepare func(), wantExit int, args ...string) {
+	t.Helper()
+	mask := func(b []byte) []byte { return trafficCounters.ReplaceAll(b, []byte("[X]")) }
+	prepare()
+	ref := run(t, "ibqueryerrors", func(ctx context.Context) ([]byte, []byte, int, error) {
+		return f.RunReference(ctx, "Hca1", "ibqueryerrors", args...)
+	})
+	if ref.exit != wantExit {
+		t.Fatalf("reference ibqueryerrors %q: exit %d, want %d; stderr %q", args, ref.exit, wantExit, ref.stderr)
+	}
+	for _, form := range ibtoolForms(f, "Hca1", "ibqueryerrors", args) {
+		prepare()
+		got := run(t, form.name, form.do)
+		if got.exit != wantExit {
+			t.Errorf("%s: exit %d, want %d; stderr %q", form.name, got.exit, wantExit, got.stderr)
+		}
+		if !bytes.Equal(mask(ref.stdout), mask(got.stdout)) {
+			t.Errorf("%s differs from infiniband-diags (-want +got):\n%s", form.name, simfabric.Diff(mask(ref.stdout), mask(got.stdout)))
+		}
+	}
+}
+
+func TestIbqueryerrorsMatchesReference(t *testing.T) {
+	f, prepare := errorsFabric(t)
+	thres := filepath.Join(t.TempDir(), "thresholds")
+	if err := os.WriteFile(thres, []byte("# mine\nSymbolErrorCounter=20\nLinkDownedCounter=0x5\nPortRcvErrors=010\nBogus=1\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{}, {"-c"}, {"-r"}, {"--details"}, {"-s", "PortXmitDiscards,SymbolErrorCounter"}, {"-s", "PortXmitDiscards", "-s", "LinkDownedCounter,nonsense"},
+		{"--switch"}, {"--ca", "-r"}, {"--router"}, {"-G", "0x100004"}, {"-D", "0,1"}, {"--skip-sl", "-c", "-r"},
+		{"--threshold-file", thres}, {"--threshold-file", "/nonexistent"}, {"--data"}, {"--data", "-r", "--details"},
+		{"--counters"}, {"--counters", "--switch", "-r"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			want := 1
+			if contains(args, "--counters") || contains(args, "--router") {
+				want = 0
+			}
+			sameFindings(t, f, prepare, want, args...)
+		})
+	}
+	t.Run("clear", func(t *testing.T) {
+		prepare()
+		ctx := context.Background()
+		if _, _, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibqueryerrors", "-k", "-K"); err != nil || exit != 1 {
+			t.Fatalf("ibqueryerrors -k -K: exit %d, %v", exit, err)
+		}
+		out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibqueryerrors")
+		if err != nil || exit != 0 || !bytes.Contains(out, []byte("0 bad nodes found")) {
+			t.Errorf("after -k -K: exit %d, %v, stdout %q, stderr %q; want no errors", exit, err, out, errOut)
+		}
+	})
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
