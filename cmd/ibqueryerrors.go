@@ -370,12 +370,16 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 	wg.Wait()
 
 	var sum queryErrorsSummary
+	found := []portErrorsJSON{}
 	w := bufio.NewWriter(o.IO.Out)
 	for _, r := range reports {
 		if r == nil {
 			continue
 		}
-		w.Write(r.out.Bytes())
+		found = append(found, r.found...)
+		if !o.Common.JSON {
+			w.Write(r.out.Bytes())
+		}
 		o.IO.ErrOut.Write(r.warn.Bytes())
 		sum.nodes += r.sum.nodes
 		sum.badNodes += r.sum.badNodes
@@ -383,17 +387,17 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 		sum.badPorts += r.sum.badPorts
 		sum.pmaFailures += r.sum.pmaFailures
 	}
-	fmt.Fprintf(w, "\n## Summary: %d nodes checked, %d bad nodes found\n", sum.nodes, sum.badNodes)
-	fmt.Fprintf(w, "##          %d ports checked, %d ports have errors beyond threshold\n", sum.ports, sum.badPorts)
-	fmt.Fprintf(w, "## %s\n", th.text)
-	if sum.pmaFailures > 0 {
-		fmt.Fprintf(w, "##          %d PMA query failures\n", sum.pmaFailures)
+	if o.Common.JSON {
+		suppressed := append([]string{}, o.Suppressed...)
+		if err := writeJSONDocument(w, map[string]any{
+			"ports": found, "nodesChecked": sum.nodes, "badNodes": sum.badNodes, "portsChecked": sum.ports,
+			"badPorts": sum.badPorts, "pmaQueryFailures": sum.pmaFailures, "thresholds": th.values, "suppressed": suppressed,
+		}); err != nil {
+			return err
+		}
+	} else {
+		writeErrorsSummary(w, sum, th, o.Suppressed)
 	}
-	w.WriteString("## Suppressed:")
-	for _, s := range o.Suppressed {
-		w.WriteString(" " + s)
-	}
-	w.WriteString("\n")
 	if err := w.Flush(); err != nil {
 		return err
 	}
@@ -404,6 +408,21 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 		return &FindingsError{Summary: fmt.Sprintf("%d ports have errors beyond threshold", sum.badPorts)}
 	}
 	return nil
+}
+
+// writeErrorsSummary prints the report's summary (print_summary).
+func writeErrorsSummary(w *bufio.Writer, sum queryErrorsSummary, th *thresholds, suppressed []string) {
+	fmt.Fprintf(w, "\n## Summary: %d nodes checked, %d bad nodes found\n", sum.nodes, sum.badNodes)
+	fmt.Fprintf(w, "##          %d ports checked, %d ports have errors beyond threshold\n", sum.ports, sum.badPorts)
+	fmt.Fprintf(w, "## %s\n", th.text)
+	if sum.pmaFailures > 0 {
+		fmt.Fprintf(w, "##          %d PMA query failures\n", sum.pmaFailures)
+	}
+	w.WriteString("## Suppressed:")
+	for _, s := range suppressed {
+		w.WriteString(" " + s)
+	}
+	w.WriteString("\n")
 }
 
 // pmaQuerier sends PerfMgt Gets and Sets by LID.
@@ -445,6 +464,31 @@ type nodeErrors struct {
 	// capMask and capMask2 are the PMA's ClassPortInfo capability masks.
 	capMask  uint16
 	capMask2 uint32
+	// found are the ports reported, for --json.
+	found []portErrorsJSON
+}
+
+// portErrorsJSON is one reported port in --json: its counters beyond
+// threshold (or, with --counters, its data counters).
+type portErrorsJSON struct {
+	NodeGUID    string            `json:"nodeGUID"`
+	PortGUID    string            `json:"portGUID"`
+	Description string            `json:"description"`
+	Port        string            `json:"port"` // a number, or "ALL"
+	Counters    map[string]uint64 `json:"counters"`
+}
+
+// record keeps a reported port for --json.
+func (r *nodeErrors) record(num int, counters map[string]uint64) {
+	port := "ALL"
+	guid := r.n.Info.PortGUID
+	if num != allPortsSelect {
+		port = strconv.Itoa(num)
+		if p := r.n.Port(num); p != nil {
+			guid = p.GUID
+		}
+	}
+	r.found = append(r.found, portErrorsJSON{NodeGUID: r.n.GUID.String(), PortGUID: guid.String(), Description: r.name, Port: port, Counters: counters})
 }
 
 func (r *nodeErrors) warnf(format string, a ...any) {
@@ -576,11 +620,13 @@ func (r *nodeErrors) errors(num int) bool {
 		f.SetValue(pc, 0)
 	}
 	var text strings.Builder
+	counters := map[string]uint64{}
 	check := func(name string) bool {
 		if r.capMask2&pm2AddlPortCounters != 0 && pce != nil {
 			f, _ := pcel.Field(name)
 			if v := f.Value(pce); v > r.th.values[name] {
 				text.WriteString(counterText(name, v, false))
+				counters[name] = v
 				return true
 			}
 			return false
@@ -588,6 +634,7 @@ func (r *nodeErrors) errors(num int) bool {
 		f, _ := pcl.Field(name)
 		if v := f.Value(pc); v > r.th.values[name] {
 			fmt.Fprintf(&text, " [%s == %d]", name, uint32(v))
+			counters[name] = uint64(uint32(v))
 			return true
 		}
 		return false
@@ -601,9 +648,9 @@ func (r *nodeErrors) errors(num int) bool {
 		// swapped); ibtool does the same so the output matches.
 		switch name {
 		case "PortXmitDiscards":
-			text.WriteString(r.details(lid, num, "PortXmitDiscardDetails", "PortRcvErrorDetails"))
+			text.WriteString(r.details(lid, num, "PortXmitDiscardDetails", "PortRcvErrorDetails", counters))
 		case "PortRcvErrors":
-			text.WriteString(r.details(lid, num, "PortRcvErrorDetails", "PortXmitDiscardDetails"))
+			text.WriteString(r.details(lid, num, "PortRcvErrorDetails", "PortXmitDiscardDetails", counters))
 		}
 	}
 	if !r.suppressed("PortXmitWait") {
@@ -625,10 +672,14 @@ func (r *nodeErrors) errors(num int) bool {
 			f, _ := l.Field(name)
 			if v := f.Value(data); v != 0 {
 				text.WriteString(counterText(name, v, name == "PortXmitData" || name == "PortRcvData"))
+				counters[name] = v
 			}
 		}
 	}
 	r.nodeHeader("Errors for")
+	if num != allPortsSelect || r.n.Type == subnet.Switch {
+		r.record(num, counters)
+	}
 	if num == allPortsSelect {
 		if r.n.Type == subnet.Switch {
 			fmt.Fprintf(&r.out, "   GUID 0x%x port ALL:%s\n", uint64(r.n.Ports[0].GUID), text.String())
@@ -659,7 +710,7 @@ func (r *nodeErrors) nodeHeader(what string) {
 
 // details reads attr and lists its non-zero counters as decodeAs's
 // fields (query_and_dump).
-func (r *nodeErrors) details(lid rdma.LID, num int, attr, decodeAs string) string {
+func (r *nodeErrors) details(lid rdma.LID, num int, attr, decodeAs string, counters map[string]uint64) string {
 	data, err := r.q.get(lid, attr, num)
 	if err != nil {
 		r.warnf("%s query failed on %s, Lid %d port %d: %v", attr, r.name, lid, num, err)
@@ -673,6 +724,7 @@ func (r *nodeErrors) details(lid rdma.LID, num int, attr, decodeAs string) strin
 		}
 		if v := f.Value(data); v != 0 {
 			fmt.Fprintf(&b, " [%s == %d]", f.Label, uint32(v))
+			counters[f.Label] = uint64(uint32(v))
 		}
 	}
 	return b.String()
@@ -705,10 +757,13 @@ func (r *nodeErrors) dataCounters(num int) {
 		fmt.Fprintf(&r.out, "   GUID 0x%x port %d:", uint64(r.n.GUID), num)
 	}
 	l := mad.LayoutByName(attr)
+	counters := map[string]uint64{}
 	for _, name := range names {
 		f, _ := l.Field(name)
 		r.out.WriteString(counterText(name, f.Value(data), name == "PortXmitData" || name == "PortRcvData"))
+		counters[name] = f.Value(data)
 	}
+	r.record(num, counters)
 	r.out.WriteByte('\n')
 	if num != allPortsSelect && r.o.PortConfig {
 		r.portConfig(num)
