@@ -40,6 +40,8 @@ type ibnetdiscoverOptions struct {
 	// print what changed since that cached fabric, DiffCheck what to
 	// compare.
 	Cache, LoadCache, Diff string
+	// Format is --format: "topology" (infiniband-diags') or "dot".
+	Format string
 	DiffCheck              diffFlags
 	diffCheckArg           string
 	// Now is the time the header says the file was generated.
@@ -78,6 +80,9 @@ of the fabric is printed, and the exit status is 3.`,
 			if len(args) == 1 {
 				o.TopologyFile = args[0]
 			}
+			if o.Format != "topology" && o.Format != "dot" {
+				return usageErrorf("invalid --format %q: want topology or dot", o.Format)
+			}
 			o.DiffCheck = ibnetdiscoverDiffDefault
 			if c.Flags().Changed("diffcheck") {
 				d, err := parseDiffCheck(o.diffCheckArg, ibnetdiscoverDiffKeys)
@@ -110,6 +115,7 @@ of the fabric is printed, and the exit status is 3.`,
 	addNodeListFlag(c, &o.List, "Router_list", "R", "list of connected routers", subnet.Router)
 	fl.BoolVarP(&o.Ports, "ports", "p", false, "obtain a ports report")
 	fl.BoolVarP(&o.MaxHops, "max_hops", "m", false, "report max hops discovered and the MADs used")
+	fl.StringVar(&o.Format, "format", "topology", "topology (infiniband-diags' format) or dot (Graphviz)")
 	fl.StringVar(&o.Cache, "cache", "", "write the fabric to this cache file (libibnetdisc's format; JSON when it ends in .json)")
 	fl.StringVar(&o.LoadCache, "load-cache", "", "read the fabric from this cache file instead of discovering")
 	fl.StringVar(&o.Diff, "diff", "", "print what changed since the fabric in this cache file")
@@ -208,6 +214,8 @@ func ibnetdiscoverRun(o *ibnetdiscoverOptions) error {
 		t.list(o.List)
 	case orig != nil:
 		t.diff(orig, fab, o.DiffCheck)
+	case o.Format == "dot":
+		t.dot()
 	default:
 		if o.Group {
 			t.chassis = fab.GroupChassis()

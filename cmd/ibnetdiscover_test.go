@@ -143,3 +143,30 @@ func TestIbnetdiscoverUsage(t *testing.T) {
 		}
 	}
 }
+
+func TestIbnetdiscoverDot(t *testing.T) {
+	out, _, err := runIbnetdiscover(t, fakeTwoSwitches(t, nil), "--format", "dot")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "graph fabric {\n") || !strings.HasSuffix(out, "}\n") {
+		t.Errorf("not a graph:\n%s", out)
+	}
+	if n := strings.Count(out, " -- "); n != 6 {
+		t.Errorf("%d edges, want 6 (one per link):\n%s", n, out)
+	}
+	for _, want := range []string{
+		"\t\"S-0000000000200001\" [shape=box, label=\"Switch2\\n0x0000000000200001\\nlid 2\"];\n",
+		"\t\"S-0000000000200001\" -- \"S-0000000000200000\" [taillabel=\"5\", headlabel=\"5\", label=\"4xSDR\"];\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if _, _, err := runIbnetdiscover(t, nil, "--format", "svg"); ExitCode(err) != ExitUsage {
+		t.Errorf("--format svg: %v", err)
+	}
+	if got := dotEscape(`a "b" \c`); got != `a \"b\" \\c` {
+		t.Errorf("dotEscape = %q", got)
+	}
+}

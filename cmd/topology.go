@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/ibtool/ibtool/pkg/nodemap"
@@ -396,4 +397,52 @@ func (t *topology) visits() {
 		fmt.Fprintf(t.w, "DR path slid 0; dlid 0; %s -> %s %s {%016x} portnum %d lid %d-%d \"%s\"\n",
 			subnet.FormatPath(v.Path), state, v.Node.Type, uint64(v.Node.GUID), port, v.LID, int(v.LID)+1<<v.LMC-1, v.Desc)
 	}
+}
+
+// dot writes the fabric as a Graphviz graph: a vertex per node (switches
+// as boxes, CAs as ellipses, routers as diamonds) labelled with its name,
+// GUID and LID, and an edge per link labelled with its width and speed,
+// each end with its port number.
+func (t *topology) dot() {
+	t.w.WriteString("graph fabric {\n\tgraph [overlap=false];\n")
+	var nodes []*subnet.Node
+	for _, typ := range []subnet.NodeType{subnet.Switch, subnet.CA, subnet.Router} {
+		nodes = append(nodes, t.f.ByType(typ)...)
+	}
+	for _, n := range nodes {
+		shape := map[subnet.NodeType]string{subnet.Switch: "box", subnet.CA: "ellipse", subnet.Router: "diamond"}[n.Type]
+		lid := n.SMALID
+		if n.Type != subnet.Switch {
+			for _, p := range n.Ports {
+				if p != nil && p.BaseLID != 0 {
+					lid = p.BaseLID
+					break
+				}
+			}
+		}
+		fmt.Fprintf(t.w, "\t%s [shape=%s, label=\"%s\\n0x%016x\\nlid %d\"];\n", quotedNodeName(n), shape,
+			dotEscape(t.name(n)), uint64(n.GUID), lid)
+	}
+	done := make(map[*subnet.Port]bool)
+	for _, n := range nodes {
+		for num := 1; num <= n.NumPorts; num++ {
+			p := n.Port(num)
+			if p == nil || p.Remote == nil || done[p] {
+				continue
+			}
+			done[p], done[p.Remote] = true, true
+			l := linkOf(p)
+			if n.Type == subnet.Switch {
+				l = switchLink(p)
+			}
+			fmt.Fprintf(t.w, "\t%s -- %s [taillabel=\"%d\", headlabel=\"%d\", label=\"%s%s\"];\n", quotedNodeName(n),
+				quotedNodeName(p.Remote.Node), p.Num, p.Remote.Num, linkWidthCompat(l.width), l.speedString())
+		}
+	}
+	t.w.WriteString("}\n")
+}
+
+// dotEscape escapes a name for a quoted Graphviz string.
+func dotEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
 }
