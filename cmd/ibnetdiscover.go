@@ -41,9 +41,9 @@ type ibnetdiscoverOptions struct {
 	// compare.
 	Cache, LoadCache, Diff string
 	// Format is --format: "topology" (infiniband-diags') or "dot".
-	Format string
-	DiffCheck              diffFlags
-	diffCheckArg           string
+	Format       string
+	DiffCheck    diffFlags
+	diffCheckArg string
 	// Now is the time the header says the file was generated.
 	Now func() time.Time
 	// Discover walks the fabric.
