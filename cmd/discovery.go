@@ -21,6 +21,8 @@ type discoveryOptions struct {
 	MaxHops int
 	// NoMlxEPI turns off MlnxExtPortInfo queries.
 	NoMlxEPI bool
+	// Mode is --discovery: "dr" or "lid".
+	Mode string
 }
 
 // defaultOutstanding is the window discovery uses unless -o says otherwise:
@@ -33,10 +35,14 @@ func addDiscoveryFlags(c *cobra.Command, d *discoveryOptions) {
 	fl.IntVarP(&d.Outstanding, "outstanding_smps", "o", 0, fmt.Sprintf("SMPs in flight at once during the scan (default %d)", defaultOutstanding))
 	fl.StringVarP(&d.mkeyArg, "m_key", "y", "", "M_Key to send in every SMP (decimal or 0x hex)")
 	fl.BoolVar(&d.NoMlxEPI, "no-mlx-epi", false, "do not read MlnxExtPortInfo (FDR10) from Mellanox QDR links")
+	fl.StringVar(&d.Mode, "discovery", "dr", "dr: every SMP by directed route; lid: a node's SMPs by LID once its LID is known")
 }
 
 // finish checks and folds the discovery flags.
 func (d *discoveryOptions) finish() error {
+	if d.Mode != "dr" && d.Mode != "lid" {
+		return usageErrorf("invalid --discovery %q: want dr or lid (sa comes with the SA client)", d.Mode)
+	}
 	if d.Outstanding < 0 {
 		return usageErrorf("invalid -o %d: want 1 or more", d.Outstanding)
 	}
@@ -78,7 +84,7 @@ func (f *Factory) walkFabric(o *CommonOptions, d *discoveryOptions, from []uint8
 		return nil, err
 	}
 	defer x.Close()
-	so := subnet.Options{From: from, MaxHops: d.MaxHops, MlnxExtPortInfo: !d.NoMlxEPI, MKey: d.MKey}
+	so := subnet.Options{From: from, MaxHops: d.MaxHops, MlnxExtPortInfo: !d.NoMlxEPI, MKey: d.MKey, LIDRouted: d.Mode == "lid"}
 	var progress *progressLine
 	if f.IO.ErrOutIsTTY {
 		progress = &progressLine{w: f.IO.ErrOut}

@@ -151,3 +151,35 @@ func TestChassisMatchesReference(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoveryLIDMode: with --discovery lid (a node's SMPs by LID once
+// known) the tools print what infiniband-diags prints with its directed
+// routes.
+func TestDiscoveryLIDMode(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		f    func(t *testing.T) *simfabric.Fabric
+		host string
+	}{{"small", smallFabric, "Hca1"}, {"fat tree", fatTree, "H-0001"}} {
+		f := c.f(t)
+		for _, args := range [][]string{{"ibnetdiscover"}, {"ibnetdiscover", "-p"}, {"iblinkinfo"}, {"dump_lfts"}} {
+			t.Run(c.name+" "+strings.Join(args, " "), func(t *testing.T) {
+				ref, errOut, exit, err := f.RunReference(ctx, c.host, args[0], args[1:]...)
+				if err != nil || exit != 0 {
+					t.Fatalf("reference: exit %d, %v, %s", exit, err, errOut)
+				}
+				got, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, c.host, args[0], append(args[1:], "--discovery", "lid")...)
+				if err != nil || exit != 0 || len(errOut) != 0 {
+					t.Fatalf("ibtool: exit %d, %v, %s", exit, err, errOut)
+				}
+				if !bytes.Equal(maskTopology(ref), maskTopology(got)) {
+					t.Errorf("differs (-want +got):\n%s", simfabric.Diff(maskTopology(ref), maskTopology(got)))
+				}
+			})
+		}
+	}
+	t.Run("bad mode", func(t *testing.T) {
+		ibtoolFails(t, smallFabric(t), "Hca1", 2, `invalid --discovery "sa"`, "ibnetdiscover", "--discovery", "sa")
+	})
+}

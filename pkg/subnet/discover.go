@@ -25,6 +25,13 @@ type Options struct {
 	MlnxExtPortInfo bool
 	// MKey is the M_Key sent in every SMP.
 	MKey uint64
+	// LIDRouted sends a node's SMPs by LID once its LID is known (from
+	// the PortInfo of a switch's port 0, or of a CA's port, read by
+	// directed route): intermediate switches then forward them in
+	// hardware instead of handling each in their management processor.
+	// Links are still probed by directed route. An SMP that fails by LID
+	// is sent again by directed route.
+	LIDRouted bool
 	// Progress, when set, is called after each step of the walk with the
 	// nodes found so far and the hop level reached.
 	Progress func(nodes, hops int)
@@ -50,6 +57,7 @@ func Discover(ctx context.Context, x *mad.Transactor, o Options) (*Fabric, error
 		return nil, err
 	}
 	w.f.MADs = int(w.mads.Load())
+	w.f.LIDFallbacks = int(w.fallbacks.Load())
 	w.f.replay(start, o.MlnxExtPortInfo)
 	return w.f, nil
 }
@@ -61,6 +69,8 @@ type walker struct {
 	o    Options
 	f    *Fabric
 	mads atomic.Int64
+	// fallbacks counts LID-routed SMPs sent again by directed route.
+	fallbacks atomic.Int64
 
 	// portPath is the route that first reached each CA port.
 	portPath map[*Port][]uint8
@@ -182,10 +192,40 @@ func (w *walker) level(probes []probe) ([]*Port, error) {
 // ports for their PortInfo, all at once; then MlnxExtPortInfo where
 // libibnetdisc would.
 func (w *walker) read(fresh []*Node, ports []*Port) error {
+	portInfo := func(p *Port) func() {
+		return func() {
+			path := w.pathTo(p)
+			if err := w.getVia(path, w.lidOf(p.Node, p), mad.AttrPortInfo, "PortInfo", uint32(p.Num), &p.InfoRaw); err != nil {
+				w.fail("PortInfo", path, p.Node, p.Num, err)
+				return
+			}
+			pi := new(mad.PortInfo)
+			pi.UnmarshalBinary(p.InfoRaw[:])
+			p.Info = pi
+		}
+	}
+	rest := ports
+	if w.o.LIDRouted {
+		// The PortInfo that gives each new node its LID first, by
+		// directed route (lidOf knows no LID yet).
+		var first []func()
+		rest = nil
+		for _, p := range ports {
+			if p.Num == 0 || p.Node.Type != Switch {
+				first = append(first, portInfo(p))
+			} else {
+				rest = append(rest, p)
+			}
+		}
+		w.run(first)
+		if err := w.ctx.Err(); err != nil {
+			return err
+		}
+	}
 	var jobs []func()
 	for _, n := range fresh {
 		jobs = append(jobs, func() {
-			if err := w.get(n.Path, mad.AttrNodeDescription, "NodeDesc", 0, &n.DescRaw); err != nil {
+			if err := w.getVia(n.Path, w.lidOf(n, nil), mad.AttrNodeDescription, "NodeDesc", 0, &n.DescRaw); err != nil {
 				w.fail("NodeDesc", n.Path, n, 0, err)
 				return
 			}
@@ -193,7 +233,7 @@ func (w *walker) read(fresh []*Node, ports []*Port) error {
 		})
 		if n.Type == Switch {
 			jobs = append(jobs, func() {
-				if err := w.get(n.Path, mad.AttrSwitchInfo, "SwitchInfo", 0, &n.SwitchInfoRaw); err != nil {
+				if err := w.getVia(n.Path, w.lidOf(n, nil), mad.AttrSwitchInfo, "SwitchInfo", 0, &n.SwitchInfoRaw); err != nil {
 					w.fail("SwitchInfo", n.Path, n, 0, err)
 					return
 				}
@@ -203,17 +243,8 @@ func (w *walker) read(fresh []*Node, ports []*Port) error {
 			})
 		}
 	}
-	for _, p := range ports {
-		jobs = append(jobs, func() {
-			path := w.pathTo(p)
-			if err := w.get(path, mad.AttrPortInfo, "PortInfo", uint32(p.Num), &p.InfoRaw); err != nil {
-				w.fail("PortInfo", path, p.Node, p.Num, err)
-				return
-			}
-			pi := new(mad.PortInfo)
-			pi.UnmarshalBinary(p.InfoRaw[:])
-			p.Info = pi
-		})
+	for _, p := range rest {
+		jobs = append(jobs, portInfo(p))
 	}
 	w.run(jobs)
 	if err := w.ctx.Err(); err != nil {
@@ -295,6 +326,57 @@ func (w *walker) pathTo(p *Port) []uint8 {
 		}
 	}
 	return p.Node.Path
+}
+
+// lidOf returns the LID to send a node's SMPs to in LID-routed mode (about
+// port p, or the node when p is nil), 0 for directed route: a switch's
+// port 0 LID, or the LID of a CA port already read (p's own, else any).
+func (w *walker) lidOf(n *Node, p *Port) rdma.LID {
+	if !w.o.LIDRouted {
+		return 0
+	}
+	usable := func(q *Port) rdma.LID {
+		// A LID is routed only once the SM has brought the port to
+		// Armed or Active.
+		if q == nil || q.Info == nil || q.Info.LID == 0 || q.Info.LID > 0xbfff || q.Info.LinkState < 3 {
+			return 0
+		}
+		return rdma.LID(q.Info.LID)
+	}
+	if n.Type == Switch {
+		if p != nil && p.Num == 0 {
+			return 0 // the LID comes from it
+		}
+		return usable(n.Ports[0])
+	}
+	if p != nil {
+		return 0 // a CA port's PortInfo gives its LID
+	}
+	for _, q := range n.Ports {
+		if l := usable(q); l != 0 {
+			return l
+		}
+	}
+	return 0
+}
+
+// getVia is get by LID when lid is not 0, falling back to the directed
+// route when that fails.
+func (w *walker) getVia(path []uint8, lid rdma.LID, id mad.AttrID, name string, mod uint32, out *[mad.SMPDataLen]byte) error {
+	if lid != 0 {
+		w.mads.Add(1)
+		r, err := w.x.Do(w.ctx, &mad.Request{Path: mad.LIDPath(lid), Class: mad.ClassSMI, Method: mad.MethodGet,
+			AttrID: id, AttrMod: mod, Name: name, MKey: w.o.MKey})
+		if err == nil {
+			copy(out[:], r.Data())
+			return nil
+		}
+		if w.ctx.Err() != nil {
+			return err
+		}
+		w.fallbacks.Add(1)
+	}
+	return w.get(path, id, name, mod, out)
 }
 
 // get sends a SubnGet of the attribute along path and copies the answer's

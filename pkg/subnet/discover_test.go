@@ -243,3 +243,48 @@ func TestDiscoverPartial(t *testing.T) {
 		t.Errorf("Hca3:1 linked to %v", p.Remote)
 	}
 }
+
+// TestDiscoverLIDRouted: by LID once known, the same fabric as by directed
+// route; an SMP that fails by LID goes again by directed route.
+func TestDiscoverLIDRouted(t *testing.T) {
+	want := discover(t, twoSwitches(t, "Hca1"), subnet.Options{})
+	for _, noLID := range []string{"", "Switch2"} {
+		ff := twoSwitches(t, "Hca1")
+		if noLID != "" {
+			ff.Node(noLID).NoLIDRoute = true
+		}
+		got := discover(t, ff, subnet.Options{LIDRouted: true})
+		if got.Partial() {
+			t.Fatalf("errors %v", got.Errors)
+		}
+		if diff := cmp.Diff(descs(want.All()), descs(got.All())); diff != "" {
+			t.Errorf("nodes (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(visits(want), visits(got)); diff != "" {
+			t.Errorf("visits (-want +got):\n%s", diff)
+		}
+		for _, n := range want.Nodes {
+			m := got.NodeByGUID(n.GUID)
+			for i, p := range n.Ports {
+				q := m.Port(i)
+				if (p == nil) != (q == nil) || p != nil && ((p.Remote == nil) != (q.Remote == nil) || p.Remote != nil && p.Remote.Node.GUID != q.Remote.Node.GUID) {
+					t.Errorf("%s port %d linked differently", n.Desc, i)
+				}
+			}
+		}
+		byLID := 0
+		for _, key := range []string{"PortInfo lid 1:3", "SwitchInfo lid 1:0", "NodeDesc lid 1:0"} {
+			byLID += ff.Asked(key)
+		}
+		if byLID != 3 {
+			t.Errorf("Switch1's PortInfo 3, SwitchInfo and NodeDesc by LID: asked %d times, want 3", byLID)
+		}
+		wantFallbacks := 0
+		if noLID != "" {
+			wantFallbacks = 10 // Switch2: NodeDesc, SwitchInfo, PortInfo 1-8
+		}
+		if got.LIDFallbacks != wantFallbacks {
+			t.Errorf("no LID route to %q: %d fallbacks, want %d", noLID, got.LIDFallbacks, wantFallbacks)
+		}
+	}
+}

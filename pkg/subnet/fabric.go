@@ -114,6 +114,9 @@ type Fabric struct {
 	MaxHops int
 	// MADs is how many SMPs discovery sent, retries not counted.
 	MADs int
+	// LIDFallbacks is how many LID-routed SMPs failed and were sent
+	// again by directed route (Options.LIDRouted).
+	LIDFallbacks int
 	// Errors are the queries that failed; when there are any, the
 	// fabric is partial.
 	Errors []*QueryError

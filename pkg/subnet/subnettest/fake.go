@@ -45,6 +45,9 @@ type Node struct {
 	Ports    []*Port // 0..N; a CA's port 0 is nil
 	// Dead nodes answer nothing.
 	Dead bool
+	// NoLIDRoute nodes answer only directed-route SMPs, as a switch
+	// whose LFT does not lead there.
+	NoLIDRoute bool
 	// DropEvery, when not 0, drops every DropEvery-th SMP to the node;
 	// a resend of a dropped SMP (same TID) goes through.
 	DropEvery int
@@ -182,6 +185,9 @@ func (f *Fabric) Handle(req *mad.Packet) []mad.Packet {
 	case mad.ClassSMI:
 		n, entry = f.byLID(req.Addr.LID)
 		route = fmt.Sprintf("lid %d", req.Addr.LID)
+		if n != nil && n.NoLIDRoute {
+			return nil
+		}
 	default:
 		return nil
 	}
