@@ -183,3 +183,60 @@ func TestDiscoveryLIDMode(t *testing.T) {
 		ibtoolFails(t, smallFabric(t), "Hca1", 2, `invalid --discovery "sa"`, "ibnetdiscover", "--discovery", "sa")
 	})
 }
+
+// TestDiscoveryFaults: a switch that answers nothing (every MAD through
+// its links dropped) makes the discovery partial: each query that failed
+// is a line on stderr, the rest of the fabric is printed, exit 3; a cut
+// link leaves the rest of the topology right.
+func TestDiscoveryFaults(t *testing.T) {
+	f := simfabric.StartForTest(t, simfabric.Options{Net: simfabric.Net2sw2path4hca})
+	ctx := context.Background()
+	t.Run("silent switch", func(t *testing.T) {
+		for _, p := range []int{3, 5} {
+			if err := f.SetErrorRate(ctx, simfabric.Port("Switch1", p), 100, 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		defer func() {
+			for _, p := range []int{3, 5} {
+				f.SetErrorRate(ctx, simfabric.Port("Switch1", p), 0, 0)
+			}
+		}()
+		out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibnetdiscover", "-l", "-t", "50", "--retries", "1")
+		if err != nil || exit != 3 {
+			t.Fatalf("exit %d, %v; want 3", exit, err)
+		}
+		want := "Ca\t : 0x0000000000100006 ports 2 devid 0x0 vendid 0x0 \"Hca3\"\n" +
+			"Ca\t : 0x0000000000100000 ports 2 devid 0x0 vendid 0x0 \"Hca1\"\n" +
+			"Switch\t : 0x0000000000200000 ports 8 devid 0x0 vendid 0x0 \"Switch1\"\n"
+		if string(out) != want {
+			t.Errorf("output (-want +got):\n%s", simfabric.Diff([]byte(want), out))
+		}
+		for _, line := range []string{
+			`ibnetdiscover: NodeInfo at DR path 0,1,3 (0x0000000000200000 "Switch1" port 3): no response after 2 tries`,
+			`ibnetdiscover: NodeInfo at DR path 0,1,5 (0x0000000000200000 "Switch1" port 5): no response after 2 tries`,
+			"ibnetdiscover: discovery incomplete: 2 queries failed; the fabric shown is partial",
+		} {
+			if !strings.Contains(string(errOut), line) {
+				t.Errorf("stderr lacks %q:\n%s", line, errOut)
+			}
+		}
+		if n := strings.Count(string(errOut), "\n"); n != 3 {
+			t.Errorf("stderr has %d lines, want 3:\n%s", n, errOut)
+		}
+	})
+	t.Run("cut link", func(t *testing.T) {
+		if err := f.Unlink(ctx, simfabric.Port("Switch1", 3)); err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			f.ReLink(ctx, simfabric.Port("Switch1", 3))
+			f.WaitActive(ctx)
+		}()
+		if err := f.WaitActive(ctx); err != nil {
+			t.Fatal(err)
+		}
+		sameAsReferenceMasked(t, f, maskTopology, "Hca1", "ibnetdiscover")
+		sameAsReference(t, f, "Hca1", "iblinkinfo", "-l")
+	})
+}

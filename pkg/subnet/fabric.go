@@ -2,9 +2,11 @@ package subnet
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
@@ -169,8 +171,29 @@ func (e *QueryError) Error() string {
 		b.WriteString(")")
 	}
 	b.WriteString(": ")
-	b.WriteString(e.Err.Error())
+	b.WriteString(reason(e.Err))
 	return b.String()
+}
+
+// reason is what went wrong in err, without the request and route that
+// QueryError already names.
+func reason(err error) string {
+	var te *mad.TimeoutError
+	var se *mad.StatusError
+	var re *mad.ReplyError
+	switch {
+	case errors.As(err, &te):
+		tries := "1 try"
+		if te.Tries != 1 {
+			tries = fmt.Sprintf("%d tries", te.Tries)
+		}
+		return fmt.Sprintf("no response after %s (%v)", tries, te.Elapsed.Round(time.Millisecond))
+	case errors.As(err, &se):
+		return fmt.Sprintf("MAD status 0x%04x: %s", uint16(se.Status), se.Status)
+	case errors.As(err, &re):
+		return "bad response: " + re.Reason
+	}
+	return err.Error()
 }
 
 func (e *QueryError) Unwrap() error { return e.Err }
