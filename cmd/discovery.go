@@ -7,6 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -92,6 +95,43 @@ func (f *Factory) walkFabric(o *CommonOptions, d *discoveryOptions, from []uint8
 		defer progress.clear()
 	}
 	return subnet.Discover(o.context(), x, so)
+}
+
+// fabricTransactor opens a transactor for a fabric-wide tool's own queries
+// after discovery, with the discovery's window.
+func (f *Factory) fabricTransactor(o *CommonOptions, d *discoveryOptions) (*mad.Transactor, error) {
+	opts := o.transactorOptions()
+	opts.Window = d.Outstanding
+	if opts.Window == 0 {
+		opts.Window = defaultOutstanding
+	}
+	return f.openTransactorWith(o, opts)
+}
+
+// parseNodeSelectors parses the -G (port GUID) and -D (directed route)
+// arguments that name one node of the fabric; empty ones give zero values.
+func parseNodeSelectors(guidArg, drArg string) (rdma.GUID, []uint8, error) {
+	var guid rdma.GUID
+	var dr []uint8
+	if guidArg != "" {
+		g, err := rdma.ParseGUID(guidArg)
+		if err != nil {
+			return 0, nil, usageErrorf("invalid port GUID %q: %v", guidArg, err)
+		}
+		guid = g
+	}
+	if drArg != "" {
+		t, err := endport.ParseTarget(drArg, endport.DirectRoute)
+		if err != nil {
+			return 0, nil, &UsageError{Err: err}
+		}
+		p, err := smpPath(t)
+		if err != nil {
+			return 0, nil, err
+		}
+		dr = p.DR
+	}
+	return guid, dr, nil
 }
 
 // reportPartial writes each failed query of a partial discovery to errOut

@@ -82,14 +82,7 @@ switches are read at once.`,
 				}
 			}
 			o.Discover = func() (*subnet.Fabric, error) { return f.discoverFabric(name, &o.Common, &o.Discovery, nil) }
-			o.Transactor = func() (*mad.Transactor, error) {
-				opts := o.Common.transactorOptions()
-				opts.Window = o.Discovery.Outstanding
-				if opts.Window == 0 {
-					opts.Window = defaultOutstanding
-				}
-				return f.openTransactorWith(&o.Common, opts)
-			}
+			o.Transactor = func() (*mad.Transactor, error) { return f.fabricTransactor(&o.Common, &o.Discovery) }
 			if runF != nil {
 				return runF(o)
 			}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
@@ -90,23 +89,9 @@ iblinkinfo does.`,
 			} else if casOnly {
 				o.Only = subnet.CA
 			}
-			if o.guidArg != "" {
-				g, err := rdma.ParseGUID(o.guidArg)
-				if err != nil {
-					return usageErrorf("invalid port GUID %q: %v", o.guidArg, err)
-				}
-				o.GUID = g
-			}
-			if o.drArg != "" {
-				t, err := endport.ParseTarget(o.drArg, endport.DirectRoute)
-				if err != nil {
-					return &UsageError{Err: err}
-				}
-				p, err := smpPath(t)
-				if err != nil {
-					return err
-				}
-				o.DR = p.DR
+			var err error
+			if o.GUID, o.DR, err = parseNodeSelectors(o.guidArg, o.drArg); err != nil {
+				return err
 			}
 			if o.DR != nil && o.GUID != 0 {
 				return usageErrorf("-D and -S name the node to print; give one")

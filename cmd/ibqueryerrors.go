@@ -12,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
@@ -99,23 +98,9 @@ does. The nodes are read in parallel. It exits 1 when some port has errors.`,
 					o.Types[t] = true
 				}
 			}
-			if o.guidArg != "" {
-				g, err := rdma.ParseGUID(o.guidArg)
-				if err != nil {
-					return usageErrorf("invalid port GUID %q: %v", o.guidArg, err)
-				}
-				o.GUID = g
-			}
-			if o.drArg != "" {
-				t, err := endport.ParseTarget(o.drArg, endport.DirectRoute)
-				if err != nil {
-					return &UsageError{Err: err}
-				}
-				p, err := smpPath(t)
-				if err != nil {
-					return err
-				}
-				o.DR = p.DR
+			var err error
+			if o.GUID, o.DR, err = parseNodeSelectors(o.guidArg, o.drArg); err != nil {
+				return err
 			}
 			if o.DR != nil && o.LoadCache != "" {
 				return usageErrorf("cannot specify cache and direct route path")
@@ -128,14 +113,7 @@ does. The nodes are read in parallel. It exits 1 when some port has errors.`,
 				d.MaxHops = hops
 				return f.discoverFabric("ibqueryerrors", &o.Common, &d, from)
 			}
-			o.Transactor = func() (*mad.Transactor, error) {
-				opts := o.Common.transactorOptions()
-				opts.Window = o.Discovery.Outstanding
-				if opts.Window == 0 {
-					opts.Window = defaultOutstanding
-				}
-				return f.openTransactorWith(&o.Common, opts)
-			}
+			o.Transactor = func() (*mad.Transactor, error) { return f.fabricTransactor(&o.Common, &o.Discovery) }
 			if runF != nil {
 				return runF(o)
 			}
