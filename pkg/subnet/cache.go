@@ -129,6 +129,11 @@ func (f *Fabric) WriteCache(w io.Writer) error {
 	for i := len(order) - 1; i >= 0; i-- {
 		p := order[i]
 		h := cacheBucket(p.GUID)
+		if p.tableGUID != 0 {
+			// libibnetdisc's table keeps a port where its GUID was
+			// when it went in (ibcacheedit changes GUIDs after).
+			h = cacheBucket(p.tableGUID)
+		}
 		buckets[h] = append(buckets[h], p)
 	}
 	for _, bucket := range buckets {
@@ -374,7 +379,7 @@ func parseCache(b []byte) (*Fabric, error) {
 		}
 		r := b[off : off+cachePortLen]
 		k := portKey{rdma.GUID(le.Uint64(r)), r[8]}
-		p := &Port{GUID: k.guid, Num: int(k.num), ExtNum: int(r[9]), BaseLID: rdma.LID(le.Uint16(r[10:])), LMC: r[12]}
+		p := &Port{GUID: k.guid, Num: int(k.num), ExtNum: int(r[9]), BaseLID: rdma.LID(le.Uint16(r[10:])), LMC: r[12], tableGUID: k.guid}
 		copy(p.InfoRaw[:], r[13:])
 		p.Info = new(mad.PortInfo)
 		p.Info.UnmarshalBinary(p.InfoRaw[:])

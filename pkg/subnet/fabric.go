@@ -2,6 +2,7 @@ package subnet
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -101,6 +102,11 @@ type Port struct {
 	// ExtNum is the external port number on a chassis's front panel,
 	// 0 when not known.
 	ExtNum int
+
+	// tableGUID is the GUID a port loaded from a cache had there: the
+	// bucket of libibnetdisc's port table it stays in when the GUID is
+	// edited afterwards. 0 for a discovered port.
+	tableGUID rdma.GUID
 }
 
 // Fabric is a discovered (or loaded) subnet.
@@ -197,6 +203,13 @@ func reason(err error) string {
 }
 
 func (e *QueryError) Unwrap() error { return e.Err }
+
+// SetSystemImageGUID changes the node's SystemImageGUID, in Info and in
+// the raw NodeInfo the cache keeps.
+func (n *Node) SetSystemImageGUID(g rdma.GUID) {
+	n.Info.SystemImageGUID = g
+	binary.BigEndian.PutUint64(n.InfoRaw[4:], uint64(g))
+}
 
 // FormatPath prints a directed route as "0,1,3".
 func FormatPath(p []uint8) string {
