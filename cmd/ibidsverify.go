@@ -1,0 +1,240 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// ibidsverify is infiniband-diags' Perl script of that name: it reads an
+// ibnetdiscover -g topology (kept in a cache directory and reused unless
+// -R) and reports LID 0, duplicate LIDs, node GUIDs and port GUIDs. ibtool
+// parses the topology text with the script's patterns, so a topology from
+// either tool gives the same report.
+
+func init() {
+	register(Tool{
+		Name:    "ibidsverify",
+		Summary: "check the fabric for LID 0 and duplicate LIDs and GUIDs",
+		New:     func(f *Factory) *cobra.Command { return newIbidsverifyCmd(f, nil) },
+	})
+}
+
+// defaultTopologyCacheDir is where infiniband-diags' scripts keep the
+// topology they reuse (IBswcountlimits.pm).
+const defaultTopologyCacheDir = "/var/cache/infiniband-diags"
+
+// ibidsverifyOptions are ibidsverify's parsed flags.
+type ibidsverifyOptions struct {
+	IO        IOStreams
+	Common    CommonOptions
+	Discovery discoveryOptions
+	// Regenerate is -R: discover again even when a topology is cached.
+	Regenerate bool
+	// CacheDir holds the reused topology file.
+	CacheDir string
+	// Topology writes a fresh ibnetdiscover -g topology.
+	Topology func() ([]byte, error)
+}
+
+func newIbidsverifyCmd(f *Factory, runF func(*ibidsverifyOptions) error) *cobra.Command {
+	o := &ibidsverifyOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "ibidsverify [options]",
+		Short: "check the fabric for LID 0 and duplicate LIDs and GUIDs",
+		Long: `ibidsverify checks the fabric's LIDs and GUIDs: a LID 0, or a LID, node GUID
+or port GUID defined twice, is printed; the exit status is then 1. Like
+infiniband-diags' script it reads the ibnetdiscover -g topology kept in
+/var/cache/infiniband-diags/ibnetdiscover-CA-PORT.topology and discovers
+(and keeps) it only when there is none or with -R.`,
+		Example: "  ibidsverify -R",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if err := o.Discovery.finish(); err != nil {
+				return err
+			}
+			o.Topology = func() ([]byte, error) {
+				fab, err := f.discoverFabric("ibidsverify", &o.Common, &o.Discovery, nil)
+				if err != nil {
+					return nil, withContext(err, "discovery")
+				}
+				var b bytes.Buffer
+				w := bufio.NewWriter(&b)
+				t := &topology{w: w, f: fab, group: true, chassis: fab.GroupChassis()}
+				t.header(time.Now(), false)
+				t.dump()
+				w.Flush()
+				return b.Bytes(), reportPartial("ibidsverify", fab, o.IO.ErrOut)
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return ibidsverifyRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD)
+	addDiscoveryFlags(c, &o.Discovery)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Regenerate, "R", "R", false, "discover again instead of reusing the cached topology")
+	fl.StringVar(&o.CacheDir, "cache-dir", defaultTopologyCacheDir, "where the reused topology is kept")
+	return c
+}
+
+func ibidsverifyRun(o *ibidsverifyOptions) error {
+	// The scripts name the file after -C and -P as typed.
+	port := ""
+	if o.Common.CAPort != 0 {
+		port = fmt.Sprint(o.Common.CAPort)
+	}
+	path := filepath.Join(o.CacheDir, fmt.Sprintf("ibnetdiscover-%s-%s.topology", o.Common.CA, port))
+	text, err := os.ReadFile(path)
+	if o.Regenerate || err != nil {
+		var partial error
+		if text, partial = o.Topology(); text == nil {
+			return partial
+		}
+		if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, text, 0o644); err != nil {
+			return err
+		}
+		if partial != nil {
+			return partial
+		}
+	}
+	report, bad := verifyIDs(text)
+	if _, err := o.IO.Out.Write(report); err != nil {
+		return err
+	}
+	if bad {
+		return &FindingsError{Summary: "LIDs or GUIDs are zero or duplicated"}
+	}
+	return nil
+}
+
+// ibidsverify.pl's patterns.
+var (
+	idsCAGUID     = regexp.MustCompile(`^(?:caguid|rtguid)=(.*)`)
+	idsSwitchGUID = regexp.MustCompile(`^switchguid=(.*)`)
+	idsSwitchBoth = regexp.MustCompile(`^switchguid=(.*)\((.*)\)`)
+	idsSwitchLine = regexp.MustCompile(`^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`)
+	// A CA's or router's port line, by the kind of node at the other end.
+	idsPortPeers = []*regexp.Regexp{
+		regexp.MustCompile(`"S-(.*)# lid (\d+) .*`),
+		regexp.MustCompile(`^.*"H-(.*)# lid (\d+) .*`),
+		regexp.MustCompile(`^.*"R-(.*)# lid (\d+) .*`),
+	}
+	idsPortGUID = regexp.MustCompile(`^\[(\d+)\]\((.*)\)`)
+)
+
+// verifyIDs checks a topology as ibidsverify.pl does and returns what it
+// prints and whether something was wrong.
+func verifyIDs(text []byte) ([]byte, bool) {
+	var out bytes.Buffer
+	bad := false
+	lids := map[string]string{}      // LID -> node GUID
+	nodeGUIDs := map[string]string{} // node GUID -> LID
+	portGUIDs := map[string]string{} // port GUID -> LID
+	// The script compares GUIDs to 0 as strings: a GUID read as "0x0"
+	// never matches, so only a bare "0" counts as zero.
+	insertLID := func(lid, nodeGUID, nodeType string) {
+		if lid == "0" {
+			fmt.Fprintf(&out, "LID 0 found for %s NodeGUID %s\n", nodeType, nodeGUID)
+			bad = true
+			return
+		}
+		if g, ok := lids[lid]; ok {
+			fmt.Fprintf(&out, "LID %s already defined for NodeGUID %s\n", lid, g)
+			bad = true
+			return
+		}
+		lids[lid] = nodeGUID
+	}
+	insertNodeGUID := func(lid, nodeGUID, nodeType string) {
+		if nodeGUID == "0" {
+			fmt.Fprintf(&out, "%s GUID 0x0 found with LID %s\n", nodeType, lid)
+			bad = true
+			return
+		}
+		if l, ok := nodeGUIDs[nodeGUID]; ok {
+			fmt.Fprintf(&out, "NodeGUID %s already defined for LID %s\n", nodeGUID, l)
+			bad = true
+			return
+		}
+		nodeGUIDs[nodeGUID] = lid
+	}
+	insertPortGUID := func(lid, portGUID, nodeType, nodeGUID string) {
+		if portGUID == "0" {
+			fmt.Fprintf(&out, "%s GUID 0x0 found with LID %s\n", nodeType, lid)
+			bad = true
+			return
+		}
+		if l, ok := portGUIDs[portGUID]; ok {
+			fmt.Fprintf(&out, "PortGUID %s already defined for LID %s\n", portGUID, l)
+			bad = true
+			return
+		}
+		portGUIDs[portGUID] = lid
+		if _, ok := nodeGUIDs[portGUID]; ok && nodeGUID != portGUID {
+			fmt.Fprintf(&out, "PortGUID %s is an invalid duplicate of a NodeGUID\n", portGUID)
+			bad = true
+		}
+	}
+	var nodeType, nodeGUID, portGUID, lid string
+	firstPort := false
+	for _, line := range strings.SplitAfter(string(text), "\n") {
+		line = strings.TrimSuffix(line, "\n")
+		if m := idsCAGUID.FindStringSubmatch(line); m != nil {
+			nodeGUID, nodeType = m[1], ""
+		}
+		if m := idsSwitchGUID.FindStringSubmatch(line); m != nil {
+			nodeGUID, portGUID, nodeType = m[1], "", ""
+		}
+		if m := idsSwitchBoth.FindStringSubmatch(line); m != nil {
+			nodeGUID, portGUID = m[1], "0x"+m[2]
+		}
+		if m := idsSwitchLine.FindStringSubmatch(line); m != nil {
+			nodeType, firstPort, lid = "switch", true, m[3]
+			insertLID(lid, nodeGUID, nodeType)
+			insertNodeGUID(lid, nodeGUID, nodeType)
+			if portGUID != "" {
+				insertPortGUID(lid, portGUID, nodeType, nodeGUID)
+			}
+		}
+		if strings.HasPrefix(line, "Ca") {
+			nodeType, firstPort = "ca", true
+		}
+		if strings.HasPrefix(line, "Rt") {
+			nodeType, firstPort = "router", true
+		}
+		if nodeType != "ca" && nodeType != "router" {
+			continue
+		}
+		for _, re := range idsPortPeers {
+			if m := re.FindStringSubmatch(line); m != nil {
+				lid = m[2]
+				insertLID(lid, nodeGUID, nodeType)
+				if firstPort {
+					insertNodeGUID(lid, nodeGUID, nodeType)
+					firstPort = false
+				}
+			}
+		}
+		if m := idsPortGUID.FindStringSubmatch(line); m != nil {
+			portGUID = "0x" + m[2]
+			insertPortGUID(lid, portGUID, nodeType, nodeGUID)
+		}
+	}
+	return out.Bytes(), bad
+}
