@@ -45,19 +45,19 @@ func errorsFabric(t *testing.T) (*simfabric.Fabric, func()) {
 // trafficCounters masks the data counters, which the tools' own MADs move.
 var trafficCounters = regexp.MustCompile(`\[Port(Unicast|Multicast)?(Xmit|Rcv)(Data|Pkts) == \d+ \([^)]*\)\]`)
 
-// sameFindings runs infiniband-diags and ibtool (both forms) after
-// prepare and compares exit codes (1: errors found) and standard output.
-func sameFindings(t *testing.T, f *simfabric.Fabric, prepare func(), wantExit int, args ...string) {
+// sameFindings runs infiniband-diags and ibtool (both forms) attached at
+// host after prepare and compares exit codes (1: errors found) and standard output.
+func sameFindings(t *testing.T, f *simfabric.Fabric, host string, prepare func(), wantExit int, args ...string) {
 	t.Helper()
 	mask := func(b []byte) []byte { return trafficCounters.ReplaceAll(b, []byte("[X]")) }
 	prepare()
 	ref := run(t, "ibqueryerrors", func(ctx context.Context) ([]byte, []byte, int, error) {
-		return f.RunReference(ctx, "Hca1", "ibqueryerrors", args...)
+		return f.RunReference(ctx, host, "ibqueryerrors", args...)
 	})
 	if ref.exit != wantExit {
 		t.Fatalf("reference ibqueryerrors %q: exit %d, want %d; stderr %q", args, ref.exit, wantExit, ref.stderr)
 	}
-	for _, form := range ibtoolForms(f, "Hca1", "ibqueryerrors", args) {
+	for _, form := range ibtoolForms(f, host, "ibqueryerrors", args) {
 		prepare()
 		got := run(t, form.name, form.do)
 		if got.exit != wantExit {
@@ -86,7 +86,7 @@ func TestIbqueryerrorsMatchesReference(t *testing.T) {
 			if contains(args, "--counters") || contains(args, "--router") {
 				want = 0
 			}
-			sameFindings(t, f, prepare, want, args...)
+			sameFindings(t, f, "Hca1", prepare, want, args...)
 		})
 	}
 	t.Run("clear", func(t *testing.T) {
