@@ -97,6 +97,9 @@ func ibaddrRun(o *ibaddrOptions) error {
 		if path, err = smpPath(*o.Target); err != nil {
 			return err
 		}
+		if path, err = x.Resolve(o.Common.context(), path); err != nil {
+			return err
+		}
 	} else {
 		path = mad.LIDPath(local.LID)
 		if local.LID == 0 || local.LID >= rdma.LID(0xc000) {

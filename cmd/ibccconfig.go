@@ -117,6 +117,9 @@ func ibccconfigRun(o *ibccconfigOptions) error {
 		return err
 	}
 	defer x.Close()
+	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+		return err
+	}
 	q := &ccQuerier{smp: &smpQuerier{ctx: o.Common.context(), x: x, path: p}, key: o.CCKey}
 	attr, mod, data, err := o.Op.build(q, o.Params)
 	if err != nil {

@@ -168,6 +168,9 @@ func ibccqueryRun(o *ibccqueryOptions) error {
 		return err
 	}
 	defer x.Close()
+	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+		return err
+	}
 	q := &ccQuerier{smp: &smpQuerier{ctx: o.Common.context(), x: x, path: p}, key: o.CCKey}
 	out, doc, err := o.Op.run(q, o)
 	if err != nil {

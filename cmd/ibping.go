@@ -189,6 +189,9 @@ func ibpingRun(o *ibpingOptions) error {
 		return err
 	}
 	defer x.Close()
+	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+		return err
+	}
 	ctx := o.Common.context()
 	st := pingStats{Min: -1}
 	start := time.Now()

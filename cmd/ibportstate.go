@@ -277,6 +277,9 @@ func ibportstateRun(o *ibportstateOptions) error {
 		return err
 	}
 	defer x.Close()
+	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+		return err
+	}
 	r := &ibportstate{o: o, doc: map[string]any{"target": p.String(), "port": o.Port}}
 	err = r.run(&smpQuerier{ctx: o.Common.context(), x: x, path: p}, local)
 	if ferr := r.flush(); err == nil {

@@ -116,6 +116,9 @@ func ibrouteRun(o *ibrouteOptions) error {
 		return err
 	}
 	defer x.Close()
+	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+		return err
+	}
 	q := &smpQuerier{ctx: o.Common.context(), x: x, path: p}
 	sw, err := checkSwitch(q)
 	if err != nil {

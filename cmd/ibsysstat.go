@@ -166,6 +166,9 @@ func ibsysstatRun(f *Factory, o *ibsysstatOptions) error {
 		return err
 	}
 	defer x.Close()
+	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+		return err
+	}
 	r, err := x.Do(o.Common.context(), &mad.Request{Path: p, Class: classSysstat, Method: mad.MethodGet, AttrID: o.Attr, Name: sysstatName(o.Attr), OUI: o.OUI, Data: make([]byte, vendor2DataLen)})
 	if err != nil {
 		return err

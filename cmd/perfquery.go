@@ -281,6 +281,8 @@ func perfqueryRun(o *perfqueryOptions) error {
 		o.Port = local.Number
 	} else if q.path, err = gmpPath(*o.Target, "performance MADs"); err != nil {
 		return err
+	} else if q.path, err = x.Resolve(o.Common.context(), q.path); err != nil {
+		return err
 	}
 	// Text goes out port by port, as infiniband-diags prints it, so a
 	// port that fails half way leaves the ports before it on stdout and

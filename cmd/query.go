@@ -185,6 +185,9 @@ func queryRun(o *queryOptions) error {
 	if err != nil {
 		return err
 	}
+	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+		return err
+	}
 	r := &mad.Request{Path: p, Class: o.Class, Method: mad.MethodGet, AttrID: o.Layout.ID, AttrMod: o.AttrMod, Name: o.Layout.Name, Data: o.request}
 	if o.Layout.Name == "CongestionLogSwitch" {
 		r.DataOffset = 32

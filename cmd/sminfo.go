@@ -153,6 +153,9 @@ func sminfoRun(o *sminfoOptions) error {
 		if path, err = smpPath(*o.Target); err != nil {
 			return err
 		}
+		if path, err = x.Resolve(o.Common.context(), path); err != nil {
+			return err
+		}
 	} else {
 		if local.SMLID == 0 || local.SMLID >= rdma.LID(0xc000) {
 			return fmt.Errorf("the local port %d knows no SM (SM LID %d); give the SM's LID or DR path", local.Number, local.SMLID)

@@ -89,6 +89,9 @@ func smpdumpRun(o *smpdumpOptions) error {
 		return err
 	}
 	defer x.Close()
+	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+		return err
+	}
 	r, err := x.Do(o.Common.context(), &mad.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrID(o.Attr), AttrMod: o.Mod})
 	var se *mad.StatusError
 	if err != nil && !(errors.As(err, &se) && r != nil) {

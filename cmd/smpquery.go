@@ -191,6 +191,9 @@ func smpqueryRun(o *smpqueryOptions) error {
 		return err
 	}
 	defer x.Close()
+	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+		return err
+	}
 	if o.Combined {
 		// LID-routed to CombinedLID, then by direct route from there;
 		// responses come back to this port's LID.

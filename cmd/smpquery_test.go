@@ -135,7 +135,7 @@ func TestSmpqueryRunErrors(t *testing.T) {
 		{silent, []string{"ni", "12"}, ExitFailure, "operation NodeInfo: SubnGet(NodeInfo) to Lid 12: no response after 3 tries"},
 		{silent, []string{"--retries", "0", "ni", "12"}, ExitFailure, "no response after 1 try"},
 		{badStatus, []string{"nd", "0"}, ExitFailure, "SubnGet(NodeInfo) to DR path slid 65535; dlid 65535; 0: MAD status 0x000c: method/attribute combination unsupported"},
-		{silent, []string{"ni", "0x0002c90300a1b2c4"}, ExitFailure, "needs the SA"},
+		{silent, []string{"ni", "0x0002c90300a1b2c4"}, ExitFailure, "resolving port GUID 0x0002c90300a1b2c4: the local port knows no SM LID"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -55,6 +55,9 @@ func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOption
 	if o.Verbose >= 2 {
 		opts.Trace = madTracer(f.IO.ErrOut)
 	}
+	if port != nil && opts.SA == nil {
+		opts.SA = &mad.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID}
+	}
 	return mad.NewTransactor(tr, opts), port, nil
 }
 
@@ -178,6 +181,10 @@ func smpPath(t endport.Target) (mad.Path, error) {
 			}
 			return p, nil
 		}
+	}
+	if t.Kind == endport.GUID {
+		// Transactor.Resolve asks the SA for its LID.
+		return mad.Path{GUID: t.GUID}, nil
 	}
 	return mad.Path{}, fmt.Errorf("target %s: resolving a %s to a LID needs the SA, which ibtool does not query yet; give a LID or a DR path", t, t.Kind)
 }

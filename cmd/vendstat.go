@@ -197,6 +197,9 @@ func vendstatRun(o *vendstatOptions) error {
 		if p, err = gmpPath(*o.Target, "vendor MADs"); err != nil {
 			return err
 		}
+		if p, err = x.Resolve(o.Common.context(), p); err != nil {
+			return err
+		}
 	} else {
 		p = mad.LIDPath(local.LID)
 		o.Port = local.Number

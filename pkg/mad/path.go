@@ -31,6 +31,9 @@ type Path struct {
 	// QPN and QKey address a GMP's queue pair; zero means the class's
 	// well-known QP and QP1QKey.
 	QPN, QKey uint32
+	// GUID is a port GUID still to be resolved to a LID through the SA
+	// (Transactor.Resolve); a path with only a GUID cannot be sent.
+	GUID rdma.GUID
 }
 
 // maxUnicastLID is the highest unicast LID (0xc000 and up are multicast).
@@ -65,6 +68,9 @@ func (p Path) Validate() error {
 		if p.DGID != nil && p.LID == 0 {
 			return nil // global route only (RoCE)
 		}
+		if p.GUID != 0 && p.LID == 0 {
+			return fmt.Errorf("port GUID %s is not resolved to a LID", p.GUID)
+		}
 		if p.LID == 0 || p.LID > maxUnicastLID {
 			return fmt.Errorf("LID %d is not a unicast LID", p.LID)
 		}
@@ -89,6 +95,9 @@ func (p Path) Validate() error {
 // String formats the path as libibmad's portid2str does, so messages read
 // like infiniband-diags': "Lid 12", "DR path slid 65535; dlid 65535; 0,1,3".
 func (p Path) String() string {
+	if p.GUID != 0 && p.LID == 0 && !p.IsDR() && p.DGID == nil {
+		return "GUID " + p.GUID.String()
+	}
 	if !p.IsDR() {
 		if p.DGID != nil {
 			if p.LID == 0 {

@@ -28,7 +28,14 @@ type Request struct {
 	// OUI is the vendor's IEEE OUI of a vendor range 2 class (bytes
 	// 37-39): 0x001405, OpenIB's, for ibping and ibsysstat.
 	OUI uint32
+	// ComponentMask is an SA request's component mask (bytes 48-55): the
+	// record fields that select.
+	ComponentMask uint64
 }
+
+// saComponentMaskOffset is where an SA MAD's ComponentMask is (IBA
+// 15.2.1.1: after the RMPP header, SM_Key and AttributeOffset).
+const saComponentMaskOffset = 48
 
 // dataStart returns where r's attribute data starts in a MAD of class c.
 func (r *Request) dataStart(c Class) (int, error) {
@@ -133,6 +140,9 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 		}
 	case ClassSMI, ClassCC:
 		binary.BigEndian.PutUint64(mad[drMKeyOffset:], r.MKey)
+	}
+	if class == ClassSA {
+		binary.BigEndian.PutUint64(mad[saComponentMaskOffset:], r.ComponentMask)
 	}
 	if class.IsVendorRange2() {
 		mad[37], mad[38], mad[39] = byte(r.OUI>>16), byte(r.OUI>>8), byte(r.OUI)

@@ -29,6 +29,8 @@ type TransactorOptions struct {
 	Window int
 	// Trace, when set, sees every MAD sent (out) and received.
 	Trace func(out bool, p *Packet)
+	// SA, when set, is where Resolve asks for the path to a port GUID.
+	SA *SAAddress
 	// Grace is added to Timeout for the wait in user space, while the
 	// transport is asked to time a request out after Timeout. The kernel
 	// refuses a resend whose TID it still waits on, so on umad the
@@ -52,6 +54,8 @@ type Transactor struct {
 	stop   context.CancelFunc
 	done   chan struct{}
 	closed atomic.Bool
+
+	res resolver
 }
 
 // NewTransactor starts a Transactor on tr. Close stops it and closes tr.

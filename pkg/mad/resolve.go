@@ -1,0 +1,106 @@
+package mad
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+// SAAddress is where a Transactor asks the subnet administrator: the SM's
+// LID and SL, as the local port's PortInfo gives them, and the local
+// port's GID, the source of the paths it asks for.
+type SAAddress struct {
+	SMLID rdma.LID
+	SL    uint8
+	// PortGUID is the local port's GUID; requests use the default GID
+	// prefix with it, as libibmad does.
+	PortGUID rdma.GUID
+}
+
+// AttrPathRecord is the SA PathRecord attribute.
+const AttrPathRecord AttrID = 0x0035
+
+// PathRecord component mask bits and layout (IBA 15.2.5.16).
+const (
+	prCompDGID      = 1 << 2
+	prCompSGID      = 1 << 3
+	prDGIDOffset    = 8
+	prSGIDOffset    = 24
+	prDLIDOffset    = 40
+	prSLOffset      = 53
+	prRecordLen     = 64
+	defaultGIDPrefx = 0xfe80000000000000
+)
+
+// resolved is a port GUID's path, once asked.
+type resolved struct {
+	lid rdma.LID
+	sl  uint8
+	err error
+}
+
+// resolver caches the SA's answers of a Transactor.
+type resolver struct {
+	mu    sync.Mutex
+	paths map[rdma.GUID]resolved
+}
+
+// Resolve returns p with its port GUID resolved to a LID and SL through the
+// SA's PathRecord (as libibmad's ib_resolve_guid_via), or p unchanged when
+// it names no GUID to resolve. Answers are kept for the Transactor's life.
+func (t *Transactor) Resolve(ctx context.Context, p Path) (Path, error) {
+	if p.GUID == 0 || p.LID != 0 || p.IsDR() || p.DGID != nil {
+		return p, nil
+	}
+	t.res.mu.Lock()
+	r, ok := t.res.paths[p.GUID]
+	t.res.mu.Unlock()
+	if !ok {
+		r = t.askPath(ctx, p.GUID)
+		if ctx.Err() != nil {
+			return p, r.err
+		}
+		t.res.mu.Lock()
+		if t.res.paths == nil {
+			t.res.paths = make(map[rdma.GUID]resolved)
+		}
+		t.res.paths[p.GUID] = r
+		t.res.mu.Unlock()
+	}
+	if r.err != nil {
+		return p, r.err
+	}
+	p.LID, p.SL = r.lid, r.sl
+	return p, nil
+}
+
+// askPath sends SubnAdmGet(PathRecord) from this port to guid.
+func (t *Transactor) askPath(ctx context.Context, guid rdma.GUID) resolved {
+	sa := t.opts.SA
+	if sa == nil || sa.SMLID == 0 || sa.SMLID > maxUnicastLID {
+		return resolved{err: fmt.Errorf("resolving port GUID %s: the local port knows no SM LID to ask the SA", guid)}
+	}
+	rec := make([]byte, prRecordLen)
+	binary.BigEndian.PutUint64(rec[prDGIDOffset:], defaultGIDPrefx)
+	binary.BigEndian.PutUint64(rec[prDGIDOffset+8:], uint64(guid))
+	binary.BigEndian.PutUint64(rec[prSGIDOffset:], defaultGIDPrefx)
+	binary.BigEndian.PutUint64(rec[prSGIDOffset+8:], uint64(sa.PortGUID))
+	smPath := Path{LID: sa.SMLID, SL: sa.SL}
+	r, err := t.Do(ctx, &Request{Path: smPath, Class: ClassSA, Method: MethodGet, AttrID: AttrPathRecord,
+		Name: "PathRecord", Data: rec, ComponentMask: prCompDGID | prCompSGID})
+	if err != nil {
+		return resolved{err: fmt.Errorf("resolving port GUID %s through the SA: %w", guid, err)}
+	}
+	data := r.Data()
+	if len(data) < prRecordLen {
+		return resolved{err: fmt.Errorf("resolving port GUID %s through the SA: PathRecord of %d bytes", guid, len(data))}
+	}
+	lid := rdma.LID(binary.BigEndian.Uint16(data[prDLIDOffset:]))
+	if lid == 0 || lid > maxUnicastLID {
+		return resolved{err: fmt.Errorf("resolving port GUID %s through the SA: path to LID %d", guid, lid)}
+	}
+	return resolved{lid: lid, sl: data[prSLOffset] & 0xf}
+}

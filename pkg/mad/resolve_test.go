@@ -1,0 +1,72 @@
+package mad_test
+
+import (
+	"context"
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+func TestResolveGUID(t *testing.T) {
+	var asked []mad.Packet
+	h := func(req *mad.Packet) []mad.Packet {
+		asked = append(asked, *req)
+		rec := make([]byte, 64)
+		copy(rec, req.MAD[56:120])
+		if binary.BigEndian.Uint64(req.MAD[56+16:]) == 0x999 {
+			return []mad.Packet{madtest.Reply(req, 0x0d00, 56, nil)} // ERR_NO_RECORDS
+		}
+		binary.BigEndian.PutUint16(rec[40:], 7)
+		rec[53] = 0x13 // QoS class 1, SL 3
+		return []mad.Packet{madtest.Reply(req, 0, 56, rec)}
+	}
+	x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{Timeout: 50 * time.Millisecond,
+		SA: &mad.SAAddress{SMLID: 1, SL: 2, PortGUID: 0x100001}})
+	defer x.Close()
+	ctx := context.Background()
+	p, err := x.Resolve(ctx, mad.Path{GUID: 0x100004})
+	if err != nil || p.LID != 7 || p.SL != 3 || p.String() != "Lid 7" {
+		t.Fatalf("Resolve = %+v, %v; want Lid 7 SL 3", p, err)
+	}
+	if len(asked) != 1 {
+		t.Fatalf("%d MADs sent, want 1", len(asked))
+	}
+	m := asked[0].MAD
+	if m[1] != byte(mad.ClassSA) || m[2] != 2 || m[3] != byte(mad.MethodGet) || binary.BigEndian.Uint16(m[16:]) != 0x35 {
+		t.Errorf("header % x: want SA class version 2 Get PathRecord", m[:24])
+	}
+	if got := binary.BigEndian.Uint64(m[48:]); got != 0xc {
+		t.Errorf("component mask %#x, want DGID|SGID (0xc)", got)
+	}
+	if dgid, sgid := binary.BigEndian.Uint64(m[56+16:]), binary.BigEndian.Uint64(m[56+32:]); dgid != 0x100004 || sgid != 0x100001 ||
+		binary.BigEndian.Uint64(m[56+8:]) != 0xfe80000000000000 {
+		t.Errorf("DGID/SGID: % x", m[56+8:56+40])
+	}
+	if asked[0].Addr.LID != 1 || asked[0].Addr.SL != 2 || asked[0].Addr.QPN != 1 {
+		t.Errorf("sent to %+v, want the SM's LID 1, SL 2, QP1", asked[0].Addr)
+	}
+	if _, err := x.Resolve(ctx, mad.Path{GUID: 0x100004}); err != nil || len(asked) != 1 {
+		t.Errorf("second Resolve: %v, %d MADs; want the cached answer", err, len(asked))
+	}
+	if p, err := x.Resolve(ctx, mad.LIDPath(5)); err != nil || p.LID != 5 {
+		t.Errorf("a LID path: %+v, %v", p, err)
+	}
+	_, err = x.Resolve(ctx, mad.Path{GUID: 0x999})
+	if err == nil || !strings.Contains(err.Error(), "resolving port GUID 0x0000000000000999 through the SA: SubnAdmGet(PathRecord) to Lid 1: MAD status 0x0d00") {
+		t.Errorf("no record: %v", err)
+	}
+	if err := (mad.Path{GUID: 0x5}).Validate(); err == nil {
+		t.Error("an unresolved GUID path validates")
+	}
+
+	y := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{})
+	defer y.Close()
+	if _, err := y.Resolve(ctx, mad.Path{GUID: rdma.GUID(1)}); err == nil || !strings.Contains(err.Error(), "knows no SM LID") {
+		t.Errorf("without an SA: %v", err)
+	}
+}
