@@ -1,14 +1,10 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -63,19 +59,7 @@ infiniband-diags' script it reads the ibnetdiscover -g topology kept in
 			if err := o.Discovery.finish(); err != nil {
 				return err
 			}
-			o.Topology = func() ([]byte, error) {
-				fab, err := f.discoverFabric("ibidsverify", &o.Common, &o.Discovery, nil)
-				if err != nil {
-					return nil, withContext(err, "discovery")
-				}
-				var b bytes.Buffer
-				w := bufio.NewWriter(&b)
-				t := &topology{w: w, f: fab, group: true, chassis: fab.GroupChassis()}
-				t.header(time.Now(), false)
-				t.dump()
-				w.Flush()
-				return b.Bytes(), reportPartial("ibidsverify", fab, o.IO.ErrOut)
-			}
+			o.Topology = func() ([]byte, error) { return f.groupedTopology("ibidsverify", &o.Common, &o.Discovery) }
 			if runF != nil {
 				return runF(o)
 			}
@@ -91,31 +75,17 @@ infiniband-diags' script it reads the ibnetdiscover -g topology kept in
 }
 
 func ibidsverifyRun(o *ibidsverifyOptions) error {
-	// The scripts name the file after -C and -P as typed.
-	port := ""
-	if o.Common.CAPort != 0 {
-		port = fmt.Sprint(o.Common.CAPort)
-	}
-	path := filepath.Join(o.CacheDir, fmt.Sprintf("ibnetdiscover-%s-%s.topology", o.Common.CA, port))
-	text, err := os.ReadFile(path)
-	if o.Regenerate || err != nil {
-		var partial error
-		if text, partial = o.Topology(); text == nil {
-			return partial
-		}
-		if err := os.MkdirAll(o.CacheDir, 0o700); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, text, 0o644); err != nil {
-			return err
-		}
-		if partial != nil {
-			return partial
-		}
+	k := &keptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate, Fresh: o.Topology}
+	text, partial := k.read()
+	if text == nil {
+		return partial
 	}
 	report, bad := verifyIDs(text)
 	if _, err := o.IO.Out.Write(report); err != nil {
 		return err
+	}
+	if partial != nil {
+		return partial
 	}
 	if bad {
 		return &FindingsError{Summary: "LIDs or GUIDs are zero or duplicated"}

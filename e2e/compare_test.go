@@ -142,3 +142,34 @@ func ibtoolFails(t *testing.T, f *simfabric.Fabric, simHost string, wantExit int
 		}
 	}
 }
+
+// compareExit runs the infiniband-diags tool and ibtool (both forms) and
+// fails t unless all exit with wantExit and print the same standard
+// output: for tools whose findings exit 1.
+func compareExit(t *testing.T, f *simfabric.Fabric, host string, wantExit int, tool string, args ...string) {
+	t.Helper()
+	compareExitMasked(t, f, host, func() {}, func(b []byte) []byte { return b }, wantExit, tool, args...)
+}
+
+// compareExitMasked is compareExit with prepare run before each command
+// and the outputs compared after mask.
+func compareExitMasked(t *testing.T, f *simfabric.Fabric, host string, prepare func(), mask func([]byte) []byte, wantExit int, tool string, args ...string) {
+	t.Helper()
+	prepare()
+	ref := run(t, tool, func(ctx context.Context) ([]byte, []byte, int, error) {
+		return f.RunReference(ctx, host, tool, args...)
+	})
+	if ref.exit != wantExit {
+		t.Fatalf("reference %s %q: exit %d, want %d; stderr %q", tool, args, ref.exit, wantExit, ref.stderr)
+	}
+	for _, form := range ibtoolForms(f, host, tool, args) {
+		prepare()
+		got := run(t, form.name, form.do)
+		if got.exit != wantExit {
+			t.Errorf("%s: exit %d, want %d; stderr %q", form.name, got.exit, wantExit, got.stderr)
+		}
+		if !bytes.Equal(mask(ref.stdout), mask(got.stdout)) {
+			t.Errorf("%s differs from infiniband-diags (-want +got):\n%s", form.name, simfabric.Diff(mask(ref.stdout), mask(got.stdout)))
+		}
+	}
+}

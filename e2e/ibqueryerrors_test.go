@@ -45,28 +45,12 @@ func errorsFabric(t *testing.T) (*simfabric.Fabric, func()) {
 // trafficCounters masks the data counters, which the tools' own MADs move.
 var trafficCounters = regexp.MustCompile(`\[Port(Unicast|Multicast)?(Xmit|Rcv)(Data|Pkts) == \d+ \([^)]*\)\]`)
 
-// sameFindings runs infiniband-diags and ibtool (both forms) attached at
-// host after prepare and compares exit codes (1: errors found) and standard output.
+// sameFindings is compareExit for ibqueryerrors with the data counters
+// masked, after prepare.
 func sameFindings(t *testing.T, f *simfabric.Fabric, host string, prepare func(), wantExit int, args ...string) {
 	t.Helper()
 	mask := func(b []byte) []byte { return trafficCounters.ReplaceAll(b, []byte("[X]")) }
-	prepare()
-	ref := run(t, "ibqueryerrors", func(ctx context.Context) ([]byte, []byte, int, error) {
-		return f.RunReference(ctx, host, "ibqueryerrors", args...)
-	})
-	if ref.exit != wantExit {
-		t.Fatalf("reference ibqueryerrors %q: exit %d, want %d; stderr %q", args, ref.exit, wantExit, ref.stderr)
-	}
-	for _, form := range ibtoolForms(f, host, "ibqueryerrors", args) {
-		prepare()
-		got := run(t, form.name, form.do)
-		if got.exit != wantExit {
-			t.Errorf("%s: exit %d, want %d; stderr %q", form.name, got.exit, wantExit, got.stderr)
-		}
-		if !bytes.Equal(mask(ref.stdout), mask(got.stdout)) {
-			t.Errorf("%s differs from infiniband-diags (-want +got):\n%s", form.name, simfabric.Diff(mask(ref.stdout), mask(got.stdout)))
-		}
-	}
+	compareExitMasked(t, f, host, prepare, mask, wantExit, "ibqueryerrors", args...)
 }
 
 func TestIbqueryerrorsMatchesReference(t *testing.T) {

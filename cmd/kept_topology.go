@@ -1,0 +1,71 @@
+package cmd
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// infiniband-diags' Perl scripts (ibidsverify, ibfindnodesusing) share an
+// ibnetdiscover -g topology kept in a cache directory, named after -C and
+// -P as typed, and discover it again only when it is missing or with -R
+// (IBswcountlimits.pm).
+
+// keptTopology finds or makes the kept topology.
+type keptTopology struct {
+	Dir        string
+	CA         string
+	Port       int
+	Regenerate bool
+	// Fresh discovers and renders a topology; it may return text with a
+	// partial discovery's error.
+	Fresh func() ([]byte, error)
+}
+
+// path is the kept file: ibnetdiscover-CA-PORT.topology.
+func (k *keptTopology) path() string {
+	port := ""
+	if k.Port != 0 {
+		port = fmt.Sprint(k.Port)
+	}
+	return filepath.Join(k.Dir, fmt.Sprintf("ibnetdiscover-%s-%s.topology", k.CA, port))
+}
+
+// read returns the kept topology, discovering and keeping a fresh one when
+// there is none or Regenerate is set.
+func (k *keptTopology) read() ([]byte, error) {
+	text, err := os.ReadFile(k.path())
+	if !k.Regenerate && err == nil {
+		return text, nil
+	}
+	text, partial := k.Fresh()
+	if text == nil {
+		return nil, partial
+	}
+	if err := os.MkdirAll(k.Dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(k.path(), text, 0o644); err != nil {
+		return nil, err
+	}
+	return text, partial
+}
+
+// groupedTopology discovers the fabric and renders it as ibnetdiscover -g
+// prints it.
+func (f *Factory) groupedTopology(tool string, o *CommonOptions, d *discoveryOptions) ([]byte, error) {
+	fab, err := f.discoverFabric(tool, o, d, nil)
+	if err != nil {
+		return nil, withContext(err, "discovery")
+	}
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	t := &topology{w: w, f: fab, group: true, chassis: fab.GroupChassis()}
+	t.header(time.Now(), false)
+	t.dump()
+	w.Flush()
+	return b.Bytes(), reportPartial(tool, fab, f.IO.ErrOut)
+}
