@@ -89,7 +89,7 @@ switches are read at once.`,
 			return dumpFtsRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsNodeMap)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsNodeMap|flagsJSON)
 	addDiscoveryFlags(c, &o.Discovery)
 	fl := c.Flags()
 	fl.BoolVarP(&o.All, "all", "a", false, "show all lids, even invalid entries")
@@ -123,6 +123,22 @@ func dumpFtsRun(o *dumpFtsOptions) error {
 	defer x.Close()
 	switches := fab.ByType(subnet.Switch)
 	tables := readTables(o.Common.context(), x, switches, o)
+	if o.Common.JSON {
+		failed := 0
+		for _, t := range tables {
+			for _, e := range t.errs {
+				fmt.Fprintf(o.IO.ErrOut, "%s: %v\n", o.Tool, e)
+			}
+			failed += len(t.errs)
+		}
+		if err := writeJSONDocument(o.IO.Out, ftsJSON(o, fab, tables)); err != nil {
+			return err
+		}
+		if failed > 0 && partial == nil {
+			partial = fmt.Errorf("%d forwarding table reads failed", failed)
+		}
+		return partial
+	}
 	w := bufio.NewWriterSize(o.IO.Out, 64<<10)
 	dests := &lidDests{fab: fab, names: o.names, text: make(map[int]string)}
 	failed := 0
@@ -420,4 +436,75 @@ func writeSwitchMFT(w *bufio.Writer, o *dumpFtsOptions, t *switchTable) {
 		}
 	}
 	fmt.Fprintf(w, "%d %smlids dumped \n", count, validWord(o.All))
+}
+
+// ftsJSON is the --json document: each switch with the entries it routes
+// (unicast: LID, port and destination; multicast: MLID and ports).
+func ftsJSON(o *dumpFtsOptions, fab *subnet.Fabric, tables []*switchTable) any {
+	type entryJSON struct {
+		LID         int    `json:"lid"`
+		Port        int    `json:"port,omitempty"`
+		Ports       []int  `json:"ports,omitempty"`
+		Destination string `json:"destination,omitempty"`
+		PortGUID    string `json:"portGUID,omitempty"`
+	}
+	type switchJSON struct {
+		NodeGUID    string      `json:"nodeGUID"`
+		Description string      `json:"description"`
+		LID         int         `json:"lid"`
+		Path        string      `json:"path"`
+		Entries     []entryJSON `json:"entries"`
+	}
+	out := []switchJSON{}
+	for _, t := range tables {
+		n := t.node
+		if n.SwitchInfo == nil {
+			continue
+		}
+		sj := switchJSON{NodeGUID: n.GUID.String(), Description: o.names.Name(uint64(n.GUID), n.Desc), LID: int(n.SMALID),
+			Path: subnet.FormatPath(n.Path), Entries: []entryJSON{}}
+		if o.Multicast {
+			start, end := o.mftRange(n, false)
+			chunks := (n.NumPorts + 1 + mftPortsPerMask - 1) / mftPortsPerMask
+			for mlid := start; mlid <= end; mlid++ {
+				block := mlid / mftBlockSize
+				var ports []int
+				for j := range chunks {
+					data, ok := t.blocks[uint32(block-minMulticastLID/mftBlockSize)|uint32(j)<<28]
+					if !ok {
+						continue
+					}
+					m := binary.BigEndian.Uint16(data[2*(mlid%mftBlockSize):])
+					for bit := range 16 {
+						if p := j*16 + bit; p <= n.NumPorts && m&(1<<bit) != 0 {
+							ports = append(ports, p)
+						}
+					}
+				}
+				if len(ports) > 0 || o.All {
+					sj.Entries = append(sj.Entries, entryJSON{LID: mlid, Ports: ports})
+				}
+			}
+		} else {
+			start, end := o.lftRange(n, false)
+			for lid := start; lid <= end; lid++ {
+				data, ok := t.blocks[uint32(lid/lftBlockSize)]
+				if !ok {
+					continue
+				}
+				port := int(data[lid%lftBlockSize])
+				if port > n.NumPorts && !o.All {
+					continue
+				}
+				e := entryJSON{LID: lid, Port: port}
+				if p := fab.PortByLID(rdma.LID(lid)); p != nil && port <= n.NumPorts && !o.Brief {
+					e.Destination = o.names.Name(uint64(p.Node.GUID), p.Node.Desc)
+					e.PortGUID = p.GUID.String()
+				}
+				sj.Entries = append(sj.Entries, e)
+			}
+		}
+		out = append(out, sj)
+	}
+	return out
 }

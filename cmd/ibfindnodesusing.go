@@ -74,7 +74,9 @@ when missing or with -R) and the switches' forwarding tables.`,
 					return nil, err
 				}
 				var out bytes.Buffer
-				ro := &ibrouteOptions{IO: IOStreams{Out: &out, ErrOut: o.IO.ErrOut}, Common: o.Common, Target: t,
+				common := o.Common
+				common.JSON = false // the dump is parsed as text
+				ro := &ibrouteOptions{IO: IOStreams{Out: &out, ErrOut: o.IO.ErrOut}, Common: common, Target: t,
 					Transactor: func() (*mad.Transactor, error) { return f.openTransactor(&o.Common) }}
 				err = ibrouteRun(ro)
 				return out.Bytes(), err
@@ -85,7 +87,7 @@ when missing or with -R) and the switches' forwarding tables.`,
 			return ibfindnodesusingRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
 	addDiscoveryFlags(c, &o.Discovery)
 	fl := c.Flags()
 	fl.BoolVarP(&o.Regenerate, "R", "R", false, "discover again instead of reusing the kept topology")
@@ -272,11 +274,29 @@ func ibfindnodesusingRun(o *ibfindnodesusingOptions) error {
 		}
 		return compressHostlist(routedHosts(dump, port))
 	}
+	out, back := hosts(switchGUID, o.Port), hosts(end.remGUID, end.remPort)
+	if o.Common.JSON {
+		words := func(s string) []string {
+			w := strings.Fields(s)
+			if w == nil {
+				w = []string{}
+			}
+			return w
+		}
+		if err := writeJSONDocument(o.IO.Out, map[string]any{
+			"switchGUID": switchGUID, "port": o.Port, "description": desc,
+			"remoteGUID": end.remGUID, "remotePort": end.remPort, "remoteDescription": end.remDesc,
+			"routedOut": words(out), "routedIn": words(back),
+		}); err != nil {
+			return err
+		}
+		return partial
+	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %s (%s)  ==>>  %s %s (%s)\n", switchGUID, o.Port, desc, end.remGUID, end.remPort, end.remDesc)
-	fmt.Fprintf(&b, "%s\n\n", hosts(switchGUID, o.Port))
+	fmt.Fprintf(&b, "%s\n\n", out)
 	fmt.Fprintf(&b, "%s %s (%s)  <<==  %s %s (%s)\n", switchGUID, o.Port, desc, end.remGUID, end.remPort, end.remDesc)
-	fmt.Fprintf(&b, "%s\n", hosts(end.remGUID, end.remPort))
+	fmt.Fprintf(&b, "%s\n", back)
 	if _, err := o.IO.Out.Write(b.Bytes()); err != nil {
 		return err
 	}

@@ -66,7 +66,7 @@ infiniband-diags' script it reads the ibnetdiscover -g topology kept in
 			return ibidsverifyRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
 	addDiscoveryFlags(c, &o.Discovery)
 	fl := c.Flags()
 	fl.BoolVarP(&o.Regenerate, "R", "R", false, "discover again instead of reusing the cached topology")
@@ -81,7 +81,17 @@ func ibidsverifyRun(o *ibidsverifyOptions) error {
 		return partial
 	}
 	report, bad := verifyIDs(text)
-	if _, err := o.IO.Out.Write(report); err != nil {
+	if o.Common.JSON {
+		findings := []string{}
+		for _, l := range strings.Split(strings.TrimSuffix(string(report), "\n"), "\n") {
+			if l != "" {
+				findings = append(findings, l)
+			}
+		}
+		if err := writeJSONDocument(o.IO.Out, map[string]any{"findings": findings}); err != nil {
+			return err
+		}
+	} else if _, err := o.IO.Out.Write(report); err != nil {
 		return err
 	}
 	if partial != nil {

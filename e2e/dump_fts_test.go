@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -24,4 +26,53 @@ func TestDumpFtsMatchesReference(t *testing.T) {
 			sameAsReference(t, ft, "H-0001", args[0], args[1:]...)
 		}
 	})
+}
+
+// TestFabricToolsJSON checks the --json documents of dump_fts and
+// ibfindnodesusing against what their text says.
+func TestFabricToolsJSON(t *testing.T) {
+	f := smallFabric(t)
+	ctx := context.Background()
+	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "dump_fts", "--json")
+	if err != nil || exit != 0 {
+		t.Fatalf("dump_fts --json: exit %d, %v, %s", exit, err, errOut)
+	}
+	var switches []struct {
+		Description string `json:"description"`
+		Entries     []struct {
+			LID         int    `json:"lid"`
+			Port        int    `json:"port"`
+			Destination string `json:"destination"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal(out, &switches); err != nil {
+		t.Fatal(err)
+	}
+	if len(switches) != 2 || switches[0].Description != "Switch2" {
+		t.Fatalf("switches: %+v", switches)
+	}
+	found := false
+	for _, e := range switches[0].Entries {
+		if e.LID == 4 && e.Port == 1 && e.Destination == "Hca2" {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("Switch2 has no entry LID 4 -> port 1 (Hca2): %+v", switches[0].Entries)
+	}
+
+	out, errOut, exit, err = f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibfindnodesusing", "--json", "--cache-dir", t.TempDir(), "0x200001", "3")
+	if err != nil || exit != 0 {
+		t.Fatalf("ibfindnodesusing --json: exit %d, %v, %s", exit, err, errOut)
+	}
+	var fnu struct {
+		RoutedOut []string `json:"routedOut"`
+		RoutedIn  []string `json:"routedIn"`
+	}
+	if err := json.Unmarshal(out, &fnu); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(fnu.RoutedOut, " ") != "Hca1" || strings.Join(fnu.RoutedIn, " ") != "Hca2" {
+		t.Errorf("routed out %q, in %q; want Hca1, Hca2", fnu.RoutedOut, fnu.RoutedIn)
+	}
 }
