@@ -170,3 +170,50 @@ func TestIbnetdiscoverDot(t *testing.T) {
 		t.Errorf("dotEscape = %q", got)
 	}
 }
+
+// TestTopologyFDR10: a Mellanox QDR link whose MlnxExtPortInfo says FDR10
+// prints as FDR10 in the topology, the ports report and iblinkinfo.
+func TestTopologyFDR10(t *testing.T) {
+	data, err := os.ReadFile("../internal/simfabric/testdata/net.2sw2path4hca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff, err := subnettest.FromNet(string(data), "Hca1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for id, dev := range map[string]uint16{"Switch1": 0xc738, "Hca1": 0x1003} {
+		n := ff.Node(id)
+		n.DeviceID = dev
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 {
+				p.Speed = 4
+			}
+		}
+	}
+	ff.Node("Switch1").Ports[1].FDR10 = true
+	ff.Node("Hca1").Ports[1].FDR10 = true
+	x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 20 * time.Millisecond})
+	defer x.Close()
+	fab, err := subnet.Discover(context.Background(), x, subnet.Options{MlnxExtPortInfo: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runIbnetdiscover(t, fab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"[1]\t\"H-0000000000100000\"[1](100001) \t\t# \"Hca1\" lid 3 4xFDR10\n",
+		"[1](100001) \t\"S-0000000000200000\"[1]\t\t# lid 3 lmc 0 \"Switch1\" lid 1 4xFDR10\n",
+		"[2]\t\"H-0000000000100006\"[1](100007) \t\t# \"Hca3\" lid 7 4xQDR\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("topology lacks %q:\n%s", want, out)
+		}
+	}
+	l := &linkPrinter{o: &iblinkinfoOptions{}}
+	if got := l.linkString(fab.NodeByGUID(0x200000).Port(1)); !strings.Contains(got, "10.0 Gbps (FDR10)") {
+		t.Errorf("iblinkinfo link %q, want FDR10", got)
+	}
+}

@@ -288,3 +288,50 @@ func TestDiscoverLIDRouted(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscoverMlnxExtPortInfo: on Mellanox devices libibnetdisc reads
+// MlnxExtPortInfo of QDR links (to tell FDR10), and so does Discover when
+// asked; the order of the walk takes the extra SMP into account.
+func TestDiscoverMlnxExtPortInfo(t *testing.T) {
+	ff := twoSwitches(t, "Hca1")
+	for _, id := range []string{"Switch1", "Hca1"} {
+		n := ff.Node(id)
+		n.DeviceID = 0xc738 // SwitchX
+		if id == "Hca1" {
+			n.DeviceID = 0x1003 // ConnectX-3
+		}
+		for _, p := range n.Ports {
+			if p != nil && p.Num != 0 {
+				p.Speed = 4 // QDR
+			}
+		}
+	}
+	ff.Node("Switch1").Ports[1].FDR10 = true
+	ff.Node("Hca1").Ports[1].FDR10 = true
+	f := discover(t, ff, subnet.Options{MlnxExtPortInfo: true})
+	if f.Partial() {
+		t.Fatalf("errors %v", f.Errors)
+	}
+	p := portOf(t, f, "Switch1:1")
+	if p.ExtInfo == nil || p.ExtInfo.LinkSpeedActive != 1 {
+		t.Errorf("Switch1 port 1 ExtInfo %+v, want FDR10 active", p.ExtInfo)
+	}
+	if q := portOf(t, f, "Switch1:3"); q.ExtInfo == nil || q.ExtInfo.LinkSpeedActive != 0 {
+		t.Errorf("Switch1 port 3 ExtInfo %+v, want read and not FDR10", q.ExtInfo)
+	}
+	if q := portOf(t, f, "Switch2:3"); q.ExtInfo != nil {
+		t.Errorf("Switch2 (not Mellanox) port 3 ExtInfo %+v, want not read", q.ExtInfo)
+	}
+	if n := ff.Asked("MlnxExtPortInfo 0,1:1"); n != 1 {
+		t.Errorf("Switch1 port 1 MlnxExtPortInfo asked %d times, want 1", n)
+	}
+	// The same nodes in the same order as without it.
+	want := discover(t, twoSwitches(t, "Hca1"), subnet.Options{})
+	if diff := cmp.Diff(descs(want.All()), descs(f.All())); diff != "" {
+		t.Errorf("order (-want +got):\n%s", diff)
+	}
+	off := discover(t, ff, subnet.Options{})
+	if p := portOf(t, off, "Switch1:1"); p.ExtInfo != nil {
+		t.Errorf("without MlnxExtPortInfo: ExtInfo %+v", p.ExtInfo)
+	}
+}

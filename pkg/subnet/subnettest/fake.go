@@ -68,6 +68,9 @@ type Port struct {
 	// Speed and Width are LinkSpeedActive and LinkWidthActive.
 	Speed, Width uint8
 	CapMask      uint32
+	// FDR10 makes the port's MlnxExtPortInfo say it runs FDR10 (a
+	// Mellanox link that PortInfo shows as QDR).
+	FDR10 bool
 }
 
 // FromNet builds a fabric from an ibsim net file, numbering GUIDs as ibsim
@@ -271,6 +274,16 @@ func (n *Node) answer(id mad.AttrID, mod uint32, entry int) ([]byte, mad.Status)
 			return nil, statusBadAttr
 		}
 		a = &mad.SwitchInfo{LinearFDBCap: 0xc000, MulticastFDBCap: 0x200, LinearFDBTop: 0x10, LifeTimeValue: 18}
+	case mad.AttrMlnxExtPortInfo:
+		num := int(mod & 0xff)
+		if num >= len(n.Ports) || n.Ports[num] == nil {
+			return nil, statusBadMod
+		}
+		e := &mad.MlnxExtPortInfo{LinkSpeedSupported: 1}
+		if n.Ports[num].FDR10 {
+			e.LinkSpeedActive, e.LinkSpeedEnabled = 1, 1
+		}
+		a = e
 	case mad.AttrPortInfo:
 		num := int(mod & 0xff)
 		if n.Type != Switch && num == 0 {
@@ -322,6 +335,8 @@ func attrName(id mad.AttrID) string {
 		return "PortInfo"
 	case mad.AttrSwitchInfo:
 		return "SwitchInfo"
+	case mad.AttrMlnxExtPortInfo:
+		return "MlnxExtPortInfo"
 	}
 	return fmt.Sprintf("%#04x", uint16(id))
 }
