@@ -22,9 +22,16 @@ echo "== ibtool smpquery nodedesc 0,1,3 (attached at Hca1: two hops by direct ro
 SIM_HOST=Hca1 "$bin" smpquery nodedesc 0,1,3
 echo "== ibtool perfquery -x 3 1 (Switch2's port 1; traffic counters move with every MAD)"
 SIM_HOST=Hca1 "$bin" perfquery -x 3 1
+echo "== ibtool ibnetdiscover (attached at Hca1)"
+SIM_HOST=Hca1 "$bin" ibnetdiscover
+echo "== ibtool iblinkinfo --switches-only"
+SIM_HOST=Hca1 "$bin" iblinkinfo --switches-only
+echo "== ibtool ibnetdiscover --format dot (Graphviz)"
+SIM_HOST=Hca1 "$bin" ibnetdiscover --format dot
 
 for tool in "ibstat" "ibstat -l" "ibstat -p" "ibstat ibsim0 1" \
-	"smpquery nodeinfo 3" "smpquery -D nodedesc 0,1,3" "perfquery -E 2 1"; do
+	"smpquery nodeinfo 3" "smpquery -D nodedesc 0,1,3" "perfquery -E 2 1" \
+	"ibnetdiscover -l" "ibnetdiscover -p" "iblinkinfo" "ibswitches" "dump_lfts" "smpquery -G nodeinfo 0x100004"; do
 	total=$((total + 1))
 	echo "== $tool (at Hca1)"
 	# shellcheck disable=SC2086 # split the tool and its arguments
