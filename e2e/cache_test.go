@@ -105,6 +105,22 @@ func TestDiffMatchesReference(t *testing.T) {
 			t.Errorf("exit %d, %v, stderr %q; output (-want +got):\n%s", exit, err, errOut, simfabric.Diff([]byte(want), out))
 		}
 	})
+	// python-rdma's subnet_diff: the cached fabric against the live one.
+	t.Run("subnet_diff", func(t *testing.T) {
+		out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "subnet_diff", before)
+		if err != nil || exit != 0 {
+			t.Fatalf("exit %d, %v, %s", exit, err, errOut)
+		}
+		for _, want := range []string{
+			"Current subnet has 5 end ports, reference subnet has 6 end ports\n",
+			"Reference subnet has 2 more links than the current subnet:\n",
+			"   0000:0000:0020:0001[5] <=> 0000:0000:0020:0000[5]\n",
+		} {
+			if !strings.Contains(string(out), want) {
+				t.Errorf("lacks %q:\n%s", want, out)
+			}
+		}
+	})
 	t.Run("bad diffcheck", func(t *testing.T) {
 		ibtoolFails(t, f, "Hca1", 2, "invalid diff check key: bogus", "ibnetdiscover", "--diff", before, "--diffcheck", "sw,bogus")
 	})
