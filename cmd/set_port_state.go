@@ -94,7 +94,9 @@ them all. TARGET is a LID, port GUID or DR path; PORT is the port number
 				}
 				o.Targets = append(o.Targets, t)
 			}
-			o.Discover = func() (*subnet.Fabric, error) { return f.discoverFabric("set_port_state", &o.Common, &o.Discovery, nil) }
+			o.Discover = func() (*subnet.Fabric, error) {
+				return f.discoverFabric("set_port_state", &o.Common, &o.Discovery, nil)
+			}
 			o.Transactor = func() (*mad.Transactor, error) { return f.fabricTransactor(&o.Common, &o.Discovery) }
 			if runF != nil {
 				return runF(o)
