@@ -142,7 +142,7 @@ func findTarget(fab *subnet.Fabric, t endport.Target) *subnet.Port {
 		return fab.PortByGUID(t.GID.GUID())
 	case endport.DirectRoute:
 		n := fab.From
-		var p *subnet.Port = n.Port(fab.FromPort)
+		p := n.Port(fab.FromPort)
 		for _, hop := range t.DR[1:] {
 			q := n.Port(int(hop))
 			if q == nil || q.Remote == nil {
