@@ -292,6 +292,7 @@ type portKey struct {
 	num  uint8
 }
 
+// String names the port key in messages.
 func (k portKey) String() string { return fmt.Sprintf("port (GUID %s, number %d)", k.guid, k.num) }
 
 // portRecord is a port record and what it refers to.

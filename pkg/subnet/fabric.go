@@ -164,6 +164,7 @@ type QueryError struct {
 	Err  error
 }
 
+// Error says which query failed, where, about which node and port, and why.
 func (e *QueryError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.Query)
@@ -202,6 +203,7 @@ func reason(err error) string {
 	return err.Error()
 }
 
+// Unwrap returns the transactor's error.
 func (e *QueryError) Unwrap() error { return e.Err }
 
 // SetSystemImageGUID changes the node's SystemImageGUID, in Info and in
