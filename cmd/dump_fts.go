@@ -325,8 +325,7 @@ func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, dests *lidDests, t *swit
 		uint64(n.GUID), o.names.Name(uint64(n.GUID), n.Desc))
 	w.WriteString("  Lid  Out   Destination\n       Port     Info \n")
 	count := 0
-	lastPortLID, basePortLID := 0, 0
-	var portGUID uint64
+	var paths lmcPaths
 	var line []byte
 	for block := start / lftBlockSize; block < (end+lftBlockSize-1)/lftBlockSize; block++ {
 		data, ok := t.blocks[uint32(block)]
@@ -340,23 +339,19 @@ func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, dests *lidDests, t *swit
 				continue
 			}
 			text := ""
-			switch {
-			case o.Brief:
-			case lid <= lastPortLID && !valid:
-				text = fmt.Sprintf(": (path #%d - illegal port)", lid-basePortLID)
-			case lid <= lastPortLID && portGUID == 0:
-				text = fmt.Sprintf(": (path #%d out of %d)", lid-basePortLID+1, lastPortLID-basePortLID+1)
-			case lid <= lastPortLID:
-				text = fmt.Sprintf(": (path #%d out of %d: portguid 0x%016x)", lid-basePortLID+1, lastPortLID-basePortLID+1, portGUID)
-			case !valid:
-				text = ": (illegal port)"
-			default:
-				portGUID = 0
-				var p *subnet.Port
-				if p, text = dests.of(lid); p != nil {
-					portGUID = uint64(p.GUID)
-					if p.LMC > 0 {
-						basePortLID, lastPortLID = int(p.BaseLID), int(p.BaseLID)+1<<p.LMC-1
+			if !o.Brief {
+				var inRange bool
+				text, inRange = paths.within(lid, valid)
+				switch {
+				case inRange:
+				case !valid:
+					text = ": (illegal port)"
+				default:
+					var p *subnet.Port
+					if p, text = dests.of(lid); p != nil {
+						paths.port(p.GUID, int(p.BaseLID), int(p.LMC))
+					} else {
+						paths.port(0, 0, 0)
 					}
 				}
 			}

@@ -216,6 +216,37 @@ func validWord(all bool) string {
 	return "valid "
 }
 
+// lmcPaths is dump_lid's state from LID to LID of a forwarding table dump:
+// the LID range of the last destination port with an LMC, whose other
+// LIDs print as "path #n out of m", and the port GUID last looked up.
+type lmcPaths struct {
+	base, last int
+	portGUID   rdma.GUID
+}
+
+// within returns the text of a LID inside the last LMC range, if it is.
+func (s *lmcPaths) within(lid int, valid bool) (string, bool) {
+	if lid > s.last {
+		return "", false
+	}
+	switch {
+	case !valid:
+		return fmt.Sprintf(": (path #%d - illegal port)", lid-s.base), true
+	case s.portGUID == 0:
+		return fmt.Sprintf(": (path #%d out of %d)", lid-s.base+1, s.last-s.base+1), true
+	}
+	return fmt.Sprintf(": (path #%d out of %d: portguid %s)", lid-s.base+1, s.last-s.base+1, s.portGUID), true
+}
+
+// port records the destination port a LID was looked up to (GUID 0 when
+// the lookup failed); a port with an LMC starts a new range.
+func (s *lmcPaths) port(guid rdma.GUID, baseLID, lmc int) {
+	s.portGUID = guid
+	if lmc > 0 {
+		s.base, s.last = baseLID, baseLID+(1<<lmc)-1
+	}
+}
+
 // lidDest is what a destination LID's NodeInfo, PortInfo and NodeDesc say.
 type lidDest struct {
 	ok       bool
@@ -246,36 +277,24 @@ func describeDestinations(q *smpQuerier, entries []lftEntry, names *nodemap.Map)
 		}()
 	}
 	wg.Wait()
-	// The path numbering carries state from LID to LID, as in dump_lid.
-	lastPortLID, basePortLID := 0, 0
-	var portGUID rdma.GUID
+	var paths lmcPaths
 	for i := range entries {
 		e := &entries[i]
-		if e.LID <= lastPortLID {
-			switch {
-			case !e.Valid:
-				e.text = fmt.Sprintf(": (path #%d - illegal port)", e.LID-basePortLID)
-			case portGUID == 0:
-				e.text = fmt.Sprintf(": (path #%d out of %d)", e.LID-basePortLID+1, lastPortLID-basePortLID+1)
-			default:
-				e.text = fmt.Sprintf(": (path #%d out of %d: portguid %s)", e.LID-basePortLID+1, lastPortLID-basePortLID+1, portGUID)
-			}
+		if t, ok := paths.within(e.LID, e.Valid); ok {
+			e.text = t
 			continue
 		}
 		if !e.Valid {
 			e.text = ": (illegal port)"
 			continue
 		}
-		portGUID = 0
 		d := dests[i]
 		if !d.ok {
+			paths.port(0, 0, 0)
 			e.text = ": (unknown node and type)"
 			continue
 		}
-		portGUID = d.portGUID
-		if d.lmc > 0 {
-			basePortLID, lastPortLID = d.baseLID, d.baseLID+(1<<d.lmc)-1
-		}
+		paths.port(d.portGUID, d.baseLID, d.lmc)
 		typ := string(appendNodeType(nil, d.nodeType))
 		desc := names.Name(uint64(d.nodeGUID), d.desc)
 		e.text = fmt.Sprintf(": (%s portguid %s: '%s')", typ, d.portGUID, desc)
