@@ -326,16 +326,7 @@ func (l *linkPrinter) linkString(p *subnet.Port) string {
 	state, phys := mad.FormatPortState.Text(uint32(pi.LinkState)), mad.FormatPhysPortState.Text(uint32(pi.PhysLinkState))
 	var s string
 	if pi.LinkState != portStateDown {
-		var sp string
-		switch {
-		case ext != 0:
-			sp = mad.FormatLinkSpeedExt.Text(ext)
-		case fdr10:
-			sp = "10.0 Gbps (FDR10)"
-		default:
-			sp = mad.FormatLinkSpeed.Text(speed)
-		}
-		s = fmt.Sprintf("(%3s %18s %6s/%8s)", mad.FormatLinkWidth.Text(width), sp, state, phys)
+		s = fmt.Sprintf("(%3s %18s %6s/%8s)", mad.FormatLinkWidth.Text(width), speedText(ext, speed, fdr10), state, phys)
 		if l.o.Additional {
 			s += fmt.Sprintf(" (HOQ:%d VL_Stall:%d)", pi.HOQLife, pi.VLStallCount)
 		}
@@ -378,17 +369,8 @@ func (l *linkPrinter) port(p *subnet.Port, prefix string) {
 	n := p.Node
 	link := l.linkString(p)
 	var remote string
-	if r := p.Remote; r != nil {
-		guid := ""
-		if l.o.Line {
-			guid = fmt.Sprintf("0x%016x ", uint64(r.GUID))
-		}
-		lid := r.BaseLID
-		if lid == 0 {
-			lid = r.Node.SMALID
-		}
-		widthMsg, speedMsg := couldBe(p)
-		remote = fmt.Sprintf("%s%6d %4d[%2s] \"%s\" (%s %s)\n", guid, lid, r.Num, extPortString(r), l.name(r.Node), widthMsg, speedMsg)
+	if p.Remote != nil {
+		remote = l.peerText(p, l.o.Line)
 	} else if linkState(p) == portStateDown {
 		remote = "           [  ] \"\" ( )\n"
 	} else {
@@ -407,6 +389,28 @@ func (l *linkPrinter) port(p *subnet.Port, prefix string) {
 		lid = p.BaseLID
 	}
 	fmt.Fprintf(l.w, "%6d %4d[%2s] ==%s==>  %s", lid, p.Num, extPortString(p), link, remote)
+}
+
+// peerLID is the LID printed for a link's far end: its port's, or for a
+// switch port its port 0's.
+func peerLID(r *subnet.Port) rdma.LID {
+	if r.BaseLID == 0 {
+		return r.Node.SMALID
+	}
+	return r.BaseLID
+}
+
+// peerText is the far end of a linked port as print_port writes it (with
+// its port GUID first when withGUID): LID, port, name, and what the link
+// could run at.
+func (l *linkPrinter) peerText(p *subnet.Port, withGUID bool) string {
+	r := p.Remote
+	guid := ""
+	if withGUID {
+		guid = fmt.Sprintf("0x%016x ", uint64(r.GUID))
+	}
+	widthMsg, speedMsg := couldBe(p)
+	return fmt.Sprintf("%s%6d %4d[%2s] \"%s\" (%s %s)\n", guid, peerLID(r), r.Num, extPortString(r), l.name(r.Node), widthMsg, speedMsg)
 }
 
 // maxWidth is ibdiag_common.c's get_max_width: the widest width in a set.
@@ -521,11 +525,7 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 				}
 			}
 			if r := p.Remote; r != nil {
-				lid := r.BaseLID
-				if lid == 0 {
-					lid = r.Node.SMALID
-				}
-				pj.Remote = &remoteJSON{NodeGUID: r.Node.GUID.String(), PortGUID: r.GUID.String(), Port: r.Num, LID: int(lid),
+				pj.Remote = &remoteJSON{NodeGUID: r.Node.GUID.String(), PortGUID: r.GUID.String(), Port: r.Num, LID: int(peerLID(r)),
 					Description: o.names.Name(uint64(r.Node.GUID), r.Node.Desc)}
 				pj.CouldBeWidth, pj.CouldBeSpeed = couldBe(p)
 				pj.CouldBeWidth = strings.TrimPrefix(pj.CouldBeWidth, "Could be ")
@@ -547,11 +547,18 @@ func linkSpeedText(p *subnet.Port) string {
 	if mask, ok := capMaskOf(p); ok && mask&capIsExtendedSpeeds != 0 {
 		ext = uint32(pi.LinkSpeedExtActive)
 	}
+	return speedText(ext, uint32(pi.LinkSpeedActive), extInfo(p).LinkSpeedActive&1 != 0)
+}
+
+// speedText names a port's speed as iblinkinfo prints it: the extended
+// speed when there is one, FDR10 when MlnxExtPortInfo says so, else the
+// speed.
+func speedText(ext, speed uint32, fdr10 bool) string {
 	switch {
 	case ext != 0:
 		return mad.FormatLinkSpeedExt.Text(ext)
-	case extInfo(p).LinkSpeedActive&1 != 0:
+	case fdr10:
 		return "10.0 Gbps (FDR10)"
 	}
-	return mad.FormatLinkSpeed.Text(uint32(pi.LinkSpeedActive))
+	return mad.FormatLinkSpeed.Text(speed)
 }

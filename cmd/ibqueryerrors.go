@@ -490,23 +490,14 @@ func (r *nodeErrors) check() {
 		start = 0
 	}
 	// The PMA's capabilities, asked at the switch or the first port.
-	capPort := 0
-	if n.Type != subnet.Switch {
-		for num := 1; num <= n.NumPorts; num++ {
-			if n.Ports[num] != nil {
-				capPort = num
-				break
-			}
-		}
-	}
+	capPort := r.firstPort()
 	allPorts := false
 	lid := r.lidOf(capPort)
 	if cpi, err := r.q.get(lid, "ClassPortInfo", capPort); err != nil {
 		r.warnf("ClassPortInfo query failed on %s, Lid %d port %d: %v", r.name, lid, capPort, err)
 		r.sum.pmaFailures++
 	} else {
-		r.capMask = uint16(cpi[2])<<8 | uint16(cpi[3])
-		r.capMask2 = (uint32(cpi[4])<<24 | uint32(cpi[5])<<16 | uint32(cpi[6])<<8 | uint32(cpi[7])) >> 5
+		r.capMask, r.capMask2 = pmaCapMasks(cpi)
 		allPorts = r.capMask&pmAllPortSelect != 0
 	}
 	if r.o.CountersOnly {
@@ -807,14 +798,8 @@ func (r *nodeErrors) portConfig(num int) {
 	l := &linkPrinter{o: &iblinkinfoOptions{names: r.o.names}}
 	link := l.linkString(p)
 	var remote string
-	if rp := p.Remote; rp != nil {
-		lid := rp.BaseLID
-		if lid == 0 {
-			lid = rp.Node.SMALID
-		}
-		widthMsg, speedMsg := couldBe(p)
-		remote = fmt.Sprintf("0x%016x %6d %4d[%2s] \"%s\" (%s %s)\n", uint64(rp.GUID), lid, rp.Num, extPortString(rp),
-			r.o.names.Name(uint64(rp.Node.GUID), rp.Node.Desc), widthMsg, speedMsg)
+	if p.Remote != nil {
+		remote = l.peerText(p, true)
 	} else {
 		remote = "           [  ] \"\" ( )\n"
 	}

@@ -323,8 +323,7 @@ func (q *perfquery) run() error {
 	if err != nil {
 		return err
 	}
-	q.capMask = uint16(cpi[2])<<8 | uint16(cpi[3])
-	q.capMask2 = (uint32(cpi[4])<<24 | uint32(cpi[5])<<16 | uint32(cpi[6])<<8 | uint32(cpi[7])) >> 5
+	q.capMask, q.capMask2 = pmaCapMasks(cpi)
 
 	emulate := false
 	if q.capMask&pmAllPortSelect == 0 && o.Port == allPorts {
@@ -398,6 +397,14 @@ func (q *perfquery) allPortNumbers() ([]int, error) {
 		ports = append(ports, p)
 	}
 	return ports, nil
+}
+
+// pmaCapMasks decodes a PMA's ClassPortInfo data into its CapabilityMask
+// and CapabilityMask2.
+func pmaCapMasks(data []byte) (uint16, uint32) {
+	var cpi mad.ClassPortInfo
+	_ = cpi.UnmarshalBinary(data) // a GMP's data area is longer than ClassPortInfo
+	return cpi.CapabilityMask, cpi.CapabilityMask2
 }
 
 // request builds a PerfMgt request for the attribute with PortSelect set.
