@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -103,10 +104,10 @@ type lftBalance struct {
 }
 
 var (
-	lbUnicastDR  = regexp.MustCompile(`Unicast lids .+ of switch DR path slid .+ guid (.+) \((.+)\)`)
-	lbUnicastLID = regexp.MustCompile(`Unicast lids .+ of switch Lid .+ guid (.+) \((.+)\)`)
-	lbHostLine   = regexp.MustCompile(`.+ (.+) : \(.+ portguid .+: '(.+)'\)`)
-	lbPathLine   = regexp.MustCompile(`.+ (.+) : \(path #. out of .: portguid .+\)`)
+	lbUnicastDR  = lazyRegexp(`Unicast lids .+ of switch DR path slid .+ guid (.+) \((.+)\)`)
+	lbUnicastLID = lazyRegexp(`Unicast lids .+ of switch Lid .+ guid (.+) \((.+)\)`)
+	lbHostLine   = lazyRegexp(`.+ (.+) : \(.+ portguid .+: '(.+)'\)`)
+	lbPathLine   = lazyRegexp(`.+ (.+) : \(path #. out of .: portguid .+\)`)
 )
 
 func (b *lftBalance) run(lfts []byte) {
@@ -120,10 +121,10 @@ func (b *lftBalance) run(lfts []byte) {
 			if b.named {
 				b.switchUsage()
 			}
-			if m := lbUnicastDR.FindStringSubmatch(line); m != nil {
+			if m := lbUnicastDR().FindStringSubmatch(line); m != nil {
 				b.switchGUID, b.switchName, b.named = m[1], m[2], true
 			}
-			if m := lbUnicastLID.FindStringSubmatch(line); m != nil {
+			if m := lbUnicastLID().FindStringSubmatch(line); m != nil {
 				b.switchGUID, b.switchName, b.named = m[1], m[2], true
 			}
 			b.maybeHosts, b.portCount, b.hostPorts = nil, map[string]int{}, nil
@@ -132,7 +133,7 @@ func (b *lftBalance) run(lfts []byte) {
 			// A failed match leaves the script's $1 and $2 as they were;
 			// they come from the same line in practice.
 			port, host := "", ""
-			if m := lbHostLine.FindStringSubmatch(line); m != nil {
+			if m := lbHostLine().FindStringSubmatch(line); m != nil {
 				port, host = m[1], m[2]
 			}
 			b.host = host
@@ -148,7 +149,7 @@ func (b *lftBalance) run(lfts []byte) {
 			}
 		case strings.Contains(line, "path"):
 			port := ""
-			if m := lbPathLine.FindStringSubmatch(line); m != nil {
+			if m := lbPathLine().FindStringSubmatch(line); m != nil {
 				port = m[1]
 			}
 			b.portCount[port]++
@@ -205,11 +206,10 @@ func (b *lftBalance) linkInfo() string {
 // portLines returns the iblinkinfo lines of port ("001"), as the script's
 // /$decport\[..\] ==/ finds them.
 func portLines(linkinfo, port string) []string {
-	dec := strings.TrimLeft(port, "0")
-	if n := perlNum(dec); n >= 1 && n <= 9 {
-		dec = " " + dec
+	re := portLinePatterns()[port]
+	if re == nil {
+		re = portLinePattern(port)
 	}
-	re := regexp.MustCompile(regexp.QuoteMeta(dec) + `\[..\] ==`)
 	var out []string
 	for _, l := range strings.Split(linkinfo, "\n") {
 		if re.MatchString(l) {
@@ -218,6 +218,26 @@ func portLines(linkinfo, port string) []string {
 	}
 	return out
 }
+
+// portLinePattern is the script's pattern for a port's iblinkinfo line.
+func portLinePattern(port string) *regexp.Regexp {
+	dec := strings.TrimLeft(port, "0")
+	if n := perlNum(dec); n >= 1 && n <= 9 {
+		dec = " " + dec
+	}
+	return regexp.MustCompile(regexp.QuoteMeta(dec) + `\[..\] ==`)
+}
+
+// portLinePatterns are the patterns of the ports the script looks at,
+// 001 to 036, compiled once, on first use.
+var portLinePatterns = sync.OnceValue(func() map[string]*regexp.Regexp {
+	m := make(map[string]*regexp.Regexp, 36)
+	for i := 1; i <= 36; i++ {
+		port := fmt.Sprintf("%03d", i)
+		m[port] = portLinePattern(port)
+	}
+	return m
+})
 
 // perlNum is a string's value as a Perl number: its leading integer, 0
 // when there is none.

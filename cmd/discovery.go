@@ -77,12 +77,7 @@ func (f *Factory) discoverFabric(tool string, o *CommonOptions, d *discoveryOpti
 
 // walkFabric is discoverFabric without the chassis grouping.
 func (f *Factory) walkFabric(o *CommonOptions, d *discoveryOptions, from []uint8) (*subnet.Fabric, error) {
-	opts := o.transactorOptions()
-	opts.Window = d.Outstanding
-	if opts.Window == 0 {
-		opts.Window = defaultOutstanding
-	}
-	x, err := f.openTransactorWith(o, opts)
+	x, err := f.fabricTransactor(o, d)
 	if err != nil {
 		return nil, err
 	}

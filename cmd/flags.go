@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"regexp"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -212,6 +214,12 @@ func (o *CommonOptions) loadNodeMap(tool string, errOut io.Writer) (*nodemap.Map
 	}
 	fmt.Fprintf(errOut, "%s: warning: %v; not using it\n", tool, err)
 	return nil, nil
+}
+
+// lazyRegexp returns a regexp compiled on first use, so that tools that
+// never use it do not pay for it at start-up.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 
 // parsePortArg parses a port number argument: decimal or 0x hex, 0 to 255.

@@ -81,12 +81,9 @@ Supported ops (and aliases, case insensitive):
 			if o.Op == nil {
 				return usageErrorf("operation '%s' not supported", args[0])
 			}
-			if o.ccKeyArg != "" {
-				k, err := parseUintArg(o.ccKeyArg, ^uint64(0))
-				if err != nil {
-					return usageErrorf("invalid CC key %q: %v", o.ccKeyArg, err)
-				}
-				o.CCKey = k
+			var err error
+			if o.CCKey, err = parseCCKey(o.ccKeyArg); err != nil {
+				return err
 			}
 			t, err := o.Common.parseTarget(args[1])
 			if err != nil {

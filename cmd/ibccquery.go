@@ -95,6 +95,19 @@ Supported ops (and aliases, case insensitive):
 	return c
 }
 
+// parseCCKey parses a -c CC_Key: any 64-bit value, decimal or 0x hex;
+// "" is 0.
+func parseCCKey(s string) (uint64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	k, err := parseUintArg(s, ^uint64(0))
+	if err != nil {
+		return 0, usageErrorf("invalid CC key %q: %v", s, err)
+	}
+	return k, nil
+}
+
 func (o *ibccqueryOptions) parse(args []string) error {
 	for i := range ccOps {
 		if strings.EqualFold(args[0], ccOps[i].Name) || strings.EqualFold(args[0], ccOps[i].Alias) {
@@ -104,12 +117,9 @@ func (o *ibccqueryOptions) parse(args []string) error {
 	if o.Op == nil {
 		return usageErrorf("operation '%s' not supported", args[0])
 	}
-	if o.ccKeyArg != "" {
-		k, err := parseUintArg(o.ccKeyArg, ^uint64(0))
-		if err != nil {
-			return usageErrorf("invalid CC key %q: %v", o.ccKeyArg, err)
-		}
-		o.CCKey = k
+	var err error
+	if o.CCKey, err = parseCCKey(o.ccKeyArg); err != nil {
+		return err
 	}
 	t, err := o.Common.parseTarget(args[1])
 	if err != nil {

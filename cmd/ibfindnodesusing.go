@@ -3,7 +3,6 @@ package cmd
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -67,7 +66,7 @@ when missing or with -R) and the switches' forwarding tables.`,
 				return &UsageError{Err: fmt.Errorf("want a switch GUID and a port"), Syntax: true}
 			}
 			o.Switch, o.Port = formatScriptGUID(args[0]), args[1]
-			o.Topology = func() ([]byte, error) { return f.groupedTopology("ibfindnodesusing", &o.Common, &o.Discovery) }
+			o.Topology = func() ([]byte, error) { return f.topologyText("ibfindnodesusing", &o.Common, &o.Discovery, true) }
 			o.Route = func(guid string) ([]byte, error) {
 				t, err := endport.ParseTarget(guid, endport.GUID)
 				if err != nil {
@@ -120,10 +119,12 @@ type linkEnd struct {
 
 // The scripts' patterns.
 var (
-	fnuSwitch    = regexp.MustCompile(`^Switch.*"S-(.*)"\s+# (.*) port.*`)
-	fnuLinkSw    = regexp.MustCompile(`^Switch.*"S-(.*)"\s+#.*"(.*)".* lid (\d+).*`)
-	fnuLinkEnds  = regexp.MustCompile(`^\[(\d+)\](?:\[ext \d+\])?\s+"[HSR]-(.+)"\[(\d+)\](?:\[ext \d+\])?(\(.+\))?\s+#.*"(.*)"\.* lid (\d+).*`)
-	fnuRouteLine = regexp.MustCompile(`\w+\s+(\d+)\s+:\s+\(Channel Adapter.*:\s+'(.*)'\)`)
+	fnuSwitch    = lazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.*`)
+	fnuLinkSw    = lazyRegexp(`^Switch.*"S-(.*)"\s+#.*"(.*)".* lid (\d+).*`)
+	fnuLinkEnds  = lazyRegexp(`^\[(\d+)\](?:\[ext \d+\])?\s+"[HSR]-(.+)"\[(\d+)\](?:\[ext \d+\])?(\(.+\))?\s+#.*"(.*)"\.* lid (\d+).*`)
+	fnuRouteLine = lazyRegexp(`\w+\s+(\d+)\s+:\s+\(Channel Adapter.*:\s+'(.*)'\)`)
+	// trailing splits a host name into its prefix and trailing digits.
+	trailing = lazyRegexp(`^(.*?)(\d*)$`)
 )
 
 // linkEnds parses the switches' port lines of a topology (get_link_ends):
@@ -133,11 +134,11 @@ func linkEnds(text []byte) map[string]map[string]linkEnd {
 	inSwitch := false
 	guid := ""
 	for _, line := range strings.Split(string(text), "\n") {
-		if m := fnuLinkSw.FindStringSubmatch(line); m != nil {
+		if m := fnuLinkSw().FindStringSubmatch(line); m != nil {
 			guid, inSwitch = m[1], true
 		}
 		if inSwitch {
-			if m := fnuLinkEnds.FindStringSubmatch(line); m != nil {
+			if m := fnuLinkEnds().FindStringSubmatch(line); m != nil {
 				if ends["0x"+guid] == nil {
 					ends["0x"+guid] = map[string]linkEnd{}
 				}
@@ -157,7 +158,7 @@ func routedHosts(dump []byte, port string) []string {
 	want, _ := strconv.Atoi(port)
 	var hosts []string
 	for _, line := range strings.Split(string(dump), "\n") {
-		if m := fnuRouteLine.FindStringSubmatch(line); m != nil {
+		if m := fnuRouteLine().FindStringSubmatch(line); m != nil {
 			if n, _ := strconv.Atoi(m[1]); n == want {
 				hosts = append(hosts, m[2])
 			}
@@ -181,14 +182,13 @@ func compressHostlist(hosts []string) string {
 	for _, h := range hosts {
 		list = append(list, entry{name: h})
 	}
-	trailing := regexp.MustCompile(`^(.*?)(\d*)$`)
 	num := func(s string) int {
 		n, _ := strconv.Atoi(s)
 		return n
 	}
 	// sortn: by the trailing number, stable.
 	sort.SliceStable(list, func(i, j int) bool {
-		return num(trailing.FindStringSubmatch(list[i].name)[2]) < num(trailing.FindStringSubmatch(list[j].name)[2])
+		return num(trailing().FindStringSubmatch(list[i].name)[2]) < num(trailing().FindStringSubmatch(list[j].name)[2])
 	})
 	// comp2: per prefix, groups of numbers; a number joins the current
 	// group when the group's last number is one less (an empty group's
@@ -196,7 +196,7 @@ func compressHostlist(hosts []string) string {
 	groups := map[string][][]string{}
 	index := map[string]int{}
 	for _, e := range list {
-		m := trailing.FindStringSubmatch(e.name)
+		m := trailing().FindStringSubmatch(e.name)
 		prefix, digits := m[1], m[2]
 		g := groups[prefix]
 		i := index[prefix]
@@ -250,7 +250,7 @@ func ibfindnodesusingRun(o *ibfindnodesusingOptions) error {
 	ends := linkEnds(text)
 	guid, desc, found := "", "", false
 	for _, line := range strings.Split(string(text), "\n") {
-		if m := fnuSwitch.FindStringSubmatch(line); m != nil {
+		if m := fnuSwitch().FindStringSubmatch(line); m != nil {
 			guid, desc = m[1], m[2]
 			if "0x"+guid == o.Switch || strings.Contains(desc, o.Switch+" ") || strings.Contains(desc, o.Switch+"\t") {
 				found = true

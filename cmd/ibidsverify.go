@@ -59,7 +59,7 @@ infiniband-diags' script it reads the ibnetdiscover -g topology kept in
 			if err := o.Discovery.finish(); err != nil {
 				return err
 			}
-			o.Topology = func() ([]byte, error) { return f.groupedTopology("ibidsverify", &o.Common, &o.Discovery) }
+			o.Topology = func() ([]byte, error) { return f.topologyText("ibidsverify", &o.Common, &o.Discovery, true) }
 			if runF != nil {
 				return runF(o)
 			}
@@ -105,17 +105,17 @@ func ibidsverifyRun(o *ibidsverifyOptions) error {
 
 // ibidsverify.pl's patterns.
 var (
-	idsCAGUID     = regexp.MustCompile(`^(?:caguid|rtguid)=(.*)`)
-	idsSwitchGUID = regexp.MustCompile(`^switchguid=(.*)`)
-	idsSwitchBoth = regexp.MustCompile(`^switchguid=(.*)\((.*)\)`)
-	idsSwitchLine = regexp.MustCompile(`^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`)
+	idsCAGUID     = lazyRegexp(`^(?:caguid|rtguid)=(.*)`)
+	idsSwitchGUID = lazyRegexp(`^switchguid=(.*)`)
+	idsSwitchBoth = lazyRegexp(`^switchguid=(.*)\((.*)\)`)
+	idsSwitchLine = lazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`)
 	// A CA's or router's port line, by the kind of node at the other end.
-	idsPortPeers = []*regexp.Regexp{
-		regexp.MustCompile(`"S-(.*)# lid (\d+) .*`),
-		regexp.MustCompile(`^.*"H-(.*)# lid (\d+) .*`),
-		regexp.MustCompile(`^.*"R-(.*)# lid (\d+) .*`),
+	idsPortPeers = []func() *regexp.Regexp{
+		lazyRegexp(`"S-(.*)# lid (\d+) .*`),
+		lazyRegexp(`^.*"H-(.*)# lid (\d+) .*`),
+		lazyRegexp(`^.*"R-(.*)# lid (\d+) .*`),
 	}
-	idsPortGUID = regexp.MustCompile(`^\[(\d+)\]\((.*)\)`)
+	idsPortGUID = lazyRegexp(`^\[(\d+)\]\((.*)\)`)
 )
 
 // verifyIDs checks a topology as ibidsverify.pl does and returns what it
@@ -175,16 +175,16 @@ func verifyIDs(text []byte) ([]byte, bool) {
 	firstPort := false
 	for _, line := range strings.SplitAfter(string(text), "\n") {
 		line = strings.TrimSuffix(line, "\n")
-		if m := idsCAGUID.FindStringSubmatch(line); m != nil {
+		if m := idsCAGUID().FindStringSubmatch(line); m != nil {
 			nodeGUID, nodeType = m[1], ""
 		}
-		if m := idsSwitchGUID.FindStringSubmatch(line); m != nil {
+		if m := idsSwitchGUID().FindStringSubmatch(line); m != nil {
 			nodeGUID, portGUID, nodeType = m[1], "", ""
 		}
-		if m := idsSwitchBoth.FindStringSubmatch(line); m != nil {
+		if m := idsSwitchBoth().FindStringSubmatch(line); m != nil {
 			nodeGUID, portGUID = m[1], "0x"+m[2]
 		}
-		if m := idsSwitchLine.FindStringSubmatch(line); m != nil {
+		if m := idsSwitchLine().FindStringSubmatch(line); m != nil {
 			nodeType, firstPort, lid = "switch", true, m[3]
 			insertLID(lid, nodeGUID, nodeType)
 			insertNodeGUID(lid, nodeGUID, nodeType)
@@ -202,7 +202,7 @@ func verifyIDs(text []byte) ([]byte, bool) {
 			continue
 		}
 		for _, re := range idsPortPeers {
-			if m := re.FindStringSubmatch(line); m != nil {
+			if m := re().FindStringSubmatch(line); m != nil {
 				lid = m[2]
 				insertLID(lid, nodeGUID, nodeType)
 				if firstPort {
@@ -211,7 +211,7 @@ func verifyIDs(text []byte) ([]byte, bool) {
 				}
 			}
 		}
-		if m := idsPortGUID.FindStringSubmatch(line); m != nil {
+		if m := idsPortGUID().FindStringSubmatch(line); m != nil {
 			portGUID = "0x" + m[2]
 			insertPortGUID(lid, portGUID, nodeType, nodeGUID)
 		}

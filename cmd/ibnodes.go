@@ -2,12 +2,9 @@ package cmd
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 )
@@ -78,17 +75,7 @@ ibnetdiscover wrote.`, k.name, what, k.name),
 					}
 					return b, nil
 				}
-				fab, err := f.discoverFabric(k.name, &o.Common, &o.Discovery, nil)
-				if err != nil {
-					return nil, withContext(err, "discovery")
-				}
-				var b bytes.Buffer
-				w := bufio.NewWriter(&b)
-				t := &topology{w: w, f: fab}
-				t.header(time.Now(), false)
-				t.dump()
-				w.Flush()
-				return b.Bytes(), reportPartial(k.name, fab, o.IO.ErrOut)
+				return f.topologyText(k.name, &o.Common, &o.Discovery, false)
 			}
 			if runF != nil {
 				return runF(o)
@@ -157,15 +144,15 @@ func awkSubstr(s string, m, n int) string {
 }
 
 var (
-	afterHash = regexp.MustCompile(`#[ \t]*`)
-	portZero  = regexp.MustCompile(`port 0.*`)
+	afterHash = lazyRegexp(`#[ \t]*`)
+	portZero  = lazyRegexp(`port 0.*`)
 )
 
 // afterComment is the scripts' substr($0, match($0, "#[ \t]*")+RLENGTH):
 // the line from just after the first '#' and its blanks; the whole line
 // when there is no '#' (match gives 0 and RLENGTH -1).
 func afterComment(line string) string {
-	loc := afterHash.FindStringIndex(line)
+	loc := afterHash().FindStringIndex(line)
 	if loc == nil {
 		return line
 	}
@@ -219,7 +206,7 @@ func nodeLine(line, keyword string) nodeListLine {
 // it is, then put back), and the port 0 information.
 func switchListDesc(desc string) string {
 	pi := 0 // awk's match: 1-based, 0 for none
-	if loc := portZero.FindStringIndex(desc); loc != nil {
+	if loc := portZero().FindStringIndex(desc); loc != nil {
 		pi = loc[0] + 1
 	}
 	pinfo := awkSubstr(desc, pi, len(desc))

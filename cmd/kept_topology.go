@@ -54,16 +54,19 @@ func (k *keptTopology) read() ([]byte, error) {
 	return text, partial
 }
 
-// groupedTopology discovers the fabric and renders it as ibnetdiscover -g
-// prints it.
-func (f *Factory) groupedTopology(tool string, o *CommonOptions, d *discoveryOptions) ([]byte, error) {
+// topologyText discovers the fabric and renders it as ibnetdiscover prints
+// it (as ibnetdiscover -g with group set).
+func (f *Factory) topologyText(tool string, o *CommonOptions, d *discoveryOptions, group bool) ([]byte, error) {
 	fab, err := f.discoverFabric(tool, o, d, nil)
 	if err != nil {
 		return nil, withContext(err, "discovery")
 	}
 	var b bytes.Buffer
 	w := bufio.NewWriter(&b)
-	t := &topology{w: w, f: fab, group: true, chassis: fab.GroupChassis()}
+	t := &topology{w: w, f: fab, group: group}
+	if group {
+		t.chassis = fab.GroupChassis()
+	}
 	t.header(time.Now(), false)
 	t.dump()
 	w.Flush()

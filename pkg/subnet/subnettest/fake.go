@@ -14,6 +14,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
 	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // Node types, as NodeInfo gives them.
@@ -184,7 +185,7 @@ func (f *Fabric) Handle(req *mad.Packet) []mad.Packet {
 		var dr mad.DRSMPHeader
 		dr.UnmarshalBinary(req.MAD)
 		n, entry = f.walk(dr.InitialPath[:dr.HopCount+1])
-		route = pathString(dr.InitialPath[:dr.HopCount+1])
+		route = subnet.FormatPath(dr.InitialPath[:dr.HopCount+1])
 	case mad.ClassSMI:
 		n, entry = f.byLID(req.Addr.LID)
 		route = fmt.Sprintf("lid %d", req.Addr.LID)
@@ -339,15 +340,4 @@ func attrName(id mad.AttrID) string {
 		return "MlnxExtPortInfo"
 	}
 	return fmt.Sprintf("%#04x", uint16(id))
-}
-
-func pathString(p []byte) string {
-	s := ""
-	for i, h := range p {
-		if i > 0 {
-			s += ","
-		}
-		s += fmt.Sprint(h)
-	}
-	return s
 }
