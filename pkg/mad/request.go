@@ -22,8 +22,8 @@ type Request struct {
 	// MAD instead of the class's usual place (congestion control's
 	// CongestionLog starts at byte 32).
 	DataOffset int
-	// MKey is the SMP M_Key, or a congestion control MAD's CC_Key: both
-	// at byte 24.
+	// MKey is the SMP M_Key or a congestion control MAD's CC_Key (both
+	// at byte 24), or an SA MAD's SM_Key (byte 36).
 	MKey uint64
 	// OUI is the vendor's IEEE OUI of a vendor range 2 class (bytes
 	// 37-39): 0x001405, OpenIB's, for ibping and ibsysstat.
@@ -33,9 +33,13 @@ type Request struct {
 	ComponentMask uint64
 }
 
-// saComponentMaskOffset is where an SA MAD's ComponentMask is (IBA
-// 15.2.1.1: after the RMPP header, SM_Key and AttributeOffset).
-const saComponentMaskOffset = 48
+// The SA header (IBA 15.2.1.1): after the RMPP header, the SM_Key, the
+// AttributeOffset (in 8-byte words) and the ComponentMask.
+const (
+	saSMKeyOffset         = 36
+	saAttrOffsetOffset    = 44
+	saComponentMaskOffset = 48
+)
 
 // dataStart returns where r's attribute data starts in a MAD of class c.
 func (r *Request) dataStart(c Class) (int, error) {
@@ -142,6 +146,7 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 		binary.BigEndian.PutUint64(mad[drMKeyOffset:], r.MKey)
 	}
 	if class == ClassSA {
+		binary.BigEndian.PutUint64(mad[saSMKeyOffset:], r.MKey)
 		binary.BigEndian.PutUint64(mad[saComponentMaskOffset:], r.ComponentMask)
 	}
 	if class.IsVendorRange2() {

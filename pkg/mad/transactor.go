@@ -49,7 +49,12 @@ type Transactor struct {
 
 	mu      sync.Mutex
 	waiters map[uint32]chan *Packet
-	readErr error // set once the reader stops
+	rmpp    map[uint32]*rmppTransfer // by TID, requests whose answer may come in RMPP segments
+	readErr error                    // set once the reader stops
+	// userRMPP is set when the transport hands over RMPP segments as they
+	// come, and the transactor reassembles them (ibsim); the kernel does
+	// it itself for agents registered with RMPP.
+	userRMPP bool
 
 	stop   context.CancelFunc
 	done   chan struct{}
@@ -77,8 +82,12 @@ func NewTransactor(tr Transport, opts TransactorOptions) *Transactor {
 		opts:    opts,
 		window:  make(chan struct{}, opts.Window),
 		waiters: make(map[uint32]chan *Packet),
+		rmpp:    make(map[uint32]*rmppTransfer),
 		stop:    stop,
 		done:    make(chan struct{}),
+	}
+	if r, ok := tr.(RMPPReassembler); !ok || !r.ReassemblesRMPP() {
+		t.userRMPP = true
 	}
 	t.nextTID.Store(uint32(time.Now().UnixNano()))
 	go t.read(ctx)
@@ -129,7 +138,13 @@ func (t *Transactor) read(ctx context.Context) {
 		h.UnmarshalBinary(p.MAD)
 		t.mu.Lock()
 		w := t.waiters[uint32(h.TID)]
+		x := t.rmpp[uint32(h.TID)]
 		t.mu.Unlock()
+		if x != nil && p.Status == 0 && h.Method.IsResponse() && IsRMPPActive(h.MgmtClass, p.MAD) {
+			if p = t.takeSegment(x, p); p == nil {
+				continue // a segment of a message not yet whole
+			}
+		}
 		if w != nil {
 			select {
 			case w <- p:
@@ -159,6 +174,12 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 	out.Addr = r.Path.address(class)
 
 	w := make(chan *Packet, 1)
+	var x *rmppTransfer
+	if t.userRMPP && class.HasRMPP() {
+		hdr, _ := dataOffset(class)
+		x = &rmppTransfer{hdrLen: hdr, sl: out.Addr.SL, pkey: out.Addr.PKeyIndex}
+		x.reset()
+	}
 	t.mu.Lock()
 	if t.readErr != nil {
 		err := t.readErr
@@ -166,10 +187,14 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 		return nil, fmt.Errorf("%v to %v: %w", r, r.Path, err)
 	}
 	t.waiters[tid] = w
+	if x != nil {
+		t.rmpp[tid] = x
+	}
 	t.mu.Unlock()
 	defer func() {
 		t.mu.Lock()
 		delete(t.waiters, tid)
+		delete(t.rmpp, tid)
 		t.mu.Unlock()
 	}()
 
@@ -184,17 +209,42 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 			return nil, fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
 		}
 		timer.Reset(t.opts.Timeout + t.opts.Grace)
-		p, err := t.wait(ctx, w, timer)
+		p, err := t.waitMessage(ctx, w, timer, x)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("%v to %v: %w", r, r.Path, err)
+		case p != nil && x != nil && x.failed() != nil:
+			e := *x.failed()
+			e.Request, e.To = r.String(), r.Path.String()
+			return nil, &e
 		case p != nil && p.Status == 0:
 			return t.response(r, class, p, try)
 		}
-		// Timed out, or the transport says the request was dropped.
+		// Timed out, or the transport says the request was dropped. A
+		// resend starts the responder's transfer over.
+		if x != nil {
+			x.reset()
+		}
 		if try > t.opts.Retries {
 			return nil, &TimeoutError{Request: r.String(), To: r.Path.String(), Tries: try, Elapsed: time.Since(start)}
 		}
+	}
+}
+
+// waitMessage is wait, except that while the segments of an RMPP response
+// keep coming the try does not time out: the timeout runs from the last
+// segment.
+func (t *Transactor) waitMessage(ctx context.Context, w chan *Packet, timer *time.Timer, x *rmppTransfer) (*Packet, error) {
+	for {
+		p, err := t.wait(ctx, w, timer)
+		if p != nil || err != nil || x == nil {
+			return p, err
+		}
+		since := time.Since(x.lastSegment())
+		if since >= t.opts.Timeout+t.opts.Grace {
+			return nil, nil
+		}
+		timer.Reset(t.opts.Timeout + t.opts.Grace - since)
 	}
 }
 
@@ -234,7 +284,10 @@ func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*R
 	bad := func(format string, a ...any) error {
 		return &ReplyError{Request: r.String(), To: r.Path.String(), Reason: fmt.Sprintf(format, a...)}
 	}
-	if len(p.MAD) < Size {
+	off, _ := r.dataStart(class)
+	// A reassembled RMPP message is as long as its data, which may be
+	// less than a MAD.
+	if len(p.MAD) < Size && !(IsRMPPActive(class, p.MAD) && len(p.MAD) >= off) {
 		return nil, bad("%d bytes, want %d", len(p.MAD), Size)
 	}
 	var h Header
@@ -245,8 +298,7 @@ func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*R
 	case h.AttrID != r.AttrID:
 		return nil, bad("attribute %#04x, want %#04x", uint16(h.AttrID), uint16(r.AttrID))
 	}
-	off, _ := r.dataStart(class)
-	end := Size
+	end := len(p.MAD)
 	if class.IsSMP() {
 		end = off + SMPDataLen
 	}

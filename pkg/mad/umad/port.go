@@ -211,8 +211,16 @@ func (p *Port) agentFor(k agentKey) (uint32, error) {
 	if id, ok := p.agents[k]; ok {
 		return id, nil
 	}
-	return p.register(&Agent{Class: k.class, ClassVersion: k.version})
+	a := &Agent{Class: k.class, ClassVersion: k.version}
+	if k.class.HasRMPP() {
+		a.RMPPVersion = 1 // the kernel reassembles SA responses, as for libibumad's SA clients
+	}
+	return p.register(a)
 }
+
+// ReassemblesRMPP reports true: the kernel runs RMPP for the client agents
+// of RMPP classes Send registers, and Recv returns whole messages.
+func (p *Port) ReassemblesRMPP() bool { return true }
 
 // LocalPort names the device and port the umad device belongs to.
 func (p *Port) LocalPort() mad.LocalPort {

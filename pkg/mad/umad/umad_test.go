@@ -413,7 +413,7 @@ func TestSend(t *testing.T) {
 			pkt: mad.Packet{MAD: testMAD(mad.ClassSA, 2), Timeout: time.Second, Addr: mad.Address{
 				LID: 0x10, QPN: 1, QKey: mad.QP1QKey, HasGRH: true,
 				GRH: mad.GRH{GID: gid, GIDIndex: 3, HopLimit: 64, TrafficClass: 0x28, FlowLabel: 0xfff12345}}},
-			wantReg: regArg(t, noMethods, "01 03 02 001405 00"),
+			wantReg: regArg(t, noMethods, "01 03 02 001405 01"), // SA: RMPP version 1
 			wantHdr: `05000000 00000000 e8030000 00000000 40010000
 				00000001 80010000 0010 00 00 01 03 40 28
 				fe800000000000000002c90300012345 00012345 0000 000000000000`,
@@ -421,7 +421,7 @@ func TestSend(t *testing.T) {
 		{
 			name:    "long MAD",
 			pkt:     mad.Packet{MAD: append(testMAD(mad.ClassSA, 2), make([]byte, 44)...), Addr: mad.Address{LID: 1, QPN: 1, QKey: mad.QP1QKey}},
-			wantReg: regArg(t, noMethods, "01 03 02 001405 00"),
+			wantReg: regArg(t, noMethods, "01 03 02 001405 01"), // SA: RMPP version 1
 			wantHdr: `05000000 00000000 00000000 00000000 6c010000
 				00000001 80010000 0001 00 00 00 00 00 00
 				00000000000000000000000000000000 00000000 0000 000000000000`,

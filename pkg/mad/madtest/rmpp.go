@@ -1,0 +1,115 @@
+package madtest
+
+import (
+	"encoding/binary"
+	"sync"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+)
+
+// RMPPResponder is a Handler side that answers requests the way an SA
+// sends long responses: in RMPP DATA segments, segment 1 first and then
+// window by window as the requester's ACKs grant, like the kernel's RMPP
+// sender (without its resend timer: a lost segment is recovered by the
+// requester resending the request).
+type RMPPResponder struct {
+	// Respond returns the whole response message to a request: the MAD
+	// header, RMPP and class headers (HdrLen bytes; the R bit, status and
+	// RMPP Active flag set as wanted), then the data. Nil sends nothing.
+	Respond func(req *mad.Packet) []byte
+	// HdrLen is where the data starts: 56 for the SA.
+	HdrLen int
+	// Filter, when set, sees each segment about to go out (its number
+	// and how many times that segment was sent before) and returns the
+	// packets to send in its place: none to drop it, two to duplicate it.
+	Filter func(seg uint32, resends int, p mad.Packet) []mad.Packet
+
+	mu   sync.Mutex
+	xfer map[uint64]*rmppSend
+	acks []mad.RMPPHeader
+}
+
+// rmppSend is one response being sent.
+type rmppSend struct {
+	addr  mad.Address
+	segs  [][]byte
+	sent  uint32 // segments sent so far
+	sends map[uint32]int
+}
+
+// Handle is the Handler: requests start a transfer, ACKs advance it.
+func (r *RMPPResponder) Handle(req *mad.Packet) []mad.Packet {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.xfer == nil {
+		r.xfer = make(map[uint64]*rmppSend)
+	}
+	tid := TID(req)
+	var h mad.RMPPHeader
+	h.UnmarshalBinary(req.MAD)
+	if mad.IsRMPPActive(mad.Class(req.MAD[1]), req.MAD) {
+		r.acks = append(r.acks, h)
+		x := r.xfer[tid]
+		if x == nil || h.Type != mad.RMPPTypeAck {
+			delete(r.xfer, tid) // STOP or ABORT: the transfer ends
+			return nil
+		}
+		if int(h.SegmentNumber) >= len(x.segs) {
+			delete(r.xfer, tid)
+			return nil
+		}
+		return r.sendUpTo(x, min(h.PayloadLength, uint32(len(x.segs))))
+	}
+	msg := r.Respond(req)
+	if msg == nil {
+		return nil
+	}
+	x := &rmppSend{addr: req.Addr, segs: mad.RMPPSegments(msg, r.HdrLen), sends: map[uint32]int{}}
+	if old := r.xfer[tid]; old != nil {
+		x.sends = old.sends // a resent request: keep counting each segment's sends
+	}
+	r.xfer[tid] = x
+	return r.sendUpTo(x, 1)
+}
+
+// sendUpTo sends the segments after the last sent, through last.
+func (r *RMPPResponder) sendUpTo(x *rmppSend, last uint32) []mad.Packet {
+	var out []mad.Packet
+	for ; x.sent < last; x.sent++ {
+		seg := x.sent + 1
+		p := mad.Packet{MAD: append([]byte(nil), x.segs[seg-1]...), Addr: x.addr}
+		if r.Filter != nil {
+			out = append(out, r.Filter(seg, x.sends[seg], p)...)
+		} else {
+			out = append(out, p)
+		}
+		x.sends[seg]++
+	}
+	return out
+}
+
+// Acks returns the RMPP headers of the ACKs (and ABORTs, STOPs) received.
+func (r *RMPPResponder) Acks() []mad.RMPPHeader {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]mad.RMPPHeader(nil), r.acks...)
+}
+
+// SAResponse returns an SA response message to req: req's MAD header and
+// SA header with the R bit, status st, the RMPP Active flag (version 1,
+// DATA) and AttributeOffset recLen/8, followed by the records.
+func SAResponse(req *mad.Packet, st mad.Status, recLen int, records ...[]byte) []byte {
+	const hdr = 56
+	m := make([]byte, hdr, hdr+len(records)*recLen)
+	copy(m, req.MAD[:hdr])
+	m[3] |= byte(mad.ResponseBit)
+	binary.BigEndian.PutUint16(m[4:], uint16(st))
+	(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPActive}).MarshalTo(m)
+	binary.BigEndian.PutUint16(m[44:], uint16(recLen/8))
+	for _, rec := range records {
+		r := make([]byte, recLen)
+		copy(r, rec)
+		m = append(m, r...)
+	}
+	return m
+}

@@ -1,0 +1,436 @@
+package mad
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// RMPP, the reliable multi-packet transaction protocol (IBA 13.6), carries
+// general-services messages longer than one MAD: an SA GetTable response
+// comes as DATA segments of one MAD each, which the receiver acknowledges
+// window by window. Every segment repeats the first bytes of the message
+// (the MAD header, the RMPP header and the class header) and carries the
+// next slice of the data after them.
+
+// RMPP header layout: bytes 24-35 of a MAD of an RMPP class.
+const (
+	RMPPHeaderOffset = 24
+	RMPPHeaderLen    = 12
+	// rmppDataStart is where a segment's payload (as PayloadLength counts
+	// it: the class header and the data) starts.
+	rmppDataStart = RMPPHeaderOffset + RMPPHeaderLen
+)
+
+// RMPPType is the RMPP packet type.
+type RMPPType uint8
+
+// RMPP packet types.
+const (
+	RMPPTypeData  RMPPType = 1
+	RMPPTypeAck   RMPPType = 2
+	RMPPTypeStop  RMPPType = 3
+	RMPPTypeAbort RMPPType = 4
+)
+
+func (t RMPPType) String() string {
+	switch t {
+	case RMPPTypeData:
+		return "DATA"
+	case RMPPTypeAck:
+		return "ACK"
+	case RMPPTypeStop:
+		return "STOP"
+	case RMPPTypeAbort:
+		return "ABORT"
+	}
+	return fmt.Sprintf("type %d", uint8(t))
+}
+
+// RMPPFlags are the low three bits of the RMPP header's fourth byte.
+type RMPPFlags uint8
+
+// RMPP flags.
+const (
+	RMPPActive RMPPFlags = 1 << 0 // the MAD takes part in an RMPP transfer
+	RMPPFirst  RMPPFlags = 1 << 1 // the first segment
+	RMPPLast   RMPPFlags = 1 << 2 // the last segment
+)
+
+// RMPP status codes (IBA 13.6.2.1, table 172).
+const (
+	RMPPStatusNormal       uint8 = 0
+	RMPPStatusResources    uint8 = 1   // resources exhausted (STOP)
+	RMPPStatusTimeTooLong  uint8 = 118 // total time too long
+	RMPPStatusBadLength    uint8 = 119 // inconsistent last and payload length
+	RMPPStatusBadFirst     uint8 = 120 // inconsistent first and segment number
+	RMPPStatusBadType      uint8 = 121 // bad RMPP type
+	RMPPStatusWindowSmall  uint8 = 122 // NewWindowLast too small
+	RMPPStatusSegTooBig    uint8 = 123 // segment number too big
+	RMPPStatusIllegal      uint8 = 124 // illegal status
+	RMPPStatusBadVersion   uint8 = 125 // unsupported version
+	RMPPStatusRetries      uint8 = 126 // too many retries
+	RMPPStatusUnspecified  uint8 = 127 // unspecified
+	rmppVersion            uint8 = 1
+	rmppMaxMessage               = 256 << 20 // the longest message accepted
+	rmppDefaultWindowSize        = 64        // segments per ACK, as the kernel's receiver
+	rmppRespTimeDefault    uint8 = 14        // RRespTime the kernel sets in ACKs (none given)
+)
+
+var rmppStatusText = map[uint8]string{
+	RMPPStatusNormal:      "normal",
+	RMPPStatusResources:   "resources exhausted",
+	RMPPStatusTimeTooLong: "total time too long",
+	RMPPStatusBadLength:   "inconsistent last and payload length",
+	RMPPStatusBadFirst:    "inconsistent first and segment number",
+	RMPPStatusBadType:     "bad RMPP type",
+	RMPPStatusWindowSmall: "NewWindowLast too small",
+	RMPPStatusSegTooBig:   "segment number too big",
+	RMPPStatusIllegal:     "illegal status",
+	RMPPStatusBadVersion:  "unsupported version",
+	RMPPStatusRetries:     "too many retries",
+	RMPPStatusUnspecified: "unspecified",
+}
+
+// RMPPStatusText returns the spec's name of an RMPP status code.
+func RMPPStatusText(s uint8) string {
+	if t, ok := rmppStatusText[s]; ok {
+		return t
+	}
+	return fmt.Sprintf("status %d", s)
+}
+
+// RMPPHeader is the RMPP header of a MAD of an RMPP class.
+type RMPPHeader struct {
+	Version  uint8
+	Type     RMPPType
+	RespTime uint8 // RRespTime, 5 bits
+	Flags    RMPPFlags
+	Status   uint8
+	// SegmentNumber numbers a DATA segment from 1; in an ACK it is the
+	// last segment received in order.
+	SegmentNumber uint32
+	// PayloadLength is the DATA payload's length (in the first segment
+	// the whole message's, in the last that segment's); in an ACK it is
+	// NewWindowLast.
+	PayloadLength uint32
+}
+
+// UnmarshalBinary decodes the RMPP header from a whole MAD.
+func (h *RMPPHeader) UnmarshalBinary(m []byte) error {
+	if len(m) < rmppDataStart {
+		return &ShortError{What: "RMPP header", Need: rmppDataStart, Have: len(m)}
+	}
+	b := m[RMPPHeaderOffset:]
+	h.Version = b[0]
+	h.Type = RMPPType(b[1])
+	h.RespTime = b[2] >> 3
+	h.Flags = RMPPFlags(b[2] & 7)
+	h.Status = b[3]
+	h.SegmentNumber = binary.BigEndian.Uint32(b[4:])
+	h.PayloadLength = binary.BigEndian.Uint32(b[8:])
+	return nil
+}
+
+// MarshalTo encodes the RMPP header into a whole MAD m.
+func (h *RMPPHeader) MarshalTo(m []byte) error {
+	if len(m) < rmppDataStart {
+		return &ShortError{What: "RMPP header", Need: rmppDataStart, Have: len(m)}
+	}
+	b := m[RMPPHeaderOffset:]
+	b[0] = h.Version
+	b[1] = byte(h.Type)
+	b[2] = h.RespTime<<3 | byte(h.Flags&7)
+	b[3] = h.Status
+	binary.BigEndian.PutUint32(b[4:], h.SegmentNumber)
+	binary.BigEndian.PutUint32(b[8:], h.PayloadLength)
+	return nil
+}
+
+// IsRMPPActive reports whether MAD m of class c is part of an RMPP
+// transfer: c is a class whose MADs carry the RMPP header and the header's
+// Active flag is set.
+func IsRMPPActive(c Class, m []byte) bool {
+	return c.HasRMPP() && len(m) >= rmppDataStart && RMPPFlags(m[RMPPHeaderOffset+2])&RMPPActive != 0
+}
+
+// HasRMPP reports whether the class's MADs carry the RMPP header: the SA,
+// the only RMPP class ibtool talks to.
+func (c Class) HasRMPP() bool { return c == ClassSA }
+
+// RMPPError reports an RMPP transfer that did not complete: the sender
+// stopped or aborted it, or its segments broke the protocol and the
+// receiver aborted it.
+type RMPPError struct {
+	Request string // what was asked: "SubnAdmGetTable(NodeRecord)"
+	To      string // where: "Lid 1"
+	// Type is RMPPTypeStop or RMPPTypeAbort; Sent tells who sent it.
+	Type   RMPPType
+	Sent   bool // this end aborted; otherwise the sender did
+	Status uint8
+	Detail string // what was wrong, when this end aborted
+}
+
+func (e *RMPPError) Error() string {
+	who := "the sender sent"
+	if e.Sent {
+		who = "aborted by ibtool:"
+	}
+	s := fmt.Sprintf("%s to %s: RMPP transfer %s %v, status %d (%s)", e.Request, e.To, who, e.Type, e.Status, RMPPStatusText(e.Status))
+	if e.Sent {
+		s = fmt.Sprintf("%s to %s: RMPP transfer aborted, status %d (%s)", e.Request, e.To, e.Status, RMPPStatusText(e.Status))
+	}
+	if e.Detail != "" {
+		s += ": " + e.Detail
+	}
+	return s
+}
+
+// rmppProtoError is a protocol violation the receiver answers with ABORT.
+type rmppProtoError struct {
+	status uint8
+	detail string
+}
+
+func (e *rmppProtoError) Error() string {
+	return fmt.Sprintf("RMPP status %d (%s): %s", e.status, RMPPStatusText(e.status), e.detail)
+}
+
+// rmppStep is what the receiver does after a segment: acknowledge (ack
+// set, through seg with NewWindowLast win), and whether the message is
+// complete.
+type rmppStep struct {
+	ack      bool
+	seg, win uint32
+	done     bool
+}
+
+// rmppReceiver reassembles one RMPP message from its DATA segments, as the
+// receiving side of IBA 13.6.5: segments must come in order from 1; a
+// duplicate is acknowledged again, one out of order dropped (the sender
+// resends it after its timeout), and the window advances by
+// rmppDefaultWindowSize segments at each ACK.
+type rmppReceiver struct {
+	hdrLen  int    // bytes repeated in every segment: MAD, RMPP and class headers
+	window  uint32 // segments granted per ACK
+	next    uint32 // the segment expected next, from 1
+	winLast uint32 // the last segment of the window granted
+	msg     []byte // the first segment's headers, then the data
+	done    bool
+}
+
+// newRMPPReceiver returns a receiver for a class whose data starts at
+// hdrLen (56 for the SA).
+func newRMPPReceiver(hdrLen int) *rmppReceiver {
+	return &rmppReceiver{hdrLen: hdrLen, window: rmppDefaultWindowSize, next: 1}
+}
+
+// add takes one MAD of the transfer. A STOP or ABORT from the sender comes
+// back as an *RMPPError; a segment that breaks the protocol as an
+// *rmppProtoError, which the caller answers with ABORT.
+func (r *rmppReceiver) add(m []byte) (rmppStep, error) {
+	var h RMPPHeader
+	if err := h.UnmarshalBinary(m); err != nil {
+		return rmppStep{}, &rmppProtoError{RMPPStatusUnspecified, err.Error()}
+	}
+	if h.Version != rmppVersion {
+		return rmppStep{}, &rmppProtoError{RMPPStatusBadVersion, fmt.Sprintf("RMPP version %d", h.Version)}
+	}
+	switch h.Type {
+	case RMPPTypeData:
+	case RMPPTypeStop, RMPPTypeAbort:
+		return rmppStep{}, &RMPPError{Type: h.Type, Status: h.Status}
+	case RMPPTypeAck:
+		return rmppStep{}, nil // an ACK to a receiver means nothing
+	default:
+		return rmppStep{}, &rmppProtoError{RMPPStatusBadType, fmt.Sprintf("RMPP type %d", h.Type)}
+	}
+	if len(m) < Size {
+		return rmppStep{}, &rmppProtoError{RMPPStatusUnspecified, fmt.Sprintf("a %d-byte DATA segment, want %d", len(m), Size)}
+	}
+	seg := h.SegmentNumber
+	switch {
+	case r.done || seg < r.next:
+		if seg == 0 {
+			return rmppStep{}, &rmppProtoError{RMPPStatusBadFirst, "segment number 0"}
+		}
+		// A duplicate: the sender missed an ACK. Acknowledge again.
+		return rmppStep{ack: true, seg: r.next - 1, win: r.winLast, done: false}, nil
+	case seg > r.next:
+		return rmppStep{}, nil // a gap: drop, the sender resends after its timeout
+	}
+	first := h.Flags&RMPPFirst != 0
+	if first != (seg == 1) {
+		return rmppStep{}, &rmppProtoError{RMPPStatusBadFirst, fmt.Sprintf("segment %d with First %v", seg, first)}
+	}
+	per := Size - r.hdrLen
+	if seg == 1 {
+		r.msg = make([]byte, 0, min(int(h.PayloadLength)+r.hdrLen, 1<<20))
+		r.msg = append(r.msg, m[:r.hdrLen]...)
+	}
+	if len(r.msg)-r.hdrLen+per > rmppMaxMessage {
+		return rmppStep{}, &rmppProtoError{RMPPStatusSegTooBig, fmt.Sprintf("segment %d makes the message longer than %d bytes", seg, rmppMaxMessage)}
+	}
+	r.msg = append(r.msg, m[r.hdrLen:Size]...)
+	r.next++
+	if h.Flags&RMPPLast != 0 {
+		// The last PayloadLength counts this segment's class header and
+		// data: what follows the RMPP header.
+		n := int(h.PayloadLength) - (r.hdrLen - rmppDataStart)
+		if n < 0 || n > per {
+			return rmppStep{}, &rmppProtoError{RMPPStatusBadLength, fmt.Sprintf("last segment %d with payload length %d", seg, h.PayloadLength)}
+		}
+		r.msg = r.msg[:len(r.msg)-per+n]
+		r.done = true
+		r.winLast = seg
+		return rmppStep{ack: true, seg: seg, win: seg, done: true}, nil
+	}
+	if seg == 1 || seg >= r.winLast {
+		r.winLast = seg + r.window
+		return rmppStep{ack: true, seg: seg, win: r.winLast}, nil
+	}
+	return rmppStep{}, nil
+}
+
+// message returns the reassembled message: the first segment's headers
+// followed by all the data.
+func (r *rmppReceiver) message() []byte { return r.msg }
+
+// rmppReply builds an ACK (or ABORT) answering DATA segment m: its first
+// hdrLen bytes with the R bit cleared and the RMPP header replaced.
+func rmppReply(m []byte, hdrLen int, h RMPPHeader) []byte {
+	out := make([]byte, Size)
+	copy(out, m[:min(hdrLen, len(m))])
+	out[3] &^= byte(ResponseBit)
+	h.Version = rmppVersion
+	h.Flags = RMPPActive
+	h.MarshalTo(out)
+	return out
+}
+
+// RMPPReassembler is implemented by a Transport that runs RMPP itself, as
+// the kernel does for agents registered with an RMPP version: its Recv
+// returns whole messages, and a Transactor over it leaves RMPP alone.
+// Over any other transport the Transactor reassembles RMPP responses in
+// user space, sending the ACKs.
+type RMPPReassembler interface {
+	ReassemblesRMPP() bool
+}
+
+// rmppTransfer is the receiving state of one request's RMPP response,
+// shared by the waiting Do and the reader goroutine that feeds it.
+type rmppTransfer struct {
+	hdrLen int
+	sl     uint8  // for the ACKs: the request's service level
+	pkey   uint16 // and partition
+
+	mu   sync.Mutex
+	recv *rmppReceiver
+	last time.Time // when the last segment came
+	err  *RMPPError
+}
+
+// reset starts the transfer over, for a resent request.
+func (x *rmppTransfer) reset() {
+	x.mu.Lock()
+	x.recv = newRMPPReceiver(x.hdrLen)
+	x.last = time.Time{}
+	x.err = nil
+	x.mu.Unlock()
+}
+
+// lastSegment returns when the last segment came; zero before the first.
+func (x *rmppTransfer) lastSegment() time.Time {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.last
+}
+
+// failed returns the error that ended the transfer, or nil.
+func (x *rmppTransfer) failed() *RMPPError {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.err
+}
+
+// takeSegment feeds one RMPP MAD of a response to its transfer and sends
+// the ACK (or ABORT) it calls for. It returns the packet to hand to the
+// waiter: the whole message once complete, p itself when the transfer
+// failed (the waiter then finds the error), nil otherwise.
+func (t *Transactor) takeSegment(x *rmppTransfer, p *Packet) *Packet {
+	x.mu.Lock()
+	step, err := x.recv.add(p.MAD)
+	x.last = time.Now()
+	var msg []byte
+	if step.done {
+		msg = x.recv.message()
+	}
+	switch e := err.(type) {
+	case *RMPPError:
+		x.err = e
+	case *rmppProtoError:
+		x.err = &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: e.status, Detail: e.detail}
+	}
+	x.mu.Unlock()
+
+	if step.ack {
+		t.sendRMPP(x, p, RMPPHeader{Type: RMPPTypeAck, RespTime: rmppRespTimeDefault, SegmentNumber: step.seg, PayloadLength: step.win})
+	}
+	if e, ok := err.(*rmppProtoError); ok {
+		t.sendRMPP(x, p, RMPPHeader{Type: RMPPTypeAbort, RespTime: rmppRespTimeDefault, Status: e.status})
+	}
+	switch {
+	case err != nil:
+		return p
+	case step.done:
+		return &Packet{MAD: msg, Addr: p.Addr}
+	}
+	return nil
+}
+
+// sendRMPP answers segment p with an ACK or ABORT to where it came from.
+// A lost ACK is the sender's to recover, by resending, so errors are
+// dropped.
+func (t *Transactor) sendRMPP(x *rmppTransfer, p *Packet, h RMPPHeader) {
+	out := &Packet{
+		MAD:  rmppReply(p.MAD, x.hdrLen, h),
+		Addr: Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: QP1QKey, SL: x.sl, PKeyIndex: x.pkey},
+	}
+	if t.opts.Trace != nil {
+		t.opts.Trace(true, out)
+	}
+	t.tr.Send(out)
+}
+
+// RMPPSegments splits an RMPP message (the MAD and class headers, hdrLen
+// bytes, then the data) into the DATA segments a sender sends, as the
+// kernel's sender does: each repeats the headers and carries the next
+// Size-hdrLen bytes of data; the first says the whole payload's length,
+// the last its own. The RMPP header's RRespTime is kept from msg.
+func RMPPSegments(msg []byte, hdrLen int) [][]byte {
+	per := Size - hdrLen
+	data := msg[hdrLen:]
+	n := max(1, (len(data)+per-1)/per)
+	pad := n*per - len(data)
+	var in RMPPHeader
+	in.UnmarshalBinary(msg)
+	segs := make([][]byte, n)
+	for i := range segs {
+		seg := make([]byte, Size)
+		copy(seg, msg[:hdrLen])
+		copy(seg[hdrLen:], data[i*per:min(len(data), (i+1)*per)])
+		h := RMPPHeader{Version: rmppVersion, Type: RMPPTypeData, RespTime: in.RespTime, Flags: RMPPActive, SegmentNumber: uint32(i + 1)}
+		if i == 0 {
+			h.Flags |= RMPPFirst
+			h.PayloadLength = uint32(n*(Size-rmppDataStart) - pad)
+		}
+		if i == n-1 {
+			h.Flags |= RMPPLast
+			h.PayloadLength = uint32(Size - rmppDataStart - pad)
+		}
+		h.MarshalTo(seg)
+		segs[i] = seg
+	}
+	return segs
+}
