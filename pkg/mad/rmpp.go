@@ -60,22 +60,22 @@ const (
 
 // RMPP status codes (IBA 13.6.2.1, table 172).
 const (
-	RMPPStatusNormal       uint8 = 0
-	RMPPStatusResources    uint8 = 1   // resources exhausted (STOP)
-	RMPPStatusTimeTooLong  uint8 = 118 // total time too long
-	RMPPStatusBadLength    uint8 = 119 // inconsistent last and payload length
-	RMPPStatusBadFirst     uint8 = 120 // inconsistent first and segment number
-	RMPPStatusBadType      uint8 = 121 // bad RMPP type
-	RMPPStatusWindowSmall  uint8 = 122 // NewWindowLast too small
-	RMPPStatusSegTooBig    uint8 = 123 // segment number too big
-	RMPPStatusIllegal      uint8 = 124 // illegal status
-	RMPPStatusBadVersion   uint8 = 125 // unsupported version
-	RMPPStatusRetries      uint8 = 126 // too many retries
-	RMPPStatusUnspecified  uint8 = 127 // unspecified
-	rmppVersion            uint8 = 1
-	rmppMaxMessage               = 256 << 20 // the longest message accepted
-	rmppDefaultWindowSize        = 64        // segments per ACK, as the kernel's receiver
-	rmppRespTimeDefault    uint8 = 14        // RRespTime the kernel sets in ACKs (none given)
+	RMPPStatusNormal      uint8 = 0
+	RMPPStatusResources   uint8 = 1   // resources exhausted (STOP)
+	RMPPStatusTimeTooLong uint8 = 118 // total time too long
+	RMPPStatusBadLength   uint8 = 119 // inconsistent last and payload length
+	RMPPStatusBadFirst    uint8 = 120 // inconsistent first and segment number
+	RMPPStatusBadType     uint8 = 121 // bad RMPP type
+	RMPPStatusWindowSmall uint8 = 122 // NewWindowLast too small
+	RMPPStatusSegTooBig   uint8 = 123 // segment number too big
+	RMPPStatusIllegal     uint8 = 124 // illegal status
+	RMPPStatusBadVersion  uint8 = 125 // unsupported version
+	RMPPStatusRetries     uint8 = 126 // too many retries
+	RMPPStatusUnspecified uint8 = 127 // unspecified
+	rmppVersion           uint8 = 1
+	rmppMaxMessage              = 256 << 20 // the longest message accepted
+	rmppDefaultWindowSize       = 64        // segments per ACK, as the kernel's receiver
+	rmppRespTimeDefault   uint8 = 14        // RRespTime the kernel sets in ACKs (none given)
 )
 
 var rmppStatusText = map[uint8]string{
