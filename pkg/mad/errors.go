@@ -29,10 +29,11 @@ type StatusError struct {
 	Request string // what was asked: "SubnGet(PortInfo)"
 	To      string // where: "Lid 12"
 	Status  Status // the status, the D bit cleared
+	Class   Class  // the response's class, which gives bits 8-14 their meaning
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("%s to %s: MAD status 0x%04x: %s", e.Request, e.To, uint16(e.Status), e.Status)
+	return fmt.Sprintf("%s to %s: MAD status 0x%04x: %s", e.Request, e.To, uint16(e.Status), e.Status.Describe(e.Class))
 }
 
 // ReplyError reports a response that cannot be used: too short, or of the

@@ -32,7 +32,12 @@ var statusCodeNames = map[Status]string{
 // String describes the status bits: "ok", or the common conditions joined
 // with "; ", followed by the class-specific bits in hex. The D bit is not a
 // status and is left out.
-func (s Status) String() string {
+func (s Status) String() string { return s.Describe(0) }
+
+// Describe is String for a response of class c: the class-specific bits of
+// an SA response are named ("ERR_NO_RECORDS, no records match the
+// request"), other classes' given in hex.
+func (s Status) Describe(c Class) string {
 	s &^= DirectionBit
 	if s == StatusOK {
 		return "ok"
@@ -58,7 +63,7 @@ func (s Status) String() string {
 		}
 	}
 	if cs := s & StatusClassMask; cs != 0 {
-		add(fmt.Sprintf("class-specific %#04x", uint16(cs)))
+		add(describeClass(c, cs))
 	}
 	if r := s & 0x00e0; r != 0 {
 		add(fmt.Sprintf("reserved bits %#04x", uint16(r)))

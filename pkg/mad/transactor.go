@@ -304,7 +304,7 @@ func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*R
 	}
 	resp := &Response{Header: h, MAD: p.MAD, Tries: tries, data: off, end: end}
 	if st := h.Status &^ DirectionBit; st != StatusOK {
-		return resp, &StatusError{Request: r.String(), To: r.Path.String(), Status: st}
+		return resp, &StatusError{Request: r.String(), To: r.Path.String(), Status: st, Class: h.MgmtClass}
 	}
 	return resp, nil
 }

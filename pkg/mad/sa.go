@@ -1,0 +1,130 @@
+package mad
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+)
+
+// SAQuery is one request to the subnet administrator (IBA 15.4): a Get,
+// GetTable, Set or Delete of one record type, selected by the fields of a
+// template record the component mask names.
+type SAQuery struct {
+	Method Method // MethodGet, MethodGetTable, MethodSet, MethodDelete
+	AttrID AttrID
+	// Name names the record in messages ("NodeRecord").
+	Name    string
+	AttrMod uint32
+	// ComponentMask has bit n set when the template's n-th component
+	// (IBA's numbering for the record type) selects.
+	ComponentMask uint64
+	// SMKey is the SM_Key: 0 for an untrusted request.
+	SMKey uint64
+	// Record is the template record.
+	Record []byte
+}
+
+// SAResult is the SA's answer to an SAQuery.
+type SAResult struct {
+	// RecordLen is the distance between records: the response's
+	// AttributeOffset, in bytes. Zero in a GetTable response without
+	// records.
+	RecordLen int
+	// Records are the records returned, each RecordLen bytes (a Get's
+	// one record runs to the end of the MAD).
+	Records [][]byte
+	// Response is the whole response, reassembled.
+	Response *Response
+}
+
+// SAPath returns the path to the SA: the SM's LID and SL from the local
+// port, as libibmad's sa_get_handle finds it. It fails when the port knows
+// no SM.
+func (t *Transactor) SAPath() (Path, error) {
+	sa := t.opts.SA
+	if sa == nil || sa.SMLID == 0 || sa.SMLID > maxUnicastLID {
+		return Path{}, errors.New("no SM/SA found: the local port knows no SM LID")
+	}
+	return Path{LID: sa.SMLID, SL: sa.SL}, nil
+}
+
+// QuerySA sends q to the SA and returns the records of its answer; a
+// GetTable's many-segment answer comes reassembled. A response with a
+// non-zero status is a *StatusError naming the SA's status.
+func (t *Transactor) QuerySA(ctx context.Context, q *SAQuery) (*SAResult, error) {
+	path, err := t.SAPath()
+	if err != nil {
+		return nil, err
+	}
+	name := q.Name
+	if name == "" {
+		name = fmt.Sprintf("attribute %#04x", uint16(q.AttrID))
+	}
+	r, err := t.Do(ctx, &Request{Path: path, Class: ClassSA, Method: q.Method, AttrID: q.AttrID,
+		AttrMod: q.AttrMod, Name: name, Data: q.Record, ComponentMask: q.ComponentMask, MKey: q.SMKey})
+	if err != nil {
+		return nil, err
+	}
+	res := &SAResult{Response: r, RecordLen: int(binary.BigEndian.Uint16(r.MAD[saAttrOffsetOffset:])) * 8}
+	data := r.Data()
+	switch {
+	case r.Header.Method != MethodGetTableResp && r.Header.Method != MethodGetTraceTableResp:
+		res.Records = [][]byte{data}
+		if res.RecordLen == 0 {
+			res.RecordLen = len(data)
+		}
+	case res.RecordLen > 0:
+		for len(data) >= res.RecordLen {
+			res.Records = append(res.Records, data[:res.RecordLen:res.RecordLen])
+			data = data[res.RecordLen:]
+		}
+	}
+	return res, nil
+}
+
+// SA status codes: the class-specific bits 8-14 of an SA response's status
+// (IBA 15.2.1.1, table 197).
+var saStatusNames = []string{
+	1: "ERR_NO_RESOURCES",
+	2: "ERR_REQ_INVALID",
+	3: "ERR_NO_RECORDS",
+	4: "ERR_TOO_MANY_RECORDS",
+	5: "ERR_REQ_INVALID_GID",
+	6: "ERR_REQ_INSUFFICIENT_COMPONENTS",
+	7: "ERR_REQ_DENIED",
+	8: "ERR_STATUS_PRIO_SUGGESTED",
+}
+
+var saStatusText = []string{
+	1: "the SA has no resources to answer",
+	2: "the request is invalid",
+	3: "no records match the request",
+	4: "more than one record matches a Get",
+	5: "the request names a GID the SA does not know",
+	6: "the component mask selects too little",
+	7: "the request is denied",
+	8: "the answer carries a suggested priority",
+}
+
+// SAStatusName returns the spec's name of an SA status code (bits 8-14
+// of the status): "ERR_NO_RECORDS".
+func SAStatusName(code uint8) string {
+	if int(code) < len(saStatusNames) && saStatusNames[code] != "" {
+		return saStatusNames[code]
+	}
+	return fmt.Sprintf("SA status %d", code)
+}
+
+// describeClass names the class-specific status bits of class c: the SA's
+// codes by name and meaning, other classes' in hex.
+func describeClass(c Class, cs Status) string {
+	if c == ClassSA {
+		code := uint8(cs >> 8)
+		if int(code) < len(saStatusText) && saStatusText[code] != "" {
+			return SAStatusName(code) + ", " + saStatusText[code]
+		}
+		return SAStatusName(code)
+	}
+	return fmt.Sprintf("class-specific %#04x", uint16(cs))
+}

@@ -1,0 +1,71 @@
+package mad_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
+)
+
+func TestQuerySA(t *testing.T) {
+	var sent []*mad.Packet
+	resp := &madtest.RMPPResponder{HdrLen: 56, Respond: func(req *mad.Packet) []byte {
+		sent = append(sent, req)
+		return madtest.SAResponse(req, mad.StatusOK, 112, records(300, 112)...)
+	}}
+	tr := madtest.New(func(req *mad.Packet) []mad.Packet {
+		if mad.Method(req.MAD[3]) == mad.MethodGet {
+			// opensm answers a Get with one MAD, RMPP inactive.
+			return []mad.Packet{madtest.Reply(req, 0x0300, 56, nil)}
+		}
+		return resp.Handle(req)
+	})
+	x := mad.NewTransactor(tr, mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 7, SL: 2}})
+	defer x.Close()
+	ctx := context.Background()
+
+	rec := make([]byte, 112)
+	binary.BigEndian.PutUint16(rec, 5)
+	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: 0x11, Name: "NodeRecord", ComponentMask: 1, SMKey: 0x1234, Record: rec})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(records(300, 112), res.Records); diff != "" {
+		t.Errorf("records (-want +got):\n%s", diff)
+	}
+	req := sent[0]
+	got := struct {
+		LID       uint16
+		SL        uint8
+		SMKey     uint64
+		Offset    uint16
+		Mask      uint64
+		RecordLID uint16
+	}{uint16(req.Addr.LID), req.Addr.SL, binary.BigEndian.Uint64(req.MAD[36:]), binary.BigEndian.Uint16(req.MAD[44:]), binary.BigEndian.Uint64(req.MAD[48:]), binary.BigEndian.Uint16(req.MAD[56:])}
+	want := got
+	want.LID, want.SL, want.SMKey, want.Offset, want.Mask, want.RecordLID = 7, 2, 0x1234, 0, 1, 5
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("request (-want +got):\n%s", diff)
+	}
+
+	_, err = x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGet, AttrID: 0x11, Name: "NodeRecord"})
+	var se *mad.StatusError
+	if !errors.As(err, &se) {
+		t.Fatalf("error %v, want a *mad.StatusError", err)
+	}
+	wantErr := "SubnAdmGet(NodeRecord) to Lid 7: MAD status 0x0300: ERR_NO_RECORDS, no records match the request"
+	if diff := cmp.Diff(wantErr, err.Error()); diff != "" {
+		t.Errorf("error (-want +got):\n%s", diff)
+	}
+
+	noSA := mad.NewTransactor(madtest.New(nil), mad.TransactorOptions{})
+	defer noSA.Close()
+	if _, err := noSA.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGet, AttrID: 0x11}); err == nil {
+		t.Error("QuerySA without an SM LID: no error")
+	}
+}
