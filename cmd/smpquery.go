@@ -300,7 +300,14 @@ const notDisplayed = "<not displayed>"
 // appendPortInfo is infiniband-diags' dump_portinfo: PortInfo's fields,
 // the M_Key hidden unless showKeys.
 func appendPortInfo(b, data []byte, showKeys bool) []byte {
+	return appendPortInfoIndented(b, data, showKeys, "")
+}
+
+// appendPortInfoIndented is appendPortInfo with each line after indent
+// (saquery's PortInfoRecords, two tabs in).
+func appendPortInfoIndented(b, data []byte, showKeys bool, indent string) []byte {
 	for _, f := range mad.LayoutByName("PortInfo").Fields {
+		b = append(b, indent...)
 		b = mad.AppendDotted(b, f.Label)
 		if f.Name == "MKey" && !showKeys {
 			b = append(b, notDisplayed...)

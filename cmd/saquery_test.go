@@ -1,0 +1,222 @@
+package cmd
+
+import (
+	"context"
+	"encoding/binary"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+// fakeSA answers SubnAdmGetTable for NodeRecords (a switch at LID 1 and
+// CAs at LIDs 2 and 3, filtered by LID when the mask asks) and PathRecords,
+// in RMPP segments, and SubnAdmGet(ClassPortInfo). It keeps the requests.
+type fakeSA struct {
+	reqs []*mad.Packet
+	rmpp madtest.RMPPResponder
+}
+
+func newFakeSA() *fakeSA {
+	s := &fakeSA{}
+	s.rmpp = madtest.RMPPResponder{HdrLen: 56, Respond: s.respond}
+	return s
+}
+
+func (s *fakeSA) handle(req *mad.Packet) []mad.Packet {
+	if mad.Method(req.MAD[3]) == mad.MethodGet {
+		s.reqs = append(s.reqs, req)
+		cpi := make([]byte, 72)
+		cpi[0], cpi[1] = 1, 2
+		binary.BigEndian.PutUint16(cpi[2:], 0x2602)
+		binary.BigEndian.PutUint32(cpi[4:], 1<<3<<5|0x12) // CapabilityMask2 bit 3, resp time 18
+		binary.BigEndian.PutUint32(cpi[36:], 0x80010000)
+		return []mad.Packet{madtest.Reply(req, 0, 56, cpi)}
+	}
+	return s.rmpp.Handle(req)
+}
+
+func nodeRec(lid uint16, typ uint8, guid uint64, desc string) []byte {
+	b := make([]byte, 112)
+	binary.BigEndian.PutUint16(b, lid)
+	ni := b[4:]
+	ni[0], ni[1], ni[2], ni[3] = 1, 1, typ, 2
+	binary.BigEndian.PutUint64(ni[4:], guid)
+	binary.BigEndian.PutUint64(ni[12:], guid)
+	binary.BigEndian.PutUint64(ni[20:], guid+1)
+	binary.BigEndian.PutUint16(ni[28:], 64)
+	binary.BigEndian.PutUint16(ni[30:], 0xa25b)
+	binary.BigEndian.PutUint32(ni[32:], 0xa1)
+	binary.BigEndian.PutUint32(ni[36:], 1<<24|0x2c9)
+	copy(b[44:], desc)
+	return b
+}
+
+func (s *fakeSA) respond(req *mad.Packet) []byte {
+	s.reqs = append(s.reqs, req)
+	mask := binary.BigEndian.Uint64(req.MAD[48:])
+	tmpl := req.MAD[56:]
+	switch mad.AttrID(binary.BigEndian.Uint16(req.MAD[16:])) {
+	case saAttrNodeRecord:
+		var recs [][]byte
+		for _, r := range [][]byte{
+			nodeRec(1, 2, 0x200000, "Switch1"),
+			nodeRec(2, 1, 0x100000, "Hca1"),
+			nodeRec(3, 1, 0x100003, "Hca2"),
+		} {
+			if mask&1 == 0 || be16(r, 0) == be16(tmpl, 0) {
+				recs = append(recs, r)
+			}
+		}
+		return madtest.SAResponse(req, 0, 112, recs...)
+	case saAttrPathRecord:
+		pr := make([]byte, 64)
+		copy(pr[40:44], tmpl[40:44]) // DLID, SLID as asked
+		pr[53] = 3
+		return madtest.SAResponse(req, 0, 64, pr)
+	}
+	return madtest.SAResponse(req, 0x0c00, 8) // an SA status of 12: unknown
+}
+
+func runSaquery(t *testing.T, sa *fakeSA, args ...string) (string, error) {
+	t.Helper()
+	var o *saqueryOptions
+	err := parseToolArgs(t, "saquery", func(f *Factory) *cobra.Command {
+		return newSaqueryCmd(f, func(opts *saqueryOptions) error { o = opts; return nil })
+	}, args)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	o.IO.Out = &out
+	o.Open = func() (*mad.Transactor, *rdma.Port, error) {
+		opts := o.Common.transactorOptions()
+		opts.Timeout = 50 * time.Millisecond
+		opts.SA = &mad.SAAddress{SMLID: 1}
+		return mad.NewTransactor(madtest.New(sa.handle), opts), &rdma.Port{Number: 1, LID: 2, SMLID: 1}, nil
+	}
+	o.Common.ctx = context.Background()
+	err = saqueryRun(o)
+	return out.String(), err
+}
+
+const hca1Record = `NodeRecord dump:
+		lid.....................2
+		reserved................0x0
+		base_version............0x1
+		class_version...........0x1
+		node_type...............Channel Adapter
+		num_ports...............2
+		sys_guid................0x0000000000100000
+		node_guid...............0x0000000000100000
+		port_guid...............0x0000000000100001
+		partition_cap...........0x40
+		device_id...............0xA25B
+		revision................0xA1
+		port_num................1
+		vendor_id...............0x2C9
+		NodeDescription.........Hca1
+`
+
+func TestSaquery(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		want     string
+		wantMask uint64
+	}{
+		{"NodeRecord of a LID", []string{"NR", "2"}, hca1Record, 1},
+		{"NodeRecord by default", []string{"2"}, hca1Record, 1},
+		{"NodeRecord of a name", []string{"Hca1"}, hca1Record, 1},
+		{"-D", []string{"-D"}, "   LID \"name\"\n================\n     2  \"Hca1\"\n     3  \"Hca2\"\n", 0},
+		{"-L", []string{"-L", "Hca2"}, "3\n", 0},
+		{"-G", []string{"-G", "Hca2"}, "0x0000000000100004\n", 0},
+		{"-O", []string{"-O", "1"}, "Switch1\n", 0},
+		{"-U", []string{"-U", "0x100001"}, "Hca1\n", 0},
+		{"-c", []string{"-c"}, `SA ClassPortInfo:
+		Base version.............1
+		Class version............2
+		Capability mask..........0x2602
+		Capability mask 2........0x00000008
+		Response time value......0x12
+		Redirect GID.............::
+		Redirect TC/SL/FL........0x00000000
+		Redirect LID.............0
+		Redirect PKey............0x0000
+		Redirect QP..............0x00000000
+		Redirect QKey............0x80010000
+		Trap GID.................::
+		Trap TC/SL/FL............0x00000000
+		Trap LID.................0
+		Trap PKey................0x0000
+		Trap HL/QP...............0x00000000
+		Trap QKey................0x00000000
+`, 0},
+		// --src-to-dst resolves names through the NodeRecords; the
+		// PathRecord selects SLID, DLID and NumbPath 0x7f.
+		{"--src-to-dst", []string{"--src-to-dst", "Hca1:3"}, `PathRecord dump:
+		service_id..............0x0000000000000000
+		dgid....................::
+		sgid....................::
+		dlid....................3
+		slid....................2
+		hop_flow_raw............0x0
+		tclass..................0x0
+		num_path_revers.........0x0
+		pkey....................0x0
+		qos_class...............0x0
+		sl......................0x3
+		mtu.....................0x0
+		rate....................0x0
+		pkt_life................0x0
+		preference..............0x0
+		resv2...................0x000000000000
+`, 1<<4 | 1<<5 | 1<<12},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sa := newFakeSA()
+			got, err := runSaquery(t, sa, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("output (-want +got):\n%s", diff)
+			}
+			last := sa.reqs[len(sa.reqs)-1]
+			if got := binary.BigEndian.Uint64(last.MAD[48:]); got != tt.wantMask {
+				t.Errorf("last request's component mask %#x, want %#x", got, tt.wantMask)
+			}
+		})
+	}
+}
+
+func TestSaqueryErrors(t *testing.T) {
+	tests := []struct {
+		args    []string
+		wantErr string
+	}{
+		{[]string{"-L"}, "ERROR: name not specified"},
+		{[]string{"-O"}, "ERROR: lid not specified"},
+		{[]string{"-O", "0"}, "ERROR: lid invalid"},
+		{[]string{"--slid", "x"}, `invalid --slid "x": want a decimal number or 0x and hex digits`},
+		{[]string{"--sgid-to-dgid", "fe80::1"}, `invalid --sgid-to-dgid "fe80::1": want <sgid>-<dgid>`},
+		{[]string{"NR", "nosuch"}, `failed to find lid for "nosuch": no NodeRecord has that description`},
+		{[]string{"NR", "0"}, `Invalid lid specified: "0"`},
+		{[]string{"SR"}, "SubnAdmGetTable(ServiceRecord) to Lid 1: MAD status 0x0c00: SA status 12"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, err := runSaquery(t, newFakeSA(), tt.args...)
+			if err == nil || err.Error() != tt.wantErr {
+				t.Errorf("error %v, want %q", err, tt.wantErr)
+			}
+		})
+	}
+}
