@@ -365,7 +365,13 @@ func (t *tracer) traceLID(tg endport.Target) (mad.Path, rdma.LID, error) {
 	if err != nil {
 		return p, 0, err
 	}
+	if p, err = t.q.x.Resolve(t.q.ctx, p); err != nil { // a GUID or GID through the SA
+		return p, 0, err
+	}
 	if !p.IsDR() {
+		if p.LID == 0 {
+			return p, 0, fmt.Errorf("target %s: no LID to trace to", tg)
+		}
 		return p, p.LID, nil
 	}
 	q := &smpQuerier{ctx: t.q.ctx, x: t.q.x, path: p}

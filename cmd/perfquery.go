@@ -300,13 +300,10 @@ func perfqueryRun(o *perfqueryOptions) error {
 }
 
 // gmpPath turns a target into the LID route a GMP takes, or the global
-// route (GRH) a GID target asks for (the way to a port on RoCE); what names
-// the MADs in the message for a DR path ("performance MADs").
+// route (GRH) a GID target asks for, which Transactor.Resolve turns into a
+// LID route through the SA where there is one (on RoCE the GRH stays);
+// what names the MADs in the message for a DR path ("performance MADs").
 func gmpPath(t endport.Target, what string) (mad.Path, error) {
-	if t.Kind == endport.GID {
-		gid := t.GID
-		return mad.Path{DGID: &gid}, nil
-	}
 	p, err := smpPath(t)
 	if err != nil {
 		return p, err

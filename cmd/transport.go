@@ -156,7 +156,8 @@ func (o *CommonOptions) localPortError(err error) error {
 }
 
 // smpPath turns a target into the path an SMP takes: a LID, a DR path, or
-// a path spec of either kind. GUIDs and GIDs need the SA to become LIDs.
+// a path spec of either kind. GUIDs and GIDs need the SA to become LIDs:
+// the caller resolves the path (Transactor.Resolve).
 func smpPath(t endport.Target) (mad.Path, error) {
 	switch t.Kind {
 	case endport.LID:
@@ -182,9 +183,13 @@ func smpPath(t endport.Target) (mad.Path, error) {
 			return p, nil
 		}
 	}
-	if t.Kind == endport.GUID {
+	switch t.Kind {
+	case endport.GUID:
 		// Transactor.Resolve asks the SA for its LID.
 		return mad.Path{GUID: t.GUID}, nil
+	case endport.GID:
+		gid := t.GID
+		return mad.Path{DGID: &gid}, nil
 	}
 	return mad.Path{}, fmt.Errorf("target %s: resolving a %s to a LID needs the SA, which ibtool does not query yet; give a LID or a DR path", t, t.Kind)
 }

@@ -1,8 +1,13 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
 // TestGUIDTargetsMatchReference: port GUID targets are resolved through
@@ -27,5 +32,45 @@ func TestGUIDTargetsMatchReference(t *testing.T) {
 	})
 	t.Run("unknown GUID", func(t *testing.T) {
 		ibtoolFails(t, f, "Hca1", 3, "resolving port GUID 0x0000000000999999 through the SA", "smpquery", "-G", "nodeinfo", "0x999999")
+	})
+}
+
+// perfTrafficLines matches the packet and data counters' values.
+var perfTrafficLines = regexp.MustCompile(`(Port(?:Xmit|Rcv)(?:Data|Pkts):\.+)\d+`)
+
+// TestGIDTargets: a port GID target is resolved through the SA's
+// PathRecord to a LID route; the output is infiniband-diags' for that LID
+// (infiniband-diags' tools take no GID targets).
+func TestGIDTargets(t *testing.T) {
+	f := smallFabric(t)
+	for _, c := range []struct {
+		tool      string
+		ref, ours []string
+	}{
+		{"smpquery", []string{"nodeinfo", "4"}, []string{"nodeinfo", "fe80::10:4"}},
+		{"smpquery", []string{"portinfo", "1", "3"}, []string{"portinfo", "fe80::20:0", "3"}},
+		{"perfquery", []string{"6", "1"}, []string{"fe80::10:a", "1"}},
+		{"ibaddr", []string{"5"}, []string{"fe80::10:7"}},
+		{"ibtracert", []string{"2", "6"}, []string{"fe80::10:1", "fe80::10:a"}},
+	} {
+		t.Run(c.tool+" "+strings.Join(c.ours, " "), func(t *testing.T) {
+			ref := run(t, c.tool, func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunReference(ctx, "Hca1", c.tool, c.ref...)
+			})
+			got := run(t, "ibtool "+c.tool, func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunIbtool(ctx, ibtoolBin, "Hca1", c.tool, c.ours...)
+			})
+			if ref.exit != 0 || got.exit != 0 || len(got.stderr) != 0 {
+				t.Fatalf("reference exit %d; ibtool exit %d, stderr %q", ref.exit, got.exit, got.stderr)
+			}
+			// ibsim counts the MADs themselves in the traffic counters.
+			want, have := perfTrafficLines.ReplaceAll(ref.stdout, []byte("$1N")), perfTrafficLines.ReplaceAll(got.stdout, []byte("$1N"))
+			if !bytes.Equal(want, have) {
+				t.Errorf("ibtool %s %q differs from infiniband-diags %q (-want +got):\n%s", c.tool, c.ours, c.ref, simfabric.Diff(want, have))
+			}
+		})
+	}
+	t.Run("unknown GID", func(t *testing.T) {
+		ibtoolFails(t, f, "Hca1", 3, "resolving GID fe80::99:1 through the SA", "perfquery", "fe80::99:1")
 	})
 }

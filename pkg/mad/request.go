@@ -103,6 +103,9 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 	if err := r.Path.Validate(); err != nil {
 		return 0, err
 	}
+	if class.IsSMP() && r.Path.DGID != nil && r.Path.LID == 0 {
+		return 0, fmt.Errorf("%v to %v: an SMP takes no global route; a GID target needs the SA to resolve it to a LID, and the local port knows no SM", r, r.Path)
+	}
 	off, err := r.dataStart(class)
 	if err != nil {
 		return 0, err

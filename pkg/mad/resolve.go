@@ -45,62 +45,82 @@ type resolved struct {
 // resolver caches the SA's answers of a Transactor.
 type resolver struct {
 	mu    sync.Mutex
-	paths map[rdma.GUID]resolved
+	paths map[rdma.GID]resolved
 }
 
-// Resolve returns p with its port GUID resolved to a LID and SL through the
-// SA's PathRecord (as libibmad's ib_resolve_guid_via), or p unchanged when
-// it names no GUID to resolve. Answers are kept for the Transactor's life.
+// Resolve returns p with its port GUID or GID resolved to a LID and SL
+// through the SA's PathRecord (as libibmad's ib_resolve_guid_via and
+// ib_resolve_gid_via), or p unchanged when it names nothing to resolve. A
+// GUID is taken with the default subnet prefix. A GID becomes a LID route
+// (the GRH dropped, as infiniband-diags sends it) when the local port knows
+// an SM; without one (RoCE) the global route stays. Answers are kept for
+// the Transactor's life.
 func (t *Transactor) Resolve(ctx context.Context, p Path) (Path, error) {
-	if p.GUID == 0 || p.LID != 0 || p.IsDR() || p.DGID != nil {
+	if p.LID != 0 || p.IsDR() {
+		return p, nil
+	}
+	var gid rdma.GID
+	var what string
+	switch {
+	case p.GUID != 0 && p.DGID == nil:
+		gid, what = rdma.NewGID(defaultGIDPrefx, p.GUID), "port GUID "+p.GUID.String()
+	case p.DGID != nil && p.GUID == 0 && t.knowsSM():
+		gid, what = *p.DGID, "GID "+p.DGID.String()
+	default:
 		return p, nil
 	}
 	t.res.mu.Lock()
-	r, ok := t.res.paths[p.GUID]
+	r, ok := t.res.paths[gid]
 	t.res.mu.Unlock()
 	if !ok {
-		r = t.askPath(ctx, p.GUID)
+		r = t.askPath(ctx, gid, what)
 		if ctx.Err() != nil {
 			return p, r.err
 		}
 		t.res.mu.Lock()
 		if t.res.paths == nil {
-			t.res.paths = make(map[rdma.GUID]resolved)
+			t.res.paths = make(map[rdma.GID]resolved)
 		}
-		t.res.paths[p.GUID] = r
+		t.res.paths[gid] = r
 		t.res.mu.Unlock()
 	}
 	if r.err != nil {
 		return p, r.err
 	}
-	p.LID, p.SL = r.lid, r.sl
+	p.LID, p.SL, p.DGID = r.lid, r.sl, nil
 	return p, nil
 }
 
-// askPath sends SubnAdmGet(PathRecord) from this port to guid.
-func (t *Transactor) askPath(ctx context.Context, guid rdma.GUID) resolved {
+// knowsSM reports whether the local port knows an SM LID to ask the SA.
+func (t *Transactor) knowsSM() bool {
 	sa := t.opts.SA
-	if sa == nil || sa.SMLID == 0 || sa.SMLID > maxUnicastLID {
-		return resolved{err: fmt.Errorf("resolving port GUID %s: the local port knows no SM LID to ask the SA", guid)}
+	return sa != nil && sa.SMLID != 0 && sa.SMLID <= maxUnicastLID
+}
+
+// askPath sends SubnAdmGet(PathRecord) from this port to gid; what names
+// the target in errors.
+func (t *Transactor) askPath(ctx context.Context, gid rdma.GID, what string) resolved {
+	sa := t.opts.SA
+	if !t.knowsSM() {
+		return resolved{err: fmt.Errorf("resolving %s: the local port knows no SM LID to ask the SA", what)}
 	}
 	rec := make([]byte, prRecordLen)
-	binary.BigEndian.PutUint64(rec[prDGIDOffset:], defaultGIDPrefx)
-	binary.BigEndian.PutUint64(rec[prDGIDOffset+8:], uint64(guid))
+	copy(rec[prDGIDOffset:], gid[:])
 	binary.BigEndian.PutUint64(rec[prSGIDOffset:], defaultGIDPrefx)
 	binary.BigEndian.PutUint64(rec[prSGIDOffset+8:], uint64(sa.PortGUID))
 	smPath := Path{LID: sa.SMLID, SL: sa.SL}
 	r, err := t.Do(ctx, &Request{Path: smPath, Class: ClassSA, Method: MethodGet, AttrID: AttrPathRecord,
 		Name: "PathRecord", Data: rec, ComponentMask: prCompDGID | prCompSGID})
 	if err != nil {
-		return resolved{err: fmt.Errorf("resolving port GUID %s through the SA: %w", guid, err)}
+		return resolved{err: fmt.Errorf("resolving %s through the SA: %w", what, err)}
 	}
 	data := r.Data()
 	if len(data) < prRecordLen {
-		return resolved{err: fmt.Errorf("resolving port GUID %s through the SA: PathRecord of %d bytes", guid, len(data))}
+		return resolved{err: fmt.Errorf("resolving %s through the SA: PathRecord of %d bytes", what, len(data))}
 	}
 	lid := rdma.LID(binary.BigEndian.Uint16(data[prDLIDOffset:]))
 	if lid == 0 || lid > maxUnicastLID {
-		return resolved{err: fmt.Errorf("resolving port GUID %s through the SA: path to LID %d", guid, lid)}
+		return resolved{err: fmt.Errorf("resolving %s through the SA: path to LID %d", what, lid)}
 	}
 	return resolved{lid: lid, sl: data[prSLOffset] & 0xf}
 }

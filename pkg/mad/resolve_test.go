@@ -1,6 +1,7 @@
 package mad_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"strings"
@@ -68,5 +69,41 @@ func TestResolveGUID(t *testing.T) {
 	defer y.Close()
 	if _, err := y.Resolve(ctx, mad.Path{GUID: rdma.GUID(1)}); err == nil || !strings.Contains(err.Error(), "knows no SM LID") {
 		t.Errorf("without an SA: %v", err)
+	}
+}
+
+func TestResolveGID(t *testing.T) {
+	var asked []mad.Packet
+	h := func(req *mad.Packet) []mad.Packet {
+		asked = append(asked, *req)
+		rec := make([]byte, 64)
+		copy(rec, req.MAD[56:120])
+		binary.BigEndian.PutUint16(rec[40:], 9)
+		rec[53] = 0x04 // SL 4
+		return []mad.Packet{madtest.Reply(req, 0, 56, rec)}
+	}
+	gid := rdma.NewGID(0xfe80000000000123, 0x100004)
+	x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{Timeout: 50 * time.Millisecond,
+		SA: &mad.SAAddress{SMLID: 1, PortGUID: 0x100001}})
+	defer x.Close()
+	ctx := context.Background()
+	p, err := x.Resolve(ctx, mad.Path{DGID: &gid})
+	if err != nil || p.LID != 9 || p.SL != 4 || p.DGID != nil || p.String() != "Lid 9" {
+		t.Fatalf("Resolve = %+v, %v; want Lid 9 SL 4 without a GRH", p, err)
+	}
+	if len(asked) != 1 || !bytes.Equal(asked[0].MAD[56+8:56+24], gid[:]) {
+		t.Fatalf("%d MADs; DGID asked % x, want % x", len(asked), asked[0].MAD[56+8:56+24], gid[:])
+	}
+
+	// Without an SM (RoCE) a GID target keeps its global route.
+	y := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{})
+	defer y.Close()
+	if p, err := y.Resolve(ctx, mad.Path{DGID: &gid}); err != nil || p.DGID == nil || p.LID != 0 {
+		t.Errorf("without an SM: %+v, %v; want the GID route unchanged", p, err)
+	}
+	// An SMP cannot take it.
+	_, err = y.Do(ctx, &mad.Request{Path: mad.Path{DGID: &gid}, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: 0x11, Name: "NodeInfo"})
+	if err == nil || !strings.Contains(err.Error(), "an SMP takes no global route") {
+		t.Errorf("SMP to a GID without an SA: %v", err)
 	}
 }
