@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -326,6 +327,22 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 		return err
 	}
 	defer x.Close()
+	var sls map[rdma.LID]uint8
+	if !o.SkipSL {
+		// The SL to each destination from the SA's PathRecords, as
+		// infiniband-diags reads them: to the -G port, to the node at the
+		// -D path, or to every port.
+		var dest rdma.GUID
+		switch {
+		case o.GUID != 0:
+			dest = o.GUID
+		case o.DR != nil:
+			dest = fab.From.Info.PortGUID
+		}
+		if sls, err = x.PathSLs(o.Common.context(), dest, halfWorldPRTimeout); err != nil {
+			return withContext(err, "reading the SL to each destination from the SA (--skip-sl uses SL 0)")
+		}
+	}
 
 	// Every node is read on its own, all at once up to the window; the
 	// reports are printed in order.
@@ -340,7 +357,7 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r := &nodeErrors{o: o, th: th, n: n, q: &pmaQuerier{ctx: o.Common.context(), x: x}}
+			r := &nodeErrors{o: o, th: th, n: n, q: &pmaQuerier{ctx: o.Common.context(), x: x, sl: sls}}
 			r.check()
 			reports[i] = r
 		}()
@@ -403,10 +420,23 @@ func writeErrorsSummary(w *bufio.Writer, sum queryErrorsSummary, th *thresholds,
 	w.WriteString("\n")
 }
 
+// halfWorldPRTimeout is how long ibqueryerrors waits for the SA's
+// PathRecords to every port (infiniband-diags' DEFAULT_HALF_WORLD_PR_TIMEOUT).
+const halfWorldPRTimeout = 3 * time.Second
+
 // pmaQuerier sends PerfMgt Gets and Sets by LID.
 type pmaQuerier struct {
 	ctx context.Context
 	x   *mad.Transactor
+	// sl is the SL to each LID; nil or a missing LID: SL 0.
+	sl map[rdma.LID]uint8
+}
+
+// path is the route to lid, on its SL.
+func (q *pmaQuerier) path(lid rdma.LID) mad.Path {
+	p := mad.LIDPath(lid)
+	p.SL = q.sl[lid]
+	return p
 }
 
 // get reads attr with PortSelect port from lid.
@@ -414,7 +444,7 @@ func (q *pmaQuerier) get(lid rdma.LID, attr string, port int) ([]byte, error) {
 	l := mad.LayoutByName(attr)
 	data := make([]byte, 192)
 	data[1] = byte(port)
-	r, err := q.x.Do(q.ctx, &mad.Request{Path: mad.LIDPath(lid), Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: l.ID, Name: l.Name, Data: data})
+	r, err := q.x.Do(q.ctx, &mad.Request{Path: q.path(lid), Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: l.ID, Name: l.Name, Data: data})
 	if err != nil {
 		return nil, err
 	}
@@ -424,7 +454,7 @@ func (q *pmaQuerier) get(lid rdma.LID, attr string, port int) ([]byte, error) {
 // set writes data (PortSelect and the selects in it) to attr at lid.
 func (q *pmaQuerier) set(lid rdma.LID, attr string, data []byte) error {
 	l := mad.LayoutByName(attr)
-	_, err := q.x.Do(q.ctx, &mad.Request{Path: mad.LIDPath(lid), Class: mad.ClassPerf, Method: mad.MethodSet, AttrID: l.ID, Name: l.Name, Data: data})
+	_, err := q.x.Do(q.ctx, &mad.Request{Path: q.path(lid), Class: mad.ClassPerf, Method: mad.MethodSet, AttrID: l.ID, Name: l.Name, Data: data})
 	return err
 }
 

@@ -3,6 +3,7 @@ package mad
 import (
 	"encoding/binary"
 	"fmt"
+	"time"
 )
 
 // Request is one MAD to send and wait on: the class, method and attribute,
@@ -31,6 +32,9 @@ type Request struct {
 	// ComponentMask is an SA request's component mask (bytes 48-55): the
 	// record fields that select.
 	ComponentMask uint64
+	// Timeout, when not 0, replaces the Transactor's timeout for this
+	// request: a query the responder takes long to answer.
+	Timeout time.Duration
 }
 
 // The SA header (IBA 15.2.1.1): after the RMPP header, the SM_Key, the

@@ -25,14 +25,17 @@ const AttrPathRecord AttrID = 0x0035
 
 // PathRecord component mask bits and layout (IBA 15.2.5.16).
 const (
-	prCompDGID      = 1 << 2
-	prCompSGID      = 1 << 3
-	prDGIDOffset    = 8
-	prSGIDOffset    = 24
-	prDLIDOffset    = 40
-	prSLOffset      = 53
-	prRecordLen     = 64
-	defaultGIDPrefx = 0xfe80000000000000
+	prCompDGID       = 1 << 2
+	prCompSGID       = 1 << 3
+	prCompReversible = 1 << 11
+	prCompNumbPath   = 1 << 12
+	prNumbPathOffset = 49
+	prDGIDOffset     = 8
+	prSGIDOffset     = 24
+	prDLIDOffset     = 40
+	prSLOffset       = 53
+	prRecordLen      = 64
+	defaultGIDPrefx  = 0xfe80000000000000
 )
 
 // resolved is a port GUID's path, once asked.

@@ -5,6 +5,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 // SAQuery is one request to the subnet administrator (IBA 15.4): a Get,
@@ -23,6 +26,9 @@ type SAQuery struct {
 	SMKey uint64
 	// Record is the template record.
 	Record []byte
+	// Timeout, when not 0, replaces the Transactor's timeout: a table the
+	// SA takes long to compute.
+	Timeout time.Duration
 }
 
 // SAResult is the SA's answer to an SAQuery.
@@ -62,7 +68,7 @@ func (t *Transactor) QuerySA(ctx context.Context, q *SAQuery) (*SAResult, error)
 		name = fmt.Sprintf("attribute %#04x", uint16(q.AttrID))
 	}
 	r, err := t.Do(ctx, &Request{Path: path, Class: ClassSA, Method: q.Method, AttrID: q.AttrID,
-		AttrMod: q.AttrMod, Name: name, Data: q.Record, ComponentMask: q.ComponentMask, MKey: q.SMKey})
+		AttrMod: q.AttrMod, Name: name, Data: q.Record, ComponentMask: q.ComponentMask, MKey: q.SMKey, Timeout: q.Timeout})
 	if err != nil {
 		return nil, err
 	}
@@ -127,4 +133,38 @@ func describeClass(c Class, cs Status) string {
 		return SAStatusName(code)
 	}
 	return fmt.Sprintf("class-specific %#04x", uint16(cs))
+}
+
+// PathSLs asks the SA for one reversible PathRecord from the local port to
+// every port (to port GUID dguid only, when not 0) and returns each
+// destination LID's SL, as infiniband-diags' ibqueryerrors does before its
+// PMA queries. The SA may take long to compute a whole fabric's paths:
+// the query waits timeout for its answer.
+func (t *Transactor) PathSLs(ctx context.Context, dguid rdma.GUID, timeout time.Duration) (map[rdma.LID]uint8, error) {
+	sa := t.opts.SA
+	if !t.knowsSM() {
+		return nil, errors.New("no SM/SA found: the local port knows no SM LID")
+	}
+	rec := make([]byte, prRecordLen)
+	binary.BigEndian.PutUint64(rec[prSGIDOffset:], defaultGIDPrefx)
+	binary.BigEndian.PutUint64(rec[prSGIDOffset+8:], uint64(sa.PortGUID))
+	mask := uint64(prCompSGID | prCompNumbPath | prCompReversible)
+	if dguid != 0 {
+		binary.BigEndian.PutUint64(rec[prDGIDOffset:], defaultGIDPrefx)
+		binary.BigEndian.PutUint64(rec[prDGIDOffset+8:], uint64(dguid))
+		mask |= prCompDGID
+	}
+	rec[prNumbPathOffset] = 0x80 | 1 // reversible, one path per pair
+	res, err := t.QuerySA(ctx, &SAQuery{Method: MethodGetTable, AttrID: AttrPathRecord, Name: "PathRecord",
+		ComponentMask: mask, Record: rec, Timeout: timeout})
+	if err != nil {
+		return nil, err
+	}
+	sls := make(map[rdma.LID]uint8, len(res.Records))
+	for _, r := range res.Records {
+		if len(r) >= prRecordLen {
+			sls[rdma.LID(binary.BigEndian.Uint16(r[prDLIDOffset:]))] = r[prSLOffset] & 0xf
+		}
+	}
+	return sls, nil
 }

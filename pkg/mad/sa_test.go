@@ -69,3 +69,40 @@ func TestQuerySA(t *testing.T) {
 		t.Error("QuerySA without an SM LID: no error")
 	}
 }
+
+func TestPathSLs(t *testing.T) {
+	var reqs []*mad.Packet
+	resp := &madtest.RMPPResponder{HdrLen: 56, Respond: func(req *mad.Packet) []byte {
+		reqs = append(reqs, req)
+		var recs [][]byte
+		for lid := 1; lid <= 40; lid++ {
+			pr := make([]byte, 64)
+			binary.BigEndian.PutUint16(pr[40:], uint16(lid))
+			pr[53] = byte(lid % 16)
+			recs = append(recs, pr)
+		}
+		return madtest.SAResponse(req, 0, 64, recs...)
+	}}
+	x := mad.NewTransactor(madtest.New(resp.Handle), mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1, PortGUID: 0x100001}})
+	defer x.Close()
+	sls, err := x.PathSLs(context.Background(), 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sls) != 40 || sls[17] != 1 || sls[15] != 15 {
+		t.Errorf("SLs %v: want 40 LIDs, LID 17 on SL 1, LID 15 on SL 15", sls)
+	}
+	m := reqs[0].MAD
+	if mask := binary.BigEndian.Uint64(m[48:]); mask != 1<<3|1<<11|1<<12 {
+		t.Errorf("component mask %#x, want SGID|Reversible|NumbPath", mask)
+	}
+	if sgid, np := binary.BigEndian.Uint64(m[56+32:]), m[56+49]; sgid != 0x100001 || np != 0x81 {
+		t.Errorf("SGID GUID %#x, NumbPath byte %#x; want 0x100001, 0x81", sgid, np)
+	}
+	if _, err := x.PathSLs(context.Background(), 0x100004, 0); err != nil {
+		t.Fatal(err)
+	}
+	if m := reqs[1].MAD; binary.BigEndian.Uint64(m[48:])&(1<<2) == 0 || binary.BigEndian.Uint64(m[56+16:]) != 0x100004 {
+		t.Errorf("to one port: mask %#x, DGID GUID %#x", binary.BigEndian.Uint64(m[48:]), binary.BigEndian.Uint64(m[56+16:]))
+	}
+}

@@ -166,7 +166,11 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 		return nil, ctx.Err()
 	}
 	tid := t.nextTID.Add(1)
-	out := &Packet{MAD: make([]byte, Size), Timeout: t.opts.Timeout}
+	timeout := t.opts.Timeout
+	if r.Timeout > 0 {
+		timeout = r.Timeout
+	}
+	out := &Packet{MAD: make([]byte, Size), Timeout: timeout}
 	class, err := r.encode(out.MAD, uint64(tid))
 	if err != nil {
 		return nil, err
@@ -199,7 +203,7 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 	}()
 
 	start := time.Now()
-	timer := time.NewTimer(t.opts.Timeout)
+	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for try := 1; ; try++ {
 		if t.opts.Trace != nil {
@@ -208,8 +212,8 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 		if err := t.tr.Send(out); err != nil {
 			return nil, fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
 		}
-		timer.Reset(t.opts.Timeout + t.opts.Grace)
-		p, err := t.waitMessage(ctx, w, timer, x)
+		timer.Reset(timeout + t.opts.Grace)
+		p, err := t.waitMessage(ctx, w, timer, x, timeout+t.opts.Grace)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("%v to %v: %w", r, r.Path, err)
@@ -234,17 +238,17 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 // waitMessage is wait, except that while the segments of an RMPP response
 // keep coming the try does not time out: the timeout runs from the last
 // segment.
-func (t *Transactor) waitMessage(ctx context.Context, w chan *Packet, timer *time.Timer, x *rmppTransfer) (*Packet, error) {
+func (t *Transactor) waitMessage(ctx context.Context, w chan *Packet, timer *time.Timer, x *rmppTransfer, timeout time.Duration) (*Packet, error) {
 	for {
 		p, err := t.wait(ctx, w, timer)
 		if p != nil || err != nil || x == nil {
 			return p, err
 		}
 		since := time.Since(x.lastSegment())
-		if since >= t.opts.Timeout+t.opts.Grace {
+		if since >= timeout {
 			return nil, nil
 		}
-		timer.Reset(t.opts.Timeout + t.opts.Grace - since)
+		timer.Reset(timeout - since)
 	}
 }
 
