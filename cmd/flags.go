@@ -32,6 +32,8 @@ const (
 	// flagsNoDebugShort leaves -d to the tool (iblinkinfo's --down):
 	// --debug stays.
 	flagsNoDebugShort
+	// flagsSA adds --sa: SMP Gets answered by the SA's records.
+	flagsSA
 )
 
 // CommonOptions are the flags shared by every tool, parsed before the tool runs.
@@ -52,6 +54,8 @@ type CommonOptions struct {
 	Sim                 bool          // --sim: use the ibsim simulator instead of the kernel
 	Sysfs               string        // --sysfs: sysfs mount point (default $IBTOOL_SYSFS or /sys)
 	NodeMap             string        // --node-name-map: node name map file ("": the default, if there)
+	ViaSA               bool          // --sa: ask the SA for the records instead of sending SMPs
+	SMKey               uint64        // --smkey: the SM_Key of --sa's queries
 	timeoutM            int           // -t as infiniband-diags takes it, in milliseconds
 	ctx                 context.Context
 }
@@ -85,6 +89,10 @@ func addCommonFlags(c *cobra.Command, o *CommonOptions, set flagSet) {
 	}
 	if set&flagsNodeMap != 0 {
 		fl.StringVar(&o.NodeMap, "node-name-map", "", "node name map file (default "+nodemap.DefaultPath+" when there)")
+	}
+	if set&flagsSA != 0 {
+		fl.BoolVar(&o.ViaSA, "sa", false, "ask the SA for the records instead of sending SMPs (LID targets)")
+		fl.Uint64Var(&o.SMKey, "smkey", 1, "SM_Key of the SA queries --sa sends (opensm's default key is 1)")
 	}
 }
 

@@ -76,7 +76,7 @@ Without a target it shows the local port.`,
 			return ibaddrRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsSA)
 	fl := c.Flags()
 	// ibaddr's -L is --Lid_show, so the target assertions are -G and -D.
 	addTargetFlags(c, &o.Common, "GD")

@@ -88,7 +88,7 @@ The destinations are looked up in parallel.`,
 			return ibrouteRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsNodeMap)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsNodeMap|flagsSA)
 	fl := c.Flags()
 	fl.BoolVarP(&o.All, "all", "a", false, "show all lids, even invalid entries")
 	fl.BoolVarP(&o.Brief, "no_dests", "n", false, "do not try to resolve destinations")

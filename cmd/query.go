@@ -84,7 +84,7 @@ Attributes: ` + strings.Join(names, ", ") + ".",
 			return queryRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsSA)
 	fl := c.Flags()
 	fl.StringVarP(&o.modArg, "attribute-id", "a", "", "the attribute modifier of the request")
 	fl.StringArrayVarP(&o.Fields, "field", "f", nil, "set a field of the request: NAME=VALUE (repeatable)")

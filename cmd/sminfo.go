@@ -76,7 +76,7 @@ and -a (an SM control request: handover, acknowledge, ...).`,
 			return sminfoRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsSA)
 	fl := c.Flags()
 	fl.StringVarP(&o.stateArg, "state", "s", "", "set SM state (0-3)")
 	fl.StringVarP(&o.priorityArg, "priority", "p", "", "set SM priority (0-15)")

@@ -124,7 +124,7 @@ ibtool does not query yet.`,
 			return smpqueryRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsNodeMap)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsNodeMap|flagsSA)
 	c.Flags().BoolVarP(&o.Extended, "extended", "x", false, "use extended speeds (PortInfo)")
 	c.Flags().BoolVarP(&o.ShowKeys, "show_keys", "K", false, "display security keys in output")
 	c.Flags().BoolVarP(&o.Combined, "combined", "c", false, "use Combined route address argument: <lid> <dr_path>")

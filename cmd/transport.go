@@ -56,14 +56,14 @@ func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOption
 		opts.Trace = madTracer(f.IO.ErrOut)
 	}
 	if port != nil && opts.SA == nil {
-		opts.SA = &mad.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID}
+		opts.SA = &mad.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: o.SMKey}
 	}
 	return mad.NewTransactor(tr, opts), port, nil
 }
 
 // transactorOptions turns -t and --retries into a transactor's options.
 func (o *CommonOptions) transactorOptions() mad.TransactorOptions {
-	opts := mad.TransactorOptions{Timeout: o.Timeout, Retries: o.Retries}
+	opts := mad.TransactorOptions{Timeout: o.Timeout, Retries: o.Retries, ViaSA: o.ViaSA}
 	if o.Retries == 0 {
 		opts.Retries = -1 // --retries 0: one try
 	}

@@ -18,6 +18,11 @@ type SAAddress struct {
 	// PortGUID is the local port's GUID; requests use the default GID
 	// prefix with it, as libibmad does.
 	PortGUID rdma.GUID
+	// LID is the local port's LID: what a directed route to the local
+	// port (0) stands for when SMPs are answered by the SA (ViaSA).
+	LID rdma.LID
+	// SMKey is the SM_Key of the queries ViaSA sends.
+	SMKey uint64
 }
 
 // AttrPathRecord is the SA PathRecord attribute.

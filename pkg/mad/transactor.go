@@ -31,6 +31,10 @@ type TransactorOptions struct {
 	Trace func(out bool, p *Packet)
 	// SA, when set, is where Resolve asks for the path to a port GUID.
 	SA *SAAddress
+	// ViaSA answers SMP Gets from the SA's records instead of asking the
+	// nodes (python-rdma's --sa): NodeInfo from the NodeRecord, PortInfo
+	// from the PortInfoRecord, and so on; LID targets only.
+	ViaSA bool
 	// Grace is added to Timeout for the wait in user space, while the
 	// transport is asked to time a request out after Timeout. The kernel
 	// refuses a resend whose TID it still waits on, so on umad the
@@ -159,6 +163,9 @@ func (t *Transactor) read(ctx context.Context) {
 // came, a *StatusError when the response's status is not zero (with the
 // response), and a *ReplyError for a malformed response.
 func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
+	if t.opts.ViaSA && r.Class.IsSMP() {
+		return t.doViaSA(ctx, r)
+	}
 	select {
 	case t.window <- struct{}{}:
 		defer func() { <-t.window }()

@@ -1,0 +1,109 @@
+package mad_test
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
+)
+
+// viaSAFake is an SA with the PortInfoRecords of a 3-port switch at LID
+// 1 (ports 0 to 2, port n's PortInfo bytes all n+1) and the NodeRecord
+// of LID 1; it keeps the requests.
+type viaSAFake struct {
+	reqs []*mad.Packet
+}
+
+func (s *viaSAFake) respond(req *mad.Packet) []byte {
+	s.reqs = append(s.reqs, req)
+	tmpl, mask := req.MAD[56:], binary.BigEndian.Uint64(req.MAD[48:])
+	switch binary.BigEndian.Uint16(req.MAD[16:]) {
+	case 0x11:
+		if binary.BigEndian.Uint16(tmpl) != 1 {
+			return madtest.SAResponse(req, 0, 112)
+		}
+		nr := make([]byte, 112)
+		binary.BigEndian.PutUint16(nr, 1)
+		nr[4+2] = 2 // a switch
+		copy(nr[44:], "sw1")
+		return madtest.SAResponse(req, 0, 112, nr)
+	case 0x12:
+		var recs [][]byte
+		for port := byte(0); port < 3; port++ {
+			if mask&2 != 0 && tmpl[2] != port {
+				continue
+			}
+			r := make([]byte, 72)
+			binary.BigEndian.PutUint16(r, 1)
+			r[2] = port
+			for i := 4; i < 68; i++ {
+				r[i] = port + 1
+			}
+			recs = append(recs, r)
+		}
+		return madtest.SAResponse(req, 0, 72, recs...)
+	}
+	return madtest.SAResponse(req, 0x0c00, 8)
+}
+
+func TestViaSA(t *testing.T) {
+	fake := &viaSAFake{}
+	resp := &madtest.RMPPResponder{HdrLen: 56, Respond: fake.respond}
+	x := mad.NewTransactor(madtest.New(resp.Handle), mad.TransactorOptions{ViaSA: true,
+		SA: &mad.SAAddress{SMLID: 1, LID: 1, SMKey: 7}})
+	defer x.Close()
+	ctx := context.Background()
+	get := func(p mad.Path, attr mad.AttrID, mod uint32) (*mad.Response, error) {
+		return x.Do(ctx, &mad.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: attr, AttrMod: mod, Name: "attr"})
+	}
+
+	r, err := get(mad.LIDPath(1), mad.AttrNodeDescription, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimRight(string(r.Data()), "\x00"); got != "sw1" || r.Header.AttrID != mad.AttrNodeDescription || r.Header.Method != mad.MethodGetResp {
+		t.Errorf("NodeDescription: %q, header %+v", got, r.Header)
+	}
+	if k := binary.BigEndian.Uint64(fake.reqs[0].MAD[36:]); k != 7 {
+		t.Errorf("SM_Key %d, want 7", k)
+	}
+	// PortInfo of port 2; of the port an SMP would enter (a switch's 0),
+	// also by a directed route to the local port.
+	for _, c := range []struct {
+		path mad.Path
+		mod  uint32
+		want byte
+	}{{mad.LIDPath(1), 2, 3}, {mad.LIDPath(1), 0, 1}, {mad.DRPath(0), 0, 1}} {
+		r, err := get(c.path, mad.AttrPortInfo, c.mod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]byte{c.want, c.want}, r.Data()[:2]); diff != "" {
+			t.Errorf("PortInfo %v port %d (-want +got):\n%s", c.path, c.mod, diff)
+		}
+	}
+
+	var nr *mad.NoRecordError
+	if _, err := get(mad.LIDPath(9), mad.AttrNodeInfo, 0); !errors.As(err, &nr) {
+		t.Errorf("no record: %v", err)
+	}
+	for _, c := range []struct {
+		r    mad.Request
+		want string
+	}{
+		{mad.Request{Path: mad.DRPath(0, 1), Method: mad.MethodGet, AttrID: mad.AttrNodeInfo}, "the SA's records are by LID"},
+		{mad.Request{Path: mad.LIDPath(1), Method: mad.MethodSet, AttrID: mad.AttrPortInfo}, "the SA answers Gets only"},
+		{mad.Request{Path: mad.LIDPath(1), Method: mad.MethodGet, AttrID: 0xff90}, "no SA record carries this attribute"},
+	} {
+		c.r.Class = mad.ClassSMI
+		if _, err := x.Do(ctx, &c.r); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.r.String(), err, c.want)
+		}
+	}
+}
