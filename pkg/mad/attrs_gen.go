@@ -55,9 +55,26 @@ const (
 	AttrCongestionControlTable          AttrID = 0x0017 // ClassCC
 	AttrTimestamp                       AttrID = 0x0018 // ClassCC
 	AttrPKeyTable                       AttrID = 0x0016 // ClassSMI
+	AttrInformInfo                      AttrID = 0x0003 // ClassSA
+	AttrNodeRecord                      AttrID = 0x0011 // ClassSA
+	AttrPortInfoRecord                  AttrID = 0x0012 // ClassSA
+	AttrSLtoVLMappingTableRecord        AttrID = 0x0013 // ClassSA
+	AttrSwitchInfoRecord                AttrID = 0x0014 // ClassSA
+	AttrLinearForwardingTableRecord     AttrID = 0x0015 // ClassSA
+	AttrMulticastForwardingTableRecord  AttrID = 0x0017 // ClassSA
+	AttrSMInfoRecord                    AttrID = 0x0018 // ClassSA
+	AttrLinkRecord                      AttrID = 0x0020 // ClassSA
+	AttrGUIDInfoRecord                  AttrID = 0x0030 // ClassSA
+	AttrServiceRecord                   AttrID = 0x0031 // ClassSA
+	AttrPKeyTableRecord                 AttrID = 0x0033 // ClassSA
+	AttrVLArbitrationTableRecord        AttrID = 0x0036 // ClassSA
+	AttrMCMemberRecord                  AttrID = 0x0038 // ClassSA
+	AttrMultiPathRecord                 AttrID = 0x003a // ClassSA
+	AttrInformInfoRecord                AttrID = 0x00f3 // ClassSA
 )
 
-// Layouts lists the layout of every generated attribute, in table order.
+// Layouts lists the layout of every generated attribute but the SA's,
+// in table order.
 var Layouts = []*Layout{
 	&layoutNodeDescription,
 	&layoutNodeInfo,
@@ -109,6 +126,51 @@ var Layouts = []*Layout{
 	&layoutCongestionControlTableEntry,
 	&layoutTimestamp,
 	&layoutPKeyTable,
+}
+
+// SALayouts lists the layouts of the SA attributes (IBA 15.2.5): the
+// records and InformInfo, in table order. Their Fields hold the fields
+// of the attributes they embed, named "NodeInfo.PortGUID".
+var SALayouts = []*Layout{
+	&layoutInformInfo,
+	&layoutNodeRecord,
+	&layoutPortInfoRecord,
+	&layoutSLtoVLMappingTableRecord,
+	&layoutSwitchInfoRecord,
+	&layoutLinearForwardingTableRecord,
+	&layoutMulticastForwardingTableRecord,
+	&layoutSMInfoRecord,
+	&layoutLinkRecord,
+	&layoutGUIDInfoRecord,
+	&layoutServiceRecord,
+	&layoutPKeyTableRecord,
+	&layoutPathRecord,
+	&layoutVLArbitrationTableRecord,
+	&layoutMCMemberRecord,
+	&layoutMultiPathRecord,
+	&layoutInformInfoRecord,
+}
+
+// saComponents holds the component mask bits and member names of the
+// SA attributes' fields.
+var saComponents = map[*Layout]*componentTable{
+	&layoutInformInfo:                     &componentsInformInfo,
+	&layoutNodeRecord:                     &componentsNodeRecord,
+	&layoutPortInfoRecord:                 &componentsPortInfoRecord,
+	&layoutSLtoVLMappingTableRecord:       &componentsSLtoVLMappingTableRecord,
+	&layoutSwitchInfoRecord:               &componentsSwitchInfoRecord,
+	&layoutLinearForwardingTableRecord:    &componentsLinearForwardingTableRecord,
+	&layoutMulticastForwardingTableRecord: &componentsMulticastForwardingTableRecord,
+	&layoutSMInfoRecord:                   &componentsSMInfoRecord,
+	&layoutLinkRecord:                     &componentsLinkRecord,
+	&layoutGUIDInfoRecord:                 &componentsGUIDInfoRecord,
+	&layoutServiceRecord:                  &componentsServiceRecord,
+	&layoutPKeyTableRecord:                &componentsPKeyTableRecord,
+	&layoutPathRecord:                     &componentsPathRecord,
+	&layoutVLArbitrationTableRecord:       &componentsVLArbitrationTableRecord,
+	&layoutMCMemberRecord:                 &componentsMCMemberRecord,
+	&layoutMultiPathRecord:                &componentsMultiPathRecord,
+	&layoutInformInfoRecord:               &componentsInformInfoRecord,
 }
 
 // NodeDescription is the subnet management NodeDescription (attribute 0x0010, 64 bytes).
@@ -3836,3 +3898,1822 @@ func (a *PKeyTable) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns the 64-byte encoding of PKeyTable.
 func (a *PKeyTable) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 64)) }
+
+// InformInfo is the subnet administration InformInfo (attribute 0x0003, 36 bytes).
+type InformInfo struct {
+	GID           rdma.GID `json:"gid"`
+	LIDRangeBegin uint16   `json:"lidRangeBegin"`
+	LIDRangeEnd   uint16   `json:"lidRangeEnd"`
+	IsGeneric     uint8    `json:"isGeneric"`
+	Subscribe     uint8    `json:"subscribe"`
+	Type          uint16   `json:"type"`
+	TrapNumber    uint16   `json:"trapNumber"`
+	QPN           uint32   `json:"qpn"`
+	RespTimeValue uint8    `json:"respTimeValue"`
+	ProducerType  uint32   `json:"producerType"`
+}
+
+var layoutInformInfo = Layout{Name: "InformInfo", Class: ClassSA, ID: AttrInformInfo, Size: 36, New: func() Attribute { return new(InformInfo) }, Fields: []Field{
+	{Name: "GID", JSON: "gid", Label: "GID", Offset: 0, Width: 128, DumpOffset: 0, Format: FormatArray},
+	{Name: "LIDRangeBegin", JSON: "lidRangeBegin", Label: "LIDRangeBegin", Offset: 128, Width: 16, DumpOffset: 128, Format: FormatUint},
+	{Name: "LIDRangeEnd", JSON: "lidRangeEnd", Label: "LIDRangeEnd", Offset: 144, Width: 16, DumpOffset: 144, Format: FormatUint},
+	{Name: "IsGeneric", JSON: "isGeneric", Label: "IsGeneric", Offset: 176, Width: 8, DumpOffset: 176, Format: FormatUint},
+	{Name: "Subscribe", JSON: "subscribe", Label: "Subscribe", Offset: 184, Width: 8, DumpOffset: 184, Format: FormatUint},
+	{Name: "Type", JSON: "type", Label: "Type", Offset: 192, Width: 16, DumpOffset: 192, Format: FormatUint},
+	{Name: "TrapNumber", JSON: "trapNumber", Label: "TrapNumber", Offset: 208, Width: 16, DumpOffset: 208, Format: FormatUint},
+	{Name: "QPN", JSON: "qpn", Label: "QPN", Offset: 224, Width: 24, DumpOffset: 224, Format: FormatUint},
+	{Name: "RespTimeValue", JSON: "respTimeValue", Label: "RespTimeValue", Offset: 251, Width: 5, DumpOffset: 251, Format: FormatUint},
+	{Name: "ProducerType", JSON: "producerType", Label: "ProducerType", Offset: 264, Width: 24, DumpOffset: 264, Format: FormatHex},
+}}
+
+var componentsInformInfo = componentTable{infos: []componentInfo{
+	{member: "GID", mask: 0x1, kind: kindGID},
+	{member: "LIDRangeBegin", mask: 0x2, kind: kindUint},
+	{member: "LIDRangeEnd", mask: 0x4, kind: kindUint},
+	{member: "isGeneric", mask: 0x10, kind: kindUint},
+	{member: "subscribe", mask: 0x20, kind: kindUint},
+	{member: "type", mask: 0x40, kind: kindUint},
+	{member: "trapNumber", mask: 0x80, kind: kindUint},
+	{member: "QPN", mask: 0x100, kind: kindUint},
+	{member: "respTimeValue", mask: 0x400, kind: kindUint},
+	{member: "producerType", mask: 0x1000, kind: kindUint},
+}, index: map[string]int{
+	"gid":           0,
+	"lidrangebegin": 1,
+	"lidrangeend":   2,
+	"isgeneric":     3,
+	"subscribe":     4,
+	"type":          5,
+	"trapnumber":    6,
+	"qpn":           7,
+	"resptimevalue": 8,
+	"producertype":  9,
+}}
+
+// Layout returns InformInfo's field layout.
+func (*InformInfo) Layout() *Layout { return &layoutInformInfo }
+
+// UnmarshalBinary decodes InformInfo from data, which must hold at least 36 bytes.
+func (a *InformInfo) UnmarshalBinary(data []byte) error {
+	if len(data) < 36 {
+		return &ShortDataError{Attr: "InformInfo", Want: 36, Got: len(data)}
+	}
+	copy(a.GID[:], data[0:16])
+	a.LIDRangeBegin = uint16(binary.BigEndian.Uint16(data[16:]))
+	a.LIDRangeEnd = uint16(binary.BigEndian.Uint16(data[18:]))
+	a.IsGeneric = uint8(data[22])
+	a.Subscribe = uint8(data[23])
+	a.Type = uint16(binary.BigEndian.Uint16(data[24:]))
+	a.TrapNumber = uint16(binary.BigEndian.Uint16(data[26:]))
+	a.QPN = uint32(getBits(data[28:31], 0, 0xffffff))
+	a.RespTimeValue = uint8(getBits(data[31:32], 0, 0x1f))
+	a.ProducerType = uint32(getBits(data[33:36], 0, 0xffffff))
+	return nil
+}
+
+// AppendBinary appends the 36-byte encoding of InformInfo to b.
+func (a *InformInfo) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 36)...)
+	d := b[n:]
+	copy(d[0:16], a.GID[:])
+	binary.BigEndian.PutUint16(d[16:], uint16(a.LIDRangeBegin))
+	binary.BigEndian.PutUint16(d[18:], uint16(a.LIDRangeEnd))
+	d[22] = uint8(a.IsGeneric)
+	d[23] = uint8(a.Subscribe)
+	binary.BigEndian.PutUint16(d[24:], uint16(a.Type))
+	binary.BigEndian.PutUint16(d[26:], uint16(a.TrapNumber))
+	putBits(d[28:31], 0, 0xffffff, uint64(a.QPN))
+	putBits(d[31:32], 0, 0x1f, uint64(a.RespTimeValue))
+	putBits(d[33:36], 0, 0xffffff, uint64(a.ProducerType))
+	return b, nil
+}
+
+// MarshalBinary returns the 36-byte encoding of InformInfo.
+func (a *InformInfo) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 36)) }
+
+// NodeRecord is the subnet administration NodeRecord (attribute 0x0011, 108 bytes).
+type NodeRecord struct {
+	LID             uint16          `json:"lid"`
+	NodeInfo        NodeInfo        `json:"nodeInfo"`
+	NodeDescription NodeDescription `json:"nodeDescription"`
+}
+
+var layoutNodeRecord = Layout{Name: "NodeRecord", Class: ClassSA, ID: AttrNodeRecord, Size: 108, New: func() Attribute { return new(NodeRecord) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "Lid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "NodeInfo.BaseVersion", JSON: "nodeInfo.baseVersion", Label: "BaseVers", Offset: 32, Width: 8, DumpOffset: 32, Format: FormatUint},
+	{Name: "NodeInfo.ClassVersion", JSON: "nodeInfo.classVersion", Label: "ClassVers", Offset: 40, Width: 8, DumpOffset: 40, Format: FormatUint},
+	{Name: "NodeInfo.NodeType", JSON: "nodeInfo.nodeType", Label: "NodeType", Offset: 48, Width: 8, DumpOffset: 48, Format: FormatNodeType},
+	{Name: "NodeInfo.NumPorts", JSON: "nodeInfo.numPorts", Label: "NumPorts", Offset: 56, Width: 8, DumpOffset: 56, Format: FormatUint},
+	{Name: "NodeInfo.SystemImageGUID", JSON: "nodeInfo.systemImageGUID", Label: "SystemGuid", Offset: 64, Width: 64, DumpOffset: 64, Format: FormatHex},
+	{Name: "NodeInfo.NodeGUID", JSON: "nodeInfo.nodeGUID", Label: "Guid", Offset: 128, Width: 64, DumpOffset: 128, Format: FormatHex},
+	{Name: "NodeInfo.PortGUID", JSON: "nodeInfo.portGUID", Label: "PortGuid", Offset: 192, Width: 64, DumpOffset: 192, Format: FormatHex},
+	{Name: "NodeInfo.PartitionCap", JSON: "nodeInfo.partitionCap", Label: "PartCap", Offset: 256, Width: 16, DumpOffset: 256, Format: FormatUint},
+	{Name: "NodeInfo.DeviceID", JSON: "nodeInfo.deviceID", Label: "DevId", Offset: 272, Width: 16, DumpOffset: 272, Format: FormatHex},
+	{Name: "NodeInfo.Revision", JSON: "nodeInfo.revision", Label: "Revision", Offset: 288, Width: 32, DumpOffset: 288, Format: FormatHex},
+	{Name: "NodeInfo.LocalPortNum", JSON: "nodeInfo.localPortNum", Label: "LocalPort", Offset: 320, Width: 8, DumpOffset: 320, Format: FormatUint},
+	{Name: "NodeInfo.VendorID", JSON: "nodeInfo.vendorID", Label: "VendorId", Offset: 328, Width: 24, DumpOffset: 328, Format: FormatHex},
+	{Name: "NodeDescription.NodeDescription", JSON: "nodeDescription.nodeDescription", Label: "NodeDesc", Offset: 352, Width: 512, DumpOffset: 352, Format: FormatString},
+}}
+
+var componentsNodeRecord = componentTable{infos: []componentInfo{
+	{member: "LID", mask: 0x1, kind: kindUint},
+	{member: "nodeInfo.baseVersion", mask: 0x4, kind: kindUint},
+	{member: "nodeInfo.classVersion", mask: 0x8, kind: kindUint},
+	{member: "nodeInfo.nodeType", mask: 0x10, kind: kindUint},
+	{member: "nodeInfo.numPorts", mask: 0x20, kind: kindUint},
+	{member: "nodeInfo.systemImageGUID", mask: 0x40, kind: kindGUID},
+	{member: "nodeInfo.nodeGUID", mask: 0x80, kind: kindGUID},
+	{member: "nodeInfo.portGUID", mask: 0x100, kind: kindGUID},
+	{member: "nodeInfo.partitionCap", mask: 0x200, kind: kindUint},
+	{member: "nodeInfo.deviceID", mask: 0x400, kind: kindUint},
+	{member: "nodeInfo.revision", mask: 0x800, kind: kindUint},
+	{member: "nodeInfo.localPortNum", mask: 0x1000, kind: kindUint},
+	{member: "nodeInfo.vendorID", mask: 0x2000, kind: kindUint},
+	{member: "nodeDescription.nodeString", mask: 0x4000, kind: kindString},
+}, index: map[string]int{
+	"lid":                             0,
+	"nodeinfo.baseversion":            1,
+	"nodeinfo.classversion":           2,
+	"nodeinfo.nodetype":               3,
+	"nodeinfo.numports":               4,
+	"nodeinfo.systemimageguid":        5,
+	"nodeinfo.nodeguid":               6,
+	"nodeinfo.portguid":               7,
+	"nodeinfo.partitioncap":           8,
+	"nodeinfo.deviceid":               9,
+	"nodeinfo.revision":               10,
+	"nodeinfo.localportnum":           11,
+	"nodeinfo.vendorid":               12,
+	"nodedescription.nodedescription": 13,
+	"nodedescription.nodestring":      13,
+	"nodedescription":                 13,
+}}
+
+// Layout returns NodeRecord's field layout.
+func (*NodeRecord) Layout() *Layout { return &layoutNodeRecord }
+
+// UnmarshalBinary decodes NodeRecord from data, which must hold at least 108 bytes.
+func (a *NodeRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 108 {
+		return &ShortDataError{Attr: "NodeRecord", Want: 108, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[0:]))
+	if err := a.NodeInfo.UnmarshalBinary(data[4:]); err != nil {
+		return err
+	}
+	if err := a.NodeDescription.UnmarshalBinary(data[44:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 108-byte encoding of NodeRecord to b.
+func (a *NodeRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 108)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.LID))
+	if _, err := a.NodeInfo.AppendBinary(d[4:4]); err != nil {
+		return nil, err
+	}
+	if _, err := a.NodeDescription.AppendBinary(d[44:44]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 108-byte encoding of NodeRecord.
+func (a *NodeRecord) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 108)) }
+
+// PortInfoRecord is the subnet administration PortInfoRecord (attribute 0x0012, 68 bytes).
+type PortInfoRecord struct {
+	EndportLID uint16   `json:"endportLID"`
+	PortNum    uint8    `json:"portNum"`
+	Options    uint8    `json:"options"`
+	PortInfo   PortInfo `json:"portInfo"`
+}
+
+var layoutPortInfoRecord = Layout{Name: "PortInfoRecord", Class: ClassSA, ID: AttrPortInfoRecord, Size: 68, New: func() Attribute { return new(PortInfoRecord) }, Fields: []Field{
+	{Name: "EndportLID", JSON: "endportLID", Label: "EndportLid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "PortNum", JSON: "portNum", Label: "PortNum", Offset: 16, Width: 8, DumpOffset: 16, Format: FormatUint},
+	{Name: "Options", JSON: "options", Label: "Options", Offset: 24, Width: 8, DumpOffset: 24, Format: FormatHex},
+	{Name: "PortInfo.MKey", JSON: "portInfo.mKey", Label: "Mkey", Offset: 32, Width: 64, DumpOffset: 32, Format: FormatHex},
+	{Name: "PortInfo.GIDPrefix", JSON: "portInfo.gidPrefix", Label: "GidPrefix", Offset: 96, Width: 64, DumpOffset: 96, Format: FormatHex},
+	{Name: "PortInfo.LID", JSON: "portInfo.lid", Label: "Lid", Offset: 160, Width: 16, DumpOffset: 160, Format: FormatUint},
+	{Name: "PortInfo.SMLID", JSON: "portInfo.smlid", Label: "SMLid", Offset: 176, Width: 16, DumpOffset: 176, Format: FormatUint},
+	{Name: "PortInfo.CapabilityMask", JSON: "portInfo.capabilityMask", Label: "CapMask", Offset: 192, Width: 32, DumpOffset: 192, Format: FormatPortCapMask},
+	{Name: "PortInfo.DiagCode", JSON: "portInfo.diagCode", Label: "DiagCode", Offset: 224, Width: 16, DumpOffset: 224, Format: FormatHex},
+	{Name: "PortInfo.MKeyLeasePeriod", JSON: "portInfo.mKeyLeasePeriod", Label: "MkeyLeasePeriod", Offset: 240, Width: 16, DumpOffset: 240, Format: FormatUint},
+	{Name: "PortInfo.LocalPortNum", JSON: "portInfo.localPortNum", Label: "LocalPort", Offset: 256, Width: 8, DumpOffset: 256, Format: FormatUint},
+	{Name: "PortInfo.LinkWidthEnabled", JSON: "portInfo.linkWidthEnabled", Label: "LinkWidthEnabled", Offset: 264, Width: 8, DumpOffset: 264, Format: FormatLinkWidthEnabled},
+	{Name: "PortInfo.LinkWidthSupported", JSON: "portInfo.linkWidthSupported", Label: "LinkWidthSupported", Offset: 272, Width: 8, DumpOffset: 272, Format: FormatLinkWidthSupported},
+	{Name: "PortInfo.LinkWidthActive", JSON: "portInfo.linkWidthActive", Label: "LinkWidthActive", Offset: 280, Width: 8, DumpOffset: 280, Format: FormatLinkWidth},
+	{Name: "PortInfo.LinkSpeedSupported", JSON: "portInfo.linkSpeedSupported", Label: "LinkSpeedSupported", Offset: 288, Width: 4, DumpOffset: 288, Format: FormatLinkSpeedSupported},
+	{Name: "PortInfo.LinkState", JSON: "portInfo.linkState", Label: "LinkState", Offset: 292, Width: 4, DumpOffset: 292, Format: FormatPortState},
+	{Name: "PortInfo.PhysLinkState", JSON: "portInfo.physLinkState", Label: "PhysLinkState", Offset: 296, Width: 4, DumpOffset: 296, Format: FormatPhysPortState},
+	{Name: "PortInfo.LinkDownDefState", JSON: "portInfo.linkDownDefState", Label: "LinkDownDefState", Offset: 300, Width: 4, DumpOffset: 300, Format: FormatLinkDownDefState},
+	{Name: "PortInfo.ProtectBits", JSON: "portInfo.protectBits", Label: "ProtectBits", Offset: 304, Width: 2, DumpOffset: 304, Format: FormatUint},
+	{Name: "PortInfo.LMC", JSON: "portInfo.lmc", Label: "LMC", Offset: 309, Width: 3, DumpOffset: 309, Format: FormatUint},
+	{Name: "PortInfo.LinkSpeedActive", JSON: "portInfo.linkSpeedActive", Label: "LinkSpeedActive", Offset: 312, Width: 4, DumpOffset: 312, Format: FormatLinkSpeed},
+	{Name: "PortInfo.LinkSpeedEnabled", JSON: "portInfo.linkSpeedEnabled", Label: "LinkSpeedEnabled", Offset: 316, Width: 4, DumpOffset: 316, Format: FormatLinkSpeedEnabled},
+	{Name: "PortInfo.NeighborMTU", JSON: "portInfo.neighborMTU", Label: "NeighborMTU", Offset: 320, Width: 4, DumpOffset: 320, Format: FormatMTU},
+	{Name: "PortInfo.SMSL", JSON: "portInfo.smsl", Label: "SMSL", Offset: 324, Width: 4, DumpOffset: 324, Format: FormatUint},
+	{Name: "PortInfo.VLCap", JSON: "portInfo.vlCap", Label: "VLCap", Offset: 328, Width: 4, DumpOffset: 328, Format: FormatVLCap},
+	{Name: "PortInfo.InitType", JSON: "portInfo.initType", Label: "InitType", Offset: 332, Width: 4, DumpOffset: 332, Format: FormatHex},
+	{Name: "PortInfo.VLHighLimit", JSON: "portInfo.vlHighLimit", Label: "VLHighLimit", Offset: 336, Width: 8, DumpOffset: 336, Format: FormatUint},
+	{Name: "PortInfo.VLArbHighCap", JSON: "portInfo.vlArbHighCap", Label: "VLArbHighCap", Offset: 344, Width: 8, DumpOffset: 344, Format: FormatUint},
+	{Name: "PortInfo.VLArbLowCap", JSON: "portInfo.vlArbLowCap", Label: "VLArbLowCap", Offset: 352, Width: 8, DumpOffset: 352, Format: FormatUint},
+	{Name: "PortInfo.InitTypeReply", JSON: "portInfo.initTypeReply", Label: "InitReply", Offset: 360, Width: 4, DumpOffset: 360, Format: FormatHex},
+	{Name: "PortInfo.MTUCap", JSON: "portInfo.mtuCap", Label: "MtuCap", Offset: 364, Width: 4, DumpOffset: 364, Format: FormatMTU},
+	{Name: "PortInfo.VLStallCount", JSON: "portInfo.vlStallCount", Label: "VLStallCount", Offset: 368, Width: 3, DumpOffset: 368, Format: FormatUint},
+	{Name: "PortInfo.HOQLife", JSON: "portInfo.hoqLife", Label: "HoqLife", Offset: 371, Width: 5, DumpOffset: 371, Format: FormatUint},
+	{Name: "PortInfo.OperationalVLs", JSON: "portInfo.operationalVLs", Label: "OperVLs", Offset: 376, Width: 4, DumpOffset: 376, Format: FormatOperVLs},
+	{Name: "PortInfo.PartitionEnforcementInbound", JSON: "portInfo.partitionEnforcementInbound", Label: "PartEnforceInb", Offset: 380, Width: 1, DumpOffset: 380, Format: FormatUint},
+	{Name: "PortInfo.PartitionEnforcementOutbound", JSON: "portInfo.partitionEnforcementOutbound", Label: "PartEnforceOutb", Offset: 381, Width: 1, DumpOffset: 381, Format: FormatUint},
+	{Name: "PortInfo.FilterRawInbound", JSON: "portInfo.filterRawInbound", Label: "FilterRawInb", Offset: 382, Width: 1, DumpOffset: 382, Format: FormatUint},
+	{Name: "PortInfo.FilterRawOutbound", JSON: "portInfo.filterRawOutbound", Label: "FilterRawOutb", Offset: 383, Width: 1, DumpOffset: 383, Format: FormatUint},
+	{Name: "PortInfo.MKeyViolations", JSON: "portInfo.mKeyViolations", Label: "MkeyViolations", Offset: 384, Width: 16, DumpOffset: 384, Format: FormatUint},
+	{Name: "PortInfo.PKeyViolations", JSON: "portInfo.pKeyViolations", Label: "PkeyViolations", Offset: 400, Width: 16, DumpOffset: 400, Format: FormatUint},
+	{Name: "PortInfo.QKeyViolations", JSON: "portInfo.qKeyViolations", Label: "QkeyViolations", Offset: 416, Width: 16, DumpOffset: 416, Format: FormatUint},
+	{Name: "PortInfo.GUIDCap", JSON: "portInfo.guidCap", Label: "GuidCap", Offset: 432, Width: 8, DumpOffset: 432, Format: FormatUint},
+	{Name: "PortInfo.ClientReregister", JSON: "portInfo.clientReregister", Label: "ClientReregister", Offset: 440, Width: 1, DumpOffset: 440, Format: FormatUint},
+	{Name: "PortInfo.McastPkeyTrapSuppressionEnabled", JSON: "portInfo.mcastPkeyTrapSuppressionEnabled", Label: "McastPkeyTrapSuppressionEnabled", Offset: 441, Width: 2, DumpOffset: 441, Format: FormatUint},
+	{Name: "PortInfo.SubnetTimeout", JSON: "portInfo.subnetTimeout", Label: "SubnetTimeout", Offset: 443, Width: 5, DumpOffset: 443, Format: FormatUint},
+	{Name: "PortInfo.RespTimeValue", JSON: "portInfo.respTimeValue", Label: "RespTimeVal", Offset: 451, Width: 5, DumpOffset: 451, Format: FormatUint},
+	{Name: "PortInfo.LocalPhyErrors", JSON: "portInfo.localPhyErrors", Label: "LocalPhysErr", Offset: 456, Width: 4, DumpOffset: 456, Format: FormatUint},
+	{Name: "PortInfo.OverrunErrors", JSON: "portInfo.overrunErrors", Label: "OverrunErr", Offset: 460, Width: 4, DumpOffset: 460, Format: FormatUint},
+	{Name: "PortInfo.MaxCreditHint", JSON: "portInfo.maxCreditHint", Label: "MaxCreditHint", Offset: 464, Width: 16, DumpOffset: 464, Format: FormatUint},
+	{Name: "PortInfo.RoundTrip", JSON: "portInfo.roundTrip", Label: "RoundTrip", Offset: 488, Width: 24, DumpOffset: 488, Format: FormatUint},
+	{Name: "PortInfo.CapabilityMask2", JSON: "portInfo.capabilityMask2", Label: "CapabilityMask2", Offset: 512, Width: 16, DumpOffset: 512, Format: FormatPortCapMask2},
+	{Name: "PortInfo.LinkSpeedExtActive", JSON: "portInfo.linkSpeedExtActive", Label: "LinkSpeedExtActive", Offset: 528, Width: 4, DumpOffset: 528, Format: FormatLinkSpeedExt},
+	{Name: "PortInfo.LinkSpeedExtSupported", JSON: "portInfo.linkSpeedExtSupported", Label: "LinkSpeedExtSupported", Offset: 532, Width: 4, DumpOffset: 532, Format: FormatLinkSpeedExtSupported},
+	{Name: "PortInfo.LinkSpeedExtEnabled", JSON: "portInfo.linkSpeedExtEnabled", Label: "LinkSpeedExtEnabled", Offset: 539, Width: 5, DumpOffset: 539, Format: FormatLinkSpeedExtEnabled},
+}}
+
+var componentsPortInfoRecord = componentTable{infos: []componentInfo{
+	{member: "endportLID", mask: 0x1, kind: kindUint},
+	{member: "portNum", mask: 0x2, kind: kindUint},
+	{member: "options", mask: 0x4, kind: kindUint},
+	{member: "portInfo.MKey", mask: 0x8, kind: kindUint},
+	{member: "portInfo.GIDPrefix", mask: 0x10, kind: kindUint},
+	{member: "portInfo.LID", mask: 0x20, kind: kindUint},
+	{member: "portInfo.masterSMLID", mask: 0x40, kind: kindUint},
+	{member: "portInfo.capabilityMask", mask: 0x80, kind: kindUint},
+	{member: "portInfo.diagCode", mask: 0x100, kind: kindUint},
+	{member: "portInfo.MKeyLeasePeriod", mask: 0x200, kind: kindUint},
+	{member: "portInfo.localPortNum", mask: 0x400, kind: kindUint},
+	{member: "portInfo.linkWidthEnabled", mask: 0x800, kind: kindUint},
+	{member: "portInfo.linkWidthSupported", mask: 0x1000, kind: kindUint},
+	{member: "portInfo.linkWidthActive", mask: 0x2000, kind: kindUint},
+	{member: "portInfo.linkSpeedSupported", mask: 0x4000, kind: kindUint},
+	{member: "portInfo.portState", mask: 0x8000, kind: kindUint},
+	{member: "portInfo.portPhysicalState", mask: 0x10000, kind: kindUint},
+	{member: "portInfo.linkDownDefaultState", mask: 0x20000, kind: kindUint},
+	{member: "portInfo.MKeyProtectBits", mask: 0x40000, kind: kindUint},
+	{member: "portInfo.LMC", mask: 0x100000, kind: kindUint},
+	{member: "portInfo.linkSpeedActive", mask: 0x200000, kind: kindUint},
+	{member: "portInfo.linkSpeedEnabled", mask: 0x400000, kind: kindUint},
+	{member: "portInfo.neighborMTU", mask: 0x800000, kind: kindUint},
+	{member: "portInfo.masterSMSL", mask: 0x1000000, kind: kindUint},
+	{member: "portInfo.VLCap", mask: 0x2000000, kind: kindUint},
+	{member: "portInfo.initType", mask: 0x4000000, kind: kindUint},
+	{member: "portInfo.VLHighLimit", mask: 0x8000000, kind: kindUint},
+	{member: "portInfo.VLArbitrationHighCap", mask: 0x10000000, kind: kindUint},
+	{member: "portInfo.VLArbitrationLowCap", mask: 0x20000000, kind: kindUint},
+	{member: "portInfo.initTypeReply", mask: 0x40000000, kind: kindUint},
+	{member: "portInfo.MTUCap", mask: 0x80000000, kind: kindUint},
+	{member: "portInfo.VLStallCount", mask: 0x100000000, kind: kindUint},
+	{member: "portInfo.HOQLife", mask: 0x200000000, kind: kindUint},
+	{member: "portInfo.operationalVLs", mask: 0x400000000, kind: kindUint},
+	{member: "portInfo.partitionEnforcementInbound", mask: 0x800000000, kind: kindUint},
+	{member: "portInfo.partitionEnforcementOutbound", mask: 0x1000000000, kind: kindUint},
+	{member: "portInfo.filterRawInbound", mask: 0x2000000000, kind: kindUint},
+	{member: "portInfo.filterRawOutbound", mask: 0x4000000000, kind: kindUint},
+	{member: "portInfo.MKeyViolations", mask: 0x8000000000, kind: kindUint},
+	{member: "portInfo.PKeyViolations", mask: 0x10000000000, kind: kindUint},
+	{member: "portInfo.QKeyViolations", mask: 0x20000000000, kind: kindUint},
+	{member: "portInfo.GUIDCap", mask: 0x40000000000, kind: kindUint},
+	{member: "portInfo.clientReregister", mask: 0x80000000000, kind: kindUint},
+	{member: "portInfo.multicastPKeyTrapSuppressionEnabled", mask: 0x100000000000, kind: kindUint},
+	{member: "portInfo.subnetTimeOut", mask: 0x200000000000, kind: kindUint},
+	{member: "portInfo.respTimeValue", mask: 0x800000000000, kind: kindUint},
+	{member: "portInfo.localPhyErrors", mask: 0x1000000000000, kind: kindUint},
+	{member: "portInfo.overrunErrors", mask: 0x2000000000000, kind: kindUint},
+	{member: "portInfo.maxCreditHint", mask: 0x4000000000000, kind: kindUint},
+	{member: "portInfo.linkRoundTripLatency", mask: 0x10000000000000, kind: kindUint},
+	{member: "portInfo.capabilityMask2", mask: 0x20000000000000, kind: kindUint},
+	{member: "portInfo.linkSpeedExtActive", mask: 0x40000000000000, kind: kindUint},
+	{member: "portInfo.linkSpeedExtSupported", mask: 0x80000000000000, kind: kindUint},
+	{member: "portInfo.linkSpeedExtEnabled", mask: 0x200000000000000, kind: kindUint},
+}, index: map[string]int{
+	"endportlid":                                   0,
+	"portnum":                                      1,
+	"options":                                      2,
+	"portinfo.mkey":                                3,
+	"portinfo.gidprefix":                           4,
+	"portinfo.lid":                                 5,
+	"portinfo.smlid":                               6,
+	"portinfo.mastersmlid":                         6,
+	"portinfo.capabilitymask":                      7,
+	"portinfo.diagcode":                            8,
+	"portinfo.mkeyleaseperiod":                     9,
+	"portinfo.localportnum":                        10,
+	"portinfo.linkwidthenabled":                    11,
+	"portinfo.linkwidthsupported":                  12,
+	"portinfo.linkwidthactive":                     13,
+	"portinfo.linkspeedsupported":                  14,
+	"portinfo.linkstate":                           15,
+	"portinfo.portstate":                           15,
+	"portinfo.physlinkstate":                       16,
+	"portinfo.portphysicalstate":                   16,
+	"portinfo.linkdowndefstate":                    17,
+	"portinfo.linkdowndefaultstate":                17,
+	"portinfo.protectbits":                         18,
+	"portinfo.mkeyprotectbits":                     18,
+	"portinfo.lmc":                                 19,
+	"portinfo.linkspeedactive":                     20,
+	"portinfo.linkspeedenabled":                    21,
+	"portinfo.neighbormtu":                         22,
+	"portinfo.smsl":                                23,
+	"portinfo.mastersmsl":                          23,
+	"portinfo.vlcap":                               24,
+	"portinfo.inittype":                            25,
+	"portinfo.vlhighlimit":                         26,
+	"portinfo.vlarbhighcap":                        27,
+	"portinfo.vlarbitrationhighcap":                27,
+	"portinfo.vlarblowcap":                         28,
+	"portinfo.vlarbitrationlowcap":                 28,
+	"portinfo.inittypereply":                       29,
+	"portinfo.mtucap":                              30,
+	"portinfo.vlstallcount":                        31,
+	"portinfo.hoqlife":                             32,
+	"portinfo.operationalvls":                      33,
+	"portinfo.partitionenforcementinbound":         34,
+	"portinfo.partitionenforcementoutbound":        35,
+	"portinfo.filterrawinbound":                    36,
+	"portinfo.filterrawoutbound":                   37,
+	"portinfo.mkeyviolations":                      38,
+	"portinfo.pkeyviolations":                      39,
+	"portinfo.qkeyviolations":                      40,
+	"portinfo.guidcap":                             41,
+	"portinfo.clientreregister":                    42,
+	"portinfo.mcastpkeytrapsuppressionenabled":     43,
+	"portinfo.multicastpkeytrapsuppressionenabled": 43,
+	"portinfo.subnettimeout":                       44,
+	"portinfo.resptimevalue":                       45,
+	"portinfo.localphyerrors":                      46,
+	"portinfo.overrunerrors":                       47,
+	"portinfo.maxcredithint":                       48,
+	"portinfo.roundtrip":                           49,
+	"portinfo.linkroundtriplatency":                49,
+	"portinfo.capabilitymask2":                     50,
+	"portinfo.linkspeedextactive":                  51,
+	"portinfo.linkspeedextsupported":               52,
+	"portinfo.linkspeedextenabled":                 53,
+}}
+
+// Layout returns PortInfoRecord's field layout.
+func (*PortInfoRecord) Layout() *Layout { return &layoutPortInfoRecord }
+
+// UnmarshalBinary decodes PortInfoRecord from data, which must hold at least 68 bytes.
+func (a *PortInfoRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 68 {
+		return &ShortDataError{Attr: "PortInfoRecord", Want: 68, Got: len(data)}
+	}
+	a.EndportLID = uint16(binary.BigEndian.Uint16(data[0:]))
+	a.PortNum = uint8(data[2])
+	a.Options = uint8(data[3])
+	if err := a.PortInfo.UnmarshalBinary(data[4:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 68-byte encoding of PortInfoRecord to b.
+func (a *PortInfoRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 68)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.EndportLID))
+	d[2] = uint8(a.PortNum)
+	d[3] = uint8(a.Options)
+	if _, err := a.PortInfo.AppendBinary(d[4:4]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 68-byte encoding of PortInfoRecord.
+func (a *PortInfoRecord) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 68)) }
+
+// SLtoVLMappingTableRecord is the subnet administration SLtoVLMappingTableRecord (attribute 0x0013, 16 bytes).
+type SLtoVLMappingTableRecord struct {
+	LID                uint16             `json:"lid"`
+	InputPortNum       uint8              `json:"inputPortNum"`
+	OutputPortNum      uint8              `json:"outputPortNum"`
+	SLToVLMappingTable SLtoVLMappingTable `json:"slToVLMappingTable"`
+}
+
+var layoutSLtoVLMappingTableRecord = Layout{Name: "SLtoVLMappingTableRecord", Class: ClassSA, ID: AttrSLtoVLMappingTableRecord, Size: 16, New: func() Attribute { return new(SLtoVLMappingTableRecord) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "Lid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "InputPortNum", JSON: "inputPortNum", Label: "InputPortNum", Offset: 16, Width: 8, DumpOffset: 16, Format: FormatUint},
+	{Name: "OutputPortNum", JSON: "outputPortNum", Label: "OutputPortNum", Offset: 24, Width: 8, DumpOffset: 24, Format: FormatUint},
+	{Name: "SLToVLMappingTable.SLToVLMap", JSON: "slToVLMappingTable.slToVLMap", Label: "SLToVLMap", Offset: 64, Width: 64, DumpOffset: 64, Format: FormatHex},
+}}
+
+var componentsSLtoVLMappingTableRecord = componentTable{infos: []componentInfo{
+	{member: "LID", mask: 0x1, kind: kindUint},
+	{member: "inputPortNum", mask: 0x2, kind: kindUint},
+	{member: "outputPortNum", mask: 0x4, kind: kindUint},
+	{member: "SLToVLMappingTable.SLtoVL", mask: 0x10, kind: kindUint},
+}, index: map[string]int{
+	"lid":                          0,
+	"inputportnum":                 1,
+	"outputportnum":                2,
+	"sltovlmappingtable.sltovlmap": 3,
+	"sltovlmappingtable.sltovl":    3,
+	"sltovlmappingtable":           3,
+}}
+
+// Layout returns SLtoVLMappingTableRecord's field layout.
+func (*SLtoVLMappingTableRecord) Layout() *Layout { return &layoutSLtoVLMappingTableRecord }
+
+// UnmarshalBinary decodes SLtoVLMappingTableRecord from data, which must hold at least 16 bytes.
+func (a *SLtoVLMappingTableRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 16 {
+		return &ShortDataError{Attr: "SLtoVLMappingTableRecord", Want: 16, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[0:]))
+	a.InputPortNum = uint8(data[2])
+	a.OutputPortNum = uint8(data[3])
+	if err := a.SLToVLMappingTable.UnmarshalBinary(data[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 16-byte encoding of SLtoVLMappingTableRecord to b.
+func (a *SLtoVLMappingTableRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 16)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.LID))
+	d[2] = uint8(a.InputPortNum)
+	d[3] = uint8(a.OutputPortNum)
+	if _, err := a.SLToVLMappingTable.AppendBinary(d[8:8]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 16-byte encoding of SLtoVLMappingTableRecord.
+func (a *SLtoVLMappingTableRecord) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 16))
+}
+
+// SwitchInfoRecord is the subnet administration SwitchInfoRecord (attribute 0x0014, 24 bytes).
+type SwitchInfoRecord struct {
+	LID        uint16     `json:"lid"`
+	SwitchInfo SwitchInfo `json:"switchInfo"`
+}
+
+var layoutSwitchInfoRecord = Layout{Name: "SwitchInfoRecord", Class: ClassSA, ID: AttrSwitchInfoRecord, Size: 24, New: func() Attribute { return new(SwitchInfoRecord) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "Lid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "SwitchInfo.LinearFDBCap", JSON: "switchInfo.linearFDBCap", Label: "LinearFdbCap", Offset: 32, Width: 16, DumpOffset: 32, Format: FormatUint},
+	{Name: "SwitchInfo.RandomFDBCap", JSON: "switchInfo.randomFDBCap", Label: "RandomFdbCap", Offset: 48, Width: 16, DumpOffset: 48, Format: FormatUint},
+	{Name: "SwitchInfo.MulticastFDBCap", JSON: "switchInfo.multicastFDBCap", Label: "McastFdbCap", Offset: 64, Width: 16, DumpOffset: 64, Format: FormatUint},
+	{Name: "SwitchInfo.LinearFDBTop", JSON: "switchInfo.linearFDBTop", Label: "LinearFdbTop", Offset: 80, Width: 16, DumpOffset: 80, Format: FormatUint},
+	{Name: "SwitchInfo.DefaultPort", JSON: "switchInfo.defaultPort", Label: "DefPort", Offset: 96, Width: 8, DumpOffset: 96, Format: FormatUint},
+	{Name: "SwitchInfo.DefaultMulticastPrimaryPort", JSON: "switchInfo.defaultMulticastPrimaryPort", Label: "DefMcastPrimPort", Offset: 104, Width: 8, DumpOffset: 104, Format: FormatUint},
+	{Name: "SwitchInfo.DefaultMulticastNotPrimaryPort", JSON: "switchInfo.defaultMulticastNotPrimaryPort", Label: "DefMcastNotPrimPort", Offset: 112, Width: 8, DumpOffset: 112, Format: FormatUint},
+	{Name: "SwitchInfo.LifeTimeValue", JSON: "switchInfo.lifeTimeValue", Label: "LifeTime", Offset: 120, Width: 5, DumpOffset: 120, Format: FormatUint},
+	{Name: "SwitchInfo.PortStateChange", JSON: "switchInfo.portStateChange", Label: "StateChange", Offset: 125, Width: 1, DumpOffset: 125, Format: FormatUint},
+	{Name: "SwitchInfo.OptimizedSLtoVLMappingProgramming", JSON: "switchInfo.optimizedSLtoVLMappingProgramming", Label: "OptSLtoVLMapping", Offset: 126, Width: 2, DumpOffset: 126, Format: FormatUint},
+	{Name: "SwitchInfo.LIDsPerPort", JSON: "switchInfo.liDsPerPort", Label: "LidsPerPort", Offset: 128, Width: 16, DumpOffset: 128, Format: FormatUint},
+	{Name: "SwitchInfo.PartitionEnforcementCap", JSON: "switchInfo.partitionEnforcementCap", Label: "PartEnforceCap", Offset: 144, Width: 16, DumpOffset: 144, Format: FormatUint},
+	{Name: "SwitchInfo.InboundEnforcementCap", JSON: "switchInfo.inboundEnforcementCap", Label: "InboundPartEnf", Offset: 160, Width: 1, DumpOffset: 160, Format: FormatUint},
+	{Name: "SwitchInfo.OutboundEnforcementCap", JSON: "switchInfo.outboundEnforcementCap", Label: "OutboundPartEnf", Offset: 161, Width: 1, DumpOffset: 161, Format: FormatUint},
+	{Name: "SwitchInfo.FilterRawInboundCap", JSON: "switchInfo.filterRawInboundCap", Label: "FilterRawInbound", Offset: 162, Width: 1, DumpOffset: 162, Format: FormatUint},
+	{Name: "SwitchInfo.FilterRawOutboundCap", JSON: "switchInfo.filterRawOutboundCap", Label: "FilterRawOutbound", Offset: 163, Width: 1, DumpOffset: 163, Format: FormatUint},
+	{Name: "SwitchInfo.EnhancedPort0", JSON: "switchInfo.enhancedPort0", Label: "EnhancedPort0", Offset: 164, Width: 1, DumpOffset: 164, Format: FormatUint},
+	{Name: "SwitchInfo.MulticastFDBTop", JSON: "switchInfo.multicastFDBTop", Label: "MulticastFDBTop", Offset: 176, Width: 16, DumpOffset: 176, Format: FormatHex},
+}}
+
+var componentsSwitchInfoRecord = componentTable{infos: []componentInfo{
+	{member: "LID", mask: 0x1, kind: kindUint},
+	{member: "switchInfo.linearFDBCap", mask: 0x4, kind: kindUint},
+	{member: "switchInfo.randomFDBCap", mask: 0x8, kind: kindUint},
+	{member: "switchInfo.multicastFDBCap", mask: 0x10, kind: kindUint},
+	{member: "switchInfo.linearFDBTop", mask: 0x20, kind: kindUint},
+	{member: "switchInfo.defaultPort", mask: 0x40, kind: kindUint},
+	{member: "switchInfo.defaultMulticastPrimaryPort", mask: 0x80, kind: kindUint},
+	{member: "switchInfo.defaultMulticastNotPrimaryPort", mask: 0x100, kind: kindUint},
+	{member: "switchInfo.lifeTimeValue", mask: 0x200, kind: kindUint},
+	{member: "switchInfo.portStateChange", mask: 0x400, kind: kindUint},
+	{member: "switchInfo.optimizedSLtoVLMappingProgramming", mask: 0x800, kind: kindUint},
+	{member: "switchInfo.LIDsPerPort", mask: 0x1000, kind: kindUint},
+	{member: "switchInfo.partitionEnforcementCap", mask: 0x2000, kind: kindUint},
+	{member: "switchInfo.inboundEnforcementCap", mask: 0x4000, kind: kindUint},
+	{member: "switchInfo.outboundEnforcementCap", mask: 0x8000, kind: kindUint},
+	{member: "switchInfo.filterRawInboundCap", mask: 0x10000, kind: kindUint},
+	{member: "switchInfo.filterRawOutboundCap", mask: 0x20000, kind: kindUint},
+	{member: "switchInfo.enhancedPort0", mask: 0x40000, kind: kindUint},
+	{member: "switchInfo.multicastFDBTop", mask: 0x200000, kind: kindUint},
+}, index: map[string]int{
+	"lid":                                          0,
+	"switchinfo.linearfdbcap":                      1,
+	"switchinfo.randomfdbcap":                      2,
+	"switchinfo.multicastfdbcap":                   3,
+	"switchinfo.linearfdbtop":                      4,
+	"switchinfo.defaultport":                       5,
+	"switchinfo.defaultmulticastprimaryport":       6,
+	"switchinfo.defaultmulticastnotprimaryport":    7,
+	"switchinfo.lifetimevalue":                     8,
+	"switchinfo.portstatechange":                   9,
+	"switchinfo.optimizedsltovlmappingprogramming": 10,
+	"switchinfo.lidsperport":                       11,
+	"switchinfo.partitionenforcementcap":           12,
+	"switchinfo.inboundenforcementcap":             13,
+	"switchinfo.outboundenforcementcap":            14,
+	"switchinfo.filterrawinboundcap":               15,
+	"switchinfo.filterrawoutboundcap":              16,
+	"switchinfo.enhancedport0":                     17,
+	"switchinfo.multicastfdbtop":                   18,
+}}
+
+// Layout returns SwitchInfoRecord's field layout.
+func (*SwitchInfoRecord) Layout() *Layout { return &layoutSwitchInfoRecord }
+
+// UnmarshalBinary decodes SwitchInfoRecord from data, which must hold at least 24 bytes.
+func (a *SwitchInfoRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 24 {
+		return &ShortDataError{Attr: "SwitchInfoRecord", Want: 24, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[0:]))
+	if err := a.SwitchInfo.UnmarshalBinary(data[4:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 24-byte encoding of SwitchInfoRecord to b.
+func (a *SwitchInfoRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 24)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.LID))
+	if _, err := a.SwitchInfo.AppendBinary(d[4:4]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 24-byte encoding of SwitchInfoRecord.
+func (a *SwitchInfoRecord) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 24))
+}
+
+// LinearForwardingTableRecord is the subnet administration LinearForwardingTableRecord (attribute 0x0015, 72 bytes).
+type LinearForwardingTableRecord struct {
+	LID                   uint16                `json:"lid"`
+	BlockNum              uint16                `json:"blockNum"`
+	LinearForwardingTable LinearForwardingTable `json:"linearForwardingTable"`
+}
+
+var layoutLinearForwardingTableRecord = Layout{Name: "LinearForwardingTableRecord", Class: ClassSA, ID: AttrLinearForwardingTableRecord, Size: 72, New: func() Attribute { return new(LinearForwardingTableRecord) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "Lid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "BlockNum", JSON: "blockNum", Label: "BlockNum", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
+	{Name: "LinearForwardingTable.LinearForwTbl", JSON: "linearForwardingTable.linearForwTbl", Label: "LinearForwTbl", Offset: 64, Width: 512, DumpOffset: 64, Format: FormatArray},
+}}
+
+var componentsLinearForwardingTableRecord = componentTable{infos: []componentInfo{
+	{member: "LID", mask: 0x1, kind: kindUint},
+	{member: "blockNum", mask: 0x2, kind: kindUint},
+	{member: "linearForwardingTable.portBlock", mask: 0x8, kind: kindBytes},
+}, index: map[string]int{
+	"lid":                                 0,
+	"blocknum":                            1,
+	"linearforwardingtable.linearforwtbl": 2,
+	"linearforwardingtable.portblock":     2,
+	"linearforwardingtable":               2,
+}}
+
+// Layout returns LinearForwardingTableRecord's field layout.
+func (*LinearForwardingTableRecord) Layout() *Layout { return &layoutLinearForwardingTableRecord }
+
+// UnmarshalBinary decodes LinearForwardingTableRecord from data, which must hold at least 72 bytes.
+func (a *LinearForwardingTableRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 72 {
+		return &ShortDataError{Attr: "LinearForwardingTableRecord", Want: 72, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[0:]))
+	a.BlockNum = uint16(binary.BigEndian.Uint16(data[2:]))
+	if err := a.LinearForwardingTable.UnmarshalBinary(data[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 72-byte encoding of LinearForwardingTableRecord to b.
+func (a *LinearForwardingTableRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 72)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.LID))
+	binary.BigEndian.PutUint16(d[2:], uint16(a.BlockNum))
+	if _, err := a.LinearForwardingTable.AppendBinary(d[8:8]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 72-byte encoding of LinearForwardingTableRecord.
+func (a *LinearForwardingTableRecord) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 72))
+}
+
+// MulticastForwardingTableRecord is the subnet administration MulticastForwardingTableRecord (attribute 0x0017, 72 bytes).
+type MulticastForwardingTableRecord struct {
+	LID                      uint16                   `json:"lid"`
+	Position                 uint8                    `json:"position"`
+	BlockNum                 uint16                   `json:"blockNum"`
+	MulticastForwardingTable MulticastForwardingTable `json:"multicastForwardingTable"`
+}
+
+var layoutMulticastForwardingTableRecord = Layout{Name: "MulticastForwardingTableRecord", Class: ClassSA, ID: AttrMulticastForwardingTableRecord, Size: 72, New: func() Attribute { return new(MulticastForwardingTableRecord) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "Lid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "Position", JSON: "position", Label: "Position", Offset: 16, Width: 4, DumpOffset: 16, Format: FormatUint},
+	{Name: "BlockNum", JSON: "blockNum", Label: "BlockNum", Offset: 23, Width: 9, DumpOffset: 23, Format: FormatUint},
+	{Name: "MulticastForwardingTable.MulticastForwTbl", JSON: "multicastForwardingTable.multicastForwTbl", Label: "MulticastForwTbl", Offset: 64, Width: 512, DumpOffset: 64, Format: FormatArray},
+}}
+
+var componentsMulticastForwardingTableRecord = componentTable{infos: []componentInfo{
+	{member: "LID", mask: 0x1, kind: kindUint},
+	{member: "position", mask: 0x2, kind: kindUint},
+	{member: "blockNum", mask: 0x8, kind: kindUint},
+	{member: "multicastForwardingTable.portMaskBlock", mask: 0x20, kind: kindBytes},
+}, index: map[string]int{
+	"lid":      0,
+	"position": 1,
+	"blocknum": 2,
+	"multicastforwardingtable.multicastforwtbl": 3,
+	"multicastforwardingtable.portmaskblock":    3,
+	"multicastforwardingtable":                  3,
+}}
+
+// Layout returns MulticastForwardingTableRecord's field layout.
+func (*MulticastForwardingTableRecord) Layout() *Layout { return &layoutMulticastForwardingTableRecord }
+
+// UnmarshalBinary decodes MulticastForwardingTableRecord from data, which must hold at least 72 bytes.
+func (a *MulticastForwardingTableRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 72 {
+		return &ShortDataError{Attr: "MulticastForwardingTableRecord", Want: 72, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[0:]))
+	a.Position = uint8(getBits(data[2:3], 4, 0xf))
+	a.BlockNum = uint16(getBits(data[2:4], 0, 0x1ff))
+	if err := a.MulticastForwardingTable.UnmarshalBinary(data[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 72-byte encoding of MulticastForwardingTableRecord to b.
+func (a *MulticastForwardingTableRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 72)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.LID))
+	putBits(d[2:3], 4, 0xf, uint64(a.Position))
+	putBits(d[2:4], 0, 0x1ff, uint64(a.BlockNum))
+	if _, err := a.MulticastForwardingTable.AppendBinary(d[8:8]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 72-byte encoding of MulticastForwardingTableRecord.
+func (a *MulticastForwardingTableRecord) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 72))
+}
+
+// SMInfoRecord is the subnet administration SMInfoRecord (attribute 0x0018, 28 bytes).
+type SMInfoRecord struct {
+	LID    uint16 `json:"lid"`
+	SMInfo SMInfo `json:"smInfo"`
+}
+
+var layoutSMInfoRecord = Layout{Name: "SMInfoRecord", Class: ClassSA, ID: AttrSMInfoRecord, Size: 28, New: func() Attribute { return new(SMInfoRecord) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "Lid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "SMInfo.GUID", JSON: "smInfo.guid", Label: "SmInfoGuid", Offset: 32, Width: 64, DumpOffset: 32, Format: FormatHex},
+	{Name: "SMInfo.SMKey", JSON: "smInfo.smKey", Label: "SmInfoKey", Offset: 96, Width: 64, DumpOffset: 96, Format: FormatHex},
+	{Name: "SMInfo.ActCount", JSON: "smInfo.actCount", Label: "SmActivity", Offset: 160, Width: 32, DumpOffset: 160, Format: FormatUint},
+	{Name: "SMInfo.Priority", JSON: "smInfo.priority", Label: "SmPriority", Offset: 192, Width: 4, DumpOffset: 192, Format: FormatUint},
+	{Name: "SMInfo.SMState", JSON: "smInfo.smState", Label: "SmState", Offset: 196, Width: 4, DumpOffset: 196, Format: FormatUint},
+}}
+
+var componentsSMInfoRecord = componentTable{infos: []componentInfo{
+	{member: "LID", mask: 0x1, kind: kindUint},
+	{member: "SMInfo.GUID", mask: 0x4, kind: kindGUID},
+	{member: "SMInfo.SMKey", mask: 0x8, kind: kindUint},
+	{member: "SMInfo.actCount", mask: 0x10, kind: kindUint},
+	{member: "SMInfo.priority", mask: 0x20, kind: kindUint},
+	{member: "SMInfo.SMState", mask: 0x40, kind: kindUint},
+}, index: map[string]int{
+	"lid":             0,
+	"sminfo.guid":     1,
+	"sminfo.smkey":    2,
+	"sminfo.actcount": 3,
+	"sminfo.priority": 4,
+	"sminfo.smstate":  5,
+}}
+
+// Layout returns SMInfoRecord's field layout.
+func (*SMInfoRecord) Layout() *Layout { return &layoutSMInfoRecord }
+
+// UnmarshalBinary decodes SMInfoRecord from data, which must hold at least 28 bytes.
+func (a *SMInfoRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 28 {
+		return &ShortDataError{Attr: "SMInfoRecord", Want: 28, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[0:]))
+	if err := a.SMInfo.UnmarshalBinary(data[4:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 28-byte encoding of SMInfoRecord to b.
+func (a *SMInfoRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 28)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.LID))
+	if _, err := a.SMInfo.AppendBinary(d[4:4]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 28-byte encoding of SMInfoRecord.
+func (a *SMInfoRecord) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 28)) }
+
+// LinkRecord is the subnet administration LinkRecord (attribute 0x0020, 8 bytes).
+type LinkRecord struct {
+	FromLID  uint16 `json:"fromLID"`
+	FromPort uint8  `json:"fromPort"`
+	ToPort   uint8  `json:"toPort"`
+	ToLID    uint16 `json:"toLID"`
+}
+
+var layoutLinkRecord = Layout{Name: "LinkRecord", Class: ClassSA, ID: AttrLinkRecord, Size: 8, New: func() Attribute { return new(LinkRecord) }, Fields: []Field{
+	{Name: "FromLID", JSON: "fromLID", Label: "FromLID", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "FromPort", JSON: "fromPort", Label: "FromPort", Offset: 16, Width: 8, DumpOffset: 16, Format: FormatUint},
+	{Name: "ToPort", JSON: "toPort", Label: "ToPort", Offset: 24, Width: 8, DumpOffset: 24, Format: FormatUint},
+	{Name: "ToLID", JSON: "toLID", Label: "ToLID", Offset: 32, Width: 16, DumpOffset: 32, Format: FormatUint},
+}}
+
+var componentsLinkRecord = componentTable{infos: []componentInfo{
+	{member: "fromLID", mask: 0x1, kind: kindUint},
+	{member: "fromPort", mask: 0x2, kind: kindUint},
+	{member: "toPort", mask: 0x4, kind: kindUint},
+	{member: "toLID", mask: 0x8, kind: kindUint},
+}, index: map[string]int{
+	"fromlid":  0,
+	"fromport": 1,
+	"toport":   2,
+	"tolid":    3,
+}}
+
+// Layout returns LinkRecord's field layout.
+func (*LinkRecord) Layout() *Layout { return &layoutLinkRecord }
+
+// UnmarshalBinary decodes LinkRecord from data, which must hold at least 8 bytes.
+func (a *LinkRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 8 {
+		return &ShortDataError{Attr: "LinkRecord", Want: 8, Got: len(data)}
+	}
+	a.FromLID = uint16(binary.BigEndian.Uint16(data[0:]))
+	a.FromPort = uint8(data[2])
+	a.ToPort = uint8(data[3])
+	a.ToLID = uint16(binary.BigEndian.Uint16(data[4:]))
+	return nil
+}
+
+// AppendBinary appends the 8-byte encoding of LinkRecord to b.
+func (a *LinkRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 8)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.FromLID))
+	d[2] = uint8(a.FromPort)
+	d[3] = uint8(a.ToPort)
+	binary.BigEndian.PutUint16(d[4:], uint16(a.ToLID))
+	return b, nil
+}
+
+// MarshalBinary returns the 8-byte encoding of LinkRecord.
+func (a *LinkRecord) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 8)) }
+
+// GUIDInfoRecord is the subnet administration GUIDInfoRecord (attribute 0x0030, 72 bytes).
+type GUIDInfoRecord struct {
+	LID      uint16   `json:"lid"`
+	BlockNum uint8    `json:"blockNum"`
+	GUIDInfo GUIDInfo `json:"guidInfo"`
+}
+
+var layoutGUIDInfoRecord = Layout{Name: "GUIDInfoRecord", Class: ClassSA, ID: AttrGUIDInfoRecord, Size: 72, New: func() Attribute { return new(GUIDInfoRecord) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "Lid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "BlockNum", JSON: "blockNum", Label: "BlockNum", Offset: 16, Width: 8, DumpOffset: 16, Format: FormatUint},
+	{Name: "GUIDInfo.GUID0", JSON: "guidInfo.guid0", Label: "GUID0", Offset: 64, Width: 64, DumpOffset: 64, Format: FormatHex},
+	{Name: "GUIDInfo.GUID1", JSON: "guidInfo.guid1", Label: "GUID1", Offset: 128, Width: 64, DumpOffset: 128, Format: FormatHex},
+	{Name: "GUIDInfo.GUID2", JSON: "guidInfo.guid2", Label: "GUID2", Offset: 192, Width: 64, DumpOffset: 192, Format: FormatHex},
+	{Name: "GUIDInfo.GUID3", JSON: "guidInfo.guid3", Label: "GUID3", Offset: 256, Width: 64, DumpOffset: 256, Format: FormatHex},
+	{Name: "GUIDInfo.GUID4", JSON: "guidInfo.guid4", Label: "GUID4", Offset: 320, Width: 64, DumpOffset: 320, Format: FormatHex},
+	{Name: "GUIDInfo.GUID5", JSON: "guidInfo.guid5", Label: "GUID5", Offset: 384, Width: 64, DumpOffset: 384, Format: FormatHex},
+	{Name: "GUIDInfo.GUID6", JSON: "guidInfo.guid6", Label: "GUID6", Offset: 448, Width: 64, DumpOffset: 448, Format: FormatHex},
+	{Name: "GUIDInfo.GUID7", JSON: "guidInfo.guid7", Label: "GUID7", Offset: 512, Width: 64, DumpOffset: 512, Format: FormatHex},
+}}
+
+var componentsGUIDInfoRecord = componentTable{infos: []componentInfo{
+	{member: "LID", mask: 0x1, kind: kindUint},
+	{member: "blockNum", mask: 0x2, kind: kindUint},
+	{member: "GUIDInfo.GUID0", mask: 0x10, kind: kindGUID},
+	{member: "GUIDInfo.GUID1", mask: 0x20, kind: kindGUID},
+	{member: "GUIDInfo.GUID2", mask: 0x40, kind: kindGUID},
+	{member: "GUIDInfo.GUID3", mask: 0x80, kind: kindGUID},
+	{member: "GUIDInfo.GUID4", mask: 0x100, kind: kindGUID},
+	{member: "GUIDInfo.GUID5", mask: 0x200, kind: kindGUID},
+	{member: "GUIDInfo.GUID6", mask: 0x400, kind: kindGUID},
+	{member: "GUIDInfo.GUID7", mask: 0x800, kind: kindGUID},
+}, index: map[string]int{
+	"lid":            0,
+	"blocknum":       1,
+	"guidinfo.guid0": 2,
+	"guidinfo.guid1": 3,
+	"guidinfo.guid2": 4,
+	"guidinfo.guid3": 5,
+	"guidinfo.guid4": 6,
+	"guidinfo.guid5": 7,
+	"guidinfo.guid6": 8,
+	"guidinfo.guid7": 9,
+}}
+
+// Layout returns GUIDInfoRecord's field layout.
+func (*GUIDInfoRecord) Layout() *Layout { return &layoutGUIDInfoRecord }
+
+// UnmarshalBinary decodes GUIDInfoRecord from data, which must hold at least 72 bytes.
+func (a *GUIDInfoRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 72 {
+		return &ShortDataError{Attr: "GUIDInfoRecord", Want: 72, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[0:]))
+	a.BlockNum = uint8(data[2])
+	if err := a.GUIDInfo.UnmarshalBinary(data[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 72-byte encoding of GUIDInfoRecord to b.
+func (a *GUIDInfoRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 72)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.LID))
+	d[2] = uint8(a.BlockNum)
+	if _, err := a.GUIDInfo.AppendBinary(d[8:8]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 72-byte encoding of GUIDInfoRecord.
+func (a *GUIDInfoRecord) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 72)) }
+
+// ServiceRecord is the subnet administration ServiceRecord (attribute 0x0031, 176 bytes).
+type ServiceRecord struct {
+	ServiceID       uint64            `json:"serviceID"`
+	ServiceGID      rdma.GID          `json:"serviceGID"`
+	ServicePKey     uint16            `json:"servicePKey"`
+	ServiceLease    uint32            `json:"serviceLease"`
+	ServiceKey      [16]byte          `json:"serviceKey"`
+	ServiceName     ServiceNameString `json:"serviceName"`
+	ServiceData8_0  uint8             `json:"serviceData8_0"`
+	ServiceData8_1  uint8             `json:"serviceData8_1"`
+	ServiceData8_2  uint8             `json:"serviceData8_2"`
+	ServiceData8_3  uint8             `json:"serviceData8_3"`
+	ServiceData8_4  uint8             `json:"serviceData8_4"`
+	ServiceData8_5  uint8             `json:"serviceData8_5"`
+	ServiceData8_6  uint8             `json:"serviceData8_6"`
+	ServiceData8_7  uint8             `json:"serviceData8_7"`
+	ServiceData8_8  uint8             `json:"serviceData8_8"`
+	ServiceData8_9  uint8             `json:"serviceData8_9"`
+	ServiceData8_10 uint8             `json:"serviceData8_10"`
+	ServiceData8_11 uint8             `json:"serviceData8_11"`
+	ServiceData8_12 uint8             `json:"serviceData8_12"`
+	ServiceData8_13 uint8             `json:"serviceData8_13"`
+	ServiceData8_14 uint8             `json:"serviceData8_14"`
+	ServiceData8_15 uint8             `json:"serviceData8_15"`
+	ServiceData16_0 uint16            `json:"serviceData16_0"`
+	ServiceData16_1 uint16            `json:"serviceData16_1"`
+	ServiceData16_2 uint16            `json:"serviceData16_2"`
+	ServiceData16_3 uint16            `json:"serviceData16_3"`
+	ServiceData16_4 uint16            `json:"serviceData16_4"`
+	ServiceData16_5 uint16            `json:"serviceData16_5"`
+	ServiceData16_6 uint16            `json:"serviceData16_6"`
+	ServiceData16_7 uint16            `json:"serviceData16_7"`
+	ServiceData32_0 uint32            `json:"serviceData32_0"`
+	ServiceData32_1 uint32            `json:"serviceData32_1"`
+	ServiceData32_2 uint32            `json:"serviceData32_2"`
+	ServiceData32_3 uint32            `json:"serviceData32_3"`
+	ServiceData64_0 uint64            `json:"serviceData64_0"`
+	ServiceData64_1 uint64            `json:"serviceData64_1"`
+}
+
+var layoutServiceRecord = Layout{Name: "ServiceRecord", Class: ClassSA, ID: AttrServiceRecord, Size: 176, New: func() Attribute { return new(ServiceRecord) }, Fields: []Field{
+	{Name: "ServiceID", JSON: "serviceID", Label: "ServRecID", Offset: 0, Width: 64, DumpOffset: 0, Format: FormatHex},
+	{Name: "ServiceGID", JSON: "serviceGID", Label: "ServRecGid", Offset: 64, Width: 128, DumpOffset: 64, Format: FormatArray},
+	{Name: "ServicePKey", JSON: "servicePKey", Label: "ServRecPkey", Offset: 192, Width: 16, DumpOffset: 192, Format: FormatHex},
+	{Name: "ServiceLease", JSON: "serviceLease", Label: "ServRecLease", Offset: 224, Width: 32, DumpOffset: 224, Format: FormatHex},
+	{Name: "ServiceKey", JSON: "serviceKey", Label: "ServRecKey", Offset: 256, Width: 128, DumpOffset: 256, Format: FormatArray},
+	{Name: "ServiceName", JSON: "serviceName", Label: "ServRecName", Offset: 384, Width: 512, DumpOffset: 384, Format: FormatString},
+	{Name: "ServiceData8_0", JSON: "serviceData8_0", Label: "ServiceData8_0", Offset: 896, Width: 8, DumpOffset: 896, Format: FormatHex},
+	{Name: "ServiceData8_1", JSON: "serviceData8_1", Label: "ServiceData8_1", Offset: 904, Width: 8, DumpOffset: 904, Format: FormatHex},
+	{Name: "ServiceData8_2", JSON: "serviceData8_2", Label: "ServiceData8_2", Offset: 912, Width: 8, DumpOffset: 912, Format: FormatHex},
+	{Name: "ServiceData8_3", JSON: "serviceData8_3", Label: "ServiceData8_3", Offset: 920, Width: 8, DumpOffset: 920, Format: FormatHex},
+	{Name: "ServiceData8_4", JSON: "serviceData8_4", Label: "ServiceData8_4", Offset: 928, Width: 8, DumpOffset: 928, Format: FormatHex},
+	{Name: "ServiceData8_5", JSON: "serviceData8_5", Label: "ServiceData8_5", Offset: 936, Width: 8, DumpOffset: 936, Format: FormatHex},
+	{Name: "ServiceData8_6", JSON: "serviceData8_6", Label: "ServiceData8_6", Offset: 944, Width: 8, DumpOffset: 944, Format: FormatHex},
+	{Name: "ServiceData8_7", JSON: "serviceData8_7", Label: "ServiceData8_7", Offset: 952, Width: 8, DumpOffset: 952, Format: FormatHex},
+	{Name: "ServiceData8_8", JSON: "serviceData8_8", Label: "ServiceData8_8", Offset: 960, Width: 8, DumpOffset: 960, Format: FormatHex},
+	{Name: "ServiceData8_9", JSON: "serviceData8_9", Label: "ServiceData8_9", Offset: 968, Width: 8, DumpOffset: 968, Format: FormatHex},
+	{Name: "ServiceData8_10", JSON: "serviceData8_10", Label: "ServiceData8_10", Offset: 976, Width: 8, DumpOffset: 976, Format: FormatHex},
+	{Name: "ServiceData8_11", JSON: "serviceData8_11", Label: "ServiceData8_11", Offset: 984, Width: 8, DumpOffset: 984, Format: FormatHex},
+	{Name: "ServiceData8_12", JSON: "serviceData8_12", Label: "ServiceData8_12", Offset: 992, Width: 8, DumpOffset: 992, Format: FormatHex},
+	{Name: "ServiceData8_13", JSON: "serviceData8_13", Label: "ServiceData8_13", Offset: 1000, Width: 8, DumpOffset: 1000, Format: FormatHex},
+	{Name: "ServiceData8_14", JSON: "serviceData8_14", Label: "ServiceData8_14", Offset: 1008, Width: 8, DumpOffset: 1008, Format: FormatHex},
+	{Name: "ServiceData8_15", JSON: "serviceData8_15", Label: "ServiceData8_15", Offset: 1016, Width: 8, DumpOffset: 1016, Format: FormatHex},
+	{Name: "ServiceData16_0", JSON: "serviceData16_0", Label: "ServiceData16_0", Offset: 1024, Width: 16, DumpOffset: 1024, Format: FormatHex},
+	{Name: "ServiceData16_1", JSON: "serviceData16_1", Label: "ServiceData16_1", Offset: 1040, Width: 16, DumpOffset: 1040, Format: FormatHex},
+	{Name: "ServiceData16_2", JSON: "serviceData16_2", Label: "ServiceData16_2", Offset: 1056, Width: 16, DumpOffset: 1056, Format: FormatHex},
+	{Name: "ServiceData16_3", JSON: "serviceData16_3", Label: "ServiceData16_3", Offset: 1072, Width: 16, DumpOffset: 1072, Format: FormatHex},
+	{Name: "ServiceData16_4", JSON: "serviceData16_4", Label: "ServiceData16_4", Offset: 1088, Width: 16, DumpOffset: 1088, Format: FormatHex},
+	{Name: "ServiceData16_5", JSON: "serviceData16_5", Label: "ServiceData16_5", Offset: 1104, Width: 16, DumpOffset: 1104, Format: FormatHex},
+	{Name: "ServiceData16_6", JSON: "serviceData16_6", Label: "ServiceData16_6", Offset: 1120, Width: 16, DumpOffset: 1120, Format: FormatHex},
+	{Name: "ServiceData16_7", JSON: "serviceData16_7", Label: "ServiceData16_7", Offset: 1136, Width: 16, DumpOffset: 1136, Format: FormatHex},
+	{Name: "ServiceData32_0", JSON: "serviceData32_0", Label: "ServiceData32_0", Offset: 1152, Width: 32, DumpOffset: 1152, Format: FormatHex},
+	{Name: "ServiceData32_1", JSON: "serviceData32_1", Label: "ServiceData32_1", Offset: 1184, Width: 32, DumpOffset: 1184, Format: FormatHex},
+	{Name: "ServiceData32_2", JSON: "serviceData32_2", Label: "ServiceData32_2", Offset: 1216, Width: 32, DumpOffset: 1216, Format: FormatHex},
+	{Name: "ServiceData32_3", JSON: "serviceData32_3", Label: "ServiceData32_3", Offset: 1248, Width: 32, DumpOffset: 1248, Format: FormatHex},
+	{Name: "ServiceData64_0", JSON: "serviceData64_0", Label: "ServiceData64_0", Offset: 1280, Width: 64, DumpOffset: 1280, Format: FormatHex},
+	{Name: "ServiceData64_1", JSON: "serviceData64_1", Label: "ServiceData64_1", Offset: 1344, Width: 64, DumpOffset: 1344, Format: FormatHex},
+}}
+
+var componentsServiceRecord = componentTable{infos: []componentInfo{
+	{member: "serviceID", mask: 0x1, kind: kindUint},
+	{member: "serviceGID", mask: 0x2, kind: kindGID},
+	{member: "servicePKey", mask: 0x4, kind: kindUint},
+	{member: "serviceLease", mask: 0x10, kind: kindUint},
+	{member: "serviceKey", mask: 0x20, kind: kindBytes},
+	{member: "serviceName", mask: 0x40, kind: kindString},
+	{member: "serviceData8_0", mask: 0x80, kind: kindUint},
+	{member: "serviceData8_1", mask: 0x100, kind: kindUint},
+	{member: "serviceData8_2", mask: 0x200, kind: kindUint},
+	{member: "serviceData8_3", mask: 0x400, kind: kindUint},
+	{member: "serviceData8_4", mask: 0x800, kind: kindUint},
+	{member: "serviceData8_5", mask: 0x1000, kind: kindUint},
+	{member: "serviceData8_6", mask: 0x2000, kind: kindUint},
+	{member: "serviceData8_7", mask: 0x4000, kind: kindUint},
+	{member: "serviceData8_8", mask: 0x8000, kind: kindUint},
+	{member: "serviceData8_9", mask: 0x10000, kind: kindUint},
+	{member: "serviceData8_10", mask: 0x20000, kind: kindUint},
+	{member: "serviceData8_11", mask: 0x40000, kind: kindUint},
+	{member: "serviceData8_12", mask: 0x80000, kind: kindUint},
+	{member: "serviceData8_13", mask: 0x100000, kind: kindUint},
+	{member: "serviceData8_14", mask: 0x200000, kind: kindUint},
+	{member: "serviceData8_15", mask: 0x400000, kind: kindUint},
+	{member: "serviceData16_0", mask: 0x800000, kind: kindUint},
+	{member: "serviceData16_1", mask: 0x1000000, kind: kindUint},
+	{member: "serviceData16_2", mask: 0x2000000, kind: kindUint},
+	{member: "serviceData16_3", mask: 0x4000000, kind: kindUint},
+	{member: "serviceData16_4", mask: 0x8000000, kind: kindUint},
+	{member: "serviceData16_5", mask: 0x10000000, kind: kindUint},
+	{member: "serviceData16_6", mask: 0x20000000, kind: kindUint},
+	{member: "serviceData16_7", mask: 0x40000000, kind: kindUint},
+	{member: "serviceData32_0", mask: 0x80000000, kind: kindUint},
+	{member: "serviceData32_1", mask: 0x100000000, kind: kindUint},
+	{member: "serviceData32_2", mask: 0x200000000, kind: kindUint},
+	{member: "serviceData32_3", mask: 0x400000000, kind: kindUint},
+	{member: "serviceData64_0", mask: 0x800000000, kind: kindUint},
+	{member: "serviceData64_1", mask: 0x1000000000, kind: kindUint},
+}, index: map[string]int{
+	"serviceid":       0,
+	"servicegid":      1,
+	"servicepkey":     2,
+	"servicelease":    3,
+	"servicekey":      4,
+	"servicename":     5,
+	"servicedata8_0":  6,
+	"servicedata8_1":  7,
+	"servicedata8_2":  8,
+	"servicedata8_3":  9,
+	"servicedata8_4":  10,
+	"servicedata8_5":  11,
+	"servicedata8_6":  12,
+	"servicedata8_7":  13,
+	"servicedata8_8":  14,
+	"servicedata8_9":  15,
+	"servicedata8_10": 16,
+	"servicedata8_11": 17,
+	"servicedata8_12": 18,
+	"servicedata8_13": 19,
+	"servicedata8_14": 20,
+	"servicedata8_15": 21,
+	"servicedata16_0": 22,
+	"servicedata16_1": 23,
+	"servicedata16_2": 24,
+	"servicedata16_3": 25,
+	"servicedata16_4": 26,
+	"servicedata16_5": 27,
+	"servicedata16_6": 28,
+	"servicedata16_7": 29,
+	"servicedata32_0": 30,
+	"servicedata32_1": 31,
+	"servicedata32_2": 32,
+	"servicedata32_3": 33,
+	"servicedata64_0": 34,
+	"servicedata64_1": 35,
+}}
+
+// Layout returns ServiceRecord's field layout.
+func (*ServiceRecord) Layout() *Layout { return &layoutServiceRecord }
+
+// UnmarshalBinary decodes ServiceRecord from data, which must hold at least 176 bytes.
+func (a *ServiceRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 176 {
+		return &ShortDataError{Attr: "ServiceRecord", Want: 176, Got: len(data)}
+	}
+	a.ServiceID = uint64(binary.BigEndian.Uint64(data[0:]))
+	copy(a.ServiceGID[:], data[8:24])
+	a.ServicePKey = uint16(binary.BigEndian.Uint16(data[24:]))
+	a.ServiceLease = uint32(binary.BigEndian.Uint32(data[28:]))
+	copy(a.ServiceKey[:], data[32:48])
+	copy(a.ServiceName[:], data[48:112])
+	a.ServiceData8_0 = uint8(data[112])
+	a.ServiceData8_1 = uint8(data[113])
+	a.ServiceData8_2 = uint8(data[114])
+	a.ServiceData8_3 = uint8(data[115])
+	a.ServiceData8_4 = uint8(data[116])
+	a.ServiceData8_5 = uint8(data[117])
+	a.ServiceData8_6 = uint8(data[118])
+	a.ServiceData8_7 = uint8(data[119])
+	a.ServiceData8_8 = uint8(data[120])
+	a.ServiceData8_9 = uint8(data[121])
+	a.ServiceData8_10 = uint8(data[122])
+	a.ServiceData8_11 = uint8(data[123])
+	a.ServiceData8_12 = uint8(data[124])
+	a.ServiceData8_13 = uint8(data[125])
+	a.ServiceData8_14 = uint8(data[126])
+	a.ServiceData8_15 = uint8(data[127])
+	a.ServiceData16_0 = uint16(binary.BigEndian.Uint16(data[128:]))
+	a.ServiceData16_1 = uint16(binary.BigEndian.Uint16(data[130:]))
+	a.ServiceData16_2 = uint16(binary.BigEndian.Uint16(data[132:]))
+	a.ServiceData16_3 = uint16(binary.BigEndian.Uint16(data[134:]))
+	a.ServiceData16_4 = uint16(binary.BigEndian.Uint16(data[136:]))
+	a.ServiceData16_5 = uint16(binary.BigEndian.Uint16(data[138:]))
+	a.ServiceData16_6 = uint16(binary.BigEndian.Uint16(data[140:]))
+	a.ServiceData16_7 = uint16(binary.BigEndian.Uint16(data[142:]))
+	a.ServiceData32_0 = uint32(binary.BigEndian.Uint32(data[144:]))
+	a.ServiceData32_1 = uint32(binary.BigEndian.Uint32(data[148:]))
+	a.ServiceData32_2 = uint32(binary.BigEndian.Uint32(data[152:]))
+	a.ServiceData32_3 = uint32(binary.BigEndian.Uint32(data[156:]))
+	a.ServiceData64_0 = uint64(binary.BigEndian.Uint64(data[160:]))
+	a.ServiceData64_1 = uint64(binary.BigEndian.Uint64(data[168:]))
+	return nil
+}
+
+// AppendBinary appends the 176-byte encoding of ServiceRecord to b.
+func (a *ServiceRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 176)...)
+	d := b[n:]
+	binary.BigEndian.PutUint64(d[0:], uint64(a.ServiceID))
+	copy(d[8:24], a.ServiceGID[:])
+	binary.BigEndian.PutUint16(d[24:], uint16(a.ServicePKey))
+	binary.BigEndian.PutUint32(d[28:], uint32(a.ServiceLease))
+	copy(d[32:48], a.ServiceKey[:])
+	copy(d[48:112], a.ServiceName[:])
+	d[112] = uint8(a.ServiceData8_0)
+	d[113] = uint8(a.ServiceData8_1)
+	d[114] = uint8(a.ServiceData8_2)
+	d[115] = uint8(a.ServiceData8_3)
+	d[116] = uint8(a.ServiceData8_4)
+	d[117] = uint8(a.ServiceData8_5)
+	d[118] = uint8(a.ServiceData8_6)
+	d[119] = uint8(a.ServiceData8_7)
+	d[120] = uint8(a.ServiceData8_8)
+	d[121] = uint8(a.ServiceData8_9)
+	d[122] = uint8(a.ServiceData8_10)
+	d[123] = uint8(a.ServiceData8_11)
+	d[124] = uint8(a.ServiceData8_12)
+	d[125] = uint8(a.ServiceData8_13)
+	d[126] = uint8(a.ServiceData8_14)
+	d[127] = uint8(a.ServiceData8_15)
+	binary.BigEndian.PutUint16(d[128:], uint16(a.ServiceData16_0))
+	binary.BigEndian.PutUint16(d[130:], uint16(a.ServiceData16_1))
+	binary.BigEndian.PutUint16(d[132:], uint16(a.ServiceData16_2))
+	binary.BigEndian.PutUint16(d[134:], uint16(a.ServiceData16_3))
+	binary.BigEndian.PutUint16(d[136:], uint16(a.ServiceData16_4))
+	binary.BigEndian.PutUint16(d[138:], uint16(a.ServiceData16_5))
+	binary.BigEndian.PutUint16(d[140:], uint16(a.ServiceData16_6))
+	binary.BigEndian.PutUint16(d[142:], uint16(a.ServiceData16_7))
+	binary.BigEndian.PutUint32(d[144:], uint32(a.ServiceData32_0))
+	binary.BigEndian.PutUint32(d[148:], uint32(a.ServiceData32_1))
+	binary.BigEndian.PutUint32(d[152:], uint32(a.ServiceData32_2))
+	binary.BigEndian.PutUint32(d[156:], uint32(a.ServiceData32_3))
+	binary.BigEndian.PutUint64(d[160:], uint64(a.ServiceData64_0))
+	binary.BigEndian.PutUint64(d[168:], uint64(a.ServiceData64_1))
+	return b, nil
+}
+
+// MarshalBinary returns the 176-byte encoding of ServiceRecord.
+func (a *ServiceRecord) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 176)) }
+
+// PKeyTableRecord is the subnet administration PKeyTableRecord (attribute 0x0033, 72 bytes).
+type PKeyTableRecord struct {
+	LID       uint16    `json:"lid"`
+	BlockNum  uint16    `json:"blockNum"`
+	PortNum   uint8     `json:"portNum"`
+	PKeyTable PKeyTable `json:"pKeyTable"`
+}
+
+var layoutPKeyTableRecord = Layout{Name: "PKeyTableRecord", Class: ClassSA, ID: AttrPKeyTableRecord, Size: 72, New: func() Attribute { return new(PKeyTableRecord) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "Lid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "BlockNum", JSON: "blockNum", Label: "BlockNum", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
+	{Name: "PortNum", JSON: "portNum", Label: "PortNum", Offset: 32, Width: 8, DumpOffset: 32, Format: FormatUint},
+	{Name: "PKeyTable.PKeys", JSON: "pKeyTable.pKeys", Label: "", Offset: 64, Width: 512, DumpOffset: 64, Format: FormatArray},
+}}
+
+var componentsPKeyTableRecord = componentTable{infos: []componentInfo{
+	{member: "LID", mask: 0x1, kind: kindUint},
+	{member: "blockNum", mask: 0x2, kind: kindUint},
+	{member: "portNum", mask: 0x4, kind: kindUint},
+	{member: "PKeyTable.PKeyBlock", mask: 0x10, kind: kindBytes},
+}, index: map[string]int{
+	"lid":                 0,
+	"blocknum":            1,
+	"portnum":             2,
+	"pkeytable.pkeys":     3,
+	"pkeytable.pkeyblock": 3,
+	"pkeytable":           3,
+}}
+
+// Layout returns PKeyTableRecord's field layout.
+func (*PKeyTableRecord) Layout() *Layout { return &layoutPKeyTableRecord }
+
+// UnmarshalBinary decodes PKeyTableRecord from data, which must hold at least 72 bytes.
+func (a *PKeyTableRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 72 {
+		return &ShortDataError{Attr: "PKeyTableRecord", Want: 72, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[0:]))
+	a.BlockNum = uint16(binary.BigEndian.Uint16(data[2:]))
+	a.PortNum = uint8(data[4])
+	if err := a.PKeyTable.UnmarshalBinary(data[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 72-byte encoding of PKeyTableRecord to b.
+func (a *PKeyTableRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 72)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.LID))
+	binary.BigEndian.PutUint16(d[2:], uint16(a.BlockNum))
+	d[4] = uint8(a.PortNum)
+	if _, err := a.PKeyTable.AppendBinary(d[8:8]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 72-byte encoding of PKeyTableRecord.
+func (a *PKeyTableRecord) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 72)) }
+
+// PathRecord is the subnet administration PathRecord (attribute 0x0035, 64 bytes).
+type PathRecord struct {
+	ServiceID                uint64   `json:"serviceID"`
+	DGID                     rdma.GID `json:"dgid"`
+	SGID                     rdma.GID `json:"sgid"`
+	DLID                     uint16   `json:"dlid"`
+	SLID                     uint16   `json:"slid"`
+	RawTraffic               uint8    `json:"rawTraffic"`
+	FlowLabel                uint32   `json:"flowLabel"`
+	HopLimit                 uint8    `json:"hopLimit"`
+	TClass                   uint8    `json:"tClass"`
+	Reversible               uint8    `json:"reversible"`
+	NumbPath                 uint8    `json:"numbPath"`
+	PKey                     uint16   `json:"pKey"`
+	QOSClass                 uint16   `json:"qosClass"`
+	SL                       uint8    `json:"sl"`
+	MTUSelector              uint8    `json:"mtuSelector"`
+	MTU                      uint8    `json:"mtu"`
+	RateSelector             uint8    `json:"rateSelector"`
+	Rate                     uint8    `json:"rate"`
+	PacketLifeTimeSelector   uint8    `json:"packetLifeTimeSelector"`
+	PacketLifeTime           uint8    `json:"packetLifeTime"`
+	Preference               uint8    `json:"preference"`
+	ReversePathPKeyMemberBit uint8    `json:"reversePathPKeyMemberBit"`
+}
+
+var layoutPathRecord = Layout{Name: "PathRecord", Class: ClassSA, ID: AttrPathRecord, Size: 64, New: func() Attribute { return new(PathRecord) }, Fields: []Field{
+	{Name: "ServiceID", JSON: "serviceID", Label: "ServiceID", Offset: 0, Width: 64, DumpOffset: 0, Format: FormatHex},
+	{Name: "DGID", JSON: "dgid", Label: "PathRecDGid", Offset: 64, Width: 128, DumpOffset: 64, Format: FormatArray},
+	{Name: "SGID", JSON: "sgid", Label: "PathRecSGid", Offset: 192, Width: 128, DumpOffset: 192, Format: FormatArray},
+	{Name: "DLID", JSON: "dlid", Label: "PathRecDLid", Offset: 320, Width: 16, DumpOffset: 320, Format: FormatUint},
+	{Name: "SLID", JSON: "slid", Label: "PathRecSLid", Offset: 336, Width: 16, DumpOffset: 336, Format: FormatUint},
+	{Name: "RawTraffic", JSON: "rawTraffic", Label: "RawTraffic", Offset: 352, Width: 1, DumpOffset: 352, Format: FormatUint},
+	{Name: "FlowLabel", JSON: "flowLabel", Label: "FlowLabel", Offset: 356, Width: 20, DumpOffset: 356, Format: FormatHex},
+	{Name: "HopLimit", JSON: "hopLimit", Label: "HopLimit", Offset: 376, Width: 8, DumpOffset: 376, Format: FormatUint},
+	{Name: "TClass", JSON: "tClass", Label: "TClass", Offset: 384, Width: 8, DumpOffset: 384, Format: FormatUint},
+	{Name: "Reversible", JSON: "reversible", Label: "Reversible", Offset: 392, Width: 1, DumpOffset: 392, Format: FormatUint},
+	{Name: "NumbPath", JSON: "numbPath", Label: "PathRecNumPath", Offset: 393, Width: 7, DumpOffset: 393, Format: FormatUint},
+	{Name: "PKey", JSON: "pKey", Label: "PKey", Offset: 400, Width: 16, DumpOffset: 400, Format: FormatHex},
+	{Name: "QOSClass", JSON: "qosClass", Label: "QOSClass", Offset: 416, Width: 12, DumpOffset: 416, Format: FormatUint},
+	{Name: "SL", JSON: "sl", Label: "PathRecSL", Offset: 428, Width: 4, DumpOffset: 428, Format: FormatUint},
+	{Name: "MTUSelector", JSON: "mtuSelector", Label: "MTUSelector", Offset: 432, Width: 2, DumpOffset: 432, Format: FormatUint},
+	{Name: "MTU", JSON: "mtu", Label: "MTU", Offset: 434, Width: 6, DumpOffset: 434, Format: FormatUint},
+	{Name: "RateSelector", JSON: "rateSelector", Label: "RateSelector", Offset: 440, Width: 2, DumpOffset: 440, Format: FormatUint},
+	{Name: "Rate", JSON: "rate", Label: "Rate", Offset: 442, Width: 6, DumpOffset: 442, Format: FormatUint},
+	{Name: "PacketLifeTimeSelector", JSON: "packetLifeTimeSelector", Label: "PacketLifeTimeSelector", Offset: 448, Width: 2, DumpOffset: 448, Format: FormatUint},
+	{Name: "PacketLifeTime", JSON: "packetLifeTime", Label: "PacketLifeTime", Offset: 450, Width: 6, DumpOffset: 450, Format: FormatUint},
+	{Name: "Preference", JSON: "preference", Label: "Preference", Offset: 456, Width: 8, DumpOffset: 456, Format: FormatUint},
+	{Name: "ReversePathPKeyMemberBit", JSON: "reversePathPKeyMemberBit", Label: "ReversePathPKeyMemberBit", Offset: 464, Width: 2, DumpOffset: 464, Format: FormatUint},
+}}
+
+var componentsPathRecord = componentTable{infos: []componentInfo{
+	{member: "serviceID", mask: 0x3, kind: kindUint},
+	{member: "DGID", mask: 0x4, kind: kindGID},
+	{member: "SGID", mask: 0x8, kind: kindGID},
+	{member: "DLID", mask: 0x10, kind: kindUint},
+	{member: "SLID", mask: 0x20, kind: kindUint},
+	{member: "rawTraffic", mask: 0x40, kind: kindUint},
+	{member: "flowLabel", mask: 0x100, kind: kindUint},
+	{member: "hopLimit", mask: 0x200, kind: kindUint},
+	{member: "TClass", mask: 0x400, kind: kindUint},
+	{member: "reversible", mask: 0x800, kind: kindUint},
+	{member: "numbPath", mask: 0x1000, kind: kindUint},
+	{member: "PKey", mask: 0x2000, kind: kindUint},
+	{member: "QOSClass", mask: 0x4000, kind: kindUint},
+	{member: "SL", mask: 0x8000, kind: kindUint},
+	{member: "MTUSelector", mask: 0x10000, kind: kindUint},
+	{member: "MTU", mask: 0x20000, kind: kindUint},
+	{member: "rateSelector", mask: 0x40000, kind: kindUint},
+	{member: "rate", mask: 0x80000, kind: kindUint},
+	{member: "packetLifeTimeSelector", mask: 0x100000, kind: kindUint},
+	{member: "packetLifeTime", mask: 0x200000, kind: kindUint},
+	{member: "preference", mask: 0x400000, kind: kindUint},
+	{member: "reversePathPKeyMemberBit", mask: 0x800000, kind: kindUint},
+}, index: map[string]int{
+	"serviceid":                0,
+	"dgid":                     1,
+	"sgid":                     2,
+	"dlid":                     3,
+	"slid":                     4,
+	"rawtraffic":               5,
+	"flowlabel":                6,
+	"hoplimit":                 7,
+	"tclass":                   8,
+	"reversible":               9,
+	"numbpath":                 10,
+	"pkey":                     11,
+	"qosclass":                 12,
+	"sl":                       13,
+	"mtuselector":              14,
+	"mtu":                      15,
+	"rateselector":             16,
+	"rate":                     17,
+	"packetlifetimeselector":   18,
+	"packetlifetime":           19,
+	"preference":               20,
+	"reversepathpkeymemberbit": 21,
+}}
+
+// Layout returns PathRecord's field layout.
+func (*PathRecord) Layout() *Layout { return &layoutPathRecord }
+
+// UnmarshalBinary decodes PathRecord from data, which must hold at least 64 bytes.
+func (a *PathRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 64 {
+		return &ShortDataError{Attr: "PathRecord", Want: 64, Got: len(data)}
+	}
+	a.ServiceID = uint64(binary.BigEndian.Uint64(data[0:]))
+	copy(a.DGID[:], data[8:24])
+	copy(a.SGID[:], data[24:40])
+	a.DLID = uint16(binary.BigEndian.Uint16(data[40:]))
+	a.SLID = uint16(binary.BigEndian.Uint16(data[42:]))
+	a.RawTraffic = uint8(getBits(data[44:45], 7, 0x1))
+	a.FlowLabel = uint32(getBits(data[44:47], 0, 0xfffff))
+	a.HopLimit = uint8(data[47])
+	a.TClass = uint8(data[48])
+	a.Reversible = uint8(getBits(data[49:50], 7, 0x1))
+	a.NumbPath = uint8(getBits(data[49:50], 0, 0x7f))
+	a.PKey = uint16(binary.BigEndian.Uint16(data[50:]))
+	a.QOSClass = uint16(getBits(data[52:54], 4, 0xfff))
+	a.SL = uint8(getBits(data[53:54], 0, 0xf))
+	a.MTUSelector = uint8(getBits(data[54:55], 6, 0x3))
+	a.MTU = uint8(getBits(data[54:55], 0, 0x3f))
+	a.RateSelector = uint8(getBits(data[55:56], 6, 0x3))
+	a.Rate = uint8(getBits(data[55:56], 0, 0x3f))
+	a.PacketLifeTimeSelector = uint8(getBits(data[56:57], 6, 0x3))
+	a.PacketLifeTime = uint8(getBits(data[56:57], 0, 0x3f))
+	a.Preference = uint8(data[57])
+	a.ReversePathPKeyMemberBit = uint8(getBits(data[58:59], 6, 0x3))
+	return nil
+}
+
+// AppendBinary appends the 64-byte encoding of PathRecord to b.
+func (a *PathRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 64)...)
+	d := b[n:]
+	binary.BigEndian.PutUint64(d[0:], uint64(a.ServiceID))
+	copy(d[8:24], a.DGID[:])
+	copy(d[24:40], a.SGID[:])
+	binary.BigEndian.PutUint16(d[40:], uint16(a.DLID))
+	binary.BigEndian.PutUint16(d[42:], uint16(a.SLID))
+	putBits(d[44:45], 7, 0x1, uint64(a.RawTraffic))
+	putBits(d[44:47], 0, 0xfffff, uint64(a.FlowLabel))
+	d[47] = uint8(a.HopLimit)
+	d[48] = uint8(a.TClass)
+	putBits(d[49:50], 7, 0x1, uint64(a.Reversible))
+	putBits(d[49:50], 0, 0x7f, uint64(a.NumbPath))
+	binary.BigEndian.PutUint16(d[50:], uint16(a.PKey))
+	putBits(d[52:54], 4, 0xfff, uint64(a.QOSClass))
+	putBits(d[53:54], 0, 0xf, uint64(a.SL))
+	putBits(d[54:55], 6, 0x3, uint64(a.MTUSelector))
+	putBits(d[54:55], 0, 0x3f, uint64(a.MTU))
+	putBits(d[55:56], 6, 0x3, uint64(a.RateSelector))
+	putBits(d[55:56], 0, 0x3f, uint64(a.Rate))
+	putBits(d[56:57], 6, 0x3, uint64(a.PacketLifeTimeSelector))
+	putBits(d[56:57], 0, 0x3f, uint64(a.PacketLifeTime))
+	d[57] = uint8(a.Preference)
+	putBits(d[58:59], 6, 0x3, uint64(a.ReversePathPKeyMemberBit))
+	return b, nil
+}
+
+// MarshalBinary returns the 64-byte encoding of PathRecord.
+func (a *PathRecord) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 64)) }
+
+// VLArbitrationTableRecord is the subnet administration VLArbitrationTableRecord (attribute 0x0036, 72 bytes).
+type VLArbitrationTableRecord struct {
+	LID                uint16             `json:"lid"`
+	OutputPortNum      uint8              `json:"outputPortNum"`
+	BlockNum           uint8              `json:"blockNum"`
+	VLArbitrationTable VLArbitrationTable `json:"vlArbitrationTable"`
+}
+
+var layoutVLArbitrationTableRecord = Layout{Name: "VLArbitrationTableRecord", Class: ClassSA, ID: AttrVLArbitrationTableRecord, Size: 72, New: func() Attribute { return new(VLArbitrationTableRecord) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "Lid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
+	{Name: "OutputPortNum", JSON: "outputPortNum", Label: "OutputPortNum", Offset: 16, Width: 8, DumpOffset: 16, Format: FormatUint},
+	{Name: "BlockNum", JSON: "blockNum", Label: "BlockNum", Offset: 24, Width: 8, DumpOffset: 24, Format: FormatUint},
+	{Name: "VLArbitrationTable.VLArbTbl", JSON: "vlArbitrationTable.vlArbTbl", Label: "VLArbTbl", Offset: 64, Width: 512, DumpOffset: 64, Format: FormatArray},
+}}
+
+var componentsVLArbitrationTableRecord = componentTable{infos: []componentInfo{
+	{member: "LID", mask: 0x1, kind: kindUint},
+	{member: "outputPortNum", mask: 0x2, kind: kindUint},
+	{member: "blockNum", mask: 0x4, kind: kindUint},
+	{member: "VLArbitrationTable.VLWeightBlock", mask: 0x10, kind: kindBytes},
+}, index: map[string]int{
+	"lid":                              0,
+	"outputportnum":                    1,
+	"blocknum":                         2,
+	"vlarbitrationtable.vlarbtbl":      3,
+	"vlarbitrationtable.vlweightblock": 3,
+	"vlarbitrationtable":               3,
+}}
+
+// Layout returns VLArbitrationTableRecord's field layout.
+func (*VLArbitrationTableRecord) Layout() *Layout { return &layoutVLArbitrationTableRecord }
+
+// UnmarshalBinary decodes VLArbitrationTableRecord from data, which must hold at least 72 bytes.
+func (a *VLArbitrationTableRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 72 {
+		return &ShortDataError{Attr: "VLArbitrationTableRecord", Want: 72, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[0:]))
+	a.OutputPortNum = uint8(data[2])
+	a.BlockNum = uint8(data[3])
+	if err := a.VLArbitrationTable.UnmarshalBinary(data[8:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 72-byte encoding of VLArbitrationTableRecord to b.
+func (a *VLArbitrationTableRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 72)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[0:], uint16(a.LID))
+	d[2] = uint8(a.OutputPortNum)
+	d[3] = uint8(a.BlockNum)
+	if _, err := a.VLArbitrationTable.AppendBinary(d[8:8]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 72-byte encoding of VLArbitrationTableRecord.
+func (a *VLArbitrationTableRecord) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 72))
+}
+
+// MCMemberRecord is the subnet administration MCMemberRecord (attribute 0x0038, 52 bytes).
+type MCMemberRecord struct {
+	MGID                   rdma.GID `json:"mgid"`
+	PortGID                rdma.GID `json:"portGID"`
+	QKey                   uint32   `json:"qKey"`
+	MLID                   uint16   `json:"mlid"`
+	MTUSelector            uint8    `json:"mtuSelector"`
+	MTU                    uint8    `json:"mtu"`
+	TClass                 uint8    `json:"tClass"`
+	PKey                   uint16   `json:"pKey"`
+	RateSelector           uint8    `json:"rateSelector"`
+	Rate                   uint8    `json:"rate"`
+	PacketLifeTimeSelector uint8    `json:"packetLifeTimeSelector"`
+	PacketLifeTime         uint8    `json:"packetLifeTime"`
+	SL                     uint8    `json:"sl"`
+	FlowLabel              uint32   `json:"flowLabel"`
+	HopLimit               uint8    `json:"hopLimit"`
+	Scope                  uint8    `json:"scope"`
+	JoinState              uint8    `json:"joinState"`
+	ProxyJoin              uint8    `json:"proxyJoin"`
+}
+
+var layoutMCMemberRecord = Layout{Name: "MCMemberRecord", Class: ClassSA, ID: AttrMCMemberRecord, Size: 52, New: func() Attribute { return new(MCMemberRecord) }, Fields: []Field{
+	{Name: "MGID", JSON: "mgid", Label: "McastMemMGid", Offset: 0, Width: 128, DumpOffset: 0, Format: FormatArray},
+	{Name: "PortGID", JSON: "portGID", Label: "McastMemPortGid", Offset: 128, Width: 128, DumpOffset: 128, Format: FormatArray},
+	{Name: "QKey", JSON: "qKey", Label: "McastMemQkey", Offset: 256, Width: 32, DumpOffset: 256, Format: FormatHex},
+	{Name: "MLID", JSON: "mlid", Label: "McastMemMLid", Offset: 288, Width: 16, DumpOffset: 288, Format: FormatHex},
+	{Name: "MTUSelector", JSON: "mtuSelector", Label: "MTUSelector", Offset: 304, Width: 2, DumpOffset: 304, Format: FormatUint},
+	{Name: "MTU", JSON: "mtu", Label: "McastMemMTU", Offset: 306, Width: 6, DumpOffset: 306, Format: FormatUint},
+	{Name: "TClass", JSON: "tClass", Label: "McastMemTClass", Offset: 312, Width: 8, DumpOffset: 312, Format: FormatUint},
+	{Name: "PKey", JSON: "pKey", Label: "McastMemPkey", Offset: 320, Width: 16, DumpOffset: 320, Format: FormatUint},
+	{Name: "RateSelector", JSON: "rateSelector", Label: "RateSelector", Offset: 336, Width: 2, DumpOffset: 336, Format: FormatUint},
+	{Name: "Rate", JSON: "rate", Label: "McastMemRate", Offset: 338, Width: 6, DumpOffset: 338, Format: FormatUint},
+	{Name: "PacketLifeTimeSelector", JSON: "packetLifeTimeSelector", Label: "PacketLifeTimeSelector", Offset: 344, Width: 2, DumpOffset: 344, Format: FormatUint},
+	{Name: "PacketLifeTime", JSON: "packetLifeTime", Label: "PacketLifeTime", Offset: 346, Width: 6, DumpOffset: 346, Format: FormatUint},
+	{Name: "SL", JSON: "sl", Label: "McastMemSL", Offset: 352, Width: 4, DumpOffset: 352, Format: FormatUint},
+	{Name: "FlowLabel", JSON: "flowLabel", Label: "McastMemFlowLbl", Offset: 356, Width: 20, DumpOffset: 356, Format: FormatUint},
+	{Name: "HopLimit", JSON: "hopLimit", Label: "HopLimit", Offset: 376, Width: 8, DumpOffset: 376, Format: FormatUint},
+	{Name: "Scope", JSON: "scope", Label: "Scope", Offset: 384, Width: 4, DumpOffset: 384, Format: FormatUint},
+	{Name: "JoinState", JSON: "joinState", Label: "McastMemJoinState", Offset: 388, Width: 4, DumpOffset: 388, Format: FormatUint},
+	{Name: "ProxyJoin", JSON: "proxyJoin", Label: "McastMemProxyJoin", Offset: 392, Width: 1, DumpOffset: 392, Format: FormatUint},
+}}
+
+var componentsMCMemberRecord = componentTable{infos: []componentInfo{
+	{member: "MGID", mask: 0x1, kind: kindGID},
+	{member: "portGID", mask: 0x2, kind: kindGID},
+	{member: "QKey", mask: 0x4, kind: kindUint},
+	{member: "MLID", mask: 0x8, kind: kindUint},
+	{member: "MTUSelector", mask: 0x10, kind: kindUint},
+	{member: "MTU", mask: 0x20, kind: kindUint},
+	{member: "TClass", mask: 0x40, kind: kindUint},
+	{member: "PKey", mask: 0x80, kind: kindUint},
+	{member: "rateSelector", mask: 0x100, kind: kindUint},
+	{member: "rate", mask: 0x200, kind: kindUint},
+	{member: "packetLifeTimeSelector", mask: 0x400, kind: kindUint},
+	{member: "packetLifeTime", mask: 0x800, kind: kindUint},
+	{member: "SL", mask: 0x1000, kind: kindUint},
+	{member: "flowLabel", mask: 0x2000, kind: kindUint},
+	{member: "hopLimit", mask: 0x4000, kind: kindUint},
+	{member: "scope", mask: 0x8000, kind: kindUint},
+	{member: "joinState", mask: 0x10000, kind: kindUint},
+	{member: "proxyJoin", mask: 0x20000, kind: kindUint},
+}, index: map[string]int{
+	"mgid":                   0,
+	"portgid":                1,
+	"qkey":                   2,
+	"mlid":                   3,
+	"mtuselector":            4,
+	"mtu":                    5,
+	"tclass":                 6,
+	"pkey":                   7,
+	"rateselector":           8,
+	"rate":                   9,
+	"packetlifetimeselector": 10,
+	"packetlifetime":         11,
+	"sl":                     12,
+	"flowlabel":              13,
+	"hoplimit":               14,
+	"scope":                  15,
+	"joinstate":              16,
+	"proxyjoin":              17,
+}}
+
+// Layout returns MCMemberRecord's field layout.
+func (*MCMemberRecord) Layout() *Layout { return &layoutMCMemberRecord }
+
+// UnmarshalBinary decodes MCMemberRecord from data, which must hold at least 52 bytes.
+func (a *MCMemberRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 52 {
+		return &ShortDataError{Attr: "MCMemberRecord", Want: 52, Got: len(data)}
+	}
+	copy(a.MGID[:], data[0:16])
+	copy(a.PortGID[:], data[16:32])
+	a.QKey = uint32(binary.BigEndian.Uint32(data[32:]))
+	a.MLID = uint16(binary.BigEndian.Uint16(data[36:]))
+	a.MTUSelector = uint8(getBits(data[38:39], 6, 0x3))
+	a.MTU = uint8(getBits(data[38:39], 0, 0x3f))
+	a.TClass = uint8(data[39])
+	a.PKey = uint16(binary.BigEndian.Uint16(data[40:]))
+	a.RateSelector = uint8(getBits(data[42:43], 6, 0x3))
+	a.Rate = uint8(getBits(data[42:43], 0, 0x3f))
+	a.PacketLifeTimeSelector = uint8(getBits(data[43:44], 6, 0x3))
+	a.PacketLifeTime = uint8(getBits(data[43:44], 0, 0x3f))
+	a.SL = uint8(getBits(data[44:45], 4, 0xf))
+	a.FlowLabel = uint32(getBits(data[44:47], 0, 0xfffff))
+	a.HopLimit = uint8(data[47])
+	a.Scope = uint8(getBits(data[48:49], 4, 0xf))
+	a.JoinState = uint8(getBits(data[48:49], 0, 0xf))
+	a.ProxyJoin = uint8(getBits(data[49:50], 7, 0x1))
+	return nil
+}
+
+// AppendBinary appends the 52-byte encoding of MCMemberRecord to b.
+func (a *MCMemberRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 52)...)
+	d := b[n:]
+	copy(d[0:16], a.MGID[:])
+	copy(d[16:32], a.PortGID[:])
+	binary.BigEndian.PutUint32(d[32:], uint32(a.QKey))
+	binary.BigEndian.PutUint16(d[36:], uint16(a.MLID))
+	putBits(d[38:39], 6, 0x3, uint64(a.MTUSelector))
+	putBits(d[38:39], 0, 0x3f, uint64(a.MTU))
+	d[39] = uint8(a.TClass)
+	binary.BigEndian.PutUint16(d[40:], uint16(a.PKey))
+	putBits(d[42:43], 6, 0x3, uint64(a.RateSelector))
+	putBits(d[42:43], 0, 0x3f, uint64(a.Rate))
+	putBits(d[43:44], 6, 0x3, uint64(a.PacketLifeTimeSelector))
+	putBits(d[43:44], 0, 0x3f, uint64(a.PacketLifeTime))
+	putBits(d[44:45], 4, 0xf, uint64(a.SL))
+	putBits(d[44:47], 0, 0xfffff, uint64(a.FlowLabel))
+	d[47] = uint8(a.HopLimit)
+	putBits(d[48:49], 4, 0xf, uint64(a.Scope))
+	putBits(d[48:49], 0, 0xf, uint64(a.JoinState))
+	putBits(d[49:50], 7, 0x1, uint64(a.ProxyJoin))
+	return b, nil
+}
+
+// MarshalBinary returns the 52-byte encoding of MCMemberRecord.
+func (a *MCMemberRecord) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 52)) }
+
+// MultiPathRecord is the subnet administration MultiPathRecord (attribute 0x003a, 40 bytes).
+type MultiPathRecord struct {
+	RawTraffic             uint8    `json:"rawTraffic"`
+	FlowLabel              uint32   `json:"flowLabel"`
+	HopLimit               uint8    `json:"hopLimit"`
+	TClass                 uint8    `json:"tClass"`
+	Reversible             uint8    `json:"reversible"`
+	NumbPath               uint8    `json:"numbPath"`
+	PKey                   uint16   `json:"pKey"`
+	QOSClass               uint16   `json:"qosClass"`
+	SL                     uint8    `json:"sl"`
+	MTUSelector            uint8    `json:"mtuSelector"`
+	MTU                    uint8    `json:"mtu"`
+	RateSelector           uint8    `json:"rateSelector"`
+	Rate                   uint8    `json:"rate"`
+	PacketLifeTimeSelector uint8    `json:"packetLifeTimeSelector"`
+	PacketLifeTime         uint8    `json:"packetLifeTime"`
+	ServiceID8MSB          uint8    `json:"serviceID8MSB"`
+	IndependenceSelector   uint8    `json:"independenceSelector"`
+	SGIDCount              uint8    `json:"sgidCount"`
+	DGIDCount              uint8    `json:"dgidCount"`
+	ServiceID56LSB         uint64   `json:"serviceID56LSB"`
+	SDGID                  rdma.GID `json:"sdgid"`
+}
+
+var layoutMultiPathRecord = Layout{Name: "MultiPathRecord", Class: ClassSA, ID: AttrMultiPathRecord, Size: 40, New: func() Attribute { return new(MultiPathRecord) }, Fields: []Field{
+	{Name: "RawTraffic", JSON: "rawTraffic", Label: "RawTraffic", Offset: 0, Width: 1, DumpOffset: 0, Format: FormatUint},
+	{Name: "FlowLabel", JSON: "flowLabel", Label: "FlowLabel", Offset: 4, Width: 20, DumpOffset: 4, Format: FormatHex},
+	{Name: "HopLimit", JSON: "hopLimit", Label: "HopLimit", Offset: 24, Width: 8, DumpOffset: 24, Format: FormatUint},
+	{Name: "TClass", JSON: "tClass", Label: "TClass", Offset: 32, Width: 8, DumpOffset: 32, Format: FormatUint},
+	{Name: "Reversible", JSON: "reversible", Label: "Reversible", Offset: 40, Width: 1, DumpOffset: 40, Format: FormatUint},
+	{Name: "NumbPath", JSON: "numbPath", Label: "MultiPathNumPath", Offset: 41, Width: 7, DumpOffset: 41, Format: FormatUint},
+	{Name: "PKey", JSON: "pKey", Label: "PKey", Offset: 48, Width: 16, DumpOffset: 48, Format: FormatHex},
+	{Name: "QOSClass", JSON: "qosClass", Label: "QOSClass", Offset: 64, Width: 12, DumpOffset: 64, Format: FormatUint},
+	{Name: "SL", JSON: "sl", Label: "SL", Offset: 76, Width: 4, DumpOffset: 76, Format: FormatUint},
+	{Name: "MTUSelector", JSON: "mtuSelector", Label: "MTUSelector", Offset: 80, Width: 2, DumpOffset: 80, Format: FormatUint},
+	{Name: "MTU", JSON: "mtu", Label: "MTU", Offset: 82, Width: 6, DumpOffset: 82, Format: FormatUint},
+	{Name: "RateSelector", JSON: "rateSelector", Label: "RateSelector", Offset: 88, Width: 2, DumpOffset: 88, Format: FormatUint},
+	{Name: "Rate", JSON: "rate", Label: "Rate", Offset: 90, Width: 6, DumpOffset: 90, Format: FormatUint},
+	{Name: "PacketLifeTimeSelector", JSON: "packetLifeTimeSelector", Label: "PacketLifeTimeSelector", Offset: 96, Width: 2, DumpOffset: 96, Format: FormatUint},
+	{Name: "PacketLifeTime", JSON: "packetLifeTime", Label: "PacketLifeTime", Offset: 98, Width: 6, DumpOffset: 98, Format: FormatUint},
+	{Name: "ServiceID8MSB", JSON: "serviceID8MSB", Label: "ServiceID8MSB", Offset: 104, Width: 8, DumpOffset: 104, Format: FormatHex},
+	{Name: "IndependenceSelector", JSON: "independenceSelector", Label: "IndependenceSelector", Offset: 112, Width: 2, DumpOffset: 112, Format: FormatUint},
+	{Name: "SGIDCount", JSON: "sgidCount", Label: "MultiPathNumSrc", Offset: 120, Width: 8, DumpOffset: 120, Format: FormatUint},
+	{Name: "DGIDCount", JSON: "dgidCount", Label: "MultiPathNumDest", Offset: 128, Width: 8, DumpOffset: 128, Format: FormatUint},
+	{Name: "ServiceID56LSB", JSON: "serviceID56LSB", Label: "ServiceID56LSB", Offset: 136, Width: 56, DumpOffset: 136, Format: FormatHex},
+	{Name: "SDGID", JSON: "sdgid", Label: "MultiPathGid", Offset: 192, Width: 128, DumpOffset: 192, Format: FormatArray},
+}}
+
+var componentsMultiPathRecord = componentTable{infos: []componentInfo{
+	{member: "rawTraffic", mask: 0x1, kind: kindUint},
+	{member: "flowLabel", mask: 0x4, kind: kindUint},
+	{member: "hopLimit", mask: 0x8, kind: kindUint},
+	{member: "TClass", mask: 0x10, kind: kindUint},
+	{member: "reversible", mask: 0x20, kind: kindUint},
+	{member: "numbPath", mask: 0x40, kind: kindUint},
+	{member: "PKey", mask: 0x80, kind: kindUint},
+	{member: "QOSClass", mask: 0x100, kind: kindUint},
+	{member: "SL", mask: 0x200, kind: kindUint},
+	{member: "MTUSelector", mask: 0x400, kind: kindUint},
+	{member: "MTU", mask: 0x800, kind: kindUint},
+	{member: "rateSelector", mask: 0x1000, kind: kindUint},
+	{member: "rate", mask: 0x2000, kind: kindUint},
+	{member: "packetLifeTimeSelector", mask: 0x4000, kind: kindUint},
+	{member: "packetLifeTime", mask: 0x8000, kind: kindUint},
+	{member: "serviceID8MSB", mask: 0x10000, kind: kindUint},
+	{member: "independenceSelector", mask: 0x20000, kind: kindUint},
+	{member: "SGIDCount", mask: 0x80000, kind: kindUint},
+	{member: "DGIDCount", mask: 0x100000, kind: kindUint},
+	{member: "serviceID56LSB", mask: 0x200000, kind: kindUint},
+	{member: "SDGID", mask: 0x400000, kind: kindGID},
+}, index: map[string]int{
+	"rawtraffic":             0,
+	"flowlabel":              1,
+	"hoplimit":               2,
+	"tclass":                 3,
+	"reversible":             4,
+	"numbpath":               5,
+	"pkey":                   6,
+	"qosclass":               7,
+	"sl":                     8,
+	"mtuselector":            9,
+	"mtu":                    10,
+	"rateselector":           11,
+	"rate":                   12,
+	"packetlifetimeselector": 13,
+	"packetlifetime":         14,
+	"serviceid8msb":          15,
+	"independenceselector":   16,
+	"sgidcount":              17,
+	"dgidcount":              18,
+	"serviceid56lsb":         19,
+	"sdgid":                  20,
+}}
+
+// Layout returns MultiPathRecord's field layout.
+func (*MultiPathRecord) Layout() *Layout { return &layoutMultiPathRecord }
+
+// UnmarshalBinary decodes MultiPathRecord from data, which must hold at least 40 bytes.
+func (a *MultiPathRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 40 {
+		return &ShortDataError{Attr: "MultiPathRecord", Want: 40, Got: len(data)}
+	}
+	a.RawTraffic = uint8(getBits(data[0:1], 7, 0x1))
+	a.FlowLabel = uint32(getBits(data[0:3], 0, 0xfffff))
+	a.HopLimit = uint8(data[3])
+	a.TClass = uint8(data[4])
+	a.Reversible = uint8(getBits(data[5:6], 7, 0x1))
+	a.NumbPath = uint8(getBits(data[5:6], 0, 0x7f))
+	a.PKey = uint16(binary.BigEndian.Uint16(data[6:]))
+	a.QOSClass = uint16(getBits(data[8:10], 4, 0xfff))
+	a.SL = uint8(getBits(data[9:10], 0, 0xf))
+	a.MTUSelector = uint8(getBits(data[10:11], 6, 0x3))
+	a.MTU = uint8(getBits(data[10:11], 0, 0x3f))
+	a.RateSelector = uint8(getBits(data[11:12], 6, 0x3))
+	a.Rate = uint8(getBits(data[11:12], 0, 0x3f))
+	a.PacketLifeTimeSelector = uint8(getBits(data[12:13], 6, 0x3))
+	a.PacketLifeTime = uint8(getBits(data[12:13], 0, 0x3f))
+	a.ServiceID8MSB = uint8(data[13])
+	a.IndependenceSelector = uint8(getBits(data[14:15], 6, 0x3))
+	a.SGIDCount = uint8(data[15])
+	a.DGIDCount = uint8(data[16])
+	a.ServiceID56LSB = uint64(getBits(data[17:24], 0, 0xffffffffffffff))
+	copy(a.SDGID[:], data[24:40])
+	return nil
+}
+
+// AppendBinary appends the 40-byte encoding of MultiPathRecord to b.
+func (a *MultiPathRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 40)...)
+	d := b[n:]
+	putBits(d[0:1], 7, 0x1, uint64(a.RawTraffic))
+	putBits(d[0:3], 0, 0xfffff, uint64(a.FlowLabel))
+	d[3] = uint8(a.HopLimit)
+	d[4] = uint8(a.TClass)
+	putBits(d[5:6], 7, 0x1, uint64(a.Reversible))
+	putBits(d[5:6], 0, 0x7f, uint64(a.NumbPath))
+	binary.BigEndian.PutUint16(d[6:], uint16(a.PKey))
+	putBits(d[8:10], 4, 0xfff, uint64(a.QOSClass))
+	putBits(d[9:10], 0, 0xf, uint64(a.SL))
+	putBits(d[10:11], 6, 0x3, uint64(a.MTUSelector))
+	putBits(d[10:11], 0, 0x3f, uint64(a.MTU))
+	putBits(d[11:12], 6, 0x3, uint64(a.RateSelector))
+	putBits(d[11:12], 0, 0x3f, uint64(a.Rate))
+	putBits(d[12:13], 6, 0x3, uint64(a.PacketLifeTimeSelector))
+	putBits(d[12:13], 0, 0x3f, uint64(a.PacketLifeTime))
+	d[13] = uint8(a.ServiceID8MSB)
+	putBits(d[14:15], 6, 0x3, uint64(a.IndependenceSelector))
+	d[15] = uint8(a.SGIDCount)
+	d[16] = uint8(a.DGIDCount)
+	putBits(d[17:24], 0, 0xffffffffffffff, uint64(a.ServiceID56LSB))
+	copy(d[24:40], a.SDGID[:])
+	return b, nil
+}
+
+// MarshalBinary returns the 40-byte encoding of MultiPathRecord.
+func (a *MultiPathRecord) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 40)) }
+
+// InformInfoRecord is the subnet administration InformInfoRecord (attribute 0x00f3, 60 bytes).
+type InformInfoRecord struct {
+	SubscriberGID rdma.GID   `json:"subscriberGID"`
+	Enumeration   uint16     `json:"enumeration"`
+	InformInfo    InformInfo `json:"informInfo"`
+}
+
+var layoutInformInfoRecord = Layout{Name: "InformInfoRecord", Class: ClassSA, ID: AttrInformInfoRecord, Size: 60, New: func() Attribute { return new(InformInfoRecord) }, Fields: []Field{
+	{Name: "SubscriberGID", JSON: "subscriberGID", Label: "SubscriberGID", Offset: 0, Width: 128, DumpOffset: 0, Format: FormatArray},
+	{Name: "Enumeration", JSON: "enumeration", Label: "Enumeration", Offset: 128, Width: 16, DumpOffset: 128, Format: FormatUint},
+	{Name: "InformInfo.GID", JSON: "informInfo.gid", Label: "GID", Offset: 192, Width: 128, DumpOffset: 192, Format: FormatArray},
+	{Name: "InformInfo.LIDRangeBegin", JSON: "informInfo.lidRangeBegin", Label: "LIDRangeBegin", Offset: 320, Width: 16, DumpOffset: 320, Format: FormatUint},
+	{Name: "InformInfo.LIDRangeEnd", JSON: "informInfo.lidRangeEnd", Label: "LIDRangeEnd", Offset: 336, Width: 16, DumpOffset: 336, Format: FormatUint},
+	{Name: "InformInfo.IsGeneric", JSON: "informInfo.isGeneric", Label: "IsGeneric", Offset: 368, Width: 8, DumpOffset: 368, Format: FormatUint},
+	{Name: "InformInfo.Subscribe", JSON: "informInfo.subscribe", Label: "Subscribe", Offset: 376, Width: 8, DumpOffset: 376, Format: FormatUint},
+	{Name: "InformInfo.Type", JSON: "informInfo.type", Label: "Type", Offset: 384, Width: 16, DumpOffset: 384, Format: FormatUint},
+	{Name: "InformInfo.TrapNumber", JSON: "informInfo.trapNumber", Label: "TrapNumber", Offset: 400, Width: 16, DumpOffset: 400, Format: FormatUint},
+	{Name: "InformInfo.QPN", JSON: "informInfo.qpn", Label: "QPN", Offset: 416, Width: 24, DumpOffset: 416, Format: FormatUint},
+	{Name: "InformInfo.RespTimeValue", JSON: "informInfo.respTimeValue", Label: "RespTimeValue", Offset: 443, Width: 5, DumpOffset: 443, Format: FormatUint},
+	{Name: "InformInfo.ProducerType", JSON: "informInfo.producerType", Label: "ProducerType", Offset: 456, Width: 24, DumpOffset: 456, Format: FormatHex},
+}}
+
+var componentsInformInfoRecord = componentTable{infos: []componentInfo{
+	{member: "subscriberGID", mask: 0x1, kind: kindGID},
+	{member: "enumeration", mask: 0x2, kind: kindUint},
+	{member: "informInfo.GID", mask: 0x8, kind: kindGID},
+	{member: "informInfo.LIDRangeBegin", mask: 0x10, kind: kindUint},
+	{member: "informInfo.LIDRangeEnd", mask: 0x20, kind: kindUint},
+	{member: "informInfo.isGeneric", mask: 0x80, kind: kindUint},
+	{member: "informInfo.subscribe", mask: 0x100, kind: kindUint},
+	{member: "informInfo.type", mask: 0x200, kind: kindUint},
+	{member: "informInfo.trapNumber", mask: 0x400, kind: kindUint},
+	{member: "informInfo.QPN", mask: 0x800, kind: kindUint},
+	{member: "informInfo.respTimeValue", mask: 0x2000, kind: kindUint},
+	{member: "informInfo.producerType", mask: 0x8000, kind: kindUint},
+}, index: map[string]int{
+	"subscribergid":            0,
+	"enumeration":              1,
+	"informinfo.gid":           2,
+	"informinfo.lidrangebegin": 3,
+	"informinfo.lidrangeend":   4,
+	"informinfo.isgeneric":     5,
+	"informinfo.subscribe":     6,
+	"informinfo.type":          7,
+	"informinfo.trapnumber":    8,
+	"informinfo.qpn":           9,
+	"informinfo.resptimevalue": 10,
+	"informinfo.producertype":  11,
+}}
+
+// Layout returns InformInfoRecord's field layout.
+func (*InformInfoRecord) Layout() *Layout { return &layoutInformInfoRecord }
+
+// UnmarshalBinary decodes InformInfoRecord from data, which must hold at least 60 bytes.
+func (a *InformInfoRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 60 {
+		return &ShortDataError{Attr: "InformInfoRecord", Want: 60, Got: len(data)}
+	}
+	copy(a.SubscriberGID[:], data[0:16])
+	a.Enumeration = uint16(binary.BigEndian.Uint16(data[16:]))
+	if err := a.InformInfo.UnmarshalBinary(data[24:]); err != nil {
+		return err
+	}
+	return nil
+}
+
+// AppendBinary appends the 60-byte encoding of InformInfoRecord to b.
+func (a *InformInfoRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 60)...)
+	d := b[n:]
+	copy(d[0:16], a.SubscriberGID[:])
+	binary.BigEndian.PutUint16(d[16:], uint16(a.Enumeration))
+	if _, err := a.InformInfo.AppendBinary(d[24:24]); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 60-byte encoding of InformInfoRecord.
+func (a *InformInfoRecord) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 60))
+}

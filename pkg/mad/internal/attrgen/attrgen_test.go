@@ -51,6 +51,23 @@ func TestParseErrors(t *testing.T) {
 		{"attr A smp 1\nX 4 64 uint X", "2: X spans more than 8 bytes"},
 		{"attr A smp 1\nX 0 8 uint X\nX 8 8 uint X", "3: A.X defined twice"},
 		{"attr A smp 1\nX 0 8 uint X\nY 4 8 uint Y", "3: A.Y overlaps X"},
+		{"attr A smp 1 size=x\nX 0 8 uint X", "1: size \"x\""},
+		{"attr A smp 1 bogus\nX 0 8 uint X", "1: unknown option \"bogus\""},
+		{"attr A smp 1 size=1\nX 0 16 uint X", "1: A: size=1, but its fields run to byte 2"},
+		{"attr A smp 1\nX 0 8 uint X comp=64", "2: comp=64: want component bits 0 to 63"},
+		{"attr A smp 1\nX 0 8 uint X comp=1,", "2: comp=1,: want component bits 0 to 63"},
+		{"attr A smp 1\nX 0 8 uint X alias=1x", "2: alias \"1x\" is not a member name"},
+		{"attr A smp 1\nX 0 8 uint X comp=0\nY 8 8 uint Y", "1: A: comp= on some fields but not all"},
+		{"attr A sa 1\nX 0 8 uint X", "1: A: every field of an SA attribute needs comp="},
+		{"attr B sa 2\nA 0 8 attr A", "2: A: an embedded attribute needs comp=BASE"},
+		{"attr B sa 2\nA 4 8 attr A comp=0", "2: A: an embedded attribute must be whole bytes"},
+		{"attr B sa 2\nA 0 8 attr A comp=0 type=x", "2: A: an embedded attribute takes no type= or dump="},
+		{"attr B sa 2\nA 0 8 attr Nosuch comp=0", "2: B.A: no attribute Nosuch"},
+		{"attr A smp 1\nX 0 8 uint X\nattr B smp 2\nA 0 8 attr A comp=0", "4: B.A: only SA attributes (class sa) embed attributes"},
+		{"attr A smp 1\nX 0 8 uint X\nattr B sa 2\nA 0 16 attr A comp=0", "4: B.A: A is 8 bits, not 16"},
+		{"attr A sa 1\nX 0 8 uint X comp=0\nattr B sa 2\nA 0 8 attr A comp=0\nattr C sa 3\nB 0 8 attr B comp=0", "6: C.B: B embeds attributes itself"},
+		{"attr A smp 1\nX 0 8 uint X alias=y\nY 8 8 uint Y\nattr B sa 2\nA 0 16 attr A comp=0", "5: B: member name \"a.y\" of A.Y is also A.X's"},
+		{"attr A smp 1\nX 0 8 uint X comp=10\nattr B sa 2\nA 0 8 attr A comp=60", "4: B.A.X: component bits past 63"},
 	}
 	for _, tt := range tests {
 		_, err := parse(tt.src)
@@ -75,6 +92,55 @@ func TestParse(t *testing.T) {
 	}
 	if got := attrs[0].size(); got != 24 {
 		t.Errorf("size = %d, want 24", got)
+	}
+}
+
+// TestParseRecord reads an SA record that embeds an attribute and checks
+// the flattened fields: names, offsets, component bits and member names.
+func TestParseRecord(t *testing.T) {
+	attrs, err := parse("attr E smp -\nB 8 8 uint B alias=bee\nA 0 8 uint A\n" +
+		"attr R sa 0x11 size=5 const=no\nServiceID 0 16 hex - comp=0,1\nE 16 16 attr E comp=3 alias=elem\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := attrs[1]
+	if r.Class != "ClassSA" || r.Size != 5 || !r.NoConst || r.size() != 5 {
+		t.Errorf("R: class %s, size= %d, const=no %v, size() %d", r.Class, r.Size, r.NoConst, r.size())
+	}
+	if got, want := r.Fields[1], (field{Name: "E", Offset: 16, Width: 16, Format: "attr", Type: "E", Dump: 16, Embed: "E", Comp: []int{3}, Alias: "elem", line: 6}); !cmp.Equal(want, got, cmp.AllowUnexported(field{})) {
+		t.Errorf("embedding field (-want +got):\n%s", cmp.Diff(want, got, cmp.AllowUnexported(field{})))
+	}
+	flat, err := flatten(r, attrsByName(attrs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []flatField{
+		{Name: "ServiceID", JSON: "serviceID", Offset: 0, Width: 16, Dump: 0, Format: "hex", Member: "serviceID",
+			Names: []string{"serviceid"}, Mask: 0x3, Kind: "kindUint", line: 5},
+		// E's fields in table order; their bits count from 3 in offset order.
+		{Name: "E.B", JSON: "e.b", Label: "B", Offset: 24, Width: 8, Dump: 24, Format: "uint", Member: "elem.bee",
+			Names: []string{"e.b", "e.bee", "elem.b", "elem.bee"}, Mask: 1 << 4, Kind: "kindUint", line: 6},
+		{Name: "E.A", JSON: "e.a", Label: "A", Offset: 16, Width: 8, Dump: 16, Format: "uint", Member: "elem.a",
+			Names: []string{"e.a", "elem.a"}, Mask: 1 << 3, Kind: "kindUint", line: 6},
+	}
+	if diff := cmp.Diff(want, flat, cmp.AllowUnexported(flatField{})); diff != "" {
+		t.Errorf("flatten (-want +got):\n%s", diff)
+	}
+	if _, err := generate(attrs); err != nil {
+		t.Errorf("generate: %v", err)
+	}
+}
+
+func TestMember(t *testing.T) {
+	for in, want := range map[string]string{
+		"LID": "LID", "NodeGUID": "nodeGUID", "MKey": "MKey", "ServiceData8_0": "serviceData8_0", "X": "x", "QOSClass": "QOSClass",
+	} {
+		if got := member(field{Name: in}); got != want {
+			t.Errorf("member(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if got := member(field{Name: "SMLID", Alias: "masterSMLID"}); got != "masterSMLID" {
+		t.Errorf("member with alias = %q", got)
 	}
 }
 

@@ -16,21 +16,46 @@ func generate(attrs []*attr) ([]byte, error) {
 
 	p("// Attribute IDs of the generated attributes.\nconst (\n")
 	for _, a := range attrs {
-		if a.ID >= 0 {
+		if a.ID >= 0 && !a.NoConst {
 			p("\tAttr%s AttrID = %#04x // %s\n", a.Name, a.ID, a.Class)
 		}
 	}
 	p(")\n\n")
 
-	p("// Layouts lists the layout of every generated attribute, in table order.\n")
+	p("// Layouts lists the layout of every generated attribute but the SA's,\n")
+	p("// in table order.\n")
 	p("var Layouts = []*Layout{\n")
 	for _, a := range attrs {
-		p("\t&layout%s,\n", a.Name)
+		if !a.isRecord() {
+			p("\t&layout%s,\n", a.Name)
+		}
 	}
 	p("}\n\n")
 
+	p("// SALayouts lists the layouts of the SA attributes (IBA 15.2.5): the\n")
+	p("// records and InformInfo, in table order. Their Fields hold the fields\n")
+	p("// of the attributes they embed, named \"NodeInfo.PortGUID\".\n")
+	p("var SALayouts = []*Layout{\n")
 	for _, a := range attrs {
-		if err := genAttr(&b, a); err != nil {
+		if a.isRecord() {
+			p("\t&layout%s,\n", a.Name)
+		}
+	}
+	p("}\n\n")
+
+	p("// saComponents holds the component mask bits and member names of the\n")
+	p("// SA attributes' fields.\n")
+	p("var saComponents = map[*Layout]*componentTable{\n")
+	for _, a := range attrs {
+		if a.isRecord() {
+			p("\t&layout%s: &components%s,\n", a.Name, a.Name)
+		}
+	}
+	p("}\n\n")
+
+	byName := attrsByName(attrs)
+	for _, a := range attrs {
+		if err := genAttr(&b, a, byName); err != nil {
 			return nil, err
 		}
 	}
@@ -41,7 +66,7 @@ func generate(attrs []*attr) ([]byte, error) {
 	return out, nil
 }
 
-func genAttr(b *bytes.Buffer, a *attr) error {
+func genAttr(b *bytes.Buffer, a *attr, byName map[string]*attr) error {
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	size := a.size()
 	what := "an element of a block"
@@ -57,12 +82,19 @@ func genAttr(b *bytes.Buffer, a *attr) error {
 	}
 	p("}\n\n")
 
+	flat, err := flatten(a, byName)
+	if err != nil {
+		return err
+	}
 	p("var layout%s = Layout{Name: %q, Class: %s, ID: %s, Size: %d, New: func() Attribute { return new(%s) }, Fields: []Field{\n", a.Name, a.Name, a.Class, id, size, a.Name)
-	for _, f := range a.Fields {
+	for _, f := range flat {
 		p("\t{Name: %q, JSON: %q, Label: %q, Offset: %d, Width: %d, DumpOffset: %d, Format: %s},\n",
-			f.Name, jsonName(f.Name), f.Label, f.Offset, f.Width, f.Dump, formats[f.Format])
+			f.Name, f.JSON, f.Label, f.Offset, f.Width, f.Dump, formats[f.Format])
 	}
 	p("}}\n\n")
+	if a.isRecord() {
+		genComponents(b, a, flat)
+	}
 
 	p("// Layout returns %s's field layout.\n", a.Name)
 	p("func (*%s) Layout() *Layout { return &layout%s }\n\n", a.Name, a.Name)
@@ -71,6 +103,10 @@ func genAttr(b *bytes.Buffer, a *attr) error {
 	p("func (a *%s) UnmarshalBinary(data []byte) error {\n", a.Name)
 	p("\tif len(data) < %d {\n\t\treturn &ShortDataError{Attr: %q, Want: %d, Got: len(data)}\n\t}\n", size, a.Name, size)
 	for _, f := range a.Fields {
+		if f.Embed != "" {
+			p("\tif err := a.%s.UnmarshalBinary(data[%d:]); err != nil {\n\t\treturn err\n\t}\n", f.Name, f.Offset/8)
+			continue
+		}
 		p("\t%s\n", decodeStmt(f))
 	}
 	p("\treturn nil\n}\n\n")
@@ -79,6 +115,12 @@ func genAttr(b *bytes.Buffer, a *attr) error {
 	p("func (a *%s) AppendBinary(b []byte) ([]byte, error) {\n", a.Name)
 	p("\tn := len(b)\n\tb = append(b, make([]byte, %d)...)\n\td := b[n:]\n", size)
 	for _, f := range a.Fields {
+		if f.Embed != "" {
+			// d has room for the embedded attribute: its AppendBinary
+			// writes in place.
+			p("\tif _, err := a.%s.AppendBinary(d[%d:%d]); err != nil {\n\t\treturn nil, err\n\t}\n", f.Name, f.Offset/8, f.Offset/8)
+			continue
+		}
 		p("\t%s\n", encodeStmt(f))
 	}
 	p("\treturn b, nil\n}\n\n")
@@ -86,6 +128,24 @@ func genAttr(b *bytes.Buffer, a *attr) error {
 	p("// MarshalBinary returns the %d-byte encoding of %s.\n", size, a.Name)
 	p("func (a *%s) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, %d)) }\n\n", a.Name, size)
 	return nil
+}
+
+// genComponents writes an SA attribute's component table: each Layout
+// field's member name, component mask bits and value kind, and the index
+// of the lower-case names that find it.
+func genComponents(b *bytes.Buffer, a *attr, flat []flatField) {
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("var components%s = componentTable{infos: []componentInfo{\n", a.Name)
+	for _, f := range flat {
+		p("\t{member: %q, mask: %#x, kind: %s},\n", f.Member, f.Mask, f.Kind)
+	}
+	p("}, index: map[string]int{\n")
+	for i, f := range flat {
+		for _, n := range f.Names {
+			p("\t%q: %d,\n", n, i)
+		}
+	}
+	p("}}\n\n")
 }
 
 func className(c string) string {
@@ -96,6 +156,8 @@ func className(c string) string {
 		return "performance management"
 	case "ClassCC":
 		return "congestion control"
+	case "ClassSA":
+		return "subnet administration"
 	}
 	return c
 }

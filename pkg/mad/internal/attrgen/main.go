@@ -1,6 +1,8 @@
 // Command attrgen turns pkg/mad's attribute table (attributes.tbl) into Go:
 // one struct per attribute with allocation-free UnmarshalBinary and
-// AppendBinary, its Layout for the dumper and JSON, and its Attr<Name> ID.
+// AppendBinary, its Layout for the dumper and JSON, and its Attr<Name> ID;
+// for the SA records, the component mask bits and member names of their
+// fields, those of the SMP attributes they embed included.
 //
 //	go run ./internal/attrgen attributes.tbl attrs_gen.go
 package main

@@ -13,7 +13,12 @@ type attr struct {
 	Class  string // Go constant of the management class
 	ID     int    // -1: an element of a block, no attribute ID
 	Fields []field
-	line   int
+	// Size is the length size= gives, in bytes; 0 when the attribute ends
+	// with its last field.
+	Size int
+	// NoConst is set by const=no: Attr<Name> is declared by hand.
+	NoConst bool
+	line    int
 }
 
 // field is one field line of the table.
@@ -25,19 +30,32 @@ type field struct {
 	Label  string // "" when not dumped
 	Type   string // Go type
 	Dump   int    // the offset libibmad reads for the dump
-	line   int
+	// Embed names the attribute an "attr" field holds; Type is then its
+	// struct and Comp its first component bit.
+	Embed string
+	// Comp lists the field's component mask bits (comp=N or comp=N,M);
+	// nil when the line gives none.
+	Comp []int
+	// Alias is python-rdma's member name where it differs (alias=).
+	Alias string
+	line  int
 }
 
-// size returns the attribute's length in bytes: up to its last field.
+// size returns the attribute's length in bytes: up to its last field, or
+// the size= the line gives.
 func (a *attr) size() int {
-	n := 0
+	n := a.Size
 	for _, f := range a.Fields {
 		n = max(n, (f.Offset+f.Width+7)/8, (f.Dump+f.Width+7)/8)
 	}
 	return n
 }
 
-var classes = map[string]string{"smp": "ClassSMI", "pma": "ClassPerf", "cc": "ClassCC"}
+// isRecord reports whether the attribute is an SA attribute, whose fields
+// carry component mask bits.
+func (a *attr) isRecord() bool { return a.Class == "ClassSA" }
+
+var classes = map[string]string{"smp": "ClassSMI", "pma": "ClassPerf", "cc": "ClassCC", "sa": "ClassSA"}
 
 // formats maps the table's format names (libibmad's mad_dump_<name>) to
 // pkg/mad's Format constants.
@@ -68,6 +86,13 @@ var formats = map[string]string{
 }
 
 var goIdent = regexp.MustCompile(`^[A-Z][A-Za-z0-9]*$`)
+
+// fieldIdent also takes underscores, for the spec's numbered members
+// (ServiceRecord's ServiceData8_0 ... ServiceData64_1).
+var fieldIdent = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*$`)
+
+// memberIdent is a python-rdma member name.
+var memberIdent = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
 // parse reads the table. Errors name the line: "12: ...".
 func parse(src string) ([]*attr, error) {
@@ -116,13 +141,19 @@ func parse(src string) ([]*attr, error) {
 		if len(a.Fields) == 0 {
 			return nil, fmt.Errorf("%d: attribute %s has no fields", a.line, a.Name)
 		}
+		if a.Size != 0 && a.Size < a.size() {
+			return nil, fmt.Errorf("%d: %s: size=%d, but its fields run to byte %d", a.line, a.Name, a.Size, a.size())
+		}
+	}
+	if err := checkComponents(attrs); err != nil {
+		return nil, err
 	}
 	return attrs, nil
 }
 
 func parseAttr(words []string, n int) (*attr, error) {
-	if len(words) != 4 {
-		return nil, fmt.Errorf("%d: want: attr <Name> <class> <ID|->", n)
+	if len(words) < 4 {
+		return nil, fmt.Errorf("%d: want: attr <Name> <class> <ID|-> [size=BYTES] [const=no]", n)
 	}
 	a := &attr{Name: words[1], ID: -1, line: n}
 	if !goIdent.MatchString(a.Name) {
@@ -130,7 +161,7 @@ func parseAttr(words []string, n int) (*attr, error) {
 	}
 	var ok bool
 	if a.Class, ok = classes[words[2]]; !ok {
-		return nil, fmt.Errorf("%d: unknown class %q (smp, pma, cc)", n, words[2])
+		return nil, fmt.Errorf("%d: unknown class %q (smp, pma, cc, sa)", n, words[2])
 	}
 	if words[3] != "-" {
 		id, err := strconv.ParseUint(words[3], 0, 16)
@@ -139,15 +170,30 @@ func parseAttr(words []string, n int) (*attr, error) {
 		}
 		a.ID = int(id)
 	}
+	for _, opt := range words[4:] {
+		k, v, _ := strings.Cut(opt, "=")
+		switch {
+		case k == "size":
+			size, err := strconv.Atoi(v)
+			if err != nil || size <= 0 {
+				return nil, fmt.Errorf("%d: size %q: want a number of bytes", n, v)
+			}
+			a.Size = size
+		case opt == "const=no":
+			a.NoConst = true
+		default:
+			return nil, fmt.Errorf("%d: unknown option %q", n, opt)
+		}
+	}
 	return a, nil
 }
 
 func parseField(words []string, n int) (field, error) {
 	if len(words) < 5 {
-		return field{}, fmt.Errorf("%d: want: <GoName> <offset> <width> <format> <label> [type=T] [dump=OFF]", n)
+		return field{}, fmt.Errorf("%d: want: <GoName> <offset> <width> <format> <label> [type=T] [dump=OFF] [comp=N] [alias=NAME]", n)
 	}
 	f := field{Name: words[0], Format: words[3], Label: words[4], line: n}
-	if !goIdent.MatchString(f.Name) {
+	if !fieldIdent.MatchString(f.Name) {
 		return f, fmt.Errorf("%d: field name %q is not an exported Go name", n, f.Name)
 	}
 	var err error
@@ -157,7 +203,9 @@ func parseField(words []string, n int) (field, error) {
 	if f.Width, err = strconv.Atoi(words[2]); err != nil || f.Width <= 0 {
 		return f, fmt.Errorf("%d: width %q: want a positive number of bits", n, words[2])
 	}
-	if _, ok := formats[f.Format]; !ok {
+	if f.Format == "attr" {
+		f.Embed, f.Label = f.Label, ""
+	} else if _, ok := formats[f.Format]; !ok {
 		return f, fmt.Errorf("%d: unknown format %q", n, f.Format)
 	}
 	if f.Label == "-" {
@@ -173,9 +221,30 @@ func parseField(words []string, n int) (field, error) {
 			if f.Dump, err = strconv.Atoi(v); err != nil || f.Dump < 0 {
 				return f, fmt.Errorf("%d: dump offset %q", n, v)
 			}
+		case "comp":
+			if f.Comp, err = parseComp(v); err != nil {
+				return f, fmt.Errorf("%d: comp=%s: %v", n, v, err)
+			}
+		case "alias":
+			if !memberIdent.MatchString(v) {
+				return f, fmt.Errorf("%d: alias %q is not a member name", n, v)
+			}
+			f.Alias = v
 		default:
 			return f, fmt.Errorf("%d: unknown option %q", n, opt)
 		}
+	}
+	if f.Embed != "" {
+		switch {
+		case f.Type != "" || f.Dump != f.Offset:
+			return f, fmt.Errorf("%d: %s: an embedded attribute takes no type= or dump=", n, f.Name)
+		case f.Offset%8 != 0 || f.Width%8 != 0:
+			return f, fmt.Errorf("%d: %s: an embedded attribute must be whole bytes", n, f.Name)
+		case len(f.Comp) != 1:
+			return f, fmt.Errorf("%d: %s: an embedded attribute needs comp=BASE, its first component bit", n, f.Name)
+		}
+		f.Type = f.Embed
+		return f, nil
 	}
 	switch {
 	case f.Width > 64:
@@ -191,6 +260,19 @@ func parseField(words []string, n int) (field, error) {
 		f.Type = uintType(f.Width)
 	}
 	return f, nil
+}
+
+// parseComp reads comp=N or comp=N,M,...: component mask bits, 0 to 63.
+func parseComp(v string) ([]int, error) {
+	var bits []int
+	for _, s := range strings.Split(v, ",") {
+		b, err := strconv.Atoi(s)
+		if err != nil || b < 0 || b > 63 {
+			return nil, fmt.Errorf("want component bits 0 to 63")
+		}
+		bits = append(bits, b)
+	}
+	return bits, nil
 }
 
 // uintType returns the smallest unsigned type of at least width bits.
