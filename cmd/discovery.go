@@ -38,13 +38,13 @@ func addDiscoveryFlags(c *cobra.Command, d *discoveryOptions) {
 	fl.IntVarP(&d.Outstanding, "outstanding_smps", "o", 0, fmt.Sprintf("SMPs in flight at once during the scan (default %d)", defaultOutstanding))
 	fl.StringVarP(&d.mkeyArg, "m_key", "y", "", "M_Key to send in every SMP (decimal or 0x hex)")
 	fl.BoolVar(&d.NoMlxEPI, "no-mlx-epi", false, "do not read MlnxExtPortInfo (FDR10) from Mellanox QDR links")
-	fl.StringVar(&d.Mode, "discovery", "dr", "dr: every SMP by directed route; lid: a node's SMPs by LID once its LID is known")
+	fl.StringVar(&d.Mode, "discovery", "dr", "dr: every SMP by directed route; lid: a node's SMPs by LID once its LID is known; sa: the SA's records, no SMPs")
 }
 
 // finish checks and folds the discovery flags.
 func (d *discoveryOptions) finish() error {
-	if d.Mode != "dr" && d.Mode != "lid" {
-		return usageErrorf("invalid --discovery %q: want dr or lid (sa comes with the SA client)", d.Mode)
+	if d.Mode != "dr" && d.Mode != "lid" && d.Mode != "sa" {
+		return usageErrorf("invalid --discovery %q: want dr, lid or sa", d.Mode)
 	}
 	if d.Outstanding < 0 {
 		return usageErrorf("invalid -o %d: want 1 or more", d.Outstanding)
@@ -82,6 +82,12 @@ func (f *Factory) walkFabric(o *CommonOptions, d *discoveryOptions, from []uint8
 		return nil, err
 	}
 	defer x.Close()
+	if d.Mode == "sa" {
+		if len(from) > 0 || d.MaxHops > 0 {
+			return nil, usageErrorf("--discovery sa reads the whole subnet from the SA; a scan from a node or of a few hops needs dr or lid")
+		}
+		return subnet.DiscoverSA(o.context(), x)
+	}
 	so := subnet.Options{From: from, MaxHops: d.MaxHops, MlnxExtPortInfo: !d.NoMlxEPI, MKey: d.MKey, LIDRouted: d.Mode == "lid"}
 	var progress *progressLine
 	if f.IO.ErrOutIsTTY {

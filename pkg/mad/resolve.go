@@ -132,3 +132,12 @@ func (t *Transactor) askPath(ctx context.Context, gid rdma.GID, what string) res
 	}
 	return resolved{lid: lid, sl: data[prSLOffset] & 0xf}
 }
+
+// SAAddress returns where the transactor asks the SA, and false when the
+// local port knows no SM.
+func (t *Transactor) SAAddress() (SAAddress, bool) {
+	if !t.knowsSM() {
+		return SAAddress{}, false
+	}
+	return *t.opts.SA, true
+}

@@ -1,0 +1,211 @@
+package subnet
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"sync"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+// SA record attribute IDs and the parts of them DiscoverSA reads (IBA
+// 15.2.5; offsets in bytes).
+const (
+	saNodeRecord       mad.AttrID = 0x11 // LID 0, NodeInfo 4, NodeDescription 44
+	saPortInfoRecord   mad.AttrID = 0x12 // EndportLID 0, PortNum 2, PortInfo 4
+	saSwitchInfoRecord mad.AttrID = 0x14 // LID 0, SwitchInfo 4
+	saLinkRecord       mad.AttrID = 0x20 // FromLID 0, FromPort 2, ToPort 3, ToLID 4
+	niLocalPortOffset             = 36   // NodeInfo's LocalPortNum byte
+)
+
+// DiscoverSA builds the fabric from the subnet administrator's records
+// instead of walking it (python-rdma's SA discovery): the NodeRecords,
+// PortInfoRecords, SwitchInfoRecords and LinkRecords, four SubnAdmGetTable
+// queries however large the fabric. It then replays libibnetdisc's walk
+// from the local port over what it found, sending nothing, so that nodes
+// come in infiniband-diags' order with the directed routes its walk would
+// have reached them by, and each node's NodeInfo says the port that walk
+// would have entered it by. The fabric is the SM's view of the subnet; the
+// SA keeps no MlnxExtPortInfo, so FDR10 links show as QDR.
+func DiscoverSA(ctx context.Context, x *mad.Transactor) (*Fabric, error) {
+	sa, ok := x.SAAddress()
+	if !ok {
+		return nil, fmt.Errorf("SA discovery: the local port knows no SM LID to ask the SA")
+	}
+	queries := []struct {
+		attr mad.AttrID
+		name string
+		min  int
+	}{
+		{saNodeRecord, "NodeRecord", 108},
+		{saPortInfoRecord, "PortInfoRecord", 68},
+		{saSwitchInfoRecord, "SwitchInfoRecord", 24},
+		{saLinkRecord, "LinkRecord", 6},
+	}
+	recs := make([][][]byte, len(queries))
+	errs := make([]error, len(queries))
+	var wg sync.WaitGroup
+	for i, q := range queries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: q.attr, Name: q.name})
+			if err != nil {
+				errs[i] = fmt.Errorf("SA discovery: %w", err)
+				return
+			}
+			if len(res.Records) > 0 && res.RecordLen < q.min {
+				errs[i] = fmt.Errorf("SA discovery: %ss of %d bytes, want %d", q.name, res.RecordLen, q.min)
+				return
+			}
+			recs[i] = res.Records
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	f, err := fabricFromRecords(recs[0], recs[1], recs[2], recs[3], sa.PortGUID)
+	if err != nil {
+		return nil, err
+	}
+	f.MADs = len(queries)
+	return f, nil
+}
+
+// fabricFromRecords builds and orders the fabric from the SA's records, the
+// local port being the one with port GUID local.
+func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local rdma.GUID) (*Fabric, error) {
+	f := newFabric()
+	byGUID := make(map[rdma.GUID]*Node)
+	switchByLID := make(map[rdma.LID]*Node)
+	caPortByLID := make(map[rdma.LID]*Port)
+	// The NodeInfo of each CA port as the SA has it (the port's GUID and
+	// number): the node takes that of the port the walk enters it by.
+	caInfo := make(map[*Port][]byte)
+
+	for _, r := range nodeRecs {
+		lid := rdma.LID(binary.BigEndian.Uint16(r))
+		raw := r[4:44]
+		var ni mad.NodeInfo
+		ni.UnmarshalBinary(raw)
+		if ni.NodeGUID == 0 || ni.NumPorts == 0 {
+			continue
+		}
+		n := byGUID[ni.NodeGUID]
+		if n == nil {
+			n = &Node{GUID: ni.NodeGUID, Type: NodeType(ni.NodeType), NumPorts: int(ni.NumPorts), Info: ni,
+				Ports: make([]*Port, int(ni.NumPorts)+1)}
+			copy(n.InfoRaw[:], raw)
+			copy(n.DescRaw[:], r[44:108])
+			n.Desc = nodeDesc(n.DescRaw[:])
+			byGUID[n.GUID] = n
+			f.Nodes = append(f.Nodes, n)
+		}
+		if n.Type == Switch {
+			switchByLID[lid] = n
+			continue
+		}
+		num := int(ni.LocalPortNum)
+		if num < 1 || num > n.NumPorts {
+			return nil, fmt.Errorf("SA discovery: NodeRecord of LID %d: port %d of a %d-port node", lid, num, n.NumPorts)
+		}
+		p := n.port(num)
+		p.GUID = ni.PortGUID
+		caPortByLID[lid] = p
+		caInfo[p] = raw
+	}
+	// portAt finds the port an SA record names by LID and number.
+	portAt := func(lid rdma.LID, num int) *Port {
+		if n := switchByLID[lid]; n != nil {
+			if num > n.NumPorts {
+				return nil
+			}
+			return n.port(num)
+		}
+		if p := caPortByLID[lid]; p != nil && p.Num == num {
+			return p
+		}
+		return nil
+	}
+	for _, r := range portRecs {
+		p := portAt(rdma.LID(binary.BigEndian.Uint16(r)), int(r[2]))
+		if p == nil {
+			continue
+		}
+		copy(p.InfoRaw[:], r[4:68])
+		pi := new(mad.PortInfo)
+		pi.UnmarshalBinary(p.InfoRaw[:])
+		p.Info = pi
+	}
+	for _, r := range switchRecs {
+		n := switchByLID[rdma.LID(binary.BigEndian.Uint16(r))]
+		if n == nil {
+			continue
+		}
+		copy(n.SwitchInfoRaw[:], r[4:24])
+		si := new(mad.SwitchInfo)
+		si.UnmarshalBinary(n.SwitchInfoRaw[:])
+		n.SwitchInfo, n.EnhancedPort0 = si, si.EnhancedPort0 != 0
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.Info != nil {
+				p.BaseLID, p.LMC = rdma.LID(p.Info.LID), p.Info.LMC
+			}
+		}
+		if n.Type == Switch && n.Ports[0] != nil {
+			n.SMALID, n.SMALMC = n.Ports[0].BaseLID, n.Ports[0].LMC
+			for _, p := range n.Ports[1:] {
+				if p != nil {
+					p.BaseLID, p.LMC = n.SMALID, n.SMALMC
+				}
+			}
+		}
+	}
+	for _, r := range linkRecs {
+		a := portAt(rdma.LID(binary.BigEndian.Uint16(r)), int(r[2]))
+		b := portAt(rdma.LID(binary.BigEndian.Uint16(r[4:])), int(r[3]))
+		if a != nil && b != nil && a.Info != nil && b.Info != nil {
+			link(a, b)
+		}
+	}
+
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p != nil && p.GUID == local && (n.Type != Switch || p.Num == 0) {
+				f.From, f.FromPort = n, p.Num
+			}
+		}
+	}
+	if f.From == nil {
+		return nil, fmt.Errorf("SA discovery: the SA has no record of the local port %s", local)
+	}
+	if f.From.Type == Switch {
+		f.FromPort = 0
+	}
+	if p := f.From.Port(f.FromPort); p == nil || p.Info == nil {
+		return nil, fmt.Errorf("SA discovery: the SA has no PortInfoRecord of the local port %s", local)
+	}
+	f.replay([]uint8{0}, false)
+	// Each node's NodeInfo as the walk's first NodeInfo would have read
+	// it: LocalPortNum the port it entered by, and for a CA that port's
+	// GUID.
+	for _, v := range f.Visits {
+		if !v.New {
+			continue
+		}
+		n := v.Node
+		if raw, ok := caInfo[n.Port(v.Port)]; ok {
+			copy(n.InfoRaw[:], raw)
+		}
+		n.InfoRaw[niLocalPortOffset] = byte(v.Port)
+		n.Info.UnmarshalBinary(n.InfoRaw[:])
+		n.entry = uint8(v.Port)
+	}
+	return f, nil
+}

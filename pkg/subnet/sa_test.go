@@ -1,0 +1,94 @@
+package subnet
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+// saNode returns a NodeRecord: LID, node type, ports, node GUID, port
+// GUID, local port and description.
+func saNode(lid uint16, typ, ports uint8, guid, portGUID uint64, local uint8, desc string) []byte {
+	r := make([]byte, 112)
+	binary.BigEndian.PutUint16(r, lid)
+	ni := r[4:]
+	ni[0], ni[1], ni[2], ni[3] = 1, 1, typ, ports
+	binary.BigEndian.PutUint64(ni[4:], guid)
+	binary.BigEndian.PutUint64(ni[12:], guid)
+	binary.BigEndian.PutUint64(ni[20:], portGUID)
+	ni[36] = local
+	copy(r[44:], desc)
+	return r
+}
+
+// saPort returns a PortInfoRecord of an active, linked-up port (or a down
+// one) with its LID.
+func saPort(lid uint16, num uint8, portLID uint16, up bool) []byte {
+	r := make([]byte, 72)
+	binary.BigEndian.PutUint16(r, lid)
+	r[2] = num
+	pi := r[4:]
+	binary.BigEndian.PutUint16(pi[16:], portLID)
+	pi[32] = 0x40 | 4 // LinkSpeedSupported, PortState Active
+	if up {
+		pi[33] = 5 << 4 // PortPhysicalState LinkUp
+	} else {
+		pi[32], pi[33] = 0x41, 2<<4
+	}
+	return r
+}
+
+func saLink(from uint16, fromPort, toPort uint8, to uint16) []byte {
+	r := make([]byte, 8)
+	binary.BigEndian.PutUint16(r, from)
+	r[2], r[3] = fromPort, toPort
+	binary.BigEndian.PutUint16(r[4:], to)
+	return r
+}
+
+func TestFabricFromRecords(t *testing.T) {
+	// A 3-port switch at LID 1 with CA A (LID 2) on port 1 and CA B
+	// (LID 3) on port 3; port 2 is down. The SM reached the switch by
+	// port 3, the local port is A's.
+	nodes := [][]byte{
+		saNode(3, 1, 1, 0xb0, 0xb1, 1, "B"),
+		saNode(1, 2, 3, 0x50, 0x50, 3, "sw"),
+		saNode(2, 1, 1, 0xa0, 0xa1, 1, "A"),
+	}
+	ports := [][]byte{
+		saPort(1, 0, 1, false), saPort(1, 1, 0, true), saPort(1, 2, 0, false), saPort(1, 3, 0, true),
+		saPort(2, 1, 2, true), saPort(3, 1, 3, true),
+	}
+	links := [][]byte{saLink(1, 1, 1, 2), saLink(2, 1, 1, 1), saLink(1, 3, 1, 3), saLink(3, 1, 3, 1)}
+	f, err := fabricFromRecords(nodes, ports, nil, links, 0xa1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type nodeView struct {
+		Desc      string
+		Path      string
+		LocalPort uint8
+		LID       rdma.LID
+	}
+	var got []nodeView
+	for _, n := range f.Nodes {
+		got = append(got, nodeView{n.Desc, FormatPath(n.Path), n.Info.LocalPortNum, n.Ports[n.Info.LocalPortNum].LID()})
+	}
+	want := []nodeView{{"A", "0", 1, 2}, {"sw", "0,1", 1, 1}, {"B", "0,1,3", 1, 3}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("nodes in walk order (-want +got):\n%s", diff)
+	}
+	sw := f.NodeByGUID(0x50)
+	if sw.Ports[1].Remote.Node.Desc != "A" || sw.Ports[3].Remote.Node.Desc != "B" || sw.Ports[2].Remote != nil {
+		t.Errorf("switch links: %v %v %v", sw.Ports[1].Remote, sw.Ports[3].Remote, sw.Ports[2].Remote)
+	}
+	if f.PortByLID(3).Node.Desc != "B" || f.MaxHops != 2 {
+		t.Errorf("LID 3 is %q, max hops %d", f.PortByLID(3).Node.Desc, f.MaxHops)
+	}
+	if _, err := fabricFromRecords(nodes, ports, nil, links, 0x999); err == nil {
+		t.Error("no error for a local port the SA does not know")
+	}
+}
