@@ -91,6 +91,9 @@ type saqueryOptions struct {
 	RequestedLID  uint16
 	RequestedGUID uint64
 	Args          []string // the record type's arguments
+	// Assigns are python-rdma's trailing MEMBER=VALUE arguments: more
+	// fields of the record to select by ("nodeInfo.portGUID=0x...").
+	Assigns []string
 	ShowKeys      bool
 	SMKey         uint64
 	p             saParams
@@ -153,7 +156,7 @@ func newSaqueryCmd(f *Factory, runF func(*saqueryOptions) error) *cobra.Command 
 		fmt.Fprintf(&names, "  %s (%s) %s\n", q.name, q.alias, q.usage)
 	}
 	c := &cobra.Command{
-		Use:   "saquery [options] [query-name] [<name> | <lid> | <guid>]",
+		Use:   "saquery [options] [query-name] [<name> | <lid> | <guid>] [MEMBER=VALUE ...]",
 		Short: "query the subnet administrator's records",
 		Long: `saquery asks the subnet administrator (the SA of the subnet manager the
 local port knows) for records of one type and prints them, as
@@ -164,6 +167,7 @@ Supported query names (and aliases):
 ` + names.String() + `
 Queries node records by default.`,
 		Example: `  saquery                  # every NodeRecord
+  saquery NR nodeInfo.portGUID=0002:c903:0001:2345   # by any field (python-rdma's form)
   saquery NR 12            # the NodeRecord of LID 12
   saquery PIR 12/1         # the PortInfoRecord of LID 12, port 1
   saquery -x               # every LinkRecord
@@ -287,6 +291,22 @@ func (o *saqueryOptions) parse(args []string) error {
 		}
 	}
 	o.Query = query
+	// Trailing MEMBER=VALUE arguments select by any field of the record
+	// (python-rdma's form).
+	n := len(args)
+	for n > 0 && strings.Contains(args[n-1], "=") {
+		n--
+	}
+	o.Assigns = args[n:]
+	args = args[:n]
+	if len(o.Assigns) > 0 {
+		if o.Command != saCmdQuery || query.attr == saAttrClassPortInfo {
+			return usageErrorf("%s: MEMBER=VALUE selects the fields of a record query (NR, PIR, PR, ...)", o.Assigns[0])
+		}
+		if _, _, err := mad.SATemplate(mad.SARecordLayout(query.name), o.Assigns); err != nil {
+			return &UsageError{Err: err}
+		}
+	}
 	o.Args = args
 	if len(args) > 0 {
 		switch o.Print {
@@ -780,6 +800,12 @@ func (q *saQuerier) mcMembers() error {
 func (q *saQuerier) dumpAll(attr mad.AttrID, mask uint64, rec []byte, decode func([]byte) interface {
 	writeText(io.Writer, *saText)
 }) error {
+	if len(q.o.Assigns) > 0 {
+		var err error
+		if rec, mask, err = applyAssigns(q.o.Query.name, rec, mask, q.o.Assigns); err != nil {
+			return err
+		}
+	}
 	recs, err := q.getTable(attr, 0, mask, rec)
 	if err != nil {
 		return err
@@ -788,6 +814,29 @@ func (q *saQuerier) dumpAll(attr mad.AttrID, mask uint64, rec []byte, decode fun
 		q.emit(decode(r))
 	}
 	return nil
+}
+
+// applyAssigns adds the MEMBER=VALUE selections to the template rec and
+// its mask: each member's field and mask bits, over what the options set.
+func applyAssigns(record string, rec []byte, mask uint64, assigns []string) ([]byte, uint64, error) {
+	l := mad.SARecordLayout(record)
+	set, setMask, err := mad.SATemplate(l, assigns)
+	if err != nil {
+		return nil, 0, &UsageError{Err: err}
+	}
+	if len(rec) < len(set) {
+		rec = append(rec, make([]byte, len(set)-len(rec))...)
+	}
+	for _, a := range assigns {
+		name, _, _ := strings.Cut(a, "=")
+		c, _ := l.Component(name)
+		if c.Width > 64 {
+			copy(rec[c.Offset/8:(c.Offset+c.Width)/8], set[c.Offset/8:])
+		} else {
+			c.SetValue(rec, c.Value(set))
+		}
+	}
+	return rec, mask | setMask, nil
 }
 
 // selector collects a template record and its component mask, as

@@ -134,6 +134,8 @@ func TestSaquery(t *testing.T) {
 		{"NodeRecord of a LID", []string{"NR", "2"}, hca1Record, 1},
 		{"NodeRecord by default", []string{"2"}, hca1Record, 1},
 		{"NodeRecord of a name", []string{"Hca1"}, hca1Record, 1},
+		// python-rdma's MEMBER=VALUE adds selectors to the argument's.
+		{"NodeRecord by member", []string{"NR", "2", "nodeInfo.portGUID=0x100001"}, hca1Record, 1 | 1<<8},
 		{"-D", []string{"-D"}, "   LID \"name\"\n================\n     2  \"Hca1\"\n     3  \"Hca2\"\n", 0},
 		{"-L", []string{"-L", "Hca2"}, "3\n", 0},
 		{"-G", []string{"-G", "Hca2"}, "0x0000000000100004\n", 0},
@@ -210,6 +212,8 @@ func TestSaqueryErrors(t *testing.T) {
 		{[]string{"NR", "nosuch"}, `failed to find lid for "nosuch": no NodeRecord has that description`},
 		{[]string{"NR", "0"}, `Invalid lid specified: "0"`},
 		{[]string{"SR"}, "SubnAdmGetTable(ServiceRecord) to Lid 1: MAD status 0x0c00: SA status 12"},
+		{[]string{"-N", "LID=2"}, `LID=2: MEMBER=VALUE selects the fields of a record query (NR, PIR, PR, ...)`},
+		{[]string{"NR", "nodeInfo.nosuch=1"}, `NodeRecord has no member "nodeInfo.nosuch"; its members: LID, nodeInfo.baseVersion, nodeInfo.classVersion, nodeInfo.nodeType, nodeInfo.numPorts, nodeInfo.systemImageGUID, nodeInfo.nodeGUID, nodeInfo.portGUID, nodeInfo.partitionCap, nodeInfo.deviceID, nodeInfo.revision, nodeInfo.localPortNum, nodeInfo.vendorID, nodeDescription.nodeString`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
