@@ -93,12 +93,12 @@ type saqueryOptions struct {
 	Args          []string // the record type's arguments
 	// Assigns are python-rdma's trailing MEMBER=VALUE arguments: more
 	// fields of the record to select by ("nodeInfo.portGUID=0x...").
-	Assigns []string
-	ShowKeys      bool
-	SMKey         uint64
-	p             saParams
-	flags         struct{ p, N, L, l, G, O, U, s, g, m, x, c, S, I, D bool }
-	Open          func() (*mad.Transactor, *rdma.Port, error)
+	Assigns  []string
+	ShowKeys bool
+	SMKey    uint64
+	p        saParams
+	flags    struct{ p, N, L, l, G, O, U, s, g, m, x, c, S, I, D bool }
+	Open     func() (*mad.Transactor, *rdma.Port, error)
 }
 
 // saQueryType is one record type saquery queries by name.
