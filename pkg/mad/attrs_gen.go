@@ -67,6 +67,7 @@ const (
 	AttrGUIDInfoRecord                  AttrID = 0x0030 // ClassSA
 	AttrServiceRecord                   AttrID = 0x0031 // ClassSA
 	AttrPKeyTableRecord                 AttrID = 0x0033 // ClassSA
+	AttrPathRecord                      AttrID = 0x0035 // ClassSA
 	AttrVLArbitrationTableRecord        AttrID = 0x0036 // ClassSA
 	AttrMCMemberRecord                  AttrID = 0x0038 // ClassSA
 	AttrMultiPathRecord                 AttrID = 0x003a // ClassSA

@@ -2,7 +2,6 @@ package mad
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -25,23 +24,22 @@ type SAAddress struct {
 	SMKey uint64
 }
 
-// AttrPathRecord is the SA PathRecord attribute.
-const AttrPathRecord AttrID = 0x0035
+// defaultGIDPrefx is the default subnet prefix, fe80::/64.
+const defaultGIDPrefx = 0xfe80000000000000
 
-// PathRecord component mask bits and layout (IBA 15.2.5.16).
-const (
-	prCompDGID       = 1 << 2
-	prCompSGID       = 1 << 3
-	prCompReversible = 1 << 11
-	prCompNumbPath   = 1 << 12
-	prNumbPathOffset = 49
-	prDGIDOffset     = 8
-	prSGIDOffset     = 24
-	prDLIDOffset     = 40
-	prSLOffset       = 53
-	prRecordLen      = 64
-	defaultGIDPrefx  = 0xfe80000000000000
-)
+// componentMask returns the component mask bits of the named members of
+// an SA record (generated from attributes.tbl).
+func componentMask(l *Layout, members ...string) uint64 {
+	var m uint64
+	for _, name := range members {
+		c, ok := l.Component(name)
+		if !ok {
+			panic("mad: " + l.Name + " has no member " + name)
+		}
+		m |= c.Mask
+	}
+	return m
+}
 
 // resolved is a port GUID's path, once asked.
 type resolved struct {
@@ -112,25 +110,23 @@ func (t *Transactor) askPath(ctx context.Context, gid rdma.GID, what string) res
 	if !t.knowsSM() {
 		return resolved{err: fmt.Errorf("resolving %s: the local port knows no SM LID to ask the SA", what)}
 	}
-	rec := make([]byte, prRecordLen)
-	copy(rec[prDGIDOffset:], gid[:])
-	binary.BigEndian.PutUint64(rec[prSGIDOffset:], defaultGIDPrefx)
-	binary.BigEndian.PutUint64(rec[prSGIDOffset+8:], uint64(sa.PortGUID))
+	q := PathRecord{DGID: gid, SGID: rdma.NewGID(defaultGIDPrefx, sa.PortGUID)}
+	rec, _ := q.MarshalBinary()
 	smPath := Path{LID: sa.SMLID, SL: sa.SL}
 	r, err := t.Do(ctx, &Request{Path: smPath, Class: ClassSA, Method: MethodGet, AttrID: AttrPathRecord,
-		Name: "PathRecord", Data: rec, ComponentMask: prCompDGID | prCompSGID})
+		Name: "PathRecord", Data: rec, ComponentMask: componentMask(&layoutPathRecord, "DGID", "SGID")})
 	if err != nil {
 		return resolved{err: fmt.Errorf("resolving %s through the SA: %w", what, err)}
 	}
-	data := r.Data()
-	if len(data) < prRecordLen {
-		return resolved{err: fmt.Errorf("resolving %s through the SA: PathRecord of %d bytes", what, len(data))}
+	var pr PathRecord
+	if err := pr.UnmarshalBinary(r.Data()); err != nil {
+		return resolved{err: fmt.Errorf("resolving %s through the SA: %w", what, err)}
 	}
-	lid := rdma.LID(binary.BigEndian.Uint16(data[prDLIDOffset:]))
+	lid := rdma.LID(pr.DLID)
 	if lid == 0 || lid > maxUnicastLID {
 		return resolved{err: fmt.Errorf("resolving %s through the SA: path to LID %d", what, lid)}
 	}
-	return resolved{lid: lid, sl: data[prSLOffset] & 0xf}
+	return resolved{lid: lid, sl: pr.SL}
 }
 
 // SAAddress returns where the transactor asks the SA, and false when the

@@ -145,16 +145,13 @@ func (t *Transactor) PathSLs(ctx context.Context, dguid rdma.GUID, timeout time.
 	if !t.knowsSM() {
 		return nil, errors.New("no SM/SA found: the local port knows no SM LID")
 	}
-	rec := make([]byte, prRecordLen)
-	binary.BigEndian.PutUint64(rec[prSGIDOffset:], defaultGIDPrefx)
-	binary.BigEndian.PutUint64(rec[prSGIDOffset+8:], uint64(sa.PortGUID))
-	mask := uint64(prCompSGID | prCompNumbPath | prCompReversible)
+	q := PathRecord{SGID: rdma.NewGID(defaultGIDPrefx, sa.PortGUID), Reversible: 1, NumbPath: 1} // one path per pair
+	mask := componentMask(&layoutPathRecord, "SGID", "Reversible", "NumbPath")
 	if dguid != 0 {
-		binary.BigEndian.PutUint64(rec[prDGIDOffset:], defaultGIDPrefx)
-		binary.BigEndian.PutUint64(rec[prDGIDOffset+8:], uint64(dguid))
-		mask |= prCompDGID
+		q.DGID = rdma.NewGID(defaultGIDPrefx, dguid)
+		mask |= componentMask(&layoutPathRecord, "DGID")
 	}
-	rec[prNumbPathOffset] = 0x80 | 1 // reversible, one path per pair
+	rec, _ := q.MarshalBinary()
 	res, err := t.QuerySA(ctx, &SAQuery{Method: MethodGetTable, AttrID: AttrPathRecord, Name: "PathRecord",
 		ComponentMask: mask, Record: rec, Timeout: timeout})
 	if err != nil {
@@ -162,8 +159,9 @@ func (t *Transactor) PathSLs(ctx context.Context, dguid rdma.GUID, timeout time.
 	}
 	sls := make(map[rdma.LID]uint8, len(res.Records))
 	for _, r := range res.Records {
-		if len(r) >= prRecordLen {
-			sls[rdma.LID(binary.BigEndian.Uint16(r[prDLIDOffset:]))] = r[prSLOffset] & 0xf
+		var pr PathRecord
+		if pr.UnmarshalBinary(r) == nil {
+			sls[rdma.LID(pr.DLID)] = pr.SL
 		}
 	}
 	return sls, nil
