@@ -15,7 +15,6 @@ bin=$(realpath "${1:-bin/ibtool}")
 hosts=${BENCH_HOSTS:-648}
 radix=${BENCH_RADIX:-36}
 runs=${BENCH_RUNS:-5}
-shim=/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so
 
 echo "== codec (pkg/mad): decode, encode and dump, ns/op and allocations"
 go test -run '^$' -bench . -benchmem ./pkg/mad/ | grep -E '^Benchmark' |
@@ -23,6 +22,8 @@ go test -run '^$' -bench . -benchmem ./pkg/mad/ | grep -E '^Benchmark' |
 
 tmp=$(mktemp -d)
 go build -o "$tmp/simfab" ./scripts/simfab
+# The C tools' LD_PRELOAD: the bench's RMPP layer, then the umad2sim shim.
+shim=$("$tmp/simfab" preload)
 "$tmp/simfab" fattree -levels 2 -hosts "$hosts" -radix "$radix" >"$tmp/fabric.net"
 eval "$("$tmp/simfab" start "$tmp/fabric.net")"
 trap '"$tmp/simfab" stop "$SIMFAB_DIR"; rm -rf "$tmp"' EXIT
@@ -43,7 +44,7 @@ echo "== $hosts hosts, radix $radix, attached at H-0001; mean of $runs runs (wal
 printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio
 for cmd in "smpquery -D portinfo 0,1 1" "perfquery -x $leaf_lid 1" "ibroute -D 0,1" "ibroute -D 0,1,$((radix / 2 + 1))"; do
 	# shellcheck disable=SC2086 # split the command into words
-	ref=$(cd "$tmp" && LD_PRELOAD=$shim ms $cmd)
+	ref=$(cd "$tmp" && LD_PRELOAD="$shim" ms $cmd)
 	# shellcheck disable=SC2086
 	ours=$(ms "$bin" $cmd)
 	printf '%-40s %10s ms %10s ms %7sx\n' "$cmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')"
@@ -59,13 +60,13 @@ echo "== fabric-wide tools: 3-level fat tree, $mhosts hosts, radix $radix; mean 
 printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio
 for cmd in "ibnetdiscover" "ibnetdiscover -p" "ibswitches" "iblinkinfo" "dump_lfts"; do
 	# shellcheck disable=SC2086
-	(cd "$tmp" && LD_PRELOAD=$shim $cmd >"$tmp/ref.out" 2>&1)
+	(cd "$tmp" && LD_PRELOAD="$shim" $cmd >"$tmp/ref.out" 2>&1)
 	# shellcheck disable=SC2086
 	"$bin" $cmd >"$tmp/ours.out" 2>&1
 	same=""
 	cmp -s <(grep -v '^# Topology file' "$tmp/ref.out") <(grep -v '^# Topology file' "$tmp/ours.out") || same=" (OUTPUT DIFFERS)"
 	# shellcheck disable=SC2086
-	ref=$(cd "$tmp" && LD_PRELOAD=$shim ms $cmd)
+	ref=$(cd "$tmp" && LD_PRELOAD="$shim" ms $cmd)
 	# shellcheck disable=SC2086
 	ours=$(ms "$bin" $cmd)
 	printf '%-40s %10s ms %10s ms %7sx%s\n' "$cmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')" "$same"
@@ -90,7 +91,7 @@ for who in infiniband-diags ibtool; do
 	if [ "$who" = ibtool ]; then
 		/usr/bin/time -f '%e %U %S %M' -o "$tmp/time" env SIM_HOST=H-00001 "$bin" ibnetdiscover -m >"$tmp/$who.out"
 	else
-		(cd "$tmp" && /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" env SIM_HOST=H-00001 LD_PRELOAD=$shim ibnetdiscover -m >"$tmp/$who.out")
+		(cd "$tmp" && /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" env SIM_HOST=H-00001 LD_PRELOAD="$shim" ibnetdiscover -m >"$tmp/$who.out")
 	fi
 	after=$(ibsim_cpu)
 	read -r e u s m <"$tmp/time"

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the bench needs (simulator, subnet manager,
-# reference tools and the umad2sim shim) when any is missing. On a fresh
-# machine the package lists may be stale: when the install fails, update
-# them once and try again. With arguments, installs those packages instead.
+# reference tools, the umad2sim shim, and gcc with libc's headers to build
+# the bench's RMPP layer, internal/simfabric/rmppshim) when any is missing.
+# On a fresh machine the package lists may be stale: when the install fails,
+# update them once and try again. With arguments, installs those packages
+# instead.
 set -euo pipefail
 
-pkgs=(ibsim-utils libumad2sim0 opensm infiniband-diags ibverbs-utils libibverbs-dev pkg-config time)
+pkgs=(ibsim-utils libumad2sim0 opensm infiniband-diags ibverbs-utils libibverbs-dev pkg-config time gcc libc6-dev)
 [ $# -eq 0 ] || pkgs=("$@")
 
 missing=()

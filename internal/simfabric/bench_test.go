@@ -49,7 +49,8 @@ func TestRequireBenchMissing(t *testing.T) {
 	t.Cleanup(func() { sbinDirs, shimPath = saved, savedShim })
 
 	err := Available()
-	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "ibsim, opensm, /nonexistent/libumad2sim.so missing") {
+	if !errors.Is(err, ErrNotInstalled) || !strings.Contains(err.Error(), "ibsim, opensm, /nonexistent/libumad2sim.so, gcc missing") ||
+		!strings.Contains(err.Error(), "libc6-dev") {
 		t.Errorf("Available: got %v", err)
 	}
 

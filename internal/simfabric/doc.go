@@ -5,9 +5,10 @@
 // what ibnetdiscover writes; FatTree generates fat trees of any size): it runs
 // ibsim in a fresh temporary directory under a socket name of its own, so
 // parallel test binaries never meet, with its limits raised to fit the net
-// file; then opensm under the umad2sim shim; and it returns when the subnet
-// is up and every cabled port is Active. Stop kills both process groups and
-// removes the directory (IBTOOL_KEEP_FABRIC=1 keeps it).
+// file; then opensm under the umad2sim shim and the bench's RMPP layer; and
+// it returns when the subnet is up and every cabled port is Active. Stop
+// kills both process groups and removes the directory (IBTOOL_KEEP_FABRIC=1
+// keeps it).
 //
 // # Readiness
 //
@@ -31,9 +32,25 @@
 // each ended by its "sim> " prompt; its standard error, with the packet
 // warnings, goes to a separate log so that a warning never splits a reply.
 //
+// # RMPP
+//
+// Debian's umad2sim shim (ibsim 0.10) copies at most 256 bytes of a MAD and
+// does none of the kernel's RMPP, so opensm's SA tables (SubnAdmGetTable)
+// reached the C tools cut to their first segment: saquery printed one
+// NodeRecord on a fabric of 234 nodes. The bench preloads a small library of
+// its own ahead of the shim, rmppshim/rmppshim.c, which does what the
+// kernel's MAD layer does for agents registered with an RMPP version: it
+// cuts opensm's long responses into DATA segments sent window by window as
+// ACKs come, resends what is lost, and puts the segments back together for
+// saquery and the like, with the kernel's ENOSPC protocol for a short read.
+// Preload returns the LD_PRELOAD value (the layer, then the shim) and
+// compiles the layer with gcc on first use into a cache directory named
+// after the sources' hash; `simfab preload` prints it. RMPPSHIM_DEBUG=1 in
+// the environment of opensm or a tool logs what the layer sees and does.
+//
 // # Clients
 //
-// RunReference runs an infiniband-diags tool under the shim, RunIbtool runs
+// RunReference runs an infiniband-diags tool under Preload, RunIbtool runs
 // ibtool with IBSIM_SOCKNAME set; both run in a scratch directory (the shim
 // leaves ./sys-<pid> behind) and at most eight at a time per fabric, since
 // ibsim has ten client slots and opensm holds one. A client killed by a
@@ -46,8 +63,8 @@
 // options; Main, called from TestMain, stops them all at the end, on SIGINT
 // or SIGTERM too. ibsim and opensm also die with the process that started
 // them (PR_SET_PDEATHSIG), so a test binary that panics leaves no process
-// behind. Without ibsim or opensm installed, ForTest skips the test, unless
-// IBTOOL_REQUIRE_BENCH=1, when it fails it.
+// behind. Without ibsim, opensm or gcc installed, ForTest skips the test,
+// unless IBTOOL_REQUIRE_BENCH=1, when it fails it.
 //
 // The fabric directory holds fabric.json (socket name, PIDs, paths), so that
 // another process can Attach to a fabric it did not start, as the simfab

@@ -12,7 +12,8 @@ import (
 )
 
 // Shim is the LD_PRELOAD library (Debian's libumad2sim0) that routes
-// libibumad's MADs to ibsim, for opensm and the infiniband-diags tools.
+// libibumad's MADs to ibsim, for opensm and the infiniband-diags tools. The
+// bench preloads the RMPP layer ahead of it: see Preload.
 const Shim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 
 // shimPath is Shim, a variable for the tests of Available.
@@ -42,8 +43,9 @@ func lookPath(name string) (string, error) {
 	return "", fmt.Errorf("%s not found in PATH or %s", name, strings.Join(sbinDirs, ", "))
 }
 
-// Available reports whether ibsim, opensm and the shim are installed. Its
-// error wraps ErrNotInstalled and names the Debian packages to install.
+// Available reports whether ibsim, opensm, the shim and gcc are installed,
+// and builds the RMPP layer (see Preload). Its error wraps ErrNotInstalled
+// and names the Debian packages to install.
 func Available() error {
 	var missing []string
 	for _, prog := range []string{"ibsim", "opensm"} {
@@ -54,11 +56,15 @@ func Available() error {
 	if _, err := os.Stat(shimPath); err != nil {
 		missing = append(missing, shimPath)
 	}
+	if _, err := exec.LookPath("gcc"); err != nil {
+		missing = append(missing, "gcc")
+	}
 	if len(missing) > 0 {
-		return fmt.Errorf("%w: %s missing (apt-get install ibsim-utils libumad2sim0 opensm infiniband-diags, or make deps)",
+		return fmt.Errorf("%w: %s missing (apt-get install ibsim-utils libumad2sim0 opensm infiniband-diags gcc libc6-dev, or make deps)",
 			ErrNotInstalled, strings.Join(missing, ", "))
 	}
-	return nil
+	_, err := RMPPShim()
+	return err
 }
 
 // simEnvVars are dropped from the inherited environment of every process

@@ -19,17 +19,30 @@ import (
 const maxClients = 8
 
 // RunReference runs an infiniband-diags tool (a name looked up in PATH and
-// /usr/sbin, or a path) under the shim, attached at node simHost ("" for
-// ibsim's default port), in a scratch directory of its own. It returns the
-// tool's output untouched and its exit code; err is set only when the tool
-// could not run or did not finish (not found, killed, ctx done).
+// /usr/sbin, or a path) under the shim and the RMPP layer (Preload),
+// attached at node simHost ("" for ibsim's default port), in a scratch
+// directory of its own. The layer runs with RMPPSHIM_GUARD=1: it sees every
+// packet first and drops those of a class the tool has no agent for, which
+// the shim would crash on (a segment opensm resends to the node's previous
+// client, say), at the cost of a hop per packet. It returns the tool's
+// output untouched and its exit code; err is set only when the tool could
+// not run or did not finish (not found, killed, ctx done).
 func (f *Fabric) RunReference(ctx context.Context, simHost, tool string, args ...string) (stdout, stderr []byte, exit int, err error) {
+	return f.runReference(ctx, nil, simHost, tool, args...)
+}
+
+// runReference is RunReference with more environment (RMPPSHIM_ settings).
+func (f *Fabric) runReference(ctx context.Context, extraEnv []string, simHost, tool string, args ...string) (stdout, stderr []byte, exit int, err error) {
 	path, err := lookPath(tool)
 	if err != nil {
 		return nil, nil, -1, fmt.Errorf("simfabric: reference tool: %w", err)
 	}
-	env := append(f.Env(simHost), "LD_PRELOAD="+shimPath)
-	return f.run(ctx, env, path, args...)
+	preload, err := Preload()
+	if err != nil {
+		return nil, nil, -1, err
+	}
+	env := append(f.Env(simHost), "LD_PRELOAD="+preload, "RMPPSHIM_GUARD=1")
+	return f.run(ctx, append(env, extraEnv...), path, args...)
 }
 
 // RunIbtool runs `bin tool args...` (bin is the path of an ibtool binary)

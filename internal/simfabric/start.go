@@ -75,7 +75,8 @@ func (f *Fabric) startIbsim(ctx context.Context, limits []string, detach bool) e
 	})
 }
 
-// startOpenSM runs opensm under the shim and waits for "SUBNET UP".
+// startOpenSM runs opensm under the shim (and the RMPP layer, which sends
+// its SA tables segment by segment) and waits for "SUBNET UP".
 func (f *Fabric) startOpenSM(ctx context.Context, opts Options) error {
 	bin, err := lookPath("opensm")
 	if err != nil {
@@ -94,9 +95,13 @@ func (f *Fabric) startOpenSM(ctx context.Context, opts Options) error {
 		args = append(args, "-R", opts.RoutingEngine)
 	}
 	args = append(args, opts.OpenSMArgs...)
+	preload, err := Preload()
+	if err != nil {
+		return err
+	}
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = f.dir // the shim leaves sys-<pid> in the working directory
-	env := []string{"LD_PRELOAD=" + shimPath, "OSM_TMP_DIR=" + f.dir, "OSM_CACHE_DIR=" + f.dir}
+	env := []string{"LD_PRELOAD=" + preload, "OSM_TMP_DIR=" + f.dir, "OSM_CACHE_DIR=" + f.dir}
 	cmd.Env = childEnv(append(env, f.Env(opts.SMNode)...)...)
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = procAttr(opts.Detach)

@@ -10,6 +10,7 @@
 //	go run ./scripts/simfab diff --sim-host H-0002 -- ibstat
 //	go run ./scripts/simfab run --sim-host H-0002 -- perfquery
 //	go run ./scripts/simfab stop
+//	LD_PRELOAD="$(go run ./scripts/simfab preload)" SIM_HOST=H-0002 saquery
 //
 // Exit codes: 0 ok, 1 diff found a difference, 2 usage, 3 failure.
 package main
@@ -58,8 +59,9 @@ var commands = []command{
 	{"stop", "[DIR]", "stop the fabric in DIR (default $" + envDir + ")", runStop},
 	{"console", "[-dir DIR] COMMAND...", "send one command line to ibsim's console and print the reply", runConsole},
 	{"wait", "[-dir DIR] [-timeout D]", "wait for opensm's sweep after link changes and for every cabled port to be Active", runWait},
-	{"run", "[-dir DIR] [-sim-host NODE] -- TOOL [ARGS...]", "run an infiniband-diags tool under the shim", runRef},
+	{"run", "[-dir DIR] [-sim-host NODE] -- TOOL [ARGS...]", "run an infiniband-diags tool under the shim (and the RMPP layer)", runRef},
 	{"diff", "[-dir DIR] [-sim-host NODE] [-ibtool BIN] -- TOOL [ARGS...]", "run TOOL and `ibtool TOOL` with the same arguments and diff their output", runDiff},
+	{"preload", "", "print the LD_PRELOAD value for the infiniband-diags tools (the RMPP layer, then the shim)", runPreload},
 }
 
 func main() {
@@ -169,6 +171,22 @@ func runStart(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fmt.Fprintf(stdout, "export IBSIM_SOCKNAME=%s\nexport %s=%s\n", f.SockName(), envDir, f.Dir())
 	fmt.Fprintf(stderr, "simfab: fabric up in %v; ibsim pid %d, opensm pid %d; state in %s\n",
 		f.Timing(), ibsim, opensm, f.StateFile())
+	return exitOK, nil
+}
+
+func runPreload(_ context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flags("preload", stderr)
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	preload, err := simfabric.Preload()
+	if err != nil {
+		return 0, err
+	}
+	fmt.Fprintln(stdout, preload)
 	return exitOK, nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -29,6 +30,7 @@ func TestDispatch(t *testing.T) {
 		{[]string{"console", "-dir", "x"}, exitUsage, "", "no command"},
 		{[]string{"diff", "-ibtool", "/nonexistent/ibtool", "--", "ibstat"}, exitUsage, "", "no such file"},
 		{[]string{"run", "-dir", "x"}, exitUsage, "", "no tool"},
+		{[]string{"preload", "x"}, exitUsage, "", `unexpected argument "x"`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -44,6 +46,23 @@ func TestDispatch(t *testing.T) {
 				t.Errorf("stderr %q, want it to contain %q", stderr.String(), tt.stderrPart)
 			}
 		})
+	}
+}
+
+func TestPreload(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc to build the RMPP layer")
+	}
+	var stdout, stderr bytes.Buffer
+	if code := dispatch(context.Background(), []string{"preload"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	want, err := simfabric.Preload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(stdout.String()); got != want || !strings.HasSuffix(got, " "+simfabric.Shim) {
+		t.Errorf("simfab preload printed %q, want %q, ending in the shim", got, want)
 	}
 }
 
