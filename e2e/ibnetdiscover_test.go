@@ -180,7 +180,7 @@ func TestDiscoveryLIDMode(t *testing.T) {
 		}
 	}
 	t.Run("bad mode", func(t *testing.T) {
-		ibtoolFails(t, smallFabric(t), "Hca1", 2, `invalid --discovery "sa"`, "ibnetdiscover", "--discovery", "sa")
+		ibtoolFails(t, smallFabric(t), "Hca1", 2, `invalid --discovery "smp": want dr, lid or sa`, "ibnetdiscover", "--discovery", "smp")
 	})
 }
 

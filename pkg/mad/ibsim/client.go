@@ -157,6 +157,7 @@ func (c *Client) Close() error {
 		if c.cfg.IsSM {
 			errs = append(errs, c.setIsSM(ctx, false))
 		}
+		drain(c.data)
 		if _, err := c.roundTrip(ctx, ctlDisconnect, nil); err != nil {
 			errs = append(errs, fmt.Errorf("disconnecting client %d from %s: %w", c.info.ClientID, c.cfg.where(), err))
 		}
