@@ -52,6 +52,16 @@ func TestBigFabricMatchesReference(t *testing.T) {
 			t.Run("ibqueryerrors", func(t *testing.T) {
 				sameFindings(t, f, c.host, func() {}, 0, "-c")
 			})
+			// The SA's tables span hundreds of RMPP segments here.
+			for _, args := range [][]string{{"saquery"}, {"saquery", "-x"}, {"saquery", "-D"}, {"saquery", "SWIR"}} {
+				t.Run(strings.Join(args, " "), func(t *testing.T) {
+					sameAsReference(t, f, c.host, args[0], args[1:]...)
+				})
+			}
+			t.Run("saquery PIR", func(t *testing.T) { compareExit(t, f, c.host, 0, "saquery", "PIR") })
+			t.Run("ibnetdiscover --discovery sa", func(t *testing.T) {
+				sameOutput(t, f, c.host, maskTopology, []string{"ibnetdiscover"}, []string{"ibnetdiscover", "--discovery", "sa"})
+			})
 			t.Run("cache", func(t *testing.T) {
 				ref, _ := writeCaches(t, f, c.host)
 				sameAsReferenceMasked(t, f, maskTopology, c.host, "ibnetdiscover", "--load-cache", ref, "-p")

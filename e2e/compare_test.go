@@ -173,3 +173,22 @@ func compareExitMasked(t *testing.T, f *simfabric.Fabric, host string, prepare f
 		}
 	}
 }
+
+// sameOutput runs infiniband-diags' ref[0] with ref's arguments and
+// ibtool's ours[0] with ours', and fails t unless both succeed and print
+// the same (after mask): ibtool options infiniband-diags does not have.
+func sameOutput(t *testing.T, f *simfabric.Fabric, host string, mask func([]byte) []byte, ref, ours []string) {
+	t.Helper()
+	r := run(t, ref[0], func(ctx context.Context) ([]byte, []byte, int, error) {
+		return f.RunReference(ctx, host, ref[0], ref[1:]...)
+	})
+	got := run(t, "ibtool "+ours[0], func(ctx context.Context) ([]byte, []byte, int, error) {
+		return f.RunIbtool(ctx, ibtoolBin, host, ours[0], ours[1:]...)
+	})
+	if r.exit != 0 || got.exit != 0 || len(got.stderr) != 0 {
+		t.Fatalf("reference exit %d; ibtool %q exit %d, stderr %q", r.exit, ours, got.exit, got.stderr)
+	}
+	if want, have := mask(r.stdout), mask(got.stdout); !bytes.Equal(want, have) {
+		t.Errorf("ibtool %q differs from infiniband-diags %q (-want +got):\n%s", ours, ref, simfabric.Diff(want, have))
+	}
+}
