@@ -112,6 +112,9 @@ func decodeMadRun(o *decodeMadOptions) error {
 	if err := h.UnmarshalBinary(data); err != nil {
 		return usageErrorf("%s: %v", name, err)
 	}
+	if h.MgmtClass == mad.ClassSA {
+		return decodeSA(o, name, h, data)
+	}
 	l, off := layoutFor(h)
 	if o.JSON {
 		doc := map[string]any{"header": h}
@@ -186,4 +189,85 @@ func appendHeader(b []byte, h mad.Header) []byte {
 	line("AttributeID", "0x%04x", uint16(h.AttrID))
 	line("AttributeModifier", "0x%08x", h.AttrMod)
 	return b
+}
+
+// saHeaderLen is where an SA MAD's records start: after the MAD, RMPP and
+// SA headers.
+const saHeaderLen = 56
+
+// decodeSA prints an SA MAD: the common header, the RMPP and SA headers,
+// and its records, as many as AttributeOffset fits in the data (one for
+// methods other than GetTableResp).
+func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error {
+	if len(data) < saHeaderLen {
+		return usageErrorf("%s: %d bytes, shorter than the SA headers (%d)", name, len(data), saHeaderLen)
+	}
+	var r mad.RMPPHeader
+	r.UnmarshalBinary(data)
+	smKey, attrOff, mask := be64(data, 36), int(be16(data, 44)), be64(data, 48)
+	var l *mad.Layout
+	for _, c := range mad.SALayouts {
+		if c.ID == h.AttrID {
+			l = c
+			break
+		}
+	}
+	// The last (or only) segment of an RMPP message says how much of it
+	// is data: PayloadLength counts from the end of the RMPP header.
+	if r.Flags&mad.RMPPActive != 0 && r.Flags&mad.RMPPLast != 0 && len(data) == mad.Size {
+		if end := mad.RMPPHeaderOffset + mad.RMPPHeaderLen + int(r.PayloadLength); end >= saHeaderLen && end < len(data) {
+			data = data[:end]
+		}
+	}
+	var recs [][]byte
+	if l != nil {
+		step := attrOff * 8
+		if h.Method != mad.MethodGetTableResp || step == 0 {
+			step = l.Size
+		}
+		for rest := data[saHeaderLen:]; len(rest) >= l.Size; rest = rest[min(step, len(rest)):] {
+			recs = append(recs, rest[:l.Size])
+			if h.Method != mad.MethodGetTableResp || step < l.Size {
+				break
+			}
+		}
+	}
+	if o.JSON {
+		doc := map[string]any{"header": h, "rmpp": r, "smKey": fmt.Sprintf("0x%016x", smKey),
+			"attributeOffset": attrOff, "componentMask": fmt.Sprintf("0x%016x", mask)}
+		if l != nil {
+			doc["attribute"] = l.Name
+			var out []any
+			for _, rec := range recs {
+				out = append(out, decodeAs(l, rec))
+			}
+			doc["records"] = out
+		}
+		return writeJSONDocument(o.IO.Out, doc)
+	}
+	b := appendHeader(nil, h)
+	line := func(label, format string, a ...any) {
+		b = mad.AppendDotted(b, label)
+		b = fmt.Appendf(b, format, a...)
+		b = append(b, '\n')
+	}
+	line("RMPPVersion", "%d", r.Version)
+	line("RMPPType", "%d", r.Type)
+	line("RMPPFlags", "%#x (RRespTime %d)", uint8(r.Flags), r.RespTime)
+	line("RMPPStatus", "%d", r.Status)
+	line("SegmentNumber", "%d", r.SegmentNumber)
+	line("PayloadLength", "%d", r.PayloadLength)
+	line("SM_Key", "0x%016x", smKey)
+	line("AttributeOffset", "%d", attrOff)
+	line("ComponentMask", "0x%016x", mask)
+	if l == nil {
+		b = fmt.Appendf(b, "# SA attribute %#04x: not one ibtool decodes; its data:\n", uint16(h.AttrID))
+		b = appendXdump(b, data[saHeaderLen:])
+	}
+	for i, rec := range recs {
+		b = fmt.Appendf(b, "# %s %d\n", l.Name, i+1)
+		b = l.AppendDump(b, rec)
+	}
+	_, err := o.IO.Out.Write(b)
+	return err
 }

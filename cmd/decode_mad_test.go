@@ -1,10 +1,15 @@
 package cmd
 
 import (
+	"encoding/binary"
+	"encoding/hex"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
 )
 
 // switch2NodeInfo is a GetResp of NodeInfo from Switch2 (LID 3) of the
@@ -92,4 +97,35 @@ func FuzzParseHex(f *testing.F) {
 			t.Fatalf("%d bytes from %d characters", len(b), len(s))
 		}
 	})
+}
+
+func TestDecodeMadSA(t *testing.T) {
+	req := &mad.Packet{MAD: make([]byte, 256)}
+	req.MAD[0], req.MAD[1], req.MAD[2], req.MAD[3] = 1, 3, 2, byte(mad.MethodGetTable)
+	binary.BigEndian.PutUint16(req.MAD[16:], 0x20) // LinkRecord
+	// The one DATA segment of a GetTableResp of two LinkRecords.
+	m := mad.RMPPSegments(madtest.SAResponse(req, 0, 8, []byte{0, 1, 3, 1, 0, 2}, []byte{0, 2, 1, 3, 0, 1}), 56)[0]
+	f, out, errOut := testFactory(nil)
+	f.IO.In = strings.NewReader(hex.EncodeToString(m))
+	if code := Main([]string{"decode_mad"}, f); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	got := out.String()
+	got = got[strings.Index(got, "AttributeOffset"):]
+	want := `AttributeOffset:.................1
+ComponentMask:...................0x0000000000000000
+# LinkRecord 1
+FromLID:.........................1
+FromPort:........................3
+ToPort:..........................1
+ToLID:...........................2
+# LinkRecord 2
+FromLID:.........................2
+FromPort:........................1
+ToPort:..........................3
+ToLID:...........................1
+`
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("decode_mad (-want +got):\n%s", diff)
+	}
 }
