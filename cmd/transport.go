@@ -56,7 +56,7 @@ func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOption
 		opts.Trace = madTracer(f.IO.ErrOut)
 	}
 	if port != nil && opts.SA == nil {
-		opts.SA = &mad.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: o.SMKey}
+		opts.SA = &mad.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: o.SMKey, PKeys: port.PKeys}
 	}
 	return mad.NewTransactor(tr, opts), port, nil
 }

@@ -28,6 +28,10 @@ type Path struct {
 	SGIDIndex uint8
 	// SL is the service level of a LID-routed MAD.
 	SL uint8
+	// PKeyIndex is the local P_Key table entry a GMP is sent with: that
+	// of the path's P_Key when the SA gave the path (Resolve), else 0,
+	// the default partition's. SMPs take none.
+	PKeyIndex uint16
 	// QPN and QKey address a GMP's queue pair; zero means the class's
 	// well-known QP and QP1QKey.
 	QPN, QKey uint32
@@ -149,6 +153,7 @@ func (p Path) address(c Class) Address {
 		a.GRH = GRH{GID: *p.DGID, GIDIndex: p.SGIDIndex, HopLimit: 64}
 	}
 	if !c.IsSMP() {
+		a.PKeyIndex = p.PKeyIndex
 		a.QKey = QP1QKey
 		if p.QPN != 0 {
 			a.QPN = p.QPN

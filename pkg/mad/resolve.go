@@ -22,6 +22,29 @@ type SAAddress struct {
 	LID rdma.LID
 	// SMKey is the SM_Key of the queries ViaSA sends.
 	SMKey uint64
+	// PKeys is the local port's P_Key table, where Resolve finds the
+	// entry of a path's P_Key; empty means unknown (index 0 is used).
+	PKeys []uint16
+}
+
+// pkeyIndex returns the entry of the local P_Key table that holds pkey:
+// the same value, else the same partition (the low 15 bits) with other
+// membership. ok is false when the table is known and has neither.
+func (sa *SAAddress) pkeyIndex(pkey uint16) (uint16, bool) {
+	if len(sa.PKeys) == 0 {
+		return 0, true
+	}
+	for i, k := range sa.PKeys {
+		if k == pkey {
+			return uint16(i), true
+		}
+	}
+	for i, k := range sa.PKeys {
+		if k&0x7fff == pkey&0x7fff && k&0x7fff != 0 {
+			return uint16(i), true
+		}
+	}
+	return 0, false
 }
 
 // defaultGIDPrefx is the default subnet prefix, fe80::/64.
@@ -43,9 +66,10 @@ func componentMask(l *Layout, members ...string) uint64 {
 
 // resolved is a port GUID's path, once asked.
 type resolved struct {
-	lid rdma.LID
-	sl  uint8
-	err error
+	lid       rdma.LID
+	sl        uint8
+	pkeyIndex uint16
+	err       error
 }
 
 // resolver caches the SA's answers of a Transactor.
@@ -93,7 +117,7 @@ func (t *Transactor) Resolve(ctx context.Context, p Path) (Path, error) {
 	if r.err != nil {
 		return p, r.err
 	}
-	p.LID, p.SL, p.DGID = r.lid, r.sl, nil
+	p.LID, p.SL, p.PKeyIndex, p.DGID = r.lid, r.sl, r.pkeyIndex, nil
 	return p, nil
 }
 
@@ -126,7 +150,11 @@ func (t *Transactor) askPath(ctx context.Context, gid rdma.GID, what string) res
 	if lid == 0 || lid > maxUnicastLID {
 		return resolved{err: fmt.Errorf("resolving %s through the SA: path to LID %d", what, lid)}
 	}
-	return resolved{lid: lid, sl: pr.SL}
+	idx, ok := sa.pkeyIndex(pr.PKey)
+	if !ok {
+		return resolved{err: fmt.Errorf("resolving %s through the SA: the path's P_Key 0x%04x is not in the local port's P_Key table", what, pr.PKey)}
+	}
+	return resolved{lid: lid, sl: pr.SL, pkeyIndex: idx}
 }
 
 // SAAddress returns where the transactor asks the SA, and false when the

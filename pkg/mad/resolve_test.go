@@ -107,3 +107,55 @@ func TestResolveGID(t *testing.T) {
 		t.Errorf("SMP to a GID without an SA: %v", err)
 	}
 }
+
+func TestResolvePKey(t *testing.T) {
+	var sent []mad.Packet
+	h := func(req *mad.Packet) []mad.Packet {
+		sent = append(sent, *req)
+		if req.MAD[1] != byte(mad.ClassSA) {
+			return []mad.Packet{madtest.Reply(req, 0, 64, nil)}
+		}
+		rec := make([]byte, 64)
+		binary.BigEndian.PutUint16(rec[40:], 7)
+		// The path's P_Key: the port GUID's low 16 bits.
+		copy(rec[50:52], req.MAD[56+22:56+24])
+		return []mad.Packet{madtest.Reply(req, 0, 56, rec)}
+	}
+	x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{Timeout: 50 * time.Millisecond,
+		SA: &mad.SAAddress{SMLID: 1, PortGUID: 0x100001, PKeys: []uint16{0xffff, 0x8001, 0x0002}}})
+	defer x.Close()
+	ctx := context.Background()
+	for _, c := range []struct {
+		pkey    uint64
+		want    uint16
+		wantErr string
+	}{
+		{0xffff, 0, ""}, {0x8001, 1, ""}, {0x8002, 2, ""},
+		{0x8003, 0, "the path's P_Key 0x8003 is not in the local port's P_Key table"},
+	} {
+		p, err := x.Resolve(ctx, mad.Path{GUID: rdma.GUID(0x10000 | c.pkey)})
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("P_Key %#x: error %v, want %q", c.pkey, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || p.PKeyIndex != c.want {
+			t.Fatalf("P_Key %#x: %+v, %v; want index %d", c.pkey, p, err, c.want)
+		}
+		// A GMP goes with the index, an SMP without.
+		for _, class := range []mad.Class{mad.ClassPerf, mad.ClassSMI} {
+			sent = nil
+			if _, err := x.Do(ctx, &mad.Request{Path: p, Class: class, Method: mad.MethodGet, AttrID: 0x11}); err != nil {
+				t.Fatal(err)
+			}
+			want := c.want
+			if class == mad.ClassSMI {
+				want = 0
+			}
+			if got := sent[0].Addr.PKeyIndex; got != want {
+				t.Errorf("P_Key %#x, class %v: sent with index %d, want %d", c.pkey, class, got, want)
+			}
+		}
+	}
+}
