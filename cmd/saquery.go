@@ -520,7 +520,7 @@ func (q *saQuerier) run() error {
 }
 
 // emit prints one record, or keeps it for the JSON document.
-func (q *saQuerier) emit(r interface{ writeText(io.Writer, *saText) }) {
+func (q *saQuerier) emit(r saTextRecord) {
 	if q.o.Common.JSON {
 		if g, ok := r.(mcGroupText); ok {
 			q.json = append(q.json, g.mcMemberRecord)
@@ -796,10 +796,14 @@ func (q *saQuerier) mcMembers() error {
 	return nil
 }
 
-// dumpAll asks for the records of one type and prints them all.
-func (q *saQuerier) dumpAll(attr mad.AttrID, mask uint64, rec []byte, decode func([]byte) interface {
+// saTextRecord is a decoded record saquery prints.
+type saTextRecord interface {
 	writeText(io.Writer, *saText)
-}) error {
+}
+
+// dumpAll asks for the records of one type and prints them all, each
+// decoded by decode.
+func dumpAll[R saTextRecord](q *saQuerier, attr mad.AttrID, mask uint64, rec []byte, decode func([]byte) R) error {
 	if len(q.o.Assigns) > 0 {
 		var err error
 		if rec, mask, err = applyAssigns(q.o.Query.name, rec, mask, q.o.Assigns); err != nil {
@@ -892,11 +896,7 @@ func (q *saQuerier) nodeRecords(args []string) error {
 		}
 		s.set16(int64(lid), 0, 0, 0)
 	}
-	return q.dumpAll(saAttrNodeRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeNodeRecord(b)
-	})
+	return dumpAll(q, saAttrNodeRecord, s.mask, s.rec, decodeNodeRecord)
 }
 
 // lidSelector is the selector of the record types whose template starts
@@ -928,11 +928,7 @@ func (q *saQuerier) portInfoRecords(args []string) error {
 	if err != nil {
 		return err
 	}
-	return q.dumpAll(saAttrPortInfoRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodePortInfoRecord(b)
-	})
+	return dumpAll(q, saAttrPortInfoRecord, s.mask, s.rec, decodePortInfoRecord)
 }
 
 func (q *saQuerier) sl2vlRecords(args []string) error {
@@ -942,11 +938,7 @@ func (q *saQuerier) sl2vlRecords(args []string) error {
 	if err != nil {
 		return err
 	}
-	return q.dumpAll(saAttrSL2VLRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeSL2VLRecord(b)
-	})
+	return dumpAll(q, saAttrSL2VLRecord, s.mask, s.rec, decodeSL2VLRecord)
 }
 
 func (q *saQuerier) pkeyRecords(args []string) error {
@@ -956,11 +948,7 @@ func (q *saQuerier) pkeyRecords(args []string) error {
 	if err != nil {
 		return err
 	}
-	return q.dumpAll(saAttrPKeyTableRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodePKeyTableRecord(b)
-	})
+	return dumpAll(q, saAttrPKeyTableRecord, s.mask, s.rec, decodePKeyTableRecord)
 }
 
 func (q *saQuerier) vlArbRecords(args []string) error {
@@ -970,11 +958,7 @@ func (q *saQuerier) vlArbRecords(args []string) error {
 	if err != nil {
 		return err
 	}
-	return q.dumpAll(saAttrVLArbRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeVLArbRecord(b)
-	})
+	return dumpAll(q, saAttrVLArbRecord, s.mask, s.rec, decodeVLArbRecord)
 }
 
 func (q *saQuerier) lftRecords(args []string) error {
@@ -983,11 +967,7 @@ func (q *saQuerier) lftRecords(args []string) error {
 	if err != nil {
 		return err
 	}
-	return q.dumpAll(saAttrLFTRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeLFTRecord(b)
-	})
+	return dumpAll(q, saAttrLFTRecord, s.mask, s.rec, decodeLFTRecord)
 }
 
 func (q *saQuerier) guidInfoRecords(args []string) error {
@@ -996,11 +976,7 @@ func (q *saQuerier) guidInfoRecords(args []string) error {
 	if err != nil {
 		return err
 	}
-	return q.dumpAll(saAttrGUIDInfoRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeGUIDInfoRecord(b)
-	})
+	return dumpAll(q, saAttrGUIDInfoRecord, s.mask, s.rec, decodeGUIDInfoRecord)
 }
 
 func (q *saQuerier) mftRecords(args []string) error {
@@ -1026,11 +1002,7 @@ func (q *saQuerier) mftRecords(args []string) error {
 	}
 	pb |= uint16(pos) << 12
 	binary.BigEndian.PutUint16(s.rec[2:], pb)
-	return q.dumpAll(saAttrMFTRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeMFTRecord(b)
-	})
+	return dumpAll(q, saAttrMFTRecord, s.mask, s.rec, decodeMFTRecord)
 }
 
 func (q *saQuerier) switchInfoRecords(args []string) error {
@@ -1038,11 +1010,7 @@ func (q *saQuerier) switchInfoRecords(args []string) error {
 	if err != nil {
 		return err
 	}
-	return q.dumpAll(saAttrSwitchInfoRec, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeSwitchInfoRecord(b)
-	})
+	return dumpAll(q, saAttrSwitchInfoRec, s.mask, s.rec, decodeSwitchInfoRecord)
 }
 
 func (q *saQuerier) smInfoRecords(args []string) error {
@@ -1050,11 +1018,7 @@ func (q *saQuerier) smInfoRecords(args []string) error {
 	if err != nil {
 		return err
 	}
-	return q.dumpAll(saAttrSMInfoRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeSMInfoRecord(b)
-	})
+	return dumpAll(q, saAttrSMInfoRecord, s.mask, s.rec, decodeSMInfoRecord)
 }
 
 func (q *saQuerier) linkRecords(args []string) error {
@@ -1076,19 +1040,11 @@ func (q *saQuerier) linkRecords(args []string) error {
 	s.set8(fromPort, -1, 2, 1)
 	s.set16(int64(to), 0, 4, 3)
 	s.set8(toPort, -1, 3, 2)
-	return q.dumpAll(saAttrLinkRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeLinkRecord(b)
-	})
+	return dumpAll(q, saAttrLinkRecord, s.mask, s.rec, decodeLinkRecord)
 }
 
 func (q *saQuerier) serviceRecords(_ []string) error {
-	return q.dumpAll(saAttrServiceRecord, 0, nil, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeServiceRecord(b)
-	})
+	return dumpAll(q, saAttrServiceRecord, 0, nil, decodeServiceRecord)
 }
 
 func (q *saQuerier) informInfoRecords(args []string) error {
@@ -1101,11 +1057,7 @@ func (q *saQuerier) informInfoRecords(args []string) error {
 		copy(s.rec, g[:])
 		s.mask = 1 << 0
 	}
-	return q.dumpAll(saAttrInformInfoRec, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeInformInfoRecord(b)
-	})
+	return dumpAll(q, saAttrInformInfoRec, s.mask, s.rec, decodeInformInfoRecord)
 }
 
 // pathRecords builds the PathRecord template from the path options as
@@ -1154,11 +1106,7 @@ func (q *saQuerier) pathRecords(_ []string) error {
 			s.mask |= 1<<v.bit | 1<<v.sel
 		}
 	}
-	return q.dumpAll(saAttrPathRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodePathRecord(b)
-	})
+	return dumpAll(q, saAttrPathRecord, s.mask, s.rec, decodePathRecord)
 }
 
 // mcMemberRecords builds the MCMemberRecord template from the options as
@@ -1207,9 +1155,5 @@ func (q *saQuerier) mcMemberRecords(_ []string) error {
 		s.rec[49] = uint8(p.proxyJoin) & 1
 		s.mask |= 1 << 17
 	}
-	return q.dumpAll(saAttrMCMemberRecord, s.mask, s.rec, func(b []byte) interface {
-		writeText(io.Writer, *saText)
-	} {
-		return decodeMCMemberRecord(b)
-	})
+	return dumpAll(q, saAttrMCMemberRecord, s.mask, s.rec, decodeMCMemberRecord)
 }
