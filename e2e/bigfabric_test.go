@@ -53,7 +53,10 @@ func TestBigFabricMatchesReference(t *testing.T) {
 				sameFindings(t, f, c.host, func() {}, 0, "-c")
 			})
 			// The SA's tables span hundreds of RMPP segments here.
-			for _, args := range [][]string{{"saquery"}, {"saquery", "-x"}, {"saquery", "-D"}, {"saquery", "SWIR"}} {
+			for _, args := range [][]string{{"saquery"}, {"saquery", "-x"}, {"saquery", "-D"}, {"saquery", "SWIR"},
+				{"saquery", "LFTR"}, {"saquery", "GIR"}, {"saquery", "SL2VL", "1"}, {"saquery", "VLAR", "1"},
+				{"saquery", "MCMR"}, {"saquery", "-g"}, {"saquery", "-m"}, {"saquery", "CPI"}, {"saquery", "-s"},
+				{"saquery", "--src-to-dst", "1:2"}} {
 				t.Run(strings.Join(args, " "), func(t *testing.T) {
 					sameAsReference(t, f, c.host, args[0], args[1:]...)
 				})
