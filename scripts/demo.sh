@@ -26,12 +26,17 @@ echo "== ibtool ibnetdiscover (attached at Hca1)"
 SIM_HOST=Hca1 "$bin" ibnetdiscover
 echo "== ibtool iblinkinfo --switches-only"
 SIM_HOST=Hca1 "$bin" iblinkinfo --switches-only
+echo "== ibtool ibnetdiscover --discovery sa -l (the fabric from four SA queries, no SMPs)"
+SIM_HOST=Hca1 "$bin" ibnetdiscover --discovery sa -l
+echo "== ibtool saquery NR nodeInfo.portGUID=0x100004 (python-rdma's MEMBER=VALUE form)"
+SIM_HOST=Hca1 "$bin" saquery NR nodeInfo.portGUID=0x100004
 echo "== ibtool ibnetdiscover --format dot (Graphviz)"
 SIM_HOST=Hca1 "$bin" ibnetdiscover --format dot
 
 for tool in "ibstat" "ibstat -l" "ibstat -p" "ibstat ibsim0 1" \
 	"smpquery nodeinfo 3" "smpquery -D nodedesc 0,1,3" "perfquery -E 2 1" \
-	"ibnetdiscover -l" "ibnetdiscover -p" "iblinkinfo" "ibswitches" "dump_lfts" "smpquery -G nodeinfo 0x100004"; do
+	"ibnetdiscover -l" "ibnetdiscover -p" "iblinkinfo" "ibswitches" "dump_lfts" "smpquery -G nodeinfo 0x100004" \
+	"saquery" "saquery -x" "saquery -D"; do
 	total=$((total + 1))
 	echo "== $tool (at Hca1)"
 	# shellcheck disable=SC2086 # split the tool and its arguments
