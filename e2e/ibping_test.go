@@ -51,6 +51,13 @@ func TestPingServers(t *testing.T) {
 	t.Run("ibping -c 2 4", func(t *testing.T) {
 		sameAsReferenceMasked(t, f, mask, "Hca1", "ibping", "-c", "2", "4")
 	})
+	t.Run("ibping -c 2 -G 0x100004", func(t *testing.T) {
+		sameAsReferenceMasked(t, f, mask, "Hca1", "ibping", "-c", "2", "-G", "0x100004")
+	})
+	t.Run("ibping -c 2 fe80::10:4", func(t *testing.T) {
+		// infiniband-diags takes no GID: its LID form prints the same.
+		sameOutput(t, f, "Hca1", mask, []string{"ibping", "-c", "2", "4"}, []string{"ibping", "-c", "2", "fe80::10:4"})
+	})
 	t.Run("ibping -f -c 50 4", func(t *testing.T) {
 		out, errOut, exit, err := f.RunIbtool(context.Background(), ibtoolBin, "Hca1", "ibping", "-f", "-c", "50", "4")
 		if err != nil || exit != 0 || !strings.Contains(string(out), "50 packets transmitted, 50 received, 0% packet loss") {
