@@ -1,0 +1,152 @@
+package cmd
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/subnet"
+)
+
+func init() {
+	register(Tool{
+		Name:    "init_all_ports",
+		Summary: "drop every active link of the subnet back to Init",
+		New:     func(f *Factory) *cobra.Command { return newInitAllPortsCmd(f, nil) },
+	})
+}
+
+// PortState values (PortInfo:PortState) init_all_ports looks at.
+const (
+	stateArmed  = 3
+	stateActive = 4
+)
+
+// initAllPortsOptions are init_all_ports' parsed flags.
+type initAllPortsOptions struct {
+	IO        IOStreams
+	Common    CommonOptions
+	Discovery discoveryOptions
+	Discover  func() (*subnet.Fabric, error)
+	// Transactor opens the transport for the Sets.
+	Transactor func() (*mad.Transactor, error)
+}
+
+func newInitAllPortsCmd(f *Factory, runF func(*initAllPortsOptions) error) *cobra.Command {
+	o := &initAllPortsOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "init_all_ports [options]",
+		Short: "drop every active link of the subnet back to Init",
+		Long: `init_all_ports sets the PortState of every Armed or Active port of the
+subnet (switch ports 1 and up, CA and router ports) to Down, so that each
+link retrains and comes back in Init, as python-rdma's init_all_ports does:
+a way to recover a subnet from a deadlock, which blocks all but management
+traffic until the SM brings the links up again. It discovers the fabric
+first, then sets the ports by directed route, the farthest first, so that
+no link on the way to a port is reset before it. It may need to run more
+than once.`,
+		Example: "  init_all_ports\n  init_all_ports -v   # say each port reset",
+		Args:    argsRange(0, 0),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.finish(c); err != nil {
+				return err
+			}
+			if err := o.Discovery.finish(); err != nil {
+				return err
+			}
+			o.Discover = func() (*subnet.Fabric, error) {
+				return f.discoverFabric("init_all_ports", &o.Common, &o.Discovery, nil)
+			}
+			o.Transactor = func() (*mad.Transactor, error) { return f.fabricTransactor(&o.Common, &o.Discovery) }
+			if runF != nil {
+				return runF(o)
+			}
+			return initAllPortsRun(o)
+		},
+	}
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD)
+	addDiscoveryFlags(c, &o.Discovery)
+	return c
+}
+
+// activePorts returns the fabric's Armed and Active ports (not switch port
+// 0) grouped by their node's hop count, farthest first.
+func activePorts(fab *subnet.Fabric) [][]*subnet.Port {
+	byHops := map[int][]*subnet.Port{}
+	for _, n := range fab.All() {
+		for _, p := range n.Ports {
+			if p == nil || p.Num == 0 || p.Info == nil || len(n.Path) == 0 {
+				continue
+			}
+			if s := p.Info.LinkState; s == stateArmed || s == stateActive {
+				byHops[len(n.Path)] = append(byHops[len(n.Path)], p)
+			}
+		}
+	}
+	hops := make([]int, 0, len(byHops))
+	for h := range byHops {
+		hops = append(hops, h)
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(hops)))
+	var waves [][]*subnet.Port
+	for _, h := range hops {
+		waves = append(waves, byHops[h])
+	}
+	return waves
+}
+
+func initAllPortsRun(o *initAllPortsOptions) error {
+	fab, err := o.Discover()
+	if err != nil {
+		return withContext(err, "discovery")
+	}
+	if err := reportPartial("init_all_ports", fab, o.IO.ErrOut); err != nil {
+		return err
+	}
+	x, err := o.Transactor()
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	ctx := o.Common.context()
+	pi := mad.LayoutByName("PortInfo")
+	var mu sync.Mutex
+	failed := 0
+	for _, wave := range activePorts(fab) {
+		var wg sync.WaitGroup
+		for _, p := range wave {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				data := append([]byte(nil), p.InfoRaw[:]...)
+				for _, set := range []struct {
+					field string
+					v     uint64
+				}{{"LinkState", stateDown}, {"PhysLinkState", 0}, {"LinkSpeedEnabled", 0}, {"LinkWidthEnabled", 0}} {
+					f, _ := pi.Field(set.field)
+					f.SetValue(data, set.v)
+				}
+				err := setPortInfo(ctx, x, p.Node.Path, p.Num, data, o.Discovery.MKey)
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err != nil:
+					failed++
+					fmt.Fprintf(o.IO.ErrOut, "init_all_ports: failed to set port state on %s port %d via DR path %s: %v\n",
+						p.Node.GUID, p.Num, subnet.FormatPath(p.Node.Path), err)
+				case o.Common.Verbose > 0:
+					fmt.Fprintf(o.IO.ErrOut, "init_all_ports: %s port %d set to Down via DR path %s\n",
+						p.Node.GUID, p.Num, subnet.FormatPath(p.Node.Path))
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d ports could not be set; run init_all_ports again", failed)
+	}
+	return nil
+}
