@@ -173,14 +173,11 @@ type RMPPError struct {
 }
 
 func (e *RMPPError) Error() string {
-	who := "the sender sent"
+	what := fmt.Sprintf("the sender sent %v", e.Type)
 	if e.Sent {
-		who = "aborted by ibtool:"
+		what = "aborted"
 	}
-	s := fmt.Sprintf("%s to %s: RMPP transfer %s %v, status %d (%s)", e.Request, e.To, who, e.Type, e.Status, RMPPStatusText(e.Status))
-	if e.Sent {
-		s = fmt.Sprintf("%s to %s: RMPP transfer aborted, status %d (%s)", e.Request, e.To, e.Status, RMPPStatusText(e.Status))
-	}
+	s := fmt.Sprintf("%s to %s: RMPP transfer %s, status %d (%s)", e.Request, e.To, what, e.Status, RMPPStatusText(e.Status))
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}

@@ -185,9 +185,6 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 	if f.From == nil {
 		return nil, fmt.Errorf("SA discovery: the SA has no record of the local port %s", local)
 	}
-	if f.From.Type == Switch {
-		f.FromPort = 0
-	}
 	if p := f.From.Port(f.FromPort); p == nil || p.Info == nil {
 		return nil, fmt.Errorf("SA discovery: the SA has no PortInfoRecord of the local port %s", local)
 	}
