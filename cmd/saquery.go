@@ -93,12 +93,16 @@ type saqueryOptions struct {
 	Args          []string // the record type's arguments
 	// Assigns are python-rdma's trailing MEMBER=VALUE arguments: more
 	// fields of the record to select by ("nodeInfo.portGUID=0x...").
-	Assigns  []string
-	ShowKeys bool
-	SMKey    uint64
-	p        saParams
-	flags    struct{ p, N, L, l, G, O, U, s, g, m, x, c, S, I, D bool }
-	Open     func() (*mad.Transactor, *rdma.Port, error)
+	Assigns []string
+	// assigned is the template and mask Assigns make, over which the
+	// record type's own selectors are laid.
+	assigned     []byte
+	assignedMask uint64
+	ShowKeys     bool
+	SMKey        uint64
+	p            saParams
+	flags        struct{ p, N, L, l, G, O, U, s, g, m, x, c, S, I, D bool }
+	Open         func() (*mad.Transactor, *rdma.Port, error)
 }
 
 // saQueryType is one record type saquery queries by name.
@@ -138,6 +142,17 @@ func findSAQuery(name string) *saQueryType {
 		}
 	}
 	return nil
+}
+
+// saRecordNames names the record types in messages, as the query table
+// does; filled at init, as the table's handlers refer to getTable, which
+// uses it.
+var saRecordNames = map[mad.AttrID]string{}
+
+func init() {
+	for _, q := range saQueryTypes {
+		saRecordNames[q.attr] = q.name
+	}
 }
 
 func saQueryByAttr(attr mad.AttrID) *saQueryType {
@@ -303,7 +318,8 @@ func (o *saqueryOptions) parse(args []string) error {
 		if o.Command != saCmdQuery || query.attr == saAttrClassPortInfo {
 			return usageErrorf("%s: MEMBER=VALUE selects the fields of a record query (NR, PIR, PR, ...)", o.Assigns[0])
 		}
-		if _, _, err := mad.SATemplate(mad.SARecordLayout(query.name), o.Assigns); err != nil {
+		var err error
+		if o.assigned, o.assignedMask, err = mad.SATemplate(mad.SARecordLayout(query.name), o.Assigns); err != nil {
 			return &UsageError{Err: err}
 		}
 	}
@@ -805,10 +821,7 @@ type saTextRecord interface {
 // decoded by decode.
 func dumpAll[R saTextRecord](q *saQuerier, attr mad.AttrID, mask uint64, rec []byte, decode func([]byte) R) error {
 	if len(q.o.Assigns) > 0 {
-		var err error
-		if rec, mask, err = applyAssigns(q.o.Query.name, rec, mask, q.o.Assigns); err != nil {
-			return err
-		}
+		rec, mask = q.o.applyAssigns(rec, mask)
 	}
 	recs, err := q.getTable(attr, 0, mask, rec)
 	if err != nil {
@@ -820,18 +833,16 @@ func dumpAll[R saTextRecord](q *saQuerier, attr mad.AttrID, mask uint64, rec []b
 	return nil
 }
 
-// applyAssigns adds the MEMBER=VALUE selections to the template rec and
-// its mask: each member's field and mask bits, over what the options set.
-func applyAssigns(record string, rec []byte, mask uint64, assigns []string) ([]byte, uint64, error) {
-	l := mad.SARecordLayout(record)
-	set, setMask, err := mad.SATemplate(l, assigns)
-	if err != nil {
-		return nil, 0, &UsageError{Err: err}
-	}
+// applyAssigns adds the MEMBER=VALUE selections parse made to the
+// template rec and its mask: each member's field and mask bits, over what
+// the options set.
+func (o *saqueryOptions) applyAssigns(rec []byte, mask uint64) ([]byte, uint64) {
+	l := mad.SARecordLayout(o.Query.name)
+	set := o.assigned
 	if len(rec) < len(set) {
 		rec = append(rec, make([]byte, len(set)-len(rec))...)
 	}
-	for _, a := range assigns {
+	for _, a := range o.Assigns {
 		name, _, _ := strings.Cut(a, "=")
 		c, _ := l.Component(name)
 		if c.Width > 64 {
@@ -840,7 +851,7 @@ func applyAssigns(record string, rec []byte, mask uint64, assigns []string) ([]b
 			c.SetValue(rec, c.Value(set))
 		}
 	}
-	return rec, mask | setMask, nil
+	return rec, mask | o.assignedMask
 }
 
 // selector collects a template record and its component mask, as

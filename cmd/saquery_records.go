@@ -55,16 +55,6 @@ func cString(b []byte) string {
 	return string(b)
 }
 
-// saRecordNames names the record types in messages.
-var saRecordNames = map[mad.AttrID]string{
-	saAttrClassPortInfo: "ClassPortInfo", saAttrNodeRecord: "NodeRecord", saAttrPortInfoRecord: "PortInfoRecord",
-	saAttrSL2VLRecord: "SL2VLTableRecord", saAttrSwitchInfoRec: "SwitchInfoRecord", saAttrLFTRecord: "LFTRecord",
-	saAttrMFTRecord: "MFTRecord", saAttrSMInfoRecord: "SMInfoRecord", saAttrLinkRecord: "LinkRecord",
-	saAttrGUIDInfoRecord: "GUIDInfoRecord", saAttrServiceRecord: "ServiceRecord", saAttrPKeyTableRecord: "PKeyTableRecord",
-	saAttrPathRecord: "PathRecord", saAttrVLArbRecord: "VLArbitrationTableRecord", saAttrMCMemberRecord: "MCMemberRecord",
-	saAttrInformInfoRec: "InformInfoRecord",
-}
-
 // saRecordLen is the shortest record each record type decodes from: the
 // record without its trailing pad.
 var saRecordLen = map[mad.AttrID]int{
