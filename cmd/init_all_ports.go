@@ -112,7 +112,6 @@ func initAllPortsRun(o *initAllPortsOptions) error {
 	}
 	defer x.Close()
 	ctx := o.Common.context()
-	pi := mad.LayoutByName("PortInfo")
 	var mu sync.Mutex
 	failed := 0
 	for _, wave := range activePorts(fab) {
@@ -122,13 +121,7 @@ func initAllPortsRun(o *initAllPortsOptions) error {
 			go func() {
 				defer wg.Done()
 				data := append([]byte(nil), p.InfoRaw[:]...)
-				for _, set := range []struct {
-					field string
-					v     uint64
-				}{{"LinkState", stateDown}, {"PhysLinkState", 0}, {"LinkSpeedEnabled", 0}, {"LinkWidthEnabled", 0}} {
-					f, _ := pi.Field(set.field)
-					f.SetValue(data, set.v)
-				}
+				setPortStates(data, stateDown, 0)
 				err := setPortInfo(ctx, x, p.Node.Path, p.Num, data, o.Discovery.MKey)
 				mu.Lock()
 				defer mu.Unlock()

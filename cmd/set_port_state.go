@@ -243,7 +243,6 @@ func setPortStateRun(o *setPortStateOptions) error {
 	}
 	defer x.Close()
 	ctx := o.Common.context()
-	pi := mad.LayoutByName("PortInfo")
 	for _, c := range changes {
 		r, err := x.Do(ctx, &mad.Request{Path: mad.Path{DR: c.path}, Class: mad.ClassSMI, Method: mad.MethodGet,
 			AttrID: mad.AttrPortInfo, AttrMod: uint32(c.port.Num), Name: "PortInfo", MKey: o.Discovery.MKey})
@@ -253,18 +252,12 @@ func setPortStateRun(o *setPortStateOptions) error {
 		c.data = append([]byte(nil), r.Data()...)
 	}
 	// Every Get first, then every Set, as python-rdma does.
+	var state uint8 // PortState 0: no change
+	if o.Init {
+		state = stateDown
+	}
 	for _, c := range changes {
-		set := func(field string, v uint64) {
-			f, _ := pi.Field(field)
-			f.SetValue(c.data, v)
-		}
-		set("LinkState", 0)
-		if o.Init {
-			set("LinkState", stateDown)
-		}
-		set("PhysLinkState", uint64(o.PhysState))
-		set("LinkSpeedEnabled", 0)
-		set("LinkWidthEnabled", 0)
+		setPortStates(c.data, state, o.PhysState)
 		if err := setPortInfo(ctx, x, c.path, c.port.Num, c.data, o.Discovery.MKey); err != nil {
 			return withContext(err, "%s", c.arg)
 		}
@@ -273,6 +266,20 @@ func setPortStateRun(o *setPortStateOptions) error {
 		}
 	}
 	return nil
+}
+
+// setPortStates writes into PortInfo data the PortState and
+// PortPhysicalState to set (0: no change), and no change to the enabled
+// link speeds and widths (0), as python-rdma's port state tools do.
+func setPortStates(data []byte, state, phys uint8) {
+	pi := mad.LayoutByName("PortInfo")
+	for _, set := range []struct {
+		field string
+		v     uint8
+	}{{"LinkState", state}, {"PhysLinkState", phys}, {"LinkSpeedEnabled", 0}, {"LinkWidthEnabled", 0}} {
+		f, _ := pi.Field(set.field)
+		f.SetValue(data, uint64(set.v))
+	}
 }
 
 // setPortInfo sends SubnSet(PortInfo) of port num along path.
