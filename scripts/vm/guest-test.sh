@@ -1,7 +1,8 @@
 #!/bin/sh
 # Runs inside the test guest (see run.sh), from the host's share at
 # /mnt/host: sets up a Soft-RoCE (rxe) device on a dummy interface and
-# compares ibtool with rdma-core and infiniband-diags on it. Prints one
+# compares ibtool with rdma-core and infiniband-diags on it, then runs
+# the check files in $H/checks. Prints one
 # PASS/FAIL line per check; exits 1 when any check fails.
 H=/mnt/host
 IBTOOL=$H/ibtool
@@ -29,6 +30,25 @@ same() {
 	fi
 }
 
+# fails_cleanly NAME EXIT CMD...: `ibtool CMD` must exit EXIT with one
+# line on stderr naming the tool (a real kernel's errors, not a panic).
+fails_cleanly() {
+	name=$1
+	want=$2
+	shift 2
+	"$IBTOOL" "$@" >/tmp/got.out 2>/tmp/got.err
+	got=$?
+	lines=$(wc -l </tmp/got.err)
+	if [ $got -eq "$want" ] && [ "$lines" -eq 1 ] && grep -q "^$1: " /tmp/got.err; then
+		pass "$name: $(cat /tmp/got.err)"
+	else
+		fail "$name (exit $got, want $want)"
+		cat /tmp/got.err /tmp/got.out | head -10
+	fi
+}
+
+ONLY=$(cat $H/only 2>/dev/null)
+
 step "kernel $(uname -r)"
 modprobe dummy numdummies=0
 modprobe rdma_rxe
@@ -46,6 +66,9 @@ fi
 sleep 1
 ls /sys/class/infiniband /sys/class/infiniband_verbs /sys/class/infiniband_mad 2>&1
 
+# With IBTOOL_VM_ONLY set on the host, only the matching check files run.
+if [ -z "$ONLY" ]; then
+
 same "ibv_devices" ibv_devices
 same "ibv_devinfo" ibv_devinfo
 same "ibv_devinfo -v" ibv_devinfo -v
@@ -60,23 +83,6 @@ same "ibstat -s" ibstat -s
 same "ibstat rxe0 1" ibstat rxe0 1
 same "ibstatus" ibstatus
 same "ibstatus rxe0:1" ibstatus rxe0:1
-
-# fails_cleanly NAME EXIT CMD...: `ibtool CMD` must exit EXIT with one
-# line on stderr naming the tool (a real kernel's errors, not a panic).
-fails_cleanly() {
-	name=$1
-	want=$2
-	shift 2
-	"$IBTOOL" "$@" >/tmp/got.out 2>/tmp/got.err
-	got=$?
-	lines=$(wc -l </tmp/got.err)
-	if [ $got -eq "$want" ] && [ "$lines" -eq 1 ] && grep -q "^$1: " /tmp/got.err; then
-		pass "$name: $(cat /tmp/got.err)"
-	else
-		fail "$name (exit $got, want $want)"
-		cat /tmp/got.err /tmp/got.out | head -10
-	fi
-}
 
 # The kernel MAD transport (umad) on a RoCE port: it opens, registers its
 # agents and sends; rxe has no SMA or PMA, so the MADs go unanswered.
@@ -112,6 +118,23 @@ else
 	cat /tmp/sys.out /tmp/srv2.out | head -20
 fi
 kill $srv $srv2 2>/dev/null
+fi
+
+# The check files (scripts/vm/checks/*.sh), sourced in name order: they
+# use step, pass, fail, same and fails_cleanly, and may leave files for the
+# host in $H/out.
+for f in "$H"/checks/*.sh; do
+	[ -f "$f" ] || continue
+	n=$(basename "$f")
+	if [ -n "$ONLY" ]; then
+		case $n in
+		$ONLY) ;;
+		*) continue ;;
+		esac
+	fi
+	step "$n"
+	. "$f"
+done
 
 echo "$fails checks failed"
 [ $fails -eq 0 ]

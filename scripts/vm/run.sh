@@ -5,6 +5,12 @@
 # when the guest did not finish (a watchdog powers it off).
 #
 #   scripts/vm/run.sh [IBTOOL_BINARY]        (default bin/ibtool)
+#
+# guest-test.sh makes the rxe device and runs its own checks, then sources
+# each scripts/vm/checks/*.sh in name order. IBTOOL_VM_ONLY=PATTERN runs
+# only the check files whose names match the shell pattern (and none of
+# guest-test.sh's own). Files a check writes to $H/out in the guest land
+# in IBTOOL_VM_OUT on the host when it is set.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(realpath "${1:-bin/ibtool}")
@@ -15,6 +21,9 @@ share=$(mktemp -d)
 trap 'rm -rf "$share"' EXIT
 cp "$bin" "$share/ibtool"
 cp "$here/guest-test.sh" "$share/guest-test.sh"
+mkdir -p "$share/checks" "$share/out"
+cp "$here"/checks/*.sh "$share/checks/" 2>/dev/null || true
+printf '%s\n' "${IBTOOL_VM_ONLY:-}" >"$share/only"
 
 echo "vm: booting $img (tcg, watchdog ${timeout}s)" >&2
 start=$SECONDS
@@ -35,4 +44,8 @@ if [ ! -f "$share/guest.exit" ]; then
 	exit 3
 fi
 cat "$share/guest.log"
+if [ -n "${IBTOOL_VM_OUT:-}" ]; then
+	mkdir -p "$IBTOOL_VM_OUT"
+	cp -r "$share/out/." "$IBTOOL_VM_OUT/"
+fi
 [ "$(cat "$share/guest.exit")" = 0 ] || exit 1
