@@ -1,8 +1,24 @@
-// Package verbs reads RDMA devices through libibverbs (cgo): the device
-// list, each device's attributes and each port's, as rdma-core's
-// ibv_devinfo shows them.
+// Package verbs is RDMA through libibverbs (cgo): the device list, each
+// device's attributes and each port's as rdma-core's ibv_devinfo shows
+// them, and the objects a reliable-connected transfer needs: an open
+// device (Context), protection domains (PD), memory regions (MR) over
+// buffers outside the Go heap (Buffer, an anonymous mmap: the device
+// reads and writes them while Go runs, which cgo forbids for Go memory),
+// completion queues (CQ) with completion channels, and RC queue pairs
+// (QP) moved through INIT, RTR and RTS (with a GRH on RoCE), posting RDMA
+// WRITE, WRITE with immediate, SEND and receives, and polling.
 //
-// Built without cgo (CGO_ENABLED=0) or with the noverbs tag, every call
-// returns ErrNoVerbs, so the rest of ibtool builds and runs anywhere; the
-// cgo build needs libibverbs-dev.
+// The C calls sit behind an unexported driver interface in one file; the
+// state machine and the checks are Go on top of it, and the tests run
+// them on a fake driver. Run-time failures are errors: *VerbError names
+// the verb and the object and wraps the errno (ENODEV and EPERM match
+// os.ErrNotExist and os.ErrPermission), a work request that failed is a
+// *CompletionError. Misuse is a bug and panics with a message that says
+// what was misused: posting on a QP that is not connected or was
+// destroyed, using a closed PD, MR, CQ or context, closing an object
+// that others still use, naming memory outside an MR.
+//
+// Built without cgo (CGO_ENABLED=0) or with the noverbs tag, Open and the
+// device list return ErrNoVerbs, so the rest of ibtool builds and runs
+// anywhere; the cgo build needs libibverbs-dev.
 package verbs

@@ -154,13 +154,7 @@ func query(dev *C.struct_ibv_device) (Device, error) {
 		if rc, err := C.ibt_query_port(ctx, C.int(p), &pa); rc != 0 {
 			return d, fmt.Errorf("%s: failed to query port %d props: %w", d.Name, p, errnoOr(err, rc))
 		}
-		port := Port{Num: p, State: int(pa.state), MaxMTU: int(pa.max_mtu), ActiveMTU: int(pa.active_mtu),
-			SMLID: uint16(pa.sm_lid), LID: uint16(pa.lid), LMC: uint8(pa.lmc), LinkLayer: int(pa.link_layer),
-			MaxMsgSz: uint32(pa.max_msg_sz), PortCapFlags: uint32(pa.port_cap_flags), PortCapFlags2: uint16(pa.port_cap_flags2),
-			MaxVLNum: uint8(pa.max_vl_num), BadPKeyCntr: uint32(pa.bad_pkey_cntr), QKeyViolCntr: uint32(pa.qkey_viol_cntr),
-			SMSL: uint8(pa.sm_sl), PKeyTblLen: int(pa.pkey_tbl_len), GIDTblLen: int(pa.gid_tbl_len),
-			SubnetTimeout: uint8(pa.subnet_timeout), InitTypeReply: uint8(pa.init_type_reply),
-			ActiveWidth: uint8(pa.active_width), ActiveSpeed: uint8(pa.active_speed), PhysState: uint8(pa.phys_state)}
+		port := portFromAttr(p, &pa)
 		for idx := 0; idx < port.GIDTblLen; idx++ {
 			var gid C.union_ibv_gid
 			var typ C.int
@@ -176,6 +170,17 @@ func query(dev *C.struct_ibv_device) (Device, error) {
 		d.Ports = append(d.Ports, port)
 	}
 	return d, nil
+}
+
+// portFromAttr is struct ibv_port_attr as a Port (without its GIDs).
+func portFromAttr(p int, pa *C.struct_ibv_port_attr) Port {
+	return Port{Num: p, State: int(pa.state), MaxMTU: int(pa.max_mtu), ActiveMTU: int(pa.active_mtu),
+		SMLID: uint16(pa.sm_lid), LID: uint16(pa.lid), LMC: uint8(pa.lmc), LinkLayer: int(pa.link_layer),
+		MaxMsgSz: uint32(pa.max_msg_sz), PortCapFlags: uint32(pa.port_cap_flags), PortCapFlags2: uint16(pa.port_cap_flags2),
+		MaxVLNum: uint8(pa.max_vl_num), BadPKeyCntr: uint32(pa.bad_pkey_cntr), QKeyViolCntr: uint32(pa.qkey_viol_cntr),
+		SMSL: uint8(pa.sm_sl), PKeyTblLen: int(pa.pkey_tbl_len), GIDTblLen: int(pa.gid_tbl_len),
+		SubnetTimeout: uint8(pa.subnet_timeout), InitTypeReply: uint8(pa.init_type_reply),
+		ActiveWidth: uint8(pa.active_width), ActiveSpeed: uint8(pa.active_speed), PhysState: uint8(pa.phys_state)}
 }
 
 // errnoOr is err, or the return code as an errno when errno was not set.

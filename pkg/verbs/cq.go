@@ -1,0 +1,225 @@
+package verbs
+
+import (
+	"fmt"
+	"sync"
+)
+
+// CompChannel is a completion event channel (struct ibv_comp_channel):
+// CQs made with it report, once asked with ReqNotify, that they have
+// completions, so a waiter can sleep instead of polling.
+type CompChannel struct {
+	ctx    *Context
+	h      handle
+	id     int
+	mu     sync.Mutex
+	cqs    map[handle]*CQ
+	closed bool
+}
+
+// CreateCompChannel makes a completion event channel.
+func (c *Context) CreateCompChannel() (*CompChannel, error) {
+	c.use("CreateCompChannel")
+	h, err := drv.createCompChannel(c.h)
+	if err != nil {
+		return nil, verbError("ibv_create_comp_channel", c.name, err)
+	}
+	return &CompChannel{ctx: c, h: h, id: c.adopt(), cqs: map[handle]*CQ{}}, nil
+}
+
+// String names the channel in messages.
+func (ch *CompChannel) String() string {
+	return fmt.Sprintf("%s completion channel %d", ch.ctx.name, ch.id)
+}
+
+func (ch *CompChannel) use(what string) {
+	ch.mu.Lock()
+	closed := ch.closed
+	ch.mu.Unlock()
+	if closed {
+		panic(fmt.Sprintf("verbs: %s on closed %s", what, ch))
+	}
+}
+
+// Wait blocks until one of the channel's CQs has an event, acknowledges
+// it and returns the CQ. Ask for the next event with ReqNotify, then poll
+// the CQ empty before waiting again.
+func (ch *CompChannel) Wait() (*CQ, error) {
+	ch.use("Wait")
+	h, err := drv.getCQEvent(ch.h)
+	if err != nil {
+		return nil, verbError("ibv_get_cq_event", ch.String(), err)
+	}
+	ch.mu.Lock()
+	cq := ch.cqs[h]
+	ch.mu.Unlock()
+	if cq == nil {
+		panic(fmt.Sprintf("verbs: %s reported an event for a CQ it does not know", ch))
+	}
+	drv.ackCQEvents(h, 1)
+	return cq, nil
+}
+
+// Close destroys the channel. Closing it twice, or while a CQ uses it,
+// panics.
+func (ch *CompChannel) Close() error {
+	ch.use("Close")
+	ch.mu.Lock()
+	n := len(ch.cqs)
+	ch.mu.Unlock()
+	if n > 0 {
+		panic(fmt.Sprintf("verbs: Close of %s with %d CQs still open", ch, n))
+	}
+	if err := drv.destroyCompChannel(ch.h); err != nil {
+		return verbError("ibv_destroy_comp_channel", ch.String(), err)
+	}
+	ch.mu.Lock()
+	ch.closed = true
+	ch.mu.Unlock()
+	ch.ctx.release()
+	return nil
+}
+
+// CQ is a completion queue (struct ibv_cq). One goroutine at a time may
+// poll it.
+type CQ struct {
+	ctx    *Context
+	ch     *CompChannel
+	h      handle
+	id     int
+	qps    int // QPs using it and not yet closed
+	closed bool
+}
+
+// CreateCQ makes a CQ with room for at least cqe completions, reporting
+// events on ch when ch is not nil.
+func (c *Context) CreateCQ(cqe int, ch *CompChannel) (*CQ, error) {
+	c.use("CreateCQ")
+	var chh handle
+	if ch != nil {
+		ch.use("CreateCQ")
+		chh = ch.h
+	}
+	if cqe <= 0 {
+		panic(fmt.Sprintf("verbs: CreateCQ(%d) on %s: want at least one entry", cqe, c.name))
+	}
+	h, err := drv.createCQ(c.h, cqe, chh)
+	if err != nil {
+		return nil, verbError("ibv_create_cq", fmt.Sprintf("%s (%d entries)", c.name, cqe), err)
+	}
+	cq := &CQ{ctx: c, ch: ch, h: h, id: c.adopt()}
+	if ch != nil {
+		ch.mu.Lock()
+		ch.cqs[h] = cq
+		ch.mu.Unlock()
+	}
+	return cq, nil
+}
+
+// String names the CQ in messages.
+func (cq *CQ) String() string { return fmt.Sprintf("%s CQ %d", cq.ctx.name, cq.id) }
+
+func (cq *CQ) use(what string) {
+	if cq.closed {
+		panic(fmt.Sprintf("verbs: %s on closed %s", what, cq))
+	}
+}
+
+// WCOpcode is what a work completion completed (enum ibv_wc_opcode).
+type WCOpcode uint32
+
+// Work completion opcodes.
+const (
+	WCSend            WCOpcode = 0
+	WCRDMAWrite       WCOpcode = 1
+	WCRDMARead        WCOpcode = 2
+	WCRecv            WCOpcode = 128
+	WCRecvRDMAWithImm WCOpcode = 129
+)
+
+// String names the opcode as verbs.h does, without the IBV_WC_ prefix.
+func (o WCOpcode) String() string {
+	switch o {
+	case WCSend:
+		return "SEND"
+	case WCRDMAWrite:
+		return "RDMA_WRITE"
+	case WCRDMARead:
+		return "RDMA_READ"
+	case WCRecv:
+		return "RECV"
+	case WCRecvRDMAWithImm:
+		return "RECV_RDMA_WITH_IMM"
+	}
+	return fmt.Sprintf("opcode %d", uint32(o))
+}
+
+// WorkCompletion is one entry a CQ returns (struct ibv_wc).
+type WorkCompletion struct {
+	ID        uint64 // the work request's ID
+	Status    WCStatus
+	Opcode    WCOpcode
+	VendorErr uint32
+	ByteLen   uint32 // bytes received (receive completions)
+	Imm       uint32 // immediate data in host order, when HasImm
+	HasImm    bool
+	QPNum     uint32
+	SrcQP     uint32
+}
+
+// Poll moves up to len(wc) completions into wc and returns how many. A
+// completion with an error status is returned like any other: its Err
+// says what failed.
+func (cq *CQ) Poll(wc []WorkCompletion) (int, error) {
+	cq.use("Poll")
+	if len(wc) == 0 {
+		return 0, nil
+	}
+	n, err := drv.pollCQ(cq.h, wc)
+	if err != nil {
+		return 0, verbError("ibv_poll_cq", cq.String(), err)
+	}
+	return n, nil
+}
+
+// Err is a CompletionError for a completion whose status is not success,
+// and nil otherwise. cq names the queue in the message.
+func (wc *WorkCompletion) Err(cq *CQ) error {
+	if wc.Status == WCSuccess {
+		return nil
+	}
+	return &CompletionError{Object: cq.String(), WC: *wc}
+}
+
+// ReqNotify asks for an event on the CQ's channel at the next completion
+// (only a solicited one when solicitedOnly). A CQ made without a channel
+// panics.
+func (cq *CQ) ReqNotify(solicitedOnly bool) error {
+	cq.use("ReqNotify")
+	if cq.ch == nil {
+		panic(fmt.Sprintf("verbs: ReqNotify on %s, which has no completion channel", cq))
+	}
+	if err := drv.reqNotifyCQ(cq.h, solicitedOnly); err != nil {
+		return verbError("ibv_req_notify_cq", cq.String(), err)
+	}
+	return nil
+}
+
+// Close destroys the CQ. Closing it twice, or while a QP uses it, panics.
+func (cq *CQ) Close() error {
+	cq.use("Close")
+	if cq.qps > 0 {
+		panic(fmt.Sprintf("verbs: Close of %s with %d QPs still using it", cq, cq.qps))
+	}
+	if err := drv.destroyCQ(cq.h); err != nil {
+		return verbError("ibv_destroy_cq", cq.String(), err)
+	}
+	cq.closed = true
+	if cq.ch != nil {
+		cq.ch.mu.Lock()
+		delete(cq.ch.cqs, cq.h)
+		cq.ch.mu.Unlock()
+	}
+	cq.ctx.release()
+	return nil
+}

@@ -1,0 +1,103 @@
+package verbs
+
+// handle is a driver's opaque reference to one libibverbs object (a
+// context, PD, MR, CQ, completion channel or QP). The cgo driver keeps its
+// C pointers in it; the tests' fake keeps its own records.
+type handle any
+
+// driver is every libibverbs call this package makes. The cgo build talks
+// to libibverbs; the noverbs build fails Open with ErrNoVerbs; tests
+// install a fake that can fail any call. The exported types above it keep
+// the state machine and the checks, so the fake exercises them.
+type driver interface {
+	// open opens the device called name ("" for the first one) and
+	// returns its context and name; a name libibverbs does not list is
+	// ErrDeviceNotFound.
+	open(name string) (ctx handle, dev string, err error)
+	closeDevice(ctx handle) error
+	queryPort(ctx handle, port int) (Port, error)
+	queryGID(ctx handle, port, index int) ([16]byte, error)
+
+	allocPD(ctx handle) (handle, error)
+	deallocPD(pd handle) error
+
+	// mmap and munmap hold the memory MRs register: never Go heap memory,
+	// which the garbage collector may move and C must not keep.
+	mmap(n int) ([]byte, error)
+	munmap(b []byte) error
+	regMR(pd handle, b []byte, access Access) (mr handle, lkey, rkey uint32, err error)
+	deregMR(mr handle) error
+
+	createCompChannel(ctx handle) (handle, error)
+	destroyCompChannel(ch handle) error
+	createCQ(ctx handle, cqe int, ch handle) (handle, error)
+	destroyCQ(cq handle) error
+	reqNotifyCQ(cq handle, solicitedOnly bool) error
+	// getCQEvent blocks until a CQ of ch has an event and returns it.
+	getCQEvent(ch handle) (cq handle, err error)
+	ackCQEvents(cq handle, n int)
+	pollCQ(cq handle, wc []WorkCompletion) (int, error)
+
+	createQP(pd handle, a qpCreate) (qp handle, num uint32, caps QPCaps, err error)
+	modifyQP(qp handle, m qpModify) error
+	destroyQP(qp handle) error
+	// postSend and postRecv get checked work requests, at most
+	// maxPostBatch at a time.
+	postSend(qp handle, wrs []sendWork) error
+	postRecv(qp handle, wrs []recvWork) error
+}
+
+// maxPostBatch is the most work requests one postSend or postRecv call
+// carries; longer lists go in several calls.
+const maxPostBatch = 64
+
+// qpCreate is what ibv_create_qp gets: an RC QP on two CQs.
+type qpCreate struct {
+	sendCQ, recvCQ handle
+	caps           QPCaps
+	signalAll      bool
+}
+
+// qpModify is one state transition with the attributes it sets
+// (ibv_modify_qp with the mask the transition needs).
+type qpModify struct {
+	to   QPState
+	init InitAttr
+	rtr  RTRAttr
+	rts  RTSAttr
+}
+
+// sendWork is a checked send work request with its local memory resolved
+// to an address and key.
+type sendWork struct {
+	id     uint64
+	op     Opcode
+	flags  sendFlags
+	addr   uint64
+	length uint32
+	lkey   uint32
+	raddr  uint64
+	rkey   uint32
+	imm    uint32
+}
+
+// recvWork is a checked receive work request.
+type recvWork struct {
+	id     uint64
+	addr   uint64
+	length uint32
+	lkey   uint32
+}
+
+// sendFlags are IBV_SEND_*.
+type sendFlags uint32
+
+const (
+	sendSignaled  sendFlags = 1 << 1
+	sendSolicited sendFlags = 1 << 2
+	sendInline    sendFlags = 1 << 3
+)
+
+// drv is the driver the package uses: the cgo or the noverbs one, chosen
+// by build tags; tests swap in a fake.
+var drv driver = defaultDriver()

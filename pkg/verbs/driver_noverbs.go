@@ -1,0 +1,38 @@
+//go:build !cgo || noverbs
+
+package verbs
+
+func defaultDriver() driver { return noDriver{} }
+
+// noDriver is the driver of a build without libibverbs: Open fails with
+// ErrNoVerbs, so nothing else is ever called.
+type noDriver struct{}
+
+func (noDriver) open(string) (handle, string, error) { return nil, "", ErrNoVerbs }
+
+func (noDriver) closeDevice(handle) error                    { return ErrNoVerbs }
+func (noDriver) queryPort(handle, int) (Port, error)         { return Port{}, ErrNoVerbs }
+func (noDriver) queryGID(handle, int, int) ([16]byte, error) { return [16]byte{}, ErrNoVerbs }
+func (noDriver) allocPD(handle) (handle, error)              { return nil, ErrNoVerbs }
+func (noDriver) deallocPD(handle) error                      { return ErrNoVerbs }
+func (noDriver) mmap(int) ([]byte, error)                    { return nil, ErrNoVerbs }
+func (noDriver) munmap([]byte) error                         { return ErrNoVerbs }
+func (noDriver) regMR(handle, []byte, Access) (handle, uint32, uint32, error) {
+	return nil, 0, 0, ErrNoVerbs
+}
+func (noDriver) deregMR(handle) error                         { return ErrNoVerbs }
+func (noDriver) createCompChannel(handle) (handle, error)     { return nil, ErrNoVerbs }
+func (noDriver) destroyCompChannel(handle) error              { return ErrNoVerbs }
+func (noDriver) createCQ(handle, int, handle) (handle, error) { return nil, ErrNoVerbs }
+func (noDriver) destroyCQ(handle) error                       { return ErrNoVerbs }
+func (noDriver) reqNotifyCQ(handle, bool) error               { return ErrNoVerbs }
+func (noDriver) getCQEvent(handle) (handle, error)            { return nil, ErrNoVerbs }
+func (noDriver) ackCQEvents(handle, int)                      {}
+func (noDriver) pollCQ(handle, []WorkCompletion) (int, error) { return 0, ErrNoVerbs }
+func (noDriver) modifyQP(handle, qpModify) error              { return ErrNoVerbs }
+func (noDriver) destroyQP(handle) error                       { return ErrNoVerbs }
+func (noDriver) postSend(handle, []sendWork) error            { return ErrNoVerbs }
+func (noDriver) postRecv(handle, []recvWork) error            { return ErrNoVerbs }
+func (noDriver) createQP(handle, qpCreate) (handle, uint32, QPCaps, error) {
+	return nil, 0, QPCaps{}, ErrNoVerbs
+}

@@ -1,0 +1,382 @@
+package verbs
+
+import (
+	"fmt"
+	"syscall"
+)
+
+// QPState is a queue pair's state (enum ibv_qp_state).
+type QPState int
+
+// QP states; a new QP is in QPStateReset and goes to INIT, RTR and RTS.
+const (
+	QPStateReset QPState = iota
+	QPStateInit
+	QPStateRTR
+	QPStateRTS
+	QPStateSQD
+	QPStateSQE
+	QPStateErr
+)
+
+// String names the state as the IBA does.
+func (s QPState) String() string {
+	names := []string{"RESET", "INIT", "RTR", "RTS", "SQD", "SQE", "ERR"}
+	if s >= 0 && int(s) < len(names) {
+		return names[s]
+	}
+	return fmt.Sprintf("state %d", int(s))
+}
+
+// MTU is a path MTU as verbs encodes it (enum ibv_mtu): 1 is 256 bytes,
+// 5 is 4096.
+type MTU int
+
+// Path MTUs.
+const (
+	MTU256  MTU = 1
+	MTU512  MTU = 2
+	MTU1024 MTU = 3
+	MTU2048 MTU = 4
+	MTU4096 MTU = 5
+)
+
+// Bytes is the MTU in bytes, or 0 for a value that is not an MTU.
+func (m MTU) Bytes() int {
+	if m < MTU256 || m > MTU4096 {
+		return 0
+	}
+	return 128 << m
+}
+
+// QPCaps are a QP's queue sizes: asked for at CreateQP, and what the
+// device granted (QP.Caps).
+type QPCaps struct {
+	MaxSendWR, MaxRecvWR   int
+	MaxSendSGE, MaxRecvSGE int
+	MaxInlineData          int
+}
+
+// QPConfig is what CreateQP needs: the CQs and the queue sizes.
+type QPConfig struct {
+	SendCQ, RecvCQ *CQ
+	Caps           QPCaps
+	// SignalAll makes every send work request complete with a CQ entry;
+	// without it only those with Signaled set do.
+	SignalAll bool
+}
+
+// InitAttr moves a QP from RESET to INIT.
+type InitAttr struct {
+	Port      int // the local port, from 1
+	PKeyIndex int
+	Access    Access // what the peer may do to this side's MRs
+}
+
+// GRH is the global route of an address vector: on RoCE every packet
+// carries one.
+type GRH struct {
+	DGID         [16]byte
+	SGIDIndex    int
+	HopLimit     uint8
+	TrafficClass uint8
+	FlowLabel    uint32
+}
+
+// RTRAttr moves a QP from INIT to RTR: where the peer is.
+type RTRAttr struct {
+	PathMTU         MTU
+	DestQPN         uint32 // the peer's QP number (24 bits)
+	RQPSN           uint32 // the peer's first PSN (24 bits)
+	DLID            uint16
+	SL              uint8
+	GRH             *GRH // nil: no global route (InfiniBand within a subnet)
+	MaxDestRdAtomic uint8
+	MinRNRTimer     uint8
+}
+
+// RTSAttr moves a QP from RTR to RTS: how this side sends.
+type RTSAttr struct {
+	SQPSN       uint32 // this side's first PSN (24 bits)
+	Timeout     uint8  // local ACK timeout, 4.096 us * 2^Timeout
+	RetryCnt    uint8
+	RNRRetry    uint8
+	MaxRdAtomic uint8
+}
+
+// QP is a reliable-connected queue pair (struct ibv_qp of type RC). One
+// goroutine at a time may post on it.
+type QP struct {
+	pd     *PD
+	cfg    QPConfig
+	h      handle
+	num    uint32
+	caps   QPCaps
+	state  QPState
+	port   int
+	closed bool
+	sends  []sendWork
+	recvs  []recvWork
+}
+
+// CreateQP makes an RC QP in state RESET. CQs that are nil or closed
+// panic.
+func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
+	pd.use("CreateQP")
+	if cfg.SendCQ == nil || cfg.RecvCQ == nil {
+		panic(fmt.Sprintf("verbs: CreateQP on %s without a send and a receive CQ", pd))
+	}
+	cfg.SendCQ.use("CreateQP")
+	cfg.RecvCQ.use("CreateQP")
+	h, num, caps, err := drv.createQP(pd.h, qpCreate{sendCQ: cfg.SendCQ.h, recvCQ: cfg.RecvCQ.h, caps: cfg.Caps, signalAll: cfg.SignalAll})
+	if err != nil {
+		return nil, verbError("ibv_create_qp", fmt.Sprintf("%s (RC, %d send and %d receive WRs)", pd, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR), err)
+	}
+	pd.children++
+	cfg.SendCQ.qps++
+	cfg.RecvCQ.qps++
+	return &QP{pd: pd, cfg: cfg, h: h, num: num, caps: caps}, nil
+}
+
+// String names the QP in messages.
+func (qp *QP) String() string { return fmt.Sprintf("%s QP %#x", qp.pd.ctx.name, qp.num) }
+
+// Num is the QP number the peer addresses.
+func (qp *QP) Num() uint32 { return qp.num }
+
+// Caps are the queue sizes the device granted.
+func (qp *QP) Caps() QPCaps { return qp.caps }
+
+// State is the state the QP was last moved to.
+func (qp *QP) State() QPState { return qp.state }
+
+func (qp *QP) use(what string) {
+	if qp.closed {
+		panic(fmt.Sprintf("verbs: %s on destroyed %s", what, qp))
+	}
+}
+
+// move checks that the QP is in state from and makes the transition to
+// m.to; a transition out of order is a bug in the caller and panics.
+func (qp *QP) move(from QPState, m qpModify) error {
+	what := fmt.Sprintf("modify to %s", m.to)
+	qp.use(what)
+	if qp.state != from {
+		panic(fmt.Sprintf("verbs: %s of %s in state %s: want %s first", what, qp, qp.state, from))
+	}
+	object := fmt.Sprintf("%s %s->%s", qp, from, m.to)
+	if err := checkModify(m); err != nil {
+		return verbError("ibv_modify_qp", object, err)
+	}
+	if err := drv.modifyQP(qp.h, m); err != nil {
+		return verbError("ibv_modify_qp", object, err)
+	}
+	qp.state = m.to
+	return nil
+}
+
+// checkModify rejects attribute values libibverbs would pass on to the
+// device unchecked: fields wider than the wire carries.
+func checkModify(m qpModify) error {
+	const psnMask = 1<<24 - 1
+	bad := func(format string, a ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{syscall.EINVAL}, a...)...)
+	}
+	switch m.to {
+	case QPStateInit:
+		if m.init.Port < 1 || m.init.Port > 255 {
+			return bad("port %d", m.init.Port)
+		}
+	case QPStateRTR:
+		r := m.rtr
+		switch {
+		case r.PathMTU.Bytes() == 0:
+			return bad("path MTU %d", int(r.PathMTU))
+		case r.DestQPN > psnMask:
+			return bad("destination QP number %#x is wider than 24 bits", r.DestQPN)
+		case r.RQPSN > psnMask:
+			return bad("receive PSN %#x is wider than 24 bits", r.RQPSN)
+		case r.SL > 15:
+			return bad("SL %d", r.SL)
+		case r.GRH != nil && (r.GRH.SGIDIndex < 0 || r.GRH.SGIDIndex > 255):
+			return bad("source GID index %d", r.GRH.SGIDIndex)
+		}
+	case QPStateRTS:
+		if m.rts.SQPSN > psnMask {
+			return bad("send PSN %#x is wider than 24 bits", m.rts.SQPSN)
+		}
+		if m.rts.Timeout > 31 || m.rts.RetryCnt > 7 || m.rts.RNRRetry > 7 {
+			return bad("timeout %d, retry count %d, RNR retry %d (want at most 31, 7, 7)", m.rts.Timeout, m.rts.RetryCnt, m.rts.RNRRetry)
+		}
+	}
+	return nil
+}
+
+// Init moves the QP from RESET to INIT.
+func (qp *QP) Init(a InitAttr) error {
+	if err := qp.move(QPStateReset, qpModify{to: QPStateInit, init: a}); err != nil {
+		return err
+	}
+	qp.port = a.Port
+	return nil
+}
+
+// ReadyToReceive moves the QP from INIT to RTR, connecting it to the peer.
+func (qp *QP) ReadyToReceive(a RTRAttr) error {
+	return qp.move(QPStateInit, qpModify{to: QPStateRTR, init: InitAttr{Port: qp.port}, rtr: a})
+}
+
+// ReadyToSend moves the QP from RTR to RTS.
+func (qp *QP) ReadyToSend(a RTSAttr) error {
+	return qp.move(QPStateRTR, qpModify{to: QPStateRTS, rts: a})
+}
+
+// Opcode is what a send work request does (enum ibv_wr_opcode).
+type Opcode uint32
+
+// Send opcodes.
+const (
+	OpRDMAWrite    Opcode = 0
+	OpRDMAWriteImm Opcode = 1
+	OpSend         Opcode = 2
+	OpSendImm      Opcode = 3
+	OpRDMARead     Opcode = 4
+)
+
+// String names the opcode as verbs.h does, without the IBV_WR_ prefix.
+func (o Opcode) String() string {
+	switch o {
+	case OpRDMAWrite:
+		return "RDMA_WRITE"
+	case OpRDMAWriteImm:
+		return "RDMA_WRITE_WITH_IMM"
+	case OpSend:
+		return "SEND"
+	case OpSendImm:
+		return "SEND_WITH_IMM"
+	case OpRDMARead:
+		return "RDMA_READ"
+	}
+	return fmt.Sprintf("opcode %d", uint32(o))
+}
+
+// SendWR is a send work request: bytes [Offset, Offset+Length) of MR go
+// to the peer, into its receive queue (SEND) or at RemoteAddr of the MR
+// whose key is RKey (RDMA WRITE).
+type SendWR struct {
+	ID         uint64
+	Op         Opcode
+	MR         *MR // nil for a request with no data
+	Offset     int
+	Length     int
+	RemoteAddr uint64
+	RKey       uint32
+	Imm        uint32 // immediate data (the _IMM opcodes), host order
+	Signaled   bool   // complete with a CQ entry (always, with SignalAll)
+	Solicited  bool
+	Inline     bool // copy the data at post time (at most Caps().MaxInlineData bytes)
+}
+
+// RecvWR is a receive work request: the next SEND from the peer lands in
+// bytes [Offset, Offset+Length) of MR.
+type RecvWR struct {
+	ID     uint64
+	MR     *MR
+	Offset int
+	Length int
+}
+
+// PostSend queues send work requests. The QP must be in RTS; posting on a
+// QP that is not connected or was destroyed, naming memory outside the MR,
+// or inlining more than the QP allows, panics. A full send queue is an
+// error wrapping ENOMEM.
+func (qp *QP) PostSend(wrs ...SendWR) error {
+	qp.use("PostSend")
+	if qp.state != QPStateRTS {
+		panic(fmt.Sprintf("verbs: PostSend on %s in state %s: connect it first (RTS)", qp, qp.state))
+	}
+	for len(wrs) > 0 {
+		n := min(len(wrs), maxPostBatch)
+		qp.sends = qp.sends[:0]
+		for i := range wrs[:n] {
+			qp.sends = append(qp.sends, qp.checkSend(&wrs[i]))
+		}
+		if err := drv.postSend(qp.h, qp.sends); err != nil {
+			return verbError("ibv_post_send", qp.String(), err)
+		}
+		wrs = wrs[n:]
+	}
+	return nil
+}
+
+func (qp *QP) checkSend(wr *SendWR) sendWork {
+	if wr.Op > OpRDMARead {
+		panic(fmt.Sprintf("verbs: PostSend on %s: unknown %s", qp, wr.Op))
+	}
+	w := sendWork{id: wr.ID, op: wr.Op, raddr: wr.RemoteAddr, rkey: wr.RKey, imm: wr.Imm, length: uint32(wr.Length)}
+	if wr.MR != nil {
+		if wr.MR.pd != qp.pd {
+			panic(fmt.Sprintf("verbs: PostSend on %s with %s of another PD", qp, wr.MR))
+		}
+		w.addr = wr.MR.span("PostSend", wr.Offset, wr.Length)
+		w.lkey = wr.MR.lkey
+	} else if wr.Length != 0 {
+		panic(fmt.Sprintf("verbs: PostSend on %s: %d bytes without an MR", qp, wr.Length))
+	}
+	if wr.Signaled || qp.cfg.SignalAll {
+		w.flags |= sendSignaled
+	}
+	if wr.Solicited {
+		w.flags |= sendSolicited
+	}
+	if wr.Inline {
+		if wr.Length > qp.caps.MaxInlineData {
+			panic(fmt.Sprintf("verbs: PostSend on %s: %d bytes inline, the QP takes %d", qp, wr.Length, qp.caps.MaxInlineData))
+		}
+		w.flags |= sendInline
+	}
+	return w
+}
+
+// PostRecv queues receive work requests. The QP must be in INIT or
+// later; posting on a QP in RESET or destroyed, or naming memory outside
+// the MR, panics. A full receive queue is an error wrapping ENOMEM.
+func (qp *QP) PostRecv(wrs ...RecvWR) error {
+	qp.use("PostRecv")
+	if qp.state == QPStateReset {
+		panic(fmt.Sprintf("verbs: PostRecv on %s in state RESET: Init it first", qp))
+	}
+	for len(wrs) > 0 {
+		n := min(len(wrs), maxPostBatch)
+		qp.recvs = qp.recvs[:0]
+		for i := range wrs[:n] {
+			wr := &wrs[i]
+			if wr.MR == nil {
+				panic(fmt.Sprintf("verbs: PostRecv on %s without an MR", qp))
+			}
+			if wr.MR.pd != qp.pd {
+				panic(fmt.Sprintf("verbs: PostRecv on %s with %s of another PD", qp, wr.MR))
+			}
+			addr := wr.MR.span("PostRecv", wr.Offset, wr.Length)
+			qp.recvs = append(qp.recvs, recvWork{id: wr.ID, addr: addr, length: uint32(wr.Length), lkey: wr.MR.lkey})
+		}
+		if err := drv.postRecv(qp.h, qp.recvs); err != nil {
+			return verbError("ibv_post_recv", qp.String(), err)
+		}
+		wrs = wrs[n:]
+	}
+	return nil
+}
+
+// Close destroys the QP. Closing it twice panics.
+func (qp *QP) Close() error {
+	qp.use("Close")
+	if err := drv.destroyQP(qp.h); err != nil {
+		return verbError("ibv_destroy_qp", qp.String(), err)
+	}
+	qp.closed = true
+	qp.pd.children--
+	qp.cfg.SendCQ.qps--
+	qp.cfg.RecvCQ.qps--
+	return nil
+}
