@@ -18,7 +18,7 @@ import (
 func init() {
 	register(Tool{
 		Name:    "ibtracert",
-		Summary: "trace the unicast route between two ports through the forwarding tables",
+		Summary: "trace the unicast or multicast route between two ports through the forwarding tables",
 		New:     func(f *Factory) *cobra.Command { return newIbtracertCmd(f, nil) },
 	})
 }
@@ -38,7 +38,11 @@ type ibtracertOptions struct {
 	// with the destination's LID as the destination.
 	Force bool
 	// PortsFile is --ports-file: pairs read from a file.
-	PortsFile  string
+	PortsFile string
+	// MLID is -m: trace the multicast route of this MLID instead (0:
+	// unicast).
+	MLID       int
+	mlidText   string
 	Transactor func() (*mad.Transactor, error)
 }
 
@@ -46,18 +50,31 @@ func newIbtracertCmd(f *Factory, runF func(*ibtracertOptions) error) *cobra.Comm
 	o := &ibtracertOptions{IO: f.IO}
 	c := &cobra.Command{
 		Use:   "ibtracert [options] <src-addr> <dest-addr>",
-		Short: "trace the unicast route between two ports through the forwarding tables",
+		Short: "trace the unicast or multicast route between two ports through the forwarding tables",
 		Long: `ibtracert follows the route from one port to another hop by hop, reading each
 switch's linear forwarding table, and prints every hop as infiniband-diags'
-ibtracert does. The addresses are LIDs or DR paths (from this port); with
---ports-file, pairs of them read from a file, one pair a line.`,
+ibtracert does. With -m, it follows the multicast forwarding tables of an
+MLID instead, breadth first from the source until it reaches the
+destination. The addresses are LIDs, GUIDs, GIDs or DR paths (from this
+port); with --ports-file, pairs of them read from a file, one pair a line.`,
 		Example: `  ibtracert 4 16         # the path between LIDs 4 and 16
   ibtracert -n 4 16      # GUIDs and ports only
-  ibtracert --ports-file pairs.txt`,
+  ibtracert --ports-file pairs.txt
+  ibtracert -m 0xc000 4 16   # the multicast route of MLID 0xc000 from 4 to 16`,
 		Args: argsRange(0, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.finish(c); err != nil {
 				return err
+			}
+			if c.Flags().Changed("mlid") {
+				n, err := parseUintArg(o.mlidText, 0xffff)
+				if err == nil && n < minMLID {
+					err = fmt.Errorf("a multicast LID is 0xc000 or larger")
+				}
+				if err != nil {
+					return usageErrorf("-m %s: %v", o.mlidText, err)
+				}
+				o.MLID = int(n)
 			}
 			if o.PortsFile == "" && len(args) != 2 {
 				return &UsageError{Err: fmt.Errorf("expected <src-addr> <dest-addr>, got %d argument(s)", len(args)), Syntax: true}
@@ -83,6 +100,7 @@ ibtracert does. The addresses are LIDs or DR paths (from this port); with
 	fl.BoolVarP(&o.Brief, "no_info", "n", false, "simple format")
 	fl.BoolVarP(&o.Force, "force", "f", false, "force")
 	fl.StringVar(&o.PortsFile, "ports-file", "", "port pairs file")
+	fl.StringVarP(&o.mlidText, "mlid", "m", "", "multicast trace of the mlid")
 	return c
 }
 
@@ -387,7 +405,7 @@ func (t *tracer) trace(pair [2]endport.Target) error {
 	if err != nil {
 		return err
 	}
-	_, dstLID, err := t.traceLID(pair[1])
+	dstPath, dstLID, err := t.traceLID(pair[1])
 	if err != nil {
 		return err
 	}
@@ -400,8 +418,20 @@ func (t *tracer) trace(pair [2]endport.Target) error {
 			return withContext(err, "finding a route to the source port")
 		}
 	}
-	_, err = t.findRoute(srcPath, dstLID, true)
-	return err
+	if t.o.MLID == 0 {
+		_, err = t.findRoute(srcPath, dstLID, true)
+		return err
+	}
+	dst, err := t.getNode(dstPath)
+	if err != nil {
+		return fmt.Errorf("can't reach the destination port %s: %w", dstPath, err)
+	}
+	end, err := t.mcastTrace(srcPath, t.o.MLID, dst.ni.PortGUID)
+	if err != nil {
+		return err
+	}
+	t.dumpMcast(end)
+	return nil
 }
 
 func ibtracertRun(o *ibtracertOptions) error {
@@ -431,7 +461,11 @@ func ibtracertRun(o *ibtracertOptions) error {
 			}
 			return err
 		}
-		traces = append(traces, map[string]any{"source": pair[0].String(), "destination": pair[1].String(), "hops": t.hops})
+		tr := map[string]any{"source": pair[0].String(), "destination": pair[1].String(), "hops": t.hops}
+		if o.MLID != 0 {
+			tr["mlid"] = o.MLID
+		}
+		traces = append(traces, tr)
 	}
 	if o.Common.JSON {
 		return writeJSONDocument(o.IO.Out, map[string]any{"traces": traces})

@@ -9,6 +9,7 @@
 //	go run ./scripts/simfab wait
 //	go run ./scripts/simfab diff --sim-host H-0002 -- ibstat
 //	go run ./scripts/simfab run --sim-host H-0002 -- perfquery
+//	go run ./scripts/simfab join ff12:601b:ffff::1 H-0001 H-0002   # prints the MLID
 //	go run ./scripts/simfab stop
 //	LD_PRELOAD="$(go run ./scripts/simfab preload)" SIM_HOST=H-0002 saquery
 //
@@ -30,6 +31,7 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 // Exit codes.
@@ -61,6 +63,7 @@ var commands = []command{
 	{"wait", "[-dir DIR] [-timeout D]", "wait for opensm's sweep after link changes and for every cabled port to be Active", runWait},
 	{"run", "[-dir DIR] [-sim-host NODE] -- TOOL [ARGS...]", "run an infiniband-diags tool under the shim (and the RMPP layer)", runRef},
 	{"diff", "[-dir DIR] [-sim-host NODE] [-ibtool BIN] -- TOOL [ARGS...]", "run TOOL and `ibtool TOOL` with the same arguments and diff their output", runDiff},
+	{"join", "[-dir DIR] [-leave] MGID NODE...", "make port 1 of each NODE a full member of multicast group MGID (SA MCMemberRecord Set; Delete with -leave) and print its MLID", runJoin},
 	{"preload", "", "print the LD_PRELOAD value for the infiniband-diags tools (the RMPP layer, then the shim)", runPreload},
 }
 
@@ -234,6 +237,42 @@ func runConsole(ctx context.Context, args []string, stdout, stderr io.Writer) (i
 	reply, err := f.Console(ctx, strings.Join(fs.Args(), " "))
 	fmt.Fprint(stdout, reply)
 	return exitOK, err
+}
+
+func runJoin(ctx context.Context, args []string, stdout, stderr io.Writer) (int, error) {
+	fs := flags("join", stderr)
+	dir := fs.String("dir", "", "fabric directory (default $"+envDir+")")
+	leave := fs.Bool("leave", false, "leave the group instead")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() < 2 {
+		return 0, fmt.Errorf("%w: want a multicast GID and at least one node", errUsage)
+	}
+	mgid, err := rdma.ParseGID(fs.Arg(0))
+	if err != nil {
+		return 0, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	f, err := attach(*dir)
+	if err != nil {
+		return 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	for _, node := range fs.Args()[1:] {
+		if *leave {
+			if err := f.LeaveMulticast(ctx, node, mgid); err != nil {
+				return 0, err
+			}
+			continue
+		}
+		mlid, err := f.JoinMulticast(ctx, node, mgid)
+		if err != nil {
+			return 0, err
+		}
+		fmt.Fprintf(stdout, "%s MLID 0x%x\n", node, mlid)
+	}
+	return exitOK, nil
 }
 
 func runWait(ctx context.Context, args []string, _, stderr io.Writer) (int, error) {
