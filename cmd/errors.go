@@ -72,10 +72,24 @@ func (e *InterruptedError) Error() string { return "interrupted: " + e.Err.Error
 // Unwrap returns the error the interrupted work returned.
 func (e *InterruptedError) Unwrap() error { return e.Err }
 
+// StatusError reports findings with the exit code the tool's script gives
+// them (ibcheckport's 255, ibchecknet's count of problems); its message is
+// a summary line.
+type StatusError struct {
+	Code    int
+	Summary string
+}
+
+func (e *StatusError) Error() string { return e.Summary }
+
 // ExitCode maps an error returned by a command to the process exit code.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
+	}
+	var status *StatusError
+	if errors.As(err, &status) {
+		return status.Code
 	}
 	var usage *UsageError
 	var findings *FindingsError
