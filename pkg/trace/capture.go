@@ -95,9 +95,7 @@ func ReadCapture(r io.Reader) (*CaptureReader, error) {
 		return c, nil
 	}
 	var h [24]byte
-	if _, err := io.ReadFull(br, h[:]); err != nil {
-		return nil, fmt.Errorf("pcap file header: %w", unexpected(err))
-	}
+	copy(h[:], head)
 	for _, o := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
 		switch o.Uint32(h[:]) {
 		case pcapMagicMicro:
@@ -108,6 +106,9 @@ func ReadCapture(r io.Reader) (*CaptureReader, error) {
 	}
 	if c.order == nil {
 		return nil, fmt.Errorf("not a pcap or pcapng file (magic %#08x)", binary.BigEndian.Uint32(h[:]))
+	}
+	if _, err := io.ReadFull(br, h[:]); err != nil {
+		return nil, fmt.Errorf("pcap file header: %w", unexpected(err))
 	}
 	c.link = LinkType(c.order.Uint32(h[20:]) & 0x0fffffff) // the top bits may carry FCS flags
 	return c, nil
@@ -127,7 +128,7 @@ func (c *CaptureReader) LinkType() LinkType {
 
 // Next returns the next frame, or io.EOF after the last. A file cut short
 // in the middle of a record is an io.ErrUnexpectedEOF; the frames before it
-// stay valid. The frame's Data is valid until the next call.
+// stay valid. Each frame has its own Data.
 func (c *CaptureReader) Next() (Frame, error) {
 	if c.ng {
 		return c.nextNG()
