@@ -80,7 +80,7 @@ unsolicited requests only to such a client.`,
 				if len(args) > 0 {
 					return usageErrorf("-S serves on the local port: no destination (%q)", args[0])
 				}
-				return pingServe(o.Common.context(), f, &o.Common, o.IO, classPing, o.OUI, func(mad.Header) []byte { return hostAndDomain() })
+				return pingServe(o.Common.context(), f, &o.Common, o.IO, classPing, o.OUI, false, func(mad.Header) []byte { return hostAndDomain() })
 			}
 			if len(args) == 0 {
 				return &UsageError{Err: errors.New("expected <dest lid|guid>"), Syntax: true}
@@ -131,24 +131,61 @@ func hostAndDomain() []byte {
 	return b
 }
 
-// pingServe answers Get requests of class with answer(request header) until ctx
-// ends: ibping -S and ibsysstat -S.
-func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, class mad.Class, oui uint32, answer func(h mad.Header) []byte) error {
-	agents := []umad.Agent{{Class: class, ClassVersion: 1, Methods: []mad.Method{mad.MethodGet}, OUI: [3]byte{byte(oui >> 16), byte(oui >> 8), byte(oui)}}}
-	tr, _, err := f.openServerTransport(o, agents)
+// serverRMPPTimeout is how long a server's RMPP window waits for its ACK
+// when -t does not say.
+const serverRMPPTimeout = time.Second
+
+// pingServe answers Get requests of class with answer(request header)
+// until ctx ends: ibping -S and ibsysstat -S. An answer longer than one
+// MAD goes with RMPP (rmpp must be set, as ibsysstat registers its class):
+// the kernel segments it, or over the simulator ibtool does.
+func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, class mad.Class, oui uint32, rmpp bool, answer func(h mad.Header) []byte) error {
+	agent := umad.Agent{Class: class, ClassVersion: 1, Methods: []mad.Method{mad.MethodGet}, OUI: [3]byte{byte(oui >> 16), byte(oui >> 8), byte(oui)}}
+	if rmpp {
+		agent.RMPPVersion = 1
+	}
+	tr, _, err := f.openServerTransport(o, []umad.Agent{agent})
 	if err != nil {
 		return err
 	}
 	defer tr.Close()
+	kernelRMPP := false
+	if r, ok := tr.(mad.RMPPReassembler); ok && r.ReassemblesRMPP() {
+		kernelRMPP = true
+	}
+	timeout := o.Timeout
+	if timeout == 0 {
+		timeout = serverRMPPTimeout
+	}
+	sends := mad.NewRMPPSends(tr, timeout)
+	warn := func(format string, a ...any) { fmt.Fprintf(io.ErrOut, "warning: "+format+"\n", a...) }
 	var p mad.Packet
 	for {
-		if err := tr.Recv(ctx, &p); err != nil {
-			if ctx.Err() != nil {
+		rctx, cancel := ctx, context.CancelFunc(func() {})
+		if next, ok := sends.Next(); ok {
+			rctx, cancel = context.WithDeadline(ctx, next)
+		}
+		err := tr.Recv(rctx, &p)
+		cancel()
+		if err != nil {
+			switch {
+			case ctx.Err() != nil:
 				return nil // stopped by a signal: a server's normal end
+			case rctx.Err() != nil: // an RMPP window's time ran out
+				for _, err := range sends.Expire(time.Now()) {
+					warn("%v", err)
+				}
+				continue
 			}
 			return err
 		}
 		if p.Status != 0 || len(p.MAD) < mad.Size {
+			continue
+		}
+		if taken, err := sends.Take(&p); taken {
+			if err != nil {
+				warn("answering LID %d: %v", p.Addr.LID, err)
+			}
 			continue
 		}
 		var h mad.Header
@@ -158,14 +195,29 @@ func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, 
 		if got := uint32(p.MAD[37])<<16 | uint32(p.MAD[38])<<8 | uint32(p.MAD[39]); got != oui {
 			continue
 		}
-		resp := mad.Packet{MAD: append([]byte(nil), p.MAD[:mad.Size]...), Addr: p.Addr}
-		resp.MAD[3] = byte(mad.MethodGetResp)
-		copy(resp.MAD[vendor2DataOff:], answer(h))
+		data := answer(h)
 		if o.Verbose > 0 {
-			fmt.Fprintf(io.ErrOut, "%s: answered %v from LID %d\n", class, h.Method, p.Addr.LID)
+			fmt.Fprintf(io.ErrOut, "%s: answered %v from LID %d (%d bytes)\n", class, h.Method, p.Addr.LID, len(data))
 		}
-		if err := tr.Send(&resp); err != nil {
-			fmt.Fprintf(io.ErrOut, "warning: answering LID %d: %v\n", p.Addr.LID, err)
+		if len(data) <= vendor2DataLen || !rmpp {
+			resp := mad.Packet{MAD: append([]byte(nil), p.MAD[:mad.Size]...), Addr: p.Addr}
+			resp.MAD[3] = byte(mad.MethodGetResp)
+			copy(resp.MAD[vendor2DataOff:], data[:min(len(data), vendor2DataLen)])
+			if err := tr.Send(&resp); err != nil {
+				warn("answering LID %d: %v", p.Addr.LID, err)
+			}
+			continue
+		}
+		msg := append(append([]byte(nil), p.MAD[:vendor2DataOff]...), data...)
+		msg[3] = byte(mad.MethodGetResp)
+		(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPActive, RespTime: 14}).MarshalTo(msg)
+		if kernelRMPP {
+			err = tr.Send(&mad.Packet{MAD: msg, Addr: p.Addr})
+		} else {
+			err = sends.Send(msg, vendor2DataOff, p.Addr)
+		}
+		if err != nil {
+			warn("answering LID %d: %v", p.Addr.LID, err)
 		}
 	}
 }

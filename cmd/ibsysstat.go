@@ -73,7 +73,7 @@ do and ends with a line saying how many it left out.`,
 				if len(args) > 0 {
 					return usageErrorf("-S serves on the local port: no destination (%q)", args[0])
 				}
-				return pingServe(o.Common.context(), f, &o.Common, o.IO, classSysstat, o.OUI, func(h mad.Header) []byte { return sysstatReply(h.AttrID) })
+				return pingServe(o.Common.context(), f, &o.Common, o.IO, classSysstat, o.OUI, true, func(h mad.Header) []byte { return sysstatReply(h.AttrID) })
 			}
 			if len(args) == 0 {
 				return &UsageError{Err: errors.New("expected <dest lid|guid>"), Syntax: true}
@@ -101,32 +101,47 @@ do and ends with a line saying how many it left out.`,
 	return c
 }
 
-// sysstatReply returns the data a server sends for attr.
+// sysstatReply returns the data a server sends for attr: one MAD's data
+// (216 bytes), or a CPU list longer than that whole, with its NUL, to go
+// with RMPP as infiniband-diags' server sends it.
 func sysstatReply(attr mad.AttrID) []byte {
-	b := make([]byte, vendor2DataLen)
 	switch attr {
 	case sysstatHost:
-		copy(b, hostAndDomain())
+		return hostAndDomain()
 	case sysstatCPU:
-		copy(b[:vendor2DataLen-1], cpuInfo(vendor2DataLen-1))
+		list := append(cpuInfo("/proc/cpuinfo"), 0)
+		if len(list) > vendor2DataLen {
+			return list
+		}
+		b := make([]byte, vendor2DataLen)
+		copy(b, list)
+		return b
 	}
-	return b
+	return make([]byte, vendor2DataLen)
 }
 
-// cpuInfo lists the processors from /proc/cpuinfo as ibsysstat does,
-// "cpu N: model M MHZ F" a line, in at most size bytes.
-func cpuInfo(size int) []byte {
-	f, err := os.Open("/proc/cpuinfo")
+// maxCPUs is how many processors ibsysstat's server lists at most, as
+// infiniband-diags' MAX_CPUS.
+const maxCPUs = 256
+
+// cpuInfo lists the processors of a /proc/cpuinfo file as ibsysstat does,
+// "cpu N: model M MHZ F" a line, M and F as the file has them after the
+// colon, "(null)" when missing.
+func cpuInfo(path string) []byte {
+	f, err := os.Open(path)
 	if err != nil {
 		return []byte("couldn't open /proc/cpuinfo\n")
 	}
 	defer f.Close()
-	type cpu struct{ model, mhz string }
+	type cpu struct{ model, mhz *string }
 	var cpus []cpu
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "processor\t") {
+			if len(cpus) == maxCPUs {
+				break
+			}
 			cpus = append(cpus, cpu{})
 			continue
 		}
@@ -136,22 +151,20 @@ func cpuInfo(size int) []byte {
 		}
 		switch {
 		case strings.HasPrefix(line, "model name\t"):
-			cpus[len(cpus)-1].model = val
+			cpus[len(cpus)-1].model = &val
 		case strings.HasPrefix(line, "cpu MHz\t"):
-			cpus[len(cpus)-1].mhz = val
+			cpus[len(cpus)-1].mhz = &val
 		}
+	}
+	orNull := func(s *string) string {
+		if s == nil {
+			return "(null)"
+		}
+		return *s
 	}
 	var b []byte
 	for i, c := range cpus {
-		line := fmt.Appendf(nil, "cpu %d: model %s MHZ %s\n", i, c.model, c.mhz)
-		note := fmt.Appendf(nil, "(%d more CPUs: one MAD holds no more)\n", len(cpus)-i)
-		if len(b)+len(line) > size || (i < len(cpus)-1 && len(b)+len(line)+len(note) > size) {
-			if len(b)+len(note) <= size {
-				b = append(b, note...)
-			}
-			break
-		}
-		b = append(b, line...)
+		b = fmt.Appendf(b, "cpu %d: model %s MHZ %s\n", i, orNull(c.model), orNull(c.mhz))
 	}
 	return b
 }

@@ -155,9 +155,11 @@ func IsRMPPActive(c Class, m []byte) bool {
 	return c.HasRMPP() && len(m) >= rmppDataStart && RMPPFlags(m[RMPPHeaderOffset+2])&RMPPActive != 0
 }
 
-// HasRMPP reports whether the class's MADs carry the RMPP header: the SA,
-// the only RMPP class ibtool talks to.
-func (c Class) HasRMPP() bool { return c == ClassSA }
+// HasRMPP reports whether the class's MADs carry the RMPP header and may
+// come in RMPP transfers, among the classes ibtool speaks: the SA and
+// vendor range 2 (ibsysstat's CPU list), as the kernel's
+// ib_is_mad_class_rmpp.
+func (c Class) HasRMPP() bool { return c == ClassSA || c.IsVendorRange2() }
 
 // RMPPError reports an RMPP transfer that did not complete: the sender
 // stopped or aborted it, or its segments broke the protocol and the

@@ -44,3 +44,59 @@ func FuzzRMPPReceiver(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRMPPSender feeds a sender of an n-segment message arbitrary answers
+// (the input cut in Size-byte pieces; an empty piece is a timeout) and
+// checks it never panics, never sends a segment beyond the message or the
+// window granted, and is done only when the last segment is acknowledged
+// or the transfer ended.
+func FuzzRMPPSender(f *testing.F) {
+	ack := func(seg, win uint32) []byte {
+		m := make([]byte, Size)
+		(&RMPPHeader{Version: 1, Type: RMPPTypeAck, Flags: RMPPActive, SegmentNumber: seg, PayloadLength: win}).MarshalTo(m)
+		return m
+	}
+	f.Add(uint16(5*216), append(append(ack(1, 3), ack(3, 5)...), ack(5, 5)...))
+	f.Add(uint16(100), ack(1, 1))
+	f.Add(uint16(3000), append(ack(1, 64), make([]byte, 10)...))
+	f.Fuzz(func(t *testing.T, n uint16, in []byte) {
+		msg := make([]byte, 40+int(n))
+		(&RMPPHeader{Version: 1, Type: RMPPTypeData, Flags: RMPPActive}).MarshalTo(msg)
+		s, err := NewRMPPSender(msg, 40)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check := func(segs [][]byte) {
+			for _, m := range segs {
+				var h RMPPHeader
+				h.UnmarshalBinary(m)
+				if h.SegmentNumber < 1 || int(h.SegmentNumber) > s.Segments() || h.SegmentNumber > s.winLast {
+					t.Fatalf("sent segment %d of %d, window to %d", h.SegmentNumber, s.Segments(), s.winLast)
+				}
+			}
+		}
+		check(s.Start())
+		for len(in) > 0 && !s.Done() {
+			k := min(len(in), Size)
+			var segs [][]byte
+			var err error
+			if k < rmppDataStart {
+				segs, err = s.Timeout()
+			} else {
+				segs, err = s.Handle(in[:k])
+			}
+			in = in[k:]
+			var re *RMPPError
+			if err != nil && !errors.As(err, &re) {
+				t.Fatalf("error %T: %v", err, err)
+			}
+			if err != nil {
+				return
+			}
+			check(segs)
+		}
+		if s.Done() && int(s.lastAck) != s.Segments() {
+			t.Fatalf("done with %d of %d segments acknowledged", s.lastAck, s.Segments())
+		}
+	})
+}

@@ -1,4 +1,4 @@
-package ibsim
+package ibsim_test
 
 import (
 	"context"
@@ -9,8 +9,12 @@ import (
 
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
+
+// switch2GUID is Switch2's node GUID in the two-switch fabric.
+const switch2GUID rdma.GUID = 0x0000000000200001
 
 // TestIntegrationTransactor runs the transactor over ibsim on a fabric
 // opensm brought up: DR and LID-routed SMPs, a PMA query, MADs dropped by
@@ -18,11 +22,11 @@ import (
 func TestIntegrationTransactor(t *testing.T) {
 	f := simfabric.StartForTest(t, simfabric.Options{Net: simfabric.Net2sw2path4hca})
 	ctx := context.Background()
-	cfg, err := FromEnv(envOf(f.Env("Hca1")))
+	cfg, err := ibsim.FromEnv(envOf(f.Env("Hca1")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Dial(ctx, cfg)
+	c, err := ibsim.Dial(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,8 +42,8 @@ func TestIntegrationTransactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := nodeGUID(r); g != guidSwitch2 {
-		t.Errorf("DR NodeInfo of 0,1,3: GUID %v, want %v", g, guidSwitch2)
+	if g := nodeGUID(r); g != switch2GUID {
+		t.Errorf("DR NodeInfo of 0,1,3: GUID %v, want %v", g, switch2GUID)
 	}
 	r, err = get(mad.DRPath(0, 1, 3), mad.ClassSMI, 0x15, 0)
 	if err != nil {
@@ -50,8 +54,8 @@ func TestIntegrationTransactor(t *testing.T) {
 	if err != nil {
 		t.Fatalf("LID-routed NodeInfo to Switch2's LID %d: %v", lid, err)
 	}
-	if g := nodeGUID(r); g != guidSwitch2 {
-		t.Errorf("NodeInfo of LID %d: GUID %v, want %v", lid, g, guidSwitch2)
+	if g := nodeGUID(r); g != switch2GUID {
+		t.Errorf("NodeInfo of LID %d: GUID %v, want %v", lid, g, switch2GUID)
 	}
 	pc := make([]byte, 2)
 	pc[1] = 1 // PortSelect 1
@@ -74,7 +78,7 @@ func TestIntegrationTransactor(t *testing.T) {
 	if err := f.SetErrorRate(ctx, hca, 33, 0); err != nil {
 		t.Fatal(err)
 	}
-	c2, err := Dial(ctx, cfg) // a second client: a transport has one reader
+	c2, err := ibsim.Dial(ctx, cfg) // a second client: a transport has one reader
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 
 // RMPPResponder is a Handler side that answers requests the way an SA
 // sends long responses: in RMPP DATA segments, segment 1 first and then
-// window by window as the requester's ACKs grant, like the kernel's RMPP
-// sender (without its resend timer: a lost segment is recovered by the
-// requester resending the request).
+// window by window as the requester's ACKs grant, through mad.RMPPSender
+// (without its resend timer: a lost segment is recovered by the requester
+// resending the request).
 type RMPPResponder struct {
 	// Respond returns the whole response message to a request: the MAD
 	// header, RMPP and class headers (HdrLen bytes; the R bit, status and
@@ -32,9 +32,8 @@ type RMPPResponder struct {
 // rmppSend is one response being sent.
 type rmppSend struct {
 	addr  mad.Address
-	segs  [][]byte
-	sent  uint32 // segments sent so far
-	sends map[uint32]int
+	s     *mad.RMPPSender
+	sends map[uint32]int // how many times each segment went out
 }
 
 // Handle is the Handler: requests start a transfer, ACKs advance it.
@@ -50,34 +49,39 @@ func (r *RMPPResponder) Handle(req *mad.Packet) []mad.Packet {
 	if mad.IsRMPPActive(mad.Class(req.MAD[1]), req.MAD) {
 		r.acks = append(r.acks, h)
 		x := r.xfer[tid]
-		if x == nil || h.Type != mad.RMPPTypeAck {
-			delete(r.xfer, tid) // STOP or ABORT: the transfer ends
+		if x == nil {
 			return nil
 		}
-		if int(h.SegmentNumber) >= len(x.segs) {
-			delete(r.xfer, tid)
-			return nil
+		segs, err := x.s.Handle(req.MAD)
+		if err != nil || x.s.Done() {
+			delete(r.xfer, tid) // complete, or ended by STOP or ABORT
 		}
-		return r.sendUpTo(x, min(h.PayloadLength, uint32(len(x.segs))))
+		return r.send(x, segs)
 	}
 	msg := r.Respond(req)
 	if msg == nil {
 		return nil
 	}
-	x := &rmppSend{addr: req.Addr, segs: mad.RMPPSegments(msg, r.HdrLen), sends: map[uint32]int{}}
+	s, err := mad.NewRMPPSender(msg, r.HdrLen)
+	if err != nil {
+		panic(err) // the test's Respond built a bad message
+	}
+	x := &rmppSend{addr: req.Addr, s: s, sends: map[uint32]int{}}
 	if old := r.xfer[tid]; old != nil {
 		x.sends = old.sends // a resent request: keep counting each segment's sends
 	}
 	r.xfer[tid] = x
-	return r.sendUpTo(x, 1)
+	return r.send(x, s.Start())
 }
 
-// sendUpTo sends the segments after the last sent, through last.
-func (r *RMPPResponder) sendUpTo(x *rmppSend, last uint32) []mad.Packet {
+// send sends segments through Filter.
+func (r *RMPPResponder) send(x *rmppSend, segs [][]byte) []mad.Packet {
 	var out []mad.Packet
-	for ; x.sent < last; x.sent++ {
-		seg := x.sent + 1
-		p := mad.Packet{MAD: append([]byte(nil), x.segs[seg-1]...), Addr: x.addr}
+	for _, m := range segs {
+		var h mad.RMPPHeader
+		h.UnmarshalBinary(m)
+		seg := h.SegmentNumber
+		p := mad.Packet{MAD: append([]byte(nil), m...), Addr: x.addr}
 		if r.Filter != nil {
 			out = append(out, r.Filter(seg, x.sends[seg], p)...)
 		} else {
