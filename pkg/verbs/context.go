@@ -24,7 +24,8 @@ type Context struct {
 func Open(name string) (*Context, error) {
 	h, dev, err := drv.open(name)
 	if err != nil {
-		if errors.Is(err, ErrNoVerbs) || errors.Is(err, ErrDeviceNotFound) {
+		var ve *VerbError
+		if errors.Is(err, ErrNoVerbs) || errors.Is(err, ErrDeviceNotFound) || errors.As(err, &ve) {
 			return nil, err
 		}
 		if name == "" {

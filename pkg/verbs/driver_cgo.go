@@ -246,10 +246,11 @@ func (d *cDriver) open(name string) (handle, string, error) {
 	})
 	if err != nil {
 		var ve *VerbError
-		if errors.As(err, &ve) {
-			return nil, "", ve.Err
+		if errors.As(err, &ve) || errors.Is(err, ErrDeviceNotFound) {
+			return nil, "", err
 		}
-		return nil, "", err
+		// The list itself failed (no uverbs devices, no kernel support).
+		return nil, "", &VerbError{Verb: "ibv_get_device_list", Object: "RDMA devices", Err: errors.Unwrap(err)}
 	}
 	return ctx, dev, nil
 }
