@@ -1,0 +1,268 @@
+package cmd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/verbs"
+)
+
+func parseRdmaBw(t *testing.T, args []string) (*rdmaBwOptions, error) {
+	t.Helper()
+	var o *rdmaBwOptions
+	err := parseToolArgs(t, "rdma_bw", func(f *Factory) *cobra.Command {
+		return newRdmaBwCmd(f, func(opts *rdmaBwOptions) error { o = opts; return nil })
+	}, args)
+	return o, err
+}
+
+// bwDefaults are the options of a client with no flags.
+var bwDefaults = rdmaBwOptions{Server: "h", IBPort: 1, GIDIndex: -1, Size: 65536, Iters: 5000, TCPPort: 18515,
+	TxDepth: 128, CQMod: 1, Inline: 220, QPTimeout: 14}
+
+func TestRdmaBwArgs(t *testing.T) {
+	with := func(f func(o *rdmaBwOptions)) rdmaBwOptions { o := bwDefaults; f(&o); return o }
+	tests := []struct {
+		name    string
+		args    []string
+		want    rdmaBwOptions
+		wantErr string
+	}{
+		{"client defaults: one completion a message above 8 KiB", []string{"h"}, bwDefaults, ""},
+		{"server", nil, with(func(o *rdmaBwOptions) { o.Server, o.CQMod = "", 100 }), ""},
+		{"perftest's flags", []string{"-d", "rxe0", "-i", "2", "-x", "3", "-s", "4K", "-n", "50", "-b", "-p", "7000", "--report_gbits", "-F",
+			"-t", "64", "-Q", "10", "-m", "1024", "-I", "0", "-N", "-u", "20", "-S", "3", "--json", "h"},
+			with(func(o *rdmaBwOptions) {
+				o.Device, o.IBPort, o.GIDIndex, o.Size, o.Iters, o.Bidir, o.TCPPort, o.Gbits = "rxe0", 2, 3, 4096, 50, true, 7000, true
+				o.TxDepth, o.CQMod, o.MTU, o.Inline, o.NoPeak, o.QPTimeout, o.SL, o.JSON = 50, 10, 3, 0, true, 20, 3, true
+			}), ""},
+		{"tx depth no deeper than the iterations", []string{"-n", "20", "-s", "64", "h"}, with(func(o *rdmaBwOptions) { o.Iters, o.Size, o.TxDepth, o.CQMod = 20, 64, 20, 20 }), ""},
+		{"-Q kept above 8 KiB", []string{"-Q", "50", "h"}, with(func(o *rdmaBwOptions) { o.CQMod = 50 }), ""},
+		{"-a keeps -Q", []string{"-a", "h"}, with(func(o *rdmaBwOptions) { o.All, o.CQMod = true, 100 }), ""},
+		{"duration", []string{"-D", "3", "-e", "h"}, with(func(o *rdmaBwOptions) { o.Duration, o.Events, o.CQMod = 3, true, 100 }), ""},
+		{"size in hex and M", []string{"-s", "0x2M", "h"}, with(func(o *rdmaBwOptions) { o.Size = 2 << 20 }), ""},
+		{"size 0", []string{"-s", "0"}, rdmaBwOptions{}, `invalid message size "0": want 1 to 2147483647 bytes (K and M suffixes allowed)`},
+		{"size too big", []string{"-s", "2048M"}, rdmaBwOptions{}, `invalid message size "2048M"`},
+		{"size not a number", []string{"-s", "lots"}, rdmaBwOptions{}, `invalid message size "lots"`},
+		{"too few iterations", []string{"-n", "4"}, rdmaBwOptions{}, "invalid -n iterations 4: want 5 to 100000000"},
+		{"bad MTU", []string{"-m", "1500"}, rdmaBwOptions{}, "invalid MTU 1500: want 256, 512, 1024, 2048 or 4096"},
+		{"bad port", []string{"-i", "0"}, rdmaBwOptions{}, "invalid -i port 0: want 1 to 255"},
+		{"bad CQ moderation", []string{"-Q", "2000"}, rdmaBwOptions{}, "invalid -Q CQ moderation 2000: want 1 to 1024"},
+		{"bad TCP port", []string{"-p", "70000"}, rdmaBwOptions{}, "invalid -p TCP port 70000: want 1 to 65535"},
+		{"duration and all sizes", []string{"-D", "2", "-a"}, rdmaBwOptions{}, "duration mode (-D) does not run all sizes (-a)"},
+		{"two hosts", []string{"a", "b"}, rdmaBwOptions{}, "expected at most 1 argument(s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseRdmaBw(t, tt.args)
+			if !checkParseErr(t, err, tt.wantErr) {
+				return
+			}
+			if diff := cmp.Diff(tt.want, *o, cmpopts.IgnoreUnexported(rdmaBwOptions{}), cmpopts.IgnoreFields(rdmaBwOptions{}, "IO")); diff != "" {
+				t.Errorf("unexpected options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRdmaBwDeviceErrors checks what the operator sees when the device
+// does not open.
+func TestRdmaBwDeviceErrors(t *testing.T) {
+	tests := []struct {
+		name     string
+		device   string
+		err      error
+		want     string
+		wantCode int
+	}{
+		{"no verbs", "", verbs.ErrNoVerbs, verbs.ErrNoVerbs.Error(), ExitFailure},
+		{"unknown device", "nosuch", fmt.Errorf("nosuch: %w", verbs.ErrDeviceNotFound), "IB device 'nosuch' wasn't found", ExitUsage},
+		{"no devices", "", fmt.Errorf("no RDMA devices found: %w", verbs.ErrDeviceNotFound), "no RDMA devices found: no such RDMA device", ExitFailure},
+		{"open fails", "rxe0", &verbs.VerbError{Verb: "ibv_open_device", Object: "rxe0", Err: errors.New("boom")}, "rxe0: ibv_open_device: boom", ExitFailure},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, _ := testFactory(nil)
+			o := &rdmaBwOptions{IO: f.IO, Device: tt.device, IBPort: 1, GIDIndex: -1,
+				open: func(string) (*verbs.Context, error) { return nil, tt.err }}
+			err := rdmaBwRun(o)
+			if diff := cmp.Diff(tt.want, fmt.Sprint(err)); diff != "" {
+				t.Errorf("unexpected error (-want +got):\n%s", diff)
+			}
+			if code := ExitCode(err); code != tt.wantCode {
+				t.Errorf("exit %d, want %d", code, tt.wantCode)
+			}
+		})
+	}
+}
+
+func TestBwReportLine(t *testing.T) {
+	tests := []struct {
+		name  string
+		st    bwStats
+		peer  *bwStats
+		gbits bool
+		want  string
+	}{
+		{"MB/sec", bwStats{Size: 65536, Iters: 5000, Elapsed: time.Second, PeakPerMsg: 100000}, nil, false,
+			" 65536      5000             625.00             312.50 \t\t   0.005000\n"},
+		{"Gb/sec", bwStats{Size: 65536, Iters: 5000, Elapsed: time.Second}, nil, true,
+			" 65536      5000             0.00               2.62   \t\t   0.005000\n"},
+		{"small Gb/sec in six decimals", bwStats{Size: 2, Iters: 1000, Elapsed: time.Second}, nil, true,
+			" 2          1000           0.000000            0.000016            0.001000\n"},
+		{"bidirectional adds the peer", bwStats{Size: 1 << 20, Iters: 100, Elapsed: time.Second}, &bwStats{Size: 1 << 20, Iters: 300, Elapsed: 2 * time.Second}, false,
+			" 1048576    100              0.00               250.00 \t\t   0.000250\n"},
+		{"nothing timed", bwStats{Size: 8, Iters: 0}, nil, false, " 8          0                0.00               0.00   \t\t   0.000000\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := string(appendResult(nil, tt.st.result(tt.peer, tt.gbits)))
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("unexpected line (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPeakPerMsg(t *testing.T) {
+	ms := time.Millisecond
+	// Four messages, completions signalled at 1 and 3: the first two took
+	// 10 ms each, the last two 2 ms each.
+	posted := []time.Duration{0, 1 * ms, 20 * ms, 21 * ms}
+	completed := []time.Duration{0, 20 * ms, 0, 24 * ms}
+	got := peakPerMsg(posted, completed, []int{1, 3})
+	if want := float64(24*ms-20*ms) / 2; got != want {
+		t.Errorf("peak %v ns a message, want %v", got, want)
+	}
+	if got := peakPerMsg(nil, nil, nil); got != 0 {
+		t.Errorf("peak of nothing %v", got)
+	}
+}
+
+func TestBwDestAndHex(t *testing.T) {
+	d := &bwDest{LID: 0, QPN: 0x11, PSN: 0xabcdef, RKey: 0x1234, Addr: 0x7f0000001000, GID: [16]byte{0: 254, 1: 128, 15: 7}}
+	got := string(appendDest(nil, "local", d, true))
+	want := " local address: LID 0000 QPN 0x0011 PSN 0xabcdef RKey 0x001234 VAddr 0x007f0000001000\n" +
+		" GID: 254:128:00:00:00:00:00:00:00:00:00:00:00:00:00:07\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected address lines (-want +got):\n%s", diff)
+	}
+	if got := string(appendDest(nil, "remote", d, false)); strings.Contains(got, "GID") {
+		t.Errorf("a GID line without a GID index: %q", got)
+	}
+}
+
+func TestBwPattern(t *testing.T) {
+	a, b := make([]byte, 1003), make([]byte, 1003)
+	fillPattern(a, 42)
+	fillPattern(b[:500], 42)
+	if !bytes.Equal(a[:500], b[:500]) {
+		t.Error("a shorter fill is not a prefix of a longer one")
+	}
+	if got := firstDiff(a[:500], b[:500]); got != -1 {
+		t.Errorf("firstDiff of equal bytes %d", got)
+	}
+	b[700] = a[700] ^ 1
+	fillPattern(b[:600], 42)
+	copy(b[600:700], a[600:700])
+	if got := firstDiff(a, b); got != 700 && a[701] == b[701] {
+		t.Errorf("firstDiff %d, want 700", got)
+	}
+	if got := firstDiff(a[:10], a[:5]); got != 5 {
+		t.Errorf("firstDiff past the shorter one %d, want 5", got)
+	}
+	fillPattern(b, 43)
+	if checksum(a) == checksum(b) {
+		t.Error("two seeds, one checksum")
+	}
+}
+
+// TestBwVerify checks the data errors both ways.
+func TestBwVerify(t *testing.T) {
+	s := &bwSession{}
+	p := bwParams{Seed: 1}
+	client := &rdmaBwOptions{Server: "h"}
+	err := bwVerify(client, p, s, 64, true, false, bwResultMsg{SentSum: "aaaaaaaaaaaaaaaaaaaa"}, bwResultMsg{}, bwCheckMsg{}, bwCheckMsg{RecvSum: "bbbbbbbbbbbbbbbbbbbb"})
+	want := "data check failed at size 64 (client to server): sent bytes with SHA-256 aaaaaaaaaaaaaaaa, bbbbbbbbbbbbbbbb arrived"
+	if diff := cmp.Diff(want, fmt.Sprint(err)); diff != "" {
+		t.Errorf("unexpected error (-want +got):\n%s", diff)
+	}
+	if ExitCode(err) != ExitFailure {
+		t.Errorf("exit %d, want 3", ExitCode(err))
+	}
+	if err := bwVerify(client, p, s, 64, true, false, bwResultMsg{SentSum: "x"}, bwResultMsg{}, bwCheckMsg{}, bwCheckMsg{RecvSum: "x"}); err != nil {
+		t.Errorf("equal checksums: %v", err)
+	}
+}
+
+// TestBwPeer runs the exchange over an in-memory connection.
+func TestBwPeer(t *testing.T) {
+	// A real TCP pair: both sides send before they read, which an
+	// unbuffered net.Pipe would deadlock.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer ln.Close()
+	a, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, server := newBwPeer(a, "server"), newBwPeer(b, "client")
+	done := make(chan error, 1)
+	go func() {
+		var got bwDest
+		err := server.exchange("dest", bwDest{QPN: 2}, &got)
+		if err == nil && got.QPN != 1 {
+			err = fmt.Errorf("server got %+v", got)
+		}
+		if err == nil {
+			err = server.send("go", bwGo{Size: 8})
+		}
+		done <- err
+	}()
+	var got bwDest
+	if err := client.exchange("dest", bwDest{QPN: 1}, &got); err != nil || got.QPN != 2 {
+		t.Fatalf("client got %+v, %v", got, err)
+	}
+	var r bwResultMsg
+	err = client.recv("result", &r)
+	if want := `the server sent "go" where this side expected "result": are both rdma_bw of the same version?`; fmt.Sprint(err) != want {
+		t.Errorf("out of step: %v", err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	err = client.recv("check", &r)
+	if want := "the server closed the connection while this side waited for its check"; fmt.Sprint(err) != want {
+		t.Errorf("closed: %v", err)
+	}
+}
+
+func TestBwParamsSizes(t *testing.T) {
+	if got := (bwParams{Size: 77}).sizes(); !cmp.Equal(got, []int{77}) {
+		t.Errorf("sizes %v", got)
+	}
+	got := (bwParams{All: true}).sizes()
+	if len(got) != 23 || got[0] != 2 || got[22] != 1<<23 {
+		t.Errorf("all sizes %v", got)
+	}
+	if err := checkBwParams(bwParams{Size: 0, TxDepth: 1, CQMod: 1, Iters: 5}); err == nil {
+		t.Error("size 0 from a client accepted")
+	}
+}

@@ -1,0 +1,127 @@
+package cmd
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+)
+
+// The out-of-band channel of rdma_bw: one TCP connection carrying one
+// JSON document a line, in a fixed order (each names its kind, so a side
+// that gets out of step says so instead of misreading):
+//
+//	client -> server  params     the test parameters; the server adopts them
+//	both              dest       QP number, PSN, LID, GID, rkey, buffer address, MTU
+//	both              ready      after moving the QP to RTS
+//	per message size:
+//	both              go         the receive buffer is cleared; start
+//	both              result     the sender's stats and the checksum of what it sent
+//	both              check      the checksum of what arrived
+//
+// It is rdma_bw's own: perftest's exchange is a fixed-width text message
+// and the two do not talk to each other.
+
+// bwParams are the test parameters the client sends.
+type bwParams struct {
+	Size     int    `json:"size"`
+	Iters    int    `json:"iterations"`
+	Duration int    `json:"duration"`
+	All      bool   `json:"allSizes"`
+	Bidir    bool   `json:"bidirectional"`
+	TxDepth  int    `json:"txDepth"`
+	CQMod    int    `json:"cqModeration"`
+	Inline   int    `json:"inline"`
+	NoPeak   bool   `json:"noPeak"`
+	Seed     uint64 `json:"seed"`
+}
+
+// bwDest is what a side tells its peer about its QP and buffer.
+type bwDest struct {
+	LID  uint16   `json:"lid"`
+	QPN  uint32   `json:"qpn"`
+	PSN  uint32   `json:"psn"`
+	GID  [16]byte `json:"gid"`
+	RKey uint32   `json:"rkey"`
+	Addr uint64   `json:"vaddr"`
+	MTU  int      `json:"mtu"` // enum ibv_mtu of the side's port
+}
+
+// bwResultMsg is a side's report after a size: its send stats (nil when
+// it did not send) and the checksum of the bytes it sent.
+type bwResultMsg struct {
+	Stats   *bwStats `json:"stats,omitempty"`
+	SentSum string   `json:"sentSum,omitempty"`
+}
+
+// bwCheckMsg is the checksum of the bytes that arrived at a side.
+type bwCheckMsg struct {
+	RecvSum string `json:"recvSum,omitempty"`
+}
+
+// bwGo starts one message size.
+type bwGo struct {
+	Size int `json:"size"`
+}
+
+// bwEnvelope carries one message and its kind.
+type bwEnvelope struct {
+	Kind string          `json:"kind"`
+	Body json.RawMessage `json:"body"`
+}
+
+// bwPeer is the TCP connection to the other side.
+type bwPeer struct {
+	conn net.Conn
+	r    *bufio.Reader
+	enc  *json.Encoder
+	role string // the peer's role, for messages: "server" or "client"
+}
+
+func newBwPeer(conn net.Conn, role string) *bwPeer {
+	return &bwPeer{conn: conn, r: bufio.NewReader(conn), enc: json.NewEncoder(conn), role: role}
+}
+
+// send writes one message of kind.
+func (p *bwPeer) send(kind string, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := p.enc.Encode(bwEnvelope{Kind: kind, Body: body}); err != nil {
+		return fmt.Errorf("sending %s to the %s: %w", kind, p.role, err)
+	}
+	return nil
+}
+
+// recv reads the next message, which must be of kind, into v.
+func (p *bwPeer) recv(kind string, v any) error {
+	line, err := p.r.ReadBytes('\n')
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return fmt.Errorf("the %s closed the connection while this side waited for its %s", p.role, kind)
+		}
+		return fmt.Errorf("waiting for the %s's %s: %w", p.role, kind, err)
+	}
+	var e bwEnvelope
+	if err := json.Unmarshal(line, &e); err != nil {
+		return fmt.Errorf("the %s's %s does not parse: %w", p.role, kind, err)
+	}
+	if e.Kind != kind {
+		return fmt.Errorf("the %s sent %q where this side expected %q: are both rdma_bw of the same version?", p.role, e.Kind, kind)
+	}
+	if err := json.Unmarshal(e.Body, v); err != nil {
+		return fmt.Errorf("the %s's %s does not parse: %w", p.role, kind, err)
+	}
+	return nil
+}
+
+// exchange sends mine and reads the peer's of the same kind.
+func (p *bwPeer) exchange(kind string, mine, theirs any) error {
+	if err := p.send(kind, mine); err != nil {
+		return err
+	}
+	return p.recv(kind, theirs)
+}
