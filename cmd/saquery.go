@@ -131,6 +131,8 @@ var saQueryTypes = []*saQueryType{
 	{"GUIDInfoRecord", "GIR", saAttrGUIDInfoRecord, "[[lid]/[block]]", (*saQuerier).guidInfoRecords},
 	{"SwitchInfoRecord", "SWIR", saAttrSwitchInfoRec, "[lid]", (*saQuerier).switchInfoRecords},
 	{"SMInfoRecord", "SMIR", saAttrSMInfoRecord, "[lid]", (*saQuerier).smInfoRecords},
+	// ibtool's own: infiniband-diags' saquery has no MultiPathRecord.
+	{"MultiPathRecord", "MPR", saAttrMultiPathRecord, "<sgid>[,<sgid>...] <dgid>[,<dgid>...]", (*saQuerier).multiPathRecords},
 }
 
 // findSAQuery returns the record type with the name or alias, compared
@@ -471,8 +473,10 @@ func saqueryRun(o *saqueryOptions) error {
 		q.text.names = names
 	}
 	if err := q.run(); err != nil {
-		q.flush()
-		return err
+		if !o.Common.JSON {
+			q.flush() // the text printed before the failure, as the C tool has
+		}
+		return err // no JSON document: its records would look complete
 	}
 	return q.flush()
 }
@@ -1118,6 +1122,73 @@ func (q *saQuerier) pathRecords(_ []string) error {
 		}
 	}
 	return dumpAll(q, saAttrPathRecord, s.mask, s.rec, decodePathRecord)
+}
+
+// mprGIDsOffset is where a MultiPathRecord's GIDs start, after its fixed
+// part (IBA 15.2.5.20); mprMaxGIDs is how many fit in one segment (the SA
+// header takes 56 bytes of the MAD). opensm takes at most 16.
+const (
+	mprGIDsOffset = 24
+	mprMaxGIDs    = (mad.Size - 56 - mprGIDsOffset) / 16
+)
+
+// multiPathRecords asks the SA for the paths between source and
+// destination GIDs in one SubnAdmGetMulti(MultiPathRecord), itself sent
+// with RMPP, and prints the PathRecords of the answer as -p prints them.
+// --numb_path and --reversible select as for PathRecords; any member of
+// the record as MEMBER=VALUE. An ibtool addition: infiniband-diags'
+// saquery has no MultiPathRecord.
+func (q *saQuerier) multiPathRecords(args []string) error {
+	if len(args) != 2 {
+		return usageErrorf("MultiPathRecord: want <sgid>[,<sgid>...] <dgid>[,<dgid>...], got %d argument(s)", len(args))
+	}
+	var gids []rdma.GID
+	var counts [2]int
+	for i, list := range args {
+		for _, g := range strings.Split(list, ",") {
+			gid, err := parseIPv6GID(g)
+			if err != nil {
+				return usageErrorf("MultiPathRecord: invalid GID %q: %v", g, err)
+			}
+			gids = append(gids, gid)
+			counts[i]++
+		}
+	}
+	if len(gids) > mprMaxGIDs {
+		return usageErrorf("MultiPathRecord: %d GIDs; at most %d", len(gids), mprMaxGIDs)
+	}
+	rec := make([]byte, mprGIDsOffset+16*len(gids))
+	rec[15], rec[16] = byte(counts[0]), byte(counts[1])
+	mask := uint64(1<<19 | 1<<20 | 1<<22) // SGIDCount, DGIDCount, SDGID
+	for i, g := range gids {
+		copy(rec[mprGIDsOffset+16*i:], g[:])
+	}
+	p := &q.o.p
+	if p.numbPath != -1 {
+		rec[5] |= byte(p.numbPath) & 0x7f
+		mask |= 1 << 6
+	}
+	if p.reversible != -1 {
+		rec[5] |= byte(p.reversible&1) << 7
+		mask |= 1 << 5
+	}
+	if len(q.o.Assigns) > 0 {
+		var fixed []byte
+		fixed, mask = q.o.applyAssigns(rec[:mprGIDsOffset], mask)
+		copy(rec, fixed)
+	}
+	res, err := q.x.QuerySA(q.ctx, &mad.SAQuery{Method: mad.MethodGetMulti, AttrID: saAttrMultiPathRecord,
+		Name: "MultiPathRecord", ComponentMask: mask, SMKey: q.o.SMKey, Record: rec})
+	if err != nil {
+		return err
+	}
+	if len(res.Records) > 0 && res.RecordLen < saRecordLen[saAttrPathRecord] {
+		return fmt.Errorf("SubnAdmGetMulti(MultiPathRecord): records of %d bytes, want PathRecords of %d", res.RecordLen, saRecordLen[saAttrPathRecord])
+	}
+	for _, r := range res.Records {
+		q.emit(decodePathRecord(r))
+	}
+	return nil
 }
 
 // mcMemberRecords builds the MCMemberRecord template from the options as

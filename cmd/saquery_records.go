@@ -30,6 +30,7 @@ const (
 	saAttrServiceRecord   mad.AttrID = 0x0031
 	saAttrPKeyTableRecord mad.AttrID = 0x0033
 	saAttrPathRecord      mad.AttrID = 0x0035
+	saAttrMultiPathRecord mad.AttrID = 0x003a
 	saAttrVLArbRecord     mad.AttrID = 0x0036
 	saAttrMCMemberRecord  mad.AttrID = 0x0038
 	saAttrInformInfoRec   mad.AttrID = 0x00f3

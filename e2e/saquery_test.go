@@ -205,3 +205,43 @@ func TestSaqueryFaults(t *testing.T) {
 		t.Error("no run of five recovered the whole table")
 	}
 }
+
+// TestSaqueryMultiPath asks opensm for MultiPathRecords with one
+// SubnAdmGetMulti, which ibtool sends in RMPP itself (infiniband-diags'
+// saquery has no MultiPathRecord): the PathRecords of the answer must be
+// the ones infiniband-diags' saquery --sgid-to-dgid gets for each pair, in
+// opensm's order (each source with each destination).
+func TestSaqueryMultiPath(t *testing.T) {
+	f := smallFabric(t)
+	ctx := context.Background()
+	t.Run("one pair", func(t *testing.T) {
+		sameOutput(t, f, "Hca1", func(b []byte) []byte { return b }, []string{"saquery", "--sgid-to-dgid", "fe80::10:1-fe80::10:4"}, []string{"saquery", "MPR", "fe80::10:1", "fe80::10:4"})
+	})
+	t.Run("two by two", func(t *testing.T) {
+		var want []byte
+		for _, pair := range []string{"fe80::10:1-fe80::10:4", "fe80::10:1-fe80::10:a", "fe80::10:7-fe80::10:4", "fe80::10:7-fe80::10:a"} {
+			out, errOut, exit, err := f.RunReference(ctx, "Hca1", "saquery", "--smkey", "1", "--sgid-to-dgid", pair)
+			if err != nil || exit != 0 {
+				t.Fatalf("saquery --sgid-to-dgid %s: exit %d, %v, %s", pair, exit, err, errOut)
+			}
+			want = append(want, out...)
+		}
+		got, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "saquery", "--smkey", "1", "MPR", "fe80::10:1,fe80::10:7", "fe80::10:4,fe80::10:a")
+		if err != nil || exit != 0 {
+			t.Fatalf("exit %d, %v, %s", exit, err, errOut)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("MultiPathRecords differ from the PathRecords (-want +got):\n%s", simfabric.Diff(want, got))
+		}
+		out, _, _, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "saquery", "--json", "--smkey", "1", "MPR", "fe80::10:1,fe80::10:7", "fe80::10:4,fe80::10:a")
+		var doc struct{ Records []json.RawMessage }
+		if err != nil || json.Unmarshal(out, &doc) != nil || len(doc.Records) != 4 {
+			t.Errorf("--json: %v, %d records, want 4:\n%s", err, len(doc.Records), out)
+		}
+	})
+	t.Run("errors", func(t *testing.T) {
+		ibtoolFails(t, f, "Hca1", 3, "SubnAdmGetMulti(MultiPathRecord) to Lid 1: MAD status 0x0500: ERR_REQ_INVALID_GID", "saquery", "MPR", "fe80::10:1", "fe80::10:99")
+		ibtoolFails(t, f, "Hca1", 2, "want <sgid>[,<sgid>...] <dgid>[,<dgid>...], got 1 argument(s)", "saquery", "MPR", "fe80::10:1")
+		ibtoolFails(t, f, "Hca1", 2, `invalid GID "fe80::zz"`, "saquery", "MPR", "fe80::10:1", "fe80::zz")
+	})
+}

@@ -96,13 +96,34 @@ func (r *Request) String() string {
 
 // encode writes the request with transaction ID tid into mad, which holds
 // Size bytes, and returns the class actually sent.
-func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
-	class := r.Class
-	if class == ClassSMI && r.Path.IsDR() {
-		class = ClassSMIDirect
+// class returns the class the request goes as: a directed-route SMP
+// for an SMP to a DR path.
+func (r *Request) class() (Class, error) {
+	if r.Class == ClassSMI && r.Path.IsDR() {
+		return ClassSMIDirect, nil
 	}
-	if class == ClassSMIDirect && !r.Path.IsDR() {
+	if r.Class == ClassSMIDirect && !r.Path.IsDR() {
 		return 0, fmt.Errorf("%v: a directed-route SMP needs a DR path, not %v", r, r.Path)
+	}
+	return r.Class, nil
+}
+
+// respAttr is the attribute the response carries: the request's, except
+// that a GetMulti of MultiPathRecords is answered with PathRecords (IBA
+// o15-0.2.7).
+func (r *Request) respAttr() AttrID {
+	if r.Method == MethodGetMulti && r.Class == ClassSA && r.AttrID == AttrMultiPathRecord {
+		return AttrPathRecord
+	}
+	return r.AttrID
+}
+
+// encode writes the request into mad (at least Size bytes; a GetMulti's
+// may be longer, for its data) and returns the class it goes as.
+func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
+	class, err := r.class()
+	if err != nil {
+		return 0, err
 	}
 	if err := r.Path.Validate(); err != nil {
 		return 0, err
@@ -114,10 +135,10 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(r.Data) > Size-off {
-		return 0, fmt.Errorf("%v: %d bytes of data; the class has room for %d", r, len(r.Data), Size-off)
+	if len(r.Data) > len(mad)-off {
+		return 0, fmt.Errorf("%v: %d bytes of data; the class has room for %d", r, len(r.Data), len(mad)-off)
 	}
-	clear(mad[:Size])
+	clear(mad)
 	version := r.ClassVersion
 	if version == 0 {
 		version = 1

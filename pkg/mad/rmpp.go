@@ -328,6 +328,10 @@ type rmppTransfer struct {
 	recv *rmppReceiver
 	last time.Time // when the last segment came
 	err  *RMPPError
+	// out sends the request itself in segments (a GetMulti), nil for a
+	// request of one MAD; addr is where they go.
+	out  *RMPPSender
+	addr Address
 }
 
 // reset starts the transfer over, for a resent request.
@@ -386,6 +390,38 @@ func (t *Transactor) takeSegment(x *rmppTransfer, p *Packet) *Packet {
 		return &Packet{MAD: msg, Addr: p.Addr}
 	}
 	return nil
+}
+
+// takeAck feeds an ACK (STOP, ABORT) of the request's own segments to its
+// sender and sends the segments the ACK lets go. It reports whether the
+// transfer failed, so the waiter should be woken.
+func (t *Transactor) takeAck(x *rmppTransfer, p *Packet) bool {
+	x.mu.Lock()
+	if x.out == nil {
+		x.mu.Unlock()
+		return false
+	}
+	segs, err := x.out.Handle(p.MAD)
+	var abort []byte
+	if e, ok := err.(*RMPPError); ok {
+		x.err = e
+		if e.Sent {
+			abort = RMPPAbort(x.out.segs[0], x.hdrLen, e.Status)
+		}
+	}
+	addr := x.addr
+	x.mu.Unlock()
+	if abort != nil {
+		segs = [][]byte{abort}
+	}
+	for _, m := range segs {
+		out := &Packet{MAD: m, Addr: addr}
+		if t.opts.Trace != nil {
+			t.opts.Trace(true, out)
+		}
+		t.tr.Send(out)
+	}
+	return err != nil
 }
 
 // sendRMPP answers segment p with an ACK or ABORT to where it came from.

@@ -75,7 +75,7 @@ func (t *Transactor) QuerySA(ctx context.Context, q *SAQuery) (*SAResult, error)
 	res := &SAResult{Response: r, RecordLen: int(binary.BigEndian.Uint16(r.MAD[saAttrOffsetOffset:])) * 8}
 	data := r.Data()
 	switch {
-	case r.Header.Method != MethodGetTableResp && r.Header.Method != MethodGetTraceTableResp:
+	case r.Header.Method != MethodGetTableResp && r.Header.Method != MethodGetTraceTableResp && r.Header.Method != MethodGetMultiResp:
 		res.Records = [][]byte{data}
 		if res.RecordLen == 0 {
 			res.RecordLen = len(data)

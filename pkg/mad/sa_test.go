@@ -1,10 +1,12 @@
 package mad_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -104,5 +106,66 @@ func TestPathSLs(t *testing.T) {
 	}
 	if m := reqs[1].MAD; binary.BigEndian.Uint64(m[48:])&(1<<2) == 0 || binary.BigEndian.Uint64(m[56+16:]) != 0x100004 {
 		t.Errorf("to one port: mask %#x, DGID GUID %#x", binary.BigEndian.Uint64(m[48:]), binary.BigEndian.Uint64(m[56+16:]))
+	}
+}
+
+// TestQuerySAGetMulti sends a SubnAdmGetMulti whose template takes three
+// RMPP segments: the responder acknowledges them, gets the whole request
+// and answers with PathRecords in RMPP, which the Transactor reassembles
+// (the answer's attribute is PathRecord, as IBA o15-0.2.7 has it).
+func TestQuerySAGetMulti(t *testing.T) {
+	req := bytes.Repeat([]byte{1, 2, 3, 4, 5}, 100) // 500 bytes: 3 segments of 200
+	var got []byte
+	var method mad.Method
+	want := records(300, 64)
+	resp := &madtest.RMPPResponder{HdrLen: 56, Respond: func(p *mad.Packet) []byte {
+		got, method = append([]byte(nil), p.MAD[56:]...), mad.Method(p.MAD[3])
+		m := madtest.SAResponse(p, mad.StatusOK, 64, want...)
+		binary.BigEndian.PutUint16(m[16:], uint16(mad.AttrPathRecord))
+		return m
+	}}
+	x := mad.NewTransactor(madtest.New(resp.Handle), mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1}, Timeout: time.Second})
+	defer x.Close()
+	res, err := x.QuerySA(context.Background(), &mad.SAQuery{Method: mad.MethodGetMulti, AttrID: mad.AttrMultiPathRecord,
+		Name: "MultiPathRecord", ComponentMask: 1<<19 | 1<<20, Record: req})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if method != mad.MethodGetMulti || !bytes.Equal(got, req) {
+		t.Errorf("the responder got %v with %d bytes, want GetMulti with the %d sent", method, len(got), len(req))
+	}
+	if len(res.Records) != len(want) {
+		t.Fatalf("%d records, want %d", len(res.Records), len(want))
+	}
+	for i := range want {
+		if !bytes.Equal(res.Records[i], want[i]) {
+			t.Fatalf("record %d: % x, want % x", i, res.Records[i][:8], want[i][:8])
+		}
+	}
+	if res.Response.Header.Method != mad.MethodGetMultiResp || res.Response.Header.AttrID != mad.AttrPathRecord {
+		t.Errorf("response %v(%#x), want GetMultiResp(PathRecord)", res.Response.Header.Method, uint16(res.Response.Header.AttrID))
+	}
+}
+
+// TestQuerySAGetMultiStopped checks that a receiver's STOP of the
+// request's segments ends the query with an RMPPError at once.
+func TestQuerySAGetMultiStopped(t *testing.T) {
+	tr := madtest.New(func(p *mad.Packet) []mad.Packet {
+		stop := make([]byte, mad.Size)
+		copy(stop, p.MAD[:56])
+		(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeStop, Flags: mad.RMPPActive, Status: mad.RMPPStatusResources}).MarshalTo(stop)
+		return []mad.Packet{{MAD: stop, Addr: p.Addr}}
+	})
+	x := mad.NewTransactor(tr, mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1}, Timeout: 5 * time.Second})
+	defer x.Close()
+	start := time.Now()
+	_, err := x.QuerySA(context.Background(), &mad.SAQuery{Method: mad.MethodGetMulti, AttrID: mad.AttrMultiPathRecord,
+		Name: "MultiPathRecord", Record: make([]byte, 300)})
+	var re *mad.RMPPError
+	if !errors.As(err, &re) || re.Type != mad.RMPPTypeStop || re.Status != mad.RMPPStatusResources {
+		t.Fatalf("error %v, want the receiver's STOP", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("took %v: the STOP should end the query, not the timeout", d)
 	}
 }

@@ -144,7 +144,14 @@ func (t *Transactor) read(ctx context.Context) {
 		w := t.waiters[uint32(h.TID)]
 		x := t.rmpp[uint32(h.TID)]
 		t.mu.Unlock()
-		if x != nil && p.Status == 0 && h.Method.IsResponse() && IsRMPPActive(h.MgmtClass, p.MAD) {
+		if p.Status == 0 && IsRMPPActive(h.MgmtClass, p.MAD) && !h.Method.IsResponse() {
+			// The receiver's ACK (STOP, ABORT) of a request's own
+			// segments: it moves the sender on; only a failure wakes the
+			// waiter.
+			if x == nil || RMPPType(p.MAD[RMPPHeaderOffset+1]) == RMPPTypeData || !t.takeAck(x, p) {
+				continue
+			}
+		} else if x != nil && p.Status == 0 && IsRMPPActive(h.MgmtClass, p.MAD) {
 			if p = t.takeSegment(x, p); p == nil {
 				continue // a segment of a message not yet whole
 			}
@@ -177,18 +184,30 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 	if r.Timeout > 0 {
 		timeout = r.Timeout
 	}
-	out := &Packet{MAD: make([]byte, Size), Timeout: timeout}
-	class, err := r.encode(out.MAD, uint64(tid))
+	class, err := r.class()
 	if err != nil {
 		return nil, err
+	}
+	// A GetMulti goes in RMPP segments itself, its data as long as it is.
+	rmppReq := r.Method == MethodGetMulti && class.HasRMPP()
+	size := Size
+	hdr, _ := dataOffset(class)
+	if rmppReq {
+		size = max(Size, hdr+len(r.Data))
+	}
+	out := &Packet{MAD: make([]byte, size), Timeout: timeout}
+	if _, err = r.encode(out.MAD, uint64(tid)); err != nil {
+		return nil, err
+	}
+	if rmppReq {
+		(&RMPPHeader{Version: rmppVersion, Type: RMPPTypeData, Flags: RMPPActive, RespTime: rmppRespTimeDefault}).MarshalTo(out.MAD)
 	}
 	out.Addr = r.Path.address(class)
 
 	w := make(chan *Packet, 1)
 	var x *rmppTransfer
 	if t.userRMPP && class.HasRMPP() {
-		hdr, _ := dataOffset(class)
-		x = &rmppTransfer{hdrLen: hdr, sl: out.Addr.SL, pkey: out.Addr.PKeyIndex}
+		x = &rmppTransfer{hdrLen: hdr, sl: out.Addr.SL, pkey: out.Addr.PKeyIndex, addr: out.Addr}
 		x.reset()
 	}
 	t.mu.Lock()
@@ -213,10 +232,7 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for try := 1; ; try++ {
-		if t.opts.Trace != nil {
-			t.opts.Trace(true, out)
-		}
-		if err := t.tr.Send(out); err != nil {
+		if err := t.sendRequest(out, x, rmppReq); err != nil {
 			return nil, fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
 		}
 		timer.Reset(timeout + t.opts.Grace)
@@ -240,6 +256,32 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 			return nil, &TimeoutError{Request: r.String(), To: r.Path.String(), Tries: try, Elapsed: time.Since(start)}
 		}
 	}
+}
+
+// sendRequest sends a try of a request: one MAD, or a GetMulti's first
+// RMPP window when this end runs RMPP (the kernel segments it otherwise).
+func (t *Transactor) sendRequest(out *Packet, x *rmppTransfer, rmppReq bool) error {
+	segs := [][]byte{out.MAD}
+	if rmppReq && x != nil {
+		s, err := NewRMPPSender(out.MAD, x.hdrLen)
+		if err != nil {
+			return err
+		}
+		x.mu.Lock()
+		x.out = s
+		segs = s.Start()
+		x.mu.Unlock()
+	}
+	for _, m := range segs {
+		p := &Packet{MAD: m, Addr: out.Addr, Timeout: out.Timeout}
+		if t.opts.Trace != nil {
+			t.opts.Trace(true, p)
+		}
+		if err := t.tr.Send(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // waitMessage is wait, except that while the segments of an RMPP response
@@ -278,7 +320,7 @@ func (t *Transactor) wait(ctx context.Context, w chan *Packet, timer *time.Timer
 			}
 			var h Header
 			h.UnmarshalBinary(p.MAD)
-			if p.Status == 0 && !h.Method.IsResponse() {
+			if p.Status == 0 && !h.Method.IsResponse() && !IsRMPPActive(h.MgmtClass, p.MAD) {
 				continue // our own request looped back; not an answer
 			}
 			return p, nil
@@ -306,8 +348,8 @@ func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*R
 	switch {
 	case h.MgmtClass != class:
 		return nil, bad("class %v, want %v", h.MgmtClass, class)
-	case h.AttrID != r.AttrID:
-		return nil, bad("attribute %#04x, want %#04x", uint16(h.AttrID), uint16(r.AttrID))
+	case h.AttrID != r.respAttr():
+		return nil, bad("attribute %#04x, want %#04x", uint16(h.AttrID), uint16(r.respAttr()))
 	}
 	end := len(p.MAD)
 	if class.IsSMP() {

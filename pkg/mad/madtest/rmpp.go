@@ -11,7 +11,8 @@ import (
 // sends long responses: in RMPP DATA segments, segment 1 first and then
 // window by window as the requester's ACKs grant, through mad.RMPPSender
 // (without its resend timer: a lost segment is recovered by the requester
-// resending the request).
+// resending the request). A request that itself comes in RMPP segments (a
+// GetMulti) has each segment acknowledged and is answered once whole.
 type RMPPResponder struct {
 	// Respond returns the whole response message to a request: the MAD
 	// header, RMPP and class headers (HdrLen bytes; the R bit, status and
@@ -27,6 +28,7 @@ type RMPPResponder struct {
 	mu   sync.Mutex
 	xfer map[uint64]*rmppSend
 	acks []mad.RMPPHeader
+	reqs map[uint64][]byte // RMPP requests being received, by TID
 }
 
 // rmppSend is one response being sent.
@@ -46,6 +48,17 @@ func (r *RMPPResponder) Handle(req *mad.Packet) []mad.Packet {
 	tid := TID(req)
 	var h mad.RMPPHeader
 	h.UnmarshalBinary(req.MAD)
+	if mad.IsRMPPActive(mad.Class(req.MAD[1]), req.MAD) && h.Type == mad.RMPPTypeData && req.MAD[3]&byte(mad.ResponseBit) == 0 {
+		// A segment of a request sent with RMPP (a GetMulti): keep it,
+		// acknowledge it, and answer the whole request after its last.
+		whole, ack := r.takeRequestSegment(req, h)
+		out := []mad.Packet{{MAD: ack, Addr: req.Addr}}
+		if whole == nil {
+			return out
+		}
+		req = &mad.Packet{MAD: whole, Addr: req.Addr}
+		return append(out, r.respond(tid, req)...)
+	}
 	if mad.IsRMPPActive(mad.Class(req.MAD[1]), req.MAD) {
 		r.acks = append(r.acks, h)
 		x := r.xfer[tid]
@@ -58,6 +71,38 @@ func (r *RMPPResponder) Handle(req *mad.Packet) []mad.Packet {
 		}
 		return r.send(x, segs)
 	}
+	return r.respond(tid, req)
+}
+
+// takeRequestSegment adds one DATA segment of an RMPP request (in order;
+// the Transactor sends them so) and returns the ACK to send, and the
+// whole request after its last segment.
+func (r *RMPPResponder) takeRequestSegment(req *mad.Packet, h mad.RMPPHeader) (whole, ack []byte) {
+	if r.reqs == nil {
+		r.reqs = make(map[uint64][]byte)
+	}
+	tid := TID(req)
+	per := mad.Size - r.HdrLen
+	if h.SegmentNumber == 1 {
+		r.reqs[tid] = append([]byte(nil), req.MAD[:r.HdrLen]...)
+	}
+	r.reqs[tid] = append(r.reqs[tid], req.MAD[r.HdrLen:mad.Size]...)
+	ack = make([]byte, mad.Size)
+	copy(ack, req.MAD[:r.HdrLen])
+	win := h.SegmentNumber + 8
+	last := h.Flags&mad.RMPPLast != 0
+	if last {
+		win = h.SegmentNumber
+		n := int(h.PayloadLength) - (r.HdrLen - mad.RMPPHeaderOffset - mad.RMPPHeaderLen)
+		whole = r.reqs[tid][:len(r.reqs[tid])-per+n]
+		delete(r.reqs, tid)
+	}
+	(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeAck, Flags: mad.RMPPActive, SegmentNumber: h.SegmentNumber, PayloadLength: win}).MarshalTo(ack)
+	return whole, ack
+}
+
+// respond starts the RMPP transfer of the answer to a whole request.
+func (r *RMPPResponder) respond(tid uint64, req *mad.Packet) []mad.Packet {
 	msg := r.Respond(req)
 	if msg == nil {
 		return nil
