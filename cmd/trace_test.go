@@ -215,3 +215,36 @@ func TestTraceBadFiles(t *testing.T) {
 		t.Errorf("a cut capture: %v, stderr %q, stdout:\n%s", err, errOut, out)
 	}
 }
+
+// TestTraceMAD: a MAD on QP0 is one message, its header on the line and,
+// with -v, its attribute field by field as decode_mad prints it.
+func TestTraceMAD(t *testing.T) {
+	m := make([]byte, 256)
+	m[0], m[1], m[2], m[3] = 1, 0x01, 1, 0x81 // SMI GetResp
+	m[17] = 0x11                              // NodeInfo
+	m[64], m[65] = 1, 1                       // BaseVersion, ClassVersion
+	p := &trace.Packet{Encap: trace.EncapIB, Src: trace.LIDAddr(1), Dst: trace.LIDAddr(2), LRH: &trace.LRH{SLID: 1, DLID: 2},
+		BTH:        trace.BTH{Opcode: trace.Opcode(trace.TransportUD)<<5 | trace.Opcode(trace.OpSendOnly), PKey: 0xffff, PSN: 7},
+		ExtHeaders: trace.ExtHeaders{DETH: &trace.DETH{SrcQP: 0}}, Payload: m}
+	b, err := trace.Encode(p, trace.EncodeOptions{Link: trace.LinkERF})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	w, _ := trace.NewPcapWriter(&buf, trace.LinkERF)
+	w.WriteFrame(time.Unix(1, 0), b, 0)
+	path := filepath.Join(t.TempDir(), "mad.pcap")
+	os.WriteFile(path, buf.Bytes(), 0o644)
+	got, err := runTrace(t, &traceOptions{File: path, Verbose: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"#1 frame 1 UD LID 1 > LID 2 QP 0x000000 (from QP 0x000000) SEND PSN 0x000007 (1 packets) length 256 MAD SMI GetResp attr 0x0011",
+		"    # NodeInfo\n", "    BaseVers:",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
