@@ -163,6 +163,19 @@ const (
 	AckNAK      AckKind = 3
 )
 
+// String returns "ACK", "RNR NAK", "NAK" or "reserved".
+func (k AckKind) String() string {
+	switch k {
+	case AckACK:
+		return "ACK"
+	case AckRNRNAK:
+		return "RNR NAK"
+	case AckNAK:
+		return "NAK"
+	}
+	return "reserved"
+}
+
 // Kind returns the syndrome's kind: ACK, RNR NAK or NAK.
 func (a AETH) Kind() AckKind { return AckKind(a.Syndrome >> 5) }
 

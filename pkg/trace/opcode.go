@@ -78,9 +78,6 @@ const (
 	OpSendOnlyInvalidate Operation = 0x17
 	OpFlush              Operation = 0x1c
 	OpAtomicWrite        Operation = 0x1d
-	opCNP                Operation = 0x01 // with TransportCNP: 0x81
-	opUDSendOnly                   = OpSendOnly
-	opUDSendOnlyImm                = OpSendOnlyImm
 )
 
 var operationNames = map[Operation]string{
@@ -311,3 +308,11 @@ const (
 	MsgAtomicWrite MessageOp = "ATOMIC WRITE"
 	MsgResync      MessageOp = "RESYNC"
 )
+
+// String names the operation as IBA table 35 does: "RDMA WRITE First".
+func (op Operation) String() string {
+	if s, ok := operationNames[op]; ok {
+		return s
+	}
+	return fmt.Sprintf("operation %#02x", uint8(op))
+}

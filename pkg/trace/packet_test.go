@@ -214,3 +214,15 @@ func TestDecodeMAD(t *testing.T) {
 		t.Error("a 100-byte datagram to QP1 decoded without an error")
 	}
 }
+
+func TestNames(t *testing.T) {
+	got := []string{Opcode(0x06).String(), Opcode(0x64).String(), OpcodeCNP.String(), Opcode(0x1e).String(),
+		Opcode(0xaa).String(), OpReadRequest.String(), Operation(0x1f).String(), AETH{Syndrome: 0x60}.String(),
+		AETH{Syndrome: 0x2e}.String(), AETH{Syndrome: 0x05}.Kind().String(), LinkLinuxSLL2.String(), EncapRoCEv1.String()}
+	want := []string{"RC RDMA WRITE First", "UD SEND Only", "CNP", "RC opcode 0x1e", "XRC RDMA WRITE Only",
+		"RDMA READ Request", "operation 0x1f", "NAK (PSN sequence error)", "RNR NAK (timer 14)", "ACK",
+		"Linux cooked v2 (SLL2)", "RoCEv1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected names (-want +got):\n%s", diff)
+	}
+}
