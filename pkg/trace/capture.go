@@ -219,7 +219,7 @@ func (c *CaptureReader) nextNG() (Frame, error) {
 // blockBody reads the rest of a block of total length n of which read
 // bytes are gone, checks the trailing length, and returns the body.
 func (c *CaptureReader) blockBody(n uint32, read int) ([]byte, error) {
-	if n < 12 || n%4 != 0 || n > maxRecordLen {
+	if n < 12 || int(n) < read+4 || n%4 != 0 || n > maxRecordLen {
 		return nil, fmt.Errorf("pcapng block length %d is not plausible", n)
 	}
 	rest := make([]byte, int(n)-read)
