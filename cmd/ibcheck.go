@@ -458,14 +458,20 @@ func (k *nodeChecker) errs(arg, port string) checkResult {
 		f.Messages = splitLines(problems)
 	}
 	f.OK = fail == "" && problems == ""
+	return k.verdict(&b, f, head)
+}
+
+// verdict ends a counter check's text as the scripts do: the head (with
+// -v, or on failure) and a green OK or a red FAILED.
+func (k *nodeChecker) verdict(b *bytes.Buffer, f checkFinding, head string) checkResult {
 	if f.OK {
 		if k.style.Verbose {
 			b.WriteString(head)
 		}
-		k.style.green(&b, "OK")
+		k.style.green(b, "OK")
 	} else {
 		b.WriteString(head)
-		k.style.red(&b, "FAILED")
+		k.style.red(b, "FAILED")
 	}
 	return checkResult{text: b.Bytes(), ok: f.OK, finding: f}
 }
@@ -507,14 +513,5 @@ func (k *nodeChecker) dataCounts(arg, port string) checkResult {
 		f.Messages = splitLines(problems)
 	}
 	f.OK = fail == "" && problems == ""
-	if f.OK {
-		if k.style.Verbose {
-			b.WriteString(head)
-		}
-		k.style.green(&b, "OK")
-	} else {
-		b.WriteString(head)
-		k.style.red(&b, "FAILED")
-	}
-	return checkResult{text: b.Bytes(), ok: f.OK, finding: f}
+	return k.verdict(&b, f, head)
 }

@@ -370,6 +370,29 @@ func (n *netCheck) checkNodeErrs(s *netNodeState, port string) int {
 // renderChecknet is ibchecknet's awk program. Its -v never turns on the
 // switch headers (the script sets v=0 for -v).
 func renderChecknet(n *netCheck) int {
+	walkErrors(n, func(ntype string) bool { return ntype != "Switch" }, true)
+	n.printf("\n*** WARNING ***: this command is deprecated; Please use \"ibqueryerrors\"")
+	n.printf("\n## Summary: %d nodes checked, %d bad nodes found\n", n.summary["nodesChecked"], n.summary["badNodes"])
+	n.printf("##          %d ports checked, %d bad ports found\n", n.summary["portsChecked"], n.summary["badPorts"])
+	n.printf("##          %d ports have errors beyond threshold\n", n.summary["portsWithErrors"])
+	return n.summary["badNodes"] + n.summary["badPorts"] + n.summary["portsWithErrors"]
+}
+
+// renderCheckerrors is ibcheckerrors' awk program.
+func renderCheckerrors(n *netCheck) int {
+	walkErrors(n, func(string) bool { return n.o.Style.Verbose }, false)
+	n.printf("\n*** WARNING ***: this command is deprecated; Please use \"ibqueryerrors\"")
+	n.printf("\n## Summary: %d nodes checked, %d bad nodes found\n", n.summary["nodesChecked"], n.summary["badNodes"])
+	n.printf("##          %d ports checked, %d ports have errors beyond threshold\n", n.summary["portsChecked"], n.summary["portsWithErrors"])
+	return 0
+}
+
+// walkErrors is the loop ibchecknet's and ibcheckerrors' awk programs
+// share: each node's header when header says so, a switch's error
+// counters for all its ports at once (each port's only when those are
+// beyond the thresholds), a CA's port by port, and with checkPorts
+// ibchecknet's PortInfo check of every port.
+func walkErrors(n *netCheck, header func(ntype string) bool, checkPorts bool) {
 	var s netNodeState
 	err := 0
 	for _, it := range n.items {
@@ -377,7 +400,7 @@ func renderChecknet(n *netCheck) int {
 		case topoNode:
 			n.summary["nodesChecked"]++
 			s.ntype, s.nodeguid = it.typ, it.guid
-			if s.ntype != "Switch" {
+			if header(s.ntype) {
 				n.printf("\n# Checking %s: nodeguid 0x%s\n", s.ntype, s.nodeguid)
 			}
 			err = 0
@@ -396,7 +419,7 @@ func renderChecknet(n *netCheck) int {
 			} else if err != 0 && !n.errsOK(s.lid, it.port) {
 				n.summary["portsWithErrors"]++
 			}
-			if !n.portOK(checkPortAll, s.lid, it.port) {
+			if checkPorts && !n.portOK(checkPortAll, s.lid, it.port) {
 				if s.oldlid != s.lid {
 					n.printf("# Checked %s: nodeguid 0x%s with failure\n", s.ntype, s.nodeguid)
 					s.oldlid = s.lid
@@ -407,49 +430,6 @@ func renderChecknet(n *netCheck) int {
 			passThrough(&n.out, it.line)
 		}
 	}
-	n.printf("\n*** WARNING ***: this command is deprecated; Please use \"ibqueryerrors\"")
-	n.printf("\n## Summary: %d nodes checked, %d bad nodes found\n", n.summary["nodesChecked"], n.summary["badNodes"])
-	n.printf("##          %d ports checked, %d bad ports found\n", n.summary["portsChecked"], n.summary["badPorts"])
-	n.printf("##          %d ports have errors beyond threshold\n", n.summary["portsWithErrors"])
-	return n.summary["badNodes"] + n.summary["badPorts"] + n.summary["portsWithErrors"]
-}
-
-// renderCheckerrors is ibcheckerrors' awk program.
-func renderCheckerrors(n *netCheck) int {
-	var s netNodeState
-	err := 0
-	for _, it := range n.items {
-		switch it.kind {
-		case topoNode:
-			n.summary["nodesChecked"]++
-			s.ntype, s.nodeguid = it.typ, it.guid
-			if n.o.Style.Verbose {
-				n.printf("\n# Checking %s: nodeguid 0x%s\n", s.ntype, s.nodeguid)
-			}
-			err = 0
-			if s.ntype != "Switch" {
-				continue
-			}
-			s.lid = it.lid
-			err = n.checkNodeErrs(&s, "255")
-		case topoPort:
-			n.summary["portsChecked"]++
-			if s.ntype != "Switch" {
-				s.lid = it.lid
-				if n.checkNodeErrs(&s, it.port) == 2 {
-					n.summary["portsWithErrors"]++
-				}
-			} else if err != 0 && !n.errsOK(s.lid, it.port) {
-				n.summary["portsWithErrors"]++
-			}
-		default:
-			passThrough(&n.out, it.line)
-		}
-	}
-	n.printf("\n*** WARNING ***: this command is deprecated; Please use \"ibqueryerrors\"")
-	n.printf("\n## Summary: %d nodes checked, %d bad nodes found\n", n.summary["nodesChecked"], n.summary["badNodes"])
-	n.printf("##          %d ports checked, %d ports have errors beyond threshold\n", n.summary["portsChecked"], n.summary["portsWithErrors"])
-	return 0
 }
 
 // prefetchPorts starts ibcheckstate's or ibcheckwidth's checks.
