@@ -378,7 +378,7 @@ func bwOneSize(ctx context.Context, o *rdmaBwOptions, p bwParams, s *bwSession, 
 	}
 	line := stats.result(other, o.Gbits)
 	verr := bwVerify(o, p, s, size, sender, peerSends, mine, theirs, got, check)
-	rep.add(line, verr == nil)
+	rep.add(bwJSONResult{bwResult: line, DataVerified: verr == nil, SentSHA256: mine.SentSum, ReceivedSHA256: got.RecvSum})
 	return verr
 }
 
@@ -428,10 +428,15 @@ type bwReport struct {
 	results       []bwJSONResult
 }
 
-// bwJSONResult is one size in the JSON document.
+// bwJSONResult is one size in the JSON document, with the SHA-256 of
+// the bytes this side wrote and of those it received (each message of a
+// size carries the same bytes), for a capture's payloads to be checked
+// against.
 type bwJSONResult struct {
 	bwResult
-	DataVerified bool `json:"dataVerified"`
+	DataVerified   bool   `json:"dataVerified"`
+	SentSHA256     string `json:"sentSHA256,omitempty"`
+	ReceivedSHA256 string `json:"receivedSHA256,omitempty"`
 }
 
 func (r *bwReport) begin() error {
@@ -470,10 +475,10 @@ func (r *bwReport) begin() error {
 }
 
 // add prints one size's line as soon as it is measured.
-func (r *bwReport) add(line bwResult, verified bool) {
-	r.results = append(r.results, bwJSONResult{bwResult: line, DataVerified: verified})
+func (r *bwReport) add(res bwJSONResult) {
+	r.results = append(r.results, res)
 	if !r.o.JSON {
-		_, _ = r.o.IO.Out.Write(appendResult(nil, line))
+		_, _ = r.o.IO.Out.Write(appendResult(nil, res.bwResult))
 	}
 }
 

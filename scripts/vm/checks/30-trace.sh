@@ -140,6 +140,23 @@ else
 	fail "trace pingpong: ibv_rc_pingpong did not run"
 fi
 
+# ibtool's own rdma_bw: its client writes seeded pseudo-random bytes and
+# its --json gives their SHA-256, which every reassembled WRITE must have.
+if capture rdmabw "$v4a" "$v4b" -x "$IBTOOL" rdma_bw -s 3000 -n 10 --json; then
+	check_trace rdmabw "RDMA WRITE" 10 3000
+	want=$(grep -o '"sentSHA256": "[0-9a-f]*"' /tmp/rdmabw.cli | cut -d'"' -f4)
+	n=$(ls /tmp/rdmabw.out | wc -l)
+	ok=$(sha256sum /tmp/rdmabw.out/* | cut -d' ' -f1 | grep -c "^$want\$")
+	if [ -n "$want" ] && [ "$n" -eq 10 ] && [ "$ok" -eq 10 ]; then
+		pass "trace rdmabw: the 10 RDMA WRITEs carry exactly the bytes rdma_bw wrote (SHA-256 ${want%"${want#????????????}"}...)"
+	else
+		fail "trace rdmabw: $ok of $n payloads have the SHA-256 rdma_bw reports ($want)"
+		head -20 /tmp/rdmabw.cli
+	fi
+else
+	fail "trace rdmabw: rdma_bw did not run"
+fi
+
 # Put routing back as it was for the check files after this one (with the
 # main table first, traffic to dummy0's own address would leave by dummy0).
 ip rule add pref 0 lookup local
