@@ -265,7 +265,10 @@ func (r *rmppReceiver) add(m []byte) (rmppStep, error) {
 	}
 	per := Size - r.hdrLen
 	if seg == 1 {
-		r.msg = make([]byte, 0, min(int(h.PayloadLength)+r.hdrLen, 1<<20))
+		// Room for the whole message as the first segment announces it
+		// (up to 64 MiB: a larger claim grows as the segments come), so
+		// that a big table is not copied as it grows.
+		r.msg = make([]byte, 0, min(int(h.PayloadLength)+r.hdrLen, 64<<20))
 		r.msg = append(r.msg, m[:r.hdrLen]...)
 	}
 	if len(r.msg)-r.hdrLen+per > rmppMaxMessage {
@@ -332,6 +335,14 @@ type rmppTransfer struct {
 	// request of one MAD; addr is where they go.
 	out  *RMPPSender
 	addr Address
+	sent int // ACKs, ABORTs and request segments sent from the reader
+}
+
+// sentCount returns how many MADs the reader sent for the transfer.
+func (x *rmppTransfer) sentCount() int {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.sent
 }
 
 // reset starts the transfer over, for a resent request.
@@ -375,6 +386,12 @@ func (t *Transactor) takeSegment(x *rmppTransfer, p *Packet) *Packet {
 	case *rmppProtoError:
 		x.err = &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: e.status, Detail: e.detail}
 	}
+	if step.ack {
+		x.sent++
+	}
+	if _, ok := err.(*rmppProtoError); ok {
+		x.sent++
+	}
 	x.mu.Unlock()
 
 	if step.ack {
@@ -409,11 +426,12 @@ func (t *Transactor) takeAck(x *rmppTransfer, p *Packet) bool {
 			abort = RMPPAbort(x.out.segs[0], x.hdrLen, e.Status)
 		}
 	}
-	addr := x.addr
-	x.mu.Unlock()
 	if abort != nil {
 		segs = [][]byte{abort}
 	}
+	x.sent += len(segs)
+	addr := x.addr
+	x.mu.Unlock()
 	for _, m := range segs {
 		out := &Packet{MAD: m, Addr: addr}
 		if t.opts.Trace != nil {

@@ -68,7 +68,16 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 	initial := len(start) - 1
 	hops := 0
 
-	queue := []qitem{{kind: qNodeInfo, path: start}}
+	// The walk queues a NodeInfo across each link end, and a NodeDesc,
+	// SwitchInfo and PortInfo per node and port: room for all of them
+	// up front, so that a big fabric's queue is not copied as it grows.
+	ports := 0
+	for _, n := range f.Nodes {
+		ports += n.NumPorts + 1
+	}
+	queue := make([]qitem, 0, 3*len(f.Nodes)+3*ports)
+	queue = append(queue, qitem{kind: qNodeInfo, path: start})
+	w.visits = make([]Visit, 0, len(f.Nodes)+ports)
 	push := func(it qitem) { queue = append(queue, it) }
 	follow := func(n *Node, num int, path []uint8) {
 		p := n.Ports[num]
