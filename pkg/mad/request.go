@@ -191,8 +191,12 @@ type Response struct {
 	MAD []byte
 	// Tries is how many sends it took.
 	Tries int
-	data  int // offset of the attribute data
-	end   int // end of the attribute data
+	// Sent counts the MADs this end sent for it: the request once a try
+	// (a GetMulti's segments each), and where ibtool runs RMPP itself the
+	// ACKs of the answer's segments. The kernel's RMPP ACKs are not seen.
+	Sent int
+	data int // offset of the attribute data
+	end  int // end of the attribute data
 }
 
 // Data returns the attribute data of the response: 64 bytes for an SMP,

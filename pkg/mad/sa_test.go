@@ -142,6 +142,11 @@ func TestQuerySAGetMulti(t *testing.T) {
 			t.Fatalf("record %d: % x, want % x", i, res.Records[i][:8], want[i][:8])
 		}
 	}
+	// Sent: the request's 3 segments and the ACKs of the answer's 96
+	// (after segments 1, 65 and 96).
+	if res.Response.Sent != 6 {
+		t.Errorf("Sent = %d, want 6", res.Response.Sent)
+	}
 	if res.Response.Header.Method != mad.MethodGetMultiResp || res.Response.Header.AttrID != mad.AttrPathRecord {
 		t.Errorf("response %v(%#x), want GetMultiResp(PathRecord)", res.Response.Header.Method, uint16(res.Response.Header.AttrID))
 	}

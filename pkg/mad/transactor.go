@@ -229,12 +229,15 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 	}()
 
 	start := time.Now()
+	sent := 0
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	for try := 1; ; try++ {
-		if err := t.sendRequest(out, x, rmppReq); err != nil {
+		n, err := t.sendRequest(out, x, rmppReq)
+		if err != nil {
 			return nil, fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
 		}
+		sent += n
 		timer.Reset(timeout + t.opts.Grace)
 		p, err := t.waitMessage(ctx, w, timer, x, timeout+t.opts.Grace)
 		switch {
@@ -245,7 +248,14 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 			e.Request, e.To = r.String(), r.Path.String()
 			return nil, &e
 		case p != nil && p.Status == 0:
-			return t.response(r, class, p, try)
+			resp, err := t.response(r, class, p, try)
+			if resp != nil {
+				resp.Sent = sent
+				if x != nil {
+					resp.Sent += x.sentCount()
+				}
+			}
+			return resp, err
 		}
 		// Timed out, or the transport says the request was dropped. A
 		// resend starts the responder's transfer over.
@@ -260,12 +270,13 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 
 // sendRequest sends a try of a request: one MAD, or a GetMulti's first
 // RMPP window when this end runs RMPP (the kernel segments it otherwise).
-func (t *Transactor) sendRequest(out *Packet, x *rmppTransfer, rmppReq bool) error {
+// It returns how many MADs went.
+func (t *Transactor) sendRequest(out *Packet, x *rmppTransfer, rmppReq bool) (int, error) {
 	segs := [][]byte{out.MAD}
 	if rmppReq && x != nil {
 		s, err := NewRMPPSender(out.MAD, x.hdrLen)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		x.mu.Lock()
 		x.out = s
@@ -278,10 +289,10 @@ func (t *Transactor) sendRequest(out *Packet, x *rmppTransfer, rmppReq bool) err
 			t.opts.Trace(true, p)
 		}
 		if err := t.tr.Send(p); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return len(segs), nil
 }
 
 // waitMessage is wait, except that while the segments of an RMPP response

@@ -46,6 +46,7 @@ func DiscoverSA(ctx context.Context, x *mad.Transactor) (*Fabric, error) {
 	}
 	recs := make([][][]byte, len(queries))
 	errs := make([]error, len(queries))
+	sent := make([]int, len(queries))
 	var wg sync.WaitGroup
 	for i, q := range queries {
 		wg.Add(1)
@@ -61,6 +62,7 @@ func DiscoverSA(ctx context.Context, x *mad.Transactor) (*Fabric, error) {
 				return
 			}
 			recs[i] = res.Records
+			sent[i] = res.Response.Sent
 		}()
 	}
 	wg.Wait()
@@ -73,7 +75,11 @@ func DiscoverSA(ctx context.Context, x *mad.Transactor) (*Fabric, error) {
 	if err != nil {
 		return nil, err
 	}
-	f.MADs = len(queries)
+	// The MADs sent: the queries (and their resends) and, where ibtool
+	// runs RMPP itself, the ACKs of the answers' segments.
+	for _, n := range sent {
+		f.MADs += n
+	}
 	return f, nil
 }
 
