@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -389,4 +390,35 @@ func writeJSONDocument(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// writeJSONList writes {"key": [items...]} as writeJSONDocument would,
+// byte for byte, but one item at a time through a buffer: a table of
+// hundreds of thousands of records (saquery on a big fabric) is not built
+// and indented in memory as one document.
+func writeJSONList(w io.Writer, key string, items []any) error {
+	bw := bufio.NewWriterSize(w, 1<<16)
+	k, err := json.Marshal(key)
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(bw, "{\n  %s: []\n}\n", k)
+		return bw.Flush()
+	}
+	fmt.Fprintf(bw, "{\n  %s: [\n", k)
+	for i, it := range items {
+		b, err := json.MarshalIndent(it, "    ", "  ")
+		if err != nil {
+			return err
+		}
+		bw.WriteString("    ")
+		bw.Write(b)
+		if i < len(items)-1 {
+			bw.WriteByte(',')
+		}
+		bw.WriteByte('\n')
+	}
+	bw.WriteString("  ]\n}\n")
+	return bw.Flush()
 }

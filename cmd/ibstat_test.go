@@ -416,3 +416,34 @@ func TestIntegrationIbstatMatchesC(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteJSONList checks that the streamed list is byte for byte the
+// document writeJSONDocument writes.
+func TestWriteJSONList(t *testing.T) {
+	type rec struct {
+		A int               `json:"a"`
+		B string            `json:"b"`
+		C []int             `json:"c"`
+		D map[string]string `json:"d,omitempty"`
+	}
+	for _, items := range [][]any{
+		nil,
+		{rec{A: 1, B: "x<y>", C: []int{1, 2}}},
+		{rec{A: 1}, rec{B: "two", D: map[string]string{"k": "v"}}, map[string]any{"z": []any{}}},
+	} {
+		var want, got bytes.Buffer
+		doc := items
+		if doc == nil {
+			doc = []any{}
+		}
+		if err := writeJSONDocument(&want, map[string]any{"records": doc}); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeJSONList(&got, "records", items); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+			t.Errorf("%d items (-want +got):\n%s", len(items), diff)
+		}
+	}
+}

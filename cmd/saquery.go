@@ -484,11 +484,7 @@ func saqueryRun(o *saqueryOptions) error {
 // flush writes the text, or the JSON document of the records.
 func (q *saQuerier) flush() error {
 	if q.o.Common.JSON {
-		recs := q.json
-		if recs == nil {
-			recs = []any{}
-		}
-		return writeJSONDocument(q.o.IO.Out, map[string]any{"records": recs})
+		return writeJSONList(q.o.IO.Out, "records", q.json)
 	}
 	return q.w.Flush()
 }
