@@ -8,7 +8,8 @@
 # switches, 30,528 nodes) and BENCH_DISCOVERY_RADIX (48) for discovery,
 # which runs once per tool on ibsim alone (no SM: DR discovery needs none);
 # BENCH_FABRIC_HOSTS (default 4000) for the fabric-wide tools on a 3-level
-# tree with opensm.
+# tree with opensm; BENCH_SA_DISCOVERY=0 skips the discovery of the big tree
+# with opensm up (DR against ibtool's SA discovery).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-bin/ibtool}")
@@ -111,3 +112,35 @@ else
 	same="TOPOLOGIES DIFFER"
 fi
 printf 'ratio %sx (%s)\n' "$(awk -v a="${wall[infiniband-diags]}" -v b="${wall[ibtool]}" 'BEGIN { if (b == 0) b = 0.001; printf "%.1f", a / b }')" "$same"
+
+# The same tree with an SM (opensm's ftree routing: about 4.5 minutes to
+# bring up 27,648 hosts; BENCH_SA_DISCOVERY=0 skips this): infiniband-diags'
+# directed-route discovery against ibtool's, and ibtool's from the SA's
+# records (four SubnAdmGetTable queries), whose MAD count is the queries and
+# the ACKs of their RMPP segments.
+if [ "${BENCH_SA_DISCOVERY:-1}" != 0 ]; then
+	"$tmp/simfab" stop "$SIMFAB_DIR"
+	eval "$("$tmp/simfab" start -routing ftree -timeout 30m "$tmp/big.net" 2>/dev/null)"
+	echo
+	echo "== discovery of the same tree with opensm up (ftree); one run each"
+	printf '%-30s %9s %9s %10s %12s\n' tool wall cpu "max RSS" "MADs sent"
+	for who in infiniband-diags ibtool ibtool-sa; do
+		case $who in
+		infiniband-diags) (cd "$tmp" && /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" env SIM_HOST=H-00001 LD_PRELOAD="$shim" ibnetdiscover -m >"$tmp/$who.out") ;;
+		ibtool) /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" env SIM_HOST=H-00001 "$bin" ibnetdiscover -m >"$tmp/$who.out" ;;
+		ibtool-sa) /usr/bin/time -f '%e %U %S %M' -o "$tmp/time" env SIM_HOST=H-00001 "$bin" ibnetdiscover -m --discovery sa >"$tmp/$who.out" ;;
+		esac
+		read -r e u s m <"$tmp/time"
+		wall[$who]=$e
+		printf '%-30s %8ss %8ss %8sMB %12s\n' "$who" "$e" "$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')" $((m / 1024)) \
+			"$(sed -n 's/^# Total MADs used: //p' "$tmp/$who.out")"
+	done
+	for who in ibtool ibtool-sa; do
+		if diff <(grep -v '^# \(Topology file\|Total MADs\)' "$tmp/infiniband-diags.out") <(grep -v '^# \(Topology file\|Total MADs\)' "$tmp/$who.out") >/dev/null; then
+			same="identical topology"
+		else
+			same="TOPOLOGIES DIFFER"
+		fi
+		printf '%s: ratio %sx (%s)\n' "$who" "$(awk -v a="${wall[infiniband-diags]}" -v b="${wall[$who]}" 'BEGIN { if (b == 0) b = 0.001; printf "%.1f", a / b }')" "$same"
+	done
+fi
