@@ -232,23 +232,37 @@ func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node,
 	var jobs []job
 	tables := make([]*switchTable, len(switches))
 	for i, n := range switches {
-		t := &switchTable{node: n, blocks: make(map[uint32][]byte)}
-		tables[i] = t
+		tables[i] = &switchTable{node: n, blocks: make(map[uint32][]byte)}
+	}
+	if o.Discovery.Mode == "sa" {
+		// The tables from the SA's records too, in one query; what it
+		// lacks is read by SMP below.
+		if err := saTables(ctx, x, tables, o); err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "%s: warning: %v; reading the tables by SMP\n", o.Tool, err)
+		}
+	}
+	for _, t := range tables {
+		n := t.node
 		if n.SwitchInfo == nil {
 			continue
+		}
+		add := func(mod uint32) {
+			if _, ok := t.blocks[mod]; !ok {
+				jobs = append(jobs, job{t, mod})
+			}
 		}
 		if o.Multicast {
 			start, end := o.mftRange(n, false)
 			chunks := (n.NumPorts + 1 + mftPortsPerMask - 1) / mftPortsPerMask
 			for block := start / mftBlockSize; block <= end/mftBlockSize; block++ {
 				for j := range chunks {
-					jobs = append(jobs, job{t, uint32(block-minMulticastLID/mftBlockSize) | uint32(j)<<28})
+					add(uint32(block-minMulticastLID/mftBlockSize) | uint32(j)<<28)
 				}
 			}
 		} else {
 			start, end := o.lftRange(n, false)
 			for block := start / lftBlockSize; block < (end+lftBlockSize-1)/lftBlockSize; block++ {
-				jobs = append(jobs, job{t, uint32(block)})
+				add(uint32(block))
 			}
 		}
 	}
@@ -278,6 +292,43 @@ func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node,
 	}
 	wg.Wait()
 	return tables
+}
+
+// saTables fills the switches' table blocks from the SA's LFTRecords
+// (MFTRecords with -M), all switches' in one SubnAdmGetTable, keyed as the
+// SMPs' attribute modifiers are: an LFT block's number, an MFT block's
+// number with its port position in bits 28-31.
+func saTables(ctx context.Context, x *mad.Transactor, tables []*switchTable, o *dumpFtsOptions) error {
+	attr, name := saAttrLFTRecord, "LFTRecord"
+	if o.Multicast {
+		attr, name = saAttrMFTRecord, "MFTRecord"
+	}
+	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: attr, Name: name, SMKey: o.Common.SMKey})
+	if err != nil {
+		return err
+	}
+	const recLen = 72 // LID, block (and position), reserved, 64 bytes of table
+	if len(res.Records) > 0 && res.RecordLen < recLen {
+		return fmt.Errorf("SubnAdmGetTable(%s): records of %d bytes, want %d", name, res.RecordLen, recLen)
+	}
+	byLID := make(map[uint16]*switchTable, len(tables))
+	for _, t := range tables {
+		if t.node.SwitchInfo != nil && t.node.SMALID != 0 {
+			byLID[uint16(t.node.SMALID)] = t
+		}
+	}
+	for _, r := range res.Records {
+		t := byLID[be16(r, 0)]
+		if t == nil {
+			continue
+		}
+		mod := uint32(be16(r, 2))
+		if o.Multicast {
+			mod = mod&0x1ff | mod>>12<<28
+		}
+		t.blocks[mod] = append([]byte(nil), r[8:recLen]...)
+	}
+	return nil
 }
 
 // drPathString is libibmad's portid2str of a directed route from here.

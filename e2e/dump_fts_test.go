@@ -26,6 +26,19 @@ func TestDumpFtsMatchesReference(t *testing.T) {
 			sameAsReference(t, ft, "H-0001", args[0], args[1:]...)
 		}
 	})
+	// From the SA: the fabric and the tables (LFTRecords, MFTRecords) in
+	// a few queries, the blocks the SA has no record of by SMP; the same
+	// text as infiniband-diags' directed-route dump.
+	t.Run("discovery sa", func(t *testing.T) {
+		mask := func(b []byte) []byte { return b }
+		for _, a := range [][]string{{"dump_lfts"}, {"dump_mfts"}, {"dump_lfts", "-n"}, {"dump_fts", "-M", "-a"}} {
+			sameOutput(t, f, "Hca1", mask, a, append(append([]string{}, a...), "--discovery", "sa"))
+		}
+		ft := fatTree(t)
+		for _, a := range [][]string{{"dump_lfts"}, {"dump_fts", "-M", "-a", "0xc000", "0xc040"}} {
+			sameOutput(t, ft, "H-0001", mask, a, append(append([]string{}, a...), "--discovery", "sa"))
+		}
+	})
 }
 
 // TestFabricToolsJSON checks the --json documents of dump_fts and

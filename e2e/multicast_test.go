@@ -66,6 +66,10 @@ func TestMulticastMatchesReference(t *testing.T) {
 			sameAsReference(t, f, "Hca1", "dump_mfts", a...)
 		})
 	}
+	t.Run("dump_mfts --discovery sa", func(t *testing.T) {
+		// The MFT blocks from the SA's MFTRecords, the rest by SMP.
+		sameOutput(t, f, "Hca1", func(b []byte) []byte { return b }, []string{"dump_mfts"}, []string{"dump_mfts", "--discovery", "sa"})
+	})
 	t.Run("saquery MCMR", func(t *testing.T) {
 		sameAsReference(t, f, "Hca1", "saquery", "--smkey", "1", "MCMR")
 	})
