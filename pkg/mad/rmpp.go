@@ -196,6 +196,12 @@ func (e *rmppProtoError) Error() string {
 	return fmt.Sprintf("RMPP status %d (%s): %s", e.status, RMPPStatusText(e.status), e.detail)
 }
 
+// rmppPrealloc bounds the buffer a receiver sets aside for a message
+// from its first segment's announced length: 64 MiB, more than opensm's
+// biggest table on a 27,648-host fabric (about 11 MB). The fuzz target
+// lowers it, since every input may announce gigabytes.
+var rmppPrealloc = 64 << 20
+
 // rmppStep is what the receiver does after a segment: acknowledge (ack
 // set, through seg with NewWindowLast win), and whether the message is
 // complete.
@@ -266,9 +272,9 @@ func (r *rmppReceiver) add(m []byte) (rmppStep, error) {
 	per := Size - r.hdrLen
 	if seg == 1 {
 		// Room for the whole message as the first segment announces it
-		// (up to 64 MiB: a larger claim grows as the segments come), so
-		// that a big table is not copied as it grows.
-		r.msg = make([]byte, 0, min(int(h.PayloadLength)+r.hdrLen, 64<<20))
+		// (up to rmppPrealloc: a larger claim grows as the segments
+		// come), so that a big table is not copied as it grows.
+		r.msg = make([]byte, 0, min(int(h.PayloadLength)+r.hdrLen, rmppPrealloc))
 		r.msg = append(r.msg, m[:r.hdrLen]...)
 	}
 	if len(r.msg)-r.hdrLen+per > rmppMaxMessage {

@@ -21,6 +21,7 @@ func FuzzRMPPReceiver(f *testing.F) {
 	f.Add(seed)
 	f.Add(seed[Size:])
 	f.Add(append(append([]byte(nil), seed[:Size]...), seed...))
+	rmppPrealloc = 1 << 16 // a 64 MiB buffer an input at a time would leave little time for fuzzing
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := newRMPPReceiver(56)
 		for len(in) > 0 {
