@@ -49,7 +49,13 @@ capture() {
 	sleep 2
 	timeout 90 "$@" -d rxet2 $gflag "$gb" >/tmp/$name.srv 2>&1 &
 	srv=$!
-	sleep 2
+	# perftest, ibv_rc_pingpong and rdma_bw all listen on TCP 18515: wait
+	# for the server (a fixed pause lost the race once on a loaded host).
+	i=0
+	while [ $i -lt 100 ] && ! ss -ltn 2>/dev/null | grep -q ':18515 '; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	timeout 80 "$@" -d rxet1 $gflag "$ga" 198.51.100.2 >/tmp/$name.cli 2>&1
 	cli=$?
 	wait $srv
@@ -59,7 +65,7 @@ capture() {
 	cp /tmp/$name.pcap "$H/out/"
 	if [ $cli -ne 0 ]; then
 		echo "$* exited $cli"
-		tail -5 /tmp/$name.cli /tmp/$name.srv /tmp/$name.tcpdump
+		tail -n 5 /tmp/$name.cli /tmp/$name.srv /tmp/$name.tcpdump
 		return 1
 	fi
 }
