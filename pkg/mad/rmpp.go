@@ -439,11 +439,7 @@ func (t *Transactor) takeAck(x *rmppTransfer, p *Packet) bool {
 	addr := x.addr
 	x.mu.Unlock()
 	for _, m := range segs {
-		out := &Packet{MAD: m, Addr: addr}
-		if t.opts.Trace != nil {
-			t.opts.Trace(true, out)
-		}
-		t.tr.Send(out)
+		t.send(&Packet{MAD: m, Addr: addr}) // a lost one is resent on the timeout
 	}
 	return err != nil
 }
@@ -452,14 +448,10 @@ func (t *Transactor) takeAck(x *rmppTransfer, p *Packet) bool {
 // A lost ACK is the sender's to recover, by resending, so errors are
 // dropped.
 func (t *Transactor) sendRMPP(x *rmppTransfer, p *Packet, h RMPPHeader) {
-	out := &Packet{
+	t.send(&Packet{
 		MAD:  rmppReply(p.MAD, x.hdrLen, h),
 		Addr: Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: QP1QKey, SL: x.sl, PKeyIndex: x.pkey},
-	}
-	if t.opts.Trace != nil {
-		t.opts.Trace(true, out)
-	}
-	t.tr.Send(out)
+	})
 }
 
 // RMPPSegments splits an RMPP message (the MAD and class headers, hdrLen

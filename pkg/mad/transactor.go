@@ -284,15 +284,19 @@ func (t *Transactor) sendRequest(out *Packet, x *rmppTransfer, rmppReq bool) (in
 		x.mu.Unlock()
 	}
 	for _, m := range segs {
-		p := &Packet{MAD: m, Addr: out.Addr, Timeout: out.Timeout}
-		if t.opts.Trace != nil {
-			t.opts.Trace(true, p)
-		}
-		if err := t.tr.Send(p); err != nil {
+		if err := t.send(&Packet{MAD: m, Addr: out.Addr, Timeout: out.Timeout}); err != nil {
 			return 0, err
 		}
 	}
 	return len(segs), nil
+}
+
+// send hands p to the transport, traced at -vv.
+func (t *Transactor) send(p *Packet) error {
+	if t.opts.Trace != nil {
+		t.opts.Trace(true, p)
+	}
+	return t.tr.Send(p)
 }
 
 // waitMessage is wait, except that while the segments of an RMPP response
@@ -382,10 +386,7 @@ func (t *Transactor) Send(r *Request) error {
 		return err
 	}
 	out.Addr = r.Path.address(class)
-	if t.opts.Trace != nil {
-		t.opts.Trace(true, out)
-	}
-	if err := t.tr.Send(out); err != nil {
+	if err := t.send(out); err != nil {
 		return fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
 	}
 	return nil
