@@ -32,11 +32,14 @@ echo "== ibtool saquery NR nodeInfo.portGUID=0x100004 (python-rdma's MEMBER=VALU
 SIM_HOST=Hca1 "$bin" saquery NR nodeInfo.portGUID=0x100004
 echo "== ibtool ibnetdiscover --format dot (Graphviz)"
 SIM_HOST=Hca1 "$bin" ibnetdiscover --format dot
+echo "== a multicast group: Hca1, Hca2 and Hca4 join it (SA MCMemberRecord Set), opensm routes it"
+mlid=$("$tmp/simfab" join ff12:601b:ffff::1:5 Hca1 Hca2 Hca4 | awk 'END { print $3 }')
+sleep 0.5 # opensm programs the switches' MFTs after answering the joins
 
 for tool in "ibstat" "ibstat -l" "ibstat -p" "ibstat ibsim0 1" \
 	"smpquery nodeinfo 3" "smpquery -D nodedesc 0,1,3" "perfquery -E 2 1" \
 	"ibnetdiscover -l" "ibnetdiscover -p" "iblinkinfo" "ibswitches" "dump_lfts" "smpquery -G nodeinfo 0x100004" \
-	"saquery" "saquery -x" "saquery -D"; do
+	"saquery" "saquery -x" "saquery -D" "ibtracert -m $mlid 2 6" "dump_mfts"; do
 	total=$((total + 1))
 	echo "== $tool (at Hca1)"
 	# shellcheck disable=SC2086 # split the tool and its arguments
