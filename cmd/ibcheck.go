@@ -248,16 +248,27 @@ const (
 	checkPortWidth portCheckKind = "portwidth"
 )
 
-// port is ibcheckport, ibcheckportstate or ibcheckportwidth: the port's
-// PortInfo read and checked.
-func (k *nodeChecker) port(kind portCheckKind, arg, port string) checkResult {
-	var b bytes.Buffer
-	f := checkFinding{Check: string(kind), Target: arg, Port: port}
-	t, ok := k.resolve(&b, arg)
+// begin starts a port check's text and finding: the target resolved, or
+// when it does not resolve, the result to return as it stands (the
+// scripts' address resolution FAILED line).
+func (k *nodeChecker) begin(check, arg, port string) (*bytes.Buffer, checkFinding, checkTarget, *checkResult) {
+	b := new(bytes.Buffer)
+	f := checkFinding{Check: check, Target: arg, Port: port}
+	t, ok := k.resolve(b, arg)
 	f.LID = t.lid
 	if !ok {
 		f.Messages = []string{"address resolution failed"}
-		return checkResult{text: b.Bytes(), finding: f}
+		return b, f, t, &checkResult{text: b.Bytes(), finding: f}
+	}
+	return b, f, t, nil
+}
+
+// port is ibcheckport, ibcheckportstate or ibcheckportwidth: the port's
+// PortInfo read and checked.
+func (k *nodeChecker) port(kind portCheckKind, arg, port string) checkResult {
+	b, f, t, early := k.begin(string(kind), arg, port)
+	if early != nil {
+		return *early
 	}
 	var pi mad.PortInfo
 	num, err := parsePortArg(port)
@@ -271,7 +282,7 @@ func (k *nodeChecker) port(kind portCheckKind, arg, port string) checkResult {
 		f.Messages = []string{line}
 	} else {
 		problems = portProblems(kind, &pi, t.lid, port)
-		k.style.blue(&b, problems)
+		k.style.blue(b, problems)
 		f.Messages = splitLines(problems)
 	}
 	f.OK = err == nil && problems == ""
@@ -280,10 +291,10 @@ func (k *nodeChecker) port(kind portCheckKind, arg, port string) checkResult {
 		if k.style.Verbose {
 			b.WriteString(head)
 		}
-		k.style.green(&b, "OK")
+		k.style.green(b, "OK")
 	} else {
 		b.WriteString(head)
-		k.style.red(&b, "FAILED")
+		k.style.red(b, "FAILED")
 	}
 	return checkResult{text: b.Bytes(), ok: f.OK, finding: f}
 }
@@ -417,13 +428,9 @@ func portName(port string) string {
 // errs is ibcheckerrs: the port's (or with 255 every port's) error
 // counters against the thresholds.
 func (k *nodeChecker) errs(arg, port string) checkResult {
-	var b bytes.Buffer
-	f := checkFinding{Check: "errors", Target: arg, Port: port}
-	t, ok := k.resolve(&b, arg)
-	f.LID = t.lid
-	if !ok {
-		f.Messages = []string{"address resolution failed"}
-		return checkResult{text: b.Bytes(), finding: f}
+	b, f, t, early := k.begin("errors", arg, port)
+	if early != nil {
+		return *early
 	}
 	f.NodeDesc = k.nodeDesc(t)
 	head := "Error check on lid " + t.lid + " (" + f.NodeDesc + ") port " + portName(port) + ": "
@@ -434,7 +441,7 @@ func (k *nodeChecker) errs(arg, port string) checkResult {
 		if k.style.Verbose {
 			b.WriteString(head)
 		}
-		k.style.green(&b, "AllPortSelect not supported")
+		k.style.green(b, "AllPortSelect not supported")
 		return checkResult{text: b.Bytes(), ok: true, finding: f}
 	}
 	var problems string
@@ -454,11 +461,11 @@ func (k *nodeChecker) errs(arg, port string) checkResult {
 		}
 	}
 	if fail == "" {
-		k.style.blue(&b, problems)
+		k.style.blue(b, problems)
 		f.Messages = splitLines(problems)
 	}
 	f.OK = fail == "" && problems == ""
-	return k.verdict(&b, f, head)
+	return k.verdict(b, f, head)
 }
 
 // verdict ends a counter check's text as the scripts do: the head (with
@@ -480,13 +487,9 @@ func (k *nodeChecker) verdict(b *bytes.Buffer, f checkFinding, head string) chec
 // script's (Xmt|Rcv)(Pkts|Data), which with perfquery's names are the
 // receive ones only.
 func (k *nodeChecker) dataCounts(arg, port string) checkResult {
-	var b bytes.Buffer
-	f := checkFinding{Check: "datacounts", Target: arg, Port: port}
-	t, ok := k.resolve(&b, arg)
-	f.LID = t.lid
-	if !ok {
-		f.Messages = []string{"address resolution failed"}
-		return checkResult{text: b.Bytes(), finding: f}
+	b, f, t, early := k.begin("datacounts", arg, port)
+	if early != nil {
+		return *early
 	}
 	f.NodeDesc = k.nodeDesc(t)
 	head := "Error on lid " + t.lid + " (" + f.NodeDesc + ") port " + portName(port) + ": "
@@ -499,19 +502,19 @@ func (k *nodeChecker) dataCounts(arg, port string) checkResult {
 		f.Messages = []string{fail}
 	} else {
 		num, _ := parsePortArg(port)
-		fmt.Fprintf(&b, "# Port counters: %s port %d (CapMask: 0x%02X)\n", t.path, num, capMask)
+		fmt.Fprintf(b, "# Port counters: %s port %d (CapMask: 0x%02X)\n", t.path, num, capMask)
 		if problems = portSelectMismatch(pc, t.lid, port); problems == "" {
 			l := mad.LayoutByName("PortCounters")
 			f.Counters = map[string]uint64{}
 			for _, name := range []string{"PortRcvData", "PortRcvPkts"} {
 				fl, _ := l.Field(name)
 				f.Counters[name] = fl.Value(pc)
-				fmt.Fprintf(&b, "%s:.........................%d\n", name, fl.Value(pc))
+				fmt.Fprintf(b, "%s:.........................%d\n", name, fl.Value(pc))
 			}
 		}
-		k.style.blue(&b, problems)
+		k.style.blue(b, problems)
 		f.Messages = splitLines(problems)
 	}
 	f.OK = fail == "" && problems == ""
-	return k.verdict(&b, f, head)
+	return k.verdict(b, f, head)
 }

@@ -212,6 +212,20 @@ func (l *bwLoop) reap(mustWait bool) error {
 	return nil
 }
 
+// step is one turn of a send loop after its posts: reap the CQ once, and
+// stop when the context ended.
+func (l *bwLoop) step(ctx context.Context, done <-chan struct{}) error {
+	if err := l.reap(true); err != nil {
+		return err
+	}
+	select {
+	case <-done:
+		return ctx.Err()
+	default:
+		return nil
+	}
+}
+
 // runWrites sends size-byte RDMA WRITEs to the peer for p.Iters
 // iterations or p.Duration seconds and returns what it measured.
 func (s *bwSession) runWrites(ctx context.Context, p bwParams, size int, remote bwDest, events bool) (bwStats, error) {
@@ -251,13 +265,8 @@ func (l *bwLoop) forIters(ctx context.Context, p bwParams, size int) (bwStats, e
 				return bwStats{}, err
 			}
 		}
-		if err := l.reap(true); err != nil {
+		if err := l.step(ctx, done); err != nil {
 			return bwStats{}, err
-		}
-		select {
-		case <-done:
-			return bwStats{}, ctx.Err()
-		default:
 		}
 	}
 	st := bwStats{Size: size, Iters: iters, Elapsed: last}
@@ -296,13 +305,8 @@ func (l *bwLoop) forDuration(ctx context.Context, p bwParams, size int) (bwStats
 				return bwStats{}, err
 			}
 		}
-		if err := l.reap(true); err != nil {
+		if err := l.step(ctx, done); err != nil {
 			return bwStats{}, err
-		}
-		select {
-		case <-done:
-			return bwStats{}, ctx.Err()
-		default:
 		}
 	}
 	for l.scnt-l.ccnt >= l.txDepth {
