@@ -47,6 +47,20 @@ fails_cleanly() {
 	fi
 }
 
+# sysstat_ready GID: wait until an ibsysstat server answers at GID (up to
+# 30 s). Under software emulation a server can take more than a second to
+# register its agent; until then the kernel itself answers the client,
+# with MAD status 0x000c (a CI run lost that race after a fixed 1 s).
+sysstat_ready() {
+	i=0
+	while [ $i -lt 60 ]; do
+		"$IBTOOL" ibsysstat -t 500 --retries 0 "$1" host >/dev/null 2>&1 && return 0
+		sleep 0.5
+		i=$((i + 1))
+	done
+	return 1
+}
+
 ONLY=$(cat $H/only 2>/dev/null)
 
 step "kernel $(uname -r)"
@@ -97,7 +111,7 @@ gid=$(cat /sys/class/infiniband/rxe0/ports/1/gids/0)
 srv=$!
 "$IBTOOL" ibsysstat -S >/tmp/srv2.out 2>&1 &
 srv2=$!
-sleep 1
+sysstat_ready "$gid"
 # The guest runs under software emulation, where now and then a ping fails
 # (two CI runs lost one of two, in 0.2 s, not to the timeout): a second
 # try, with -v, which says why the first one failed.
@@ -118,6 +132,7 @@ else
 	cat /tmp/sys.out /tmp/srv2.out | head -20
 fi
 kill $srv $srv2 2>/dev/null
+wait $srv $srv2 2>/dev/null
 fi
 
 # The check files (scripts/vm/checks/*.sh), sourced in name order: they

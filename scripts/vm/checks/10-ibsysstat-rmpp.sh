@@ -12,7 +12,7 @@ done
 mount --bind /tmp/cpuinfo64 /proc/cpuinfo
 "$IBTOOL" ibsysstat -S >/tmp/rmppsrv.out 2>&1 &
 rmppsrv=$!
-sleep 1
+sysstat_ready "$gid"
 "$IBTOOL" ibsysstat -t 2000 "$gid" cpu >/tmp/rmppcpu.out 2>&1
 rc=$?
 kill $rmppsrv 2>/dev/null
