@@ -74,7 +74,7 @@ const (
 	RMPPStatusUnspecified uint8 = 127 // unspecified
 	rmppVersion           uint8 = 1
 	rmppMaxMessage              = 256 << 20 // the longest message accepted
-	rmppDefaultWindowSize       = 64        // segments per ACK, as the kernel's receiver
+	rmppDefaultWindowSize       = 64        // segments granted per ACK, as the kernel's receiver
 	rmppRespTimeDefault   uint8 = 14        // RRespTime the kernel sets in ACKs (none given)
 )
 
@@ -214,13 +214,18 @@ type rmppStep struct {
 // rmppReceiver reassembles one RMPP message from its DATA segments, as the
 // receiving side of IBA 13.6.5: segments must come in order from 1; a
 // duplicate is acknowledged again, one out of order dropped (the sender
-// resends it after its timeout), and the window advances by
-// rmppDefaultWindowSize segments at each ACK.
+// resends it after its timeout). The first segment is acknowledged, then
+// one every half window, each ACK granting a window of
+// rmppDefaultWindowSize segments past the one it acknowledges: the sender
+// always has half a window to send while the ACK travels, where an ACK
+// only at the window's end (the kernel's receiver) leaves it idle for the
+// round trip, once a window, on a long table.
 type rmppReceiver struct {
 	hdrLen  int    // bytes repeated in every segment: MAD, RMPP and class headers
 	window  uint32 // segments granted per ACK
 	next    uint32 // the segment expected next, from 1
 	winLast uint32 // the last segment of the window granted
+	ackAt   uint32 // the segment the next ACK goes out at
 	msg     []byte // the first segment's headers, then the data
 	done    bool
 }
@@ -294,8 +299,9 @@ func (r *rmppReceiver) add(m []byte) (rmppStep, error) {
 		r.winLast = seg
 		return rmppStep{ack: true, seg: seg, win: seg, done: true}, nil
 	}
-	if seg == 1 || seg >= r.winLast {
+	if seg == 1 || seg >= r.ackAt {
 		r.winLast = seg + r.window
+		r.ackAt = seg + max(1, r.window/2)
 		return rmppStep{ack: true, seg: seg, win: r.winLast}, nil
 	}
 	return rmppStep{}, nil

@@ -45,9 +45,10 @@ func TestRMPPReassembly(t *testing.T) {
 	ack := func(seg, win uint32) mad.RMPPHeader {
 		return mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeAck, RespTime: 14, Flags: mad.RMPPActive, SegmentNumber: seg, PayloadLength: win}
 	}
-	// 1000 NodeRecord-sized records: 112,000 bytes in 560 segments of 200.
+	// 1000 NodeRecord-sized records: 112,000 bytes in 560 segments of 200,
+	// acknowledged every half window.
 	var bigAcks []mad.RMPPHeader
-	for s := uint32(1); s < 560; s += 64 {
+	for s := uint32(1); s < 560; s += 32 {
 		bigAcks = append(bigAcks, ack(s, s+64))
 	}
 	bigAcks = append(bigAcks, ack(560, 560))

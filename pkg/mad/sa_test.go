@@ -143,9 +143,9 @@ func TestQuerySAGetMulti(t *testing.T) {
 		}
 	}
 	// Sent: the request's 3 segments and the ACKs of the answer's 96
-	// (after segments 1, 65 and 96).
-	if res.Response.Sent != 6 {
-		t.Errorf("Sent = %d, want 6", res.Response.Sent)
+	// (after segments 1, 33, 65 and 96).
+	if res.Response.Sent != 7 {
+		t.Errorf("Sent = %d, want 7", res.Response.Sent)
 	}
 	if res.Response.Header.Method != mad.MethodGetMultiResp || res.Response.Header.AttrID != mad.AttrPathRecord {
 		t.Errorf("response %v(%#x), want GetMultiResp(PathRecord)", res.Response.Header.Method, uint16(res.Response.Header.AttrID))
