@@ -3,6 +3,7 @@ package cmd
 import (
 	"bufio"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -223,6 +224,7 @@ type linkPrinter struct {
 	o *iblinkinfoOptions
 	// filter, when set, hides the ports down in it and here.
 	filter *subnet.Fabric
+	buf    []byte // the line being built
 }
 
 func (l *linkPrinter) name(n *subnet.Node) string { return l.o.names.Name(uint64(n.GUID), n.Desc) }
@@ -281,21 +283,29 @@ func linkState(p *subnet.Port) uint8 {
 }
 
 // info returns the port's PortInfo, zero when it was not read (as
-// libibnetdisc's zeroed buffer).
+// libibnetdisc's zeroed buffer). Callers only read it.
 func info(p *subnet.Port) *mad.PortInfo {
 	if p.Info == nil {
-		return &mad.PortInfo{}
+		return &zeroPortInfo
 	}
 	return p.Info
 }
 
-// extInfo returns the port's MlnxExtPortInfo, zero when not read.
+// extInfo returns the port's MlnxExtPortInfo, zero when not read. Callers
+// only read it.
 func extInfo(p *subnet.Port) *mad.MlnxExtPortInfo {
 	if p.ExtInfo == nil {
-		return &mad.MlnxExtPortInfo{}
+		return &zeroExtInfo
 	}
 	return p.ExtInfo
 }
+
+// zeroPortInfo and zeroExtInfo stand for attributes not read; never
+// written.
+var (
+	zeroPortInfo mad.PortInfo
+	zeroExtInfo  mad.MlnxExtPortInfo
+)
 
 // capMaskOf is the capability mask libibnetdisc's tools read for a port:
 // port 0's for a switch (0 when port 0 is unknown), the port's own for a
@@ -311,7 +321,10 @@ func capMaskOf(p *subnet.Port) (mask uint32, ok bool) {
 }
 
 // linkString is the "( 4X 2.5 Gbps Active/ LinkUp)" part of a port line.
-func (l *linkPrinter) linkString(p *subnet.Port) string {
+func (l *linkPrinter) linkString(p *subnet.Port) string { return string(l.appendLink(nil, p)) }
+
+// appendLink appends linkString's text to b.
+func (l *linkPrinter) appendLink(b []byte, p *subnet.Port) []byte {
 	pi := info(p)
 	width, speed := uint32(pi.LinkWidthActive), uint32(pi.LinkSpeedActive)
 	fdr10 := extInfo(p).LinkSpeedActive&1 != 0
@@ -323,17 +336,58 @@ func (l *linkPrinter) linkString(p *subnet.Port) string {
 	} else {
 		width, speed = 0, 0
 	}
-	state, phys := mad.FormatPortState.Text(uint32(pi.LinkState)), mad.FormatPhysPortState.Text(uint32(pi.PhysLinkState))
-	var s string
 	if pi.LinkState != portStateDown {
-		s = fmt.Sprintf("(%3s %18s %6s/%8s)", mad.FormatLinkWidth.Text(width), speedText(ext, speed, fdr10), state, phys)
-		if l.o.Additional {
-			s += fmt.Sprintf(" (HOQ:%d VL_Stall:%d)", pi.HOQLife, pi.VLStallCount)
-		}
+		b = append(b, '(')
+		b = appendRight(b, 3, func(b []byte) []byte { return mad.FormatLinkWidth.AppendText(b, width) })
+		b = append(b, ' ')
+		b = appendRight(b, 18, func(b []byte) []byte { return appendSpeedText(b, ext, speed, fdr10) })
+		b = append(b, ' ')
 	} else {
-		s = fmt.Sprintf("(              %6s/%8s)", state, phys)
+		b = append(b, "(              "...)
 	}
-	return s
+	b = appendRight(b, 6, func(b []byte) []byte { return mad.FormatPortState.AppendText(b, uint32(pi.LinkState)) })
+	b = append(b, '/')
+	b = appendRight(b, 8, func(b []byte) []byte { return mad.FormatPhysPortState.AppendText(b, uint32(pi.PhysLinkState)) })
+	b = append(b, ')')
+	if pi.LinkState != portStateDown && l.o.Additional {
+		b = strconv.AppendUint(append(b, " (HOQ:"...), uint64(pi.HOQLife), 10)
+		b = strconv.AppendUint(append(b, " VL_Stall:"...), uint64(pi.VLStallCount), 10)
+		b = append(b, ')')
+	}
+	return b
+}
+
+// appendRight appends what add appends, right-aligned in a field of width
+// w, as fmt's %*s does.
+func appendRight(b []byte, w int, add func([]byte) []byte) []byte {
+	start := len(b)
+	b = add(b)
+	if n := len(b) - start; n < w {
+		pad := w - n
+		for range pad {
+			b = append(b, ' ')
+		}
+		copy(b[start+pad:], b[start:start+n])
+		for i := start; i < start+pad; i++ {
+			b[i] = ' '
+		}
+	}
+	return b
+}
+
+// appendInt appends v right-aligned in a field of width w (fmt's %*d).
+func appendInt(b []byte, v, w int) []byte {
+	return appendRight(b, w, func(b []byte) []byte { return strconv.AppendInt(b, int64(v), 10) })
+}
+
+// appendGUID appends v as "0x" and 16 hex digits (fmt's 0x%016x).
+func appendGUID(b []byte, v uint64) []byte {
+	const digits = "0123456789abcdef"
+	b = append(b, '0', 'x')
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, digits[v>>uint(shift)&0xf])
+	}
+	return b
 }
 
 // capIsExtendedSpeeds is PortInfo CapabilityMask bit 14.
@@ -345,6 +399,18 @@ func extPortString(p *subnet.Port) string {
 		return fmt.Sprint(p.ExtNum)
 	}
 	return ""
+}
+
+// appendPortNum appends a port's number and external number as print_port
+// does: "%4d[%2s]".
+func appendPortNum(b []byte, p *subnet.Port) []byte {
+	b = append(appendInt(b, p.Num, 4), '[')
+	if p.ExtNum != 0 {
+		b = appendInt(b, p.ExtNum, 2)
+	} else {
+		b = append(b, "  "...)
+	}
+	return append(b, ']')
 }
 
 // filtered reports whether --filterdownports hides the port: down here
@@ -367,28 +433,33 @@ func (l *linkPrinter) port(p *subnet.Port, prefix string) {
 		return
 	}
 	n := p.Node
-	link := l.linkString(p)
-	var remote string
-	if p.Remote != nil {
-		remote = l.peerText(p, l.o.Line)
-	} else if linkState(p) == portStateDown {
-		remote = "           [  ] \"\" ( )\n"
-	} else {
-		remote = "    \"Port not available\"\n"
-	}
+	b := append(l.buf[:0], prefix...)
 	if l.o.Line {
-		fmt.Fprintf(l.w, "%s0x%016x \"%30s\" ", prefix, uint64(p.GUID), l.name(n))
+		b = append(appendGUID(b, uint64(p.GUID)), " \""...)
+		b = append(appendRight(b, 30, func(b []byte) []byte { return append(b, l.name(n)...) }), "\" "...)
 	} else {
-		fmt.Fprintf(l.w, "%s      ", prefix)
+		b = append(b, "      "...)
 	}
 	lid := n.SMALID
 	if n.Type != subnet.Switch {
 		if !l.o.Line {
-			fmt.Fprintf(l.w, "0x%016x ", uint64(p.GUID))
+			b = append(appendGUID(b, uint64(p.GUID)), ' ')
 		}
 		lid = p.BaseLID
 	}
-	fmt.Fprintf(l.w, "%6d %4d[%2s] ==%s==>  %s", lid, p.Num, extPortString(p), link, remote)
+	b = append(appendInt(b, int(lid), 6), ' ')
+	b = append(appendPortNum(b, p), " =="...)
+	b = append(l.appendLink(b, p), "==>  "...)
+	switch {
+	case p.Remote != nil:
+		b = l.appendPeer(b, p, l.o.Line)
+	case linkState(p) == portStateDown:
+		b = append(b, "           [  ] \"\" ( )\n"...)
+	default:
+		b = append(b, "    \"Port not available\"\n"...)
+	}
+	l.buf = b
+	l.w.Write(b)
 }
 
 // peerLID is the LID printed for a link's far end: its port's, or for a
@@ -404,13 +475,20 @@ func peerLID(r *subnet.Port) rdma.LID {
 // its port GUID first when withGUID): LID, port, name, and what the link
 // could run at.
 func (l *linkPrinter) peerText(p *subnet.Port, withGUID bool) string {
+	return string(l.appendPeer(nil, p, withGUID))
+}
+
+// appendPeer appends peerText's text to b.
+func (l *linkPrinter) appendPeer(b []byte, p *subnet.Port, withGUID bool) []byte {
 	r := p.Remote
-	guid := ""
 	if withGUID {
-		guid = fmt.Sprintf("0x%016x ", uint64(r.GUID))
+		b = append(appendGUID(b, uint64(r.GUID)), ' ')
 	}
+	b = append(appendInt(b, int(peerLID(r)), 6), ' ')
+	b = append(appendPortNum(b, r), " \""...)
+	b = append(append(b, l.name(r.Node)...), "\" ("...)
 	widthMsg, speedMsg := couldBe(p)
-	return fmt.Sprintf("%s%6d %4d[%2s] \"%s\" (%s %s)\n", guid, peerLID(r), r.Num, extPortString(r), l.name(r.Node), widthMsg, speedMsg)
+	return append(append(append(append(b, widthMsg...), ' '), speedMsg...), ")\n"...)
 }
 
 // maxWidth is ibdiag_common.c's get_max_width: the widest width in a set.
@@ -554,11 +632,16 @@ func linkSpeedText(p *subnet.Port) string {
 // speed when there is one, FDR10 when MlnxExtPortInfo says so, else the
 // speed.
 func speedText(ext, speed uint32, fdr10 bool) string {
+	return string(appendSpeedText(nil, ext, speed, fdr10))
+}
+
+// appendSpeedText appends speedText's text to b.
+func appendSpeedText(b []byte, ext, speed uint32, fdr10 bool) []byte {
 	switch {
 	case ext != 0:
-		return mad.FormatLinkSpeedExt.Text(ext)
+		return mad.FormatLinkSpeedExt.AppendText(b, ext)
 	case fdr10:
-		return "10.0 Gbps (FDR10)"
+		return append(b, "10.0 Gbps (FDR10)"...)
 	}
-	return mad.FormatLinkSpeed.Text(speed)
+	return mad.FormatLinkSpeed.AppendText(b, speed)
 }

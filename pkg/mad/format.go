@@ -249,3 +249,6 @@ var portCap2Names = [16]string{
 // FormatLinkWidth.Text(2) is "4X", FormatPortState.Text(4) is "Active".
 // Formats without names give the decimal value.
 func (f Format) Text(v uint32) string { return string(appendNamed(nil, f, v)) }
+
+// AppendText appends what Text returns to b.
+func (f Format) AppendText(b []byte, v uint32) []byte { return appendNamed(b, f, v) }

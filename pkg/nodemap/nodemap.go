@@ -109,7 +109,18 @@ func (m *Map) Name(guid uint64, desc string) string {
 			return n
 		}
 	}
-	b := []byte(desc)
+	for i := 0; i < len(desc); i++ {
+		if c := desc[i]; c < 0x20 || c > 0x7e {
+			return printable(desc)
+		}
+	}
+	return desc
+}
+
+// printable returns s with each byte outside printable ASCII replaced by
+// a space.
+func printable(s string) string {
+	b := []byte(s)
 	for i, c := range b {
 		if c < 0x20 || c > 0x7e {
 			b[i] = ' '
