@@ -64,7 +64,6 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 	w := queueWalk{paths: make(map[*Node][]uint8, len(f.Nodes))}
 	entry := make(map[*Node]int, len(f.Nodes))
 	descDone := make(map[*Node]bool, len(f.Nodes))
-	infoDone := make(map[*Port]bool)
 	initial := len(start) - 1
 	hops := 0
 
@@ -75,7 +74,11 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 	for _, n := range f.Nodes {
 		ports += n.NumPorts + 1
 	}
+	infoDone := make(map[*Port]bool, ports)
 	queue := make([]qitem, 0, 3*len(f.Nodes)+3*ports)
+	// The routes of the NodeInfo SMPs, carved from shared blocks rather
+	// than allocated one by one (a big fabric has one per link end).
+	var arena []uint8
 	queue = append(queue, qitem{kind: qNodeInfo, path: start})
 	w.visits = make([]Visit, 0, len(f.Nodes)+ports)
 	push := func(it qitem) { queue = append(queue, it) }
@@ -95,7 +98,12 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 		if len(path) >= mad.MaxHops {
 			return
 		}
-		next := make([]uint8, len(path)+1)
+		k := len(path) + 1
+		if cap(arena)-len(arena) < k {
+			arena = make([]uint8, 0, max(k, 64<<10))
+		}
+		next := arena[len(arena) : len(arena)+k : len(arena)+k]
+		arena = arena[:len(arena)+k]
 		copy(next, path)
 		next[len(path)] = uint8(num)
 		if len(next)-1-initial > hops {

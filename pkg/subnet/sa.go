@@ -87,12 +87,12 @@ func DiscoverSA(ctx context.Context, x *mad.Transactor) (*Fabric, error) {
 // local port being the one with port GUID local.
 func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local rdma.GUID) (*Fabric, error) {
 	f := newFabric()
-	byGUID := make(map[rdma.GUID]*Node)
-	switchByLID := make(map[rdma.LID]*Node)
-	caPortByLID := make(map[rdma.LID]*Port)
+	byGUID := make(map[rdma.GUID]*Node, len(nodeRecs))
+	switchByLID := make(map[rdma.LID]*Node, len(switchRecs))
+	caPortByLID := make(map[rdma.LID]*Port, len(nodeRecs))
 	// The NodeInfo of each CA port as the SA has it (the port's GUID and
 	// number): the node takes that of the port the walk enters it by.
-	caInfo := make(map[*Port][]byte)
+	caInfo := make(map[*Port][]byte, len(nodeRecs))
 
 	for _, r := range nodeRecs {
 		lid := rdma.LID(binary.BigEndian.Uint16(r))
@@ -138,13 +138,14 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 		}
 		return nil
 	}
-	for _, r := range portRecs {
+	infos := make([]mad.PortInfo, len(portRecs)) // one allocation for them all
+	for i, r := range portRecs {
 		p := portAt(rdma.LID(binary.BigEndian.Uint16(r)), int(r[2]))
 		if p == nil {
 			continue
 		}
 		copy(p.InfoRaw[:], r[4:68])
-		pi := new(mad.PortInfo)
+		pi := &infos[i]
 		pi.UnmarshalBinary(p.InfoRaw[:])
 		p.Info = pi
 	}
