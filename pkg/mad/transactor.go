@@ -27,7 +27,8 @@ type TransactorOptions struct {
 	Retries int
 	// Window bounds the requests in flight at once.
 	Window int
-	// Trace, when set, sees every MAD sent (out) and received.
+	// Trace, when set, sees every MAD sent (out) and received. It must
+	// not keep p, whose storage is reused.
 	Trace func(out bool, p *Packet)
 	// SA, when set, is where Resolve asks for the path to a port GUID.
 	SA *SAAddress
@@ -119,8 +120,13 @@ func (t *Transactor) Close() error {
 // packets nobody waits for (late or duplicate responses) are dropped.
 func (t *Transactor) read(ctx context.Context) {
 	defer close(t.done)
+	// p is reused until it is handed to a waiter: most packets of a big
+	// RMPP answer are copied into their message and dropped.
+	var p *Packet
 	for {
-		p := &Packet{MAD: make([]byte, Size)}
+		if p == nil {
+			p = &Packet{MAD: make([]byte, Size)}
+		}
 		err := t.tr.Recv(ctx, p)
 		if err != nil {
 			t.mu.Lock()
@@ -151,14 +157,19 @@ func (t *Transactor) read(ctx context.Context) {
 			if x == nil || RMPPType(p.MAD[RMPPHeaderOffset+1]) == RMPPTypeData || !t.takeAck(x, p) {
 				continue
 			}
-		} else if x != nil && p.Status == 0 && IsRMPPActive(h.MgmtClass, p.MAD) {
-			if p = t.takeSegment(x, p); p == nil {
+		}
+		out := p
+		if x != nil && p.Status == 0 && IsRMPPActive(h.MgmtClass, p.MAD) && h.Method.IsResponse() {
+			if out = t.takeSegment(x, p); out == nil {
 				continue // a segment of a message not yet whole
 			}
 		}
 		if w != nil {
 			select {
-			case w <- p:
+			case w <- out:
+				if out == p {
+					p = nil // the waiter has it
+				}
 			default: // a reply for this try is already waiting
 			}
 		}

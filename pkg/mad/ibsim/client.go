@@ -30,9 +30,13 @@ type Client struct {
 	info AttachInfo
 
 	ctlMu  sync.Mutex // one control round trip at a time
-	recvMu sync.Mutex // one Recv at a time; guards recvBuf
+	recvMu sync.Mutex // one Recv at a time; guards recvBuf and the watch
 	// recvBuf has room for one byte more than a frame, to spot oversize ones.
 	recvBuf [requestLen + 1]byte
+	// watchCtx is the context whose end wakes a read (the last Recv's);
+	// watchStop undoes that.
+	watchCtx  context.Context
+	watchStop func()
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -163,6 +167,12 @@ func (c *Client) Close() error {
 		}
 		c.data.Close()
 		c.ctl.Close()
+		c.recvMu.Lock() // a Recv still running returns at the deadline set above
+		if c.watchStop != nil {
+			c.watchStop()
+			c.watchStop = nil
+		}
+		c.recvMu.Unlock()
 		c.closeErr = errors.Join(errs...)
 	})
 	return c.closeErr

@@ -66,14 +66,22 @@ func (c *Client) Recv(ctx context.Context, p *mad.Packet) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// Clear a past deadline a cancelled Recv left, then look again for a
-	// Close that may have set one just before.
-	c.data.SetReadDeadline(time.Time{})
-	if c.closed.Load() {
-		return fmt.Errorf("ibsim client %d: %w", c.info.ClientID, mad.ErrClosed)
+	if ctx != c.watchCtx {
+		// The end of ctx wakes the read. The watch stays for the next
+		// Recv with the same ctx (the transactor's reader passes one
+		// for its life): registering it for every frame cost as much
+		// as the read. A past deadline an earlier ctx's end left is
+		// cleared, then Close looked for again, which may have set one
+		// just before.
+		if c.watchStop != nil {
+			c.watchStop()
+		}
+		c.data.SetReadDeadline(time.Time{})
+		if c.closed.Load() {
+			return fmt.Errorf("ibsim client %d: %w", c.info.ClientID, mad.ErrClosed)
+		}
+		c.watchCtx, c.watchStop = ctx, wakeOnDone(ctx, c.data.SetReadDeadline)
 	}
-	release := wakeOnDone(ctx, c.data.SetReadDeadline)
-	defer release()
 	for {
 		n, _, err := c.data.ReadFrom(c.recvBuf[:])
 		if err != nil {
