@@ -61,8 +61,9 @@ echo "== fabric-wide tools: 3-level fat tree, $mhosts hosts, radix $radix; mean 
 printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio
 # Each entry is "infiniband-diags command|ibtool command" (the same when
 # there is no "|"); ibtool's --discovery sa reads the fabric from the SA.
-for pair in "ibnetdiscover" "ibnetdiscover -p" "ibswitches" "iblinkinfo" "dump_lfts" \
-	"ibnetdiscover|ibnetdiscover --discovery sa" "iblinkinfo|iblinkinfo --discovery sa" "saquery" "saquery -x"; do
+for pair in "ibnetdiscover" "ibnetdiscover -p" "ibswitches" "iblinkinfo" "ibqueryerrors" "dump_lfts" \
+	"ibnetdiscover|ibnetdiscover --discovery sa" "iblinkinfo|iblinkinfo --discovery sa" \
+	"ibqueryerrors|ibqueryerrors --discovery sa" "dump_lfts|dump_lfts --discovery sa" "saquery" "saquery -x"; do
 	cmd=${pair%%|*}
 	ourcmd=${pair#*|}
 	# shellcheck disable=SC2086
