@@ -61,20 +61,15 @@ type queueWalk struct {
 // walkQueue runs libibnetdisc's queue of SMPs over f from the directed
 // route start, sending nothing: each SMP's answer is looked up in f.
 func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
-	w := queueWalk{paths: make(map[*Node][]uint8, len(f.Nodes))}
-	entry := make(map[*Node]int, len(f.Nodes))
-	descDone := make(map[*Node]bool, len(f.Nodes))
+	var w queueWalk
+	st := newWalkState(f.Nodes)
 	initial := len(start) - 1
 	hops := 0
 
 	// The walk queues a NodeInfo across each link end, and a NodeDesc,
 	// SwitchInfo and PortInfo per node and port: room for all of them
 	// up front, so that a big fabric's queue is not copied as it grows.
-	ports := 0
-	for _, n := range f.Nodes {
-		ports += n.NumPorts + 1
-	}
-	infoDone := make(map[*Port]bool, ports)
+	ports := len(st.info)
 	queue := make([]qitem, 0, 3*len(f.Nodes)+3*ports)
 	// The routes of the NodeInfo SMPs, carved from shared blocks rather
 	// than allocated one by one (a big fabric has one per link end).
@@ -87,7 +82,7 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 		if num == 0 || p.Info.PhysLinkState != physLinkUp {
 			return
 		}
-		if !(n.Type == Switch && num != entry[n]) && !(n == f.From && num == f.FromPort) {
+		if !(n.Type == Switch && num != st.node(n).entry) && !(n == f.From && num == f.FromPort) {
 			return
 		}
 		if n.Type != Switch && n == f.From && len(path) > 2 {
@@ -126,17 +121,17 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 				continue // the NodeInfo failed, or was never sent
 			}
 			n := p.Node
-			_, seen := w.paths[n]
+			wn := st.node(n)
+			seen := wn.seen
 			if !seen {
 				w.order = append(w.order, n)
-				w.paths[n] = it.path
-				entry[n] = p.Num
+				wn.seen, wn.path, wn.entry = true, it.path, p.Num
 			}
 			v := Visit{Path: it.path, New: !seen, Node: n, Port: p.Num}
-			if infoDone[p] {
+			if st.info[wn.ports+p.Num] {
 				v.LID, v.LMC = p.BaseLID, p.LMC
 			}
-			if descDone[n] {
+			if wn.desc {
 				v.Desc = n.Desc
 			}
 			w.visits = append(w.visits, v)
@@ -151,15 +146,15 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 				push(qitem{kind: qPortInfo, node: n, num: p.Num, path: it.path})
 			}
 		case qNodeDesc:
-			descDone[it.node] = true
+			st.node(it.node).desc = true
 		case qPortInfo:
 			n := it.node
 			p := n.Port(it.num)
 			if p == nil || p.Info == nil {
 				continue // the PortInfo failed
 			}
-			if !infoDone[p] {
-				infoDone[p] = true
+			if done := &st.info[st.node(n).ports+it.num]; !*done {
+				*done = true
 				w.ports = append(w.ports, p)
 			}
 			if it.num == 0 && n.Type == Switch {
@@ -177,7 +172,56 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 		}
 	}
 	w.maxHops = hops + initial
+	w.paths = make(map[*Node][]uint8, len(w.order))
+	for _, n := range w.order {
+		w.paths[n] = st.node(n).path
+	}
 	return w
+}
+
+// walkState is walkQueue's bookkeeping per node and per port, in slices
+// indexed by the node's place: one map lookup a node instead of one a
+// question (a big fabric's walk asks millions).
+type walkState struct {
+	idx   map[*Node]int
+	nodes []walkNode
+	info  []bool // a port's PortInfo answered, at its node's ports + number
+}
+
+// walkNode is what the walk knows of one node.
+type walkNode struct {
+	seen  bool    // its first NodeInfo answered
+	desc  bool    // its NodeDesc answered
+	entry int     // the port that first NodeInfo came in by
+	path  []uint8 // the route it came by
+	ports int     // where its ports start in walkState.info
+}
+
+// newWalkState makes room for nodes; others are added as the walk meets
+// them.
+func newWalkState(nodes []*Node) *walkState {
+	st := &walkState{idx: make(map[*Node]int, len(nodes)), nodes: make([]walkNode, 0, len(nodes))}
+	total := 0
+	for _, n := range nodes {
+		total += n.NumPorts + 1
+	}
+	st.info = make([]bool, 0, total)
+	for _, n := range nodes {
+		st.node(n)
+	}
+	return st
+}
+
+// node returns n's state, valid until the next call adds a node.
+func (st *walkState) node(n *Node) *walkNode {
+	i, ok := st.idx[n]
+	if !ok {
+		i = len(st.nodes)
+		st.idx[n] = i
+		st.nodes = append(st.nodes, walkNode{ports: len(st.info)})
+		st.info = append(st.info, make([]bool, n.NumPorts+1)...)
+	}
+	return &st.nodes[i]
 }
 
 // replay orders f.Nodes, sets each node's Path and fills f.Visits and

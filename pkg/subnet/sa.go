@@ -88,8 +88,13 @@ func DiscoverSA(ctx context.Context, x *mad.Transactor) (*Fabric, error) {
 func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local rdma.GUID) (*Fabric, error) {
 	f := newFabric()
 	byGUID := make(map[rdma.GUID]*Node, len(nodeRecs))
-	switchByLID := make(map[rdma.LID]*Node, len(switchRecs))
-	caPortByLID := make(map[rdma.LID]*Port, len(nodeRecs))
+	// By LID, every uint16 a record may hold: the records name ports by
+	// LID some 500,000 times on a 30,000-node fabric, too many for maps.
+	switchByLID := make([]*Node, 1<<16)
+	caPortByLID := make([]*Port, 1<<16)
+	// Each switch's ports are handed out from one block, made with the
+	// node, as its records name them.
+	switchPorts := make([][]Port, 1<<16)
 	// The NodeInfo of each CA port as the SA has it (the port's GUID and
 	// number): the node takes that of the port the walk enters it by.
 	caInfo := make(map[*Port][]byte, len(nodeRecs))
@@ -114,6 +119,7 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 		}
 		if n.Type == Switch {
 			switchByLID[lid] = n
+			switchPorts[lid] = make([]Port, n.NumPorts+1)
 			continue
 		}
 		num := int(ni.LocalPortNum)
@@ -131,7 +137,14 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 			if num > n.NumPorts {
 				return nil
 			}
-			return n.port(num)
+			if p := n.Ports[num]; p != nil {
+				return p
+			}
+			// As n.port(num) makes it.
+			p := &switchPorts[lid][num]
+			*p = Port{Node: n, Num: num, GUID: n.Info.PortGUID}
+			n.Ports[num] = p
+			return p
 		}
 		if p := caPortByLID[lid]; p != nil && p.Num == num {
 			return p
