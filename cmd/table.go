@@ -4,15 +4,12 @@ import (
 	"fmt"
 	"io"
 	"strings"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"text/tabwriter"
 )
 
 // tablePrinter is the one way ibtool prints new tabular views: aligned
-// columns with a header on a terminal, tab-separated rows without a header
-// when piped, so scripts can cut and awk them.
+// columns under an upper-case header on a terminal, tab-separated rows
+// without a header when piped, so scripts can cut and awk them.
 type tablePrinter struct {
 	w      io.Writer
 	tty    bool
@@ -38,33 +35,23 @@ func (t *tablePrinter) Render() error {
 		}
 		return nil
 	}
-	tbl := tablewriter.NewTable(t.w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Settings: tw.Settings{
-				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off, ShowHeader: tw.Off},
-				Lines:      tw.Lines{ShowHeaderLine: tw.Off, ShowTop: tw.Off, ShowBottom: tw.Off},
-			},
-		})),
-		tablewriter.WithHeaderAutoFormat(tw.On),
-		tablewriter.WithHeaderAlignment(tw.AlignLeft),
-		tablewriter.WithRowAlignment(tw.AlignLeft),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-		tablewriter.WithPadding(tw.Padding{Left: "", Right: "  ", Overwrite: true}),
-	)
-	tbl.Header(toAny(t.header)...)
-	for _, r := range t.rows {
-		if err := tbl.Append(toAny(r)...); err != nil {
-			return err
+	// Columns two spaces apart, left-aligned; cells hold no tabs.
+	tw := tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
+	header := make([]string, len(t.header))
+	for i, h := range t.header {
+		header[i] = strings.ToUpper(h)
+	}
+	line := func(cells []string) {
+		row := make([]string, len(t.header))
+		copy(row, cells)
+		for i := range row {
+			row[i] = strings.ReplaceAll(row[i], "\t", " ")
 		}
+		fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t"))
 	}
-	return tbl.Render()
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
+	line(header)
+	for _, r := range t.rows {
+		line(r)
 	}
-	return out
+	return tw.Flush()
 }
