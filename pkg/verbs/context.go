@@ -20,12 +20,13 @@ type Context struct {
 
 // Open opens the RDMA device called name, or the first device libibverbs
 // lists when name is empty. A name that is not listed wraps
-// ErrDeviceNotFound; a build without libibverbs returns ErrNoVerbs.
+// ErrDeviceNotFound; a build without libibverbs returns ErrNoVerbs, and
+// one that cannot load it an error wrapping ErrNoLibibverbs.
 func Open(name string) (*Context, error) {
 	h, dev, err := drv.open(name)
 	if err != nil {
 		var ve *VerbError
-		if errors.Is(err, ErrNoVerbs) || errors.Is(err, ErrDeviceNotFound) || errors.As(err, &ve) {
+		if errors.Is(err, ErrNoVerbs) || errors.Is(err, ErrNoLibibverbs) || errors.Is(err, ErrDeviceNotFound) || errors.As(err, &ve) {
 			return nil, err
 		}
 		if name == "" {

@@ -3,12 +3,13 @@
 package verbs
 
 /*
-#cgo LDFLAGS: -libverbs
+#cgo LDFLAGS: -ldl
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include <infiniband/verbs.h>
+#define IBT_DEFINE
+#include "ibt_dl.h"
 
 // ibt_swr and ibt_rwr are work requests without pointers, which Go code
 // fills in C memory; the helpers below build the ibv_*_wr lists from them
@@ -90,7 +91,7 @@ static int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *
 static struct ibv_device *ibt_dev_at(struct ibv_device **l, int i) { return l[i]; }
 
 static int ibt_qport(struct ibv_context *ctx, int port, struct ibv_port_attr *pa) {
-	return ibv_query_port(ctx, port, pa);
+	return ibt_query_port_attr(ctx, port, pa);
 }
 
 static int ibt_req_notify(struct ibv_cq *cq, int solicited) { return ibv_req_notify_cq(cq, solicited); }
@@ -109,7 +110,7 @@ static struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struc
 	a.cap.max_send_sge = ssge;
 	a.cap.max_recv_sge = rsge;
 	a.cap.max_inline_data = inl;
-	qp = ibv_create_qp(pd, &a);
+	qp = ibtv_create_qp(pd, &a);
 	if (qp)
 		*got = a.cap;
 	return qp;
@@ -124,7 +125,7 @@ static int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access) 
 	a.port_num = port;
 	a.pkey_index = pkey_index;
 	a.qp_access_flags = access;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+	return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
 static int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint32_t rq_psn, int dlid, int sl,
@@ -149,7 +150,7 @@ static int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint3
 		a.ah_attr.grh.traffic_class = tclass;
 		a.ah_attr.grh.flow_label = flow_label;
 	}
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 		IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 }
 
@@ -162,13 +163,13 @@ static int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry
 	a.retry_cnt = retry;
 	a.rnr_retry = rnr_retry;
 	a.max_rd_atomic = max_rd_atomic;
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+	return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
 static int ibt_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq) {
 	void *cq_ctx;
-	return ibv_get_cq_event(ch, cq, &cq_ctx);
+	return ibtv_get_cq_event(ch, cq, &cq_ctx);
 }
 */
 import "C"
@@ -228,11 +229,11 @@ func (d *cDriver) open(name string) (handle, string, error) {
 	err := list(func(l **C.struct_ibv_device, n int) error {
 		for i := range n {
 			dv := C.ibt_dev_at(l, C.int(i))
-			dn := C.GoString(C.ibv_get_device_name(dv))
+			dn := C.GoString(C.ibtv_get_device_name(dv))
 			if name != "" && dn != name {
 				continue
 			}
-			c, err := C.ibv_open_device(dv)
+			c, err := C.ibtv_open_device(dv)
 			if c == nil {
 				return verbError("ibv_open_device", dn, err)
 			}
@@ -246,7 +247,7 @@ func (d *cDriver) open(name string) (handle, string, error) {
 	})
 	if err != nil {
 		var ve *VerbError
-		if errors.As(err, &ve) || errors.Is(err, ErrDeviceNotFound) {
+		if errors.As(err, &ve) || errors.Is(err, ErrDeviceNotFound) || errors.Is(err, ErrNoLibibverbs) {
 			return nil, "", err
 		}
 		// The list itself failed (no uverbs devices, no kernel support).
@@ -256,7 +257,7 @@ func (d *cDriver) open(name string) (handle, string, error) {
 }
 
 func (d *cDriver) closeDevice(ctx handle) error {
-	if rc, err := C.ibv_close_device(ctx.(*C.struct_ibv_context)); rc != 0 {
+	if rc, err := C.ibtv_close_device(ctx.(*C.struct_ibv_context)); rc != 0 {
 		return rcErr(rc, err)
 	}
 	return nil
@@ -273,7 +274,7 @@ func (d *cDriver) queryPort(ctx handle, port int) (Port, error) {
 func (d *cDriver) queryGID(ctx handle, port, index int) ([16]byte, error) {
 	var gid C.union_ibv_gid
 	var g [16]byte
-	if rc, err := C.ibv_query_gid(ctx.(*C.struct_ibv_context), C.uint8_t(port), C.int(index), &gid); rc != 0 {
+	if rc, err := C.ibtv_query_gid(ctx.(*C.struct_ibv_context), C.uint8_t(port), C.int(index), &gid); rc != 0 {
 		return g, rcErr(rc, err)
 	}
 	copy(g[:], C.GoBytes(unsafe.Pointer(&gid), 16))
@@ -281,7 +282,7 @@ func (d *cDriver) queryGID(ctx handle, port, index int) ([16]byte, error) {
 }
 
 func (d *cDriver) allocPD(ctx handle) (handle, error) {
-	pd, err := C.ibv_alloc_pd(ctx.(*C.struct_ibv_context))
+	pd, err := C.ibtv_alloc_pd(ctx.(*C.struct_ibv_context))
 	if pd == nil {
 		return nil, errnoOr(err, C.int(syscall.ENOMEM))
 	}
@@ -289,7 +290,7 @@ func (d *cDriver) allocPD(ctx handle) (handle, error) {
 }
 
 func (d *cDriver) deallocPD(pd handle) error {
-	if rc, err := C.ibv_dealloc_pd(pd.(*C.struct_ibv_pd)); rc != 0 {
+	if rc, err := C.ibtv_dealloc_pd(pd.(*C.struct_ibv_pd)); rc != 0 {
 		return rcErr(rc, err)
 	}
 	return nil
@@ -303,7 +304,7 @@ func (d *cDriver) munmap(b []byte) error { return unix.Munmap(b) }
 
 func (d *cDriver) regMR(pd handle, b []byte, access Access) (handle, uint32, uint32, error) {
 	// b is mmap'd memory, not the Go heap: C may keep its address.
-	mr, err := C.ibv_reg_mr(pd.(*C.struct_ibv_pd), unsafe.Pointer(unsafe.SliceData(b)), C.size_t(len(b)), C.int(access))
+	mr, err := C.ibtv_reg_mr(pd.(*C.struct_ibv_pd), unsafe.Pointer(unsafe.SliceData(b)), C.size_t(len(b)), C.int(access))
 	if mr == nil {
 		return nil, 0, 0, errnoOr(err, C.int(syscall.EINVAL))
 	}
@@ -311,14 +312,14 @@ func (d *cDriver) regMR(pd handle, b []byte, access Access) (handle, uint32, uin
 }
 
 func (d *cDriver) deregMR(mr handle) error {
-	if rc, err := C.ibv_dereg_mr(mr.(*cMR).mr); rc != 0 {
+	if rc, err := C.ibtv_dereg_mr(mr.(*cMR).mr); rc != 0 {
 		return rcErr(rc, err)
 	}
 	return nil
 }
 
 func (d *cDriver) createCompChannel(ctx handle) (handle, error) {
-	ch, err := C.ibv_create_comp_channel(ctx.(*C.struct_ibv_context))
+	ch, err := C.ibtv_create_comp_channel(ctx.(*C.struct_ibv_context))
 	if ch == nil {
 		return nil, errnoOr(err, C.int(syscall.ENOMEM))
 	}
@@ -326,7 +327,7 @@ func (d *cDriver) createCompChannel(ctx handle) (handle, error) {
 }
 
 func (d *cDriver) destroyCompChannel(ch handle) error {
-	if rc, err := C.ibv_destroy_comp_channel(ch.(*C.struct_ibv_comp_channel)); rc != 0 {
+	if rc, err := C.ibtv_destroy_comp_channel(ch.(*C.struct_ibv_comp_channel)); rc != 0 {
 		return rcErr(rc, err)
 	}
 	return nil
@@ -337,7 +338,7 @@ func (d *cDriver) createCQ(ctx handle, cqe int, ch handle) (handle, error) {
 	if ch != nil {
 		cch = ch.(*C.struct_ibv_comp_channel)
 	}
-	cq, err := C.ibv_create_cq(ctx.(*C.struct_ibv_context), C.int(cqe), nil, cch, 0)
+	cq, err := C.ibtv_create_cq(ctx.(*C.struct_ibv_context), C.int(cqe), nil, cch, 0)
 	if cq == nil {
 		return nil, errnoOr(err, C.int(syscall.ENOMEM))
 	}
@@ -352,7 +353,7 @@ func (d *cDriver) createCQ(ctx handle, cqe int, ch handle) (handle, error) {
 
 func (d *cDriver) destroyCQ(cq handle) error {
 	h := cq.(*cCQ)
-	if rc, err := C.ibv_destroy_cq(h.cq); rc != 0 {
+	if rc, err := C.ibtv_destroy_cq(h.cq); rc != 0 {
 		return rcErr(rc, err)
 	}
 	d.mu.Lock()
@@ -388,7 +389,7 @@ func (d *cDriver) getCQEvent(ch handle) (handle, error) {
 	return h, nil
 }
 
-func (d *cDriver) ackCQEvents(cq handle, n int) { C.ibv_ack_cq_events(cq.(*cCQ).cq, C.uint(n)) }
+func (d *cDriver) ackCQEvents(cq handle, n int) { C.ibtv_ack_cq_events(cq.(*cCQ).cq, C.uint(n)) }
 
 func (d *cDriver) pollCQ(cq handle, wc []WorkCompletion) (int, error) {
 	h := cq.(*cCQ)
@@ -461,7 +462,7 @@ func (d *cDriver) modifyQP(qp handle, m qpModify) error {
 
 func (d *cDriver) destroyQP(qp handle) error {
 	h := qp.(*cQP)
-	if rc, err := C.ibv_destroy_qp(h.qp); rc != 0 {
+	if rc, err := C.ibtv_destroy_qp(h.qp); rc != 0 {
 		return rcErr(rc, err)
 	}
 	for _, p := range []unsafe.Pointer{unsafe.Pointer(h.swr), unsafe.Pointer(h.rwr), unsafe.Pointer(h.sends), unsafe.Pointer(h.recvs), unsafe.Pointer(h.sges)} {

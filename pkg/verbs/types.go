@@ -5,6 +5,10 @@ import "errors"
 // ErrNoVerbs is returned by a build without libibverbs.
 var ErrNoVerbs = errors.New("ibtool was built without verbs (CGO_ENABLED=0 or -tags noverbs)")
 
+// ErrNoLibibverbs is wrapped by what is returned when libibverbs, which
+// ibtool loads on first use, cannot be loaded.
+var ErrNoLibibverbs = errors.New("libibverbs could not be loaded")
+
 // Transport types (enum ibv_transport_type).
 const (
 	TransportUnknown     = -1

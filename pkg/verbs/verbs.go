@@ -3,10 +3,10 @@
 package verbs
 
 /*
-#cgo LDFLAGS: -libverbs
+#cgo LDFLAGS: -ldl
 #include <errno.h>
 #include <stdlib.h>
-#include <infiniband/verbs.h>
+#include "ibt_dl.h"
 
 static int ibt_count(struct ibv_device **l) {
 	int n = 0;
@@ -22,11 +22,11 @@ static const char *ibt_path(struct ibv_device *d) { return d->ibdev_path; }
 static int ibt_transport(struct ibv_device *d) { return d->transport_type; }
 
 static int ibt_query_device(struct ibv_context *ctx, struct ibv_device_attr_ex *a) {
-	return ibv_query_device_ex(ctx, NULL, a);
+	return ibt_query_device_ex(ctx, a);
 }
 
 static int ibt_query_port(struct ibv_context *ctx, int port, struct ibv_port_attr *pa) {
-	return ibv_query_port(ctx, port, pa);
+	return ibt_query_port_attr(ctx, port, pa);
 }
 
 // ibt_query_gid reads GID idx of port and its sysfs type as
@@ -34,10 +34,10 @@ static int ibt_query_port(struct ibv_context *ctx, int port, struct ibv_port_att
 // 1 RoCE v2, 2 when the type does not read (ibv_devinfo's invalid type).
 static int ibt_query_gid(struct ibv_context *ctx, int port, int idx, union ibv_gid *gid, int *type) {
 	struct ibv_gid_entry e = {};
-	int rc = ibv_query_gid(ctx, port, idx, gid);
+	int rc = ibtv_query_gid(ctx, port, idx, gid);
 	if (rc)
 		return rc;
-	rc = ibv_query_gid_ex(ctx, port, idx, &e, 0);
+	rc = ibtv_query_gid_ex(ctx, port, idx, &e, 0);
 	if (rc == ENODATA)
 		*type = 0;
 	else if (rc)
@@ -54,21 +54,34 @@ import "C"
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 	"syscall"
 	"unsafe"
 )
 
+// loadLib loads libibverbs on first use (see ibt_dl.h); its error says
+// why it could not.
+var loadLib = sync.OnceValue(func() error {
+	if msg := C.ibt_load(); msg != nil {
+		return fmt.Errorf("%w: %s (install libibverbs1 and the providers, ibverbs-providers)", ErrNoLibibverbs, C.GoString(msg))
+	}
+	return nil
+})
+
 // list calls fn with libibverbs' device list, freed afterwards.
 func list(fn func(l **C.struct_ibv_device, n int) error) error {
+	if err := loadLib(); err != nil {
+		return err
+	}
 	var n C.int
-	l, err := C.ibv_get_device_list(&n)
+	l, err := C.ibtv_get_device_list(&n)
 	if l == nil {
 		if err == nil {
 			err = syscall.ENOSYS
 		}
 		return fmt.Errorf("failed to get IB devices list: %w", err)
 	}
-	defer C.ibv_free_device_list(l)
+	defer C.ibtv_free_device_list(l)
 	return fn(l, int(C.ibt_count(l)))
 }
 
@@ -77,7 +90,7 @@ func DeviceNames() ([]string, error) {
 	var names []string
 	err := list(func(l **C.struct_ibv_device, n int) error {
 		for i := range n {
-			names = append(names, C.GoString(C.ibv_get_device_name(C.ibt_at(l, C.int(i)))))
+			names = append(names, C.GoString(C.ibtv_get_device_name(C.ibt_at(l, C.int(i)))))
 		}
 		return nil
 	})
@@ -103,12 +116,12 @@ func Devices() ([]Device, error) {
 
 // query opens one device and reads what ibv_devinfo prints.
 func query(dev *C.struct_ibv_device) (Device, error) {
-	d := Device{Name: C.GoString(C.ibv_get_device_name(dev)), IBDevPath: C.GoString(C.ibt_path(dev)), Transport: int(C.ibt_transport(dev))}
-	ctx, err := C.ibv_open_device(dev)
+	d := Device{Name: C.GoString(C.ibtv_get_device_name(dev)), IBDevPath: C.GoString(C.ibt_path(dev)), Transport: int(C.ibt_transport(dev))}
+	ctx, err := C.ibtv_open_device(dev)
 	if ctx == nil {
 		return d, fmt.Errorf("%s: failed to open device: %w", d.Name, err)
 	}
-	defer C.ibv_close_device(ctx)
+	defer C.ibtv_close_device(ctx)
 	var ax C.struct_ibv_device_attr_ex
 	if rc, err := C.ibt_query_device(ctx, &ax); rc != 0 {
 		return d, fmt.Errorf("%s: failed to query device props: %w", d.Name, errnoOr(err, rc))
