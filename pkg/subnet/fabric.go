@@ -281,11 +281,19 @@ func (n *Node) port(num int) *Port {
 	if p := n.Ports[num]; p != nil {
 		return p
 	}
-	p := &Port{Node: n, Num: num}
+	p := new(Port)
+	*p = n.newPort(num)
+	n.Ports[num] = p
+	return p
+}
+
+// newPort is port num of n as first seen: a switch's ports carry the
+// node's port GUID.
+func (n *Node) newPort(num int) Port {
+	p := Port{Node: n, Num: num}
 	if n.Type == Switch {
 		p.GUID = n.Info.PortGUID
 	}
-	n.Ports[num] = p
 	return p
 }
 

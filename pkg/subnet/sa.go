@@ -140,9 +140,8 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 			if p := n.Ports[num]; p != nil {
 				return p
 			}
-			// As n.port(num) makes it.
 			p := &switchPorts[lid][num]
-			*p = Port{Node: n, Num: num, GUID: n.Info.PortGUID}
+			*p = n.newPort(num)
 			n.Ports[num] = p
 			return p
 		}
