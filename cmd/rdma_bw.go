@@ -299,7 +299,7 @@ func rdmaBwRun(o *rdmaBwOptions) error {
 // checkBwParams refuses parameters from a client that would not fit this
 // side's limits.
 func checkBwParams(p bwParams) error {
-	if p.Size < 1 || p.Size > bwMaxSize || p.TxDepth < 1 || p.CQMod < 1 || (p.Duration == 0 && p.Iters < 1) {
+	if p.Size < 1 || p.Size > bwMaxSize || p.TxDepth < 1 || p.TxDepth > 15000 || p.CQMod < 1 || p.CQMod > p.TxDepth || (p.Duration == 0 && p.Iters < 1) {
 		return fmt.Errorf("the client sent parameters out of range: %+v", p)
 	}
 	return nil

@@ -150,177 +150,38 @@ func (s *bwSession) close() {
 	_ = s.dev.Close()
 }
 
-// bwLoop is the state of one send loop: perftest's run_iter_bw, RDMA
-// WRITEs of size bytes from the send half to the peer's receive half, at
-// most txDepth outstanding, every cqMod-th signalled.
-type bwLoop struct {
-	s        *bwSession
-	wr       verbs.SendWR
-	txDepth  int
-	cqMod    int
-	events   bool
-	wc       []verbs.WorkCompletion
-	scnt     int // posted
-	ccnt     int // completed (the last signalled ID + 1)
-	start    time.Time
-	onSignal func(id int, at time.Duration)
-}
-
-func (l *bwLoop) post(signalled bool) error {
-	l.wr.ID = uint64(l.scnt)
-	l.wr.Signaled = signalled
-	if err := l.s.qp.PostSend(l.wr); err != nil {
-		return err
-	}
-	l.scnt++
-	return nil
-}
-
-// reap polls the CQ once (waiting on the channel with -e when nothing is
-// there and the loop cannot post) and accounts the completions.
-func (l *bwLoop) reap(mustWait bool) error {
-	n, err := l.s.cq.Poll(l.wc)
-	if err != nil {
-		return err
-	}
-	if n == 0 && l.events && mustWait {
-		if err := l.s.cq.ReqNotify(false); err != nil {
-			return err
-		}
-		if n, err = l.s.cq.Poll(l.wc); err != nil {
-			return err
-		}
-		if n == 0 {
-			if _, err := l.s.ch.Wait(); err != nil {
-				return err
-			}
-			if n, err = l.s.cq.Poll(l.wc); err != nil {
-				return err
-			}
-		}
-	}
-	for i := range l.wc[:n] {
-		if err := l.wc[i].Err(l.s.cq); err != nil {
-			return err
-		}
-		id := int(l.wc[i].ID)
-		l.ccnt = id + 1
-		if l.onSignal != nil {
-			l.onSignal(id, time.Since(l.start))
-		}
-	}
-	return nil
-}
-
-// step is one turn of a send loop after its posts: reap the CQ once, and
-// stop when the context ended.
-func (l *bwLoop) step(ctx context.Context, done <-chan struct{}) error {
-	if err := l.reap(true); err != nil {
-		return err
-	}
-	select {
-	case <-done:
-		return ctx.Err()
-	default:
-		return nil
-	}
-}
-
-// runWrites sends size-byte RDMA WRITEs to the peer for p.Iters
-// iterations or p.Duration seconds and returns what it measured.
+// runWrites sends size-byte RDMA WRITEs from the send half to the
+// peer's receive half, for p.Iters iterations or p.Duration seconds, in
+// one verbs Stream (perftest's run_iter_bw: at most p.TxDepth
+// outstanding, every p.CQMod-th signalled), and returns what it measured.
 func (s *bwSession) runWrites(ctx context.Context, p bwParams, size int, remote bwDest, events bool) (bwStats, error) {
-	l := &bwLoop{s: s, txDepth: p.TxDepth, cqMod: p.CQMod, events: events, wc: make([]verbs.WorkCompletion, 16),
-		wr: verbs.SendWR{Op: verbs.OpRDMAWrite, MR: s.mr, Length: size, RemoteAddr: remote.Addr, RKey: remote.RKey, Inline: size <= s.inline}}
+	st := verbs.Stream{Depth: p.TxDepth, SignalEvery: p.CQMod, Events: events,
+		WR: verbs.SendWR{Op: verbs.OpRDMAWrite, MR: s.mr, Length: size, RemoteAddr: remote.Addr, RKey: remote.RKey, Inline: size <= s.inline}}
 	if p.Duration > 0 {
-		return l.forDuration(ctx, p, size)
-	}
-	return l.forIters(ctx, p, size)
-}
-
-func (l *bwLoop) forIters(ctx context.Context, p bwParams, size int) (bwStats, error) {
-	iters := p.Iters
-	txDepth := min(l.txDepth, iters)
-	peak := !p.NoPeak && iters <= 20000
-	var posted, completed []time.Duration
-	var signalled []int
-	var last time.Duration
-	if peak {
-		posted, completed = make([]time.Duration, iters), make([]time.Duration, iters)
-	}
-	l.onSignal = func(id int, at time.Duration) {
-		last = at
-		if peak {
-			completed[id] = at
-			signalled = append(signalled, id)
-		}
-	}
-	done := ctx.Done()
-	l.start = time.Now()
-	for l.ccnt < iters {
-		for l.scnt < iters && l.scnt-l.ccnt < txDepth {
-			if peak {
-				posted[l.scnt] = time.Since(l.start)
-			}
-			if err := l.post(l.scnt%l.cqMod == l.cqMod-1 || l.scnt == iters-1); err != nil {
-				return bwStats{}, err
-			}
-		}
-		if err := l.step(ctx, done); err != nil {
+		// perftest's duration mode: a quarter of the time (whole
+		// seconds) to warm up, the middle sampled, a quarter to cool
+		// down.
+		margin := time.Duration(p.Duration/4) * time.Second
+		st.Duration = time.Duration(p.Duration) * time.Second
+		st.From, st.To = margin, st.Duration-margin
+		res, err := s.qp.Stream(ctx, st)
+		if err != nil {
 			return bwStats{}, err
 		}
+		return bwStats{Size: size, Iters: res.Window, Elapsed: res.WindowTime}, nil
 	}
-	st := bwStats{Size: size, Iters: iters, Elapsed: last}
-	if peak {
-		st.Elapsed = last - posted[0]
-		st.PeakPerMsg = peakPerMsg(posted, completed, signalled)
-	}
-	return st, nil
-}
-
-// forDuration is perftest's duration mode: a quarter of the time (whole
-// seconds) to warm up, the middle sampled, a quarter to cool down. Then
-// one last signalled WRITE, so that every byte has landed when its
-// completion comes.
-func (l *bwLoop) forDuration(ctx context.Context, p bwParams, size int) (bwStats, error) {
-	margin := time.Duration(p.Duration/4) * time.Second
-	total := time.Duration(p.Duration) * time.Second
-	var c0, c1 int
-	var t0, t1 time.Duration
-	sampling, sampled := false, false
-	done := ctx.Done()
-	l.start = time.Now()
-	for {
-		now := time.Since(l.start)
-		if !sampling && !sampled && now >= margin {
-			sampling, c0, t0 = true, l.ccnt, now
-		}
-		if sampling && now >= total-margin {
-			sampling, sampled, c1, t1 = false, true, l.ccnt, now
-		}
-		if now >= total {
-			break
-		}
-		for l.scnt-l.ccnt < l.txDepth {
-			if err := l.post(l.scnt%l.cqMod == l.cqMod-1); err != nil {
-				return bwStats{}, err
-			}
-		}
-		if err := l.step(ctx, done); err != nil {
-			return bwStats{}, err
-		}
-	}
-	for l.scnt-l.ccnt >= l.txDepth {
-		if err := l.reap(true); err != nil {
-			return bwStats{}, err
-		}
-	}
-	if err := l.post(true); err != nil {
+	st.Count = p.Iters
+	st.Depth = min(st.Depth, p.Iters)
+	st.SignalEvery = min(st.SignalEvery, st.Depth)
+	st.Record = !p.NoPeak && p.Iters <= 20000
+	res, err := s.qp.Stream(ctx, st)
+	if err != nil {
 		return bwStats{}, err
 	}
-	for l.ccnt < l.scnt {
-		if err := l.reap(true); err != nil {
-			return bwStats{}, err
-		}
+	out := bwStats{Size: size, Iters: p.Iters, Elapsed: res.Last}
+	if st.Record {
+		out.Elapsed = res.Last - res.PostedAt[0]
+		out.PeakPerMsg = peakPerMsg(res.PostedAt, res.CompletedAt, res.Signaled)
 	}
-	return bwStats{Size: size, Iters: c1 - c0, Elapsed: t1 - t0}, nil
+	return out, nil
 }

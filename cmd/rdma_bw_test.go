@@ -262,7 +262,17 @@ func TestBwParamsSizes(t *testing.T) {
 	if len(got) != 23 || got[0] != 2 || got[22] != 1<<23 {
 		t.Errorf("all sizes %v", got)
 	}
-	if err := checkBwParams(bwParams{Size: 0, TxDepth: 1, CQMod: 1, Iters: 5}); err == nil {
-		t.Error("size 0 from a client accepted")
+	for _, p := range []bwParams{
+		{Size: 0, TxDepth: 1, CQMod: 1, Iters: 5},
+		{Size: 8, TxDepth: 15001, CQMod: 1, Iters: 5},
+		{Size: 8, TxDepth: 4, CQMod: 5, Iters: 5}, // no completion would ever come
+		{Size: 8, TxDepth: 4, CQMod: 1},
+	} {
+		if err := checkBwParams(p); err == nil {
+			t.Errorf("%+v from a client accepted", p)
+		}
+	}
+	if err := checkBwParams(bwParams{Size: 8, TxDepth: 4, CQMod: 4, Duration: 2}); err != nil {
+		t.Errorf("good parameters refused: %v", err)
 	}
 }

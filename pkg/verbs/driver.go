@@ -1,5 +1,7 @@
 package verbs
 
+import "context"
+
 // handle is a driver's opaque reference to one libibverbs object (a
 // context, PD, MR, CQ, completion channel or QP). The cgo driver keeps its
 // C pointers in it; the tests' fake keeps its own records.
@@ -45,6 +47,12 @@ type driver interface {
 	// maxPostBatch at a time.
 	postSend(qp handle, wrs []sendWork) error
 	postRecv(qp handle, wrs []recvWork) error
+	// stream runs r's send loop on qp (see QP.Stream), polling cq and,
+	// with r.events, sleeping on ch. It fills r's results; a failing
+	// verb sets r.failed and returns its errno, a completion with an
+	// error status is errStreamCompletion (with r.wc), and a context
+	// that ends returns its error.
+	stream(ctx context.Context, qp, cq, ch handle, r *streamRun) error
 }
 
 // maxPostBatch is the most work requests one postSend or postRecv call

@@ -7,6 +7,7 @@ package verbs
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 #define IBT_DEFINE
 #include "ibt_dl.h"
@@ -72,20 +73,214 @@ static int ibt_post_recv(struct ibv_qp *qp, struct ibt_rwr *in, int n, struct ib
 	return ibv_post_recv(qp, wr, &bad);
 }
 
+static void ibt_flat_wc(const struct ibv_wc *wc, struct ibt_wc *out) {
+	out->wr_id = wc->wr_id;
+	out->status = wc->status;
+	out->opcode = wc->opcode;
+	out->vendor_err = wc->vendor_err;
+	out->byte_len = wc->byte_len;
+	out->has_imm = (wc->wc_flags & IBV_WC_WITH_IMM) != 0;
+	out->imm = out->has_imm ? ntohl(wc->imm_data) : 0;
+	out->qp_num = wc->qp_num;
+	out->src_qp = wc->src_qp;
+}
+
 static int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out) {
 	int got = ibv_poll_cq(cq, n, wc), i;
-	for (i = 0; i < got; i++) {
-		out[i].wr_id = wc[i].wr_id;
-		out[i].status = wc[i].status;
-		out[i].opcode = wc[i].opcode;
-		out[i].vendor_err = wc[i].vendor_err;
-		out[i].byte_len = wc[i].byte_len;
-		out[i].has_imm = (wc[i].wc_flags & IBV_WC_WITH_IMM) != 0;
-		out[i].imm = out[i].has_imm ? ntohl(wc[i].imm_data) : 0;
-		out[i].qp_num = wc[i].qp_num;
-		out[i].src_qp = wc[i].src_qp;
-	}
+	for (i = 0; i < got; i++)
+		ibt_flat_wc(&wc[i], &out[i]);
 	return got;
+}
+
+// ibt_stream is one QP.Stream run in C (stream.go says why): the request
+// and parameters in, the counts and cycle stamps out.
+struct ibt_stream {
+	struct ibt_swr wr;
+	int64_t count, duration_ns, from_ns, to_ns;
+	int depth, signal_every, events, record;
+	uint64_t *posted, *completed; // record: count cycle stamps each
+	int stop;                     // set by Go when the context ends
+
+	int64_t scnt, ccnt, window, window_ns, start_ns, end_ns;
+	uint64_t start_cyc, end_cyc, last_cyc;
+	int failed, err;
+	struct ibt_wc wc;
+};
+
+enum { IBT_FAIL_POST = 1, IBT_FAIL_POLL, IBT_FAIL_WC, IBT_FAIL_NOTIFY, IBT_FAIL_EVENT, IBT_STOPPED };
+
+static int64_t ibt_mono_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+// ibt_cycles is the CPU's cycle counter where user space may read it, as
+// perftest's get_cycles: reading the clock can be a system call (a guest
+// whose clock source is the HPET), too slow for a stamp per request.
+// Stamps become times against two clock readings, at the start and the
+// end of the run.
+static inline uint64_t ibt_cycles(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return (uint64_t)ibt_mono_ns();
+#endif
+}
+
+static int ibt_stream_post(struct ibv_qp *qp, struct ibt_stream *s, struct ibv_send_wr *wr, int signalled) {
+	struct ibv_send_wr *bad = NULL;
+	int rc;
+	wr->wr_id = (uint64_t)s->scnt;
+	wr->send_flags = s->wr.flags | (signalled ? IBV_SEND_SIGNALED : 0);
+	if (s->record)
+		s->posted[s->scnt] = ibt_cycles();
+	rc = ibv_post_send(qp, wr, &bad);
+	if (rc != 0) {
+		s->failed = IBT_FAIL_POST;
+		s->err = rc > 0 ? rc : errno;
+		return -1;
+	}
+	s->scnt++;
+	return 0;
+}
+
+#define IBT_STREAM_WC 16
+
+// ibt_stream_reap polls the CQ once; with events, when must_wait and the
+// CQ is empty, it asks for an event, polls again and sleeps on the
+// channel. It returns the completions taken, or -1 with s->failed set.
+static int ibt_stream_reap(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibt_stream *s, int must_wait) {
+	struct ibv_wc wc[IBT_STREAM_WC];
+	int n = ibv_poll_cq(cq, IBT_STREAM_WC, wc), i, rc;
+	if (n == 0 && s->events && must_wait) {
+		if ((rc = ibv_req_notify_cq(cq, 0)) != 0) {
+			s->failed = IBT_FAIL_NOTIFY;
+			s->err = rc > 0 ? rc : errno;
+			return -1;
+		}
+		n = ibv_poll_cq(cq, IBT_STREAM_WC, wc);
+		if (n == 0) {
+			struct ibv_cq *ecq;
+			void *ectx;
+			if (ibtv_get_cq_event(ch, &ecq, &ectx) != 0) {
+				s->failed = IBT_FAIL_EVENT;
+				s->err = errno;
+				return -1;
+			}
+			ibtv_ack_cq_events(ecq, 1);
+			n = ibv_poll_cq(cq, IBT_STREAM_WC, wc);
+		}
+	}
+	if (n < 0) {
+		s->failed = IBT_FAIL_POLL;
+		s->err = EIO;
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t now;
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			ibt_flat_wc(&wc[i], &s->wc);
+			s->failed = IBT_FAIL_WC;
+			return -1;
+		}
+		now = ibt_cycles();
+		s->ccnt = (int64_t)wc[i].wr_id + 1;
+		s->last_cyc = now;
+		if (s->record && wc[i].wr_id < (uint64_t)s->count)
+			s->completed[wc[i].wr_id] = now;
+	}
+	return n;
+}
+
+static int ibt_stream_stopped(struct ibt_stream *s) {
+	if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+		s->failed = IBT_STOPPED;
+		return 1;
+	}
+	return 0;
+}
+
+// ibt_stream_run is perftest's run_iter_bw: with a count, post until count
+// requests went and all completed; otherwise post for duration_ns,
+// counting the completions between from_ns and to_ns, then one last
+// signalled request, and wait for all.
+static void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibt_stream *s) {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	int mod = s->signal_every, n;
+	memset(&wr, 0, sizeof(wr));
+	if (s->wr.length) {
+		sge.addr = s->wr.addr;
+		sge.length = s->wr.length;
+		sge.lkey = s->wr.lkey;
+		wr.sg_list = &sge;
+		wr.num_sge = 1;
+	}
+	wr.opcode = s->wr.opcode;
+	wr.wr.rdma.remote_addr = s->wr.raddr;
+	wr.wr.rdma.rkey = s->wr.rkey;
+	if (s->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || s->wr.opcode == IBV_WR_SEND_WITH_IMM)
+		wr.imm_data = htonl(s->wr.imm);
+	s->start_ns = ibt_mono_ns();
+	s->start_cyc = s->last_cyc = ibt_cycles();
+	if (s->count > 0) {
+		while (s->ccnt < s->count) {
+			while (s->scnt < s->count && s->scnt - s->ccnt < s->depth)
+				if (ibt_stream_post(qp, s, &wr, s->scnt % mod == mod - 1 || s->scnt == s->count - 1) < 0)
+					goto out;
+			if (ibt_stream_reap(cq, ch, s, 1) < 0 || ibt_stream_stopped(s))
+				goto out;
+		}
+		goto out;
+	}
+	{
+		int sampling = 0, sampled = 0, idle = 0, check = 1;
+		int64_t c0 = 0, t0 = 0;
+		for (;;) {
+			// The clock is read when completions came, and every 64
+			// empty polls: it may be a system call.
+			if (check) {
+				int64_t now = ibt_mono_ns() - s->start_ns;
+				if (!sampling && !sampled && now >= s->from_ns) {
+					sampling = 1;
+					c0 = s->ccnt;
+					t0 = now;
+				}
+				if (sampling && now >= s->to_ns) {
+					sampling = 0;
+					sampled = 1;
+					s->window = s->ccnt - c0;
+					s->window_ns = now - t0;
+				}
+				if (now >= s->duration_ns)
+					break;
+			}
+			while (s->scnt - s->ccnt < s->depth)
+				if (ibt_stream_post(qp, s, &wr, s->scnt % mod == mod - 1) < 0)
+					goto out;
+			if ((n = ibt_stream_reap(cq, ch, s, 1)) < 0 || ibt_stream_stopped(s))
+				goto out;
+			check = n > 0 || ++idle % 64 == 0;
+		}
+		while (s->scnt - s->ccnt >= s->depth)
+			if (ibt_stream_reap(cq, ch, s, 1) < 0 || ibt_stream_stopped(s))
+				goto out;
+		if (ibt_stream_post(qp, s, &wr, 1) < 0)
+			goto out;
+		while (s->ccnt < s->scnt)
+			if (ibt_stream_reap(cq, ch, s, 1) < 0 || ibt_stream_stopped(s))
+				goto out;
+	}
+out:
+	s->end_ns = ibt_mono_ns();
+	s->end_cyc = ibt_cycles();
 }
 
 static struct ibv_device *ibt_dev_at(struct ibv_device **l, int i) { return l[i]; }
@@ -175,10 +370,13 @@ static int ibt_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq) {
 import "C"
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -398,11 +596,15 @@ func (d *cDriver) pollCQ(cq handle, wc []WorkCompletion) (int, error) {
 		return 0, syscall.EIO
 	}
 	for i, f := range unsafe.Slice(h.flat, int(n)) {
-		wc[i] = WorkCompletion{ID: uint64(f.wr_id), Status: WCStatus(f.status), Opcode: WCOpcode(f.opcode),
-			VendorErr: uint32(f.vendor_err), ByteLen: uint32(f.byte_len), Imm: uint32(f.imm), HasImm: f.has_imm != 0,
-			QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp)}
+		wc[i] = wcFromC(&f)
 	}
 	return int(n), nil
+}
+
+func wcFromC(f *C.struct_ibt_wc) WorkCompletion {
+	return WorkCompletion{ID: uint64(f.wr_id), Status: WCStatus(f.status), Opcode: WCOpcode(f.opcode),
+		VendorErr: uint32(f.vendor_err), ByteLen: uint32(f.byte_len), Imm: uint32(f.imm), HasImm: f.has_imm != 0,
+		QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp)}
 }
 
 func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error) {
@@ -495,4 +697,89 @@ func (d *cDriver) postRecv(qp handle, wrs []recvWork) error {
 		return rcErr(rc, nil)
 	}
 	return nil
+}
+
+func (d *cDriver) stream(ctx context.Context, qp, cq, ch handle, r *streamRun) error {
+	s := (*C.struct_ibt_stream)(C.calloc(1, C.sizeof_struct_ibt_stream))
+	defer C.free(unsafe.Pointer(s))
+	w := r.wr
+	s.wr = C.struct_ibt_swr{addr: C.uint64_t(w.addr), raddr: C.uint64_t(w.raddr), length: C.uint32_t(w.length),
+		lkey: C.uint32_t(w.lkey), rkey: C.uint32_t(w.rkey), imm: C.uint32_t(w.imm), opcode: C.int(w.op), flags: C.int(w.flags)}
+	s.count, s.duration_ns = C.int64_t(r.count), C.int64_t(r.duration)
+	s.from_ns, s.to_ns = C.int64_t(r.from), C.int64_t(r.to)
+	s.depth, s.signal_every = C.int(r.depth), C.int(r.signalEvery)
+	if r.events {
+		s.events = 1
+	}
+	if r.record {
+		s.record = 1
+		s.posted = (*C.uint64_t)(C.calloc(C.size_t(r.count), 8))
+		s.completed = (*C.uint64_t)(C.calloc(C.size_t(r.count), 8))
+		defer C.free(unsafe.Pointer(s.posted))
+		defer C.free(unsafe.Pointer(s.completed))
+		if s.posted == nil || s.completed == nil {
+			r.failed = "calloc"
+			return syscall.ENOMEM
+		}
+	}
+	stopped := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		atomic.StoreInt32((*int32)(unsafe.Pointer(&s.stop)), 1)
+		close(stopped)
+	})
+	var cch *C.struct_ibv_comp_channel
+	if ch != nil {
+		cch = ch.(*C.struct_ibv_comp_channel)
+	}
+	C.ibt_stream_run(qp.(*cQP).qp, cq.(*cCQ).cq, cch, s)
+	if !stop() {
+		<-stopped // the AfterFunc ran or runs: let it finish with s
+	}
+
+	// Cycle stamps become times since the start against the clock.
+	var scale float64
+	if s.end_cyc > s.start_cyc {
+		scale = float64(s.end_ns-s.start_ns) / float64(s.end_cyc-s.start_cyc)
+	}
+	at := func(c C.uint64_t) time.Duration {
+		if c <= s.start_cyc {
+			return 0
+		}
+		return time.Duration(float64(c-s.start_cyc) * scale)
+	}
+	r.posted, r.completed = int(s.scnt), int(s.ccnt)
+	r.last = at(s.last_cyc)
+	r.window, r.windowTime = int(s.window), time.Duration(s.window_ns)
+	if r.record {
+		posted := unsafe.Slice(s.posted, r.count)
+		completed := unsafe.Slice(s.completed, r.count)
+		for i := range r.posted {
+			r.postedAt[i] = at(posted[i])
+			if completed[i] != 0 {
+				r.completedAt[i] = at(completed[i])
+				r.signaled = append(r.signaled, i)
+			}
+		}
+	}
+	switch s.failed {
+	case 0:
+		return nil
+	case C.IBT_FAIL_POST:
+		r.failed = "ibv_post_send"
+	case C.IBT_FAIL_POLL:
+		r.failed = "ibv_poll_cq"
+	case C.IBT_FAIL_NOTIFY:
+		r.failed = "ibv_req_notify_cq"
+	case C.IBT_FAIL_EVENT:
+		r.failed = "ibv_get_cq_event"
+	case C.IBT_FAIL_WC:
+		r.wc = wcFromC(&s.wc)
+		return errStreamCompletion
+	case C.IBT_STOPPED:
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		return context.Canceled
+	}
+	return syscall.Errno(s.err)
 }

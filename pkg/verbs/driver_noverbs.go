@@ -2,6 +2,8 @@
 
 package verbs
 
+import "context"
+
 func defaultDriver() driver { return noDriver{} }
 
 // noDriver is the driver of a build without libibverbs: Open fails with
@@ -35,4 +37,7 @@ func (noDriver) postSend(handle, []sendWork) error            { return ErrNoVerb
 func (noDriver) postRecv(handle, []recvWork) error            { return ErrNoVerbs }
 func (noDriver) createQP(handle, qpCreate) (handle, uint32, QPCaps, error) {
 	return nil, 0, QPCaps{}, ErrNoVerbs
+}
+func (noDriver) stream(context.Context, handle, handle, handle, *streamRun) error {
+	return ErrNoVerbs
 }

@@ -1,8 +1,10 @@
 package verbs
 
 import (
+	"context"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // fakeObj is a handle of the fake driver.
@@ -26,6 +28,10 @@ type fakeDriver struct {
 	event   handle           // what getCQEvent returns
 	acked   int
 	devices []string
+	// badStatus, when set, is the status of the completion of the
+	// first signalled request from badID on, in stream.
+	badStatus WCStatus
+	badID     int
 }
 
 // useFake installs a fake driver for the test.
@@ -163,6 +169,100 @@ func (f *fakeDriver) postRecv(_ handle, wrs []recvWork) error {
 	}
 	f.recvs = append(f.recvs, append([]recvWork(nil), wrs...))
 	return nil
+}
+
+// stream is the send loop on a clock that advances a millisecond per
+// post: a signalled request completes at the next reap (with events, once
+// the reap asked for and got a CQ event). fail["postSend"],
+// fail["pollCQ"], fail["reqNotifyCQ"] and fail["getCQEvent"] fail those
+// steps; badStatus fails a completion.
+func (f *fakeDriver) stream(ctx context.Context, _, _, _ handle, r *streamRun) error {
+	var now time.Duration
+	var pending []int
+	post := func(signalled bool) error {
+		if err := f.fail["postSend"]; err != nil {
+			r.failed = "ibv_post_send"
+			return err
+		}
+		w := r.wr
+		w.id = uint64(r.posted)
+		if signalled {
+			w.flags |= sendSignaled
+			pending = append(pending, r.posted)
+		}
+		f.sends = append(f.sends, []sendWork{w})
+		if r.record {
+			r.postedAt[r.posted] = now
+		}
+		r.posted++
+		now += time.Millisecond
+		return nil
+	}
+	reap := func() error {
+		if err := f.fail["pollCQ"]; err != nil {
+			r.failed = "ibv_poll_cq"
+			return err
+		}
+		if r.events {
+			if err := f.fail["reqNotifyCQ"]; err != nil {
+				r.failed = "ibv_req_notify_cq"
+				return err
+			}
+			if err := f.fail["getCQEvent"]; err != nil {
+				r.failed = "ibv_get_cq_event"
+				return err
+			}
+			f.acked++
+		}
+		for _, id := range pending {
+			if f.badStatus != WCSuccess && id >= f.badID {
+				r.wc = WorkCompletion{ID: uint64(id), Status: f.badStatus, Opcode: WCRDMAWrite, QPNum: 0x11}
+				return errStreamCompletion
+			}
+			r.completed, r.last = id+1, now
+			if r.record {
+				r.completedAt[id] = now
+				r.signaled = append(r.signaled, id)
+			}
+		}
+		pending = pending[:0]
+		return ctx.Err()
+	}
+	mod := r.signalEvery
+	if r.count > 0 {
+		for r.completed < r.count {
+			for r.posted < r.count && r.posted-r.completed < r.depth {
+				if err := post(r.posted%mod == mod-1 || r.posted == r.count-1); err != nil {
+					return err
+				}
+			}
+			if err := reap(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	c0, t0, sampling := 0, time.Duration(0), false
+	for now < r.duration {
+		if !sampling && now >= r.from && r.windowTime == 0 {
+			c0, t0, sampling = r.completed, now, true
+		}
+		if sampling && now >= r.to {
+			r.window, r.windowTime, sampling = r.completed-c0, now-t0, false
+		}
+		for r.posted-r.completed < r.depth {
+			if err := post(r.posted%mod == mod-1); err != nil {
+				return err
+			}
+		}
+		if err := reap(); err != nil {
+			return err
+		}
+	}
+	if err := post(true); err != nil {
+		return err
+	}
+	return reap()
 }
 
 // errnoENOMEM is the errno most failing calls return in the tests.
