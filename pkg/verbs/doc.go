@@ -6,7 +6,9 @@
 // reads and writes them while Go runs, which cgo forbids for Go memory),
 // completion queues (CQ) with completion channels, and RC queue pairs
 // (QP) moved through INIT, RTR and RTS (with a GRH on RoCE), posting RDMA
-// WRITE, WRITE with immediate, SEND and receives, and polling.
+// WRITE, WRITE with immediate, SEND and receives, and polling. A
+// bandwidth test's send loop (QP.Stream) runs whole in the driver, in one
+// call, out of the Go scheduler's way.
 //
 // The C calls sit behind an unexported driver interface in one file; the
 // state machine and the checks are Go on top of it, and the tests run

@@ -1,17 +1,17 @@
 # rdma_bw on rxe0 (sourced by guest-test.sh): server and client through
 # the same device, the bytes checked on both sides, and the bandwidth
 # against perftest's ib_write_bw with the same size and iterations in the
-# same boot. Under software emulation one run is noisy (the same tool
-# varied from 12 to 46 MB/sec within a boot, with the host's load): each
-# tool runs BW_RUNS times, the two taking turns at going first, and the
-# best of each is compared. The target is 0.9 of ib_write_bw; it was met
-# in a quiet boot (0.902) and missed in loaded ones (0.58), so the check
-# prints the ratio against that target and fails only under BW_MIN (0.5),
-# a ratio no noise seen here explains.
+# same boot. Under software emulation one run is noisy (43 to 47 MB/sec
+# for the same tool within a boot): each tool runs BW_RUNS times, the two
+# taking turns at going first, and the best of each is compared. The
+# target is 0.9 of ib_write_bw (1.005, 0.978 and 1.024 were seen in three
+# boots). A ratio under it gets up to BW_MORE more rounds before the check
+# fails, so one slow run does not decide.
 BW_SIZE=${BW_SIZE:-65536}
 BW_ITERS=${BW_ITERS:-3000}
 BW_RUNS=${BW_RUNS:-3}
-BW_MIN=${BW_MIN:-0.5}
+BW_MORE=${BW_MORE:-3}
+BW_MIN=${BW_MIN:-0.9}
 BW_ADDR=192.0.2.1
 mkdir -p "$H/out"
 # The out-of-band TCP exchange to this host's own address goes over lo,
@@ -119,7 +119,8 @@ bw_perftest() {
 		head -20 /tmp/bw-pt$1.cli /tmp/bw-pt$1.srv
 	fi
 }
-while [ $n -lt "$BW_RUNS" ]; do
+# bw_round: one run of each, taking turns at going first.
+bw_round() {
 	n=$((n + 1))
 	if [ $((n % 2)) -eq 1 ]; then
 		bw_ibtool $n
@@ -128,15 +129,22 @@ while [ $n -lt "$BW_RUNS" ]; do
 		bw_perftest $n
 		bw_ibtool $n
 	fi
+	ratio=$(awk -v a="$best_ib" -v b="$best_pt" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "0" }')
+}
+bw_short() { awk -v r="$ratio" -v m="$BW_MIN" 'BEGIN { exit !(r < m) }'; }
+while [ $n -lt "$BW_RUNS" ]; do
+	bw_round
+done
+while bw_short && [ $n -lt $((BW_RUNS + BW_MORE)) ]; do
+	echo "ratio $ratio after $n rounds is under $BW_MIN: one more round"
+	bw_round
 done
 echo "rdma_bw runs (MB/sec):$runs_ib"
 echo "ib_write_bw runs (MB/sec):$runs_pt"
-ratio=$(awk -v a="$best_ib" -v b="$best_pt" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "0" }')
-target=$(awk -v r="$ratio" 'BEGIN { print (r >= 0.9) ? "meets the 0.9 target" : "under the 0.9 target" }')
-if awk -v r="$ratio" -v m="$BW_MIN" 'BEGIN { exit !(r >= m) }'; then
-	pass "rdma_bw bandwidth -s $BW_SIZE -n $BW_ITERS: ibtool $best_ib MB/sec, ib_write_bw $best_pt MB/sec, ratio $ratio (best of $BW_RUNS; $target)"
+if ! bw_short; then
+	pass "rdma_bw bandwidth -s $BW_SIZE -n $BW_ITERS: ibtool $best_ib MB/sec, ib_write_bw $best_pt MB/sec, ratio $ratio (best of $n; target $BW_MIN)"
 else
-	fail "rdma_bw bandwidth -s $BW_SIZE -n $BW_ITERS: ibtool $best_ib MB/sec, ib_write_bw $best_pt MB/sec, ratio $ratio (best of $BW_RUNS) is under $BW_MIN"
+	fail "rdma_bw bandwidth -s $BW_SIZE -n $BW_ITERS: ibtool $best_ib MB/sec, ib_write_bw $best_pt MB/sec, ratio $ratio (best of $n) is under $BW_MIN"
 fi
 echo "--- one ibtool report:"
 cat /tmp/bw-ib1.cli
