@@ -139,7 +139,9 @@ func TestStreamMisuse(t *testing.T) {
 		run  func(r *rig)
 		want string
 	}{
-		{"not connected", func(r *rig) { _, _ = r.qp.Stream(context.Background(), Stream{WR: r.write(), Count: 1, Depth: 1, SignalEvery: 1}) },
+		{"not connected", func(r *rig) {
+			_, _ = r.qp.Stream(context.Background(), Stream{WR: r.write(), Count: 1, Depth: 1, SignalEvery: 1})
+		},
 			"verbs: Stream on rxe0 QP 0x11 in state RESET: connect it first (RTS)"},
 		{"destroyed", func(r *rig) {
 			r.connect()
