@@ -248,15 +248,7 @@ func TestMisuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t)
-			got := func() (msg string) {
-				defer func() { msg = fmt.Sprint(recover()) }()
-				tt.run(r)
-				return "no panic"
-			}()
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("unexpected panic (-want +got):\n%s", diff)
-			}
+			wantPanic(t, tt.want, tt.run)
 		})
 	}
 }
@@ -430,5 +422,19 @@ func TestStrings(t *testing.T) {
 	want := "success,TM rendezvous error,unknown,ERR,state 9,SEND,SEND_WITH_IMM,RDMA_READ,opcode 7,SEND,RDMA_READ,RECV,opcode 5,4096 256 0"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected names (-want +got):\n%s", diff)
+	}
+}
+
+// wantPanic runs f on a new rig and checks that it panics with want.
+func wantPanic(t *testing.T, want string, f func(r *rig)) {
+	t.Helper()
+	r := newRig(t)
+	got := func() (msg string) {
+		defer func() { msg = fmt.Sprint(recover()) }()
+		f(r)
+		return "no panic"
+	}()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected panic (-want +got):\n%s", diff)
 	}
 }

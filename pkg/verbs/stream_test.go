@@ -179,15 +179,7 @@ func TestStreamMisuse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := newRig(t)
-			got := func() (msg string) {
-				defer func() { msg = fmt.Sprint(recover()) }()
-				tt.run(r)
-				return "no panic"
-			}()
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("unexpected panic (-want +got):\n%s", diff)
-			}
+			wantPanic(t, tt.want, tt.run)
 		})
 	}
 }
