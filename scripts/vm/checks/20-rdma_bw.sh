@@ -112,8 +112,13 @@ bw_ibtool() {
 bw_perftest() {
 	if bw_pair bw-pt$1 $((18640 + $1)) ib_write_bw -d rxe0 -x 0 -s "$BW_SIZE" -n "$BW_ITERS" -F -- "$BW_ADDR"; then
 		v=$(bw_avg /tmp/bw-pt$1.cli)
+		# perftest prints 0.00 when sampling the CPU's frequency fails
+		# (r^2 under 0.9 on a busy host): no measurement, not a slow run.
+		if grep -q 'Correlation coefficient' "/tmp/bw-pt$1.cli"; then
+			v="$v(no-CPU-frequency)"
+		fi
 		runs_pt="$runs_pt $v"
-		best_pt=$(awk -v a="$best_pt" -v b="$v" 'BEGIN { print (b > a) ? b : a }')
+		best_pt=$(awk -v a="$best_pt" -v b="$v" 'BEGIN { b += 0; print (b > a) ? b : a }')
 	else
 		runs_pt="$runs_pt failed"
 		head -20 /tmp/bw-pt$1.cli /tmp/bw-pt$1.srv
@@ -143,6 +148,8 @@ echo "rdma_bw runs (MB/sec):$runs_ib"
 echo "ib_write_bw runs (MB/sec):$runs_pt"
 if ! bw_short; then
 	pass "rdma_bw bandwidth -s $BW_SIZE -n $BW_ITERS: ibtool $best_ib MB/sec, ib_write_bw $best_pt MB/sec, ratio $ratio (best of $n; target $BW_MIN)"
+elif [ "$best_pt" = 0 ]; then
+	fail "rdma_bw bandwidth: ib_write_bw measured nothing in $n runs, so there is no ratio (ibtool $best_ib MB/sec)"
 else
 	fail "rdma_bw bandwidth -s $BW_SIZE -n $BW_ITERS: ibtool $best_ib MB/sec, ib_write_bw $best_pt MB/sec, ratio $ratio (best of $n) is under $BW_MIN"
 fi
