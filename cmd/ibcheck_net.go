@@ -296,7 +296,10 @@ func netCheckRun(o *netCheckOptions) error {
 		items:   topoItems(text),
 		summary: map[string]int{},
 		results: map[string]*checkFuture{},
-		sem:     make(chan struct{}, max(1, x.Window()/4)),
+		// As many checks at once as the window has MADs in flight (each
+		// check's queries go one after another): a quarter of that took
+		// 3.92 s against 3.67 s on the 4,000-host tree (median of 5).
+		sem: make(chan struct{}, max(1, x.Window())),
 	}
 	sw := ""
 	for _, it := range n.items {
