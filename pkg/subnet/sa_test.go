@@ -92,3 +92,57 @@ func TestFabricFromRecords(t *testing.T) {
 		t.Error("no error for a local port the SA does not know")
 	}
 }
+
+// TestFabricFromRecordsMany builds a larger fabric: 40 switches of 200
+// ports in a chain, a CA on every other port, the rest down. Each port
+// must get its own PortInfo, and exactly the ports that are up a link.
+func TestFabricFromRecordsMany(t *testing.T) {
+	const switches, ports = 40, 200
+	var nodes, infos, links [][]byte
+	ca := uint16(1000)
+	for s := range uint16(switches) {
+		lid := s + 1
+		nodes = append(nodes, saNode(lid, 2, ports, 0x5000+uint64(s), 0x5000+uint64(s), 0, "sw"))
+		infos = append(infos, saPort(lid, 0, lid, false))
+		for p := 1; p <= ports; p++ {
+			switch {
+			case p == 1 && s > 0: // to the previous switch's port 2
+				infos = append(infos, saPort(lid, 1, 0, true))
+				links = append(links, saLink(lid, 1, 2, lid-1), saLink(lid-1, 2, 1, lid))
+			case p == 2 && s+1 < switches:
+				infos = append(infos, saPort(lid, 2, 0, true))
+			case p%2 == 1:
+				ca++
+				nodes = append(nodes, saNode(ca, 1, 1, 0xa0000+uint64(ca), 0xb0000+uint64(ca), 1, "ca"))
+				infos = append(infos, saPort(lid, uint8(p), 0, true), saPort(ca, 1, ca, true))
+				links = append(links, saLink(lid, uint8(p), 1, ca), saLink(ca, 1, uint8(p), lid))
+			default:
+				infos = append(infos, saPort(lid, uint8(p), 0, false))
+			}
+		}
+	}
+	f, err := fabricFromRecords(nodes, infos, nil, links, 0xb0000+1001)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(f.Nodes), len(nodes); got != want {
+		t.Errorf("%d nodes walked, want %d", got, want)
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p == nil {
+				continue
+			}
+			if p.Info == nil {
+				t.Fatalf("%s port %d has no PortInfo", n.Desc, p.Num)
+			}
+			up := p.Info.PhysLinkState == physLinkUp
+			if up != (p.Remote != nil) {
+				t.Errorf("%s %#x port %d: up %v, linked %v", n.Desc, n.GUID, p.Num, up, p.Remote != nil)
+			}
+			if n.Type != Switch && p.BaseLID != rdma.LID(n.GUID-0xa0000) {
+				t.Errorf("CA %#x has LID %d", n.GUID, p.BaseLID)
+			}
+		}
+	}
+}
