@@ -3,6 +3,7 @@ package ibsim
 import (
 	"context"
 	"fmt"
+	"io"
 	"sync"
 	"syscall"
 	"time"
@@ -83,7 +84,7 @@ func (c *Client) Recv(ctx context.Context, p *mad.Packet) error {
 		c.watchCtx, c.watchStop = ctx, wakeOnDone(ctx, c.data.SetReadDeadline)
 	}
 	for {
-		n, _, err := c.data.ReadFrom(c.recvBuf[:])
+		n, err := c.read(c.recvBuf[:])
 		if err != nil {
 			switch {
 			case c.closed.Load():
@@ -130,4 +131,16 @@ func checkSendable(m *[mad.Size]byte) error {
 		return fmt.Errorf("ibsim drops directed-route SMPs with DrSLID %d, DrDLID %d (it takes only the permissive LID)", dr.DrSLID, dr.DrDLID)
 	}
 	return nil
+}
+
+// read reads one frame. Where the socket can (Unix and UDP sockets both
+// can) it reads without the sender's address, which ReadFrom would turn
+// into two allocations a frame: ibsim's address is known, and what the
+// frame says (its source LID and QP) is in the frame.
+func (c *Client) read(b []byte) (int, error) {
+	if r, ok := c.data.(io.Reader); ok {
+		return r.Read(b)
+	}
+	n, _, err := c.data.ReadFrom(b)
+	return n, err
 }
