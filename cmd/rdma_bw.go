@@ -352,7 +352,11 @@ func bwOneSize(ctx context.Context, o *rdmaBwOptions, p bwParams, s *bwSession, 
 	}
 	var mine, theirs bwResultMsg
 	if sender {
-		st, err := s.runWrites(ctx, p, size, rep.remote, o.Events)
+		wctx, stop := peer.watch(ctx)
+		st, err := s.runWrites(wctx, p, size, rep.remote, o.Events)
+		if gone := stop(); gone != nil && err != nil {
+			return gone
+		}
 		if err != nil {
 			return err
 		}

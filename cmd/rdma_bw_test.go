@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -274,5 +275,65 @@ func TestBwParamsSizes(t *testing.T) {
 	}
 	if err := checkBwParams(bwParams{Size: 8, TxDepth: 4, CQMod: 4, Duration: 2}); err != nil {
 		t.Errorf("good parameters refused: %v", err)
+	}
+}
+
+// TestBwPeerWatch checks the watch over a run: a peer that dies ends the
+// run's context with the reason, and one that sends early loses nothing.
+func TestBwPeerWatch(t *testing.T) {
+	pair := func() (*bwPeer, net.Conn) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Skip(err)
+		}
+		defer ln.Close()
+		a, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { a.Close(); b.Close() })
+		return newBwPeer(a, "server"), b
+	}
+
+	// The peer sends its result at once (it writes nothing), then dies.
+	p, other := pair()
+	ctx, stop := p.watch(context.Background())
+	if err := newBwPeer(other, "client").send("result", bwResultMsg{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	other.Close()
+	select {
+	case <-ctx.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("the run's context did not end when the peer went")
+	}
+	want := "the server closed the connection during the run"
+	if got := fmt.Sprint(context.Cause(ctx)); got != want {
+		t.Errorf("cause %q, want %q", got, want)
+	}
+	if got := fmt.Sprint(stop()); got != want {
+		t.Errorf("stop says %q, want %q", got, want)
+	}
+
+	p, other = pair()
+	ctx, stop = p.watch(context.Background())
+	if err := newBwPeer(other, "client").send("result", bwResultMsg{SentSum: "abc"}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // let the watch see the message
+	if ctx.Err() != nil {
+		t.Fatalf("a message ended the run: %v", context.Cause(ctx))
+	}
+	if err := stop(); err != nil || ctx.Err() == nil {
+		t.Errorf("stop: %v, context %v", err, ctx.Err())
+	}
+	var r bwResultMsg
+	if err := p.recv("result", &r); err != nil || r.SentSum != "abc" {
+		t.Errorf("after the watch: %+v, %v", r, err)
 	}
 }

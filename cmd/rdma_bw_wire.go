@@ -2,11 +2,14 @@ package cmd
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"time"
 )
 
 // The out-of-band channel of rdma_bw: one TCP connection carrying one
@@ -124,4 +127,44 @@ func (p *bwPeer) exchange(kind string, mine, theirs any) error {
 		return err
 	}
 	return p.recv(kind, theirs)
+}
+
+// watch returns a context that also ends, with the peer-gone error as its
+// cause, when the peer's connection ends while this side runs without
+// reading it (the peer died: over Soft-RoCE the writes to its destroyed
+// QP kept completing, and the run would go on to its end). stop ends the
+// watch and returns that error, or nil; whatever the peer sent meanwhile
+// stays buffered for the next recv.
+func (p *bwPeer) watch(ctx context.Context) (context.Context, func() error) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	var gone error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// A side that does not write sends its result at once: peek
+		// past what came, until the connection ends or stop.
+		for n := p.r.Buffered() + 1; n <= p.r.Size(); n = p.r.Buffered() + 1 {
+			_, err := p.r.Peek(n)
+			switch {
+			case err == nil:
+				continue
+			case errors.Is(err, os.ErrDeadlineExceeded):
+			case errors.Is(err, io.EOF):
+				gone = fmt.Errorf("the %s closed the connection during the run", p.role)
+			default:
+				gone = fmt.Errorf("the connection to the %s failed during the run: %w", p.role, err)
+			}
+			if gone != nil {
+				cancel(gone)
+			}
+			return
+		}
+	}()
+	return wctx, func() error {
+		p.conn.SetReadDeadline(time.Now()) // wakes the Peek
+		<-done
+		p.conn.SetReadDeadline(time.Time{})
+		cancel(nil)
+		return gone
+	}
 }

@@ -5,6 +5,7 @@ package verbs
 /*
 #cgo LDFLAGS: -ldl
 #include <errno.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -153,6 +154,17 @@ static int ibt_stream_post(struct ibv_qp *qp, struct ibt_stream *s, struct ibv_s
 
 #define IBT_STREAM_WC 16
 
+// ibt_stream_stopped reports whether Go asked the loop to stop (the
+// context ended), marking the run stopped.
+static int ibt_stream_stopped(struct ibt_stream *s) {
+	if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+		s->failed = IBT_STOPPED;
+		return 1;
+	}
+	return 0;
+}
+
+
 // ibt_stream_reap polls the CQ once; with events, when must_wait and the
 // CQ is empty, it asks for an event, polls again and sleeps on the
 // channel. It returns the completions taken, or -1 with s->failed set.
@@ -169,6 +181,22 @@ static int ibt_stream_reap(struct ibv_cq *cq, struct ibv_comp_channel *ch, struc
 		if (n == 0) {
 			struct ibv_cq *ecq;
 			void *ectx;
+			struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+			// Wait for the event in slices, so that the end of the
+			// run's context is seen while no completion comes (a
+			// peer that died).
+			for (;;) {
+				int pr = poll(&pfd, 1, 100);
+				if (pr > 0)
+					break;
+				if (pr < 0 && errno != EINTR) {
+					s->failed = IBT_FAIL_EVENT;
+					s->err = errno;
+					return -1;
+				}
+				if (ibt_stream_stopped(s))
+					return -1;
+			}
 			if (ibtv_get_cq_event(ch, &ecq, &ectx) != 0) {
 				s->failed = IBT_FAIL_EVENT;
 				s->err = errno;
@@ -197,14 +225,6 @@ static int ibt_stream_reap(struct ibv_cq *cq, struct ibv_comp_channel *ch, struc
 			s->completed[wc[i].wr_id] = now;
 	}
 	return n;
-}
-
-static int ibt_stream_stopped(struct ibt_stream *s) {
-	if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
-		s->failed = IBT_STOPPED;
-		return 1;
-	}
-	return 0;
 }
 
 // ibt_stream_run is perftest's run_iter_bw: with a count, post until count

@@ -41,7 +41,8 @@ type Stream struct {
 	// always, with Count): perftest's CQ moderation.
 	SignalEvery int
 	// Events sleeps on the CQ's completion channel when nothing can be
-	// posted and the CQ is empty, instead of polling it.
+	// posted and the CQ is empty, instead of polling it; the end of the
+	// context is seen within 100 ms while it sleeps.
 	Events bool
 	// Record keeps when each request was posted and each signalled one
 	// completed (StreamResult.PostedAt and CompletedAt), for peak

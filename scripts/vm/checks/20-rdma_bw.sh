@@ -91,6 +91,31 @@ else
 	head -30 /tmp/bw-dur.cli /tmp/bw-dur.srv
 fi
 
+# A server that dies mid-run: over Soft-RoCE the writes to its destroyed
+# QP neither complete nor fail (ib_write_bw runs on to its end), so the
+# client watches the TCP connection and stops, polling and with -e.
+for ev in "" "-e"; do
+	# No timeout wrapper: the kill must reach rdma_bw itself.
+	"$IBTOOL" rdma_bw -d rxe0 -x 0 -s 65536 -n 20000 $ev -p 18614 >/tmp/bw-die.srv 2>&1 &
+	bw_srv=$!
+	bw_wait_listen 18614 || echo "(the server did not listen on 18614)" >>/tmp/bw-die.srv
+	timeout 60 "$IBTOOL" rdma_bw -d rxe0 -x 0 -s 65536 -n 20000 $ev -p 18614 "$BW_ADDR" >/tmp/bw-die.cli 2>&1 &
+	bw_cli=$!
+	sleep 2
+	kill -9 $bw_srv
+	wait $bw_srv 2>/dev/null
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	wait $bw_cli
+	bw_cli_rc=$?
+	took=$(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }')
+	if [ $bw_cli_rc -ne 0 ] && [ $bw_cli_rc -ne 124 ] && grep -q 'the server closed the connection during the run' /tmp/bw-die.cli; then
+		pass "rdma_bw ${ev:+$ev }client whose server died mid-run: exit $bw_cli_rc after ${took}s, $(tail -1 /tmp/bw-die.cli)"
+	else
+		fail "rdma_bw ${ev:+$ev }client whose server died mid-run: exit $bw_cli_rc after ${took}s"
+		tail -5 /tmp/bw-die.cli
+	fi
+done
+
 # 2. Bandwidth: ibtool and ib_write_bw, alternating, the best of each.
 best_ib=0
 best_pt=0
