@@ -205,24 +205,9 @@ func TestBwVerify(t *testing.T) {
 	}
 }
 
-// TestBwPeer runs the exchange over an in-memory connection.
+// TestBwPeer runs the exchange over a loopback TCP connection.
 func TestBwPeer(t *testing.T) {
-	// A real TCP pair: both sides send before they read, which an
-	// unbuffered net.Pipe would deadlock.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Skip(err)
-	}
-	defer ln.Close()
-	a, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	a, b := tcpPair(t)
 	client, server := newBwPeer(a, "server"), newBwPeer(b, "client")
 	done := make(chan error, 1)
 	go func() {
@@ -241,7 +226,7 @@ func TestBwPeer(t *testing.T) {
 		t.Fatalf("client got %+v, %v", got, err)
 	}
 	var r bwResultMsg
-	err = client.recv("result", &r)
+	err := client.recv("result", &r)
 	if want := `the server sent "go" where this side expected "result": are both rdma_bw of the same version?`; fmt.Sprint(err) != want {
 		t.Errorf("out of step: %v", err)
 	}
@@ -282,20 +267,7 @@ func TestBwParamsSizes(t *testing.T) {
 // run's context with the reason, and one that sends early loses nothing.
 func TestBwPeerWatch(t *testing.T) {
 	pair := func() (*bwPeer, net.Conn) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Skip(err)
-		}
-		defer ln.Close()
-		a, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, err := ln.Accept()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { a.Close(); b.Close() })
+		a, b := tcpPair(t)
 		return newBwPeer(a, "server"), b
 	}
 
@@ -336,4 +308,27 @@ func TestBwPeerWatch(t *testing.T) {
 	if err := p.recv("result", &r); err != nil || r.SentSum != "abc" {
 		t.Errorf("after the watch: %+v, %v", r, err)
 	}
+}
+
+// tcpPair returns the two ends of a TCP connection on the loopback, closed
+// when the test ends: both sides of rdma_bw send before they read, which
+// an unbuffered net.Pipe would deadlock.
+func tcpPair(t *testing.T) (net.Conn, net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer ln.Close()
+	a, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := ln.Accept()
+	if err != nil {
+		a.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b
 }
