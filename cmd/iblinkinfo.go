@@ -300,6 +300,9 @@ func extInfo(p *subnet.Port) *mad.MlnxExtPortInfo {
 	return p.ExtInfo
 }
 
+// noPeerText ends the line of a port that is down and has no far end.
+const noPeerText = "           [  ] \"\" ( )\n"
+
 // zeroPortInfo and zeroExtInfo stand for attributes not read; never
 // written.
 var (
@@ -320,10 +323,8 @@ func capMaskOf(p *subnet.Port) (mask uint32, ok bool) {
 	return info(q).CapabilityMask, true
 }
 
-// linkString is the "( 4X 2.5 Gbps Active/ LinkUp)" part of a port line.
-func (l *linkPrinter) linkString(p *subnet.Port) string { return string(l.appendLink(nil, p)) }
-
-// appendLink appends linkString's text to b.
+// appendLink appends the "( 4X 2.5 Gbps Active/ LinkUp)" part of a port
+// line to b.
 func (l *linkPrinter) appendLink(b []byte, p *subnet.Port) []byte {
 	pi := info(p)
 	width, speed := uint32(pi.LinkWidthActive), uint32(pi.LinkSpeedActive)
@@ -393,14 +394,6 @@ func appendGUID(b []byte, v uint64) []byte {
 // capIsExtendedSpeeds is PortInfo CapabilityMask bit 14.
 const capIsExtendedSpeeds = 1 << 14
 
-// extPortString is a port's external number, "" when it has none.
-func extPortString(p *subnet.Port) string {
-	if p.ExtNum != 0 {
-		return fmt.Sprint(p.ExtNum)
-	}
-	return ""
-}
-
 // appendPortNum appends a port's number and external number as print_port
 // does: "%4d[%2s]".
 func appendPortNum(b []byte, p *subnet.Port) []byte {
@@ -454,7 +447,7 @@ func (l *linkPrinter) port(p *subnet.Port, prefix string) {
 	case p.Remote != nil:
 		b = l.appendPeer(b, p, l.o.Line)
 	case linkState(p) == portStateDown:
-		b = append(b, "           [  ] \"\" ( )\n"...)
+		b = append(b, noPeerText...)
 	default:
 		b = append(b, "    \"Port not available\"\n"...)
 	}
@@ -471,14 +464,9 @@ func peerLID(r *subnet.Port) rdma.LID {
 	return r.BaseLID
 }
 
-// peerText is the far end of a linked port as print_port writes it (with
-// its port GUID first when withGUID): LID, port, name, and what the link
-// could run at.
-func (l *linkPrinter) peerText(p *subnet.Port, withGUID bool) string {
-	return string(l.appendPeer(nil, p, withGUID))
-}
-
-// appendPeer appends peerText's text to b.
+// appendPeer appends the far end of a linked port as print_port writes
+// it (with its port GUID first when withGUID): LID, port, name, and what
+// the link could run at.
 func (l *linkPrinter) appendPeer(b []byte, p *subnet.Port, withGUID bool) []byte {
 	r := p.Remote
 	if withGUID {

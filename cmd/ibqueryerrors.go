@@ -822,23 +822,26 @@ func (r *nodeErrors) clear(num int) {
 	}
 }
 
-// portConfig prints the port's link line (print_port_config).
+// portConfig prints the port's link line (print_port_config): iblinkinfo's
+// port line with "Link info:" before it, no space between the LID and the
+// port, and the far end's GUID.
 func (r *nodeErrors) portConfig(num int) {
 	p := r.n.Port(num)
 	if p == nil {
 		return
 	}
 	l := &linkPrinter{o: &iblinkinfoOptions{names: r.o.names}}
-	link := l.linkString(p)
-	var remote string
-	if p.Remote != nil {
-		remote = l.peerText(p, true)
-	} else {
-		remote = "           [  ] \"\" ( )\n"
-	}
 	lid := p.BaseLID
 	if r.n.Type == subnet.Switch {
 		lid = r.n.SMALID
 	}
-	fmt.Fprintf(&r.out, "       Link info: %6d%4d[%2s] ==%s==>  %s", lid, p.Num, extPortString(p), link, remote)
+	b := appendInt([]byte("       Link info: "), int(lid), 6)
+	b = append(appendPortNum(b, p), " =="...)
+	b = append(l.appendLink(b, p), "==>  "...)
+	if p.Remote != nil {
+		b = l.appendPeer(b, p, true)
+	} else {
+		b = append(b, noPeerText...)
+	}
+	r.out.Write(b)
 }
