@@ -31,6 +31,7 @@ const (
 	bwMaxSize        = 1<<31 - 1
 	bwMinIters       = 5
 	bwMaxIters       = 100000000
+	bwMaxTxDepth     = 15000
 	bwDefaultInline  = 220
 )
 
@@ -149,7 +150,7 @@ func (o *rdmaBwOptions) finish(c *cobra.Command) error {
 		v, lo, hi int
 	}{
 		{"-i port", o.IBPort, 1, 255}, {"-x GID index", o.GIDIndex, -1, 255}, {"-n iterations", o.Iters, bwMinIters, bwMaxIters},
-		{"-D duration", o.Duration, 0, 1 << 30}, {"-p TCP port", o.TCPPort, 1, 65535}, {"-t tx depth", o.TxDepth, 1, 15000},
+		{"-D duration", o.Duration, 0, 1 << 30}, {"-p TCP port", o.TCPPort, 1, 65535}, {"-t tx depth", o.TxDepth, 1, bwMaxTxDepth},
 		{"-Q CQ moderation", o.CQMod, 1, 1024}, {"-I inline size", o.Inline, 0, 1024}, {"-u QP timeout", o.QPTimeout, 0, 31},
 		{"-S service level", o.SL, 0, 15},
 	}
@@ -299,7 +300,7 @@ func rdmaBwRun(o *rdmaBwOptions) error {
 // checkBwParams refuses parameters from a client that would not fit this
 // side's limits.
 func checkBwParams(p bwParams) error {
-	if p.Size < 1 || p.Size > bwMaxSize || p.TxDepth < 1 || p.TxDepth > 15000 || p.CQMod < 1 || p.CQMod > p.TxDepth || (p.Duration == 0 && p.Iters < 1) {
+	if p.Size < 1 || p.Size > bwMaxSize || p.TxDepth < 1 || p.TxDepth > bwMaxTxDepth || p.CQMod < 1 || p.CQMod > p.TxDepth || (p.Duration == 0 && p.Iters < 1) {
 		return fmt.Errorf("the client sent parameters out of range: %+v", p)
 	}
 	return nil
