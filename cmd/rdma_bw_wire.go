@@ -132,7 +132,7 @@ func (p *bwPeer) exchange(kind string, mine, theirs any) error {
 // watch returns a context that also ends, with the peer-gone error as its
 // cause, when the peer's connection ends while this side runs without
 // reading it (the peer died: over Soft-RoCE the writes to its destroyed
-// QP kept completing, and the run would go on to its end). stop ends the
+// QP neither complete nor fail, and the run would not end). stop ends the
 // watch and returns that error, or nil; whatever the peer sent meanwhile
 // stays buffered for the next recv.
 func (p *bwPeer) watch(ctx context.Context) (context.Context, func() error) {
