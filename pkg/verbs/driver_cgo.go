@@ -34,25 +34,30 @@ struct ibt_wc {
 	uint32_t status, opcode, vendor_err, byte_len, imm, has_imm, qp_num, src_qp;
 };
 
+// ibt_build_swr makes wr (with its one SGE in sge) from in; next is NULL.
+static void ibt_build_swr(const struct ibt_swr *in, struct ibv_send_wr *wr, struct ibv_sge *sge) {
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = in->wr_id;
+	if (in->length) {
+		sge->addr = in->addr;
+		sge->length = in->length;
+		sge->lkey = in->lkey;
+		wr->sg_list = sge;
+		wr->num_sge = 1;
+	}
+	wr->opcode = in->opcode;
+	wr->send_flags = in->flags;
+	wr->wr.rdma.remote_addr = in->raddr;
+	wr->wr.rdma.rkey = in->rkey;
+	if (in->opcode == IBV_WR_RDMA_WRITE_WITH_IMM || in->opcode == IBV_WR_SEND_WITH_IMM)
+		wr->imm_data = htonl(in->imm);
+}
+
 static int ibt_post_send(struct ibv_qp *qp, struct ibt_swr *in, int n, struct ibv_send_wr *wr, struct ibv_sge *sge) {
 	struct ibv_send_wr *bad = NULL;
 	int i;
 	for (i = 0; i < n; i++) {
-		memset(&wr[i], 0, sizeof(wr[i]));
-		wr[i].wr_id = in[i].wr_id;
-		if (in[i].length) {
-			sge[i].addr = in[i].addr;
-			sge[i].length = in[i].length;
-			sge[i].lkey = in[i].lkey;
-			wr[i].sg_list = &sge[i];
-			wr[i].num_sge = 1;
-		}
-		wr[i].opcode = in[i].opcode;
-		wr[i].send_flags = in[i].flags;
-		wr[i].wr.rdma.remote_addr = in[i].raddr;
-		wr[i].wr.rdma.rkey = in[i].rkey;
-		if (in[i].opcode == IBV_WR_RDMA_WRITE_WITH_IMM || in[i].opcode == IBV_WR_SEND_WITH_IMM)
-			wr[i].imm_data = htonl(in[i].imm);
+		ibt_build_swr(&in[i], &wr[i], &sge[i]);
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
 	return ibv_post_send(qp, wr, &bad);
@@ -164,14 +169,13 @@ static int ibt_stream_stopped(struct ibt_stream *s) {
 	return 0;
 }
 
-
-// ibt_stream_reap polls the CQ once; with events, when must_wait and the
-// CQ is empty, it asks for an event, polls again and sleeps on the
-// channel. It returns the completions taken, or -1 with s->failed set.
-static int ibt_stream_reap(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibt_stream *s, int must_wait) {
+// ibt_stream_reap polls the CQ once; with events, when the CQ is empty,
+// it asks for an event, polls again and sleeps on the channel. It returns
+// the completions taken, or -1 with s->failed set.
+static int ibt_stream_reap(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibt_stream *s) {
 	struct ibv_wc wc[IBT_STREAM_WC];
 	int n = ibv_poll_cq(cq, IBT_STREAM_WC, wc), i, rc;
-	if (n == 0 && s->events && must_wait) {
+	if (n == 0 && s->events) {
 		if ((rc = ibv_req_notify_cq(cq, 0)) != 0) {
 			s->failed = IBT_FAIL_NOTIFY;
 			s->err = rc > 0 ? rc : errno;
@@ -235,19 +239,7 @@ static void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp
 	struct ibv_send_wr wr;
 	struct ibv_sge sge;
 	int mod = s->signal_every, n;
-	memset(&wr, 0, sizeof(wr));
-	if (s->wr.length) {
-		sge.addr = s->wr.addr;
-		sge.length = s->wr.length;
-		sge.lkey = s->wr.lkey;
-		wr.sg_list = &sge;
-		wr.num_sge = 1;
-	}
-	wr.opcode = s->wr.opcode;
-	wr.wr.rdma.remote_addr = s->wr.raddr;
-	wr.wr.rdma.rkey = s->wr.rkey;
-	if (s->wr.opcode == IBV_WR_RDMA_WRITE_WITH_IMM || s->wr.opcode == IBV_WR_SEND_WITH_IMM)
-		wr.imm_data = htonl(s->wr.imm);
+	ibt_build_swr(&s->wr, &wr, &sge); // the ID and flags are set per post
 	s->start_ns = ibt_mono_ns();
 	s->start_cyc = s->last_cyc = ibt_cycles();
 	if (s->count > 0) {
@@ -255,7 +247,7 @@ static void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp
 			while (s->scnt < s->count && s->scnt - s->ccnt < s->depth)
 				if (ibt_stream_post(qp, s, &wr, s->scnt % mod == mod - 1 || s->scnt == s->count - 1) < 0)
 					goto out;
-			if (ibt_stream_reap(cq, ch, s, 1) < 0 || ibt_stream_stopped(s))
+			if (ibt_stream_reap(cq, ch, s) < 0 || ibt_stream_stopped(s))
 				goto out;
 		}
 		goto out;
@@ -285,17 +277,17 @@ static void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp
 			while (s->scnt - s->ccnt < s->depth)
 				if (ibt_stream_post(qp, s, &wr, s->scnt % mod == mod - 1) < 0)
 					goto out;
-			if ((n = ibt_stream_reap(cq, ch, s, 1)) < 0 || ibt_stream_stopped(s))
+			if ((n = ibt_stream_reap(cq, ch, s)) < 0 || ibt_stream_stopped(s))
 				goto out;
 			check = n > 0 || ++idle % 64 == 0;
 		}
 		while (s->scnt - s->ccnt >= s->depth)
-			if (ibt_stream_reap(cq, ch, s, 1) < 0 || ibt_stream_stopped(s))
+			if (ibt_stream_reap(cq, ch, s) < 0 || ibt_stream_stopped(s))
 				goto out;
 		if (ibt_stream_post(qp, s, &wr, 1) < 0)
 			goto out;
 		while (s->ccnt < s->scnt)
-			if (ibt_stream_reap(cq, ch, s, 1) < 0 || ibt_stream_stopped(s))
+			if (ibt_stream_reap(cq, ch, s) < 0 || ibt_stream_stopped(s))
 				goto out;
 	}
 out:
@@ -697,14 +689,19 @@ func (d *cDriver) postSend(qp handle, wrs []sendWork) error {
 	h := qp.(*cQP)
 	in := unsafe.Slice(h.swr, len(wrs))
 	for i, w := range wrs {
-		in[i] = C.struct_ibt_swr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), raddr: C.uint64_t(w.raddr),
-			length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey), rkey: C.uint32_t(w.rkey), imm: C.uint32_t(w.imm),
-			opcode: C.int(w.op), flags: C.int(w.flags)}
+		in[i] = swrToC(w)
 	}
 	if rc := C.ibt_post_send(h.qp, h.swr, C.int(len(wrs)), h.sends, h.sges); rc != 0 {
 		return rcErr(rc, nil)
 	}
 	return nil
+}
+
+// swrToC is a checked send work request as the C helpers take it.
+func swrToC(w sendWork) C.struct_ibt_swr {
+	return C.struct_ibt_swr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), raddr: C.uint64_t(w.raddr),
+		length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey), rkey: C.uint32_t(w.rkey), imm: C.uint32_t(w.imm),
+		opcode: C.int(w.op), flags: C.int(w.flags)}
 }
 
 func (d *cDriver) postRecv(qp handle, wrs []recvWork) error {
@@ -722,9 +719,7 @@ func (d *cDriver) postRecv(qp handle, wrs []recvWork) error {
 func (d *cDriver) stream(ctx context.Context, qp, cq, ch handle, r *streamRun) error {
 	s := (*C.struct_ibt_stream)(C.calloc(1, C.sizeof_struct_ibt_stream))
 	defer C.free(unsafe.Pointer(s))
-	w := r.wr
-	s.wr = C.struct_ibt_swr{addr: C.uint64_t(w.addr), raddr: C.uint64_t(w.raddr), length: C.uint32_t(w.length),
-		lkey: C.uint32_t(w.lkey), rkey: C.uint32_t(w.rkey), imm: C.uint32_t(w.imm), opcode: C.int(w.op), flags: C.int(w.flags)}
+	s.wr = swrToC(r.wr)
 	s.count, s.duration_ns = C.int64_t(r.count), C.int64_t(r.duration)
 	s.from_ns, s.to_ns = C.int64_t(r.from), C.int64_t(r.to)
 	s.depth, s.signal_every = C.int(r.depth), C.int(r.signalEvery)
