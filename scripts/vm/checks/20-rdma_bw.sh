@@ -92,8 +92,9 @@ else
 fi
 
 # A server that dies mid-run: over Soft-RoCE the writes to its destroyed
-# QP neither complete nor fail (ib_write_bw runs on to its end), so the
-# client watches the TCP connection and stops, polling and with -e.
+# QP neither complete nor fail (ib_write_bw was still running 20 s after
+# its server was killed), so the client watches the TCP connection and
+# stops, polling and with -e.
 for ev in "" "-e"; do
 	# No timeout wrapper: the kill must reach rdma_bw itself.
 	"$IBTOOL" rdma_bw -d rxe0 -x 0 -s 65536 -n 20000 $ev -p 18614 >/tmp/bw-die.srv 2>&1 &
