@@ -295,12 +295,6 @@ out:
 	s->end_cyc = ibt_cycles();
 }
 
-static struct ibv_device *ibt_dev_at(struct ibv_device **l, int i) { return l[i]; }
-
-static int ibt_qport(struct ibv_context *ctx, int port, struct ibv_port_attr *pa) {
-	return ibt_query_port_attr(ctx, port, pa);
-}
-
 static int ibt_req_notify(struct ibv_cq *cq, int solicited) { return ibv_req_notify_cq(cq, solicited); }
 
 static struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
@@ -438,7 +432,7 @@ func (d *cDriver) open(name string) (handle, string, error) {
 	var dev string
 	err := list(func(l **C.struct_ibv_device, n int) error {
 		for i := range n {
-			dv := C.ibt_dev_at(l, C.int(i))
+			dv := C.ibt_at(l, C.int(i))
 			dn := C.GoString(C.ibtv_get_device_name(dv))
 			if name != "" && dn != name {
 				continue
@@ -475,7 +469,7 @@ func (d *cDriver) closeDevice(ctx handle) error {
 
 func (d *cDriver) queryPort(ctx handle, port int) (Port, error) {
 	var pa C.struct_ibv_port_attr
-	if rc, err := C.ibt_qport(ctx.(*C.struct_ibv_context), C.int(port), &pa); rc != 0 {
+	if rc, err := C.ibt_query_port_attr(ctx.(*C.struct_ibv_context), C.int(port), &pa); rc != 0 {
 		return Port{}, rcErr(rc, err)
 	}
 	return portFromAttr(port, &pa), nil

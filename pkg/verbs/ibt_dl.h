@@ -120,6 +120,9 @@ static inline struct ibv_qp *ibtv_create_qp(struct ibv_pd *pd, struct ibv_qp_ini
 static inline int ibtv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask) { return ibt_fn.modify_qp(qp, a, mask); }
 static inline int ibtv_destroy_qp(struct ibv_qp *qp) { return ibt_fn.destroy_qp(qp); }
 
+/* ibt_at is entry i of a device list, which Go cannot index. */
+static inline struct ibv_device *ibt_at(struct ibv_device **l, int i) { return l[i]; }
+
 /* ibt_query_device_ex is <infiniband/verbs.h>'s ibv_query_device_ex with
  * no input, its fallback through ibt_fn. */
 static inline int ibt_query_device_ex(struct ibv_context *ctx, struct ibv_device_attr_ex *a)

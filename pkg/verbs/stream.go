@@ -124,10 +124,9 @@ func (qp *QP) Stream(ctx context.Context, s Stream) (StreamResult, error) {
 	case s.Events && cq.ch == nil:
 		panic(fmt.Sprintf("verbs: Stream on %s with events: %s has no completion channel", qp, cq))
 	}
-	s.WR.Signaled = false
 	r := &streamRun{wr: qp.checkSend(&s.WR), count: s.Count, duration: s.Duration, from: s.From, to: s.To,
 		depth: s.Depth, signalEvery: s.SignalEvery, events: s.Events, record: s.Record}
-	r.wr.flags &^= sendSignaled
+	r.wr.flags &^= sendSignaled // the loop signals every SignalEvery-th
 	if s.Record {
 		r.postedAt = make([]time.Duration, s.Count)
 		r.completedAt = make([]time.Duration, s.Count)

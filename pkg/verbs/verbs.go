@@ -15,19 +15,9 @@ static int ibt_count(struct ibv_device **l) {
 	return n;
 }
 
-static struct ibv_device *ibt_at(struct ibv_device **l, int i) { return l[i]; }
-
 static const char *ibt_path(struct ibv_device *d) { return d->ibdev_path; }
 
 static int ibt_transport(struct ibv_device *d) { return d->transport_type; }
-
-static int ibt_query_device(struct ibv_context *ctx, struct ibv_device_attr_ex *a) {
-	return ibt_query_device_ex(ctx, a);
-}
-
-static int ibt_query_port(struct ibv_context *ctx, int port, struct ibv_port_attr *pa) {
-	return ibt_query_port_attr(ctx, port, pa);
-}
 
 // ibt_query_gid reads GID idx of port and its sysfs type as
 // ibv_query_gid_type reports it: 0 IB/RoCE v1 (also for an empty entry),
@@ -123,7 +113,7 @@ func query(dev *C.struct_ibv_device) (Device, error) {
 	}
 	defer C.ibtv_close_device(ctx)
 	var ax C.struct_ibv_device_attr_ex
-	if rc, err := C.ibt_query_device(ctx, &ax); rc != 0 {
+	if rc, err := C.ibt_query_device_ex(ctx, &ax); rc != 0 {
 		return d, fmt.Errorf("%s: failed to query device props: %w", d.Name, errnoOr(err, rc))
 	}
 	a := &ax.orig_attr
@@ -164,7 +154,7 @@ func query(dev *C.struct_ibv_device) (Device, error) {
 	}
 	for p := 1; p <= d.PhysPortCnt; p++ {
 		var pa C.struct_ibv_port_attr
-		if rc, err := C.ibt_query_port(ctx, C.int(p), &pa); rc != 0 {
+		if rc, err := C.ibt_query_port_attr(ctx, C.int(p), &pa); rc != 0 {
 			return d, fmt.Errorf("%s: failed to query port %d props: %w", d.Name, p, errnoOr(err, rc))
 		}
 		port := portFromAttr(p, &pa)
