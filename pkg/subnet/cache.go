@@ -555,7 +555,7 @@ func (f *Fabric) WriteJSON(w io.Writer) error {
 				continue
 			}
 			pj := portJSON{Num: p.Num, GUID: p.GUID, ExtNum: p.ExtNum, LID: p.BaseLID, LMC: p.LMC,
-				PortInfo: optHex(p.InfoRaw[:], p.Info != nil), ExtInfo: optHex(p.ExtInfoRaw[:], p.ExtInfo != nil)}
+				PortInfo: optHex(p.InfoRaw[:], p.Info != nil), ExtInfo: optHex(p.extRaw(), p.ExtInfo != nil)}
 			if r := p.Remote; r != nil {
 				pj.Remote = &linkJSON{Node: r.Node.GUID, Port: r.Num}
 			}
@@ -691,12 +691,13 @@ func (nj *nodeJSON) node() (*Node, error) {
 			p.Info = new(mad.PortInfo)
 			p.Info.UnmarshalBinary(p.InfoRaw[:])
 		}
-		if err := parseRaw("mlnxExtPortInfo", pj.ExtInfo, &p.ExtInfoRaw); err != nil {
-			return nil, fmt.Errorf("port %d: %w", pj.Num, err)
-		}
 		if pj.ExtInfo != "" {
-			p.ExtInfo = new(mad.MlnxExtPortInfo)
-			p.ExtInfo.UnmarshalBinary(p.ExtInfoRaw[:])
+			raw := new([mad.SMPDataLen]byte)
+			if err := parseRaw("mlnxExtPortInfo", pj.ExtInfo, raw); err != nil {
+				return nil, fmt.Errorf("port %d: %w", pj.Num, err)
+			}
+			p.ExtInfo, p.ExtInfoRaw = new(mad.MlnxExtPortInfo), raw
+			p.ExtInfo.UnmarshalBinary(raw[:])
 		}
 		n.Ports[pj.Num] = p
 	}
@@ -769,6 +770,14 @@ func optHex(b []byte, read bool) string {
 		s = "00"
 	}
 	return s
+}
+
+// extRaw is the port's MlnxExtPortInfo as received, nil when not read.
+func (p *Port) extRaw() []byte {
+	if p.ExtInfoRaw == nil {
+		return nil
+	}
+	return p.ExtInfoRaw[:]
 }
 
 // parseRaw reads rawHex's hex into out.

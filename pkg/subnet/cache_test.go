@@ -76,7 +76,10 @@ func view(f *subnet.Fabric) fabricView {
 				continue
 			}
 			pv := portView{Num: p.Num, GUID: p.GUID, ExtNum: p.ExtNum, BaseLID: p.BaseLID, LMC: p.LMC, Info: p.Info,
-				InfoRaw: hex.EncodeToString(p.InfoRaw[:]), ExtInfo: p.ExtInfo, ExtInfoRaw: hex.EncodeToString(p.ExtInfoRaw[:])}
+				InfoRaw: hex.EncodeToString(p.InfoRaw[:]), ExtInfo: p.ExtInfo}
+			if p.ExtInfoRaw != nil {
+				pv.ExtInfoRaw = hex.EncodeToString(p.ExtInfoRaw[:])
+			}
 			if r := p.Remote; r != nil {
 				pv.Remote = fmt.Sprintf("%s:%d", r.Node.GUID, r.Num)
 			}
@@ -596,6 +599,7 @@ func TestJSONRoundTrip(t *testing.T) {
 		// MlnxExtPortInfo read on one port, PortInfo not on another, an
 		// external port number, a description with a NUL inside.
 		p := portOf(t, f, "Switch1:3")
+		p.ExtInfoRaw = new([mad.SMPDataLen]byte)
 		p.ExtInfoRaw[15] = 1
 		p.ExtInfo = &mad.MlnxExtPortInfo{LinkSpeedActive: 1}
 		q := portOf(t, f, "Switch2:7")

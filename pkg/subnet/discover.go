@@ -274,13 +274,14 @@ func (w *walker) read(fresh []*Node, ports []*Port) error {
 		}
 		jobs = append(jobs, func() {
 			path := w.pathTo(p)
-			if err := w.get(path, mad.AttrMlnxExtPortInfo, "MlnxExtPortInfo", uint32(p.Num), &p.ExtInfoRaw); err != nil {
+			raw := new([mad.SMPDataLen]byte)
+			if err := w.get(path, mad.AttrMlnxExtPortInfo, "MlnxExtPortInfo", uint32(p.Num), raw); err != nil {
 				w.fail("MlnxExtPortInfo", path, p.Node, p.Num, err)
 				return
 			}
 			e := new(mad.MlnxExtPortInfo)
-			e.UnmarshalBinary(p.ExtInfoRaw[:])
-			p.ExtInfo = e
+			e.UnmarshalBinary(raw[:])
+			p.ExtInfo, p.ExtInfoRaw = e, raw
 		})
 	}
 	w.run(jobs)

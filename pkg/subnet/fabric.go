@@ -89,9 +89,11 @@ type Port struct {
 	Info    *mad.PortInfo
 	InfoRaw [mad.SMPDataLen]byte
 	// ExtInfo is Mellanox's MlnxExtPortInfo where it was read (QDR
-	// links of Mellanox devices, to tell FDR10), nil otherwise.
+	// links of Mellanox devices, to tell FDR10), nil otherwise;
+	// ExtInfoRaw is the same as received. (Kept apart from the port,
+	// which most fabrics never need it on.)
 	ExtInfo    *mad.MlnxExtPortInfo
-	ExtInfoRaw [mad.SMPDataLen]byte
+	ExtInfoRaw *[mad.SMPDataLen]byte
 	// BaseLID and LMC are the port's LIDs: for a switch's ports those
 	// of port 0.
 	BaseLID rdma.LID
@@ -141,12 +143,12 @@ type Fabric struct {
 // node and port that answered, and what was known of them at the time.
 type Visit struct {
 	Path  []uint8
-	New   bool
 	Node  *Node
+	Desc  string
 	Port  int
 	LID   rdma.LID
 	LMC   uint8
-	Desc  string
+	New   bool
 	Known bool // Desc, LID and LMC were known (else zero and empty)
 }
 

@@ -46,6 +46,34 @@ type qitem struct {
 	from *Port
 }
 
+// ring is a FIFO of queued SMPs that grows as needed.
+type ring struct {
+	buf  []qitem
+	head int // the oldest item's index in buf
+	n    int // the items queued
+}
+
+// push queues it at the tail.
+func (r *ring) push(it qitem) {
+	if r.n == len(r.buf) {
+		grown := make([]qitem, max(1024, 2*len(r.buf)))
+		k := copy(grown, r.buf[r.head:])
+		copy(grown[k:], r.buf[:r.head])
+		r.buf, r.head = grown, 0
+	}
+	r.buf[(r.head+r.n)%len(r.buf)] = it
+	r.n++
+}
+
+// pop takes the item at the head; the ring must not be empty.
+func (r *ring) pop() qitem {
+	it := r.buf[r.head]
+	r.buf[r.head] = qitem{}
+	r.head = (r.head + 1) % len(r.buf)
+	r.n--
+	return it
+}
+
 // queueWalk is what libibnetdisc's walk would do on a fabric: the nodes in
 // the order it creates them, the route each is first reached by, its
 // NodeInfo answers, the ports in the order their first PortInfo answer
@@ -66,17 +94,17 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 	initial := len(start) - 1
 	hops := 0
 
-	// The walk queues a NodeInfo across each link end, and a NodeDesc,
-	// SwitchInfo and PortInfo per node and port: room for all of them
-	// up front, so that a big fabric's queue is not copied as it grows.
 	ports := len(st.info)
-	queue := make([]qitem, 0, 3*len(f.Nodes)+3*ports)
+	// The queue holds what is asked and not yet answered: a ring, since
+	// a walk queues some hundred thousand SMPs on a big fabric, but no
+	// more than a few levels of them at a time.
+	var queue ring
 	// The routes of the NodeInfo SMPs, carved from shared blocks rather
 	// than allocated one by one (a big fabric has one per link end).
 	var arena []uint8
-	queue = append(queue, qitem{kind: qNodeInfo, path: start})
+	queue.push(qitem{kind: qNodeInfo, path: start})
 	w.visits = make([]Visit, 0, len(f.Nodes)+ports)
-	push := func(it qitem) { queue = append(queue, it) }
+	push := queue.push
 	follow := func(n *Node, num int, path []uint8) {
 		p := n.Ports[num]
 		if num == 0 || p.Info.PhysLinkState != physLinkUp {
@@ -107,8 +135,8 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 		push(qitem{kind: qNodeInfo, path: next, from: p})
 	}
 
-	for i := 0; i < len(queue); i++ {
-		it := queue[i]
+	for queue.n > 0 {
+		it := queue.pop()
 		switch it.kind {
 		case qNodeInfo:
 			var p *Port

@@ -88,13 +88,18 @@ func DiscoverSA(ctx context.Context, x *mad.Transactor) (*Fabric, error) {
 func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local rdma.GUID) (*Fabric, error) {
 	f := newFabric()
 	byGUID := make(map[rdma.GUID]*Node, len(nodeRecs))
-	// By LID, every uint16 a record may hold: the records name ports by
-	// LID some 500,000 times on a 30,000-node fabric, too many for maps.
-	switchByLID := make([]*Node, 1<<16)
-	caPortByLID := make([]*Port, 1<<16)
+	// By LID, up to the highest a NodeRecord holds: the records name
+	// ports by LID some 500,000 times on a 30,000-node fabric, too many
+	// for maps.
+	top := 0
+	for _, r := range nodeRecs {
+		top = max(top, int(binary.BigEndian.Uint16(r)))
+	}
+	switchByLID := make([]*Node, top+1)
+	caPortByLID := make([]*Port, top+1)
 	// Each switch's ports are handed out from one block, made with the
 	// node, as its records name them.
-	switchPorts := make([][]Port, 1<<16)
+	switchPorts := make([][]Port, top+1)
 	// The NodeInfo of each CA port as the SA has it (the port's GUID and
 	// number): the node takes that of the port the walk enters it by.
 	caInfo := make(map[*Port][]byte, len(nodeRecs))
@@ -133,6 +138,9 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 	}
 	// portAt finds the port an SA record names by LID and number.
 	portAt := func(lid rdma.LID, num int) *Port {
+		if int(lid) > top {
+			return nil
+		}
 		if n := switchByLID[lid]; n != nil {
 			if num > n.NumPorts {
 				return nil
@@ -162,10 +170,11 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 		p.Info = pi
 	}
 	for _, r := range switchRecs {
-		n := switchByLID[rdma.LID(binary.BigEndian.Uint16(r))]
-		if n == nil {
+		lid := int(binary.BigEndian.Uint16(r))
+		if lid > top || switchByLID[lid] == nil {
 			continue
 		}
+		n := switchByLID[lid]
 		copy(n.SwitchInfoRaw[:], r[4:24])
 		si := new(mad.SwitchInfo)
 		si.UnmarshalBinary(n.SwitchInfoRaw[:])

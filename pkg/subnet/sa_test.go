@@ -2,6 +2,7 @@ package subnet
 
 import (
 	"encoding/binary"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -97,30 +98,7 @@ func TestFabricFromRecords(t *testing.T) {
 // ports in a chain, a CA on every other port, the rest down. Each port
 // must get its own PortInfo, and exactly the ports that are up a link.
 func TestFabricFromRecordsMany(t *testing.T) {
-	const switches, ports = 40, 200
-	var nodes, infos, links [][]byte
-	ca := uint16(1000)
-	for s := range uint16(switches) {
-		lid := s + 1
-		nodes = append(nodes, saNode(lid, 2, ports, 0x5000+uint64(s), 0x5000+uint64(s), 0, "sw"))
-		infos = append(infos, saPort(lid, 0, lid, false))
-		for p := 1; p <= ports; p++ {
-			switch {
-			case p == 1 && s > 0: // to the previous switch's port 2
-				infos = append(infos, saPort(lid, 1, 0, true))
-				links = append(links, saLink(lid, 1, 2, lid-1), saLink(lid-1, 2, 1, lid))
-			case p == 2 && s+1 < switches:
-				infos = append(infos, saPort(lid, 2, 0, true))
-			case p%2 == 1:
-				ca++
-				nodes = append(nodes, saNode(ca, 1, 1, 0xa0000+uint64(ca), 0xb0000+uint64(ca), 1, "ca"))
-				infos = append(infos, saPort(lid, uint8(p), 0, true), saPort(ca, 1, ca, true))
-				links = append(links, saLink(lid, uint8(p), 1, ca), saLink(ca, 1, uint8(p), lid))
-			default:
-				infos = append(infos, saPort(lid, uint8(p), 0, false))
-			}
-		}
-	}
+	nodes, infos, links := switchChain(40, 200)
 	f, err := fabricFromRecords(nodes, infos, nil, links, 0xb0000+1001)
 	if err != nil {
 		t.Fatal(err)
@@ -145,4 +123,33 @@ func TestFabricFromRecordsMany(t *testing.T) {
 			}
 		}
 	}
+}
+
+// switchChain returns the records of switches of ports ports in a chain,
+// each switch's port 1 to the previous one's port 2, a CA on every other
+// port, the rest down. The CAs have LIDs from 1001, in order.
+func switchChain(switches, ports int) (nodes, infos, links [][]byte) {
+	ca := uint16(1000)
+	for s := range uint16(switches) {
+		lid := s + 1
+		nodes = append(nodes, saNode(lid, 2, uint8(ports), 0x5000+uint64(s), 0x5000+uint64(s), 0, fmt.Sprintf("sw%d", s)))
+		infos = append(infos, saPort(lid, 0, lid, false))
+		for p := 1; p <= ports; p++ {
+			switch {
+			case p == 1 && s > 0: // to the previous switch's port 2
+				infos = append(infos, saPort(lid, 1, 0, true))
+				links = append(links, saLink(lid, 1, 2, lid-1), saLink(lid-1, 2, 1, lid))
+			case p == 2 && int(s)+1 < switches:
+				infos = append(infos, saPort(lid, 2, 0, true))
+			case p%2 == 1:
+				ca++
+				nodes = append(nodes, saNode(ca, 1, 1, 0xa0000+uint64(ca), 0xb0000+uint64(ca), 1, fmt.Sprintf("ca%d", ca)))
+				infos = append(infos, saPort(lid, uint8(p), 0, true), saPort(ca, 1, ca, true))
+				links = append(links, saLink(lid, uint8(p), 1, ca), saLink(ca, 1, uint8(p), lid))
+			default:
+				infos = append(infos, saPort(lid, uint8(p), 0, false))
+			}
+		}
+	}
+	return nodes, infos, links
 }
