@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/hugeheap"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
@@ -31,6 +32,11 @@ type discoveryOptions struct {
 // defaultOutstanding is the window discovery uses unless -o says otherwise:
 // libibnetdisc keeps 2 SMPs in flight, which is what makes it slow.
 const defaultOutstanding = 64
+
+// fabricHeapHint is how much heap discovery advises the kernel to back
+// with huge pages (see hugeheap): a 30,000-node fabric's walk builds about
+// 200 MB, and memory the walk never reaches costs nothing.
+const fabricHeapHint = 256 << 20
 
 // addDiscoveryFlags registers the discovery flags on c.
 func addDiscoveryFlags(c *cobra.Command, d *discoveryOptions) {
@@ -77,6 +83,10 @@ func (f *Factory) discoverFabric(tool string, o *CommonOptions, d *discoveryOpti
 
 // walkFabric is discoverFabric without the chassis grouping.
 func (f *Factory) walkFabric(o *CommonOptions, d *discoveryOptions, from []uint8) (*subnet.Fabric, error) {
+	// The fabric is built in well under a second; where a page fault
+	// costs microseconds (virtual machines), 4 KiB pages made that a
+	// fifth slower on a 4,000-host fabric.
+	hugeheap.Advise(fabricHeapHint)
 	x, err := f.fabricTransactor(o, d)
 	if err != nil {
 		return nil, err
