@@ -27,11 +27,16 @@ type Client struct {
 	ctl  net.Conn
 	data net.PacketConn
 	out  net.Addr // ibsim's data socket for this client
-	info AttachInfo
+	// sendTo is set when the data socket could not be connected to out:
+	// every frame then names out.
+	sendTo bool
+	info   AttachInfo
 
 	ctlMu  sync.Mutex // one control round trip at a time
-	recvMu sync.Mutex // one Recv at a time; guards recvBuf and the watch
-	// recvBuf has room for one byte more than a frame, to spot oversize ones.
+	recvMu sync.Mutex // one Recv at a time; guards the frames read and the watch
+	batch  batch      // frames read at once
+	// recvBuf has room for one byte more than a frame, to spot oversize
+	// ones, where frames are read one at a time.
 	recvBuf [requestLen + 1]byte
 	// watchCtx is the context whose end wakes a read (the last Recv's);
 	// watchStop undoes that.
@@ -66,11 +71,32 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		return nil, fmt.Errorf("attaching to %s as %s: %w", cfg.where(), hostName(cfg.Host), err)
 	}
 	c.out = s.out(n)
+	c.connectData(s.outSA(n))
 	if err := c.readAttach(ctx); err != nil {
 		c.Close()
 		return nil, fmt.Errorf("reading the attach point from %s: %w", cfg.where(), err)
 	}
 	return c, nil
+}
+
+// connectData connects the data socket to ibsim's socket for this client,
+// from which all its frames come, so that a send names no address: the
+// kernel looks a named address up on every sendto. Where that fails, each
+// frame goes to out by name.
+func (c *Client) connectData(sa syscall.Sockaddr) {
+	c.sendTo = true
+	sc, ok := c.data.(syscall.Conn)
+	if !ok || sa == nil {
+		return
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	var cerr error
+	if err := raw.Control(func(fd uintptr) { cerr = syscall.Connect(int(fd), sa) }); err == nil && cerr == nil {
+		c.sendTo = false
+	}
 }
 
 func hostName(h string) string {

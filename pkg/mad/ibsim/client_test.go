@@ -255,3 +255,48 @@ func TestManyClientsOneProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestRecvBatch has more frames queued than one read takes, a runt among
+// them: each comes out once, in order, the runt skipped, and the sends
+// went over the connected socket.
+func TestRecvBatch(t *testing.T) {
+	f := newFakeSim(t)
+	c := dialFake(t, f)
+	if c.sendTo {
+		t.Error("the data socket was not connected to ibsim's")
+	}
+	const n = 2*batchFrames + 5
+	for tid := uint64(1); tid <= n; tid++ {
+		p := drNodeInfo(tid, 0)
+		if tid == 7 {
+			p.MAD[16], p.MAD[17] = 0xde, 0xad // answered with a runt first
+		}
+		if err := c.Send(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Let every answer queue up first.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+		f.mu.Lock()
+		echoed := len(f.frames)
+		f.mu.Unlock()
+		if echoed == n || time.Now().After(deadline) {
+			break
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	for tid := uint64(1); tid <= n; tid++ {
+		var p mad.Packet
+		if err := c.Recv(ctx, &p); err != nil {
+			t.Fatalf("frame %d: %v", tid, err)
+		}
+		if got := mustHeader(t, p.MAD).TID; got != tid {
+			t.Fatalf("frame %d has TID %d", tid, got)
+		}
+		if tid == 1 && c.batch.n != batchFrames {
+			t.Errorf("the first read took %d frames, want %d", c.batch.n, batchFrames)
+		}
+	}
+}

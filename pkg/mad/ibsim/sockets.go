@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"sync/atomic"
+	"syscall"
 )
 
 // sockets are a client's two datagram sockets before CONNECT.
@@ -14,8 +15,10 @@ type sockets struct {
 	ctl  net.Conn       // connected to ibsim's control socket
 	data net.PacketConn // bound where ibsim's out socket will send
 	id   uint32         // the connection id for CONNECT
-	// out gives ibsim's data socket for client number n.
-	out func(n uint32) net.Addr
+	// out gives ibsim's data socket for client number n, and outSA the
+	// same as a socket address to connect to (nil: not to be connected).
+	out   func(n uint32) net.Addr
+	outSA func(n uint32) syscall.Sockaddr
 }
 
 func (s *sockets) close() {
@@ -71,6 +74,9 @@ func openUnix(cfg *Config) (*sockets, error) {
 		data: data,
 		id:   id,
 		out:  func(n uint32) net.Addr { return abstract("%s:out%d", base, n) },
+		outSA: func(n uint32) syscall.Sockaddr {
+			return &syscall.SockaddrUnix{Name: abstract("%s:out%d", base, n).Name}
+		},
 	}, nil
 }
 
@@ -109,5 +115,9 @@ func openInet(cfg *Config) (*sockets, error) {
 		out: func(n uint32) net.Addr {
 			return &net.UDPAddr{IP: server.IP, Port: port + int(n) + 1}
 		},
+		// Not connected: ibsim may answer from another of its host's
+		// addresses than the one dialled, which a connected UDP socket
+		// would drop.
+		outSA: func(uint32) syscall.Sockaddr { return nil },
 	}, nil
 }

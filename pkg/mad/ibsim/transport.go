@@ -46,7 +46,7 @@ func (c *Client) Send(p *mad.Packet) error {
 	frame := framePool.Get().(*[requestLen]byte)
 	defer framePool.Put(frame)
 	r.marshal(frame[:])
-	if _, err := c.data.WriteTo(frame[:], c.out); err != nil {
+	if err := c.write(frame[:]); err != nil {
 		if c.closed.Load() {
 			return fmt.Errorf("ibsim client %d: %w", c.info.ClientID, mad.ErrClosed)
 		}
@@ -84,7 +84,7 @@ func (c *Client) Recv(ctx context.Context, p *mad.Packet) error {
 		c.watchCtx, c.watchStop = ctx, wakeOnDone(ctx, c.data.SetReadDeadline)
 	}
 	for {
-		n, err := c.read(c.recvBuf[:])
+		frame, err := c.readFrame(c.recvBuf[:])
 		if err != nil {
 			switch {
 			case c.closed.Load():
@@ -95,7 +95,7 @@ func (c *Client) Recv(ctx context.Context, p *mad.Packet) error {
 			return fmt.Errorf("receiving from ibsim: %w", err)
 		}
 		var r request
-		if r.unmarshal(c.recvBuf[:n]) != nil {
+		if r.unmarshal(frame) != nil {
 			continue
 		}
 		p.MAD = append(p.MAD[:0], r.MAD[:]...)
@@ -131,6 +131,16 @@ func checkSendable(m *[mad.Size]byte) error {
 		return fmt.Errorf("ibsim drops directed-route SMPs with DrSLID %d, DrDLID %d (it takes only the permissive LID)", dr.DrSLID, dr.DrDLID)
 	}
 	return nil
+}
+
+// write sends one frame to ibsim.
+func (c *Client) write(b []byte) error {
+	if w, ok := c.data.(io.Writer); ok && !c.sendTo {
+		_, err := w.Write(b)
+		return err
+	}
+	_, err := c.data.WriteTo(b, c.out)
+	return err
 }
 
 // read reads one frame. Where the socket can (Unix and UDP sockets both
