@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/ibtool/ibtool/cmd"
@@ -19,8 +20,25 @@ func main() {
 }
 
 // run runs the tool; with IBTOOL_CPUPROFILE set it writes a CPU profile
-// there (for make bench and performance work).
+// there, with IBTOOL_MEMPROFILE an allocation profile of the whole run (for
+// make bench and performance work).
 func run() int {
+	if path := os.Getenv("IBTOOL_MEMPROFILE"); path != "" {
+		runtime.MemProfileRate = 512
+		defer func() {
+			runtime.GC() // the profile counts allocations up to the last GC
+			f, err := os.Create(path)
+			if err == nil {
+				err = pprof.Lookup("allocs").WriteTo(f, 0)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				fmt.Fprintf(os.Stderr, "ibtool: IBTOOL_MEMPROFILE: %v\n", err)
+			}
+		}()
+	}
 	if path := os.Getenv("IBTOOL_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
 		if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -203,7 +204,7 @@ func iblinkinfoRun(o *iblinkinfoOptions) error {
 		}
 		return partial
 	}
-	w := bufio.NewWriter(o.IO.Out)
+	w := newTableWriter(o.IO.Out)
 	l := &linkPrinter{w: w, o: o, filter: filter}
 	if orig != nil {
 		l.diff(orig, fab, nodes, one)
@@ -510,14 +511,14 @@ func couldBe(p *subnet.Port) (widthMsg, speedMsg string) {
 	r := p.Remote
 	pi, ri := info(p), info(r)
 	if w := maxWidth(pi.LinkWidthSupported & ri.LinkWidthSupported); w&uint32(pi.LinkWidthActive) == 0 {
-		widthMsg = "Could be " + mad.FormatLinkWidth.Text(w)
+		widthMsg = couldBeText(mad.FormatLinkWidth, w)
 	}
 	mask, _ := capMaskOf(p)
 	rmask, _ := capMaskOf(r)
 	if mask&capIsExtendedSpeeds != 0 && rmask&capIsExtendedSpeeds != 0 &&
 		pi.LinkSpeedExtSupported != 0 && ri.LinkSpeedExtSupported != 0 {
 		if s := highestBit(uint32(pi.LinkSpeedExtSupported & ri.LinkSpeedExtSupported)); s&uint32(pi.LinkSpeedExtActive) == 0 {
-			speedMsg = "Could be " + mad.FormatLinkSpeedExt.Text(s)
+			speedMsg = couldBeText(mad.FormatLinkSpeedExt, s)
 		}
 		return widthMsg, speedMsg
 	}
@@ -532,9 +533,37 @@ func couldBe(p *subnet.Port) (widthMsg, speedMsg string) {
 		return widthMsg, speedMsg
 	}
 	if s := highestBit(uint32(pi.LinkSpeedSupported & ri.LinkSpeedSupported)); s&uint32(pi.LinkSpeedActive) == 0 {
-		speedMsg = "Could be " + mad.FormatLinkSpeed.Text(s)
+		speedMsg = couldBeText(mad.FormatLinkSpeed, s)
 	}
 	return widthMsg, speedMsg
+}
+
+// couldBeTexts holds the "Could be" texts made so far: a fabric has a
+// few, printed on thousands of ports.
+var couldBeTexts struct {
+	sync.Mutex
+	m map[couldBeKey]string
+}
+
+type couldBeKey struct {
+	f mad.Format
+	v uint32
+}
+
+// couldBeText is "Could be " and value v in format f.
+func couldBeText(f mad.Format, v uint32) string {
+	couldBeTexts.Lock()
+	defer couldBeTexts.Unlock()
+	k := couldBeKey{f, v}
+	s, ok := couldBeTexts.m[k]
+	if !ok {
+		if couldBeTexts.m == nil {
+			couldBeTexts.m = make(map[couldBeKey]string)
+		}
+		s = "Could be " + f.Text(v)
+		couldBeTexts.m[k] = s
+	}
+	return s
 }
 
 // linkInfoJSON is the --json document: the nodes printed, each port with

@@ -205,7 +205,7 @@ func ibnetdiscoverRun(o *ibnetdiscoverOptions) error {
 			return err
 		}
 	}
-	w := bufio.NewWriter(out)
+	w := newTableWriter(out)
 	t := &topology{w: w, f: fab, names: o.names, full: o.Full, group: o.Group}
 	switch {
 	case o.Ports:

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"strings"
@@ -109,7 +108,7 @@ func nodeListRun(o *nodeListOptions) error {
 		}
 		return partial
 	}
-	w := bufio.NewWriter(o.IO.Out)
+	w := newTableWriter(o.IO.Out)
 	for _, l := range lines {
 		w.WriteString(l.Text)
 		w.WriteByte('\n')

@@ -378,7 +378,9 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 		if !o.Common.JSON {
 			w.Write(r.out.Bytes())
 		}
-		o.IO.ErrOut.Write(r.warn.Bytes())
+		if r.warn.Len() > 0 {
+			o.IO.ErrOut.Write(r.warn.Bytes())
+		}
 		sum.nodes += r.sum.nodes
 		sum.badNodes += r.sum.badNodes
 		sum.ports += r.sum.ports

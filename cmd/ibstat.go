@@ -382,6 +382,10 @@ func ibstatJSONRun(o *ibstatOptions, fsys *rdma.FS, names []string) error {
 	}{cas})
 }
 
+// newTableWriter buffers output that may run to megabytes (a fabric's
+// links, routes or records) in 64 KiB writes rather than bufio's 4 KiB.
+func newTableWriter(w io.Writer) *bufio.Writer { return bufio.NewWriterSize(w, 64<<10) }
+
 // writeJSONDocument writes v as one indented JSON document and a newline.
 func writeJSONDocument(w io.Writer, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")

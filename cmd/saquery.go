@@ -467,7 +467,7 @@ func saqueryRun(o *saqueryOptions) error {
 	if _, err := x.SAPath(); err != nil {
 		return fmt.Errorf("failed to bind to the SA: %w", err)
 	}
-	q := &saQuerier{ctx: o.Common.context(), x: x, o: o, w: bufio.NewWriter(o.IO.Out)}
+	q := &saQuerier{ctx: o.Common.context(), x: x, o: o, w: newTableWriter(o.IO.Out)}
 	q.text.showKeys = o.ShowKeys
 	if names != nil {
 		q.text.names = names
