@@ -25,8 +25,11 @@ type discoveryOptions struct {
 	MaxHops int
 	// NoMlxEPI turns off MlnxExtPortInfo queries.
 	NoMlxEPI bool
-	// Mode is --discovery: "dr" or "lid".
+	// Mode is --discovery: "dr", "lid" or "sa".
 	Mode string
+	// saNoPortInfo, set by a tool that reads no PortInfo, has SA
+	// discovery leave out the PortInfoRecords.
+	saNoPortInfo bool
 }
 
 // defaultOutstanding is the window discovery uses unless -o says otherwise:
@@ -96,7 +99,7 @@ func (f *Factory) walkFabric(o *CommonOptions, d *discoveryOptions, from []uint8
 		if len(from) > 0 || d.MaxHops > 0 {
 			return nil, usageErrorf("--discovery sa reads the whole subnet from the SA; a scan from a node or of a few hops needs dr or lid")
 		}
-		return subnet.DiscoverSA(o.context(), x)
+		return subnet.DiscoverSA(o.context(), x, subnet.SAOptions{NoPortInfo: d.saNoPortInfo})
 	}
 	so := subnet.Options{From: from, MaxHops: d.MaxHops, MlnxExtPortInfo: !d.NoMlxEPI, MKey: d.MKey, LIDRouted: d.Mode == "lid"}
 	var progress *progressLine
@@ -105,6 +108,7 @@ func (f *Factory) walkFabric(o *CommonOptions, d *discoveryOptions, from []uint8
 		so.Progress = func(nodes, hops int) { progress.show("discovering: %d nodes, %d hops", nodes, hops) }
 		defer progress.clear()
 	}
+	defer f.shareCPUsWithSimulator(o)()
 	return subnet.Discover(o.context(), x, so)
 }
 

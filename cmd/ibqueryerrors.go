@@ -61,7 +61,10 @@ type ibqueryerrorsOptions struct {
 	// Transactor opens the MAD transport for the counters.
 	Discover   func(from []uint8, hops int) (*subnet.Fabric, error)
 	Transactor func() (*mad.Transactor, error)
-	names      *nodemap.Map
+	// ShareCPUs, when set, is called before the PMA queries; what it
+	// returns is called after them (Factory.shareCPUsWithSimulator).
+	ShareCPUs func() (restore func())
+	names     *nodemap.Map
 }
 
 func newIbqueryerrorsCmd(f *Factory, runF func(*ibqueryerrorsOptions) error) *cobra.Command {
@@ -112,9 +115,13 @@ does. The nodes are read in parallel. It exits 1 when some port has errors.`,
 				}
 				d := o.Discovery
 				d.MaxHops = hops
+				// Only -r prints what PortInfo says; the rest needs
+				// the nodes, their LIDs and the walk's order.
+				d.saNoPortInfo = !o.PortConfig
 				return f.discoverFabric("ibqueryerrors", &o.Common, &d, from)
 			}
 			o.Transactor = func() (*mad.Transactor, error) { return f.fabricTransactor(&o.Common, &o.Discovery) }
+			o.ShareCPUs = func() func() { return f.shareCPUsWithSimulator(&o.Common) }
 			if runF != nil {
 				return runF(o)
 			}
@@ -349,6 +356,10 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 	// reports are printed in order. A quarter of the window left the
 	// simulator idle between answers: 824 ms against 745 ms on the
 	// 4,000-host tree.
+	if o.ShareCPUs != nil {
+		restore := o.ShareCPUs()
+		defer restore()
+	}
 	reports := make([]*nodeErrors, len(nodes))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, x.Window()))

@@ -94,3 +94,59 @@ func contains(s []string, v string) bool {
 	}
 	return false
 }
+
+// TestIbqueryerrorsSADiscovery: with --discovery sa the reports come in
+// infiniband-diags' order and say the same, for errors spread over a fat
+// tree of dual-port hosts. Without -r ibtool leaves the PortInfoRecords
+// out of the SA discovery; with -r it reads them.
+func TestIbqueryerrorsSADiscovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a fabric of its own: not with -short")
+	}
+	net, err := simfabric.FatTree(simfabric.FatTreeSpec{Levels: 2, Hosts: 40, Radix: 12, HostPorts: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := simfabric.StartForTest(t, simfabric.Options{Net: net})
+	prepare := func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, c := range []struct {
+			node  string
+			port  int
+			field string
+			value uint64
+		}{
+			{"S-spine-2", 3, "PortCounters.SymbolErrorCounter", 15},
+			{"S-leaf-7", 1, "PortCounters.PortXmitDiscards", 4},
+			{"S-leaf-2", 6, "PortCounters.PortRcvErrors", 2},
+			{"H-0031", 1, "PortCounters.LinkDownedCounter", 3},
+			{"H-0003", 1, "PortCounters.PortRcvErrors", 9},
+			{"H-0018", 1, "PortCounters.SymbolErrorCounter", 1},
+		} {
+			if err := f.PerformanceSet(ctx, simfabric.Port(c.node, c.port), c.field, c.value); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mask := func(b []byte) []byte { return trafficCounters.ReplaceAll(b, []byte("[X]")) }
+	for _, args := range [][]string{{}, {"-r"}, {"--details"}, {"--switch"}, {"--ca", "-r"}, {"--data"}, {"--ca"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			prepare()
+			ref := run(t, "ibqueryerrors", func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunReference(ctx, "H-0011", "ibqueryerrors", args...)
+			})
+			prepare()
+			got := run(t, "ibtool ibqueryerrors --discovery sa", func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunIbtool(ctx, ibtoolBin, "H-0011", "ibqueryerrors", append([]string{"--discovery", "sa"}, args...)...)
+			})
+			if ref.exit != 1 || got.exit != 1 {
+				t.Fatalf("exit %d (infiniband-diags %d), want 1; stderr %q", got.exit, ref.exit, got.stderr)
+			}
+			if want, have := mask(ref.stdout), mask(got.stdout); !bytes.Equal(want, have) {
+				t.Errorf("differs from infiniband-diags (-want +got):\n%s", simfabric.Diff(want, have))
+			}
+		})
+	}
+}

@@ -134,6 +134,10 @@ type Fabric struct {
 	// ibnetdiscover -s prints as it goes.
 	Visits []Visit
 
+	// noPortInfo is set when the ports were built without their
+	// PortInfo (SAOptions.NoPortInfo).
+	noPortInfo bool
+
 	byGUID     map[rdma.GUID]*Node
 	portByGUID map[rdma.GUID]*Port
 	portByLID  map[rdma.LID]*Port

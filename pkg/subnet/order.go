@@ -107,7 +107,7 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 	push := queue.push
 	follow := func(n *Node, num int, path []uint8) {
 		p := n.Ports[num]
-		if num == 0 || p.Info.PhysLinkState != physLinkUp {
+		if num == 0 || !f.linkUp(p) {
 			return
 		}
 		if !(n.Type == Switch && num != st.node(n).entry) && !(n == f.From && num == f.FromPort) {
@@ -178,7 +178,7 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 		case qPortInfo:
 			n := it.node
 			p := n.Port(it.num)
-			if p == nil || p.Info == nil {
+			if p == nil || !f.portKnown(p) {
 				continue // the PortInfo failed
 			}
 			if done := &st.info[st.node(n).ports+it.num]; !*done {
@@ -205,6 +205,19 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 		w.paths[n] = st.node(n).path
 	}
 	return w
+}
+
+// portKnown reports whether the walk's PortInfo of p was answered: p has
+// its PortInfo, or the fabric came without any (SAOptions.NoPortInfo).
+func (f *Fabric) portKnown(p *Port) bool { return p.Info != nil || f.noPortInfo }
+
+// linkUp reports whether p's physical link is up: as its PortInfo says,
+// or without PortInfo, when a link to another port is known.
+func (f *Fabric) linkUp(p *Port) bool {
+	if p.Info == nil {
+		return f.noPortInfo && p.Remote != nil
+	}
+	return p.Info.PhysLinkState == physLinkUp
 }
 
 // walkState is walkQueue's bookkeeping per node and per port, in slices

@@ -64,7 +64,7 @@ func TestFabricFromRecords(t *testing.T) {
 		saPort(2, 1, 2, true), saPort(3, 1, 3, true),
 	}
 	links := [][]byte{saLink(1, 1, 1, 2), saLink(2, 1, 1, 1), saLink(1, 3, 1, 3), saLink(3, 1, 3, 1)}
-	f, err := fabricFromRecords(nodes, ports, nil, links, 0xa1)
+	f, err := fabricFromRecords(nodes, ports, nil, links, 0xa1, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestFabricFromRecords(t *testing.T) {
 	if f.PortByLID(3).Node.Desc != "B" || f.MaxHops != 2 {
 		t.Errorf("LID 3 is %q, max hops %d", f.PortByLID(3).Node.Desc, f.MaxHops)
 	}
-	if _, err := fabricFromRecords(nodes, ports, nil, links, 0x999); err == nil {
+	if _, err := fabricFromRecords(nodes, ports, nil, links, 0x999, false); err == nil {
 		t.Error("no error for a local port the SA does not know")
 	}
 }
@@ -99,7 +99,7 @@ func TestFabricFromRecords(t *testing.T) {
 // must get its own PortInfo, and exactly the ports that are up a link.
 func TestFabricFromRecordsMany(t *testing.T) {
 	nodes, infos, links := switchChain(40, 200)
-	f, err := fabricFromRecords(nodes, infos, nil, links, 0xb0000+1001)
+	f, err := fabricFromRecords(nodes, infos, nil, links, 0xb0000+1001, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,4 +152,93 @@ func switchChain(switches, ports int) (nodes, infos, links [][]byte) {
 		}
 	}
 	return nodes, infos, links
+}
+
+// walkView is what a fabric's walk gives: each node in order with its
+// route, entry port and LID, and the far end of each of its ports' links.
+func walkView(f *Fabric) []string {
+	var v []string
+	for _, n := range f.Nodes {
+		line := fmt.Sprintf("%s %s entry %d lid %d ports", n.Desc, FormatPath(n.Path), n.Info.LocalPortNum, n.Ports[n.Info.LocalPortNum].LID())
+		for _, p := range n.Ports {
+			switch {
+			case p == nil:
+			case p.Remote == nil:
+				line += fmt.Sprintf(" %d", p.Num)
+			default:
+				line += fmt.Sprintf(" %d-%s:%d", p.Num, p.Remote.Node.Desc, p.Remote.Num)
+			}
+		}
+		v = append(v, line)
+	}
+	return append(v, fmt.Sprintf("max hops %d", f.MaxHops))
+}
+
+// saCase is a fabric's SA records and the local port.
+type saCase struct {
+	name                string
+	nodes, ports, links [][]byte
+	local               rdma.GUID
+}
+
+// chainCase is switchChain's fabric seen from its first CA.
+func chainCase(name string, switches, ports int) saCase {
+	tc := saCase{name: name, local: 0xb0000 + 1001}
+	tc.nodes, tc.ports, tc.links = switchChain(switches, ports)
+	return tc
+}
+
+// TestFabricFromRecordsNoPortInfo builds the same fabrics without their
+// PortInfoRecords: the walk gives the same nodes in the same order, by the
+// same routes, with the same LIDs and links; every switch has all its
+// ports; no port has a PortInfo.
+func TestFabricFromRecordsNoPortInfo(t *testing.T) {
+	for _, tc := range []saCase{
+		{
+			name: "switch and two CAs",
+			nodes: [][]byte{
+				saNode(3, 1, 1, 0xb0, 0xb1, 1, "B"),
+				saNode(1, 2, 3, 0x50, 0x50, 3, "sw"),
+				saNode(2, 1, 1, 0xa0, 0xa1, 1, "A"),
+			},
+			ports: [][]byte{
+				saPort(1, 0, 1, false), saPort(1, 1, 0, true), saPort(1, 2, 0, false), saPort(1, 3, 0, true),
+				saPort(2, 1, 2, true), saPort(3, 1, 3, true),
+			},
+			links: [][]byte{saLink(1, 1, 1, 2), saLink(2, 1, 1, 1), saLink(1, 3, 1, 3), saLink(3, 1, 3, 1)},
+			local: 0xa1,
+		},
+		chainCase("chain of switches", 12, 9),
+		// The last switch's port 2 is down and deeper than any link: a
+		// walk that took it for up would count one hop more.
+		chainCase("down port deepest", 3, 2),
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			full, err := fabricFromRecords(tc.nodes, tc.ports, nil, tc.links, tc.local, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lean, err := fabricFromRecords(tc.nodes, nil, nil, tc.links, tc.local, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(walkView(full), walkView(lean)); diff != "" {
+				t.Errorf("walk without PortInfo (-with +without):\n%s", diff)
+			}
+			for _, n := range lean.Nodes {
+				for num, p := range n.Ports {
+					switch {
+					case p == nil && n.Type == Switch:
+						t.Errorf("%s has no port %d", n.Desc, num)
+					case p != nil && p.Info != nil:
+						t.Errorf("%s port %d has a PortInfo", n.Desc, num)
+					}
+				}
+			}
+		})
+	}
+	// Without a link record the local port still counts as answered.
+	if _, err := fabricFromRecords([][]byte{saNode(2, 1, 1, 0xa0, 0xa1, 1, "A")}, nil, nil, nil, 0xa1, true); err != nil {
+		t.Errorf("a lone CA without PortInfoRecords: %v", err)
+	}
 }
