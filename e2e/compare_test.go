@@ -192,3 +192,35 @@ func sameOutput(t *testing.T, f *simfabric.Fabric, host string, mask func([]byte
 		t.Errorf("ibtool %q differs from infiniband-diags %q (-want +got):\n%s", ours, ref, simfabric.Diff(want, have))
 	}
 }
+
+// counterSet is a counter value ibsim's PerformanceSet gives a port.
+type counterSet struct {
+	node  string
+	port  int
+	field string
+	value uint64
+}
+
+// countersFabric starts a fabric of its own for t from net; prepare gives
+// the ports the counter values sets holds, again before each run (a tool
+// may clear them).
+func countersFabric(t *testing.T, net []byte, sets []counterSet) (f *simfabric.Fabric, prepare func()) {
+	t.Helper()
+	f = simfabric.StartForTest(t, simfabric.Options{Net: net})
+	return f, func() {
+		t.Helper()
+		setCounters(t, f, sets)
+	}
+}
+
+// setCounters gives each port its counter value, failing t on an error.
+func setCounters(t *testing.T, f *simfabric.Fabric, sets []counterSet) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, c := range sets {
+		if err := f.PerformanceSet(ctx, simfabric.Port(c.node, c.port), c.field, c.value); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -90,27 +90,12 @@ func ibcheckFabric(t *testing.T) (*simfabric.Fabric, func()) {
 	if bytes.Equal(netNarrow, simfabric.Net2sw2path4hca) {
 		t.Fatal("netNarrow: the net file did not change")
 	}
-	f := simfabric.StartForTest(t, simfabric.Options{Net: netNarrow})
-	prepare := func() {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for _, c := range []struct {
-			node  string
-			port  int
-			field string
-			value uint64
-		}{
-			{"Switch1", 3, "PortCounters.SymbolErrorCounter", 15},
-			{"Hca2", 1, "PortCounters.PortRcvErrors", 3},
-			{"Hca3", 1, "PortCounters.LinkDownedCounter", 11},
-			{"Switch2", 5, "PortCounters.PortXmitDiscards", 200},
-		} {
-			if err := f.PerformanceSet(ctx, simfabric.Port(c.node, c.port), c.field, c.value); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	f, prepare := countersFabric(t, netNarrow, []counterSet{
+		{"Switch1", 3, "PortCounters.SymbolErrorCounter", 15},
+		{"Hca2", 1, "PortCounters.PortRcvErrors", 3},
+		{"Hca3", 1, "PortCounters.LinkDownedCounter", 11},
+		{"Switch2", 5, "PortCounters.PortXmitDiscards", 200},
+	})
 	prepare()
 	return f, prepare
 }

@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
@@ -17,29 +16,13 @@ import (
 // ports; prepare sets them again before each run (-k clears them).
 func errorsFabric(t *testing.T) (*simfabric.Fabric, func()) {
 	t.Helper()
-	f := simfabric.StartForTest(t, simfabric.Options{Net: simfabric.Net2sw2path4hca})
-	prepare := func() {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for _, c := range []struct {
-			node  string
-			port  int
-			field string
-			value uint64
-		}{
-			{"Switch1", 3, "PortCounters.SymbolErrorCounter", 15},
-			{"Hca2", 1, "PortCounters.PortRcvErrors", 3},
-			{"Switch2", 1, "PortCounters.PortXmitDiscards", 1},
-			{"Hca3", 1, "PortCounters.LinkDownedCounter", 11},
-			{"Switch2", 5, "PortCounters.PortRcvSwitchRelayErrors", 2},
-		} {
-			if err := f.PerformanceSet(ctx, simfabric.Port(c.node, c.port), c.field, c.value); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	return f, prepare
+	return countersFabric(t, simfabric.Net2sw2path4hca, []counterSet{
+		{"Switch1", 3, "PortCounters.SymbolErrorCounter", 15},
+		{"Hca2", 1, "PortCounters.PortRcvErrors", 3},
+		{"Switch2", 1, "PortCounters.PortXmitDiscards", 1},
+		{"Hca3", 1, "PortCounters.LinkDownedCounter", 11},
+		{"Switch2", 5, "PortCounters.PortRcvSwitchRelayErrors", 2},
+	})
 }
 
 // trafficCounters masks the data counters, which the tools' own MADs move.
@@ -107,29 +90,14 @@ func TestIbqueryerrorsSADiscovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := simfabric.StartForTest(t, simfabric.Options{Net: net})
-	prepare := func() {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for _, c := range []struct {
-			node  string
-			port  int
-			field string
-			value uint64
-		}{
-			{"S-spine-2", 3, "PortCounters.SymbolErrorCounter", 15},
-			{"S-leaf-7", 1, "PortCounters.PortXmitDiscards", 4},
-			{"S-leaf-2", 6, "PortCounters.PortRcvErrors", 2},
-			{"H-0031", 1, "PortCounters.LinkDownedCounter", 3},
-			{"H-0003", 1, "PortCounters.PortRcvErrors", 9},
-			{"H-0018", 1, "PortCounters.SymbolErrorCounter", 1},
-		} {
-			if err := f.PerformanceSet(ctx, simfabric.Port(c.node, c.port), c.field, c.value); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	f, prepare := countersFabric(t, net, []counterSet{
+		{"S-spine-2", 3, "PortCounters.SymbolErrorCounter", 15},
+		{"S-leaf-7", 1, "PortCounters.PortXmitDiscards", 4},
+		{"S-leaf-2", 6, "PortCounters.PortRcvErrors", 2},
+		{"H-0031", 1, "PortCounters.LinkDownedCounter", 3},
+		{"H-0003", 1, "PortCounters.PortRcvErrors", 9},
+		{"H-0018", 1, "PortCounters.SymbolErrorCounter", 1},
+	})
 	mask := func(b []byte) []byte { return trafficCounters.ReplaceAll(b, []byte("[X]")) }
 	for _, args := range [][]string{{}, {"-r"}, {"--details"}, {"--switch"}, {"--ca", "-r"}, {"--data"}, {"--ca"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {

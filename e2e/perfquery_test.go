@@ -30,12 +30,7 @@ func perfFabric(t *testing.T) (*simfabric.Fabric, func()) {
 				t.Fatalf("perfquery %q: exit %d, %v: %s%s", args, exit, err, out, errOut)
 			}
 		}
-		for _, c := range []struct {
-			node  string
-			port  int
-			field string
-			value uint64
-		}{
+		setCounters(t, f, []counterSet{
 			{"Hca1", 1, "PortCounters.SymbolErrorCounter", 5},
 			{"Switch2", 1, "PortCounters.LinkDownedCounter", 3},
 			{"Switch2", 2, "PortCounters.LinkDownedCounter", 250},
@@ -44,11 +39,7 @@ func perfFabric(t *testing.T) (*simfabric.Fabric, func()) {
 			{"Switch2", 2, "PortCounters.LocalLinkIntegrityErrors", 9},
 			{"Switch2", 3, "PortCounters.LocalLinkIntegrityErrors", 9}, // 4 bits: 15
 			{"Hca2", 1, "PortRcvErrorDetails.PortVLMappingErrors", 4},
-		} {
-			if err := f.PerformanceSet(ctx, simfabric.Port(c.node, c.port), c.field, c.value); err != nil {
-				t.Fatal(err)
-			}
-		}
+		})
 		// ibsim's PortCountersExtended reset leaves PortRcvPkts alone, so
 		// set the extended traffic counters the -x runs read instead.
 		ports := []simfabric.PortRef{simfabric.Port("Hca1", 1)}
