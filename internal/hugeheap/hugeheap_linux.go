@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -13,16 +15,30 @@ import (
 // runs Linux on with 4 KiB base pages.
 const hugePage = 2 << 20
 
-// thpSetting is where the kernel says when it backs anonymous memory with
-// huge pages (a variable for tests).
-var thpSetting = "/sys/kernel/mm/transparent_hugepage/enabled"
+// Where the kernel says when it backs anonymous memory with huge pages,
+// how it accounts memory a program maps, and how much there is (variables
+// for tests).
+var (
+	thpSetting = "/sys/kernel/mm/transparent_hugepage/enabled"
+	overcommit = "/proc/sys/vm/overcommit_memory"
+	meminfo    = "/proc/meminfo"
+)
 
 // Advise asks that the next n bytes of heap be backed by transparent huge
-// pages where the kernel backs only advised memory with them. It reports
-// whether it advised anything: not when the kernel gives huge pages to all
-// memory anyway, or to none, or when n is less than two huge pages.
+// pages where the kernel backs only advised memory with them; n is capped
+// at a quarter of the machine's memory. It reports whether it advised
+// anything: not when the kernel gives huge pages to all memory anyway, or
+// to none, or when it counts every mapping against a commit limit (the
+// object would take n of it, and a failed mapping stops a Go program), or
+// when n is less than two huge pages.
 func Advise(n int) bool {
-	if n < 2*hugePage || !advisedOnly() {
+	if !advisedOnly() || strictOvercommit() {
+		return false
+	}
+	if total := memTotal(); total > 0 {
+		n = min(n, total/4)
+	}
+	if n < 2*hugePage {
 		return false
 	}
 	b := make([]byte, n)
@@ -37,6 +53,33 @@ func Advise(n int) bool {
 	// pages.
 	runtime.GC()
 	return err == nil
+}
+
+// strictOvercommit reports whether the kernel refuses mappings beyond a
+// commit limit (vm.overcommit_memory 2).
+func strictOvercommit() bool {
+	s, err := os.ReadFile(overcommit)
+	return err == nil && strings.TrimSpace(string(s)) == "2"
+}
+
+// memTotal is the machine's memory in bytes from /proc/meminfo, 0 when
+// not known.
+func memTotal() int {
+	s, err := os.ReadFile(meminfo)
+	if err != nil {
+		return 0
+	}
+	for _, line := range strings.Split(string(s), "\n") {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			f := strings.Fields(rest)
+			if len(f) == 2 && f[1] == "kB" {
+				if kb, err := strconv.Atoi(f[0]); err == nil {
+					return kb << 10
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // advisedOnly reports whether the kernel's setting is "madvise": huge

@@ -42,6 +42,51 @@ func TestAdvisedOnly(t *testing.T) {
 	}
 }
 
+// fakeFile points *path at a file holding content for the test's length.
+func fakeFile(t *testing.T, path *string, content string) {
+	t.Helper()
+	f := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(f, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := *path
+	*path = f
+	t.Cleanup(func() { *path = old })
+}
+
+func TestStrictOvercommitRefuses(t *testing.T) {
+	fakeFile(t, &thpSetting, "always [madvise] never\n")
+	fakeFile(t, &overcommit, "2\n")
+	if !strictOvercommit() {
+		t.Error("strictOvercommit with 2 = false")
+	}
+	if Advise(64 << 20) {
+		t.Error("Advise under strict overcommit = true, want false")
+	}
+	fakeFile(t, &overcommit, "0\n")
+	if strictOvercommit() {
+		t.Error("strictOvercommit with 0 = true")
+	}
+}
+
+func TestMemTotal(t *testing.T) {
+	fakeFile(t, &meminfo, "MemTotal:       24576000 kB\nMemFree:        23000000 kB\n")
+	if got, want := memTotal(), 24576000<<10; got != want {
+		t.Errorf("memTotal = %d, want %d", got, want)
+	}
+	fakeFile(t, &meminfo, "MemFree: 1 kB\n")
+	if got := memTotal(); got != 0 {
+		t.Errorf("memTotal without MemTotal = %d, want 0", got)
+	}
+	// A machine of 8 MiB: a quarter is one huge page, too little.
+	fakeFile(t, &thpSetting, "always [madvise] never\n")
+	fakeFile(t, &overcommit, "0\n")
+	fakeFile(t, &meminfo, "MemTotal: 8192 kB\n")
+	if Advise(64 << 20) {
+		t.Error("Advise on an 8 MiB machine = true, want false")
+	}
+}
+
 // TestAdviseNextAllocation checks that the heap the program allocates
 // next lies in memory the kernel marks as advised for huge pages ("hg" in
 // the mapping's VmFlags).
