@@ -206,7 +206,20 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 	if rmppReq {
 		size = max(Size, hdr+len(r.Data))
 	}
-	out := &Packet{MAD: make([]byte, size), Timeout: timeout}
+	var out *Packet
+	if rmppReq {
+		out = &Packet{MAD: make([]byte, size)}
+	} else {
+		// A MAD of one packet: its buffer goes back to the pool when
+		// Do returns (a transport does not keep what it sends; an RMPP
+		// request's segments may be resent after that).
+		out = packetPool.Get().(*Packet)
+		defer packetPool.Put(out)
+		buf := out.MAD[:Size]
+		clear(buf)
+		*out = Packet{MAD: buf}
+	}
+	out.Timeout = timeout
 	if _, err = r.encode(out.MAD, uint64(tid)); err != nil {
 		return nil, err
 	}
@@ -241,8 +254,8 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 
 	start := time.Now()
 	sent := 0
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
+	timer := getTimer(timeout)
+	defer putTimer(timer)
 	for try := 1; ; try++ {
 		n, err := t.sendRequest(out, x, rmppReq)
 		if err != nil {
@@ -279,21 +292,47 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 	}
 }
 
+// packetPool holds the request packets of Do, each with a MAD's buffer.
+var packetPool = sync.Pool{New: func() any { return &Packet{MAD: make([]byte, Size)} }}
+
+// timerPool holds the timers of Do. A stopped timer delivers nothing
+// stale after Reset (Go 1.23's timers), so one can serve request after
+// request.
+var timerPool sync.Pool
+
+// getTimer returns a timer that fires after d.
+func getTimer(d time.Duration) *time.Timer {
+	if tm, ok := timerPool.Get().(*time.Timer); ok {
+		tm.Reset(d)
+		return tm
+	}
+	return time.NewTimer(d)
+}
+
+// putTimer stops tm and keeps it for another request.
+func putTimer(tm *time.Timer) {
+	tm.Stop()
+	timerPool.Put(tm)
+}
+
 // sendRequest sends a try of a request: one MAD, or a GetMulti's first
 // RMPP window when this end runs RMPP (the kernel segments it otherwise).
 // It returns how many MADs went.
 func (t *Transactor) sendRequest(out *Packet, x *rmppTransfer, rmppReq bool) (int, error) {
-	segs := [][]byte{out.MAD}
-	if rmppReq && x != nil {
-		s, err := NewRMPPSender(out.MAD, x.hdrLen)
-		if err != nil {
+	if !rmppReq || x == nil {
+		if err := t.send(out); err != nil {
 			return 0, err
 		}
-		x.mu.Lock()
-		x.out = s
-		segs = s.Start()
-		x.mu.Unlock()
+		return 1, nil
 	}
+	s, err := NewRMPPSender(out.MAD, x.hdrLen)
+	if err != nil {
+		return 0, err
+	}
+	x.mu.Lock()
+	x.out = s
+	segs := s.Start()
+	x.mu.Unlock()
 	for _, m := range segs {
 		if err := t.send(&Packet{MAD: m, Addr: out.Addr, Timeout: out.Timeout}); err != nil {
 			return 0, err
