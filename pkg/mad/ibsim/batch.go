@@ -19,9 +19,9 @@ type batch struct {
 	bufs [batchFrames][requestLen + 1]byte // one byte over, to spot oversize frames
 	iov  [batchFrames]unix.Iovec
 	hdrs [batchFrames]unix.Mmsghdr
-	n    int // frames read
-	next int // the next frame to hand out
-	raw  syscall.RawConn
+	n    int  // frames read
+	next int  // the next frame to hand out
+	init bool // the headers point at the buffers
 }
 
 // readFrame returns the next frame ibsim sent: one left from the last
@@ -34,28 +34,22 @@ func (c *Client) readFrame(fallback []byte) ([]byte, error) {
 		b.next++
 		return b.bufs[i][:b.hdrs[i].Len], nil
 	}
-	if b.raw == nil {
-		sc, ok := c.data.(syscall.Conn)
-		var raw syscall.RawConn
-		var err error
-		if ok {
-			raw, err = sc.SyscallConn()
-		}
-		if !ok || err != nil {
-			n, err := c.read(fallback)
-			return fallback[:n], err
-		}
+	if c.raw == nil {
+		n, err := c.read(fallback)
+		return fallback[:n], err
+	}
+	if !b.init {
 		for i := range b.hdrs {
 			b.iov[i].Base = &b.bufs[i][0]
 			b.iov[i].SetLen(len(b.bufs[i]))
 			b.hdrs[i].Hdr.Iov = &b.iov[i]
 			b.hdrs[i].Hdr.Iovlen = 1
 		}
-		b.raw = raw
+		b.init = true
 	}
 	var n int
 	var errno syscall.Errno
-	err := b.raw.Read(func(fd uintptr) bool {
+	err := c.raw.Read(func(fd uintptr) bool {
 		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), batchFrames, unix.MSG_DONTWAIT, 0, 0)
 		if e == unix.EAGAIN {
 			return false // wait until the socket is readable

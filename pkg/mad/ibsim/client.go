@@ -26,7 +26,8 @@ type Client struct {
 	cfg  Config
 	ctl  net.Conn
 	data net.PacketConn
-	out  net.Addr // ibsim's data socket for this client
+	raw  syscall.RawConn // data's descriptor (recvmmsg, connect, SIOCOUTQ); nil if none
+	out  net.Addr        // ibsim's data socket for this client
 	// sendTo is set when the data socket could not be connected to out:
 	// every frame then names out.
 	sendTo bool
@@ -64,7 +65,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		return nil, fmt.Errorf("connecting to %s: %w", cfg.where(), err)
 	}
-	c := &Client{cfg: cfg, ctl: s.ctl, data: s.data}
+	c := &Client{cfg: cfg, ctl: s.ctl, data: s.data, raw: rawConn(s.data)}
 	n, err := c.connect(ctx, s.id)
 	if err != nil {
 		s.close()
@@ -85,16 +86,11 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 // frame goes to out by name.
 func (c *Client) connectData(sa syscall.Sockaddr) {
 	c.sendTo = true
-	sc, ok := c.data.(syscall.Conn)
-	if !ok || sa == nil {
-		return
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
+	if c.raw == nil || sa == nil {
 		return
 	}
 	var cerr error
-	if err := raw.Control(func(fd uintptr) { cerr = syscall.Connect(int(fd), sa) }); err == nil && cerr == nil {
+	if err := c.raw.Control(func(fd uintptr) { cerr = syscall.Connect(int(fd), sa) }); err == nil && cerr == nil {
 		c.sendTo = false
 	}
 }
@@ -187,7 +183,7 @@ func (c *Client) Close() error {
 		if c.cfg.IsSM {
 			errs = append(errs, c.setIsSM(ctx, false))
 		}
-		drain(c.data)
+		drain(c.raw)
 		if _, err := c.roundTrip(ctx, ctlDisconnect, nil); err != nil {
 			errs = append(errs, fmt.Errorf("disconnecting client %d from %s: %w", c.info.ClientID, c.cfg.where(), err))
 		}

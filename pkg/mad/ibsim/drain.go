@@ -8,6 +8,20 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// rawConn is conn's file descriptor for system calls Go has no method
+// for, nil when it has none.
+func rawConn(conn net.PacketConn) syscall.RawConn {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
 // drainTimeout bounds how long Close waits for ibsim to read what the
 // client sent last.
 const drainTimeout = 200 * time.Millisecond
@@ -18,19 +32,16 @@ const drainTimeout = 200 * time.Millisecond
 // never read: an RMPP transfer's last ACK, say, which leaves the SA
 // resending to a client that has gone. On a Unix datagram socket the bytes
 // sent stay charged to the sender (SIOCOUTQ) until the receiver reads
-// them. Over TCP, or where the count cannot be read, drain returns at once.
-func drain(conn net.PacketConn) {
-	sc, ok := conn.(syscall.Conn)
-	if !ok {
-		return
-	}
-	raw, err := sc.SyscallConn()
-	if err != nil {
+// them. Over UDP the count empties as soon as the kernel has sent the data,
+// and where it cannot be read, drain returns at once.
+func drain(raw syscall.RawConn) {
+	if raw == nil {
 		return
 	}
 	deadline := time.Now().Add(drainTimeout)
 	for {
-		queued := 0
+		var queued int
+		var err error
 		cerr := raw.Control(func(fd uintptr) {
 			queued, err = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
 		})
