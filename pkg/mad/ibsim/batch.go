@@ -1,6 +1,8 @@
 package ibsim
 
 import (
+	"runtime"
+	"sync"
 	"syscall"
 	"unsafe"
 
@@ -65,4 +67,99 @@ func (c *Client) readFrame(fallback []byte) ([]byte, error) {
 	}
 	b.n, b.next = n, 1
 	return b.bufs[0][:b.hdrs[0].Len], nil
+}
+
+// sendQueue gathers the frames that goroutines send at about the same
+// time and sends them with one sendmmsg. A directed-route walk wakes
+// many goroutines at once (each answer in a read frees one to ask its
+// next question); one system call for all of their frames instead of one
+// each took a third off the CPU and the time of a walk of the 4,000-host
+// tree.
+type sendQueue struct {
+	mu       sync.Mutex
+	q, spare [][requestLen]byte // frames queued; the last batch's storage
+	flushing bool               // a Send is sending what is queued
+	err      error              // why the socket failed; every later Send fails so
+	hdrs     []unix.Mmsghdr
+	iovs     []unix.Iovec
+}
+
+// send queues frame. The first Send to find nobody sending becomes the
+// sender: it yields once, so that the goroutines woken with it queue their
+// frames too, then sends until the queue is empty. A frame is copied, so
+// the caller may reuse it at once. An error of the socket fails the Send
+// that met it and every later one; frames queued with it are lost, and
+// their requests time out.
+func (c *Client) send(frame *[requestLen]byte) error {
+	s := &c.sq
+	s.mu.Lock()
+	if s.err != nil {
+		err := s.err
+		s.mu.Unlock()
+		return err
+	}
+	s.q = append(s.q, *frame)
+	if s.flushing {
+		s.mu.Unlock()
+		return nil
+	}
+	s.flushing = true
+	s.mu.Unlock()
+	runtime.Gosched()
+	for {
+		s.mu.Lock()
+		q := s.q
+		if len(q) == 0 {
+			s.flushing = false
+			s.mu.Unlock()
+			return nil
+		}
+		s.q, s.spare = s.spare[:0], q
+		s.mu.Unlock()
+		if err := c.sendmmsg(q); err != nil {
+			s.mu.Lock()
+			s.err, s.flushing = err, false
+			s.q = s.q[:0]
+			s.mu.Unlock()
+			return err
+		}
+	}
+}
+
+// sendmmsg sends the frames in q, in order, with as few system calls as
+// the socket takes them in.
+func (c *Client) sendmmsg(q [][requestLen]byte) error {
+	s := &c.sq
+	if cap(s.hdrs) < len(q) {
+		s.hdrs = make([]unix.Mmsghdr, len(q))
+		s.iovs = make([]unix.Iovec, len(q))
+	}
+	hdrs, iovs := s.hdrs[:len(q)], s.iovs[:len(q)]
+	for i := range q {
+		iovs[i].Base = &q[i][0]
+		iovs[i].SetLen(requestLen)
+		hdrs[i] = unix.Mmsghdr{}
+		hdrs[i].Hdr.Iov = &iovs[i]
+		hdrs[i].Hdr.Iovlen = 1
+	}
+	for len(hdrs) > 0 {
+		var n int
+		var errno syscall.Errno
+		err := c.raw.Write(func(fd uintptr) bool {
+			r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), unix.MSG_DONTWAIT, 0, 0)
+			if e == unix.EAGAIN {
+				return false // wait until the socket takes more
+			}
+			n, errno = int(r), e
+			return true
+		})
+		switch {
+		case err != nil:
+			return err
+		case errno != 0:
+			return errno
+		}
+		hdrs = hdrs[n:]
+	}
+	return nil
 }

@@ -36,6 +36,7 @@ type Client struct {
 	ctlMu  sync.Mutex // one control round trip at a time
 	recvMu sync.Mutex // one Recv at a time; guards the frames read and the watch
 	batch  batch      // frames read at once
+	sq     sendQueue  // frames to send at once
 	// recvBuf has room for one byte more than a frame, to spot oversize
 	// ones, where frames are read one at a time.
 	recvBuf [requestLen + 1]byte

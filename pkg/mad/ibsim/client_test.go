@@ -3,6 +3,7 @@ package ibsim
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -298,5 +299,61 @@ func TestRecvBatch(t *testing.T) {
 		if tid == 1 && c.batch.n != batchFrames {
 			t.Errorf("the first read took %d frames, want %d", c.batch.n, batchFrames)
 		}
+	}
+}
+
+// TestSendConcurrent sends from many goroutines at once: every frame
+// reaches ibsim once, and each goroutine's frames in the order it sent
+// them.
+func TestSendConcurrent(t *testing.T) {
+	f := newFakeSim(t)
+	c := dialFake(t, f)
+	const senders, each = 8, 60
+	var wg sync.WaitGroup
+	for g := range senders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				if err := c.Send(drNodeInfo(uint64(g*1000+i), 0)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	// Read while they send: the sockets hold only so many frames.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	defer wg.Wait()
+	next := make([]int, senders)
+	for range senders * each {
+		var p mad.Packet
+		if err := c.Recv(ctx, &p); err != nil {
+			t.Fatalf("after %v frames: %v", next, err)
+		}
+		tid := int(mustHeader(t, p.MAD).TID)
+		g, i := tid/1000, tid%1000
+		if g >= senders || i != next[g] {
+			t.Fatalf("TID %d: sender %d's frame %d, want its frame %d", tid, g, i, next[min(g, senders-1)])
+		}
+		next[g]++
+	}
+}
+
+// TestSendFailsAfterSocketError: once a send finds ibsim's socket gone,
+// that Send and every later one fail.
+func TestSendFailsAfterSocketError(t *testing.T) {
+	f := newFakeSim(t)
+	c := dialFake(t, f)
+	query(t, c, drNodeInfo(1, 0))
+	f.mu.Lock()
+	f.outs[0].Close()
+	f.mu.Unlock()
+	if err := c.Send(drNodeInfo(2, 0)); err == nil {
+		t.Fatal("Send to a closed ibsim socket succeeded")
+	}
+	if err := c.Send(drNodeInfo(3, 0)); err == nil || !strings.Contains(err.Error(), "data socket") {
+		t.Fatalf("the next Send: %v, want the socket's error", err)
 	}
 }

@@ -46,7 +46,7 @@ func (c *Client) Send(p *mad.Packet) error {
 	frame := framePool.Get().(*[requestLen]byte)
 	defer framePool.Put(frame)
 	r.marshal(frame[:])
-	if err := c.write(frame[:]); err != nil {
+	if err := c.write(frame); err != nil {
 		if c.closed.Load() {
 			return fmt.Errorf("ibsim client %d: %w", c.info.ClientID, mad.ErrClosed)
 		}
@@ -133,13 +133,14 @@ func checkSendable(m *[mad.Size]byte) error {
 	return nil
 }
 
-// write sends one frame to ibsim.
-func (c *Client) write(b []byte) error {
-	if w, ok := c.data.(io.Writer); ok && !c.sendTo {
-		_, err := w.Write(b)
-		return err
+// write sends one frame to ibsim: on the connected socket, with the frames
+// other goroutines send at the same time (sendQueue); otherwise by
+// ibsim's address.
+func (c *Client) write(frame *[requestLen]byte) error {
+	if !c.sendTo && c.raw != nil {
+		return c.send(frame)
 	}
-	_, err := c.data.WriteTo(b, c.out)
+	_, err := c.data.WriteTo(frame[:], c.out)
 	return err
 }
 
