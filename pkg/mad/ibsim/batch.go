@@ -49,21 +49,9 @@ func (c *Client) readFrame(fallback []byte) ([]byte, error) {
 		}
 		b.init = true
 	}
-	var n int
-	var errno syscall.Errno
-	err := c.raw.Read(func(fd uintptr) bool {
-		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hdrs[0])), batchFrames, unix.MSG_DONTWAIT, 0, 0)
-		if e == unix.EAGAIN {
-			return false // wait until the socket is readable
-		}
-		n, errno = int(r), e
-		return true
-	})
-	switch {
-	case err != nil:
+	n, err := mmsg(c.raw.Read, unix.SYS_RECVMMSG, b.hdrs[:])
+	if err != nil {
 		return nil, err
-	case errno != 0:
-		return nil, errno
 	}
 	b.n, b.next = n, 1
 	return b.bufs[0][:b.hdrs[0].Len], nil
@@ -143,23 +131,34 @@ func (c *Client) sendmmsg(q [][requestLen]byte) error {
 		hdrs[i].Hdr.Iovlen = 1
 	}
 	for len(hdrs) > 0 {
-		var n int
-		var errno syscall.Errno
-		err := c.raw.Write(func(fd uintptr) bool {
-			r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), unix.MSG_DONTWAIT, 0, 0)
-			if e == unix.EAGAIN {
-				return false // wait until the socket takes more
-			}
-			n, errno = int(r), e
-			return true
-		})
-		switch {
-		case err != nil:
+		n, err := mmsg(c.raw.Write, unix.SYS_SENDMMSG, hdrs)
+		if err != nil {
 			return err
-		case errno != 0:
-			return errno
 		}
 		hdrs = hdrs[n:]
 	}
 	return nil
+}
+
+// mmsg makes the system call trap, recvmmsg or sendmmsg, on hdrs through
+// wait (the socket's RawConn Read or Write), which waits while the socket
+// would block. It returns how many messages went.
+func mmsg(wait func(func(fd uintptr) bool) error, trap uintptr, hdrs []unix.Mmsghdr) (int, error) {
+	var n int
+	var errno syscall.Errno
+	err := wait(func(fd uintptr) bool {
+		r, _, e := unix.Syscall6(trap, fd, uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), unix.MSG_DONTWAIT, 0, 0)
+		if e == unix.EAGAIN {
+			return false
+		}
+		n, errno = int(r), e
+		return true
+	})
+	switch {
+	case err != nil:
+		return 0, err
+	case errno != 0:
+		return 0, errno
+	}
+	return n, nil
 }
