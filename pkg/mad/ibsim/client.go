@@ -28,10 +28,10 @@ type Client struct {
 	data net.PacketConn
 	raw  syscall.RawConn // data's descriptor (recvmmsg, connect, SIOCOUTQ); nil if none
 	out  net.Addr        // ibsim's data socket for this client
-	// sendTo is set when the data socket could not be connected to out:
-	// every frame then names out.
-	sendTo bool
-	info   AttachInfo
+	// connected is set once the data socket is connected to out; until
+	// then every frame names out.
+	connected bool
+	info      AttachInfo
 
 	ctlMu  sync.Mutex // one control round trip at a time
 	recvMu sync.Mutex // one Recv at a time; guards the frames read and the watch
@@ -86,14 +86,12 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 // kernel looks a named address up on every sendto. Where that fails, each
 // frame goes to out by name.
 func (c *Client) connectData(sa syscall.Sockaddr) {
-	c.sendTo = true
 	if c.raw == nil || sa == nil {
 		return
 	}
 	var cerr error
-	if err := c.raw.Control(func(fd uintptr) { cerr = syscall.Connect(int(fd), sa) }); err == nil && cerr == nil {
-		c.sendTo = false
-	}
+	err := c.raw.Control(func(fd uintptr) { cerr = syscall.Connect(int(fd), sa) })
+	c.connected = err == nil && cerr == nil
 }
 
 func hostName(h string) string {

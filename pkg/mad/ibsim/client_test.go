@@ -263,7 +263,7 @@ func TestManyClientsOneProcess(t *testing.T) {
 func TestRecvBatch(t *testing.T) {
 	f := newFakeSim(t)
 	c := dialFake(t, f)
-	if c.sendTo {
+	if !c.connected {
 		t.Error("the data socket was not connected to ibsim's")
 	}
 	const n = 2*batchFrames + 5

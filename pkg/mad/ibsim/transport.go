@@ -137,7 +137,7 @@ func checkSendable(m *[mad.Size]byte) error {
 // other goroutines send at the same time (sendQueue); otherwise by
 // ibsim's address.
 func (c *Client) write(frame *[requestLen]byte) error {
-	if !c.sendTo && c.raw != nil {
+	if c.connected {
 		return c.send(frame)
 	}
 	_, err := c.data.WriteTo(frame[:], c.out)
