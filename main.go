@@ -10,12 +10,14 @@ import (
 	"runtime/pprof"
 
 	"github.com/ibtool/ibtool/cmd"
+	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
+	ibsim.ServeKeeper() // exits when this process is one
 	os.Exit(run())
 }
 

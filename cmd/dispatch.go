@@ -1,13 +1,9 @@
 package cmd
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -64,12 +60,10 @@ func execute(f *Factory, name string, c *cobra.Command, args []string) int {
 	c.SetIn(f.IO.In)
 	c.SetOut(f.IO.Out)
 	c.SetErr(f.IO.ErrOut)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := runContext()
 	defer stop()
 	ran, err := c.ExecuteContextC(ctx)
-	if err != nil && ctx.Err() != nil {
-		err = &InterruptedError{Err: err}
-	}
+	err = withCause(ctx, err)
 	if err == nil {
 		return ExitOK
 	}

@@ -1,10 +1,15 @@
 package cmd
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Exit codes shared by every tool.
@@ -14,7 +19,8 @@ const (
 	ExitUsage    = 2 // bad flags, arguments or addresses
 	ExitFailure  = 3 // the tool could not do its work (device, fabric, I/O)
 	// ExitInterrupted is the shell's code for a process ended by SIGINT
-	// (128+2); ibtool uses it after SIGINT or SIGTERM cut a tool short.
+	// (128+2); after SIGTERM a tool exits with 143 (128+15), as a shell
+	// reports a process that signal ended.
 	ExitInterrupted = 130
 )
 
@@ -63,11 +69,33 @@ func withContext(err error, format string, a ...any) error {
 	return &ContextError{Context: fmt.Sprintf(format, a...), Err: err}
 }
 
-// InterruptedError reports that SIGINT or SIGTERM stopped the tool before it
-// finished; it exits with ExitInterrupted.
-type InterruptedError struct{ Err error }
+// InterruptedError reports that SIGINT or SIGTERM came while the tool ran;
+// it exits with 128 plus the signal's number (ExitInterrupted for SIGINT
+// and for a nil Signal), as a shell reports a process the signal ended.
+// Err is what the tool returned, nil if it finished all the same.
+type InterruptedError struct {
+	Err    error
+	Signal os.Signal
+}
 
-func (e *InterruptedError) Error() string { return "interrupted: " + e.Err.Error() }
+func (e *InterruptedError) Error() string {
+	msg := "interrupted"
+	if s, ok := e.Signal.(syscall.Signal); ok {
+		msg += " by " + unix.SignalName(s)
+	}
+	if e.Err == nil || errors.Is(e.Err, context.Canceled) {
+		return msg
+	}
+	return msg + ": " + e.Err.Error()
+}
+
+// Code is the exit code: 128 plus the signal's number.
+func (e *InterruptedError) Code() int {
+	if s, ok := e.Signal.(syscall.Signal); ok && s > 0 {
+		return 128 + int(s)
+	}
+	return ExitInterrupted
+}
 
 // Unwrap returns the error the interrupted work returned.
 func (e *InterruptedError) Unwrap() error { return e.Err }
@@ -87,16 +115,17 @@ func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
 	}
+	var interrupted *InterruptedError
+	if errors.As(err, &interrupted) {
+		return interrupted.Code()
+	}
 	var status *StatusError
 	if errors.As(err, &status) {
 		return status.Code
 	}
 	var usage *UsageError
 	var findings *FindingsError
-	var interrupted *InterruptedError
 	switch {
-	case errors.As(err, &interrupted):
-		return ExitInterrupted
 	case errors.As(err, &usage), errors.Is(err, ErrUnknownTool):
 		return ExitUsage
 	case errors.As(err, &findings):
@@ -110,6 +139,13 @@ func ExitCode(err error) int {
 // context layer follows, innermost first.
 func RenderError(w io.Writer, tool string, err error, verbosity int) {
 	if err == nil {
+		return
+	}
+	var interrupted *InterruptedError
+	if errors.As(err, &interrupted) {
+		// What the tool was doing when its context ended says nothing
+		// more than the signal does.
+		fmt.Fprintf(w, "%s: %s\n", tool, interrupted.Error())
 		return
 	}
 	var contexts []string

@@ -172,7 +172,7 @@ func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, 
 			case ctx.Err() != nil:
 				return nil // stopped by a signal: a server's normal end
 			case rctx.Err() != nil: // an RMPP window's time ran out
-				for _, err := range sends.Expire(time.Now()) {
+				for _, err := range sends.Expire(ctx, time.Now()) {
 					warn("%v", err)
 				}
 				continue
@@ -182,7 +182,7 @@ func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, 
 		if p.Status != 0 || len(p.MAD) < mad.Size {
 			continue
 		}
-		if taken, err := sends.Take(&p); taken {
+		if taken, err := sends.Take(ctx, &p); taken {
 			if err != nil {
 				warn("answering LID %d: %v", p.Addr.LID, err)
 			}
@@ -203,7 +203,7 @@ func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, 
 			resp := mad.Packet{MAD: append([]byte(nil), p.MAD[:mad.Size]...), Addr: p.Addr}
 			resp.MAD[3] = byte(mad.MethodGetResp)
 			copy(resp.MAD[vendor2DataOff:], data[:min(len(data), vendor2DataLen)])
-			if err := tr.Send(&resp); err != nil {
+			if err := tr.Send(ctx, &resp); err != nil {
 				warn("answering LID %d: %v", p.Addr.LID, err)
 			}
 			continue
@@ -212,9 +212,9 @@ func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, 
 		msg[3] = byte(mad.MethodGetResp)
 		(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPActive, RespTime: 14}).MarshalTo(msg)
 		if kernelRMPP {
-			err = tr.Send(&mad.Packet{MAD: msg, Addr: p.Addr})
+			err = tr.Send(ctx, &mad.Packet{MAD: msg, Addr: p.Addr})
 		} else {
-			err = sends.Send(msg, vendor2DataOff, p.Addr)
+			err = sends.Send(ctx, msg, vendor2DataOff, p.Addr)
 		}
 		if err != nil {
 			warn("answering LID %d: %v", p.Addr.LID, err)

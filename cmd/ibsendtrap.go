@@ -198,7 +198,7 @@ func ibsendtrapRun(o *ibsendtrapOptions) error {
 	}
 	notice := make([]byte, mad.SMPDataLen)
 	o.Trap.build(notice, src)
-	if err := x.Send(&mad.Request{Path: mad.LIDPath(local.SMLID), Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice, Name: "Notice", Data: notice}); err != nil {
+	if err := x.Send(o.Common.context(), &mad.Request{Path: mad.LIDPath(local.SMLID), Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice, Name: "Notice", Data: notice}); err != nil {
 		return err
 	}
 	// Nothing answers a trap (ibsim drops the SM's TrapRepress), and a

@@ -56,6 +56,9 @@ func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOption
 	if o.Verbose >= 2 {
 		opts.Trace = madTracer(f.IO.ErrOut)
 	}
+	if opts.Gone == nil {
+		opts.Gone = transportGone(o.context())
+	}
 	if port != nil && opts.SA == nil {
 		opts.SA = &mad.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: o.SMKey, PKeys: port.PKeys}
 	}

@@ -11,6 +11,9 @@ type TimeoutError struct {
 	To      string        // where: the Path's String, "Lid 12"
 	Tries   int           // sends made
 	Elapsed time.Duration // from the first send to giving up
+	// Unsent counts the tries the transport could not send within the
+	// timeout, because its peer took nothing (a stopped simulator).
+	Unsent int
 }
 
 func (e *TimeoutError) Error() string {
@@ -18,7 +21,15 @@ func (e *TimeoutError) Error() string {
 	if e.Tries != 1 {
 		tries = fmt.Sprintf("%d tries", e.Tries)
 	}
-	return fmt.Sprintf("%s to %s: no response after %s (%v)", e.Request, e.To, tries, e.Elapsed.Round(time.Millisecond))
+	var unsent string
+	switch {
+	case e.Unsent == 0:
+	case e.Unsent == e.Tries:
+		unsent = "; none could be sent: the port's peer took nothing"
+	default:
+		unsent = fmt.Sprintf("; %d could not be sent: the port's peer took nothing", e.Unsent)
+	}
+	return fmt.Sprintf("%s to %s: no response after %s (%v%s)", e.Request, e.To, tries, e.Elapsed.Round(time.Millisecond), unsent)
 }
 
 // Timeout reports true, for errors.As users that test net.Error style.

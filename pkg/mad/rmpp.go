@@ -1,6 +1,7 @@
 package mad
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 	"sync"
@@ -384,7 +385,7 @@ func (x *rmppTransfer) failed() *RMPPError {
 // the ACK (or ABORT) it calls for. It returns the packet to hand to the
 // waiter: the whole message once complete, p itself when the transfer
 // failed (the waiter then finds the error), nil otherwise.
-func (t *Transactor) takeSegment(x *rmppTransfer, p *Packet) *Packet {
+func (t *Transactor) takeSegment(ctx context.Context, x *rmppTransfer, p *Packet) *Packet {
 	x.mu.Lock()
 	step, err := x.recv.add(p.MAD)
 	x.last = time.Now()
@@ -407,10 +408,10 @@ func (t *Transactor) takeSegment(x *rmppTransfer, p *Packet) *Packet {
 	x.mu.Unlock()
 
 	if step.ack {
-		t.sendRMPP(x, p, RMPPHeader{Type: RMPPTypeAck, RespTime: rmppRespTimeDefault, SegmentNumber: step.seg, PayloadLength: step.win})
+		t.sendRMPP(ctx, x, p, RMPPHeader{Type: RMPPTypeAck, RespTime: rmppRespTimeDefault, SegmentNumber: step.seg, PayloadLength: step.win})
 	}
 	if e, ok := err.(*rmppProtoError); ok {
-		t.sendRMPP(x, p, RMPPHeader{Type: RMPPTypeAbort, RespTime: rmppRespTimeDefault, Status: e.status})
+		t.sendRMPP(ctx, x, p, RMPPHeader{Type: RMPPTypeAbort, RespTime: rmppRespTimeDefault, Status: e.status})
 	}
 	switch {
 	case err != nil:
@@ -424,7 +425,7 @@ func (t *Transactor) takeSegment(x *rmppTransfer, p *Packet) *Packet {
 // takeAck feeds an ACK (STOP, ABORT) of the request's own segments to its
 // sender and sends the segments the ACK lets go. It reports whether the
 // transfer failed, so the waiter should be woken.
-func (t *Transactor) takeAck(x *rmppTransfer, p *Packet) bool {
+func (t *Transactor) takeAck(ctx context.Context, x *rmppTransfer, p *Packet) bool {
 	x.mu.Lock()
 	if x.out == nil {
 		x.mu.Unlock()
@@ -445,18 +446,19 @@ func (t *Transactor) takeAck(x *rmppTransfer, p *Packet) bool {
 	addr := x.addr
 	x.mu.Unlock()
 	for _, m := range segs {
-		t.send(&Packet{MAD: m, Addr: addr}) // a lost one is resent on the timeout
+		t.send(ctx, &Packet{MAD: m, Addr: addr, Timeout: t.opts.Timeout}) // a lost one is resent on the timeout
 	}
 	return err != nil
 }
 
 // sendRMPP answers segment p with an ACK or ABORT to where it came from.
 // A lost ACK is the sender's to recover, by resending, so errors are
-// dropped.
-func (t *Transactor) sendRMPP(x *rmppTransfer, p *Packet, h RMPPHeader) {
-	t.send(&Packet{
-		MAD:  rmppReply(p.MAD, x.hdrLen, h),
-		Addr: Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: QP1QKey, SL: x.sl, PKeyIndex: x.pkey},
+// dropped. The reader sends it, so it waits at most a timeout for room.
+func (t *Transactor) sendRMPP(ctx context.Context, x *rmppTransfer, p *Packet, h RMPPHeader) {
+	t.send(ctx, &Packet{
+		MAD:     rmppReply(p.MAD, x.hdrLen, h),
+		Addr:    Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: QP1QKey, SL: x.sl, PKeyIndex: x.pkey},
+		Timeout: t.opts.Timeout,
 	})
 }
 

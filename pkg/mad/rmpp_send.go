@@ -1,6 +1,7 @@
 package mad
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -169,7 +170,7 @@ func NewRMPPSends(tr Transport, timeout time.Duration) *RMPPSends {
 // Send starts sending msg (the MAD, RMPP and class headers, hdrLen bytes,
 // then the data) to addr: the first segment goes now. A transfer to the
 // same receiver with the same TID (the request came again) starts over.
-func (r *RMPPSends) Send(msg []byte, hdrLen int, addr Address) error {
+func (r *RMPPSends) Send(ctx context.Context, msg []byte, hdrLen int, addr Address) error {
 	s, err := NewRMPPSender(msg, hdrLen)
 	if err != nil {
 		return err
@@ -177,13 +178,13 @@ func (r *RMPPSends) Send(msg []byte, hdrLen int, addr Address) error {
 	k := rmppKey{addr.LID, addr.QPN, binary.BigEndian.Uint64(msg[8:])}
 	o := &rmppOut{s: s, addr: addr, hdrLen: hdrLen}
 	r.sends[k] = o
-	return r.send(k, o, s.Start())
+	return r.send(ctx, k, o, s.Start())
 }
 
-func (r *RMPPSends) send(k rmppKey, o *rmppOut, segs [][]byte) error {
+func (r *RMPPSends) send(ctx context.Context, k rmppKey, o *rmppOut, segs [][]byte) error {
 	o.deadline = time.Now().Add(r.timeout)
 	for _, m := range segs {
-		if err := r.tr.Send(&Packet{MAD: m, Addr: o.addr}); err != nil {
+		if err := r.tr.Send(ctx, &Packet{MAD: m, Addr: o.addr, Timeout: r.timeout}); err != nil {
 			delete(r.sends, k)
 			return err
 		}
@@ -195,7 +196,7 @@ func (r *RMPPSends) send(k rmppKey, o *rmppOut, segs [][]byte) error {
 // or ABORT from its receiver), and if so moves the transfer on. A
 // transfer that ends badly returns its *RMPPError (an ABORT the
 // receiver's ACK called for has been sent).
-func (r *RMPPSends) Take(p *Packet) (bool, error) {
+func (r *RMPPSends) Take(ctx context.Context, p *Packet) (bool, error) {
 	if len(p.MAD) < rmppDataStart || !IsRMPPActive(Class(p.MAD[1]), p.MAD) || RMPPType(p.MAD[RMPPHeaderOffset+1]) == RMPPTypeData {
 		return false, nil
 	}
@@ -209,7 +210,7 @@ func (r *RMPPSends) Take(p *Packet) (bool, error) {
 		delete(r.sends, k)
 		var re *RMPPError
 		if errors.As(err, &re) && re.Sent {
-			r.tr.Send(&Packet{MAD: RMPPAbort(o.s.segs[0], o.hdrLen, re.Status), Addr: o.addr})
+			r.tr.Send(ctx, &Packet{MAD: RMPPAbort(o.s.segs[0], o.hdrLen, re.Status), Addr: o.addr, Timeout: r.timeout})
 		}
 		return true, err
 	}
@@ -218,14 +219,14 @@ func (r *RMPPSends) Take(p *Packet) (bool, error) {
 		return true, nil
 	}
 	if len(segs) > 0 {
-		return true, r.send(k, o, segs)
+		return true, r.send(ctx, k, o, segs)
 	}
 	return true, nil
 }
 
 // Expire resends the windows whose time ran out at now, and ends (with
 // an ABORT) the transfers that ran out of resends, returning their errors.
-func (r *RMPPSends) Expire(now time.Time) []error {
+func (r *RMPPSends) Expire(ctx context.Context, now time.Time) []error {
 	var errs []error
 	for k, o := range r.sends {
 		if now.Before(o.deadline) {
@@ -236,12 +237,12 @@ func (r *RMPPSends) Expire(now time.Time) []error {
 			delete(r.sends, k)
 			var re *RMPPError
 			if errors.As(err, &re) {
-				r.tr.Send(&Packet{MAD: RMPPAbort(o.s.segs[0], o.hdrLen, re.Status), Addr: o.addr})
+				r.tr.Send(ctx, &Packet{MAD: RMPPAbort(o.s.segs[0], o.hdrLen, re.Status), Addr: o.addr, Timeout: r.timeout})
 			}
 			errs = append(errs, err)
 			continue
 		}
-		if err := r.send(k, o, segs); err != nil {
+		if err := r.send(ctx, k, o, segs); err != nil {
 			errs = append(errs, err)
 		}
 	}

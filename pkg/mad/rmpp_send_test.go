@@ -195,7 +195,7 @@ func TestRMPPSenderLossy(t *testing.T) {
 // collector is a Transport whose Send keeps the packets for the test.
 type collector struct{ out []mad.Packet }
 
-func (c *collector) Send(p *mad.Packet) error {
+func (c *collector) Send(_ context.Context, p *mad.Packet) error {
 	c.out = append(c.out, mad.Packet{MAD: append([]byte(nil), p.MAD...), Addr: p.Addr})
 	return nil
 }
@@ -219,7 +219,7 @@ func TestRMPPSendsToTransactor(t *testing.T) {
 	want := vendorMessage(3000)[40:]
 	dropped := false
 	tr := madtest.New(func(req *mad.Packet) []mad.Packet {
-		if taken, err := sends.Take(req); taken {
+		if taken, err := sends.Take(context.Background(), req); taken {
 			if err != nil {
 				t.Errorf("Take: %v", err)
 			}
@@ -227,7 +227,7 @@ func TestRMPPSendsToTransactor(t *testing.T) {
 			msg := append(append([]byte(nil), req.MAD[:40]...), want...)
 			msg[3] = byte(mad.MethodGetResp)
 			(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPActive}).MarshalTo(msg)
-			if err := sends.Send(msg, 40, req.Addr); err != nil {
+			if err := sends.Send(context.Background(), msg, 40, req.Addr); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -266,26 +266,26 @@ func TestRMPPSendsExpire(t *testing.T) {
 	msg := vendorMessage(5 * 216)
 	msg[3] = byte(mad.MethodGetResp)
 	addr := mad.Address{LID: 7, QPN: 1}
-	if err := sends.Send(msg, 40, addr); err != nil {
+	if err := sends.Send(context.Background(), msg, 40, addr); err != nil {
 		t.Fatal(err)
 	}
 	if got := segNumbers(packetsMAD(srv.take())); !cmp.Equal(got, []uint32{1}) {
 		t.Fatalf("sent %v first, want [1]", got)
 	}
-	if errs := sends.Expire(time.Now()); len(errs) != 0 || len(srv.take()) != 0 {
+	if errs := sends.Expire(context.Background(), time.Now()); len(errs) != 0 || len(srv.take()) != 0 {
 		t.Fatalf("Expire before the deadline: %v", errs)
 	}
 	now := time.Now()
 	for i := range 10 {
 		now = now.Add(time.Second)
-		if errs := sends.Expire(now); len(errs) != 0 {
+		if errs := sends.Expire(context.Background(), now); len(errs) != 0 {
 			t.Fatalf("resend %d: %v", i+1, errs)
 		}
 		if got := segNumbers(packetsMAD(srv.take())); !cmp.Equal(got, []uint32{1}) {
 			t.Fatalf("resend %d sent %v, want [1]", i+1, got)
 		}
 	}
-	errs := sends.Expire(now.Add(time.Second))
+	errs := sends.Expire(context.Background(), now.Add(time.Second))
 	var re *mad.RMPPError
 	if len(errs) != 1 || !errors.As(errs[0], &re) || re.Status != mad.RMPPStatusRetries {
 		t.Fatalf("after the resends: %v, want an RMPP retries error", errs)
@@ -299,7 +299,7 @@ func TestRMPPSendsExpire(t *testing.T) {
 		t.Errorf("a transfer is left after the abort")
 	}
 	// An ACK for the ended transfer is not the sender's any more.
-	if taken, _ := sends.Take(&mad.Packet{MAD: ackMAD(1, 2), Addr: addr}); taken {
+	if taken, _ := sends.Take(context.Background(), &mad.Packet{MAD: ackMAD(1, 2), Addr: addr}); taken {
 		t.Errorf("Take took an ACK of an ended transfer")
 	}
 }

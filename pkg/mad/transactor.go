@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -41,6 +42,12 @@ type TransactorOptions struct {
 	// refuses a resend whose TID it still waits on, so on umad the
 	// kernel's own timeout report must come first; ibsim needs none.
 	Grace time.Duration
+	// Gone, when set, is called once when the transport fails for good
+	// (its reader stopped on an error other than Close, or a Send error
+	// wraps ErrGone). Every Do from then on fails at once with err; a
+	// tool uses Gone to stop its fabric-wide work with one error rather
+	// than one per query.
+	Gone func(err error)
 }
 
 // Transactor sends requests over a Transport and matches responses to them
@@ -129,13 +136,7 @@ func (t *Transactor) read(ctx context.Context) {
 		}
 		err := t.tr.Recv(ctx, p)
 		if err != nil {
-			t.mu.Lock()
-			t.readErr = err
-			for tid, w := range t.waiters {
-				close(w)
-				delete(t.waiters, tid)
-			}
-			t.mu.Unlock()
+			t.fail(err)
 			return
 		}
 		if t.opts.Trace != nil {
@@ -154,13 +155,13 @@ func (t *Transactor) read(ctx context.Context) {
 			// The receiver's ACK (STOP, ABORT) of a request's own
 			// segments: it moves the sender on; only a failure wakes the
 			// waiter.
-			if x == nil || RMPPType(p.MAD[RMPPHeaderOffset+1]) == RMPPTypeData || !t.takeAck(x, p) {
+			if x == nil || RMPPType(p.MAD[RMPPHeaderOffset+1]) == RMPPTypeData || !t.takeAck(ctx, x, p) {
 				continue
 			}
 		}
 		out := p
 		if x != nil && p.Status == 0 && IsRMPPActive(h.MgmtClass, p.MAD) && h.Method.IsResponse() {
-			if out = t.takeSegment(x, p); out == nil {
+			if out = t.takeSegment(ctx, x, p); out == nil {
 				continue // a segment of a message not yet whole
 			}
 		}
@@ -173,6 +174,25 @@ func (t *Transactor) read(ctx context.Context) {
 			default: // a reply for this try is already waiting
 			}
 		}
+	}
+}
+
+// fail marks the transactor unusable: every waiter wakes and every later
+// Do fails with err. The first call reports err to Options.Gone, unless
+// Close caused it.
+func (t *Transactor) fail(err error) {
+	t.mu.Lock()
+	first := t.readErr == nil
+	if first {
+		t.readErr = err
+		for tid, w := range t.waiters {
+			close(w)
+			delete(t.waiters, tid)
+		}
+	}
+	t.mu.Unlock()
+	if first && t.opts.Gone != nil && !t.closed.Load() {
+		t.opts.Gone(err)
 	}
 }
 
@@ -253,17 +273,29 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 	}()
 
 	start := time.Now()
-	sent := 0
+	sent, unsent := 0, 0
 	timer := getTimer(timeout)
 	defer putTimer(timer)
 	for try := 1; ; try++ {
-		n, err := t.sendRequest(out, x, rmppReq)
-		if err != nil {
-			return nil, fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
+		n, err := t.sendRequest(ctx, out, x, rmppReq)
+		var p *Packet
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			// The transport took nothing for the whole timeout: a try
+			// that timed out.
+			unsent++
+			err = nil
+		case err != nil:
+			err = fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
+			if errors.Is(err, ErrGone) {
+				t.fail(err)
+			}
+			return nil, err
+		default:
+			sent += n
+			timer.Reset(timeout + t.opts.Grace)
+			p, err = t.waitMessage(ctx, w, timer, x, timeout+t.opts.Grace)
 		}
-		sent += n
-		timer.Reset(timeout + t.opts.Grace)
-		p, err := t.waitMessage(ctx, w, timer, x, timeout+t.opts.Grace)
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("%v to %v: %w", r, r.Path, err)
@@ -287,7 +319,7 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 			x.reset()
 		}
 		if try > t.opts.Retries {
-			return nil, &TimeoutError{Request: r.String(), To: r.Path.String(), Tries: try, Elapsed: time.Since(start)}
+			return nil, &TimeoutError{Request: r.String(), To: r.Path.String(), Tries: try, Elapsed: time.Since(start), Unsent: unsent}
 		}
 	}
 }
@@ -318,9 +350,9 @@ func putTimer(tm *time.Timer) {
 // sendRequest sends a try of a request: one MAD, or a GetMulti's first
 // RMPP window when this end runs RMPP (the kernel segments it otherwise).
 // It returns how many MADs went.
-func (t *Transactor) sendRequest(out *Packet, x *rmppTransfer, rmppReq bool) (int, error) {
+func (t *Transactor) sendRequest(ctx context.Context, out *Packet, x *rmppTransfer, rmppReq bool) (int, error) {
 	if !rmppReq || x == nil {
-		if err := t.send(out); err != nil {
+		if err := t.send(ctx, out); err != nil {
 			return 0, err
 		}
 		return 1, nil
@@ -334,7 +366,7 @@ func (t *Transactor) sendRequest(out *Packet, x *rmppTransfer, rmppReq bool) (in
 	segs := s.Start()
 	x.mu.Unlock()
 	for _, m := range segs {
-		if err := t.send(&Packet{MAD: m, Addr: out.Addr, Timeout: out.Timeout}); err != nil {
+		if err := t.send(ctx, &Packet{MAD: m, Addr: out.Addr, Timeout: out.Timeout}); err != nil {
 			return 0, err
 		}
 	}
@@ -342,11 +374,11 @@ func (t *Transactor) sendRequest(out *Packet, x *rmppTransfer, rmppReq bool) (in
 }
 
 // send hands p to the transport, traced at -vv.
-func (t *Transactor) send(p *Packet) error {
+func (t *Transactor) send(ctx context.Context, p *Packet) error {
 	if t.opts.Trace != nil {
 		t.opts.Trace(true, p)
 	}
-	return t.tr.Send(p)
+	return t.tr.Send(ctx, p)
 }
 
 // waitMessage is wait, except that while the segments of an RMPP response
@@ -429,15 +461,19 @@ func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*R
 
 // Send sends r once without waiting for a response: a trap, whose
 // TrapRepress nobody needs. A response that comes anyway is dropped.
-func (t *Transactor) Send(r *Request) error {
+func (t *Transactor) Send(ctx context.Context, r *Request) error {
 	out := &Packet{MAD: make([]byte, Size), Timeout: t.opts.Timeout}
 	class, err := r.encode(out.MAD, uint64(t.nextTID.Add(1)))
 	if err != nil {
 		return err
 	}
 	out.Addr = r.Path.address(class)
-	if err := t.send(out); err != nil {
-		return fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
+	if err := t.send(ctx, out); err != nil {
+		err = fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
+		if errors.Is(err, ErrGone) {
+			t.fail(err)
+		}
+		return err
 	}
 	return nil
 }

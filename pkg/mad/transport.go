@@ -15,6 +15,12 @@ const QP1QKey = 0x80010000
 // ErrClosed is returned, wrapped, by a Transport's Send and Recv after Close.
 var ErrClosed = errors.New("transport closed")
 
+// ErrGone is wrapped by a Transport's Send and Recv errors after which no
+// MAD can go or come again on it: the simulator has gone, the device was
+// removed. A tool stops at the first such error instead of meeting it
+// once per query.
+var ErrGone = errors.New("the fabric port is gone")
+
 // Transport moves MADs between this process and one local end port. It is
 // what the kernel umad device (pkg/mad/umad) and the ibsim simulator
 // (pkg/mad/ibsim) have in common, modeled on libibumad's ib_user_mad frame.
@@ -38,10 +44,18 @@ var ErrClosed = errors.New("transport closed")
 // Recv. Recv calls are serialized: use a single reader. Close may be called
 // from any goroutine, any number of times; it makes a blocked Recv return an
 // error wrapping ErrClosed.
+//
+// Neither call may outlive its context: a peer that stops reading (a frozen
+// simulator) must not hold a Send, so a tool can always give up after its
+// timeouts, or at once on SIGINT.
 type Transport interface {
 	// Send hands one MAD to the fabric, addressed by p.Addr, and returns
-	// without waiting for a response. Send does not keep p.
-	Send(p *Packet) error
+	// without waiting for a response. Send does not keep p. Where the
+	// transport has to wait for room to send, it waits until ctx ends
+	// (returning ctx.Err()) and, when p.Timeout is not zero, at most
+	// p.Timeout: then it returns an error wrapping os.ErrDeadlineExceeded
+	// and the MAD did not go.
+	Send(ctx context.Context, p *Packet) error
 	// Recv waits for the next MAD and stores it in p, reusing p.MAD's
 	// storage. It returns ctx.Err() when ctx ends first.
 	Recv(ctx context.Context, p *Packet) error
@@ -65,7 +79,8 @@ type Packet struct {
 	Status syscall.Errno
 	// Timeout is how long the transport should wait for a response to a
 	// request it sends. The kernel delivers a response only to a request
-	// sent with a non-zero Timeout; ibsim ignores it.
+	// sent with a non-zero Timeout. It also bounds Send's wait for room to
+	// send, the only use ibsim makes of it.
 	Timeout time.Duration
 }
 

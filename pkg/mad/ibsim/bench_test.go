@@ -17,6 +17,7 @@ import (
 // IBTOOL_REQUIRE_BENCH=1 (make test) a missing ibsim fails them instead.
 
 func TestMain(m *testing.M) {
+	ServeKeeper() // the keeper tests start this binary as one
 	code := m.Run()
 	stopFabrics()
 	os.Exit(code)

@@ -33,10 +33,11 @@ type Client struct {
 	connected bool
 	info      AttachInfo
 
-	ctlMu  sync.Mutex // one control round trip at a time
-	recvMu sync.Mutex // one Recv at a time; guards the frames read and the watch
-	batch  batch      // frames read at once
-	sq     sendQueue  // frames to send at once
+	ctlMu   sync.Mutex // one control round trip at a time
+	recvMu  sync.Mutex // one Recv at a time; guards the frames read and the watch
+	writeMu sync.Mutex // one write at a time on an unconnected Unix socket, for its deadline
+	batch   batch      // frames read at once
+	sq      sendQueue  // frames to send at once
 	// recvBuf has room for one byte more than a frame, to spot oversize
 	// ones, where frames are read one at a time.
 	recvBuf [requestLen + 1]byte
@@ -44,6 +45,13 @@ type Client struct {
 	// watchStop undoes that.
 	watchCtx  context.Context
 	watchStop func()
+
+	// life is Dial's context: once it has ended (SIGINT), Close does not
+	// wait for ibsim beyond quitWait.
+	life context.Context
+	// stalled is set once ibsim read nothing for a whole timeout: Close
+	// then does not wait for it beyond quitWait either.
+	stalled atomic.Bool
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -54,10 +62,21 @@ var _ mad.Transport = (*Client)(nil)
 
 // Dial attaches to ibsim as cfg says and reads the attach point's vendor
 // info, NodeInfo, PortInfo and P_Keys, as the shim does at start-up. The
-// client holds one of ibsim's 10 slots until Close.
+// client holds one of ibsim's 10 slots until Close. Once ctx has ended,
+// Close waits for ibsim only briefly.
+//
+// ibsim aborts when the client that sent CONNECT has closed its sockets
+// by the time ibsim handles it, so Dial never leaves a CONNECT unanswered
+// behind it: when ctx ends during the CONNECT it still waits a moment for
+// the answer (and then disconnects), and where no answer comes (ibsim
+// stopped or busy) a keeper holds the sockets until one does; see
+// ServeKeeper.
 func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	if len(cfg.Host) > MaxNodeIDLen {
 		return nil, fmt.Errorf("SIM_HOST %q: longer than ibsim's %d-byte node IDs", cfg.Host, MaxNodeIDLen)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	s, err := openSockets(&cfg)
 	if err != nil {
@@ -66,16 +85,30 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		return nil, fmt.Errorf("connecting to %s: %w", cfg.where(), err)
 	}
-	c := &Client{cfg: cfg, ctl: s.ctl, data: s.data, raw: rawConn(s.data)}
+	c := &Client{cfg: cfg, ctl: s.ctl, data: s.data, raw: rawConn(s.data), life: ctx}
 	n, err := c.connect(ctx, s.id)
 	if err != nil {
+		var un *unansweredError
+		if errors.As(err, &un) {
+			// ibsim has the CONNECT and may act on it yet.
+			if kerr := keepAttach(cfg, s); kerr != nil {
+				err = fmt.Errorf("%w; %v", err, kerr)
+			}
+		}
 		s.close()
 		return nil, fmt.Errorf("attaching to %s as %s: %w", cfg.where(), hostName(cfg.Host), err)
 	}
 	c.out = s.out(n)
 	c.connectData(s.outSA(n))
-	if err := c.readAttach(ctx); err != nil {
+	err = ctx.Err() // the answer came after ctx ended
+	if err == nil {
+		err = c.readAttach(ctx)
+	}
+	if err != nil {
 		c.Close()
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		return nil, fmt.Errorf("reading the attach point from %s: %w", cfg.where(), err)
 	}
 	return c, nil
@@ -101,13 +134,19 @@ func hostName(h string) string {
 	return fmt.Sprintf("%q", h)
 }
 
+// connectGrace is how long a CONNECT still waits for its answer after
+// ctx ended. ibsim answers in microseconds when it runs; one that does not
+// answer in this time is stopped or swamped, and a keeper takes over.
+const connectGrace = 300 * time.Millisecond
+
 // connect sends CONNECT with the connection id and records the client
-// number and node ID ibsim answers with.
+// number and node ID ibsim answers with. An *unansweredError says ibsim
+// got the CONNECT but did not answer in time.
 func (c *Client) connect(ctx context.Context, id uint32) (uint32, error) {
 	var d [clientInfoLen]byte
 	ci := clientInfo{ID: id, IsSM: c.cfg.IsSM, NodeID: c.cfg.Host}
 	ci.marshal(d[:])
-	reply, err := c.roundTrip(ctx, ctlConnect, d[:])
+	reply, err := c.exchange(ctx, ctlConnect, d[:], c.cfg.timeout(), connectGrace)
 	if err != nil {
 		return 0, err
 	}
@@ -140,20 +179,14 @@ func (c *Client) readAttach(ctx context.Context) error {
 	}
 	c.info.PKeys = decodePKeys(b)
 	if c.cfg.IsSM {
-		return c.setIsSM(ctx, true)
+		// SET_ISSM also sets the port's IsSM capability bit; Close
+		// clears both.
+		var on [4]byte
+		binary.NativeEndian.PutUint32(on[:], 1)
+		_, err := c.roundTrip(ctx, ctlSetIsSM, on[:])
+		return err
 	}
 	return nil
-}
-
-// setIsSM sends SET_ISSM, which also sets or clears the port's IsSM
-// capability bit.
-func (c *Client) setIsSM(ctx context.Context, on bool) error {
-	var d [4]byte
-	if on {
-		binary.NativeEndian.PutUint32(d[:], 1)
-	}
-	_, err := c.roundTrip(ctx, ctlSetIsSM, d[:])
-	return err
 }
 
 // Info returns what ibsim reported about the attach point at Dial.
@@ -169,21 +202,31 @@ func (c *Client) LocalPort() mad.LocalPort {
 	return mad.LocalPort{Device: DeviceName, Port: c.info.PortInfo.LocalPort}
 }
 
+// quitWait bounds Close's wait for ibsim once Dial's context has ended or
+// ibsim stopped reading: the DISCONNECT is queued at ibsim by then, and
+// ibsim frees the slot when it gets to it.
+const quitWait = 300 * time.Millisecond
+
 // Close disconnects from ibsim, freeing the client's slot, and closes the
-// sockets. It wakes a blocked Recv at once, returns the first call's
-// result on every call, and is safe from any goroutine.
+// sockets. It wakes a blocked Recv or Send at once, returns the first
+// call's result on every call, and is safe from any goroutine.
 func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		c.data.SetReadDeadline(aLongTimeAgo)
-		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.timeout())
-		defer cancel()
+		wait := c.cfg.timeout()
+		if c.stalled.Load() || (c.life != nil && c.life.Err() != nil) {
+			wait = quitWait
+		}
+		start := time.Now()
 		var errs []error
 		if c.cfg.IsSM {
-			errs = append(errs, c.setIsSM(ctx, false))
+			var off [4]byte
+			_, err := c.exchange(context.Background(), ctlSetIsSM, off[:], wait, 0)
+			errs = append(errs, err)
 		}
-		drain(c.raw)
-		if _, err := c.roundTrip(ctx, ctlDisconnect, nil); err != nil {
+		drain(c.raw, min(drainTimeout, wait/2))
+		if _, err := c.exchange(context.Background(), ctlDisconnect, nil, max(wait-time.Since(start), time.Millisecond), 0); err != nil {
 			errs = append(errs, fmt.Errorf("disconnecting client %d from %s: %w", c.info.ClientID, c.cfg.where(), err))
 		}
 		c.data.Close()

@@ -139,12 +139,12 @@ func TestSendRejects(t *testing.T) {
 	for name, m := range mutate {
 		p := drNodeInfo(1, 0)
 		m(p.MAD)
-		if err := c.Send(p); err == nil {
+		if err := c.Send(context.Background(), p); err == nil {
 			t.Errorf("%s: Send succeeded", name)
 		}
 	}
 	for _, n := range []int{0, mad.HeaderLen - 1, mad.Size + 1} {
-		if err := c.Send(&mad.Packet{MAD: make([]byte, n)}); err == nil {
+		if err := c.Send(context.Background(), &mad.Packet{MAD: make([]byte, n)}); err == nil {
 			t.Errorf("Send of %d bytes succeeded", n)
 		}
 	}
@@ -216,7 +216,7 @@ func TestCloseOnceUnblocksRecv(t *testing.T) {
 	if err := c.Recv(context.Background(), &p); !errors.Is(err, mad.ErrClosed) {
 		t.Errorf("Recv after Close = %v, want ErrClosed", err)
 	}
-	if err := c.Send(drNodeInfo(1, 0)); !errors.Is(err, mad.ErrClosed) {
+	if err := c.Send(context.Background(), drNodeInfo(1, 0)); !errors.Is(err, mad.ErrClosed) {
 		t.Errorf("Send after Close = %v, want ErrClosed", err)
 	}
 }
@@ -272,7 +272,7 @@ func TestRecvBatch(t *testing.T) {
 		if tid == 7 {
 			p.MAD[16], p.MAD[17] = 0xde, 0xad // answered with a runt first
 		}
-		if err := c.Send(p); err != nil {
+		if err := c.Send(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -315,7 +315,7 @@ func TestSendConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range each {
-				if err := c.Send(drNodeInfo(uint64(g*1000+i), 0)); err != nil {
+				if err := c.Send(context.Background(), drNodeInfo(uint64(g*1000+i), 0)); err != nil {
 					t.Error(err)
 					return
 				}
@@ -350,10 +350,10 @@ func TestSendFailsAfterSocketError(t *testing.T) {
 	f.mu.Lock()
 	f.outs[0].Close()
 	f.mu.Unlock()
-	if err := c.Send(drNodeInfo(2, 0)); err == nil {
+	if err := c.Send(context.Background(), drNodeInfo(2, 0)); err == nil {
 		t.Fatal("Send to a closed ibsim socket succeeded")
 	}
-	if err := c.Send(drNodeInfo(3, 0)); err == nil || !strings.Contains(err.Error(), "data socket") {
+	if err := c.Send(context.Background(), drNodeInfo(3, 0)); err == nil || !strings.Contains(err.Error(), "data socket") {
 		t.Fatalf("the next Send: %v, want the socket's error", err)
 	}
 }

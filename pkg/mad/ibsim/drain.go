@@ -27,18 +27,18 @@ func rawConn(conn net.PacketConn) syscall.RawConn {
 const drainTimeout = 200 * time.Millisecond
 
 // drain waits until ibsim has read every datagram sent on conn, or
-// drainTimeout passes. ibsim handles a client's disconnect (on the control
+// timeout passes. ibsim handles a client's disconnect (on the control
 // socket) before data the client sent just before, and that data is then
 // never read: an RMPP transfer's last ACK, say, which leaves the SA
 // resending to a client that has gone. On a Unix datagram socket the bytes
 // sent stay charged to the sender (SIOCOUTQ) until the receiver reads
 // them. Over UDP the count empties as soon as the kernel has sent the data,
 // and where it cannot be read, drain returns at once.
-func drain(raw syscall.RawConn) {
+func drain(raw syscall.RawConn, timeout time.Duration) {
 	if raw == nil {
 		return
 	}
-	deadline := time.Now().Add(drainTimeout)
+	deadline := time.Now().Add(timeout)
 	for {
 		var queued int
 		var err error

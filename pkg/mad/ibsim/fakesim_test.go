@@ -21,6 +21,12 @@ type fakeSim struct {
 	mute        atomic.Bool // stop answering control requests
 	refuse      atomic.Bool // answer CONNECT with ERROR
 	disconnects atomic.Int32
+	// stopped makes the fake read nothing, as ibsim under SIGSTOP: what
+	// clients send waits in the sockets until it is cleared.
+	stopped atomic.Bool
+	// lostClients counts CONNECTs whose client socket was gone: real
+	// ibsim aborts there.
+	lostClients atomic.Int32
 
 	mu     sync.Mutex
 	frames []request // data frames received
@@ -65,6 +71,7 @@ func (f *fakeSim) serveCtl() {
 		if err != nil {
 			return
 		}
+		f.waitRunning() // what came holds until the fake runs again
 		var m ctlMsg
 		if m.unmarshal(buf[:n]) != nil || f.mute.Load() {
 			continue
@@ -93,6 +100,7 @@ func (f *fakeSim) handle(m *ctlMsg) {
 		out, err := net.DialUnix("unixgram", abstractAddr("%s:out%d", f.name, n), abstractAddr("%s:in%d", f.name, ci.ID))
 		if err != nil {
 			f.mu.Unlock()
+			f.lostClients.Add(1)
 			m.Type = ctlError
 			return
 		}
@@ -124,6 +132,7 @@ func (f *fakeSim) echo(out *net.UnixConn) {
 		if err != nil {
 			return
 		}
+		f.waitRunning()
 		var r request
 		if r.unmarshal(buf[:n]) != nil {
 			continue
@@ -149,4 +158,21 @@ func (f *fakeSim) lastFrame() request {
 		f.t.Fatal("fake ibsim got no data frame")
 	}
 	return f.frames[len(f.frames)-1]
+}
+
+// waitRunning returns once the fake is not stopped.
+func (f *fakeSim) waitRunning() {
+	for f.stopped.Load() {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waitFor polls cond for up to 5 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); !cond(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
 }

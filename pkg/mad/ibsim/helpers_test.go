@@ -25,7 +25,7 @@ func drNodeInfo(tid uint64, path ...byte) *mad.Packet {
 // query sends p and returns the next packet c receives.
 func query(t *testing.T, c *Client, p *mad.Packet) *mad.Packet {
 	t.Helper()
-	if err := c.Send(p); err != nil {
+	if err := c.Send(context.Background(), p); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -123,7 +123,7 @@ func TestIntegrationIBSimCloseUnblocksRecv(t *testing.T) {
 	if d := time.Since(start); d > time.Second {
 		t.Errorf("Close took %v", d)
 	}
-	if err := c.Send(drNodeInfo(1, 0)); !errors.Is(err, mad.ErrClosed) {
+	if err := c.Send(context.Background(), drNodeInfo(1, 0)); !errors.Is(err, mad.ErrClosed) {
 		t.Errorf("Send after Close = %v, want ErrClosed", err)
 	}
 }

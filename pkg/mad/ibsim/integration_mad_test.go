@@ -83,10 +83,10 @@ func TestIntegrationIBSimSendRejectsWhatIBSimDrops(t *testing.T) {
 	c := unixFabric(t).dial(t, "Hca1")
 	p := drNodeInfo(1, 0, 1)
 	p.MAD[6] = 1 // hop pointer
-	if err := c.Send(p); err == nil {
+	if err := c.Send(context.Background(), p); err == nil {
 		t.Error("Send with hop pointer 1 succeeded")
 	}
-	if err := c.Send(&mad.Packet{MAD: make([]byte, 300)}); err == nil {
+	if err := c.Send(context.Background(), &mad.Packet{MAD: make([]byte, 300)}); err == nil {
 		t.Error("Send of 300 bytes succeeded")
 	}
 }
@@ -122,7 +122,7 @@ func pingSelf(c *Client, n int) error {
 	want := c.Info().NodeInfo.NodeGUID
 	for i := range n {
 		tid := uint64(i)<<8 | uint64(c.Info().ClientID)
-		if err := c.Send(drNodeInfo(tid, 0)); err != nil {
+		if err := c.Send(context.Background(), drNodeInfo(tid, 0)); err != nil {
 			return err
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -20,12 +20,15 @@ var framePool = sync.Pool{New: func() any { return new([requestLen]byte) }}
 // the permissive LID, whose source is permissive too, as the shim sends it.
 //
 // ibsim has no Q_Keys, service levels, partitions or GRHs, so the rest of
-// p.Addr and p.Timeout are ignored. ibsim silently discards MADs it cannot
-// parse; Send rejects those up front (see checkSendable) so the caller does
-// not wait for a timeout.
-func (c *Client) Send(p *mad.Packet) error {
+// p.Addr is ignored, and p.Timeout only bounds the wait for room in ibsim's
+// socket. ibsim silently discards MADs it cannot parse; Send rejects those
+// up front (see checkSendable) so the caller does not wait for a timeout.
+func (c *Client) Send(ctx context.Context, p *mad.Packet) error {
 	if c.closed.Load() {
 		return fmt.Errorf("ibsim client %d: %w", c.info.ClientID, mad.ErrClosed)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if len(p.MAD) < mad.HeaderLen || len(p.MAD) > mad.Size {
 		return fmt.Errorf("ibsim takes MADs of %d to %d bytes, not %d", mad.HeaderLen, mad.Size, len(p.MAD))
@@ -46,9 +49,12 @@ func (c *Client) Send(p *mad.Packet) error {
 	frame := framePool.Get().(*[requestLen]byte)
 	defer framePool.Put(frame)
 	r.marshal(frame[:])
-	if err := c.write(frame); err != nil {
+	if err := c.write(ctx, frame, p.Timeout); err != nil {
 		if c.closed.Load() {
 			return fmt.Errorf("ibsim client %d: %w", c.info.ClientID, mad.ErrClosed)
+		}
+		if ctx.Err() != nil {
+			return err
 		}
 		return fmt.Errorf("sending to ibsim client %d's data socket: %w", c.info.ClientID, err)
 	}
@@ -135,13 +141,23 @@ func checkSendable(m *[mad.Size]byte) error {
 
 // write sends one frame to ibsim: on the connected socket, with the frames
 // other goroutines send at the same time (sendQueue); otherwise by
-// ibsim's address.
-func (c *Client) write(frame *[requestLen]byte) error {
+// ibsim's address. Only a Unix socket waits for ibsim to read (a UDP
+// send waits for nothing but the local interface), so only that wait is
+// bounded by timeout and ctx.
+func (c *Client) write(ctx context.Context, frame *[requestLen]byte, timeout time.Duration) error {
 	if c.connected {
-		return c.send(frame)
+		return c.send(ctx, frame, timeout)
+	}
+	if !c.cfg.inet() {
+		c.writeMu.Lock()
+		defer c.writeMu.Unlock()
+		defer c.armWrite(ctx, timeout)()
 	}
 	_, err := c.data.WriteTo(frame[:], c.out)
-	return err
+	if err != nil {
+		return c.writeError(ctx, err, timeout)
+	}
+	return nil
 }
 
 // read reads one frame. Where the socket can (Unix and UDP sockets both

@@ -32,11 +32,14 @@ func New(h Handler) *Transport {
 }
 
 // Send hands the request to the handler and queues its answers.
-func (t *Transport) Send(p *mad.Packet) error {
+func (t *Transport) Send(ctx context.Context, p *mad.Packet) error {
 	select {
 	case <-t.closed:
 		return fmt.Errorf("madtest: send: %w", mad.ErrClosed)
 	default:
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	t.sends.Add(1)
 	req := mad.Packet{MAD: append([]byte(nil), p.MAD...), Addr: p.Addr, Timeout: p.Timeout}

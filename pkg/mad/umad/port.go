@@ -237,8 +237,12 @@ func (p *Port) Device() rdma.UmadDevice { return p.dev }
 // how long the kernel waits for the response before it returns the request
 // from Recv with ETIMEDOUT; the kernel does not retry. The kernel refuses
 // a request (EINVAL) while one of the same class and TID is still waiting
-// for its response or timeout.
-func (p *Port) Send(pkt *mad.Packet) error {
+// for its response or timeout. The kernel never makes a write wait for
+// room (it queues the MAD), so only a ctx that has ended stops a Send.
+func (p *Port) Send(ctx context.Context, pkt *mad.Packet) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if len(pkt.MAD) < minSendLen {
 		return fmt.Errorf("%s: a MAD to send needs at least %d bytes, not %d", p.path, minSendLen, len(pkt.MAD))
 	}

@@ -432,7 +432,7 @@ func TestSend(t *testing.T) {
 			f := newFakeSys()
 			f.nextID = 5
 			p := openFake(t, f, Options{})
-			if err := p.Send(&tt.pkt); err != nil {
+			if err := p.Send(context.Background(), &tt.pkt); err != nil {
 				t.Fatal(err)
 			}
 			want := [][]byte{frame(t, tt.wantHdr, tt.pkt.MAD)}
@@ -460,7 +460,7 @@ func TestSendPicksAgent(t *testing.T) {
 		testMAD(mad.ClassSMI, 2),       // another version: new agent 3
 	}
 	for _, m := range sends {
-		if err := p.Send(&mad.Packet{MAD: m}); err != nil {
+		if err := p.Send(context.Background(), &mad.Packet{MAD: m}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -509,7 +509,7 @@ func TestSendErrors(t *testing.T) {
 			if m == nil {
 				m = testMAD(mad.ClassPerf, 1)
 			}
-			err := p.Send(&mad.Packet{MAD: m, Addr: mad.Address{LID: 1, QPN: 1, QKey: mad.QP1QKey}})
+			err := p.Send(context.Background(), &mad.Packet{MAD: m, Addr: mad.Address{LID: 1, QPN: 1, QKey: mad.QP1QKey}})
 			if err == nil || err.Error() != tt.wantErr {
 				t.Fatalf("error:\n got %v\nwant %s", err, tt.wantErr)
 			}
@@ -735,7 +735,7 @@ func TestCloseUnblocksRecv(t *testing.T) {
 	if err := p.Recv(context.Background(), &mad.Packet{}); !errors.Is(err, mad.ErrClosed) {
 		t.Errorf("Recv after Close: %v", err)
 	}
-	if err := p.Send(&mad.Packet{MAD: testMAD(mad.ClassSMI, 1)}); !errors.Is(err, mad.ErrClosed) {
+	if err := p.Send(context.Background(), &mad.Packet{MAD: testMAD(mad.ClassSMI, 1)}); !errors.Is(err, mad.ErrClosed) {
 		t.Errorf("Send after Close: %v", err)
 	}
 	if diff := cmp.Diff([]int{fakeUmadFD, fakeEventFD}, f.closed); diff != "" {
@@ -782,7 +782,7 @@ func TestConcurrent(t *testing.T) {
 			class := []mad.Class{mad.ClassSMI, mad.ClassSMIDirect, mad.ClassPerf, mad.ClassSA}[g]
 			for range 50 {
 				m := testMAD(class, 1)
-				if err := p.Send(&mad.Packet{MAD: m}); err != nil {
+				if err := p.Send(context.Background(), &mad.Packet{MAD: m}); err != nil {
 					t.Error(err)
 					return
 				}
