@@ -35,6 +35,10 @@ type Request struct {
 	// Timeout, when not 0, replaces the Transactor's timeout for this
 	// request: a query the responder takes long to answer.
 	Timeout time.Duration
+	// Before, when set, is the attribute as the sender last read it: a
+	// dry run (TransactorOptions.DryRun) then shows the fields the
+	// request changes from it rather than every field it carries.
+	Before []byte
 }
 
 // The SA header (IBA 15.2.1.1): after the RMPP header, the SM_Key, the
@@ -195,8 +199,11 @@ type Response struct {
 	// (a GetMulti's segments each), and where ibtool runs RMPP itself the
 	// ACKs of the answer's segments. The kernel's RMPP ACKs are not seen.
 	Sent int
-	data int // offset of the attribute data
-	end  int // end of the attribute data
+	// DryRun says the request was not sent (TransactorOptions.DryRun):
+	// the response is the request itself and no port answered.
+	DryRun bool
+	data   int // offset of the attribute data
+	end    int // end of the attribute data
 }
 
 // Data returns the attribute data of the response: 64 bytes for an SMP,

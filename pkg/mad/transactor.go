@@ -48,6 +48,10 @@ type TransactorOptions struct {
 	// tool uses Gone to stop its fabric-wide work with one error rather
 	// than one per query.
 	Gone func(err error)
+	// DryRun, when set, is handed the plan of every request whose method
+	// changes state (Method.ChangesState) instead of the transport: Do
+	// returns a reply marked Response.DryRun, Send nothing.
+	DryRun func(ctx context.Context, p *Plan) error
 }
 
 // Transactor sends requests over a Transport and matches responses to them
@@ -201,6 +205,9 @@ func (t *Transactor) fail(err error) {
 // came, a *StatusError when the response's status is not zero (with the
 // response), and a *ReplyError for a malformed response.
 func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
+	if t.opts.DryRun != nil && r.Method.ChangesState() {
+		return t.plan(ctx, r)
+	}
 	if t.opts.ViaSA && r.Class.IsSMP() {
 		return t.doViaSA(ctx, r)
 	}
@@ -462,6 +469,10 @@ func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*R
 // Send sends r once without waiting for a response: a trap, whose
 // TrapRepress nobody needs. A response that comes anyway is dropped.
 func (t *Transactor) Send(ctx context.Context, r *Request) error {
+	if t.opts.DryRun != nil && r.Method.ChangesState() {
+		_, err := t.plan(ctx, r)
+		return err
+	}
 	out := &Packet{MAD: make([]byte, Size), Timeout: t.opts.Timeout}
 	class, err := r.encode(out.MAD, uint64(t.nextTID.Add(1)))
 	if err != nil {
