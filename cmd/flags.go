@@ -34,6 +34,9 @@ const (
 	flagsNoDebugShort
 	// flagsSA adds --sa: SMP Gets answered by the SA's records.
 	flagsSA
+	// flagsDryRun adds --dry-run: plan the MADs that change state, send
+	// none of them (dryrun.go).
+	flagsDryRun
 )
 
 // CommonOptions are the flags shared by every tool, parsed before the tool runs.
@@ -56,6 +59,8 @@ type CommonOptions struct {
 	NodeMap             string        // --node-name-map: node name map file ("": the default, if there)
 	ViaSA               bool          // --sa: ask the SA for the records instead of sending SMPs
 	SMKey               uint64        // --smkey: the SM_Key of --sa's queries
+	DryRun              bool          // --dry-run: print the state-changing MADs instead of sending them
+	planLog             *dryRunLog    // what --dry-run did not send
 	timeoutM            int           // -t as infiniband-diags takes it, in milliseconds
 	ctx                 context.Context
 }
@@ -93,6 +98,9 @@ func addCommonFlags(c *cobra.Command, o *CommonOptions, set flagSet) {
 	if set&flagsSA != 0 {
 		fl.BoolVar(&o.ViaSA, "sa", false, "ask the SA for the records instead of sending SMPs (LID targets)")
 		fl.Uint64Var(&o.SMKey, "smkey", 1, "SM_Key of the SA queries --sa sends (opensm's default key is 1)")
+	}
+	if set&flagsDryRun != 0 {
+		fl.BoolVar(&o.DryRun, "dry-run", false, "read as usual, but print each MAD that would change the fabric (Set, Trap) instead of sending it")
 	}
 }
 

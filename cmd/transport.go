@@ -59,6 +59,7 @@ func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOption
 	if opts.Gone == nil {
 		opts.Gone = transportGone(o.context())
 	}
+	o.setDryRun(f.IO.Out, &opts)
 	if port != nil && opts.SA == nil {
 		opts.SA = &mad.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: o.SMKey, PKeys: port.PKeys}
 	}
