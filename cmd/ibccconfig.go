@@ -24,7 +24,16 @@ func init() {
 // and how it builds the Set.
 type ccConfigOp struct {
 	Name, Alias, Params string
-	build               func(q *ccQuerier, args []string) (attr mad.AttrID, mod uint32, data []byte, err error)
+	build               func(q *ccQuerier, args []string) (ccSet, error)
+}
+
+// ccSet is the Set an operation builds: the attribute, its modifier and
+// data, and the attribute as read where the Set changes only part of it
+// (a dry run shows what changes).
+type ccSet struct {
+	attr         mad.AttrID
+	mod          uint32
+	data, before []byte
 }
 
 var ccConfigOps = []ccConfigOp{
@@ -67,7 +76,8 @@ Supported ops (and aliases, case insensitive):
 ` + ops.String(),
 		Example: `  ibccconfig SwitchCongestionSetting 2 0x1F 0x1FFFFFFFFF 0x0 0xF 8 0 0:0 1
   ibccconfig CACongestionSetting 1 0 0x3 150 1 0 0   # SL 0 and SL 1
-  ibccconfig CongestionControlTable 1 63 0 0:0 0:1 ...`,
+  ibccconfig CongestionControlTable 1 63 0 0:0 0:1 ...
+  ibccconfig --dry-run CK 3 0x1 0 0 0   # print the Set, send none`,
 		Args: argsRange(2, -1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.finish(c); err != nil {
@@ -97,7 +107,7 @@ Supported ops (and aliases, case insensitive):
 			return ibccconfigRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsDryRun)
 	fl := c.Flags()
 	addTargetFlags(c, &o.Common, "LG")
 	fl.StringVarP(&o.ccKeyArg, "cckey", "c", "", "CC key")
@@ -118,16 +128,19 @@ func ibccconfigRun(o *ibccconfigOptions) error {
 		return err
 	}
 	q := &ccQuerier{smp: &smpQuerier{ctx: o.Common.context(), x: x, path: p}, key: o.CCKey}
-	attr, mod, data, err := o.Op.build(q, o.Params)
+	set, err := o.Op.build(q, o.Params)
 	if err != nil {
 		return withContext(err, "operation %s", o.Op.Name)
 	}
 	name := o.Op.Name
-	if _, err := x.Do(q.smp.ctx, &mad.Request{Path: p, Class: mad.ClassCC, Method: mad.MethodSet, AttrID: attr, AttrMod: mod, Name: name, MKey: o.CCKey, Data: data}); err != nil {
+	resp, err := x.Do(q.smp.ctx, &mad.Request{Path: p, Class: mad.ClassCC, Method: mad.MethodSet, AttrID: set.attr, AttrMod: set.mod, Name: name, MKey: o.CCKey, Data: set.data, Before: set.before})
+	if err != nil {
 		return withContext(err, "operation %s", o.Op.Name)
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "operation": name, "attributeModifier": mod, "set": true})
+		doc := map[string]any{"target": p.String(), "operation": name, "attributeModifier": set.mod, "set": !resp.DryRun}
+		o.Common.addDryRun(doc)
+		return writeJSONDocument(o.IO.Out, doc)
 	}
 	return nil
 }
@@ -157,21 +170,21 @@ func setFields(l *mad.Layout, data []byte, names []string, values []string) erro
 	return nil
 }
 
-func ccConfigKeyInfo(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error) {
+func ccConfigKeyInfo(q *ccQuerier, args []string) (ccSet, error) {
 	if err := ccParams(args, 4, "CongestionKeyInfo"); err != nil {
-		return 0, 0, nil, err
+		return ccSet{}, err
 	}
 	l := mad.LayoutByName("CongestionKeyInfo")
 	data := make([]byte, ccDataLen)
 	key, err := parseUintArg(args[0], ^uint64(0))
 	if err != nil {
-		return 0, 0, nil, usageErrorf("CC_Key %q: %v", args[0], err)
+		return ccSet{}, usageErrorf("CC_Key %q: %v", args[0], err)
 	}
 	f, _ := l.Field("CCKey")
 	f.SetValue(data, key)
 	// A violations count other than zero leaves the counter alone.
 	err = setFields(l, data, []string{"CCKeyProtectBit", "CCKeyLeasePeriod", "CCKeyViolations"}, args[1:])
-	return l.ID, 0, data, err
+	return ccSet{attr: l.ID, data: data}, err
 }
 
 // ccDataLen is a CC MAD's data area (after the CC_Key and reserved bytes).
@@ -211,81 +224,81 @@ func parseCCT(s string) (shift, mult uint64, err error) {
 	return shift, mult, nil
 }
 
-func ccConfigSwitch(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error) {
+func ccConfigSwitch(q *ccQuerier, args []string) (ccSet, error) {
 	if err := ccParams(args, 8, "SwitchCongestionSetting"); err != nil {
-		return 0, 0, nil, err
+		return ccSet{}, err
 	}
 	l := mad.LayoutByName("SwitchCongestionSetting")
 	data := make([]byte, ccDataLen)
 	if err := setFields(l, data, []string{"ControlMap"}, args[:1]); err != nil {
-		return 0, 0, nil, err
+		return ccSet{}, err
 	}
 	for i, name := range []string{"VictimMask", "CreditMask"} {
 		m, err := parse256(args[1+i])
 		if err != nil {
-			return 0, 0, nil, err
+			return ccSet{}, err
 		}
 		f, _ := l.Field(name)
 		copy(data[f.Offset/8:], m)
 	}
 	if err := setFields(l, data, []string{"Threshold", "PacketSize", "CSThreshold"}, args[3:6]); err != nil {
-		return 0, 0, nil, err
+		return ccSet{}, err
 	}
 	shift, mult, err := parseCCT(args[6])
 	if err != nil {
-		return 0, 0, nil, err
+		return ccSet{}, err
 	}
 	f, _ := l.Field("CSReturnDelay")
 	f.SetValue(data, shift<<14|mult)
 	err = setFields(l, data, []string{"MarkingRate"}, args[7:])
-	return l.ID, 0, data, err
+	return ccSet{attr: l.ID, data: data}, err
 }
 
 // ccPortsPerSetBlock is how many SwitchPortCongestionSetting elements one
 // Set block holds (IBA A10.4.3.7: 32 ports).
 const ccPortsPerSetBlock = 32
 
-func ccConfigSwitchPort(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error) {
+func ccConfigSwitchPort(q *ccQuerier, args []string) (ccSet, error) {
 	if err := ccParams(args, 6, "SwitchPortCongestionSetting"); err != nil {
-		return 0, 0, nil, err
+		return ccSet{}, err
 	}
 	port, err := parsePortNumber(args[0])
 	if err != nil {
-		return 0, 0, nil, err
+		return ccSet{}, err
 	}
 	ni, _, err := q.smp.nodeInfo()
 	if err != nil {
-		return 0, 0, nil, withContext(err, "node info query")
+		return ccSet{}, withContext(err, "node info query")
 	}
 	if ni.NodeType != nodeTypeSwitch {
-		return 0, 0, nil, errors.New("destination not a switch")
+		return ccSet{}, errors.New("destination not a switch")
 	}
 	if port > int(ni.NumPorts) {
-		return 0, 0, nil, usageErrorf("invalid port number %d: the switch has %d ports", port, ni.NumPorts)
+		return ccSet{}, usageErrorf("invalid port number %d: the switch has %d ports", port, ni.NumPorts)
 	}
 	// Only one port changes: start from the block as it is.
 	block := uint32(port / ccPortsPerSetBlock)
 	cur, err := q.get("SwitchPortCongestionSettingElement", block)
 	if err != nil {
-		return 0, 0, nil, withContext(err, "switch port congestion setting query")
+		return ccSet{}, withContext(err, "switch port congestion setting query")
 	}
 	data := append([]byte(nil), cur[:ccDataLen]...)
 	off := port % ccPortsPerSetBlock * 4
 	el := mad.LayoutByName("SwitchPortCongestionSettingElement")
 	if err := setFields(el, data[off:off+4], []string{"Valid", "ControlType", "Threshold", "PacketSize", "CongParmMarkingRate"}, args[1:]); err != nil {
-		return 0, 0, nil, err
+		return ccSet{}, err
 	}
-	return attrSwitchPortCongestionSetting, block, data, nil
+	return ccSet{attr: attrSwitchPortCongestionSetting, mod: block, data: data, before: cur[:ccDataLen]}, nil
 }
 
-func ccConfigCA(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error) {
+func ccConfigCA(q *ccQuerier, args []string) (ccSet, error) {
 	if err := ccParams(args, 6, "CACongestionSetting"); err != nil {
-		return 0, 0, nil, err
+		return ccSet{}, err
 	}
 	l := mad.LayoutByName("CACongestionSetting")
 	data := make([]byte, ccDataLen)
 	if err := setFields(l, data, []string{"PortControl", "ControlMap"}, args[:2]); err != nil {
-		return 0, 0, nil, err
+		return ccSet{}, err
 	}
 	slMap, _ := parseUintArg(args[1], 0xffff)
 	entry := mad.LayoutByName("CACongestionEntry")
@@ -295,29 +308,29 @@ func ccConfigCA(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error)
 		}
 		off := 4 + sl*8
 		if err := setFields(entry, data[off:off+8], []string{"CCTITimer", "CCTIIncrease", "TriggerThreshold", "CCTIMin"}, args[2:]); err != nil {
-			return 0, 0, nil, err
+			return ccSet{}, err
 		}
 	}
-	return l.ID, 0, data, nil
+	return ccSet{attr: l.ID, data: data}, nil
 }
 
-func ccConfigTable(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, error) {
+func ccConfigTable(q *ccQuerier, args []string) (ccSet, error) {
 	if len(args) < 2 || len(args) > 2+ccEntriesPerBlock {
-		return 0, 0, nil, usageErrorf("invalid number of parameters for CongestionControlTable: %d", len(args))
+		return ccSet{}, usageErrorf("invalid number of parameters for CongestionControlTable: %d", len(args))
 	}
 	l := mad.LayoutByName("CongestionControlTable")
 	data := make([]byte, ccDataLen)
 	limit, err := parseUintArg(args[0], 0xffff)
 	if err != nil {
-		return 0, 0, nil, usageErrorf("CCTI_Limit %q: %v", args[0], err)
+		return ccSet{}, usageErrorf("CCTI_Limit %q: %v", args[0], err)
 	}
 	index, err := parseUintArg(args[1], 0xffffffff)
 	if err != nil {
-		return 0, 0, nil, usageErrorf("index %q: %v", args[1], err)
+		return ccSet{}, usageErrorf("index %q: %v", args[1], err)
 	}
 	entries := args[2:]
 	if limit != 0 && limit+1 != index*ccEntriesPerBlock+uint64(len(entries)) {
-		return 0, 0, nil, usageErrorf("invalid number of cct entries input given ccti_limit %d and index %d: %d", limit, index, len(entries))
+		return ccSet{}, usageErrorf("invalid number of cct entries input given ccti_limit %d and index %d: %d", limit, index, len(entries))
 	}
 	f, _ := l.Field("CCTILimit")
 	f.SetValue(data, limit)
@@ -327,11 +340,11 @@ func ccConfigTable(q *ccQuerier, args []string) (mad.AttrID, uint32, []byte, err
 	for i, e := range entries {
 		shift, mult, err := parseCCT(e)
 		if err != nil {
-			return 0, 0, nil, err
+			return ccSet{}, err
 		}
 		off := 4 + i*2
 		shiftF.SetValue(data[off:off+2], shift)
 		multF.SetValue(data[off:off+2], mult)
 	}
-	return l.ID, uint32(index), data, nil
+	return ccSet{attr: l.ID, mod: uint32(index), data: data}, nil
 }

@@ -161,6 +161,8 @@ type checkResult struct {
 	text    []byte
 	ok      bool
 	finding checkFinding
+	// plans are the MADs a --dry-run check did not send.
+	plans *planScope
 }
 
 // nodeChecker runs the per-node scripts' queries on one transactor.

@@ -30,6 +30,9 @@ type netCheckTool struct {
 	// render walks the topology as the script's awk program does.
 	prefetch func(n *netCheck, it topoItem)
 	render   func(n *netCheck) int
+	// sets says the script changes state (resets counters): it takes
+	// --dry-run.
+	sets bool
 }
 
 var netCheckTools = []netCheckTool{
@@ -50,10 +53,10 @@ var netCheckTools = []netCheckTool{
 		prefetch: prefetchData, render: renderDatacounters},
 	{name: "ibclearcounters", summary: "reset every port's counters (deprecated script)",
 		long:     "ibclearcounters resets every port's PortCounters: a switch's all at once, a\nCA's port by port.",
-		prefetch: prefetchClear(false), render: renderClear(false)},
+		prefetch: prefetchClear(false), render: renderClear(false), sets: true},
 	{name: "ibclearerrors", summary: "reset every port's error counters (deprecated script)", flags: "N",
 		long:     "ibclearerrors resets every port's error counters (reset mask 0x0fff): a switch's\nall at once, a CA's port by port.",
-		prefetch: prefetchClear(true), render: renderClear(true)},
+		prefetch: prefetchClear(true), render: renderClear(true), sets: true},
 }
 
 func init() {
@@ -124,7 +127,11 @@ and a long name (-nocolor, -timeout) are taken as the script takes them.`,
 			return netCheckRun(o)
 		}),
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	set := flagsLocalPort | flagsMAD | flagsJSON
+	if t.sets {
+		set |= flagsDryRun
+	}
+	addCommonFlags(c, &o.Common, set)
 	addDiscoveryFlags(c, &o.Discovery)
 	fl := c.Flags()
 	if strings.Contains(t.flags, "N") {
@@ -257,6 +264,9 @@ func (n *netCheck) run(key string, check func() checkResult) bool {
 	f := n.start(key, check)
 	<-f.done
 	n.out.Write(f.r.text)
+	// A dry run's plans come where the check's output would, in the
+	// topology's order.
+	n.out.Write(n.o.Common.planLog.take(f.r.plans))
 	n.findings = append(n.findings, f.r.finding)
 	return f.r.ok
 }
@@ -319,7 +329,9 @@ func netCheckRun(o *netCheckOptions) error {
 		if n.findings == nil {
 			n.findings = []checkFinding{}
 		}
-		if err := writeJSONDocument(o.IO.Out, map[string]any{"findings": n.findings, "summary": n.summary}); err != nil {
+		doc := map[string]any{"findings": n.findings, "summary": n.summary}
+		o.Common.addDryRun(doc)
+		if err := writeJSONDocument(o.IO.Out, doc); err != nil {
 			return err
 		}
 	} else if _, err := io.Copy(o.IO.Out, &n.out); err != nil {
@@ -587,15 +599,17 @@ func (n *netCheck) clear(lid, port string, errorsOnly bool) checkResult {
 	if err == nil {
 		t, err = endport.ParseTarget(lid, endport.LID)
 	}
+	// Checks run at once: a dry run's plans wait for the render.
+	ctx, plans := withPlanScope(n.k.ctx)
 	if err == nil {
-		q := &perfquery{o: po, ctx: n.k.ctx, x: n.k.x, path: mad.LIDPath(t.LID)}
+		q := &perfquery{o: po, ctx: ctx, x: n.k.x, path: mad.LIDPath(t.LID)}
 		err = q.run()
 	}
 	f.OK = err == nil
 	if err != nil {
 		f.Messages = []string{err.Error()}
 	}
-	return checkResult{ok: f.OK, finding: f}
+	return checkResult{ok: f.OK, finding: f, plans: plans}
 }
 
 // prefetchClear starts every reset.

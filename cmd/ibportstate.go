@@ -88,7 +88,8 @@ vls N, mtu N, lid N, smlid N, lmc N, mkey N, mkeylease N, mkeyprot N.`,
   ibportstate -D 0,1 1         # by direct route, with the peer port
   ibportstate 3 1 disable      # disable port 1 (may be irreversible)
   ibportstate 3 1 speed 1      # enable 2.5 Gbps only
-  ibportstate -D 0 1 lid 0x1234 arm`,
+  ibportstate -D 0 1 lid 0x1234 arm
+  ibportstate --dry-run 3 1 disable   # show the port and the Set, send none`,
 		Args: argsRange(2, -1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.finish(c); err != nil {
@@ -104,7 +105,7 @@ vls N, mtu N, lid N, smlid N, lmc N, mkey N, mkeylease N, mkeyprot N.`,
 			return ibportstateRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsDryRun)
 	c.Flags().BoolVarP(&o.ShowKeys, "show_keys", "K", false, "display security keys in output")
 	return c
 }
@@ -286,6 +287,7 @@ func ibportstateRun(o *ibportstateOptions) error {
 		err = ferr
 	}
 	if err == nil && o.Common.JSON {
+		o.Common.addDryRun(r.doc)
 		err = writeJSONDocument(o.IO.Out, r.doc)
 	}
 	return err
@@ -395,19 +397,29 @@ func (r *ibportstate) change(q *smpQuerier, st *portState) error {
 		sce.SetValue(mepi, 1) // FDR10
 		lse, _ := ml.Field("LinkSpeedEnabled")
 		lse.SetValue(mepi, v)
-		resp, err := q.x.Do(q.ctx, &mad.Request{Path: q.path, Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: ml.ID, AttrMod: uint32(o.Port), Name: ml.Name, Data: mepi[:mad.SMPDataLen]})
+		if err := r.flush(); err != nil {
+			return err
+		}
+		resp, err := q.x.Do(q.ctx, &mad.Request{Path: q.path, Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: ml.ID, AttrMod: uint32(o.Port), Name: ml.Name, Data: mepi[:mad.SMPDataLen], Before: st.mepi})
 		if err != nil {
 			return err
 		}
-		r.printf("\nAfter MLNXExtendedPortInfo set:\n# MLNX ext Port info: %s port %d\n", q.path, o.Port)
-		r.out = ml.AppendDump(r.out, resp.Data())
+		if !resp.DryRun { // a dry run's reply is only the request
+			r.printf("\nAfter MLNXExtendedPortInfo set:\n# MLNX ext Port info: %s port %d\n", q.path, o.Port)
+			r.out = ml.AppendDump(r.out, resp.Data())
+		}
 	}
 	mod := uint32(o.Port)
 	if st.espeed {
 		mod |= 1 << 31
 	}
-	resp, err := q.x.Do(q.ctx, &mad.Request{Path: q.path, Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: mad.AttrPortInfo, AttrMod: mod, Name: "PortInfo", Data: data})
-	if err != nil {
+	// What is printed so far goes out first: a dry run's plan line
+	// follows it.
+	if err := r.flush(); err != nil {
+		return err
+	}
+	resp, err := q.x.Do(q.ctx, &mad.Request{Path: q.path, Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: mad.AttrPortInfo, AttrMod: mod, Name: "PortInfo", Data: data, Before: st.data[:mad.SMPDataLen]})
+	if err != nil || resp.DryRun {
 		return err
 	}
 	after := *st

@@ -121,11 +121,12 @@ type ibsendtrapOptions struct {
 	Common    CommonOptions
 	Trap      *trapDef
 	ErrorPort uint8
-	f         *Factory
+	// Open opens the MAD transport and names the local port.
+	Open func() (*mad.Transactor, *rdma.Port, error)
 }
 
 func newIbsendtrapCmd(f *Factory, runF func(*ibsendtrapOptions) error) *cobra.Command {
-	o := &ibsendtrapOptions{IO: f.IO, f: f, ErrorPort: 1}
+	o := &ibsendtrapOptions{IO: f.IO, ErrorPort: 1}
 	var names []string
 	for _, t := range traps {
 		names = append(names, t.name)
@@ -138,7 +139,8 @@ test data) from the local port to the subnet manager the port knows, to test
 the SM's trap handling. It does not wait for the SM's TrapRepress.
 
 Traps: ` + strings.Join(names, ", ") + ` (the default is ` + names[0] + `). error_port is the port
-local_link_integrity names (default 1).`,
+local_link_integrity names (default 1). --dry-run prints the trap instead
+of sending it.`,
 		Args: argsRange(0, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.finish(c); err != nil {
@@ -166,18 +168,19 @@ local_link_integrity names (default 1).`,
 				}
 				o.ErrorPort = uint8(n)
 			}
+			o.Open = func() (*mad.Transactor, *rdma.Port, error) { return f.openTransactorAt(&o.Common) }
 			if runF != nil {
 				return runF(o)
 			}
 			return ibsendtrapRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsDryRun)
 	return c
 }
 
 func ibsendtrapRun(o *ibsendtrapOptions) error {
-	x, local, err := o.f.openTransactorAt(&o.Common)
+	x, local, err := o.Open()
 	if err != nil {
 		return err
 	}
@@ -208,7 +211,9 @@ func ibsendtrapRun(o *ibsendtrapOptions) error {
 		return withContext(err, "after sending the trap")
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"trap": o.Trap.name, "sm": mad.LIDPath(local.SMLID).String(), "notice": fmt.Sprintf("%x", notice)})
+		doc := map[string]any{"trap": o.Trap.name, "sm": mad.LIDPath(local.SMLID).String(), "notice": fmt.Sprintf("%x", notice)}
+		o.Common.addDryRun(doc)
+		return writeJSONDocument(o.IO.Out, doc)
 	}
 	return nil
 }

@@ -48,7 +48,7 @@ traffic until the SM brings the links up again. It discovers the fabric
 first, then sets the ports by directed route, the farthest first, so that
 no link on the way to a port is reset before it. It may need to run more
 than once.`,
-		Example: "  init_all_ports\n  init_all_ports -v   # say each port reset",
+		Example: "  init_all_ports\n  init_all_ports -v   # say each port reset\n  init_all_ports --dry-run   # print the Sets, send none",
 		Args:    argsRange(0, 0),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.finish(c); err != nil {
@@ -67,7 +67,7 @@ than once.`,
 			return initAllPortsRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsDryRun)
 	addDiscoveryFlags(c, &o.Discovery)
 	return c
 }
@@ -116,13 +116,21 @@ func initAllPortsRun(o *initAllPortsOptions) error {
 	failed := 0
 	for _, wave := range activePorts(fab) {
 		var wg sync.WaitGroup
-		for _, p := range wave {
+		// Under --dry-run each port's plan waits in a scope of its own,
+		// written once the wave is done in an order that does not depend
+		// on the goroutines'.
+		scopes := make([]*planScope, len(wave))
+		for i, p := range wave {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				ctx := ctx
+				if o.Common.DryRun {
+					ctx, scopes[i] = withPlanScope(ctx)
+				}
 				data := append([]byte(nil), p.InfoRaw[:]...)
 				setPortStates(data, stateDown, 0)
-				err := setPortInfo(ctx, x, p.Node.Path, p.Num, data, o.Discovery.MKey)
+				err := setPortInfo(ctx, x, p.Node.Path, p.Num, data, p.InfoRaw[:], o.Discovery.MKey)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {
@@ -130,16 +138,44 @@ func initAllPortsRun(o *initAllPortsOptions) error {
 					failed++
 					fmt.Fprintf(o.IO.ErrOut, "init_all_ports: failed to set port state on %s port %d via DR path %s: %v\n",
 						p.Node.GUID, p.Num, subnet.FormatPath(p.Node.Path), err)
-				case o.Common.Verbose > 0:
+				case o.Common.Verbose > 0 && !o.Common.DryRun:
 					fmt.Fprintf(o.IO.ErrOut, "init_all_ports: %s port %d set to Down via DR path %s\n",
 						p.Node.GUID, p.Num, subnet.FormatPath(p.Node.Path))
 				}
 			}()
 		}
 		wg.Wait()
+		if err := writeWavePlans(o, wave, scopes); err != nil {
+			return err
+		}
 	}
 	if failed > 0 {
 		return fmt.Errorf("%d ports could not be set; run init_all_ports again", failed)
 	}
 	return nil
+}
+
+// writeWavePlans writes the plans of a wave's ports (--dry-run) by node
+// GUID and port number.
+func writeWavePlans(o *initAllPortsOptions, wave []*subnet.Port, scopes []*planScope) error {
+	if !o.Common.DryRun {
+		return nil
+	}
+	order := make([]int, len(wave))
+	for i := range order {
+		order[i] = i
+	}
+	sort.Slice(order, func(a, b int) bool {
+		p, q := wave[order[a]], wave[order[b]]
+		if p.Node.GUID != q.Node.GUID {
+			return p.Node.GUID < q.Node.GUID
+		}
+		return p.Num < q.Num
+	})
+	var b []byte
+	for _, i := range order {
+		b = append(b, o.Common.planLog.take(scopes[i])...)
+	}
+	_, err := o.IO.Out.Write(b)
+	return err
 }

@@ -121,7 +121,8 @@ and CounterSelect2 above bit 15).`,
   perfquery -x 32 1          # extended counters
   perfquery -a 32            # all ports of LID 32, added up
   perfquery -l 32 1-10       # ports 1 to 10, one by one
-  perfquery -R 32 2 0x0fff   # reset only the error counters of port 2`,
+  perfquery -R 32 2 0x0fff   # reset only the error counters of port 2
+  perfquery -r --dry-run 32 1   # read, and print the reset without sending it`,
 		Args: argsRange(0, 3),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.finish(c); err != nil {
@@ -137,7 +138,7 @@ and CounterSelect2 above bit 15).`,
 			return perfqueryRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsDryRun)
 	fl := c.Flags()
 	// perfquery's -D is --xmtdisc, so the target assertions are -L and -G only.
 	addTargetFlags(c, &o.Common, "LG")
@@ -474,10 +475,13 @@ func (q *perfquery) counterSet(s perfCounterSet) error {
 	} else {
 		setResetMask(data, s.Attr, o.Mask)
 	}
-	if _, err := q.x.Do(q.ctx, q.request(s.Attr, mad.MethodSet, data)); err != nil {
+	resp, err := q.x.Do(q.ctx, q.request(s.Attr, mad.MethodSet, data))
+	if err != nil {
 		return withContext(err, "cannot reset %s", s.Attr)
 	}
-	q.reset = append(q.reset, o.Port)
+	if !resp.DryRun {
+		q.reset = append(q.reset, o.Port)
+	}
 	return nil
 }
 
@@ -645,10 +649,13 @@ func (q *perfquery) resetCounters(ports []int) error {
 		data := make([]byte, 192)
 		data[1] = byte(port)
 		setResetMask(data, attr, mask)
-		if _, err := q.x.Do(q.ctx, q.request(attr, mad.MethodSet, data)); err != nil {
+		resp, err := q.x.Do(q.ctx, q.request(attr, mad.MethodSet, data))
+		if err != nil {
 			return withContext(err, "resetting %s of port %d", attr, port)
 		}
-		q.reset = append(q.reset, port)
+		if !resp.DryRun {
+			q.reset = append(q.reset, port)
+		}
 	}
 	return nil
 }
@@ -667,5 +674,6 @@ func (q *perfquery) writeJSON(w io.Writer) error {
 	if len(q.reset) > 0 {
 		doc["resetPorts"] = q.reset
 	}
+	q.o.Common.addDryRun(doc)
 	return writeJSONDocument(w, doc)
 }

@@ -36,6 +36,9 @@ type setNodedescOptions struct {
 	Name  string
 	Sysfs string // --sysfs
 	Sim   bool   // --sim
+	// DryRun is --dry-run: say which file would get which text, write
+	// none.
+	DryRun bool
 	// root and devs are the sysfs tree in use.
 	root string
 	devs *rdma.FS
@@ -53,7 +56,8 @@ do; the SM and the diagnostics then show it. -v shows the descriptions
 instead. Writing needs root.`,
 		Example: `  set_nodedesc -v              # show every CA's description
   set_nodedesc                 # set them to the host name
-  set_nodedesc -C mlx5_0 "node17 HCA-1"`,
+  set_nodedesc -C mlx5_0 "node17 HCA-1"
+  set_nodedesc --dry-run       # print what it would write`,
 		Args: argsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) > 0 {
@@ -73,6 +77,7 @@ instead. Writing needs root.`,
 	fl.StringVarP(&o.CA, "Ca", "C", "", "only this CA")
 	fl.StringVar(&o.Sysfs, "sysfs", "", "sysfs mount point (default $IBTOOL_SYSFS or /sys)")
 	fl.BoolVar(&o.Sim, "sim", false, "use the ibsim simulator (also IBTOOL_SIM=1 or IBSIM_SOCKNAME set)")
+	fl.BoolVar(&o.DryRun, "dry-run", false, "print each file it would write and the text, write none")
 	return c
 }
 
@@ -131,8 +136,13 @@ func setNodedescRun(o *setNodedescOptions) error {
 		return usageErrorf("node description %q: %d bytes, at most %d", name, len(name), nodeDescLen)
 	}
 	var failed []string
+	var plan []byte
 	for _, d := range devs {
 		path := filepath.Join(o.root, "class/infiniband", d.Name, "node_desc")
+		if o.DryRun {
+			plan = appendWritePlan(plan, path, name, d.NodeDesc)
+			continue
+		}
 		if err := writeExisting(path, name); err != nil {
 			failed = append(failed, fmt.Sprintf("%s: %v", d.Name, explainWrite(err)))
 		}
@@ -140,7 +150,25 @@ func setNodedescRun(o *setNodedescOptions) error {
 	if failed != nil {
 		return fmt.Errorf("setting the node description failed for %s", strings.Join(failed, "; "))
 	}
+	if plan != nil {
+		_, err := o.IO.Out.Write(plan)
+		return err
+	}
 	return nil
+}
+
+// appendWritePlan appends a dry run's line for a file write, as the MAD
+// tools' (dryrun.go):
+//
+//	dry-run: write file=/sys/class/infiniband/mlx5_0/node_desc text="node17 HCA-1" was=node17
+func appendWritePlan(b []byte, path, text, was string) []byte {
+	b = append(b, "dry-run: write file"...)
+	b = appendPlanValue(b, path)
+	b = append(b, " text"...)
+	b = appendPlanValue(b, text)
+	b = append(b, " was"...)
+	b = appendPlanValue(b, was)
+	return append(b, '\n')
 }
 
 // explainWrite says what to do about a failed sysfs write.

@@ -67,7 +67,7 @@ It discovers the fabric, reaches each port's node by a directed route that
 uses none of the links being changed, reads all the PortInfos and then sets
 them all. TARGET is a LID, port GUID or DR path; PORT is the port number
 (needed for a switch).`,
-		Example: "  set_port_state --disable 0,1,3@5\n  set_port_state --enable 0x0002c90200401234@12 0x0002c90300a1b2c4",
+		Example: "  set_port_state --disable 0,1,3@5\n  set_port_state --enable 0x0002c90200401234@12 0x0002c90300a1b2c4\n  set_port_state --dry-run --init 0,1,3@5   # print the Set, send none",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.finish(c); err != nil {
@@ -104,7 +104,7 @@ them all. TARGET is a LID, port GUID or DR path; PORT is the port number
 			return setPortStateRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsDryRun)
 	addDiscoveryFlags(c, &o.Discovery)
 	fl := c.Flags()
 	fl.BoolVar(&disable, "disable", false, "set the physical port state to Disabled")
@@ -257,11 +257,12 @@ func setPortStateRun(o *setPortStateOptions) error {
 		state = stateDown
 	}
 	for _, c := range changes {
+		before := append([]byte(nil), c.data...)
 		setPortStates(c.data, state, o.PhysState)
-		if err := setPortInfo(ctx, x, c.path, c.port.Num, c.data, o.Discovery.MKey); err != nil {
+		if err := setPortInfo(ctx, x, c.path, c.port.Num, c.data, before, o.Discovery.MKey); err != nil {
 			return withContext(err, "%s", c.arg)
 		}
-		if o.Common.Verbose > 0 {
+		if o.Common.Verbose > 0 && !o.Common.DryRun {
 			fmt.Fprintf(o.IO.ErrOut, "set_port_state: %s port %d changed by DR path %s\n", c.port.Node.GUID, c.port.Num, subnet.FormatPath(c.path))
 		}
 	}
@@ -282,9 +283,10 @@ func setPortStates(data []byte, state, phys uint8) {
 	}
 }
 
-// setPortInfo sends SubnSet(PortInfo) of port num along path.
-func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, data []byte, mkey uint64) error {
+// setPortInfo sends SubnSet(PortInfo) of port num along path; before is
+// the PortInfo as read, for a dry run's plan.
+func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, data, before []byte, mkey uint64) error {
 	_, err := x.Do(ctx, &mad.Request{Path: mad.Path{DR: path}, Class: mad.ClassSMI, Method: mad.MethodSet,
-		AttrID: mad.AttrPortInfo, AttrMod: uint32(num), Name: "PortInfo", Data: data, MKey: mkey})
+		AttrID: mad.AttrPortInfo, AttrMod: uint32(num), Name: "PortInfo", Data: data, Before: before, MKey: mkey})
 	return err
 }

@@ -57,10 +57,12 @@ func newSminfoCmd(f *Factory, runF func(*sminfoOptions) error) *cobra.Command {
 		Long: `sminfo reads the SMInfo attribute of a subnet manager: its GUID, activity
 count, priority and state. Without a target it asks the SM the local port
 knows (its SM LID). A non-zero modifier sends a Set instead, carrying -s, -p
-and -a (an SM control request: handover, acknowledge, ...).`,
+and -a (an SM control request: handover, acknowledge, ...); with --dry-run it
+reads and prints the SMInfo as it is, then prints the Set instead of sending it.`,
 		Example: `  sminfo            # the subnet's master SM
   sminfo 1          # the SM at LID 1
-  sminfo -D 0,1     # the SM one hop away by direct route`,
+  sminfo -D 0,1     # the SM one hop away by direct route
+  sminfo --dry-run 1 1   # the SM at LID 1, and the handover Set it would get`,
 		Args: argsRange(0, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.finish(c); err != nil {
@@ -76,7 +78,7 @@ and -a (an SM control request: handover, acknowledge, ...).`,
 			return sminfoRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsSA)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsSA|flagsDryRun)
 	fl := c.Flags()
 	fl.StringVarP(&o.stateArg, "state", "s", "", "set SM state (0-3)")
 	fl.StringVarP(&o.priorityArg, "priority", "p", "", "set SM priority (0-15)")
@@ -164,11 +166,17 @@ func sminfoRun(o *sminfoOptions) error {
 	}
 	req := mad.SMInfo{ActCount: o.Activity, Priority: uint8(o.Priority), SMState: uint8(o.State)}
 	data, _ := req.MarshalBinary()
-	method := mad.MethodGet
-	if o.Modifier != 0 {
-		method = mad.MethodSet
+	request := func(method mad.Method, mod uint32) *mad.Request {
+		return &mad.Request{Path: path, Class: mad.ClassSMI, Method: method, AttrID: mad.AttrSMInfo, AttrMod: mod, Name: "SMInfo", Data: data}
 	}
-	r, err := x.Do(o.Common.context(), &mad.Request{Path: path, Class: mad.ClassSMI, Method: method, AttrID: mad.AttrSMInfo, AttrMod: o.Modifier, Name: "SMInfo", Data: data})
+	method, mod := mad.MethodGet, uint32(0)
+	// A dry run of a Set reads the SMInfo as it is, shows it, and then
+	// plans the Set: the Set's reply, which sminfo prints, never comes.
+	planSet := o.Modifier != 0 && o.Common.DryRun
+	if o.Modifier != 0 && !planSet {
+		method, mod = mad.MethodSet, o.Modifier
+	}
+	r, err := x.Do(o.Common.context(), request(method, mod))
 	if err != nil {
 		return err
 	}
@@ -180,13 +188,24 @@ func sminfoRun(o *sminfoOptions) error {
 	if path.IsDR() {
 		lid = 0
 	}
-	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{
-			"target": path.String(), "smLid": lid, "guid": si.GUID, "actCount": si.ActCount,
-			"priority": si.Priority, "smState": si.SMState, "smStateName": smState(int(si.SMState)),
-		})
+	if !o.Common.JSON {
+		if _, err := fmt.Fprintf(o.IO.Out, "sminfo: sm lid %d sm guid 0x%x, activity count %d priority %d state %d %s\n",
+			lid, uint64(si.GUID), si.ActCount, si.Priority, si.SMState, smState(int(si.SMState))); err != nil {
+			return err
+		}
 	}
-	_, err = fmt.Fprintf(o.IO.Out, "sminfo: sm lid %d sm guid 0x%x, activity count %d priority %d state %d %s\n",
-		lid, uint64(si.GUID), si.ActCount, si.Priority, si.SMState, smState(int(si.SMState)))
-	return err
+	if planSet {
+		if _, err := x.Do(o.Common.context(), request(mad.MethodSet, o.Modifier)); err != nil {
+			return err
+		}
+	}
+	if !o.Common.JSON {
+		return nil
+	}
+	doc := map[string]any{
+		"target": path.String(), "smLid": lid, "guid": si.GUID, "actCount": si.ActCount,
+		"priority": si.Priority, "smState": si.SMState, "smStateName": smState(int(si.SMState)),
+	}
+	o.Common.addDryRun(doc)
+	return writeJSONDocument(o.IO.Out, doc)
 }
