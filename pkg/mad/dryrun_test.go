@@ -77,7 +77,7 @@ func TestDryRunTransactor(t *testing.T) {
 	}
 	trap := &mad.Request{Path: mad.LIDPath(1), Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice, Name: "Notice",
 		Data: []byte{0x84, 0, 0, 1, 0, 144, 0, 2}}
-	if err := x.Send(trap); err != nil {
+	if err := x.Send(context.Background(), trap); err != nil {
 		t.Fatal(err)
 	}
 	if n := tr.Sends(); n != 1 {
