@@ -111,6 +111,8 @@ type StatusError struct {
 func (e *StatusError) Error() string { return e.Summary }
 
 // ExitCode maps an error returned by a command to the process exit code.
+// Several errors joined (errors.Join) exit with the highest code among
+// them: a runtime failure outranks a usage error.
 func ExitCode(err error) int {
 	if err == nil {
 		return ExitOK
@@ -118,6 +120,13 @@ func ExitCode(err error) int {
 	var interrupted *InterruptedError
 	if errors.As(err, &interrupted) {
 		return interrupted.Code()
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		code := ExitOK
+		for _, e := range joined.Unwrap() {
+			code = max(code, ExitCode(e))
+		}
+		return code
 	}
 	var status *StatusError
 	if errors.As(err, &status) {
@@ -136,7 +145,8 @@ func ExitCode(err error) int {
 
 // RenderError writes err for an operator: one line "tool: message" naming the
 // root cause; at verbosity 1 and above, one indented "while ..." line per
-// context layer follows, innermost first.
+// context layer follows, innermost first. Several errors joined
+// (errors.Join) are written one after another in that way.
 func RenderError(w io.Writer, tool string, err error, verbosity int) {
 	if err == nil {
 		return
@@ -146,6 +156,12 @@ func RenderError(w io.Writer, tool string, err error, verbosity int) {
 		// What the tool was doing when its context ended says nothing
 		// more than the signal does.
 		fmt.Fprintf(w, "%s: %s\n", tool, interrupted.Error())
+		return
+	}
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			RenderError(w, tool, e, verbosity)
+		}
 		return
 	}
 	var contexts []string
