@@ -82,15 +82,6 @@ PORT is decimal or 0x hex; a leading zero is decimal, not octal.`,
 	return c
 }
 
-// openLocalSysfs opens the device tree the local tools read.
-func openLocalSysfs(f *Factory, o *CommonOptions) (*rdma.FS, error) {
-	fsys, root, err := f.localSysfs(o)
-	if err != nil {
-		return nil, err
-	}
-	return rdma.NewFS(fsys, root), nil
-}
-
 // parsePortNumber parses a port number argument: decimal (a leading zero
 // is still decimal) or 0x hex.
 func parsePortNumber(s string) (int, error) {

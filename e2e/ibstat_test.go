@@ -1,6 +1,12 @@
 package e2e
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -48,6 +54,45 @@ func TestIbstatErrors(t *testing.T) {
 		t.Run(tt.host+" "+strings.Join(tt.args, " "), func(t *testing.T) {
 			t.Parallel()
 			failsCleanly(t, f, tt.host, 2, tt.msg, "ibstat", tt.args...)
+		})
+	}
+}
+
+// TestIbstatSysfsRoot runs the built binary, as "ibtool ibstat" and through
+// the ibstat symlink, on the kernel path with a --sysfs or $IBTOOL_SYSFS
+// that is not there: one line and exit 2, not an empty listing and exit 0.
+func TestIbstatSysfsRoot(t *testing.T) {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "IBSIM_") && !strings.HasPrefix(kv, "IBTOOL_") {
+			env = append(env, kv)
+		}
+	}
+	const want = "ibstat: %s: no such directory; want the sysfs mount point, such as /sys\n"
+	tests := []struct {
+		name    string
+		argv    []string
+		env     string
+		wantErr string
+	}{
+		{"ibtool ibstat --sysfs", []string{ibtoolBin, "ibstat", "--sysfs", "/nonexistent"}, "", fmt.Sprintf(want, "--sysfs /nonexistent")},
+		{"ibstat --sysfs -l", []string{filepath.Join(linkDir, "ibstat"), "--sysfs", "/nonexistent", "-l"}, "", fmt.Sprintf(want, "--sysfs /nonexistent")},
+		{"IBTOOL_SYSFS ibstat", []string{filepath.Join(linkDir, "ibstat")}, "IBTOOL_SYSFS=/nonexistent", fmt.Sprintf(want, "IBTOOL_SYSFS=/nonexistent")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(tt.argv[0], tt.argv[1:]...)
+			cmd.Env = env
+			if tt.env != "" {
+				cmd.Env = append(cmd.Env[:len(cmd.Env):len(cmd.Env)], tt.env)
+			}
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			var ee *exec.ExitError
+			if !errors.As(err, &ee) || ee.ExitCode() != 2 || stdout.Len() != 0 || stderr.String() != tt.wantErr {
+				t.Errorf("%v, stdout %q, stderr %q; want exit 2, nothing and %q", err, stdout.String(), stderr.String(), tt.wantErr)
+			}
 		})
 	}
 }
