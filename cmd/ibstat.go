@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -99,23 +100,26 @@ func parsePortNumber(s string) (int, error) {
 }
 
 // ibstatRun prints what the options ask for: infiniband-diags' ibstat main.
+// What it could not read of the optional files (which ibstat shows empty,
+// or the link layer as IB) and the devices whose node_type did not read
+// (which it leaves out) are told after the output.
 func ibstatRun(o *ibstatOptions) error {
+	var problems sysfsProblems
+	return problems.result(ibstatShow(o, &problems))
+}
+
+// ibstatShow is ibstatRun before the problems are told.
+func ibstatShow(o *ibstatOptions, problems *sysfsProblems) error {
 	fsys, err := o.Sysfs()
 	if err != nil {
 		return err
 	}
-	names, err := fsys.DeviceNames()
+	names, err := ibstatNames(o, fsys, problems)
 	if err != nil {
-		return withContext(err, "can't list IB device names")
-	}
-	if o.CA != "" {
-		if !slices.Contains(names, o.CA) {
-			return usageErrorf("'%s' IB device can't be found", o.CA)
-		}
-		names = []string{o.CA}
+		return err
 	}
 	if o.Common.JSON {
-		return ibstatJSONRun(o, fsys, names)
+		return ibstatJSONRun(o, fsys, names, problems)
 	}
 	switch {
 	case o.PortList:
@@ -142,7 +146,7 @@ func ibstatRun(o *ibstatOptions) error {
 		}
 	default:
 		for _, name := range names {
-			if err := ibstatCA(o, fsys, name); err != nil {
+			if err := ibstatCA(o, fsys, name, problems); err != nil {
 				return err
 			}
 		}
@@ -150,8 +154,33 @@ func ibstatRun(o *ibstatOptions) error {
 	return nil
 }
 
+// ibstatNames returns the devices to show: every InfiniBand device, or the
+// one named. Devices left out because their node_type did not read are
+// problems when all are shown; the one named is an error of its own.
+func ibstatNames(o *ibstatOptions, fsys *rdma.FS, problems *sysfsProblems) ([]string, error) {
+	names, err := fsys.DeviceNames()
+	var skipped *rdma.SkippedError
+	switch {
+	case errors.As(err, &skipped):
+		if o.CA == "" {
+			problems.add(skipped)
+		} else if err := skipped.Lookup(o.CA); err != nil {
+			return nil, withContext(err, "'%s' IB device can't be read", o.CA)
+		}
+	case err != nil:
+		return nil, withContext(err, "can't list IB device names")
+	}
+	if o.CA != "" {
+		if !slices.Contains(names, o.CA) {
+			return nil, usageErrorf("'%s' IB device can't be found", o.CA)
+		}
+		names = []string{o.CA}
+	}
+	return names, nil
+}
+
 // ibstatCA prints one CA as ibstat's ca_stat does.
-func ibstatCA(o *ibstatOptions, fsys *rdma.FS, name string) error {
+func ibstatCA(o *ibstatOptions, fsys *rdma.FS, name string, problems *sysfsProblems) error {
 	d, err := ibstatDevice(fsys, name)
 	if err != nil {
 		return withContext(err, "stat of IB device '%s' failed", name)
@@ -167,11 +196,14 @@ func ibstatCA(o *ibstatOptions, fsys *rdma.FS, name string) error {
 		}
 		fmt.Fprintf(&b, "%s: '%s'\n", ibstatNodeType(d.NodeType), d.Name)
 		writeIbstatPort(&b, p, true)
+		problems.addAll(p.Unread)
 	} else {
 		writeIbstatCA(&b, d)
+		problems.addAll(d.Unread)
 		if !o.Short {
 			for _, p := range d.Ports {
 				writeIbstatPort(&b, p, false)
+				problems.addAll(p.Unread)
 			}
 		}
 	}
@@ -308,7 +340,7 @@ type ibstatJSONPort struct {
 // ibstatJSONRun prints what ibstatRun would as one JSON document: caNames
 // for -l, portGuids for -p, cas otherwise (without ports for -s, with the
 // one port for CA PORT). Nothing is printed when a device fails.
-func ibstatJSONRun(o *ibstatOptions, fsys *rdma.FS, names []string) error {
+func ibstatJSONRun(o *ibstatOptions, fsys *rdma.FS, names []string, problems *sysfsProblems) error {
 	switch {
 	case o.PortList:
 		guids := []rdma.GUID{}
@@ -351,12 +383,14 @@ func ibstatJSONRun(o *ibstatOptions, fsys *rdma.FS, names []string) error {
 			}
 			ports = []*rdma.Port{p}
 		}
+		problems.addAll(d.Unread) // every form shows the CA's fields
 		ca := ibstatJSONCA{
 			Name: d.Name, NodeType: d.NodeType.String(), CAType: d.CAType, NumPorts: d.NumPorts,
 			FirmwareVersion: d.FWVersion, HardwareVersion: d.HWRevision,
 			NodeGUID: d.NodeGUID, SystemImageGUID: d.SysImageGUID,
 		}
 		for _, p := range ports {
+			problems.addAll(p.Unread)
 			ca.Ports = append(ca.Ports, ibstatJSONPort{
 				PortNumber: p.Number,
 				PortState:  uint32(p.State), PortStateName: p.State.String(),

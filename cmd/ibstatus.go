@@ -2,7 +2,9 @@ package cmd
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -38,7 +40,9 @@ func newIbstatusCmd(f *Factory, runF func(*ibstatusOptions) error) *cobra.Comman
 none is named), the default GID, base and SM LIDs, state, physical state,
 rate and link layer as sysfs writes them, exactly as infiniband-diags'
 ibstatus script does. A value sysfs lacks prints as "unknown" (the link
-layer as "IB").`,
+layer as "IB"); unlike the script, ibstatus then says on stderr which file
+it could not read and exits with status 3 (2 for a port named that does
+not exist).`,
 		Example: `  ibstatus mlx5_1        # every port of 'mlx5_1'
   ibstatus mlx5_0:2      # port 2 of 'mlx5_0'
   ibstatus               # every port of every device`,
@@ -63,12 +67,19 @@ layer as "IB").`,
 type ibstatusPort struct{ dev, port string }
 
 // ibstatusRun follows the ibstatus script: which ports, in which order,
-// and where it gives up.
+// and where it gives up. What it could not read is told after the output.
 func ibstatusRun(o *ibstatusOptions) error {
 	fsys, err := o.Sysfs()
 	if err != nil {
 		return err
 	}
+	pr := &ibstatusProblems{fsys: fsys, named: len(o.Targets) > 0 && o.Targets[0] != ""}
+	return pr.result(ibstatusShow(o, fsys, pr))
+}
+
+// ibstatusShow is ibstatusRun once the tree is open, before the problems
+// are told.
+func ibstatusShow(o *ibstatusOptions, fsys *rdma.FS, pr *ibstatusProblems) error {
 	var out []ibstatusPort
 	emit := func(ports []ibstatusPort) error {
 		if o.Common.JSON {
@@ -77,7 +88,7 @@ func ibstatusRun(o *ibstatusOptions) error {
 		}
 		var b bytes.Buffer
 		for _, p := range ports {
-			writeIbstatusPort(&b, fsys, p)
+			writeIbstatusPort(&b, fsys, p, pr)
 		}
 		_, err := o.IO.Out.Write(b.Bytes())
 		return err
@@ -119,7 +130,7 @@ func ibstatusRun(o *ibstatusOptions) error {
 		}
 	}
 	if o.Common.JSON {
-		return writeIbstatusJSON(o, fsys, out)
+		return writeIbstatusJSON(o, fsys, out, pr)
 	}
 	return nil
 }
@@ -199,33 +210,97 @@ func shellArgs(n int, words ...string) []string {
 
 // ibstatusFields are the script's port_status lines after the header: a
 // label, the file under the port directory, and what prints without it.
-var ibstatusFields = []struct{ label, file, missing string }{
-	{"\tdefault gid:\t", "gids/0", "unknown"},
-	{"\tbase lid:\t", "lid", "unknown"},
-	{"\tsm lid:\t\t", "sm_lid", "unknown"},
-	{"\tstate:\t\t", "state", "unknown"},
-	{"\tphys state:\t", "phys_state", "unknown"},
-	{"\trate:\t\t", "rate", "unknown"},
-	{"\tlink_layer:\t", "link_layer", "IB"},
+// The kernel writes every one of them for every port except link_layer,
+// which kernels before 2.6.37 lack (hence the script's "IB").
+var ibstatusFields = []struct {
+	label, file, missing string
+	optional             bool
+}{
+	{"\tdefault gid:\t", "gids/0", "unknown", false},
+	{"\tbase lid:\t", "lid", "unknown", false},
+	{"\tsm lid:\t\t", "sm_lid", "unknown", false},
+	{"\tstate:\t\t", "state", "unknown", false},
+	{"\tphys state:\t", "phys_state", "unknown", false},
+	{"\trate:\t\t", "rate", "unknown", false},
+	{"\tlink_layer:\t", "link_layer", "IB", true},
 }
 
 // writeIbstatusPort writes the script's port_status for one port.
-func writeIbstatusPort(b *bytes.Buffer, fsys *rdma.FS, p ibstatusPort) {
+func writeIbstatusPort(b *bytes.Buffer, fsys *rdma.FS, p ibstatusPort, pr *ibstatusProblems) {
+	exists := pr.checkPort(p)
 	b.WriteString(dashEcho([]string{"Infiniband device '" + p.dev + "' port " + p.port + " status:"}))
 	for _, fl := range ibstatusFields {
-		b.WriteString(dashEcho(append([]string{fl.label}, ibstatusValue(fsys, p, fl.file, fl.missing)...)))
+		data, err := ibstatusRead(fsys, p, fl.file)
+		if err != nil {
+			if exists {
+				pr.unread(err, fl.optional)
+			}
+			b.WriteString(dashEcho([]string{fl.label, fl.missing}))
+			continue
+		}
+		b.WriteString(dashEcho(append([]string{fl.label}, shellFields(string(bytes.ReplaceAll(data, []byte{0}, nil)))...)))
 	}
 	b.WriteString("\n")
 }
 
-// ibstatusValue is `[ -r F ] && cat F || echo MISSING` in backquotes: the
-// words of the file, or the fallback when it cannot be read.
-func ibstatusValue(fsys *rdma.FS, p ibstatusPort, file, missing string) []string {
-	data, err := fsys.ReadFile("class/infiniband/" + p.dev + "/ports/" + p.port + "/" + file)
-	if err != nil {
-		return []string{missing}
+// ibstatusRead is the script's `[ -r F ] && cat F`: the contents of file
+// under the port's directory.
+func ibstatusRead(fsys *rdma.FS, p ibstatusPort, file string) ([]byte, error) {
+	return fsys.ReadFile(ibstatusPortDir(p) + "/" + file)
+}
+
+func ibstatusPortDir(p ibstatusPort) string {
+	return "class/infiniband/" + p.dev + "/ports/" + p.port
+}
+
+// ibstatusProblems collects what ibstatus could not read, told after the
+// output, where the script shows "unknown" and says nothing.
+type ibstatusProblems struct {
+	sysfsProblems
+	fsys *rdma.FS
+	// named is set when the ports come from the command line: a port
+	// named that does not exist is then a usage error.
+	named bool
+	// told holds the devices already found to have no ports, which the
+	// script shows as a port named "*" or one per device name.
+	told map[string]bool
+}
+
+// unread records a file that did not read. A missing optional file is
+// not a problem: it prints its default as on an older kernel.
+func (pr *ibstatusProblems) unread(err error, optional bool) {
+	if optional && rdma.Absent(err) {
+		return
 	}
-	return shellFields(string(bytes.ReplaceAll(data, []byte{0}, nil)))
+	pr.add(err)
+}
+
+// checkPort reports whether p's directory is there. When it is not, the
+// problem is the port, not each of its files: a device without ports, or
+// a port named that the device does not have.
+func (pr *ibstatusProblems) checkPort(p ibstatusPort) bool {
+	dir := ibstatusPortDir(p)
+	if _, err := pr.fsys.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	portsDir := "class/infiniband/" + p.dev + "/ports"
+	if glob, err := shellGlob(pr.fsys, portsDir); err == nil && len(glob) == 1 && glob[0] == "*" {
+		// The glob found nothing: the script's "*" stands for no ports.
+		if !pr.told[p.dev] {
+			if pr.told == nil {
+				pr.told = map[string]bool{}
+			}
+			pr.told[p.dev] = true
+			pr.add(fmt.Errorf("device '%s' has no ports (%s is empty)", p.dev, pr.fsys.Path(portsDir)))
+		}
+		return false
+	}
+	err := fmt.Errorf("device '%s' port %s: sys files not found (%s)", p.dev, p.port, pr.fsys.Path(dir))
+	if pr.named {
+		err = &UsageError{Err: err}
+	}
+	pr.add(err)
+	return false
 }
 
 // shellGlob is `cd DIR && echo *`: the names in dir that do not start with
@@ -363,7 +438,7 @@ type ibstatusJSONPort struct {
 // name is not a number (the script's "*" for an empty ports directory, or
 // a port that is not one) are a usage error when named and left out
 // otherwise.
-func writeIbstatusJSON(o *ibstatusOptions, fsys *rdma.FS, ports []ibstatusPort) error {
+func writeIbstatusJSON(o *ibstatusOptions, fsys *rdma.FS, ports []ibstatusPort, pr *ibstatusProblems) error {
 	doc := struct {
 		Ports []ibstatusJSONPort `json:"ports"`
 	}{Ports: []ibstatusJSONPort{}}
@@ -373,52 +448,74 @@ func writeIbstatusJSON(o *ibstatusOptions, fsys *rdma.FS, ports []ibstatusPort) 
 			if len(o.Targets) > 0 && p.port != "*" {
 				return usageErrorf("invalid port number %q of device '%s'", p.port, p.dev)
 			}
+			pr.checkPort(p)
 			continue
 		}
-		jp := ibstatusJSONPort{Device: p.dev, Port: n, LinkLayer: "IB"}
-		text := func(file string) *string {
-			data, err := fsys.ReadFile("class/infiniband/" + p.dev + "/ports/" + p.port + "/" + file)
-			if err != nil {
-				return nil
-			}
-			s := rdma.CString(data, 0)
-			return &s
-		}
-		num := func(s *string) *uint64 {
-			if s == nil {
-				return nil
-			}
-			v, err := rdma.ParseSysfsUint(*s)
-			if err != nil {
-				return nil
-			}
-			return &v
-		}
-		name := func(s *string) *string {
-			if s == nil {
-				return nil
-			}
-			_, after, ok := strings.Cut(*s, ": ")
-			if !ok {
-				return nil
-			}
-			return &after
-		}
-		if s := text("gids/0"); s != nil {
-			if g, err := rdma.ParseSysfsGID(*s); err == nil {
-				jp.DefaultGID = &g
-			}
-		}
-		jp.BaseLID = num(text("lid"))
-		jp.SMLID = num(text("sm_lid"))
-		st, ph := text("state"), text("phys_state")
-		jp.State, jp.StateName = num(st), name(st)
-		jp.PhysState, jp.PhysStateName = num(ph), name(ph)
-		jp.Rate = text("rate")
-		if s := text("link_layer"); s != nil {
-			jp.LinkLayer = *s
-		}
-		doc.Ports = append(doc.Ports, jp)
+		doc.Ports = append(doc.Ports, ibstatusJSON(fsys, p, n, pr))
 	}
 	return writeJSONDocument(o.IO.Out, doc)
+}
+
+// ibstatusJSON reads one port for --json: the files of the text output,
+// parsed. A file that does not read or parse is null, and a problem.
+func ibstatusJSON(fsys *rdma.FS, p ibstatusPort, n int, pr *ibstatusProblems) ibstatusJSONPort {
+	jp := ibstatusJSONPort{Device: p.dev, Port: n, LinkLayer: "IB"}
+	exists := pr.checkPort(p)
+	problem := func(err error, optional bool) {
+		if exists {
+			pr.unread(err, optional)
+		}
+	}
+	text := func(file string, optional bool) *string {
+		data, err := ibstatusRead(fsys, p, file)
+		if err != nil {
+			problem(err, optional)
+			return nil
+		}
+		s := rdma.CString(data, 0)
+		return &s
+	}
+	parsed := func(file string, err error) {
+		problem(&rdma.SysError{Op: "parse", Path: fsys.Path(ibstatusPortDir(p) + "/" + file), Err: err}, false)
+	}
+	num := func(file string) (*uint64, *string) {
+		s := text(file, false)
+		if s == nil {
+			return nil, nil
+		}
+		v, err := rdma.ParseSysfsUint(*s)
+		if err != nil {
+			parsed(file, err)
+			return nil, s
+		}
+		return &v, s
+	}
+	name := func(s *string) *string {
+		if s == nil {
+			return nil
+		}
+		_, after, ok := strings.Cut(*s, ": ")
+		if !ok {
+			return nil
+		}
+		return &after
+	}
+	if s := text("gids/0", false); s != nil {
+		if g, err := rdma.ParseSysfsGID(*s); err == nil {
+			jp.DefaultGID = &g
+		} else {
+			parsed("gids/0", err)
+		}
+	}
+	jp.BaseLID, _ = num("lid")
+	jp.SMLID, _ = num("sm_lid")
+	var st, ph *string
+	jp.State, st = num("state")
+	jp.PhysState, ph = num("phys_state")
+	jp.StateName, jp.PhysStateName = name(st), name(ph)
+	jp.Rate = text("rate", false)
+	if s := text("link_layer", true); s != nil {
+		jp.LinkLayer = *s
+	}
+	return jp
 }

@@ -66,7 +66,8 @@ var ibstatusCases = []ibstatusCase{
 	{fixture: "mlx5", name: "all"},
 	{fixture: "mlx5", name: "device", args: []string{"mlx5_0"}},
 	{fixture: "mlx5", name: "port2", args: []string{"mlx5_0:2"}},
-	{fixture: "mlx5", name: "missing-port", args: []string{"mlx5_0:7"}},
+	{fixture: "mlx5", name: "missing-port", args: []string{"mlx5_0:7"}, wantCode: ExitUsage, cExitsZero: true,
+		wantErr: "device 'mlx5_0' port 7: sys files not found (/sys/class/infiniband/mlx5_0/ports/7)"},
 	{fixture: "mlx5", name: "two", args: []string{"mlx5_0:1", "mlx5_1"}},
 	{fixture: "mlx5", name: "empty-port", args: []string{"mlx5_0:"}},
 	{fixture: "mlx5", name: "last-colon", args: []string{"mlx5_0:1:2"}},
@@ -78,7 +79,8 @@ var ibstatusCases = []ibstatusCase{
 	{fixture: "mlx5", name: "no-device", args: []string{":1"}, wantCode: ExitUsage,
 		wantErr: "device '1': sys files not found (/sys/class/infiniband/1/ports)"},
 	{fixture: "mlx5", name: "json", args: []string{"--json"}},
-	{fixture: "mlx5", name: "json-port", args: []string{"--json", "mlx5_0:2", "mlx5_0:7"}},
+	{fixture: "mlx5", name: "json-port", args: []string{"--json", "mlx5_0:2", "mlx5_0:7"}, wantCode: ExitUsage,
+		wantErr: "device 'mlx5_0' port 7: sys files not found (/sys/class/infiniband/mlx5_0/ports/7)"},
 	{fixture: "mlx5", name: "json-bad-port", args: []string{"--json", "mlx5_0:x"}, wantCode: ExitUsage,
 		wantErr: `invalid port number "x" of device 'mlx5_0'`},
 	{fixture: "mlx5", name: "json-nosuch", args: []string{"--json", "mlx5_0", "nosuch"}, wantCode: ExitUsage,
@@ -103,10 +105,20 @@ var ibstatusCases = []ibstatusCase{
 		wantErr: "device '*': sys files not found (/sys/class/infiniband/*/ports)"},
 	{fixture: "unreadable", name: "all", wantCode: ExitFailure,
 		wantErr: "No devices: readdir /sys/class/infiniband: not implemented"},
-	{fixture: "emptyports", name: "all"},
-	{fixture: "emptyports", name: "named", args: []string{"dev0"}},
-	{fixture: "emptyports", name: "json", args: []string{"--json"}},
+	// dev0 has no ports; port 1 of dev1 has only lid and sm_lid.
+	{fixture: "emptyports", name: "all", wantCode: ExitFailure, cExitsZero: true, wantErr: emptyportsUnread},
+	{fixture: "emptyports", name: "named", args: []string{"dev0"}, wantCode: ExitFailure, cExitsZero: true,
+		wantErr: "device 'dev0' has no ports (/sys/class/infiniband/dev0/ports is empty)"},
+	{fixture: "emptyports", name: "json", args: []string{"--json"}, wantCode: ExitFailure, wantErr: emptyportsUnread},
 }
+
+// emptyportsUnread is what ibstatus could not read of the emptyports
+// fixture.
+const emptyportsUnread = "device 'dev0' has no ports (/sys/class/infiniband/dev0/ports is empty)\n" +
+	"open /sys/class/infiniband/dev1/ports/1/gids/0: file does not exist\n" +
+	"open /sys/class/infiniband/dev1/ports/1/state: file does not exist\n" +
+	"open /sys/class/infiniband/dev1/ports/1/phys_state: file does not exist\n" +
+	"open /sys/class/infiniband/dev1/ports/1/rate: file does not exist"
 
 func runIbstatusCase(t *testing.T, tc ibstatusCase) (string, error) {
 	t.Helper()
@@ -234,7 +246,7 @@ func TestIntegrationIbstatusMatchesC(t *testing.T) {
 				t.Fatal(err)
 			}
 			got, ok := runCTool(t, tc.fixture, 0, append([]string{"ibstatus"}, tc.args...)...)
-			if ok != (tc.wantCode == 0) {
+			if ok != (tc.wantCode == 0 || tc.cExitsZero) {
 				t.Errorf("the ibstatus script succeeded: %v; ibtool exits %d", ok, tc.wantCode)
 			}
 			if !ok {

@@ -33,7 +33,9 @@ func newIbvDevicesCmd(f *Factory, runF func(*ibvDevicesOptions) error) *cobra.Co
 		Short: "list the local RDMA devices and their node GUIDs",
 		Long: `ibv_devices lists the RDMA devices user space can open (those under
 class/infiniband_verbs in sysfs) with their node GUIDs, in the layout of
-rdma-core's ibv_devices.`,
+rdma-core's ibv_devices. A node GUID that does not read prints as
+0000000000000000, as rdma-core prints it; ibv_devices then says on stderr
+which file it could not read and exits with status 3.`,
 		Args: argsRange(0, 0),
 		RunE: func(c *cobra.Command, _ []string) error {
 			if err := o.Common.finish(c); err != nil {
@@ -61,20 +63,36 @@ type ibvDevice struct {
 	NodeGUID rdma.GUID `json:"nodeGuid"`
 }
 
-// ibvDevicesRun prints the devices as rdma-core's ibv_devices does.
+// ibvDevicesRun prints the devices as rdma-core's ibv_devices does, then
+// what it could not read: uverbsN entries it left out, node GUIDs it
+// printed as 0.
 func ibvDevicesRun(o *ibvDevicesOptions) error {
 	fsys, err := o.Sysfs()
 	if err != nil {
 		return err
 	}
+	var problems sysfsProblems
 	verbs, err := fsys.VerbsDevices()
-	if err != nil {
+	var skipped *rdma.SkippedError
+	switch {
+	case errors.As(err, &skipped):
+		problems.add(skipped)
+	case err != nil:
 		return withContext(err, "Failed to get IB devices list")
 	}
 	devs := make([]ibvDevice, 0, len(verbs))
 	for _, v := range verbs {
-		devs = append(devs, ibvDevice{Name: v.Device, NodeGUID: ibvNodeGUID(fsys, v.Device)})
+		guid, err := ibvNodeGUID(fsys, v.Device)
+		if err != nil {
+			problems.add(err)
+		}
+		devs = append(devs, ibvDevice{Name: v.Device, NodeGUID: guid})
 	}
+	return problems.result(writeIbvDevices(o, devs))
+}
+
+// writeIbvDevices prints the listing.
+func writeIbvDevices(o *ibvDevicesOptions, devs []ibvDevice) error {
 	if o.Common.JSON {
 		return writeJSONDocument(o.IO.Out, struct {
 			Devices []ibvDevice `json:"devices"`
@@ -86,7 +104,7 @@ func ibvDevicesRun(o *ibvDevicesOptions) error {
 	for _, d := range devs {
 		fmt.Fprintf(&b, "    %s\t%016x\n", padRight(d.Name, 16), uint64(d.NodeGUID))
 	}
-	_, err = o.IO.Out.Write(b.Bytes())
+	_, err := o.IO.Out.Write(b.Bytes())
 	return err
 }
 
@@ -100,11 +118,17 @@ func padRight(s string, width int) string {
 
 // ibvNodeGUID reads a device's node GUID as libibverbs'
 // ibv_get_device_guid does: node_guid read into 24 bytes, then
-// sscanf("%hx:%hx:%hx:%hx"); 0 when either fails.
-func ibvNodeGUID(fsys *rdma.FS, dev string) rdma.GUID {
-	data, err := fsys.ReadFile("class/infiniband/" + dev + "/node_guid")
+// sscanf("%hx:%hx:%hx:%hx"). When either fails it returns 0, which
+// ibv_devices prints, and the error: the kernel writes node_guid for every
+// device, always in that form.
+func ibvNodeGUID(fsys *rdma.FS, dev string) (rdma.GUID, error) {
+	name := "class/infiniband/" + dev + "/node_guid"
+	data, err := fsys.ReadFile(name)
 	if err != nil {
-		return 0
+		return 0, err
+	}
+	bad := func(reason string) (rdma.GUID, error) {
+		return 0, &rdma.SysError{Op: "parse", Path: fsys.Path(name), Err: &rdma.ParseError{Kind: "node GUID", Input: string(data), Reason: reason}}
 	}
 	const size = 24
 	if len(data) > size {
@@ -114,7 +138,8 @@ func ibvNodeGUID(fsys *rdma.FS, dev string) rdma.GUID {
 	case len(data) > 0 && data[len(data)-1] == '\n':
 		data = data[:len(data)-1]
 	case len(data) == size:
-		return 0 // would not fit with its NUL: libibverbs fails the read
+		// It would not fit with its NUL: libibverbs fails the read.
+		return bad("longer than libibverbs reads (23 bytes and a newline)")
 	}
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		data = data[:i]
@@ -124,18 +149,18 @@ func ibvNodeGUID(fsys *rdma.FS, dev string) rdma.GUID {
 	for i := range 4 {
 		if i > 0 {
 			if s == "" || s[0] != ':' {
-				return 0
+				return bad("want four hex numbers separated by colons")
 			}
 			s = s[1:]
 		}
 		v, rest, ok := scanHex(s)
 		if !ok {
-			return 0
+			return bad("want four hex numbers separated by colons")
 		}
 		guid = guid<<16 | uint64(uint16(v))
 		s = rest
 	}
-	return rdma.GUID(guid)
+	return rdma.GUID(guid), nil
 }
 
 // scanHex is scanf's %x: white space, an optional sign, an optional 0x

@@ -64,8 +64,10 @@ var ibvDevicesCases = []ibvDevicesCase{
 	{fixture: "mlx5", name: "list", cUverbs: 2},
 	{fixture: "mlx5", name: "json", json: true},
 	{fixture: "rxe", name: "list", cUverbs: 1},
-	{fixture: "edge", name: "list", cUverbs: -1},
-	{fixture: "edge", name: "json", json: true},
+	// sw0's node GUID does not parse: rdma-core prints 0, and so does
+	// ibtool, then says so.
+	{fixture: "edge", name: "list", cUverbs: -1, wantCode: ExitFailure, wantErr: sw0GUIDUnread},
+	{fixture: "edge", name: "json", json: true, wantCode: ExitFailure, wantErr: sw0GUIDUnread},
 	{fixture: "empty", name: "list"},
 	{fixture: "empty", name: "json", json: true},
 	{fixture: "broken", name: "list", wantCode: ExitFailure,
@@ -73,6 +75,8 @@ var ibvDevicesCases = []ibvDevicesCase{
 	{fixture: "none", name: "list", wantCode: ExitFailure,
 		wantErr: "Failed to get IB devices list: readdir /sys/class/infiniband_verbs: file does not exist"},
 }
+
+const sw0GUIDUnread = `parse /sys/class/infiniband/sw0/node_guid: invalid node GUID "0008 f105 0001 0000": want four hex numbers separated by colons`
 
 func TestIbvDevicesGolden(t *testing.T) {
 	for _, tc := range ibvDevicesCases {
@@ -88,35 +92,51 @@ func TestIbvDevicesGolden(t *testing.T) {
 }
 
 func TestIbvNodeGUID(t *testing.T) {
+	const colons = `: want four hex numbers separated by colons`
 	tests := []struct {
 		content string
 		want    rdma.GUID
+		wantErr string // after "parse /sys/class/infiniband/d/node_guid: invalid node GUID "
 	}{
-		{"0c42:a103:00a1:b2c4\n", 0x0c42a10300a1b2c4},
-		{"0c42:a103:00a1:b2c4", 0x0c42a10300a1b2c4},
-		{" 1: 2:0x3:-1\n", 0x000100020003ffff},
-		{"12345:0:0:0\n", 0x2345000000000000},
-		{"1:2:3:4:5\n", 0x0001000200030004},
-		{"0008 f105 0001 0000\n", 0}, // sscanf wants the colons
-		{"1:2:3\n", 0},
-		{"1:2:3:\n", 0},
-		{"", 0},
+		{"0c42:a103:00a1:b2c4\n", 0x0c42a10300a1b2c4, ""},
+		{"0c42:a103:00a1:b2c4", 0x0c42a10300a1b2c4, ""},
+		{" 1: 2:0x3:-1\n", 0x000100020003ffff, ""},
+		{"12345:0:0:0\n", 0x2345000000000000, ""},
+		{"1:2:3:4:5\n", 0x0001000200030004, ""},
+		{"0008 f105 0001 0000\n", 0, `"0008 f105 0001 0000"` + colons}, // sscanf wants the colons
+		{"1:2:3\n", 0, `"1:2:3"` + colons},
+		{"1:2:3:\n", 0, `"1:2:3:"` + colons},
+		{"", 0, `""` + colons},
 		// 24 bytes without a newline do not fit libibverbs' buffer.
-		{"0001:0002:0003:0004xxxxx", 0},
-		{"0001:0002:0003:0004xxxx\n", 0x0001000200030004},
-		{"1:2:3:4\x00junk\n", 0x0001000200030004},
-		{"0001:0002:0003:0004\x00junk", 0}, // 24 bytes, no newline
-		{"1:2:3:4\n0000000000000000000000000", 0},
+		{"0001:0002:0003:0004xxxxx", 0, `"0001:0002:0003:0004xxxxx": longer than libibverbs reads (23 bytes and a newline)`},
+		{"0001:0002:0003:0004xxxx\n", 0x0001000200030004, ""},
+		{"1:2:3:4\x00junk\n", 0x0001000200030004, ""},
+		{"0001:0002:0003:0004\x00junk", 0, `"0001:0002:0003:0004\x00junk": longer than libibverbs reads (23 bytes and a newline)`}, // 24 bytes, no newline
+		{"1:2:3:4\n0000000000000000000000000", 0, `"1:2:3:4\n0000000000000000": longer than libibverbs reads (23 bytes and a newline)`},
 	}
 	for _, tt := range tests {
 		m := fstest.MapFS{"class/infiniband/d/node_guid": &fstest.MapFile{Data: []byte(tt.content)}}
-		if got := ibvNodeGUID(rdma.NewFS(m, "/sys"), "d"); got != tt.want {
-			t.Errorf("node_guid %q -> %v, want %v", tt.content, got, tt.want)
+		got, err := ibvNodeGUID(rdma.NewFS(m, "/sys"), "d")
+		wantErr := ""
+		if tt.wantErr != "" {
+			wantErr = "parse /sys/class/infiniband/d/node_guid: invalid node GUID " + tt.wantErr
+		}
+		if got != tt.want || errString(err) != wantErr {
+			t.Errorf("node_guid %q -> %v, %v; want %v, %s", tt.content, got, err, tt.want, wantErr)
 		}
 	}
-	if got := ibvNodeGUID(rdma.NewFS(fstest.MapFS{}, "/sys"), "d"); got != 0 {
-		t.Errorf("no node_guid -> %v, want 0", got)
+	got, err := ibvNodeGUID(rdma.NewFS(fstest.MapFS{}, "/sys"), "d")
+	if want := "open /sys/class/infiniband/d/node_guid: file does not exist"; got != 0 || errString(err) != want {
+		t.Errorf("no node_guid -> %v, %v; want 0, %s", got, err, want)
 	}
+}
+
+// errString is err's message, "" for nil.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
 }
 
 func TestIbvDevicesMain(t *testing.T) {
@@ -179,10 +199,13 @@ func FuzzIbvNodeGUID(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, content string) {
 		m := fstest.MapFS{"class/infiniband/d/node_guid": &fstest.MapFile{Data: []byte(content)}}
-		g := ibvNodeGUID(rdma.NewFS(m, "/sys"), "d")
+		g, err := ibvNodeGUID(rdma.NewFS(m, "/sys"), "d")
+		if err != nil && g != 0 {
+			t.Errorf("%q: %v with %v", content, g, err)
+		}
 		m["class/infiniband/d/node_guid"] = &fstest.MapFile{Data: []byte(g.Colon() + "\n")}
-		if again := ibvNodeGUID(rdma.NewFS(m, "/sys"), "d"); again != g {
-			t.Errorf("%v written as %q reads back as %v", g, g.Colon(), again)
+		if again, err := ibvNodeGUID(rdma.NewFS(m, "/sys"), "d"); again != g || err != nil {
+			t.Errorf("%v written as %q reads back as %v, %v", g, g.Colon(), again, err)
 		}
 	})
 }

@@ -39,9 +39,11 @@ type setNodedescOptions struct {
 	// DryRun is --dry-run: say which file would get which text, write
 	// none.
 	DryRun bool
-	// root and devs are the sysfs tree in use.
-	root string
-	devs *rdma.FS
+	// root and devs are the sysfs tree in use; onSim says it is the
+	// simulator's attach point.
+	root  string
+	devs  *rdma.FS
+	onSim bool
 }
 
 func newSetNodedescCmd(f *Factory, name string, runF func(*setNodedescOptions) error) *cobra.Command {
@@ -93,6 +95,7 @@ func (o *setNodedescOptions) open(f *Factory) error {
 	}
 	o.root = root
 	o.devs = rdma.NewFS(fsys, root)
+	o.onSim = f.useSim(co)
 	return nil
 }
 
@@ -117,12 +120,7 @@ func setNodedescRun(o *setNodedescOptions) error {
 		return errors.New("no RDMA devices")
 	}
 	if o.View {
-		var b strings.Builder
-		for _, d := range devs {
-			fmt.Fprintf(&b, "%s: %s\n", d.Name, d.NodeDesc)
-		}
-		_, err := fmt.Fprint(o.IO.Out, b.String())
-		return err
+		return viewNodedesc(o, devs)
 	}
 	name := o.Name
 	if name == "" {
@@ -140,7 +138,8 @@ func setNodedescRun(o *setNodedescOptions) error {
 	for _, d := range devs {
 		path := filepath.Join(o.root, "class/infiniband", d.Name, "node_desc")
 		if o.DryRun {
-			plan = appendWritePlan(plan, path, name, d.NodeDesc)
+			was, _ := o.devs.NodeDesc(d.Name) // a plan shows it as read, "" if it did not read
+			plan = appendWritePlan(plan, path, name, was)
 			continue
 		}
 		if err := writeExisting(path, name); err != nil {
@@ -169,6 +168,25 @@ func appendWritePlan(b []byte, path, text, was string) []byte {
 	b = append(b, " was"...)
 	b = appendPlanValue(b, was)
 	return append(b, '\n')
+}
+
+// viewNodedesc prints each device's node description. One that does not
+// read prints empty, and is told after the list.
+func viewNodedesc(o *setNodedescOptions, devs []*rdma.Device) error {
+	var problems sysfsProblems
+	var b strings.Builder
+	for _, d := range devs {
+		desc, err := o.devs.NodeDesc(d.Name)
+		switch {
+		case err != nil && o.onSim && rdma.Absent(err):
+			problems.add(fmt.Errorf("%s: the simulator presents no node_desc; 'smpquery -D nodedesc 0' shows the attach point's", d.Name))
+		case err != nil:
+			problems.add(err)
+		}
+		fmt.Fprintf(&b, "%s: %s\n", d.Name, desc)
+	}
+	_, err := fmt.Fprint(o.IO.Out, b.String())
+	return problems.result(err)
 }
 
 // explainWrite says what to do about a failed sysfs write.

@@ -1,11 +1,14 @@
 package cmd
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 // copyFixture copies a sysfs fixture tree to a temporary directory the
@@ -66,5 +69,29 @@ func TestSetNodedescSimulator(t *testing.T) {
 	f, _, errOut := testFactory(map[string]string{"IBSIM_SOCKNAME": "nosuch"})
 	if code := Main([]string{"set_nodedesc", "x"}, f); code != ExitFailure || !strings.Contains(errOut.String(), "can only show them (-v)") {
 		t.Errorf("exit %d, %q", code, errOut)
+	}
+}
+
+// TestSetNodedescViewSimulator checks -v on the simulator's attach point,
+// which has no node_desc: the device with an empty description, then where
+// to find it, exit 3.
+func TestSetNodedescViewSimulator(t *testing.T) {
+	// The rxe fixture has a node_desc; a copy without one stands in for
+	// the attach point.
+	tree := copyFixture(t, "rxe")
+	if err := os.Remove(filepath.Join(tree, "class/infiniband/rxe0/node_desc")); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	o := &setNodedescOptions{
+		IO:    IOStreams{Out: &out},
+		View:  true,
+		devs:  rdma.NewFS(os.DirFS(tree), "ibsim0 (simulator)"),
+		onSim: true,
+	}
+	err := setNodedescRun(o)
+	const want = "rxe0: the simulator presents no node_desc; 'smpquery -D nodedesc 0' shows the attach point's"
+	if out.String() != "rxe0: \n" || err == nil || err.Error() != want || ExitCode(err) != ExitFailure {
+		t.Errorf("stdout %q, error %v (exit %d); want %q and %q (exit 3)", out.String(), err, ExitCode(err), "rxe0: \n", want)
 	}
 }

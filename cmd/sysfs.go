@@ -66,3 +66,38 @@ func openLocalSysfs(f *Factory, o *CommonOptions) (*rdma.FS, error) {
 	}
 	return rdma.NewFS(fsys, root), nil
 }
+
+// sysfsProblems collects what a local tool could not read while it went on
+// to print the rest. infiniband-diags prints a default in place of a value
+// it cannot read ("unknown", a GUID of 0, an empty firmware version) and
+// says nothing; ibtool prints the same default, so the output stays that
+// of infiniband-diags, and then says what it could not read and exits 3.
+type sysfsProblems struct{ errs []error }
+
+// add records a problem, usually a *rdma.SysError naming the file. A
+// *rdma.SkippedError adds each entry it left out.
+func (p *sysfsProblems) add(err error) {
+	var skipped *rdma.SkippedError
+	if errors.As(err, &skipped) {
+		p.errs = append(p.errs, skipped.Unwrap()...)
+		return
+	}
+	p.errs = append(p.errs, err)
+}
+
+// addAll records every error in errs.
+func (p *sysfsProblems) addAll(errs []error) {
+	for _, err := range errs {
+		p.add(err)
+	}
+}
+
+// result is what the tool returns: err, its own error (nil when it ran to
+// the end), after the problems. RenderError writes one line for each, and
+// the exit code is the highest of them: 3 for a file that did not read.
+func (p *sysfsProblems) result(err error) error {
+	if len(p.errs) == 0 {
+		return err
+	}
+	return errors.Join(append(p.errs, err)...)
+}

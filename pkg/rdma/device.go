@@ -12,9 +12,10 @@ import (
 //
 // Required files: node_type, node_guid, sys_image_guid and the ports
 // directory; a device without them does not read. Optional files, empty
-// when missing or unreadable: fw_ver, hw_rev, hca_type (libibumad has no
+// when missing or unreadable: fw_ver, hw_rev and hca_type (libibumad has no
 // other source for the CA type and leaves it empty; drivers such as rxe
-// do not write it) and node_desc, which libibumad does not read.
+// do not write it). node_desc, which libibumad does not read, is read
+// apart by NodeDesc.
 type Device struct {
 	Name         string   // directory name under class/infiniband, e.g. "mlx5_0"
 	NodeType     NodeType // node_type
@@ -23,12 +24,16 @@ type Device struct {
 	HWRevision   string   // hw_rev, e.g. "0"; "" when missing
 	NodeGUID     GUID     // node_guid
 	SysImageGUID GUID     // sys_image_guid
-	NodeDesc     string   // node_desc; "" when missing
 	// NumPorts is the highest port number under ports/ (0 for a switch,
 	// whose only port in sysfs is the management port 0).
 	NumPorts int
 	// Ports holds every port under ports/, by increasing number.
 	Ports []*Port
+	// Unread holds the errors of the optional files above that are there
+	// but did not read: their fields are empty as if the files were
+	// missing, which is what libibumad shows, and a tool that prints them
+	// says so. Files that are simply missing leave no error.
+	Unread []error
 }
 
 // Port returns port n of d, or nil when d has no such port.
@@ -44,8 +49,12 @@ func (d *Device) Port(n int) *Port {
 // DeviceNames returns the names of the InfiniBand devices (node type CA,
 // switch or router) under class/infiniband, sorted by strcmp: the list
 // libibumad's umad_get_ca_device_list and umad_sort_ca_device_list give.
-// A device whose node_type cannot be read is left out, like an iWARP
-// device. A tree without class/infiniband has no devices and no error.
+// A tree without class/infiniband has no devices and no error.
+//
+// A device whose node_type does not read or parse is left out, as
+// libibumad leaves it out, but not silently: the names of the others come
+// back together with a *SkippedError that names it. Any other error
+// comes with no names.
 func (f *FS) DeviceNames() ([]string, error) {
 	entries, err := f.ReadDir(classInfiniBand)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -55,24 +64,36 @@ func (f *FS) DeviceNames() ([]string, error) {
 		return nil, err
 	}
 	var names []string
+	var skipped []DeviceError
 	for _, e := range entries {
 		name := e.Name()
 		if !validName(name) {
 			continue
 		}
 		t, err := f.readUint(classInfiniBand + "/" + name + "/node_type")
-		if err == nil && NodeType(uint32(t)).IsIB() {
+		switch {
+		case err != nil:
+			skipped = append(skipped, DeviceError{Name: name, Err: err})
+		case NodeType(uint32(t)).IsIB():
 			names = append(names, name)
 		}
 	}
 	sort.Strings(names) // ReadDir sorts already; strcmp order is the contract
+	if skipped != nil {
+		return names, &SkippedError{Skipped: skipped}
+	}
 	return names, nil
 }
 
 // Devices reads every device DeviceNames lists, in that order. The first
-// device that does not read stops the listing with its error.
+// device that does not read, one DeviceNames had to leave out included,
+// stops the listing with its error.
 func (f *FS) Devices() ([]*Device, error) {
 	names, err := f.DeviceNames()
+	var skipped *SkippedError
+	if errors.As(err, &skipped) {
+		return nil, skipped.Skipped[0].Err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -100,16 +121,15 @@ func (f *FS) Device(name string) (*Device, error) {
 		return nil, err
 	}
 	d.NodeType = NodeType(uint32(t))
-	d.FWVersion = f.readOptional(dir+"/fw_ver", "")
-	d.HWRevision = f.readOptional(dir+"/hw_rev", "")
-	d.CAType = f.readOptional(dir+"/hca_type", "")
+	d.FWVersion = f.readOptional(dir+"/fw_ver", "", &d.Unread)
+	d.HWRevision = f.readOptional(dir+"/hw_rev", "", &d.Unread)
+	d.CAType = f.readOptional(dir+"/hca_type", "", &d.Unread)
 	if d.NodeGUID, err = f.readGUID(dir + "/node_guid"); err != nil {
 		return nil, err
 	}
 	if d.SysImageGUID, err = f.readGUID(dir + "/sys_image_guid"); err != nil {
 		return nil, err
 	}
-	d.NodeDesc = f.readOptional(dir+"/node_desc", "")
 	if d.Ports, err = f.ports(dir + "/ports"); err != nil {
 		return nil, err
 	}
@@ -117,6 +137,18 @@ func (f *FS) Device(name string) (*Device, error) {
 		d.NumPorts = max(d.NumPorts, p.Number)
 	}
 	return d, nil
+}
+
+// NodeDesc returns the node description of device name (the SM and the
+// diagnostics show it): node_desc read as the other string files are, cut
+// at a NUL and before the last newline. The kernel writes node_desc for
+// every device, so a missing file is an error too.
+func (f *FS) NodeDesc(name string) (string, error) {
+	dir := classInfiniBand + "/" + name
+	if !validName(name) {
+		return "", &SysError{Op: "open", Path: f.Path(dir), Err: fs.ErrNotExist}
+	}
+	return f.readString(dir+"/node_desc", 0)
 }
 
 // ports reads every port directory under dir. Entry names must be port

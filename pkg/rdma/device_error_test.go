@@ -127,9 +127,137 @@ func TestDeviceOptionalDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := []string{d.CAType, d.FWVersion, d.HWRevision, d.NodeDesc, d.Port(1).LinkLayer}
-	if diff := cmp.Diff([]string{"", "", "", "", "IB"}, got); diff != "" {
+	got := []string{d.CAType, d.FWVersion, d.HWRevision, d.Port(1).LinkLayer}
+	if diff := cmp.Diff([]string{"", "", "", "IB"}, got); diff != "" {
 		t.Errorf("unexpected defaults (-want +got):\n%s", diff)
+	}
+	if d.Unread != nil || d.Port(1).Unread != nil {
+		t.Errorf("missing optional files are unread: %v, %v", d.Unread, d.Port(1).Unread)
+	}
+}
+
+// TestDeviceUnread checks that an optional file that is there but does not
+// read shows its default, as libibumad shows it, and leaves its error in
+// Unread; one that is missing leaves none. A directory in place of the
+// file is what fails the read (fstest.MapFS: EINVAL; the kernel gives
+// EISDIR, or EIO, EINVAL from a driver).
+func TestDeviceUnread(t *testing.T) {
+	const d, p = "class/infiniband/dev0/", "class/infiniband/dev0/ports/1/"
+	dir := func(m fstest.MapFS, name string) { m[name] = &fstest.MapFile{Mode: fs.ModeDir} }
+	tests := []struct {
+		name       string
+		change     func(m fstest.MapFS)
+		wantDevice []string // the messages of Device.Unread
+		wantPort   []string // and of port 1's
+	}{
+		{"all there", func(m fstest.MapFS) {
+			for _, f := range []string{d + "fw_ver", d + "hw_rev", d + "hca_type", p + "link_layer"} {
+				setFile(m, f, "x\n")
+			}
+		}, nil, nil},
+		{"fw_ver", func(m fstest.MapFS) { dir(m, d+"fw_ver") },
+			[]string{"read /sys/class/infiniband/dev0/fw_ver: invalid argument"}, nil},
+		{"all three", func(m fstest.MapFS) {
+			dir(m, d+"fw_ver")
+			dir(m, d+"hw_rev")
+			dir(m, d+"hca_type")
+		}, []string{
+			"read /sys/class/infiniband/dev0/fw_ver: invalid argument",
+			"read /sys/class/infiniband/dev0/hw_rev: invalid argument",
+			"read /sys/class/infiniband/dev0/hca_type: invalid argument",
+		}, nil},
+		{"link_layer", func(m fstest.MapFS) { dir(m, p+"link_layer") },
+			nil, []string{"read /sys/class/infiniband/dev0/ports/1/link_layer: invalid argument"}},
+		// The kernel fails reads of gid_attrs for unused GID entries:
+		// not a problem.
+		{"gid_attrs", func(m fstest.MapFS) { dir(m, p+"gid_attrs/types/0") }, nil, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := minimalDevice()
+			tt.change(m)
+			dev, err := NewFS(m, "/sys").Device("dev0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs := func(errs []error) []string {
+				var s []string
+				for _, err := range errs {
+					s = append(s, err.Error())
+				}
+				return s
+			}
+			if diff := cmp.Diff(tt.wantDevice, msgs(dev.Unread)); diff != "" {
+				t.Errorf("unexpected device Unread (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantPort, msgs(dev.Port(1).Unread)); diff != "" {
+				t.Errorf("unexpected port Unread (-want +got):\n%s", diff)
+			}
+			if dev.FWVersion != "" && tt.name == "fw_ver" || dev.Port(1).LinkLayer != "IB" && tt.name == "link_layer" {
+				t.Errorf("an unread file does not show its default: %+v", dev)
+			}
+		})
+	}
+}
+
+// TestAbsent checks which errors mean a file is not there.
+func TestAbsent(t *testing.T) {
+	root := t.TempDir()
+	for _, name := range []string{"dir/x", "file"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte("1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("nowhere", filepath.Join(root, "dangling")); err != nil {
+		t.Fatal(err)
+	}
+	fsys := NewFS(os.DirFS(root), root)
+	tests := []struct {
+		name   string
+		absent bool
+	}{
+		{"missing", true},
+		{"dangling", true}, // open follows the link: ENOENT
+		{"dir", false},     // EISDIR on read
+		{"file/x", false},  // ENOTDIR
+	}
+	for _, tt := range tests {
+		_, err := fsys.ReadFile(tt.name)
+		if err == nil || Absent(err) != tt.absent {
+			t.Errorf("%s: %v, Absent %v; want %v", tt.name, err, Absent(err), tt.absent)
+		}
+	}
+	if Absent(nil) || Absent(fs.ErrNotExist) || Absent(&SysError{Op: "read", Err: syscall.ENOENT}) {
+		t.Error("Absent of nil, a bare error or a failed read")
+	}
+	if !Absent(&SysError{Op: "open", Err: fs.ErrNotExist}) || Absent(&SysError{Op: "open", Err: syscall.ENODEV}) {
+		t.Error("Absent of ENOENT (fstest) or ENODEV")
+	}
+}
+
+func TestNodeDesc(t *testing.T) {
+	m := minimalDevice()
+	setFile(m, "class/infiniband/dev0/node_desc", "node01 HCA-1\n")
+	m["class/infiniband/dir0/node_desc"] = &fstest.MapFile{Mode: fs.ModeDir}
+	fsys := NewFS(m, "/sys")
+	tests := []struct{ dev, want, wantErr string }{
+		{"dev0", "node01 HCA-1", ""},
+		{"dir0", "", "read /sys/class/infiniband/dir0/node_desc: invalid argument"},
+		{"nosuch", "", "open /sys/class/infiniband/nosuch/node_desc: file does not exist"},
+		{"..", "", "open /sys/class/infiniband/..: file does not exist"},
+	}
+	for _, tt := range tests {
+		got, err := fsys.NodeDesc(tt.dev)
+		gotErr := ""
+		if err != nil {
+			gotErr = err.Error()
+		}
+		if got != tt.want || gotErr != tt.wantErr {
+			t.Errorf("NodeDesc(%q) = %q, %q; want %q, %q", tt.dev, got, gotErr, tt.want, tt.wantErr)
+		}
 	}
 }
 
@@ -144,12 +272,32 @@ func TestDeviceNamesEdges(t *testing.T) {
 	}
 	setFile(m, "class/infiniband/nofile0/ports/1/lid", "0x1\n")
 	got, err := NewFS(m, "/sys").DeviceNames()
-	if err != nil {
-		t.Fatal(err)
-	}
 	want := []string{"Z0", "a0", "big0", "mlx5_10", "mlx5_2"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected names (-want +got):\n%s", diff)
+	}
+	// A node_type that does not read or parse leaves its device out, as
+	// libibumad does, and says so.
+	var skipped *SkippedError
+	if !errors.As(err, &skipped) {
+		t.Fatalf("error %v, want a *SkippedError", err)
+	}
+	wantSkipped := []DeviceError{
+		{"junk0", &SysError{Op: "parse", Path: "/sys/class/infiniband/junk0/node_type", Err: &ParseError{Kind: "sysfs number", Input: "junk", Reason: `want a number such as 4, 0x1a or "4: ACTIVE"`}}},
+		{"nofile0", &SysError{Op: "open", Path: "/sys/class/infiniband/nofile0/node_type", Err: fs.ErrNotExist}},
+	}
+	if diff := cmp.Diff(wantSkipped, skipped.Skipped, cmp.Comparer(func(a, b error) bool { return a.Error() == b.Error() })); diff != "" {
+		t.Errorf("unexpected skipped devices (-want +got):\n%s", diff)
+	}
+	if skipped.Lookup("nofile0") == nil || skipped.Lookup("Z0") != nil {
+		t.Errorf("Lookup: %v, %v", skipped.Lookup("nofile0"), skipped.Lookup("Z0"))
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("errors.Is(%v, fs.ErrNotExist) is false", err)
+	}
+	// Devices stops at the first device that does not read.
+	if _, err := NewFS(m, "/sys").Devices(); err == nil || err.Error() != wantSkipped[0].Err.Error() {
+		t.Errorf("Devices: %v, want %v", err, wantSkipped[0].Err)
 	}
 
 	// No class/infiniband: no devices and no error, as libibumad.

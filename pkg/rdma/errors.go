@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 )
 
@@ -52,4 +53,56 @@ func (e *SysError) Is(target error) bool {
 		return errno == syscall.ENODEV || errno == syscall.ENOENT
 	}
 	return false
+}
+
+// DeviceError is the error of one entry of a device listing: a device
+// under class/infiniband, or a uverbsN or umadN entry.
+type DeviceError struct {
+	Name string // the entry: "mlx5_0", "uverbs1", "umad2"
+	Err  error  // why it was left out, usually a *SysError naming the file
+}
+
+// Error returns the message of Err, which names the file and so the entry.
+func (e *DeviceError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *DeviceError) Unwrap() error { return e.Err }
+
+// SkippedError reports entries a listing left out because a file that
+// says what they are did not read or parse. The listing of the other
+// entries is returned with it: the C libraries skip such entries without a
+// word, and a tool that shows the listing can still show it, then say what
+// it left out.
+type SkippedError struct {
+	Skipped []DeviceError // in listing order; never empty
+}
+
+// Error returns the messages of the skipped entries, one per line.
+func (e *SkippedError) Error() string {
+	msgs := make([]string, len(e.Skipped))
+	for i := range e.Skipped {
+		msgs[i] = e.Skipped[i].Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
+// Unwrap returns the error of each skipped entry, so that errors.Is and
+// errors.As look at every one and a caller can print one line for each.
+func (e *SkippedError) Unwrap() []error {
+	errs := make([]error, len(e.Skipped))
+	for i := range e.Skipped {
+		errs[i] = &e.Skipped[i]
+	}
+	return errs
+}
+
+// Lookup returns the error of the entry called name, or nil when that
+// entry was not skipped.
+func (e *SkippedError) Lookup(name string) error {
+	for i := range e.Skipped {
+		if e.Skipped[i].Name == name {
+			return &e.Skipped[i]
+		}
+	}
+	return nil
 }

@@ -11,10 +11,11 @@ import (
 //
 // Required files: lid_mask_count, sm_lid, sm_sl, lid, state, phys_state,
 // rate, cap_mask, gids/0 and at least one readable pkeys/N. Optional:
-// link_layer ("IB" when missing, libibumad's default). Best effort, not
-// read by libibumad: gids/N for N > 0 and gid_attrs/{types,ndevs}/N; an
-// entry that does not read or parse is left out rather than failing the
-// port.
+// link_layer ("IB" when missing or unreadable, libibumad's default; an
+// unreadable one leaves its error in Unread). Best effort, not read by
+// libibumad: gids/N for N > 0 and gid_attrs/{types,ndevs}/N; an entry that
+// does not read or parse is left out rather than failing the port (the
+// kernel itself fails reads of gid_attrs for unused entries).
 type Port struct {
 	Number    int           // directory name under ports/
 	State     PortState     // state, "4: ACTIVE"
@@ -39,6 +40,9 @@ type Port struct {
 	// PKeys is the P_Key table: PKeys[i] is pkeys/i (0 for an index the
 	// directory lacks).
 	PKeys []uint16
+	// Unread holds the error of link_layer when it is there but did not
+	// read (LinkLayer is then the default "IB"); see Device.Unread.
+	Unread []error
 }
 
 // GIDType is the kind of a GID table entry as the kernel names it in
@@ -105,7 +109,7 @@ func (f *FS) port(dir string, n int) (*Port, error) {
 	if p.Rate, err = f.readString(pdir+"/rate", 0); err != nil {
 		return nil, err
 	}
-	p.LinkLayer = f.readOptional(pdir+"/link_layer", "IB")
+	p.LinkLayer = f.readOptional(pdir+"/link_layer", "IB", &p.Unread)
 	gid0, err := f.readGID(pdir + "/gids/0")
 	if err != nil {
 		return nil, err
@@ -171,8 +175,8 @@ func (f *FS) gids(pdir string) []GIDEntry {
 		out = append(out, GIDEntry{
 			Index:  idx,
 			GID:    g,
-			Type:   GIDType(f.readOptional(pdir+"/gid_attrs/types/"+e.Name(), "")),
-			NetDev: f.readOptional(pdir+"/gid_attrs/ndevs/"+e.Name(), ""),
+			Type:   GIDType(f.readOptional(pdir+"/gid_attrs/types/"+e.Name(), "", nil)),
+			NetDev: f.readOptional(pdir+"/gid_attrs/ndevs/"+e.Name(), "", nil),
 		})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })

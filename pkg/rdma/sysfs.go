@@ -123,14 +123,30 @@ func (f *FS) readString(name string, bufSize int) (string, error) {
 	return CString(b, bufSize), nil
 }
 
-// readOptional reads an optional string file: any error yields def, as in
-// libibumad, which treats an unreadable optional file as absent.
-func (f *FS) readOptional(name, def string) string {
+// readOptional reads an optional string file, one some drivers or kernels
+// do not write. Either way it yields def, as libibumad does; but only a file
+// that is not there is simply absent. The error of one that is there and
+// does not read (EIO, EISDIR, a value the driver cannot give) is added to
+// unread, when unread is not nil, so that a tool can say what it could not
+// show instead of showing def as if it were the value.
+func (f *FS) readOptional(name, def string, unread *[]error) string {
 	s, err := f.readString(name, 0)
-	if err != nil {
-		return def
+	switch {
+	case err == nil:
+		return s
+	case unread != nil && !Absent(err):
+		*unread = append(*unread, err)
 	}
-	return s
+	return def
+}
+
+// Absent reports whether err says that a file is not there at all: opening
+// it failed with ENOENT. A file that is there but does not read (EIO,
+// EISDIR, EINVAL from a driver), a path through something that is not a
+// directory (ENOTDIR) and a device that went away (ENODEV) are not absent.
+func Absent(err error) bool {
+	var se *SysError
+	return errors.As(err, &se) && se.Op == "open" && errors.Is(se.Err, fs.ErrNotExist)
 }
 
 // readUint reads a number file as libibumad's sys_read_uint does.

@@ -44,14 +44,21 @@ func (f *FS) UmadABIVersion() (int, error) {
 // N. Entries whose ibdev or port do not read are left out, as libibumad
 // skips them. A tree without class/infiniband_mad has none.
 func (f *FS) UmadDevices() ([]UmadDevice, error) {
+	out, _, err := f.umadDevices()
+	return out, err
+}
+
+// umadDevices is UmadDevices with the errors of the entries it leaves out.
+func (f *FS) umadDevices() ([]UmadDevice, []DeviceError, error) {
 	entries, err := f.ReadDir(classMAD)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []UmadDevice
+	var skipped []DeviceError
 	for _, e := range entries {
 		idx, ok := classIndex(e.Name(), "umad")
 		if !ok {
@@ -60,23 +67,26 @@ func (f *FS) UmadDevices() ([]UmadDevice, error) {
 		dir := classMAD + "/" + e.Name()
 		dev, err := f.readString(dir+"/ibdev", 0)
 		if err != nil {
+			skipped = append(skipped, DeviceError{Name: e.Name(), Err: err})
 			continue
 		}
 		port, err := f.readUint(dir + "/port")
 		if err != nil {
+			skipped = append(skipped, DeviceError{Name: e.Name(), Err: err})
 			continue
 		}
 		out = append(out, UmadDevice{Index: idx, Device: dev, Port: int(uint32(port))})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
-	return out, nil
+	return out, skipped, nil
 }
 
 // UmadDeviceFor returns the umad device of port on device dev, the one with
 // the lowest N when several match (libibumad's dev_to_umad_id). The error
-// for no match matches fs.ErrNotExist.
+// for no match matches fs.ErrNotExist; when entries were left out because
+// they did not read, it names them, since one of them may be the device.
 func (f *FS) UmadDeviceFor(dev string, port int) (UmadDevice, error) {
-	all, err := f.UmadDevices()
+	all, skipped, err := f.umadDevices()
 	if err != nil {
 		return UmadDevice{}, err
 	}
@@ -85,7 +95,15 @@ func (f *FS) UmadDeviceFor(dev string, port int) (UmadDevice, error) {
 			return u, nil
 		}
 	}
-	return UmadDevice{}, fmt.Errorf("no umad device for %s port %d under %s: %w", dev, port, f.Path(classMAD), fs.ErrNotExist)
+	var unread string
+	if len(skipped) > 0 {
+		msgs := make([]string, len(skipped))
+		for i := range skipped {
+			msgs[i] = skipped[i].Error()
+		}
+		unread = " (left out: " + strings.Join(msgs, "; ") + ")"
+	}
+	return UmadDevice{}, fmt.Errorf("no umad device for %s port %d under %s%s: %w", dev, port, f.Path(classMAD), unread, fs.ErrNotExist)
 }
 
 // classIndex parses "<prefix>N" with N decimal and returns N.

@@ -47,7 +47,7 @@ func TestUmadDeviceFor(t *testing.T) {
 		t.Errorf("sw0 port 0 -> %+v, %v", u, err)
 	}
 	_, err = fsys.UmadDeviceFor("odd0", 2)
-	if !errors.Is(err, fs.ErrNotExist) || err.Error() != "no umad device for odd0 port 2 under /sys/class/infiniband_mad: file does not exist" {
+	if !errors.Is(err, fs.ErrNotExist) || err.Error() != "no umad device for odd0 port 2 under /sys/class/infiniband_mad (left out: open /sys/class/infiniband_mad/umad8/port: no such file or directory): file does not exist" {
 		t.Errorf("odd0 port 2: %v", err)
 	}
 	if v, err := fsys.UmadABIVersion(); err != nil || v != 5 {
@@ -89,6 +89,34 @@ func TestVerbsDevices(t *testing.T) {
 	_, err := fixtureFS("broken").VerbsDevices()
 	if !errors.Is(err, fs.ErrNotExist) || err.Error() != "readdir /sys/class/infiniband_verbs: no such file or directory" {
 		t.Errorf("no infiniband_verbs: %v", err)
+	}
+}
+
+// TestVerbsDevicesSkipped checks that a uverbsN whose ibdev does not read
+// or names nothing is left out and said, while one naming a device that is
+// gone is left out as libibverbs leaves it.
+func TestVerbsDevicesSkipped(t *testing.T) {
+	m := fstest.MapFS{
+		"class/infiniband/dev0/node_type":        {Data: []byte("1: CA\n")},
+		"class/infiniband_verbs/uverbs0/ibdev":   {Data: []byte("dev0\n")},
+		"class/infiniband_verbs/uverbs1/ibdev":   {Mode: fs.ModeDir},
+		"class/infiniband_verbs/uverbs2/ibdev":   {Data: []byte("a/b\n")},
+		"class/infiniband_verbs/uverbs3/ibdev":   {Data: []byte("gone0\n")},
+		"class/infiniband_verbs/uverbs4/abi_ver": {Data: []byte("1\n")},
+	}
+	got, err := NewFS(m, "/sys").VerbsDevices()
+	if diff := cmp.Diff([]VerbsDevice{{Index: 0, Device: "dev0"}}, got); diff != "" {
+		t.Errorf("unexpected verbs devices (-want +got):\n%s", diff)
+	}
+	const want = "read /sys/class/infiniband_verbs/uverbs1/ibdev: invalid argument\n" +
+		`parse /sys/class/infiniband_verbs/uverbs2/ibdev: invalid device name "a/b": want a directory name under /sys/class/infiniband` + "\n" +
+		"open /sys/class/infiniband_verbs/uverbs4/ibdev: file does not exist"
+	var skipped *SkippedError
+	if !errors.As(err, &skipped) || err.Error() != want {
+		t.Errorf("error %v, want a *SkippedError:\n%s", err, want)
+	}
+	if skipped != nil && (skipped.Lookup("uverbs2") == nil || skipped.Lookup("uverbs3") != nil) {
+		t.Errorf("Lookup: %v, %v", skipped.Lookup("uverbs2"), skipped.Lookup("uverbs3"))
 	}
 }
 

@@ -27,12 +27,18 @@ type VerbsDevice struct {
 //
 // A tree without class/infiniband_verbs gives an error matching
 // fs.ErrNotExist, as libibverbs fails (ENOSYS) without it.
+//
+// A uverbsN whose ibdev names a device no longer under class/infiniband is
+// left out, as libibverbs leaves it out: the device went away. One whose
+// ibdev does not read, or names nothing, is left out too, but the others
+// come back with a *SkippedError naming it.
 func (f *FS) VerbsDevices() ([]VerbsDevice, error) {
 	entries, err := f.ReadDir(classVerbs)
 	if err != nil {
 		return nil, err
 	}
 	var out []VerbsDevice
+	var skipped []DeviceError
 	for _, e := range entries {
 		idx, ok := classIndex(e.Name(), "uverbs")
 		if !ok {
@@ -41,10 +47,16 @@ func (f *FS) VerbsDevices() ([]VerbsDevice, error) {
 		dir := classVerbs + "/" + e.Name()
 		b, err := f.ReadFile(dir + "/ibdev")
 		if err != nil {
+			skipped = append(skipped, DeviceError{Name: e.Name(), Err: err})
 			continue
 		}
 		dev := verbsString(b)
-		if !validName(dev) || !f.IsDir(classInfiniBand+"/"+dev) {
+		if !validName(dev) {
+			err := f.parseError(dir+"/ibdev", &ParseError{Kind: "device name", Input: dev, Reason: "want a directory name under " + f.Path(classInfiniBand)})
+			skipped = append(skipped, DeviceError{Name: e.Name(), Err: err})
+			continue
+		}
+		if !f.IsDir(classInfiniBand + "/" + dev) {
 			continue
 		}
 		v := VerbsDevice{Index: idx, Device: dev}
@@ -54,6 +66,9 @@ func (f *FS) VerbsDevices() ([]VerbsDevice, error) {
 		out = append(out, v)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	if skipped != nil {
+		return out, &SkippedError{Skipped: skipped}
+	}
 	return out, nil
 }
 
