@@ -73,6 +73,11 @@ func (l Local) Resolve(src DeviceSource) (*rdma.Device, *rdma.Port, error) {
 	if p == nil {
 		return nil, nil, &ResolveError{Local: l.String(), Reason: reason}
 	}
+	if l.Kind == ByName && (l.CA == "" || l.Port == 0) && d.NodeType != rdma.NodeTypeSwitch && len(p.Unread) > 0 {
+		// The port was picked as an InfiniBand port by its link layer,
+		// which did not read: libibumad's default "IB" may be wrong.
+		return nil, nil, fmt.Errorf("picking a local end port: %w", p.Unread[0])
+	}
 	return d, p, nil
 }
 

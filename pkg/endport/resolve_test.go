@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -146,5 +147,41 @@ func TestResolveFS(t *testing.T) {
 	d, p, err := Local{}.Resolve(src)
 	if err != nil || d.Name != "mlx5_0" || p.Number != 1 {
 		t.Errorf("default end port: %v, %v, %v; want mlx5_0/1", d, p, err)
+	}
+}
+
+// TestResolveUnreadLinkLayer checks that a port picked for its link layer
+// fails when that file did not read (libibumad would take it as IB), and
+// that one named outright does not.
+func TestResolveUnreadLinkLayer(t *testing.T) {
+	unread := &rdma.SysError{Op: "read", Path: "/sys/class/infiniband/mlx5_0/ports/1/link_layer", Err: syscall.EIO}
+	p1 := port(1, rdma.PortStateActive, rdma.PhysPortStateLinkUp, "IB", 0x11)
+	p1.Unread = []error{unread}
+	src := devices{device("mlx5_0", rdma.NodeTypeCA, p1, port(2, rdma.PortStateActive, rdma.PhysPortStateLinkUp, "IB", 0x12))}
+	const want = "picking a local end port: read /sys/class/infiniband/mlx5_0/ports/1/link_layer: input/output error"
+	tests := []struct{ spec, want string }{
+		{"", want},
+		{"mlx5_0", want},
+		{"1", want},
+		{"mlx5_0/1", "mlx5_0/1"},
+		{"0x11", "mlx5_0/1"},
+		{"mlx5_0/2", "mlx5_0/2"},
+	}
+	for _, tt := range tests {
+		var l Local
+		if err := l.UnmarshalText([]byte(tt.spec)); err != nil {
+			t.Fatal(err)
+		}
+		d, p, err := l.Resolve(src)
+		got := errText(err)
+		if err == nil {
+			got = d.Name + "/" + strconv.Itoa(p.Number)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("%q: unexpected resolution (-want +got):\n%s", tt.spec, diff)
+		}
+		if err != nil && !errors.Is(err, syscall.EIO) {
+			t.Errorf("%q: %v does not wrap the read error", tt.spec, err)
+		}
 	}
 }
