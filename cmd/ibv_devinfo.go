@@ -35,8 +35,9 @@ type ibvDevinfoOptions struct {
 	// their names.
 	Devices func() ([]verbs.Device, error)
 	Names   func() ([]string, error)
-	// BoardID reads a device's board_id from its sysfs directory.
-	BoardID func(d *verbs.Device) string
+	// BoardID reads a device's board_id from its sysfs directory: "" and
+	// no error when the driver writes none.
+	BoardID func(d *verbs.Device) (string, error)
 	portArg string
 }
 
@@ -78,16 +79,21 @@ attributes and its ports', as rdma-core's ibv_devinfo does.`,
 }
 
 // sysfsBoardID reads board_id from the device's sysfs directory, as
-// libibverbs' ibv_read_sysfs_file does: one trailing newline dropped.
-func sysfsBoardID(d *verbs.Device) string {
+// libibverbs' ibv_read_sysfs_file does: one trailing newline dropped. Some
+// drivers (rxe, siw) write none; one that is there and does not read is
+// an error, though ibv_devinfo leaves the line out either way.
+func sysfsBoardID(d *verbs.Device) (string, error) {
 	if d.IBDevPath == "" {
-		return ""
+		return "", nil
 	}
 	b, err := os.ReadFile(filepath.Join(d.IBDevPath, "board_id"))
-	if err != nil || len(b) == 0 {
-		return ""
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
 	}
-	return strings.TrimSuffix(string(b), "\n")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(string(b), "\n"), nil
 }
 
 func ibvDevinfoRun(o *ibvDevinfoOptions) error {
@@ -132,23 +138,27 @@ func ibvDevinfoRun(o *ibvDevinfoOptions) error {
 	}
 	var b []byte
 	var doc []map[string]any
+	var problems sysfsProblems
 	for i := range devs {
 		d := &devs[i]
 		if o.Port > d.PhysPortCnt {
 			if _, err := o.IO.Out.Write(b); err != nil {
 				return err
 			}
-			return usageErrorf("%s: invalid port %d requested: the device has %d", d.Name, o.Port, d.PhysPortCnt)
+			return problems.result(usageErrorf("%s: invalid port %d requested: the device has %d", d.Name, o.Port, d.PhysPortCnt))
 		}
-		board := o.BoardID(d)
+		board, err := o.BoardID(d)
+		if err != nil {
+			problems.add(err)
+		}
 		b = appendDevinfo(b, d, board, o.Port, o.Verbose)
 		doc = append(doc, map[string]any{"hcaId": d.Name, "device": d, "boardId": board})
 	}
 	if o.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"devices": doc})
+		return problems.result(writeJSONDocument(o.IO.Out, map[string]any{"devices": doc}))
 	}
 	_, err = o.IO.Out.Write(b)
-	return err
+	return problems.result(err)
 }
 
 // appendDevinfo is devinfo.c's print_hca_cap.

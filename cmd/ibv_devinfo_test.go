@@ -2,7 +2,10 @@ package cmd
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,11 +92,14 @@ func runIbvDevinfo(t *testing.T, devs []verbs.Device, listErr error, args ...str
 		}
 		return n, listErr
 	}
-	o.BoardID = func(d *verbs.Device) string {
-		if d.IBDevPath == "board" {
-			return "MT_0000000012"
+	o.BoardID = func(d *verbs.Device) (string, error) {
+		switch d.IBDevPath {
+		case "board":
+			return "MT_0000000012", nil
+		case "unreadable":
+			return "", &os.PathError{Op: "read", Path: "/sys/class/infiniband/" + d.Name + "/board_id", Err: syscall.EIO}
 		}
-		return ""
+		return "", nil
 	}
 	err = ibvDevinfoRun(o)
 	return out.String(), err
@@ -136,6 +142,33 @@ func TestIbvDevinfo(t *testing.T) {
 	}
 	if _, err := runIbvDevinfo(t, nil, verbs.ErrNoVerbs); !errors.Is(err, verbs.ErrNoVerbs) || ExitCode(err) != ExitFailure {
 		t.Errorf("without verbs: %v (exit %d)", err, ExitCode(err))
+	}
+}
+
+// TestIbvDevinfoBoardID checks that a board_id that is there and does not
+// read leaves its line out, as rdma-core does, then says so and exits 3;
+// a driver without one is not a problem.
+func TestIbvDevinfoBoardID(t *testing.T) {
+	devs := append([]verbs.Device{}, fakeVerbs...)
+	devs[0].IBDevPath = "unreadable"
+	got, err := runIbvDevinfo(t, devs, nil)
+	if diff := cmp.Diff(strings.Replace(mlx5Devinfo, "\tboard_id:\t\t\tMT_0000000012\n", "", 1)+mlx5Port1+mlx5Port2+rxeDevinfo, got); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	const want = "read /sys/class/infiniband/mlx5_0/board_id: input/output error"
+	if err == nil || err.Error() != want || ExitCode(err) != ExitFailure {
+		t.Errorf("error %v (exit %d), want %q (exit 3)", err, ExitCode(err), want)
+	}
+
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "board_id"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for path, wantErr := range map[string]bool{"": false, t.TempDir(): false, dir: true} {
+		board, err := sysfsBoardID(&verbs.Device{IBDevPath: path})
+		if board != "" || (err != nil) != wantErr {
+			t.Errorf("board_id in %q: %q, %v; want an error: %v", path, board, err, wantErr)
+		}
 	}
 }
 
