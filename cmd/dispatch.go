@@ -16,15 +16,19 @@ func Main(args []string, f *Factory) int {
 	if len(args) == 0 {
 		args = []string{"ibtool"}
 	}
+	r := newRun(f)
+	defer r.stop()
 	if t, err := Lookup(filepath.Base(args[0])); err == nil {
-		return execute(f, t.Name, ToolCommand(f, t), args[1:])
+		tf := r.factoryFor(t)
+		return r.execute(tf, t, t.Name, ToolCommand(tf, t), args[1:])
 	}
 	if len(args) > 1 && !isFlag(args[1]) {
 		if t, err := Lookup(args[1]); err == nil {
 			// "ibtool TOOL ...": the root holds that tool alone. Building
 			// all of them took 3 ms of every run, more than some tools'
 			// own work.
-			return execute(f, "ibtool", newRoot(f, []Tool{t}), args[1:])
+			tf := r.factoryFor(t)
+			return r.execute(tf, t, "ibtool", newRoot(tf, []Tool{t}), args[1:])
 		}
 	}
 	root := NewRootCommand(f)
@@ -36,7 +40,7 @@ func Main(args []string, f *Factory) int {
 			return ExitCode(err)
 		}
 	}
-	return execute(f, "ibtool", root, args[1:])
+	return r.execute(f, Tool{SignalIsEnd: true}, "ibtool", root, args[1:])
 }
 
 func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }
@@ -54,16 +58,16 @@ func isBuiltin(root *cobra.Command, name string) bool {
 	return false
 }
 
-// execute runs c with args and turns its error into a message and exit code.
-func execute(f *Factory, name string, c *cobra.Command, args []string) int {
+// execute runs c with args and turns its error into a message and exit
+// code, written to the unfiltered error stream: f's streams may be muted by
+// then (see run).
+func (r *run) execute(f *Factory, t Tool, name string, c *cobra.Command, args []string) int {
 	c.SetArgs(args)
 	c.SetIn(f.IO.In)
 	c.SetOut(f.IO.Out)
 	c.SetErr(f.IO.ErrOut)
-	ctx, stop := runContext()
-	defer stop()
-	ran, err := c.ExecuteContextC(ctx)
-	err = withCause(ctx, err)
+	ran, err := c.ExecuteContextC(r.ctx)
+	err = withCause(r.ctx, err, t.SignalIsEnd)
 	if err == nil {
 		return ExitOK
 	}
@@ -76,10 +80,10 @@ func execute(f *Factory, name string, c *cobra.Command, args []string) int {
 			name = ran.Name()
 		}
 	}
-	RenderError(f.IO.ErrOut, name, err, verbosity)
+	RenderError(r.errOut, name, err, verbosity)
 	var usage *UsageError
 	if errors.As(err, &usage) && usage.Syntax && ran != nil {
-		fmt.Fprintf(f.IO.ErrOut, "Run '%s --help' for usage.\n", ran.CommandPath())
+		fmt.Fprintf(r.errOut, "Run '%s --help' for usage.\n", ran.CommandPath())
 	}
 	return ExitCode(err)
 }

@@ -78,15 +78,13 @@ type InterruptedError struct {
 	Signal os.Signal
 }
 
+// Error names the signal only: what the tool returned is mostly what the
+// signal cut short (RenderError shows it at -v).
 func (e *InterruptedError) Error() string {
-	msg := "interrupted"
 	if s, ok := e.Signal.(syscall.Signal); ok {
-		msg += " by " + unix.SignalName(s)
+		return "interrupted by " + unix.SignalName(s)
 	}
-	if e.Err == nil || errors.Is(e.Err, context.Canceled) {
-		return msg
-	}
-	return msg + ": " + e.Err.Error()
+	return "interrupted"
 }
 
 // Code is the exit code: 128 plus the signal's number.
@@ -153,9 +151,10 @@ func RenderError(w io.Writer, tool string, err error, verbosity int) {
 	}
 	var interrupted *InterruptedError
 	if errors.As(err, &interrupted) {
-		// What the tool was doing when its context ended says nothing
-		// more than the signal does.
 		fmt.Fprintf(w, "%s: %s\n", tool, interrupted.Error())
+		if e := interrupted.Err; verbosity > 0 && e != nil && !errors.Is(e, context.Canceled) {
+			fmt.Fprintf(w, "  the tool returned: %s\n", strings.TrimRight(e.Error(), "\n"))
+		}
 		return
 	}
 	if joined, ok := err.(interface{ Unwrap() []error }); ok {

@@ -19,9 +19,10 @@ import (
 
 func init() {
 	register(Tool{
-		Name:    "ibping",
-		Summary: "ping a port's ibping server, or be one (-S)",
-		New:     func(f *Factory) *cobra.Command { return newIbpingCmd(f) },
+		Name:        "ibping",
+		Summary:     "ping a port's ibping server, or be one (-S)",
+		New:         func(f *Factory) *cobra.Command { return newIbpingCmd(f) },
+		SignalIsEnd: true,
 	})
 }
 

@@ -363,20 +363,29 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 	reports := make([]*nodeErrors, len(nodes))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, x.Window()))
+	ctx := o.Common.context()
 	for i, n := range nodes {
 		if len(o.Types) > 0 && !o.Types[n.Type] {
 			continue
+		}
+		if ctx.Err() != nil {
+			break
 		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r := &nodeErrors{o: o, th: th, n: n, q: &pmaQuerier{ctx: o.Common.context(), x: x, sl: sls}}
+			r := &nodeErrors{o: o, th: th, n: n, q: &pmaQuerier{ctx: ctx, x: x, sl: sls}}
 			r.check()
 			reports[i] = r
 		}()
 	}
 	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		// Interrupted, or the transport failed: what the queries
+		// found is not the fabric's state, and nothing is reported.
+		return err
+	}
 
 	var sum queryErrorsSummary
 	found := []portErrorsJSON{}

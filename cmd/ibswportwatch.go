@@ -21,7 +21,7 @@ import (
 func init() {
 	for _, name := range []string{"ibswportwatch", "ibswportwatch.pl"} {
 		register(Tool{Name: name, Summary: "poll a port's counters and report the rates of errors and data (deprecated script)",
-			New: func(f *Factory) *cobra.Command { return newIbswportwatchCmd(f, name, nil) }})
+			New: func(f *Factory) *cobra.Command { return newIbswportwatchCmd(f, name, nil) }, SignalIsEnd: true})
 	}
 }
 

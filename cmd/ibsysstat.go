@@ -16,9 +16,10 @@ import (
 
 func init() {
 	register(Tool{
-		Name:    "ibsysstat",
-		Summary: "ask a port's ibsysstat server for its host name or CPUs, or be one (-S)",
-		New:     func(f *Factory) *cobra.Command { return newIbsysstatCmd(f) },
+		Name:        "ibsysstat",
+		Summary:     "ask a port's ibsysstat server for its host name or CPUs, or be one (-S)",
+		New:         func(f *Factory) *cobra.Command { return newIbsysstatCmd(f) },
+		SignalIsEnd: true,
 	})
 }
 

@@ -16,6 +16,11 @@ type Tool struct {
 	Summary string
 	// New builds the tool's command. It is called once per invocation.
 	New func(f *Factory) *cobra.Command
+	// SignalIsEnd says SIGINT and SIGTERM end the tool normally (ibping's
+	// statistics, a server's stop, a watch): what it prints after one is
+	// kept, and it exits as it returns. Any other tool stops printing at
+	// the signal and exits 130 or 143, as the C tools a signal kills.
+	SignalIsEnd bool
 }
 
 // ErrUnknownTool is wrapped by the error returned for a name that is not a tool.

@@ -3,7 +3,7 @@ package cmd
 import (
 	"context"
 	"errors"
-	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,21 +11,22 @@ import (
 
 // A tool runs under one context that ends for one of two causes: SIGINT or
 // SIGTERM (an *InterruptedError once the tool returns), or the MAD
-// transport failing for good (the simulator gone, the device removed).
-// The second ends every query of a fabric-wide tool at once, so the tool
-// reports the one cause instead of one failed query per node.
+// transport failing for good (the simulator gone or stopped, the device
+// removed). The second ends every query of a fabric-wide tool at once, so
+// the tool reports the one cause instead of one failed query per node.
 
-// signalCause is the cause of a run context a signal ended.
-type signalCause struct{ sig os.Signal }
+// run is one invocation of ibtool: the context its tool runs under, and
+// the streams as they were, for the final message.
+type run struct {
+	ctx    context.Context
+	stop   func()
+	f      *Factory
+	errOut io.Writer
+}
 
-func (s *signalCause) Error() string { return "received " + s.sig.String() }
-
-// goneKey is the context key of the func that ends a run because its
-// transport has failed for good.
-type goneKey struct{}
-
-// runContext returns the context a tool runs under and what releases it.
-func runContext() (context.Context, func()) {
+// newRun starts catching SIGINT and SIGTERM for one invocation on f's
+// streams. stop releases them.
+func newRun(f *Factory) *run {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -38,12 +39,55 @@ func runContext() (context.Context, func()) {
 		}
 	}()
 	gone := func(err error) { cancel(&transportGoneError{Err: err}) }
-	return context.WithValue(ctx, goneKey{}, gone), func() {
-		signal.Stop(sigs)
-		close(done)
-		cancel(nil)
+	return &run{
+		ctx:    context.WithValue(ctx, goneKey{}, gone),
+		f:      f,
+		errOut: f.IO.ErrOut,
+		stop: func() {
+			signal.Stop(sigs)
+			close(done)
+			cancel(nil)
+		},
 	}
 }
+
+// factoryFor returns the run's Factory for tool t, its output streams
+// muted once the run ends early: after the transport failed, what the
+// tool goes on to print comes from queries that failed for that one
+// reason; after a signal, the C tool would have died. A tool whose normal
+// end is a signal (Tool.SignalIsEnd) keeps what it prints after one.
+func (r *run) factoryFor(t Tool) *Factory {
+	f := *r.f
+	f.IO.Out = &mutedAfterEnd{ctx: r.ctx, w: r.f.IO.Out, keepOnSignal: t.SignalIsEnd}
+	f.IO.ErrOut = &mutedAfterEnd{ctx: r.ctx, w: r.f.IO.ErrOut, keepOnSignal: t.SignalIsEnd}
+	return &f
+}
+
+// mutedAfterEnd passes writes to w until ctx ends, then drops them
+// (reporting them written), except after a signal when keepOnSignal.
+type mutedAfterEnd struct {
+	ctx          context.Context
+	w            io.Writer
+	keepOnSignal bool
+}
+
+func (m *mutedAfterEnd) Write(p []byte) (int, error) {
+	if m.ctx.Err() != nil {
+		if _, ok := context.Cause(m.ctx).(*signalCause); !ok || !m.keepOnSignal {
+			return len(p), nil
+		}
+	}
+	return m.w.Write(p)
+}
+
+// signalCause is the cause of a run context a signal ended.
+type signalCause struct{ sig os.Signal }
+
+func (s *signalCause) Error() string { return "received " + s.sig.String() }
+
+// goneKey is the context key of the func that ends a run because its
+// transport has failed for good.
+type goneKey struct{}
 
 // transportGone returns what ends ctx's run because its transport has
 // failed for good, or nil when ctx is not a run context (tests).
@@ -60,25 +104,25 @@ func (e *transportGoneError) Error() string { return e.Err.Error() }
 // Unwrap returns the transport's error.
 func (e *transportGoneError) Unwrap() error { return e.Err }
 
-// withCause turns what a tool returned into what it should report, given
-// why its run context ended: after a signal, an *InterruptedError; after
-// the transport failed, that failure (even where the tool, seeing its
-// context end, returned nil or only "context canceled").
-func withCause(ctx context.Context, err error) error {
+// withCause turns what a tool returned into what it reports, given why its
+// run context ended: after a signal, an *InterruptedError, even where the
+// tool finished (its output was muted), unless a signal is the tool's
+// normal end; after the transport failed, that failure, even where the
+// tool, seeing its context end, returned nil or only "context canceled".
+func withCause(ctx context.Context, err error, signalIsEnd bool) error {
 	switch c := context.Cause(ctx).(type) {
 	case *signalCause:
-		// Even a tool that finished reports the signal: a script that
-		// was interrupted learns so from the exit code, as from the C
-		// tools the signal ends.
+		if signalIsEnd && err == nil {
+			return nil
+		}
 		return &InterruptedError{Err: err, Signal: c.sig}
 	case *transportGoneError:
-		switch {
-		case err == nil, errors.Is(err, context.Canceled):
-			return c.Err
-		case errors.Is(err, c.Err):
+		if err != nil && errors.Is(err, c.Err) {
 			return err // the failure itself, with what the tool was doing
 		}
-		return fmt.Errorf("%w (and %v)", c.Err, err)
+		// Whatever else the tool says (context canceled, or findings
+		// from queries that failed) follows from the failure.
+		return c.Err
 	}
 	return err
 }

@@ -326,7 +326,14 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 			x.reset()
 		}
 		if try > t.opts.Retries {
-			return nil, &TimeoutError{Request: r.String(), To: r.Path.String(), Tries: try, Elapsed: time.Since(start), Unsent: unsent}
+			err := &TimeoutError{Request: r.String(), To: r.Path.String(), Tries: try, Elapsed: time.Since(start), Unsent: unsent}
+			if unsent > 0 {
+				// The transport's peer read nothing for a whole
+				// timeout (a stopped simulator): every other request
+				// waits on it too.
+				t.fail(err)
+			}
+			return nil, err
 		}
 	}
 }

@@ -202,10 +202,14 @@ func (c *Client) LocalPort() mad.LocalPort {
 	return mad.LocalPort{Device: DeviceName, Port: c.info.PortInfo.LocalPort}
 }
 
-// quitWait bounds Close's wait for ibsim once Dial's context has ended or
-// ibsim stopped reading: the DISCONNECT is queued at ibsim by then, and
-// ibsim frees the slot when it gets to it.
-const quitWait = 300 * time.Millisecond
+// Close's wait for ibsim's answer to DISCONNECT: closeWait, or quitWait
+// once Dial's context has ended or ibsim stopped reading. Its answer only
+// confirms: the DISCONNECT is queued at ibsim's control socket, ahead of
+// any later client's CONNECT, and ibsim frees the slot when it gets to it.
+const (
+	closeWait = time.Second
+	quitWait  = 300 * time.Millisecond
+)
 
 // Close disconnects from ibsim, freeing the client's slot, and closes the
 // sockets. It wakes a blocked Recv or Send at once, returns the first
@@ -214,7 +218,7 @@ func (c *Client) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		c.data.SetReadDeadline(aLongTimeAgo)
-		wait := c.cfg.timeout()
+		wait := min(c.cfg.timeout(), closeWait)
 		if c.stalled.Load() || (c.life != nil && c.life.Err() != nil) {
 			wait = quitWait
 		}

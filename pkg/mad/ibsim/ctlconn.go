@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 )
 
@@ -75,6 +76,10 @@ func (c *Client) ctlError(ctx context.Context, typ ctlType, err error, timeout t
 	}
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", typ, ctx.Err())
+	}
+	err = withoutAddrs(err)
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%s: %w", typ, &goneError{where: c.cfg.where(), err: err})
 	}
 	return fmt.Errorf("%s: %w", typ, err)
 }
