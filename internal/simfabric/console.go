@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -127,49 +126,6 @@ func checkReply(cmd, reply string) error {
 			strings.HasPrefix(l, "bad ") || strings.Contains(l, ": bad ") {
 			return fmt.Errorf("%w: %s: %s", ErrConsole, cmd, strings.TrimSpace(strings.TrimLeft(l, "#")))
 		}
-	}
-	return nil
-}
-
-// sweepMark is the file that holds opensm.log's size before the first
-// link change not yet waited for, so that WaitActive works across
-// processes (simfab console, then simfab wait).
-const sweepMark = "sweep.mark"
-
-// markSweep records mark unless an earlier link change is still pending.
-func (f *Fabric) markSweep(mark int64) {
-	f.sweepMu.Lock()
-	defer f.sweepMu.Unlock()
-	if _, err := os.Stat(f.path(sweepMark)); err == nil {
-		return
-	}
-	_ = os.WriteFile(f.path(sweepMark), []byte(strconv.FormatInt(mark, 10)), 0o644)
-}
-
-// WaitActive waits until the fabric has settled after link changes: when
-// Unlink, Link, ReLink or Clear ran since the last wait, until opensm logged
-// a "SUBNET UP" after it; then until ibsim's Dump shows every cabled port
-// Active and every end port with a LID.
-func (f *Fabric) WaitActive(ctx context.Context) error {
-	f.sweepMu.Lock()
-	mark, err := os.ReadFile(f.path(sweepMark))
-	f.sweepMu.Unlock()
-	if err == nil {
-		from, _ := strconv.ParseInt(string(mark), 10, 64)
-		w := &logWatch{path: f.path(osmLog), off: from}
-		if err := f.poll(ctx, "opensm's sweep after a link change", func() (bool, error) {
-			return w.find([]byte("SUBNET UP"))
-		}); err != nil {
-			return fmt.Errorf("simfabric: %w%s", err, f.logTails())
-		}
-		f.sweepMu.Lock()
-		if again, err := os.ReadFile(f.path(sweepMark)); err == nil && bytes.Equal(again, mark) {
-			os.Remove(f.path(sweepMark))
-		}
-		f.sweepMu.Unlock()
-	}
-	if err := f.waitPorts(ctx, -1); err != nil {
-		return fmt.Errorf("simfabric: waiting for active ports: %w", err)
 	}
 	return nil
 }

@@ -38,11 +38,17 @@ func (p PortStatus) EndPort() bool { return p.NodeType != NodeSwitch || p.Port =
 // Dump returns the state of every port of the fabric, in ibsim's order,
 // from ibsim's console Dump command.
 func (f *Fabric) Dump(ctx context.Context) ([]PortStatus, error) {
-	var d dumpParser
+	d, err := f.dump(ctx)
+	return d.ports, err
+}
+
+// dump runs the console's Dump and returns the whole parse.
+func (f *Fabric) dump(ctx context.Context) (*dumpParser, error) {
+	d := &dumpParser{}
 	if err := f.console(ctx, "Dump", d.line); err != nil {
-		return nil, err
+		return d, err
 	}
-	return d.ports, d.finish()
+	return d, d.finish()
 }
 
 // ErrDumpSyntax is wrapped by the errors of a Dump reply that cannot be
@@ -64,15 +70,18 @@ var ErrDumpSyntax = errors.New("ibsim Dump syntax")
 //	100001	[1]	"Switch1"[1]	 lid 2 lmc 0 smlid 1  4x  2.5G Active/LinkUp
 //	#  dumped 6 nodes
 //
-// A port line may end in "\t# err_rate N\t# err_attr N".
+// A port line may end in "\t# err_rate N\t# err_attr N". A switch's
+// "portchange 1" is its SwitchInfo PortStateChange bit: ibsim sets it when
+// a link of the switch changes, and opensm clears it in a heavy sweep.
 type dumpParser struct {
-	ports  []PortStatus
-	node   string
-	typ    NodeType
-	lineNo int
-	nodes  int
-	dumped int // from the last line; -1 until seen
-	err    error
+	ports   []PortStatus
+	changed []string // switches whose PortStateChange bit is set
+	node    string
+	typ     NodeType
+	lineNo  int
+	nodes   int
+	dumped  int // from the last line; -1 until seen
+	err     error
 }
 
 func (d *dumpParser) line(l []byte) error {
@@ -84,6 +93,9 @@ func (d *dumpParser) line(l []byte) error {
 		if n, ok := bytes.CutPrefix(l, []byte("#  dumped ")); ok {
 			d.dumped, _ = atoi(string(n))
 			d.dumped++ // store n+1 so that 0 means "not seen"
+		}
+		if d.typ == NodeSwitch && bytes.HasSuffix(l, []byte(" portchange 1")) {
+			d.changed = append(d.changed, d.node)
 		}
 		return nil
 	}

@@ -336,3 +336,53 @@ func TestIntegrationAttach(t *testing.T) {
 		t.Errorf("Console on a stopped fabric: got %v, want an error", err)
 	}
 }
+
+// TestIntegrationLinkChurn cuts and restores one link over and over, as a
+// fault test does. opensm ignores a switch's eleventh trap within 5 s of
+// its last, so from the sixth cycle on a link change brings no sweep:
+// WaitActive must make opensm sweep rather than wait for a SUBNET UP that
+// never comes. A ReLink with nothing to relink changes nothing, and
+// WaitActive returns at once.
+func TestIntegrationLinkChurn(t *testing.T) {
+	f := StartForTest(t, Options{NetFile: smallNet})
+	ctx := ctxFor(t, 3*time.Minute)
+	link := Port("Switch1", 3)
+	sweeps := func() int {
+		data, err := os.ReadFile(filepath.Join(f.Dir(), osmLog))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Count(string(data), "SUBNET UP")
+	}
+	for i := 1; i <= 7; i++ {
+		for _, change := range []func(context.Context, PortRef) error{f.Unlink, f.ReLink} {
+			before := sweeps()
+			if err := change(ctx, link); err != nil {
+				t.Fatal(err)
+			}
+			wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+			t0 := time.Now()
+			err := f.WaitActive(wctx)
+			cancel()
+			if err != nil {
+				t.Fatalf("cycle %d: %v", i, err)
+			}
+			if sweeps() == before {
+				t.Errorf("cycle %d: WaitActive returned after %v, before opensm swept", i, time.Since(t0))
+			}
+			t.Logf("cycle %d: settled in %v", i, time.Since(t0).Round(time.Millisecond))
+		}
+	}
+
+	reply, err := f.Console(ctx, `ReLink "Switch1"`)
+	if err != nil || checkReply("ReLink", reply) != nil {
+		t.Fatalf("ReLink of a switch with nothing to relink: %q, %v", reply, err)
+	}
+	t0 := time.Now()
+	if err := f.WaitActive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(t0); d > 500*time.Millisecond {
+		t.Errorf("WaitActive after a ReLink that changed nothing took %v", d)
+	}
+}

@@ -60,7 +60,7 @@ var commands = []command{
 	{"start", "[-sm NODE] [-routing ENGINE] [-timeout D] [-keep] [-no-sm] NETFILE", "start a fabric that outlives this command; prints shell exports", runStart},
 	{"stop", "[DIR]", "stop the fabric in DIR (default $" + envDir + ")", runStop},
 	{"console", "[-dir DIR] COMMAND...", "send one command line to ibsim's console and print the reply", runConsole},
-	{"wait", "[-dir DIR] [-timeout D]", "wait for opensm's sweep after link changes and for every cabled port to be Active", runWait},
+	{"wait", "[-dir DIR] [-timeout D]", "wait for the fabric to settle after link changes: opensm's sweep (made to sweep when it does not), every cabled port Active", runWait},
 	{"run", "[-dir DIR] [-sim-host NODE] -- TOOL [ARGS...]", "run an infiniband-diags tool under the shim (and the RMPP layer)", runRef},
 	{"diff", "[-dir DIR] [-sim-host NODE] [-ibtool BIN] -- TOOL [ARGS...]", "run TOOL and `ibtool TOOL` with the same arguments and diff their output", runDiff},
 	{"join", "[-dir DIR] [-leave] MGID NODE...", "make port 1 of each NODE a full member of multicast group MGID (SA MCMemberRecord Set; Delete with -leave) and print its MLID", runJoin},
@@ -288,8 +288,8 @@ func runWait(ctx context.Context, args []string, _, stderr io.Writer) (int, erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	// A separate process cannot know which link changes happened since the
-	// last wait: it only checks the ports.
+	// The link changes of other processes since the last wait are in the
+	// fabric directory's sweep mark, which WaitActive reads.
 	return exitOK, f.WaitActive(ctx)
 }
 
