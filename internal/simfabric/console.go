@@ -137,6 +137,9 @@ func (f *Fabric) console(ctx context.Context, command string, line func([]byte) 
 	if strings.ContainsAny(command, "\r\n") || len(command) > maxConsoleLine {
 		return fmt.Errorf("%w: command must be one line of at most %d bytes: %q", ErrConsole, maxConsoleLine, command)
 	}
+	if f.Frozen() {
+		return fmt.Errorf("simfabric: console %q: %w (simfab thaw)", command, ErrFrozen)
+	}
 	f.consoleMu.Lock()
 	defer f.consoleMu.Unlock()
 	lock, err := os.OpenFile(f.path(consoleLock), os.O_CREATE|os.O_RDWR, 0o600)

@@ -32,6 +32,13 @@
 // each ended by its "sim> " prompt; its standard error, with the packet
 // warnings, goes to a separate log so that a warning never splits a reply.
 //
+// Freeze stops ibsim (SIGSTOP) as a hung simulator and Thaw resumes it;
+// FreezeForTest thaws at the end of the test however it ends, and Stop
+// works on a frozen fabric. KillSimulator kills ibsim as a crash would.
+// RunIbtoolTimed and RunReferenceTimed run a tool and carry out Events
+// while it runs, each at its time after the start (signals, freezes,
+// a crash), and say when each came and when the tool ended.
+//
 // # RMPP
 //
 // Debian's umad2sim shim (ibsim 0.10) copies at most 256 bytes of a MAD and

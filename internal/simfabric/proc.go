@@ -185,6 +185,13 @@ func (p *proc) kill() error {
 	if p.done == nil && !p.isOurs() {
 		return nil
 	}
+	if p.done != nil {
+		select {
+		case <-p.done:
+			return nil // reaped: its PID may be another process's now
+		default:
+		}
+	}
 	// The group first, then the process, in case it left its group.
 	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
 	_ = syscall.Kill(p.pid, syscall.SIGKILL)

@@ -37,12 +37,21 @@ func (f *Fabric) runReference(ctx context.Context, extraEnv []string, simHost, t
 	if err != nil {
 		return nil, nil, -1, fmt.Errorf("simfabric: reference tool: %w", err)
 	}
-	preload, err := Preload()
+	env, err := f.referenceEnv(simHost)
 	if err != nil {
 		return nil, nil, -1, err
 	}
-	env := append(f.Env(simHost), "LD_PRELOAD="+preload, "RMPPSHIM_GUARD=1")
 	return f.run(ctx, append(env, extraEnv...), path, args...)
+}
+
+// referenceEnv returns the environment of an infiniband-diags tool
+// attached at simHost: the fabric's, the preload, the layer's guard.
+func (f *Fabric) referenceEnv(simHost string) ([]string, error) {
+	preload, err := Preload()
+	if err != nil {
+		return nil, err
+	}
+	return append(f.Env(simHost), "LD_PRELOAD="+preload, "RMPPSHIM_GUARD=1"), nil
 }
 
 // RunIbtool runs `bin tool args...` (bin is the path of an ibtool binary)
@@ -68,10 +77,7 @@ func (f *Fabric) run(ctx context.Context, env []string, bin string, args ...stri
 	case <-ctx.Done():
 		return nil, nil, -1, fmt.Errorf("simfabric: waiting for a client slot to run %s: %w", bin, ctx.Err())
 	}
-	if err := os.MkdirAll(f.path(runsDir), 0o755); err != nil {
-		return nil, nil, -1, err
-	}
-	dir, err := os.MkdirTemp(f.path(runsDir), "run-")
+	dir, err := f.scratchDir()
 	if err != nil {
 		return nil, nil, -1, err
 	}
@@ -106,6 +112,15 @@ func (f *Fabric) run(ctx context.Context, env []string, bin string, args ...stri
 		}
 	}
 	return out.Bytes(), errOut.Bytes(), exit, err
+}
+
+// scratchDir makes a directory for one client run under the fabric
+// directory (the shim leaves ./sys-<pid> behind).
+func (f *Fabric) scratchDir() (string, error) {
+	if err := os.MkdirAll(f.path(runsDir), 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(f.path(runsDir), "run-")
 }
 
 // attachedRE matches a line of the console's Attached reply.

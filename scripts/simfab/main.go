@@ -7,6 +7,7 @@
 //	eval "$(go run ./scripts/simfab start net)"   # sets IBSIM_SOCKNAME, SIMFAB_DIR
 //	go run ./scripts/simfab console 'Unlink "H-0001"[1]'
 //	go run ./scripts/simfab wait
+//	go run ./scripts/simfab freeze -for 2s        # ibsim stopped (SIGSTOP) for 2 s
 //	go run ./scripts/simfab diff --sim-host H-0002 -- ibstat
 //	go run ./scripts/simfab run --sim-host H-0002 -- perfquery
 //	go run ./scripts/simfab join ff12:601b:ffff::1 H-0001 H-0002   # prints the MLID
@@ -61,6 +62,9 @@ var commands = []command{
 	{"stop", "[DIR]", "stop the fabric in DIR (default $" + envDir + ")", runStop},
 	{"console", "[-dir DIR] COMMAND...", "send one command line to ibsim's console and print the reply", runConsole},
 	{"wait", "[-dir DIR] [-timeout D]", "wait for the fabric to settle after link changes: opensm's sweep (made to sweep when it does not), every cabled port Active", runWait},
+	{"freeze", "[-dir DIR] [-for D]", "stop ibsim (SIGSTOP) as a hung simulator; with -for, thaw it after D (and at once on SIGINT or SIGTERM)", runFreeze},
+	{"thaw", "[-dir DIR]", "resume a frozen ibsim (SIGCONT)", runThaw},
+	{"crash", "[-dir DIR]", "kill ibsim (SIGKILL) as a simulator that died, then opensm; only stop works afterwards", runCrash},
 	{"run", "[-dir DIR] [-sim-host NODE] -- TOOL [ARGS...]", "run an infiniband-diags tool under the shim (and the RMPP layer)", runRef},
 	{"diff", "[-dir DIR] [-sim-host NODE] [-ibtool BIN] -- TOOL [ARGS...]", "run TOOL and `ibtool TOOL` with the same arguments and diff their output", runDiff},
 	{"join", "[-dir DIR] [-leave] MGID NODE...", "make port 1 of each NODE a full member of multicast group MGID (SA MCMemberRecord Set; Delete with -leave) and print its MLID", runJoin},
@@ -291,6 +295,69 @@ func runWait(ctx context.Context, args []string, _, stderr io.Writer) (int, erro
 	// The link changes of other processes since the last wait are in the
 	// fabric directory's sweep mark, which WaitActive reads.
 	return exitOK, f.WaitActive(ctx)
+}
+
+func runFreeze(ctx context.Context, args []string, _, stderr io.Writer) (int, error) {
+	fs := flags("freeze", stderr)
+	dir := fs.String("dir", "", "fabric directory (default $"+envDir+")")
+	d := fs.Duration("for", 0, "thaw after this long (default: stay frozen until simfab thaw)")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	if *d < 0 {
+		return 0, fmt.Errorf("%w: -for %v: negative", errUsage, *d)
+	}
+	f, err := attach(*dir)
+	if err != nil {
+		return 0, err
+	}
+	if err := f.Freeze(); err != nil {
+		return 0, err
+	}
+	if *d == 0 {
+		return exitOK, nil
+	}
+	// Thaw however the wait ends: its time, or a signal.
+	select {
+	case <-time.After(*d):
+	case <-ctx.Done():
+	}
+	return exitOK, f.Thaw()
+}
+
+func runThaw(_ context.Context, args []string, _, stderr io.Writer) (int, error) {
+	fs := flags("thaw", stderr)
+	dir := fs.String("dir", "", "fabric directory (default $"+envDir+")")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	f, err := attach(*dir)
+	if err != nil {
+		return 0, err
+	}
+	return exitOK, f.Thaw()
+}
+
+func runCrash(_ context.Context, args []string, _, stderr io.Writer) (int, error) {
+	fs := flags("crash", stderr)
+	dir := fs.String("dir", "", "fabric directory (default $"+envDir+")")
+	if err := parse(fs, args); err != nil {
+		return 0, err
+	}
+	if fs.NArg() > 0 {
+		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
+	}
+	f, err := attach(*dir)
+	if err != nil {
+		return 0, err
+	}
+	return exitOK, f.KillSimulator()
 }
 
 // toolFlags are the flags of run and diff.

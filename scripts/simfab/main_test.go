@@ -5,7 +5,9 @@ import (
 	"context"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
@@ -31,6 +33,11 @@ func TestDispatch(t *testing.T) {
 		{[]string{"diff", "-ibtool", "/nonexistent/ibtool", "--", "ibstat"}, exitUsage, "", "no such file"},
 		{[]string{"run", "-dir", "x"}, exitUsage, "", "no tool"},
 		{[]string{"preload", "x"}, exitUsage, "", `unexpected argument "x"`},
+		{[]string{"freeze"}, exitUsage, "", "no fabric directory"},
+		{[]string{"freeze", "-for", "-1s", "-dir", "x"}, exitUsage, "", "negative"},
+		{[]string{"freeze", "-dir", "x", "extra"}, exitUsage, "", `unexpected argument "extra"`},
+		{[]string{"thaw", "-dir", t.TempDir()}, exitFailure, "", "not a running fabric's directory"},
+		{[]string{"crash", "-dir", "x", "extra"}, exitUsage, "", `unexpected argument "extra"`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -77,5 +84,34 @@ func TestFatTreeMatchesLibrary(t *testing.T) {
 	}
 	if d := simfabric.Diff(want, stdout.Bytes()); d != "" {
 		t.Errorf("simfab fattree differs from FatTree:\n%s", d)
+	}
+}
+
+func TestIntegrationFreezeThaw(t *testing.T) {
+	f := simfabric.StartForTest(t, simfabric.Options{Net: simfabric.Net2sw2path4hca})
+	run := func(args ...string) {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := dispatch(context.Background(), args, &stdout, &stderr); code != exitOK {
+			t.Fatalf("simfab %s: exit %d: %s", strings.Join(args, " "), code, stderr.String())
+		}
+	}
+	run("freeze", "-dir", f.Dir())
+	if !f.Frozen() {
+		t.Error("not frozen after simfab freeze")
+	}
+	run("thaw", "-dir", f.Dir())
+	if f.Frozen() {
+		t.Error("frozen after simfab thaw")
+	}
+	t0 := time.Now()
+	run("freeze", "-dir", f.Dir(), "-for", "100ms")
+	if d := time.Since(t0); d < 100*time.Millisecond || f.Frozen() {
+		t.Errorf("simfab freeze -for 100ms returned after %v, frozen %v", d, f.Frozen())
+	}
+	run("crash", "-dir", f.Dir())
+	ibsim, _ := f.PIDs()
+	if err := syscall.Kill(ibsim, 0); err != syscall.ESRCH {
+		t.Errorf("ibsim (pid %d) still there after simfab crash (%v)", ibsim, err)
 	}
 }
