@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -384,5 +386,30 @@ func TestIntegrationLinkChurn(t *testing.T) {
 	}
 	if d := time.Since(t0); d > 500*time.Millisecond {
 		t.Errorf("WaitActive after a ReLink that changed nothing took %v", d)
+	}
+}
+
+// TestIntegrationReleaseKeepsLiveClients checks that freeing dead clients'
+// slots leaves alone a live process's second client, whose id ibsim shows
+// as its pid plus a counter above bit 22.
+func TestIntegrationReleaseKeepsLiveClients(t *testing.T) {
+	f := StartForTest(t, Options{NetFile: smallNet})
+	ctx := ctxFor(t, 30*time.Second)
+	for range 2 {
+		c, err := ibsim.Dial(ctx, ibsim.Config{SockName: f.SockName(), Host: "Hca1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	if err := f.releaseDeadClients(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := f.Console(ctx, "Attached")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(reply, "Client "); n != 3 {
+		t.Errorf("%d clients attached, want opensm and this process's two:\n%s", n, reply)
 	}
 }

@@ -126,6 +126,12 @@ func (f *Fabric) scratchDir() (string, error) {
 // attachedRE matches a line of the console's Attached reply.
 var attachedRE = regexp.MustCompile(`^Client (\d+): pid (\d+) connected`)
 
+// pidMask takes the PID out of the id a client gives ibsim, which shows it
+// as the client's pid: pkg/mad/ibsim's second and later clients in a
+// process add a counter above bit 22 (Linux PIDs stay below 1<<22), and
+// such a client is no less alive than its process.
+const pidMask = 1<<22 - 1
+
 // releaseDeadClients frees the ibsim slots of clients whose process is
 // gone (killed by a signal, a client cannot say goodbye).
 func (f *Fabric) releaseDeadClients(ctx context.Context) error {
@@ -140,8 +146,8 @@ func (f *Fabric) releaseDeadClients(ctx context.Context) error {
 		if m == nil {
 			continue
 		}
-		pid, _ := strconv.Atoi(string(m[2]))
-		if syscall.Kill(pid, 0) != syscall.ESRCH {
+		id, _ := strconv.Atoi(string(m[2]))
+		if syscall.Kill(id&pidMask, 0) != syscall.ESRCH {
 			continue
 		}
 		if _, err := f.Console(ctx, "X "+string(m[1])); err != nil {
