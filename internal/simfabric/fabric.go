@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -105,6 +106,9 @@ type Fabric struct {
 	sweepMu   sync.Mutex // guards sweepMark
 
 	slots chan struct{} // client slots for the runners
+
+	heldMu sync.Mutex
+	held   []*net.UnixConn // client socket names kept through a freeze (holdClientSockets)
 
 	stopOnce sync.Once
 	stopErr  error
@@ -286,6 +290,7 @@ func (f *Fabric) Stop() error {
 				errs = append(errs, err)
 			}
 		}
+		f.closeHeld()
 		if !f.keep && f.dir != "" {
 			if err := os.RemoveAll(f.dir); err != nil {
 				errs = append(errs, fmt.Errorf("removing fabric directory: %w", err))

@@ -245,3 +245,52 @@ func TestIntegrationRunTimed(t *testing.T) {
 		}
 	})
 }
+
+// TestIntegrationDeadClientAcrossThaw ends a tool that attached while
+// ibsim was frozen before the thaw. Its CONNECT waits in ibsim's control
+// socket, and ibsim 0.10 exits when it cannot connect back to the client:
+// the runners must keep the client's socket name until ibsim took it.
+func TestIntegrationDeadClientAcrossThaw(t *testing.T) {
+	f := StartForTest(t, Options{NetFile: smallNet})
+	ctx := ctxFor(t, time.Minute)
+	attached := func() int {
+		t.Helper()
+		reply, err := f.Console(ctx, "Attached")
+		if err != nil {
+			t.Fatalf("after the thaw: %v", err)
+		}
+		return strings.Count(reply, "Client ")
+	}
+	t.Run("frozen by the events", func(t *testing.T) {
+		evs := append(f.FreezeEvents(0, time.Hour), Event{At: 100 * time.Millisecond, Signal: syscall.SIGTERM})
+		r, err := f.RunReferenceTimed(ctx, "Hca1", evs, "ibstat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Signal != syscall.SIGTERM {
+			t.Errorf("ibstat: exit %d, signal %v; want killed by SIGTERM while waiting for ibsim", r.Exit, r.Signal)
+		}
+		if n := attached(); n != 1 {
+			t.Errorf("%d clients attached after the thaw, want only opensm", n)
+		}
+	})
+	t.Run("frozen before the run", func(t *testing.T) {
+		thaw := f.FreezeForTest(t)
+		r, err := f.RunReferenceTimed(ctx, "Hca1", []Event{{At: 100 * time.Millisecond, Signal: syscall.SIGKILL}}, "ibstat")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !f.Frozen() || r.Signal != syscall.SIGKILL {
+			t.Fatalf("frozen %v, ibstat signal %v; want still frozen and ibstat killed", f.Frozen(), r.Signal)
+		}
+		if err := thaw(); err != nil {
+			t.Fatal(err)
+		}
+		if n := attached(); n != 1 {
+			t.Errorf("%d clients attached after the thaw, want only opensm", n)
+		}
+	})
+	if out := ibstatPort(t, f, "Hca1"); !strings.Contains(out, "State: Active") {
+		t.Errorf("ibstat after the thaws:\n%s", out)
+	}
+}

@@ -92,6 +92,9 @@ func (f *Fabric) run(ctx context.Context, env []string, bin string, args ...stri
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Run()
+	if cmd.Process != nil {
+		f.holdClientSockets(cmd.Process.Pid)
+	}
 	exit = -1
 	if cmd.ProcessState != nil {
 		exit = cmd.ProcessState.ExitCode()

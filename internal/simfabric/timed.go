@@ -196,6 +196,7 @@ func (f *Fabric) runTimed(ctx context.Context, env []string, events []Event, bin
 	go func() {
 		cmd.Wait()
 		res.Ended = time.Since(start)
+		f.holdClientSockets(cmd.Process.Pid) // before any thaw the events have left
 		close(ended)
 	}()
 	res.Events = runEvents(ctx, cmd.Process, start, evs, ended)
