@@ -108,7 +108,7 @@ type Fabric struct {
 	slots chan struct{} // client slots for the runners
 
 	heldMu sync.Mutex
-	held   []*net.UnixConn // client socket names kept through a freeze (holdClientSockets)
+	held   []net.PacketConn // dead tools' socket names, kept until ibsim took their attach (deadclients.go)
 
 	stopOnce sync.Once
 	stopErr  error

@@ -4,14 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 )
 
 // ErrFrozen is wrapped by the errors of console commands (and so of
@@ -43,12 +40,9 @@ func (f *Fabric) Freeze() error {
 // On a fabric that is not frozen, or whose ibsim is gone (a stopped
 // fabric), it does nothing.
 //
-// A client that attached while ibsim was frozen and ended before the thaw
-// left its CONNECT in ibsim's control socket, and ibsim 0.10 exits when it
-// cannot connect back to a client (sim_ctl_new_client's IBPANIC). The
-// runners keep such a client's socket names bound (holdClientSockets);
-// Thaw then waits until ibsim has taken every control message sent before
-// it, frees the slots of those clients and closes the names.
+// A runner's tool that attached while ibsim was frozen and ended before
+// the thaw left its CONNECT queued (see deadclients.go): Thaw then lets
+// ibsim take it before it returns, and frees that client's slot.
 func (f *Fabric) Thaw() error {
 	if f.ibsim.PID() == 0 || f.ibsim.exited() != nil {
 		return nil
@@ -59,7 +53,10 @@ func (f *Fabric) Thaw() error {
 	if err := f.ibsim.waitStopped(false); err != nil {
 		return err
 	}
-	return f.releaseHeld()
+	if !f.holding() {
+		return nil
+	}
+	return f.settleClients(context.Background())
 }
 
 // Frozen reports whether ibsim is stopped, by this process or any other
@@ -153,64 +150,4 @@ func (p *proc) waitStopped(stopped bool) error {
 		time.Sleep(pause)
 		pause = min(2*pause, 10*time.Millisecond)
 	}
-}
-
-// heldIDs is how many of a process's client ids holdClientSockets covers:
-// the PID, and the PID plus 1, 2, 3 << 22 that pkg/mad/ibsim gives a
-// process's second and later clients.
-const heldIDs = 4
-
-// holdClientSockets binds the data socket names ("<sock>:in<id>") of the
-// clients of process pid, which has ended, if the fabric is frozen: a
-// CONNECT the process sent may wait in ibsim's control socket, and ibsim
-// exits when it cannot connect to the name (see Thaw). Names still in use
-// are left alone.
-func (f *Fabric) holdClientSockets(pid int) {
-	if !f.Frozen() {
-		return
-	}
-	f.heldMu.Lock()
-	defer f.heldMu.Unlock()
-	for n := range heldIDs {
-		name := fmt.Sprintf("@%s:in%d\x00", f.sockName, pid+n<<22) // ibsim counts the NUL
-		c, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: name, Net: "unixgram"})
-		if err == nil {
-			f.held = append(f.held, c)
-		}
-	}
-}
-
-// releaseHeld, once ibsim runs again, waits until it has taken the
-// control messages sent before (an attach goes through the same socket, in
-// order, and returns once answered, refused or not), frees the slots of
-// dead clients and closes the held names.
-func (f *Fabric) releaseHeld() error {
-	f.heldMu.Lock()
-	n := len(f.held)
-	f.heldMu.Unlock()
-	if n == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := ibsim.Dial(ctx, ibsim.Config{SockName: f.sockName})
-	switch {
-	case err == nil:
-		c.Close()
-	case !errors.Is(err, ibsim.ErrRefused):
-		return fmt.Errorf("simfabric: after the thaw: %w", err)
-	}
-	err = f.releaseDeadClients(ctx)
-	f.closeHeld()
-	return err
-}
-
-// closeHeld closes the names holdClientSockets bound.
-func (f *Fabric) closeHeld() {
-	f.heldMu.Lock()
-	defer f.heldMu.Unlock()
-	for _, c := range f.held {
-		c.Close()
-	}
-	f.held = nil
 }

@@ -172,14 +172,18 @@ func TestIntegrationRunTimed(t *testing.T) {
 	})
 
 	t.Run("100 SIGINTs over 20 ms", func(t *testing.T) {
-		bin := standIn(t, "trap 'echo int' INT; sleep 0.2")
-		evs := SignalEvents(syscall.SIGINT, 100, 0, 20*time.Millisecond)
+		// From 20 ms on: the shell ignores SIGINT once it has run the trap.
+		bin := standIn(t, "trap '' INT; sleep 0.2")
+		evs := SignalEvents(syscall.SIGINT, 100, 20*time.Millisecond, 40*time.Millisecond)
 		r, err := f.RunIbtoolTimed(ctx, bin, "Hca1", evs, "ibstat")
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.Sent() != 100 {
-			t.Errorf("%d signals sent, want 100", r.Sent())
+		if r.Signal == syscall.SIGINT {
+			t.Skipf("the shell took more than 20 ms to start (a loaded machine): killed by the SIGINT at %v", r.Events[0].Done)
+		}
+		if r.Sent() != 100 || r.Exit != 0 {
+			t.Errorf("%d signals sent, exit %d; want 100 and 0", r.Sent(), r.Exit)
 		}
 		var late time.Duration
 		for i, e := range r.Events {
@@ -191,7 +195,7 @@ func TestIntegrationRunTimed(t *testing.T) {
 		if late > 10*time.Millisecond {
 			t.Errorf("an event came %v late", late)
 		}
-		t.Logf("100 SIGINTs: at most %v late; the last at %v; exit %d, signal %v", late, r.Events[99].Done, r.Exit, r.Signal)
+		t.Logf("100 SIGINTs: at most %v late; the last at %v", late, r.Events[99].Done)
 	})
 
 	t.Run("signals after the end are skipped", func(t *testing.T) {

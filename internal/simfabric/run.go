@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"regexp"
-	"strconv"
-	"syscall"
 	"time"
 )
 
@@ -92,12 +89,11 @@ func (f *Fabric) run(ctx context.Context, env []string, bin string, args ...stri
 	cmd.Cancel = func() error { return killGroup(cmd) }
 	cmd.WaitDelay = 5 * time.Second
 	err = cmd.Run()
-	if cmd.Process != nil {
-		f.holdClientSockets(cmd.Process.Pid)
-	}
 	exit = -1
+	settle := false
 	if cmd.ProcessState != nil {
 		exit = cmd.ProcessState.ExitCode()
+		settle = f.toolEnded(cmd.Process.Pid, killed(cmd.ProcessState))
 	}
 	var ee *exec.ExitError
 	switch {
@@ -109,10 +105,9 @@ func (f *Fabric) run(ctx context.Context, env []string, bin string, args ...stri
 			err = fmt.Errorf("%w: %w", err, ctx.Err())
 		}
 		err = fmt.Errorf("simfabric: running %s: %w", bin, err)
-		// A client killed by a signal keeps its ibsim slot: give it back.
-		if rerr := f.releaseDeadClients(context.WithoutCancel(ctx)); rerr != nil {
-			err = errors.Join(err, rerr)
-		}
+	}
+	if settle {
+		err = errors.Join(err, f.settleClients(context.WithoutCancel(ctx)))
 	}
 	return out.Bytes(), errOut.Bytes(), exit, err
 }
@@ -124,38 +119,4 @@ func (f *Fabric) scratchDir() (string, error) {
 		return "", err
 	}
 	return os.MkdirTemp(f.path(runsDir), "run-")
-}
-
-// attachedRE matches a line of the console's Attached reply.
-var attachedRE = regexp.MustCompile(`^Client (\d+): pid (\d+) connected`)
-
-// pidMask takes the PID out of the id a client gives ibsim, which shows it
-// as the client's pid: pkg/mad/ibsim's second and later clients in a
-// process add a counter above bit 22 (Linux PIDs stay below 1<<22), and
-// such a client is no less alive than its process.
-const pidMask = 1<<22 - 1
-
-// releaseDeadClients frees the ibsim slots of clients whose process is
-// gone (killed by a signal, a client cannot say goodbye).
-func (f *Fabric) releaseDeadClients(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	reply, err := f.Console(ctx, "Attached")
-	if err != nil {
-		return err
-	}
-	for _, l := range bytes.Split([]byte(reply), []byte("\n")) {
-		m := attachedRE.FindSubmatch(l)
-		if m == nil {
-			continue
-		}
-		id, _ := strconv.Atoi(string(m[2]))
-		if syscall.Kill(id&pidMask, 0) != syscall.ESRCH {
-			continue
-		}
-		if _, err := f.Console(ctx, "X "+string(m[1])); err != nil {
-			return err
-		}
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -66,7 +67,8 @@ func (f *Fabric) FreezeEvents(at, d time.Duration) []Event {
 // EventResult is what became of an Event.
 type EventResult struct {
 	Event
-	// Done is when the event was carried out, after the process started.
+	// Done is when the event was carried out, after the process started;
+	// 0 when it was skipped.
 	Done time.Duration
 	// Skipped is set for a signal whose time came after the process had
 	// ended (or the run's context was done): it was not sent. A Do is
@@ -126,14 +128,15 @@ func (r *TimedResult) Sent() int {
 // events while it runs, each at its time after the process started (when
 // cmd.Start returned: the program has been executed). Signals are sent
 // with a pidfd, so never to another process that took the PID; the timer
-// spins for the last fraction of a millisecond before each event, so an
-// event comes within some tens of microseconds of its time on an idle
-// machine (EventResult.Done says when it came). It returns once the
-// process has ended and every Do has run. A fabric that the events froze
-// and did not thaw is thawed then; a client that a signal killed has its
-// ibsim slot released. err is set only when the process could not run or
-// ctx ended first (then it is killed); an exit code or a death by signal
-// is in the result.
+// spins for the last millisecond before each event, so an event comes
+// within some tens of microseconds of its time (EventResult.Done says when
+// it came). It returns once the process has ended and every Do has run. A
+// fabric that the events froze and did not thaw is thawed then; a tool
+// that a signal killed, or that ended during a freeze, has its socket
+// names kept until ibsim took its attach, and its ibsim slot released
+// (see deadclients.go). err is set only when the process could not run or ctx
+// ended first (then it is killed); an exit code or a death by signal is in
+// the result.
 func (f *Fabric) RunIbtoolTimed(ctx context.Context, bin, simHost string, events []Event, tool string, args ...string) (*TimedResult, error) {
 	return f.runTimed(ctx, f.Env(simHost), events, bin, append([]string{tool}, args...)...)
 }
@@ -193,13 +196,17 @@ func (f *Fabric) runTimed(ctx context.Context, env []string, events []Event, bin
 	start := time.Now()
 	ended := make(chan struct{})
 	res := &TimedResult{Exit: -1}
+	settle := false
+	var signaled atomic.Bool
 	go func() {
 		cmd.Wait()
 		res.Ended = time.Since(start)
-		f.holdClientSockets(cmd.Process.Pid) // before any thaw the events have left
+		// Before any thaw the events have left. A tool that a signal
+		// made give up its attach half way exits as it likes.
+		settle = f.toolEnded(cmd.Process.Pid, killed(cmd.ProcessState) || signaled.Load())
 		close(ended)
 	}()
-	res.Events = runEvents(ctx, cmd.Process, start, evs, ended)
+	res.Events = runEvents(ctx, cmd.Process, start, evs, ended, &signaled)
 
 	select {
 	case <-ended:
@@ -216,8 +223,8 @@ func (f *Fabric) runTimed(ctx context.Context, env []string, events []Event, bin
 	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		res.Signal = ws.Signal()
 	}
-	if res.Signal != 0 && !f.Frozen() {
-		err = errors.Join(err, f.releaseDeadClients(context.WithoutCancel(ctx)))
+	if settle && !f.Frozen() {
+		err = errors.Join(err, f.settleClients(context.WithoutCancel(ctx)))
 	}
 	var rerr error
 	res.Stdout, rerr = os.ReadFile(stdout.Name())
@@ -229,8 +236,9 @@ func (f *Fabric) runTimed(ctx context.Context, env []string, events []Event, bin
 // runEvents carries out evs (sorted by At) on p, which started at start,
 // until ended is closed or ctx is done; then it runs the Do events left at
 // once and skips the signals. It runs on a thread of its own, spinning
-// for the last spinWindow before each event.
-func runEvents(ctx context.Context, p *os.Process, start time.Time, evs []Event, ended <-chan struct{}) []EventResult {
+// for the last spinWindow before each event. It sets signaled before it
+// sends the first signal.
+func runEvents(ctx context.Context, p *os.Process, start time.Time, evs []Event, ended <-chan struct{}, signaled *atomic.Bool) []EventResult {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	res := make([]EventResult, len(evs))
@@ -241,6 +249,9 @@ func runEvents(ctx context.Context, p *os.Process, start time.Time, evs []Event,
 			over = waitUntil(ctx, start.Add(ev.At), ended)
 		}
 		if ev.Signal != 0 {
+			if !over {
+				signaled.Store(true)
+			}
 			if over {
 				res[i].Skipped = true
 			} else if err := p.Signal(ev.Signal); errors.Is(err, os.ErrProcessDone) {
@@ -252,15 +263,17 @@ func runEvents(ctx context.Context, p *os.Process, start time.Time, evs []Event,
 		if ev.Do != nil {
 			res[i].Err = errors.Join(res[i].Err, ev.Do())
 		}
-		res[i].Done = time.Since(start)
+		if !res[i].Skipped {
+			res[i].Done = time.Since(start)
+		}
 	}
 	return res
 }
 
 // spinWindow is how long before an event the timer stops sleeping and
-// spins: Go's timers wake some tens of microseconds late, more on a
-// loaded machine.
-const spinWindow = 300 * time.Microsecond
+// spins: Go's timers wake late, by up to a millisecond when the machine is
+// loaded.
+const spinWindow = time.Millisecond
 
 // waitUntil waits until t, and reports true when ended was closed or ctx
 // done first.
