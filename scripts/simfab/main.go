@@ -12,7 +12,7 @@
 //	go run ./scripts/simfab run --sim-host H-0002 -- perfquery
 //	go run ./scripts/simfab join ff12:601b:ffff::1 H-0001 H-0002   # prints the MLID
 //	go run ./scripts/simfab stop
-//	LD_PRELOAD="$(go run ./scripts/simfab preload)" SIM_HOST=H-0002 saquery
+//	RMPPSHIM_GUARD=1 LD_PRELOAD="$(go run ./scripts/simfab preload)" SIM_HOST=H-0002 saquery
 //
 // Exit codes: 0 ok, 1 diff found a difference, 2 usage, 3 failure.
 package main
@@ -68,7 +68,7 @@ var commands = []command{
 	{"run", "[-dir DIR] [-sim-host NODE] -- TOOL [ARGS...]", "run an infiniband-diags tool under the shim (and the RMPP layer)", runRef},
 	{"diff", "[-dir DIR] [-sim-host NODE] [-ibtool BIN] -- TOOL [ARGS...]", "run TOOL and `ibtool TOOL` with the same arguments and diff their output", runDiff},
 	{"join", "[-dir DIR] [-leave] MGID NODE...", "make port 1 of each NODE a full member of multicast group MGID (SA MCMemberRecord Set; Delete with -leave) and print its MLID", runJoin},
-	{"preload", "", "print the LD_PRELOAD value for the infiniband-diags tools (the RMPP layer, then the shim)", runPreload},
+	{"preload", "", "print the LD_PRELOAD value for the infiniband-diags tools (the RMPP layer, then the shim); set RMPPSHIM_GUARD=1 with it, as run does, or the shim may crash on a stray packet", runPreload},
 }
 
 func main() {
