@@ -310,7 +310,7 @@ func TestIntegrationStraySegments(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for floodCtx.Err() == nil {
-			if err := c.Send(&mad.Packet{MAD: seg, Addr: mad.Address{LID: rdma.LID(lid), QPN: 1}}); err == nil {
+			if err := c.Send(floodCtx, &mad.Packet{MAD: seg, Addr: mad.Address{LID: rdma.LID(lid), QPN: 1}}); err == nil {
 				sent++
 			} else if sendErr == nil {
 				sendErr = err
