@@ -67,6 +67,7 @@ func (r *run) execute(f *Factory, t Tool, name string, c *cobra.Command, args []
 	c.SetOut(f.IO.Out)
 	c.SetErr(f.IO.ErrOut)
 	ran, err := c.ExecuteContextC(r.ctx)
+	r.settle()
 	err = withCause(r.ctx, err, t.SignalIsEnd)
 	if err == nil {
 		return ExitOK

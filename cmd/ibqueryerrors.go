@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -421,13 +422,19 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
+	var errs []error
 	if partial != nil {
-		return partial
+		errs = append(errs, partial)
+	}
+	if sum.pmaFailures > 0 {
+		// Ports not read are ports not checked: the report is
+		// partial, whatever the rest found (infiniband-diags exits 0).
+		errs = append(errs, fmt.Errorf("%d PMA queries failed; the report is partial", sum.pmaFailures))
 	}
 	if sum.badPorts > 0 {
-		return &FindingsError{Summary: fmt.Sprintf("%d ports have errors beyond threshold", sum.badPorts)}
+		errs = append(errs, &FindingsError{Summary: fmt.Sprintf("%d ports have errors beyond threshold", sum.badPorts)})
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // writeErrorsSummary prints the report's summary (print_summary).

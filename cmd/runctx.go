@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 )
 
@@ -19,33 +20,50 @@ import (
 // the streams as they were, for the final message.
 type run struct {
 	ctx    context.Context
-	stop   func()
 	f      *Factory
 	errOut io.Writer
+	// settle stops catching signals and makes sure one caught is the
+	// context's cause; stop also releases the context.
+	settle func()
+	stop   func()
 }
 
 // newRun starts catching SIGINT and SIGTERM for one invocation on f's
-// streams. stop releases them.
+// streams.
 func newRun(f *Factory) *run {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done := make(chan struct{})
+	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
+		defer close(exited)
 		select {
 		case s := <-sigs:
 			cancel(&signalCause{sig: s})
 		case <-done:
+			select { // one that came as the tool returned
+			case s := <-sigs:
+				cancel(&signalCause{sig: s})
+			default:
+			}
 		}
 	}()
+	var once sync.Once
+	settle := func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(done)
+			<-exited
+		})
+	}
 	gone := func(err error) { cancel(&transportGoneError{Err: err}) }
 	return &run{
 		ctx:    context.WithValue(ctx, goneKey{}, gone),
 		f:      f,
 		errOut: f.IO.ErrOut,
+		settle: settle,
 		stop: func() {
-			signal.Stop(sigs)
-			close(done)
+			settle()
 			cancel(nil)
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -29,20 +30,28 @@ func (c *Client) exchange(ctx context.Context, typ ctlType, data []byte, timeout
 	var buf [ctlMsgLen + 1]byte
 	req.marshal(buf[:])
 
-	// The end of ctx cuts the wait short through wakeOnDone, after
-	// ctx.Err is set, so a read error can tell the two limits apart.
-	deadline := time.Now().Add(timeout)
-	if err := c.ctl.SetDeadline(deadline); err != nil {
-		return nil, err
-	}
-	cut := c.ctl.SetDeadline
-	if grace > 0 {
-		cut = func(time.Time) error {
-			if d := time.Now().Add(grace); d.Before(deadline) {
-				return c.ctl.SetDeadline(d)
-			}
-			return nil
+	// The end of ctx moves the limit through wakeOnDone, after ctx.Err
+	// is set, so a read error can tell the two limits apart. The wait
+	// goes in slices of alivePoll, and between two ibsim's socket must
+	// still be there: one that died does not answer either.
+	var limit atomic.Int64
+	limit.Store(time.Now().Add(timeout).UnixNano())
+	cut := func(time.Time) error {
+		d := aLongTimeAgo
+		if grace > 0 {
+			d = time.Now().Add(grace)
 		}
+		if d.UnixNano() < limit.Load() {
+			limit.Store(d.UnixNano())
+			return c.ctl.SetDeadline(d)
+		}
+		return nil
+	}
+	slice := func() error {
+		return c.ctl.SetDeadline(time.Unix(0, min(limit.Load(), time.Now().Add(alivePoll).UnixNano())))
+	}
+	if err := slice(); err != nil {
+		return nil, err
 	}
 	release := wakeOnDone(ctx, cut)
 	defer release()
@@ -52,6 +61,15 @@ func (c *Client) exchange(ctx context.Context, typ ctlType, data []byte, timeout
 	}
 	for {
 		n, err := c.ctl.Read(buf[:])
+		if errors.Is(err, os.ErrDeadlineExceeded) && time.Now().UnixNano() < limit.Load() {
+			if !c.cfg.alive() {
+				return nil, fmt.Errorf("%s: %w", typ, &goneError{where: c.cfg.where(), err: errNoSocket})
+			}
+			if err := slice(); err != nil {
+				return nil, err
+			}
+			continue
+		}
 		if err != nil {
 			return nil, c.ctlError(ctx, typ, err, timeout)
 		}
@@ -68,6 +86,13 @@ func (c *Client) exchange(ctx context.Context, typ ctlType, data []byte, timeout
 		// A late answer to an earlier request that timed out: skip it.
 	}
 }
+
+// alivePoll is how long a control request waits for its answer before it
+// checks that ibsim's socket is still there.
+const alivePoll = 250 * time.Millisecond
+
+// errNoSocket is why ibsim is gone when its control socket is.
+var errNoSocket = errors.New("its control socket is no more")
 
 // ctlError explains a failed control read or write.
 func (c *Client) ctlError(ctx context.Context, typ ctlType, err error, timeout time.Duration) error {

@@ -168,3 +168,21 @@ func TestKeeperEndsWhenIBSimGoes(t *testing.T) {
 		t.Fatal("the keeper still waits for an ibsim that has gone")
 	}
 }
+
+// TestDialSeesIBSimDie: an attach whose ibsim dies before it answers
+// fails as soon as ibsim's socket is gone, not after the whole timeout.
+func TestDialSeesIBSimDie(t *testing.T) {
+	f := newFakeSim(t)
+	f.mute.Store(true)
+	cfg := f.config()
+	cfg.Timeout = 10 * time.Second
+	time.AfterFunc(50*time.Millisecond, func() { f.ctl.Close() })
+	start := time.Now()
+	_, err := Dial(context.Background(), cfg)
+	if !errors.Is(err, mad.ErrGone) {
+		t.Fatalf("Dial = %v, want mad.ErrGone", err)
+	}
+	if d := time.Since(start); d > 2*alivePoll+time.Second {
+		t.Errorf("Dial failed after %v, want within about %v", d, alivePoll)
+	}
+}
