@@ -901,3 +901,17 @@ func FuzzDecodeFrame(f *testing.F) {
 		}
 	})
 }
+
+// TestSendEndedContext: a Send whose context has ended writes nothing.
+func TestSendEndedContext(t *testing.T) {
+	f := newFakeSys()
+	p := openFake(t, f, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := p.Send(ctx, &mad.Packet{MAD: testMAD(mad.ClassSMI, 1)}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Send with an ended context: %v, want context.Canceled", err)
+	}
+	if n := len(f.writes); n != 0 {
+		t.Errorf("%d frames written", n)
+	}
+}
