@@ -19,7 +19,7 @@ import (
 //
 //	dry-run: SubnSet(PortInfo) from=mlx5_0/1 dr=0,1,3 attrmod=0x5 LinkState=Down
 //
-// that is the request, the local port it would leave from (from=), its
+// that is the request (as one word), the local port it would leave from (from=), its
 // route (lid=, dr=, or both for a combined route; gid= for a global one),
 // the attribute modifier, and the attribute fields it would write
 // (mad.PlannedFields), a value quoted as Go quotes strings when it holds
@@ -132,7 +132,9 @@ func (o *CommonOptions) addDryRun(doc map[string]any) {
 // appendPlanLine appends a plan's line (see above).
 func appendPlanLine(b []byte, p *mad.Plan) []byte {
 	b = append(b, "dry-run: "...)
-	b = append(b, p.Request...)
+	// One word, as a script splitting at spaces takes it: a vendor
+	// class's request is named "Vendor1(0x0a) Set(...)".
+	b = append(b, strings.ReplaceAll(p.Request, " ", "")...)
 	b = fmt.Appendf(b, " from=%s/%d", p.Device, p.Port)
 	if p.LID != 0 {
 		b = fmt.Appendf(b, " lid=%d", p.LID)

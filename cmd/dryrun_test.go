@@ -343,6 +343,10 @@ func TestPlanLine(t *testing.T) {
 			Fields: []mad.PlannedField{{Name: "LinkWidthEnabled", Value: &v, Text: "1X or 4X"}, {Name: "Data", Text: ""}, {Name: "S", Text: `a"b`}}},
 			`dry-run: SubnSet(PortInfo) from=mlx5_0/1 lid=4 dr=0,3 attrmod=0x3 LinkWidthEnabled="1X or 4X" Data="" S="a\"b"` + "\n"},
 		{mad.Plan{Request: "PerfSet(PortCounters)", Device: "ibsim0", GID: &gid}, "dry-run: PerfSet(PortCounters) from=ibsim0/0 gid=fe80::2:c903:0:1492 attrmod=0x0\n"},
+		// A vendor class's request is one word on the line.
+		{mad.Plan{Request: "Vendor1(0x0a) Set(ConfigSpaceAccess)", Device: "mlx5_0", Port: 1, LID: 6, AttrMod: 0x810000,
+			Fields: []mad.PlannedField{{Name: "Data", Text: "0010013c"}}},
+			"dry-run: Vendor1(0x0a)Set(ConfigSpaceAccess) from=mlx5_0/1 lid=6 attrmod=0x810000 Data=0010013c\n"},
 	}
 	for _, tt := range tests {
 		if diff := cmp.Diff(tt.want, string(appendPlanLine(nil, &tt.plan))); diff != "" {
@@ -352,14 +356,14 @@ func TestPlanLine(t *testing.T) {
 }
 
 func TestDryRunFlag(t *testing.T) {
-	for _, tool := range []string{"init_all_ports", "set_port_state", "ibportstate", "perfquery", "sminfo", "ibccconfig", "ibsendtrap", "ibclearcounters", "ibclearerrors", "set_nodedesc"} {
+	for _, tool := range []string{"init_all_ports", "set_port_state", "ibportstate", "perfquery", "sminfo", "ibccconfig", "ibsendtrap", "ibclearcounters", "ibclearerrors", "set_nodedesc", "ibqueryerrors", "vendstat"} {
 		f, _, _ := testFactory(nil)
 		c := ToolCommand(f, mustTool(t, tool))
 		if c.Flags().Lookup("dry-run") == nil {
 			t.Errorf("%s has no --dry-run", tool)
 		}
 	}
-	for _, tool := range []string{"ibchecknet", "ibqueryerrors", "smpquery"} {
+	for _, tool := range []string{"ibchecknet", "ibroute", "smpquery"} {
 		f, _, _ := testFactory(nil)
 		if c := ToolCommand(f, mustTool(t, tool)); c.Flags().Lookup("dry-run") != nil {
 			t.Errorf("%s, which sends no Set, has --dry-run", tool)

@@ -78,11 +78,14 @@ func newIbqueryerrorsCmd(f *Factory, runF func(*ibqueryerrorsOptions) error) *co
 		Long: `ibqueryerrors discovers the fabric and reads every port's PortCounters (and
 PortCountersExtended where supported), printing the error counters beyond
 the thresholds of the thresholds file, as infiniband-diags' ibqueryerrors
-does. The nodes are read in parallel. It exits 1 when some port has errors.`,
+does. The nodes are read in parallel. It exits 1 when some port has errors.
+With --dry-run, -k and -K print the counter resets they would send, each
+node's after its report, and send none.`,
 		Example: `  ibqueryerrors
   ibqueryerrors -c -r             # leave out PortRcvSwitchRelayErrors; link info
   ibqueryerrors --data --details
   ibqueryerrors -k -K             # clear error and data counters after reading
+  ibqueryerrors -k --dry-run      # the resets -k would send, none sent
   ibqueryerrors --counters --switch`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -129,7 +132,7 @@ does. The nodes are read in parallel. It exits 1 when some port has errors.`,
 			return ibqueryerrorsRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsNodeMap)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsNodeMap|flagsDryRun)
 	addDiscoveryFlags(c, &o.Discovery)
 	fl := c.Flags()
 	fl.StringArrayVarP(&suppress, "suppress", "s", nil, "suppress the errors listed (err1,err2,...)")
@@ -376,7 +379,14 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r := &nodeErrors{o: o, th: th, n: n, q: &pmaQuerier{ctx: ctx, x: x, sl: sls}}
+			r := &nodeErrors{o: o, th: th, n: n}
+			ctx := ctx
+			if o.Common.DryRun {
+				// The nodes' resets are planned at once: each waits
+				// for the node's report to be printed.
+				ctx, r.plans = withPlanScope(ctx)
+			}
+			r.q = &pmaQuerier{ctx: ctx, x: x, sl: sls}
 			r.check()
 			reports[i] = r
 		}()
@@ -399,6 +409,9 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 		if !o.Common.JSON {
 			w.Write(r.out.Bytes())
 		}
+		// A dry run's resets follow the node's report (kept for the
+		// document with --json), in the report's order.
+		w.Write(o.Common.planLog.take(r.plans))
 		if r.warn.Len() > 0 {
 			o.IO.ErrOut.Write(r.warn.Bytes())
 		}
@@ -410,10 +423,12 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 	}
 	if o.Common.JSON {
 		suppressed := append([]string{}, o.Suppressed...)
-		if err := writeJSONDocument(w, map[string]any{
+		doc := map[string]any{
 			"ports": found, "nodesChecked": sum.nodes, "badNodes": sum.badNodes, "portsChecked": sum.ports,
 			"badPorts": sum.badPorts, "pmaQueryFailures": sum.pmaFailures, "thresholds": th.values, "suppressed": suppressed,
-		}); err != nil {
+		}
+		o.Common.addDryRun(doc)
+		if err := writeJSONDocument(w, doc); err != nil {
 			return err
 		}
 	} else {
@@ -506,6 +521,8 @@ type nodeErrors struct {
 	capMask2 uint32
 	// found are the ports reported, for --json.
 	found []portErrorsJSON
+	// plans are the resets a --dry-run check did not send.
+	plans *planScope
 }
 
 // portErrorsJSON is one reported port in --json: its counters beyond

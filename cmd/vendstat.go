@@ -78,7 +78,10 @@ type vendstatOptions struct {
 	readArgs, writeArgs   []string
 	groupsArg             string
 	Open                  func() (*mad.Transactor, *rdma.Port, error)
-	vendorCall            func(method mad.Method, attr mad.AttrID, mod uint32, data []byte) ([]byte, error)
+	vendorCall            func(method mad.Method, attr mad.AttrID, mod uint32, data []byte) (*mad.Response, error)
+	// plans are the Sets a --dry-run run did not send, until their lines
+	// join the output where the Set's would be.
+	plans *planScope
 }
 
 func newVendstatCmd(f *Factory, runF func(*vendstatOptions) error) *cobra.Command {
@@ -91,10 +94,12 @@ infiniband-diags' vendstat does: -N prints the device's general information
 (hardware revision and ID, firmware and software versions), -w the
 PortXmitWait counters of an InfiniScale III switch, -i the counter group
 info, -c configures the counter groups, -R and -W read and write config
-space records.`,
+space records. With --dry-run, -c and -W print the Set they would send
+and send none.`,
 		Example: `  vendstat -N 6           # general information of LID 6
   vendstat -w 6           # InfiniScale III PortXmitWait counters
-  vendstat -R 0x10013c 6  # one config space record`,
+  vendstat -R 0x10013c 6  # one config space record
+  vendstat --dry-run -W 0x10013c,0x5 6  # the Set -W would send, not sent`,
 		Args: argsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.finish(c); err != nil {
@@ -110,7 +115,7 @@ space records.`,
 			return vendstatRun(o)
 		},
 	}
-	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget)
+	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON|flagsTarget|flagsDryRun)
 	fl := c.Flags()
 	fl.BoolVarP(&o.GeneralInfo, "N", "N", false, "show IS3 or IS4 general information")
 	fl.BoolVarP(&o.XmitWait, "w", "w", false, "show IS3 port xmit wait counters")
@@ -205,20 +210,24 @@ func vendstatRun(o *vendstatOptions) error {
 		o.Port = local.Number
 	}
 	ctx := o.Common.context()
-	o.vendorCall = func(method mad.Method, attr mad.AttrID, mod uint32, data []byte) ([]byte, error) {
-		r, err := x.Do(ctx, &mad.Request{Path: p, Class: classMellanox, Method: method, AttrID: attr, AttrMod: mod, Data: data, Name: mlxAttrName(attr)})
-		if err != nil {
-			return nil, err
-		}
-		return r.Data(), nil
+	if o.Common.DryRun {
+		ctx, o.plans = withPlanScope(ctx)
+	}
+	o.vendorCall = func(method mad.Method, attr mad.AttrID, mod uint32, data []byte) (*mad.Response, error) {
+		return x.Do(ctx, &mad.Request{Path: p, Class: classMellanox, Method: method, AttrID: attr, AttrMod: mod, Data: data, Name: mlxAttrName(attr)})
 	}
 	out, err := vendstatDo(o)
 	if o.Common.JSON {
 		if err != nil {
 			return err
 		}
-		lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
-		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "lines": lines})
+		lines := []string{}
+		if len(out) > 0 {
+			lines = strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+		}
+		doc := map[string]any{"target": p.String(), "lines": lines}
+		o.Common.addDryRun(doc)
+		return writeJSONDocument(o.IO.Out, doc)
 	}
 	if _, werr := o.IO.Out.Write(out); err == nil {
 		err = werr
@@ -247,10 +256,11 @@ func mlxAttrName(a mad.AttrID) string {
 func vendstatDo(o *vendstatOptions) ([]byte, error) {
 	var b []byte
 	if o.CounterGroupInfo {
-		data, err := o.vendorCall(mad.MethodGet, mlxCounterGroupInfo, uint32(o.Port), nil)
+		r, err := o.vendorCall(mad.MethodGet, mlxCounterGroupInfo, uint32(o.Port), nil)
 		if err != nil {
 			return b, withContext(err, "counter group info query")
 		}
+		data := r.Data()
 		n := int(data[11])
 		b = fmt.Appendf(b, "counter_group_info:\n%d counter groups\n", n)
 		for i := 0; i < n && i < 2; i++ {
@@ -265,6 +275,9 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 		if _, err := o.vendorCall(mad.MethodSet, mlxConfigCounterGroup, uint32(o.Port), req); err != nil {
 			return b, withContext(err, "config counter group set")
 		}
+		b = append(b, o.Common.planLog.take(o.plans)...)
+		// The read back goes out in a dry run too, as every read does;
+		// vendstat prints nothing of it.
 		if _, err := o.vendorCall(mad.MethodGet, mlxConfigCounterGroup, uint32(o.Port), nil); err != nil {
 			return b, withContext(err, "config counter group query")
 		}
@@ -288,10 +301,11 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 	if _, err := o.vendorCall(mad.MethodGet, attrClassPortInfo, 0, nil); err != nil {
 		return b, withContext(err, "classportinfo query")
 	}
-	gi, err := o.vendorCall(mad.MethodGet, mlxGeneralInfo, 0, nil)
+	r, err := o.vendorCall(mad.MethodGet, mlxGeneralInfo, 0, nil)
 	if err != nil {
 		return b, withContext(err, "generalinfo query")
 	}
+	gi := r.Data()
 	devID := binary.BigEndian.Uint16(gi[10:])
 	fw := [3]uint32{uint32(gi[41]), uint32(gi[42]), uint32(gi[43])}
 	sw := [3]uint8{gi[77], gi[78], gi[79]}
@@ -324,10 +338,11 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 			for i := range q.n {
 				binary.BigEndian.PutUint32(req[configSpaceRecordsOff+i*configSpaceRecordLen:], mlxPortXmitWaitAddr+uint32((q.first+i)<<12))
 			}
-			data, err := o.vendorCall(mad.MethodGet, mlxConfigSpaceAccess, configSpaceAccessModifier|uint32(q.n)<<16, req)
+			r, err := o.vendorCall(mad.MethodGet, mlxConfigSpaceAccess, configSpaceAccessModifier|uint32(q.n)<<16, req)
 			if err != nil {
 				return b, withContext(err, "reading PortXmitWait")
 			}
+			data := r.Data()
 			for i := range q.n {
 				v := binary.BigEndian.Uint32(data[configSpaceRecordsOff+i*configSpaceRecordLen+4:])
 				if v == 0 {
@@ -348,7 +363,8 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 }
 
 // configSpace reads or writes config space records and prints what comes
-// back, each record's data under its mask.
+// back, each record's data under its mask; for a write a dry run did not
+// send, its plan instead.
 func configSpace(o *vendstatOptions, b []byte, method mad.Method, records []csRecord) ([]byte, error) {
 	req := make([]byte, vendor1DataLen)
 	for i, r := range records {
@@ -357,7 +373,7 @@ func configSpace(o *vendstatOptions, b []byte, method mad.Method, records []csRe
 		binary.BigEndian.PutUint32(req[off+4:], r.Data)
 		binary.BigEndian.PutUint32(req[off+8:], r.Mask)
 	}
-	data, err := o.vendorCall(method, mlxConfigSpaceAccess, configSpaceAccessModifier|uint32(len(records))<<16, req)
+	r, err := o.vendorCall(method, mlxConfigSpaceAccess, configSpaceAccessModifier|uint32(len(records))<<16, req)
 	if err != nil {
 		what := "get"
 		if method == mad.MethodSet {
@@ -365,6 +381,11 @@ func configSpace(o *vendstatOptions, b []byte, method mad.Method, records []csRe
 		}
 		return b, withContext(err, "cannot %s config space records", what)
 	}
+	if r.DryRun {
+		// The reply would be the records as written: none came.
+		return append(b, o.Common.planLog.take(o.plans)...), nil
+	}
+	data := r.Data()
 	for i := range records {
 		off := configSpaceRecordsOff + i*configSpaceRecordLen
 		addr := binary.BigEndian.Uint32(data[off:])

@@ -3,11 +3,14 @@ package cmd
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/pkg/mad"
@@ -68,6 +71,7 @@ func runVendstat(t *testing.T, h madtest.Handler, args ...string) (string, error
 	o.Open = func() (*mad.Transactor, *rdma.Port, error) {
 		opts := o.Common.transactorOptions()
 		opts.Timeout = 10 * time.Millisecond
+		o.Common.setDryRun(&out, &opts)
 		return mad.NewTransactor(madtest.New(h), opts), &rdma.Port{Number: 1, LID: 9}, nil
 	}
 	o.Common.ctx = context.Background()
@@ -103,6 +107,7 @@ sw_version:  04.05.06
 		{[]string{"-R", "0x10213c", "-R", "10413c,0x6", "6"}, 0, "Config space record at 0x10213c: 0x2\nConfig space record at 0x10413c: 0x4\n", ""},
 		{[]string{"-i"}, 0, "counter_group_info:\n2 counter groups\ngroup0 mask 0xff\ngroup1 mask 0xf0\n", ""},
 		{[]string{"-c", "1,2", "6"}, 0, "counter_groups_config: configuring group0 1 group1 2\n", ""},
+		{[]string{"-W", "0x10213c,0x5", "-W", "10413c,6,0xf0", "6"}, 0, "Config space record at 0x10213c: 0x2\nConfig space record at 0x10413c: 0x0\n", ""},
 		{[]string{"6"}, 0, "", "at least one of -N and -w"},
 		{[]string{"-R", "zz", "6"}, 0, "", `"zz" is not a hex number`},
 		{[]string{"-c", "1", "6"}, 0, "", "want two counter group numbers"},
@@ -132,5 +137,95 @@ func TestVendstatNoAnswer(t *testing.T) {
 	want := "classportinfo query: Vendor1(0x0a) Get(ClassPortInfo) to Lid 6: no response after 3 tries"
 	if err == nil || !strings.Contains(err.Error(), want) || ExitCode(err) != ExitFailure {
 		t.Errorf("error %v (exit %d), want %q", err, ExitCode(err), want)
+	}
+}
+
+// TestVendstatDryRun checks that under --dry-run the Sets of -c and -W
+// reach no port while the Gets do, that the plan comes where the Set's
+// reply would have been printed, and that nothing is printed of a reply
+// that never came.
+func TestVendstatDryRun(t *testing.T) {
+	const writePlan = "dry-run: Vendor1(0x0a)Set(ConfigSpaceAccess) from=madtest0/1 lid=6 attrmod=0x820000 " +
+		"Data=00000000000000000010213c00000005ffffffff0010413c00000006000000f0\n"
+	tests := []struct {
+		args       []string
+		want       string
+		gets, sets int // reaching the port without --dry-run
+	}{
+		{[]string{"-W", "0x10213c,0x5", "-W", "10413c,6,0xf0", "6"}, writePlan, 0, 1},
+		{[]string{"-R", "0x10213c", "-W", "0x10213c,0x5", "-W", "10413c,6,0xf0", "6"},
+			"Config space record at 0x10213c: 0x2\n" + writePlan, 1, 1},
+		{[]string{"-c", "1,2", "6"}, "counter_groups_config: configuring group0 1 group1 2\n" +
+			"dry-run: Vendor1(0x0a)Set(ConfigCounterGroup) from=madtest0/1 lid=6 attrmod=0x0 Data=0000000000000000000000000000000100000002\n", 1, 1},
+		{[]string{"-c", "0,1"}, "counter_groups_config: configuring group0 0 group1 1\n" +
+			"dry-run: Vendor1(0x0a)Set(ConfigCounterGroup) from=madtest0/1 lid=9 attrmod=0x1 Data=0000000000000000000000000000000000000001\n", 1, 1},
+		{[]string{"-N", "6"}, "", 2, 0},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			var sent, planned methodCounter
+			without, err := runVendstat(t, sent.count(is3Agent(0)), tt.args...)
+			if err != nil || sent.gets != tt.gets || sent.sets != tt.sets {
+				t.Fatalf("without --dry-run: %v, %d Gets and %d Sets sent; want %d and %d", err, sent.gets, sent.sets, tt.gets, tt.sets)
+			}
+			got, err := runVendstat(t, planned.count(is3Agent(0)), append([]string{"--dry-run"}, tt.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if planned.sets != 0 || planned.gets != tt.gets {
+				t.Errorf("%d Gets and %d Sets reached the port, want %d Gets and none", planned.gets, planned.sets, tt.gets)
+			}
+			if tt.sets == 0 {
+				tt.want = without // a run without a Set prints the same
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("unexpected output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestVendstatDryRunJSON checks a --json dry run's document: the plan
+// under "dryRun", and no line of a reply that never came.
+func TestVendstatDryRunJSON(t *testing.T) {
+	var c methodCounter
+	out, err := runVendstat(t, c.count(is3Agent(0)), "--dry-run", "--json", "-W", "0x10213c,0x5", "6")
+	if err != nil || c.sets != 0 {
+		t.Fatalf("%v, %d Sets sent", err, c.sets)
+	}
+	var doc struct {
+		Lines  []string   `json:"lines"`
+		DryRun []mad.Plan `json:"dryRun"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("%v:\n%s", err, out)
+	}
+	want := []mad.Plan{{Request: "Vendor1(0x0a) Set(ConfigSpaceAccess)", Device: "madtest0", Port: 1, Class: "Vendor1(0x0a)", LID: 6,
+		Attribute: "ConfigSpaceAccess", AttrID: mlxConfigSpaceAccess, AttrMod: 0x810000,
+		Fields: []mad.PlannedField{{Name: "Data", Text: "00000000000000000010213c00000005ffffffff"}}}}
+	if diff := cmp.Diff(want, doc.DryRun, cmpopts.IgnoreFields(mad.Plan{}, "Data")); diff != "" || len(doc.Lines) != 0 {
+		t.Errorf("lines %q, unexpected dryRun (-want +got):\n%s", doc.Lines, diff)
+	}
+}
+
+// methodCounter counts the requests a handler is given by whether their
+// method changes state.
+type methodCounter struct {
+	mu         sync.Mutex
+	gets, sets int
+}
+
+func (c *methodCounter) count(h madtest.Handler) madtest.Handler {
+	return func(req *mad.Packet) []mad.Packet {
+		var hd mad.Header
+		hd.UnmarshalBinary(req.MAD)
+		c.mu.Lock()
+		if hd.Method.ChangesState() {
+			c.sets++
+		} else {
+			c.gets++
+		}
+		c.mu.Unlock()
+		return h(req)
 	}
 }
