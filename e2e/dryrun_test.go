@@ -17,7 +17,10 @@ import (
 // TestDryRun runs every tool that changes fabric state with --dry-run on
 // a fabric of its own and checks the fabric did not change: ports as
 // ibsim's Dump shows them, error counters, the SM's state, opensm's trap
-// log, a CC attribute. Each run exits 0 and prints one plan line a MAD.
+// log, a CC attribute. Each run exits 0 (ibqueryerrors 1, for the errors
+// it reports) and prints one plan line a MAD. ibsim does not answer the
+// vendor class vendstat sends (0x0A): its dry runs can only be seen to
+// plan and send nothing, by ibsim's log (see checkVendstatDryRun).
 // LIDs (from opensm): Switch1 1, Hca1 2, Switch2 3, Hca2 4, Hca3 5, Hca4 6.
 func TestDryRun(t *testing.T) {
 	f := simfabric.StartForTest(t, simfabric.Options{Net: simfabric.Net2sw2path4hca})
@@ -99,13 +102,25 @@ func TestDryRun(t *testing.T) {
 		{[]string{"sminfo", "1", "1"}, 1, "dry-run: SubnSet(SMInfo) from=ibsim0/1 lid=1 attrmod=0x1 SMState=2\n"},
 		{[]string{"ibccconfig", "CACongestionSetting", "2", "0", "0x3", "150", "1", "0", "0"}, 1, "Entry[1].CCTITimer=150"},
 		{[]string{"ibsendtrap", "local_link_integrity"}, 1, "TrapNumber=129"},
+		{[]string{"ibqueryerrors", "-k", "-K"}, 12, "   GUID 0x200001 port 1: [LinkDownedCounter == 3]\n" +
+			"dry-run: PerfSet(PortCounters) from=ibsim0/1 lid=3 attrmod=0x0 PortSelect=255 CounterSelect=0xffff CounterSelect2=0x01\n"},
+		{[]string{"ibqueryerrors", "-k", "--details", "-G", "0x100004"}, 3, "PerfSet(PortRcvErrorDetails)"},
+		{[]string{"vendstat", "-W", "0x10013c,0x5", "3"}, 1,
+			"dry-run: Vendor1(0x0a)Set(ConfigSpaceAccess) from=ibsim0/1 lid=3 attrmod=0x810000 Data=00000000000000000010013c00000005ffffffff\n"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
 			args := append([]string{tt.args[0], "--dry-run"}, tt.args[1:]...)
+			wantExit, findings := 0, ""
+			if args[0] == "ibqueryerrors" {
+				wantExit = 1 // the errors it reports, as without --dry-run
+			}
 			out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", args[0], args[1:]...)
-			if err != nil || exit != 0 || len(errOut) != 0 {
-				t.Fatalf("exit %d, %v, stderr %q", exit, err, errOut)
+			if wantExit == 1 {
+				findings = queryErrorsFindings.FindString(string(errOut))
+			}
+			if err != nil || exit != wantExit || string(errOut) != findings {
+				t.Fatalf("exit %d (want %d), %v, stderr %q", exit, wantExit, err, errOut)
 			}
 			if n := strings.Count(string(out), "dry-run: "); n != tt.plans {
 				t.Errorf("%d plan lines, want %d:\n%s", n, tt.plans, out)
@@ -115,6 +130,21 @@ func TestDryRun(t *testing.T) {
 			}
 		})
 	}
+	t.Run("ibqueryerrors report", func(t *testing.T) {
+		// The report of a dry run is the report; the plans are added.
+		want, _, _, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibqueryerrors")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, _, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibqueryerrors", "--dry-run", "-k", "-K")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(want), planLines.ReplaceAllString(string(out), "")); diff != "" {
+			t.Errorf("the report of a dry run (-plain +dry run without its plans):\n%s", diff)
+		}
+	})
+	checkVendstatDryRun(t, f)
 	// A trap sent for real after the dry run's: once opensm logged it,
 	// the dry run's would be there too.
 	if _, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibsendtrap", "sys_image_guid_change"); err != nil || exit != 0 {
@@ -164,5 +194,60 @@ func TestDryRunJSON(t *testing.T) {
 	}
 	if strings.Contains(string(out), `"after"`) {
 		t.Errorf("a dry run reports the port after a Set it did not send:\n%s", out)
+	}
+	// ibqueryerrors finds errors or not, as the shared fabric's counters
+	// are; its resets are planned either way.
+	out, errOut, exit, err = f.RunIbtool(context.Background(), ibtoolBin, "Hca1", "ibqueryerrors", "--dry-run", "--json", "-k", "-G", "0x100004")
+	if err != nil || exit > 1 || (exit == 0) != (len(errOut) == 0) {
+		t.Fatalf("ibqueryerrors: exit %d, %v, stderr %q", exit, err, errOut)
+	}
+	for _, want := range []string{`"dryRun": [`, `"request": "PerfSet(PortCounters)"`, `"lid": 4`, `"text": "0x0fff"`, `"portsChecked": 1`} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("ibqueryerrors: stdout lacks %s:\n%s", want, out)
+		}
+	}
+}
+
+// queryErrorsFindings is what ibqueryerrors says on stderr when it
+// reports errors.
+var queryErrorsFindings = regexp.MustCompile(`^ibqueryerrors: \d+ ports have errors beyond threshold\n$`)
+
+// planLines matches a dry run's plan lines.
+var planLines = regexp.MustCompile(`(?m)^dry-run: .*\n`)
+
+// checkVendstatDryRun checks what ibsim shows of vendstat's dry runs.
+// ibsim answers no MAD of the vendor class 0x0A; it logs each it gets
+// ("no one to handle pkt: class 0xa, attr 0x50"), by attribute, not
+// method. So -W's dry run (the Set is its only MAD) is seen to send
+// nothing, against a -W sent for real; -c's, whose read back goes out,
+// can only be seen to print its plan and then fail that read.
+func checkVendstatDryRun(t *testing.T, f *simfabric.Fabric) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	const configSpace = "no one to handle pkt: class 0xa, attr 0x50"
+	logHas := func(s string) bool {
+		t.Helper()
+		log, err := os.ReadFile(filepath.Join(f.Dir(), "ibsim.log"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Contains(string(log), s)
+	}
+	if logHas(configSpace) {
+		t.Errorf("ibsim got the ConfigSpaceAccess Set of vendstat's dry run")
+	}
+	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "vendstat", "--dry-run", "-t", "100", "-c", "1,2", "3")
+	wantOut := "counter_groups_config: configuring group0 1 group1 2\n" +
+		"dry-run: Vendor1(0x0a)Set(ConfigCounterGroup) from=ibsim0/1 lid=3 attrmod=0x0 Data=0000000000000000000000000000000100000002\n"
+	wantErr := "config counter group query: Vendor1(0x0a) Get(ConfigCounterGroup) to Lid 3: no response"
+	if err != nil || exit != 3 || string(out) != wantOut || !strings.Contains(string(errOut), wantErr) {
+		t.Errorf("vendstat --dry-run -c: exit %d, %v, stdout %q, stderr %q; want exit 3, stdout %q and %q", exit, err, out, errOut, wantOut, wantErr)
+	}
+	if _, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "vendstat", "-t", "100", "-W", "0x10013c,0x5", "3"); err != nil || exit != 3 {
+		t.Errorf("vendstat -W: exit %d, %v, %s; want 3, no answer from ibsim", exit, err, errOut)
+	}
+	if !logHas(configSpace) {
+		t.Errorf("ibsim.log lacks %q after vendstat -W sent for real: the check above sees nothing", configSpace)
 	}
 }
