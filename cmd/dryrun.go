@@ -19,11 +19,11 @@ import (
 //
 //	dry-run: SubnSet(PortInfo) from=mlx5_0/1 dr=0,1,3 attrmod=0x5 LinkState=Down
 //
-// that is the request (as one word), the local port it would leave from (from=), its
-// route (lid=, dr=, or both for a combined route; gid= for a global one),
-// the attribute modifier, and the attribute fields it would write
-// (mad.PlannedFields), a value quoted as Go quotes strings when it holds
-// a space. With --json the plans go into the tool's document under
+// that is the request (as one word), the local port it would leave from
+// (from=), its route (lid=, dr=, or both for a combined route; gid= for a
+// global one), the attribute modifier, and the attribute fields it would
+// write (mad.PlannedFields), a value quoted as Go quotes strings when it
+// holds a space. With --json the plans go into the tool's document under
 // "dryRun" instead. A run that made its plan exits 0.
 
 // dryRunLog is what a --dry-run run did not send.
