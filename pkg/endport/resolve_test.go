@@ -135,11 +135,7 @@ func TestResolveFS(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		d, p, err := l.Resolve(src)
-		got := errText(err)
-		if err == nil {
-			got = d.Name + "/" + strconv.Itoa(p.Number)
-		}
+		got, err := resolution(l, src)
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: unexpected resolution (-want +got):\n%s", tt.spec, diff)
 		}
@@ -172,11 +168,7 @@ func TestResolveUnreadLinkLayer(t *testing.T) {
 		if err := l.UnmarshalText([]byte(tt.spec)); err != nil {
 			t.Fatal(err)
 		}
-		d, p, err := l.Resolve(src)
-		got := errText(err)
-		if err == nil {
-			got = d.Name + "/" + strconv.Itoa(p.Number)
-		}
+		got, err := resolution(l, src)
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%q: unexpected resolution (-want +got):\n%s", tt.spec, diff)
 		}
@@ -184,4 +176,14 @@ func TestResolveUnreadLinkLayer(t *testing.T) {
 			t.Errorf("%q: %v does not wrap the read error", tt.spec, err)
 		}
 	}
+}
+
+// resolution resolves l in src and says where it went, "mlx5_0/1", or
+// the error's text.
+func resolution(l Local, src DeviceSource) (string, error) {
+	d, p, err := l.Resolve(src)
+	if err != nil {
+		return errText(err), err
+	}
+	return d.Name + "/" + strconv.Itoa(p.Number), nil
 }

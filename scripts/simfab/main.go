@@ -329,23 +329,17 @@ func runFreeze(ctx context.Context, args []string, _, stderr io.Writer) (int, er
 }
 
 func runThaw(_ context.Context, args []string, _, stderr io.Writer) (int, error) {
-	fs := flags("thaw", stderr)
-	dir := fs.String("dir", "", "fabric directory (default $"+envDir+")")
-	if err := parse(fs, args); err != nil {
-		return 0, err
-	}
-	if fs.NArg() > 0 {
-		return 0, fmt.Errorf("%w: unexpected argument %q", errUsage, fs.Arg(0))
-	}
-	f, err := attach(*dir)
-	if err != nil {
-		return 0, err
-	}
-	return exitOK, f.Thaw()
+	return runOnFabric("thaw", args, stderr, (*simfabric.Fabric).Thaw)
 }
 
 func runCrash(_ context.Context, args []string, _, stderr io.Writer) (int, error) {
-	fs := flags("crash", stderr)
+	return runOnFabric("crash", args, stderr, (*simfabric.Fabric).KillSimulator)
+}
+
+// runOnFabric runs a command that takes only -dir and does op to the
+// fabric there.
+func runOnFabric(name string, args []string, stderr io.Writer, op func(*simfabric.Fabric) error) (int, error) {
+	fs := flags(name, stderr)
 	dir := fs.String("dir", "", "fabric directory (default $"+envDir+")")
 	if err := parse(fs, args); err != nil {
 		return 0, err
@@ -357,7 +351,7 @@ func runCrash(_ context.Context, args []string, _, stderr io.Writer) (int, error
 	if err != nil {
 		return 0, err
 	}
-	return exitOK, f.KillSimulator()
+	return exitOK, op(f)
 }
 
 // toolFlags are the flags of run and diff.
