@@ -193,11 +193,14 @@ type Response struct {
 	Header Header
 	// MAD is the whole response.
 	MAD []byte
-	// Tries is how many sends it took.
+	// Tries is how many tries it took: a try that timed out is sent
+	// again, up to the retries.
 	Tries int
 	// Sent counts the MADs this end sent for it: the request once a try
-	// (a GetMulti's segments each), and where ibtool runs RMPP itself the
-	// ACKs of the answer's segments. The kernel's RMPP ACKs are not seen.
+	// (a GetMulti's segments each) and again within a try when the
+	// transport returned it undelivered, and where ibtool runs RMPP
+	// itself the ACKs of the answer's segments and what its timers sent
+	// again. The kernel's RMPP ACKs are not seen.
 	Sent int
 	// DryRun says the request was not sent (TransactorOptions.DryRun):
 	// the response is the request itself and no port answered.

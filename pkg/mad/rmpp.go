@@ -1,11 +1,8 @@
 package mad
 
 import (
-	"context"
 	"encoding/binary"
 	"fmt"
-	"sync"
-	"time"
 )
 
 // RMPP, the reliable multi-packet transaction protocol (IBA 13.6), carries
@@ -210,17 +207,21 @@ type rmppStep struct {
 	ack      bool
 	seg, win uint32
 	done     bool
+	dup      bool // the ACK answers a duplicate: nothing changed since the last
 }
 
 // rmppReceiver reassembles one RMPP message from its DATA segments, as the
-// receiving side of IBA 13.6.5: segments must come in order from 1; a
-// duplicate is acknowledged again, one out of order dropped (the sender
-// resends it after its timeout). The first segment is acknowledged, then
-// one every half window, each ACK granting a window of
+// receiving side of IBA 13.6.5 (and the kernel's receiver): a segment
+// already received is acknowledged again, since the sender that resends it
+// missed an ACK; one past a gap is kept until the gap fills, if the window
+// granted takes it, and the segment that fills the gap is acknowledged at
+// once, so that the sender, resending after a loss, goes on from the
+// receiver's place instead of resending what came. The first segment is
+// acknowledged, then one every half window, each ACK granting a window of
 // rmppDefaultWindowSize segments past the one it acknowledges: the sender
-// always has half a window to send while the ACK travels, where an ACK
-// only at the window's end (the kernel's receiver) leaves it idle for the
-// round trip, once a window, on a long table.
+// always has half a window to send while the ACK travels, where an ACK only
+// at the window's end (the kernel's receiver) leaves it idle for the round
+// trip, once a window, on a long table.
 type rmppReceiver struct {
 	hdrLen  int    // bytes repeated in every segment: MAD, RMPP and class headers
 	window  uint32 // segments granted per ACK
@@ -228,7 +229,10 @@ type rmppReceiver struct {
 	winLast uint32 // the last segment of the window granted
 	ackAt   uint32 // the segment the next ACK goes out at
 	msg     []byte // the first segment's headers, then the data
-	done    bool
+	// ahead holds the segments past a gap, by number, until it fills:
+	// at most a window of them.
+	ahead map[uint32][]byte
+	done  bool
 }
 
 // newRMPPReceiver returns a receiver for a class whose data starts at
@@ -262,18 +266,61 @@ func (r *rmppReceiver) add(m []byte) (rmppStep, error) {
 	}
 	seg := h.SegmentNumber
 	switch {
+	case seg == 0:
+		return rmppStep{}, &rmppProtoError{RMPPStatusBadFirst, "segment number 0"}
 	case r.done || seg < r.next:
-		if seg == 0 {
-			return rmppStep{}, &rmppProtoError{RMPPStatusBadFirst, "segment number 0"}
-		}
-		// A duplicate: the sender missed an ACK. Acknowledge again.
-		return rmppStep{ack: true, seg: r.next - 1, win: r.winLast, done: false}, nil
+		// A duplicate: the sender missed an ACK, or probes for where
+		// to go on (the shim's sender resends one segment). Acknowledge
+		// again.
+		st := r.ackNow()
+		st.dup = true
+		return st, nil
 	case seg > r.next:
-		return rmppStep{}, nil // a gap: drop, the sender resends after its timeout
+		// Past a gap: kept if the window takes it, until the sender
+		// resends the missing ones.
+		if seg <= r.winLast && r.ahead[seg] == nil && len(r.ahead) < int(r.window) {
+			if r.ahead == nil {
+				r.ahead = make(map[uint32][]byte)
+			}
+			r.ahead[seg] = append([]byte(nil), m[:Size]...)
+		}
+		return rmppStep{}, nil
 	}
+	gap := len(r.ahead) > 0
+	if err := r.take(m, h); err != nil {
+		return rmppStep{}, err
+	}
+	for !r.done {
+		a := r.ahead[r.next]
+		if a == nil {
+			break
+		}
+		delete(r.ahead, r.next)
+		h.UnmarshalBinary(a)
+		if err := r.take(a, h); err != nil {
+			return rmppStep{}, err
+		}
+	}
+	last := r.next - 1
+	switch {
+	case r.done:
+		r.ahead = nil
+		r.winLast = last
+		return rmppStep{ack: true, seg: last, win: last, done: true}, nil
+	case last == 1 || last >= r.ackAt || gap:
+		r.winLast = max(r.winLast, last+r.window)
+		r.ackAt = last + max(1, r.window/2)
+		return rmppStep{ack: true, seg: last, win: r.winLast}, nil
+	}
+	return rmppStep{}, nil
+}
+
+// take appends segment m, the next expected, to the message.
+func (r *rmppReceiver) take(m []byte, h RMPPHeader) error {
+	seg := h.SegmentNumber
 	first := h.Flags&RMPPFirst != 0
 	if first != (seg == 1) {
-		return rmppStep{}, &rmppProtoError{RMPPStatusBadFirst, fmt.Sprintf("segment %d with First %v", seg, first)}
+		return &rmppProtoError{RMPPStatusBadFirst, fmt.Sprintf("segment %d with First %v", seg, first)}
 	}
 	per := Size - r.hdrLen
 	if seg == 1 {
@@ -284,7 +331,7 @@ func (r *rmppReceiver) add(m []byte) (rmppStep, error) {
 		r.msg = append(r.msg, m[:r.hdrLen]...)
 	}
 	if len(r.msg)-r.hdrLen+per > rmppMaxMessage {
-		return rmppStep{}, &rmppProtoError{RMPPStatusSegTooBig, fmt.Sprintf("segment %d makes the message longer than %d bytes", seg, rmppMaxMessage)}
+		return &rmppProtoError{RMPPStatusSegTooBig, fmt.Sprintf("segment %d makes the message longer than %d bytes", seg, rmppMaxMessage)}
 	}
 	r.msg = append(r.msg, m[r.hdrLen:Size]...)
 	r.next++
@@ -293,20 +340,27 @@ func (r *rmppReceiver) add(m []byte) (rmppStep, error) {
 		// data: what follows the RMPP header.
 		n := int(h.PayloadLength) - (r.hdrLen - rmppDataStart)
 		if n < 0 || n > per {
-			return rmppStep{}, &rmppProtoError{RMPPStatusBadLength, fmt.Sprintf("last segment %d with payload length %d", seg, h.PayloadLength)}
+			return &rmppProtoError{RMPPStatusBadLength, fmt.Sprintf("last segment %d with payload length %d", seg, h.PayloadLength)}
 		}
 		r.msg = r.msg[:len(r.msg)-per+n]
 		r.done = true
-		r.winLast = seg
-		return rmppStep{ack: true, seg: seg, win: seg, done: true}, nil
 	}
-	if seg == 1 || seg >= r.ackAt {
-		r.winLast = seg + r.window
-		r.ackAt = seg + max(1, r.window/2)
-		return rmppStep{ack: true, seg: seg, win: r.winLast}, nil
-	}
-	return rmppStep{}, nil
+	return nil
 }
+
+// ackNow returns the ACK that says where the receiver is: the last
+// segment received in order and the window granted. It is what a
+// duplicate draws, and what goes again when an ACK was lost. Before the
+// first segment there is nothing to acknowledge.
+func (r *rmppReceiver) ackNow() rmppStep {
+	if r.next == 1 {
+		return rmppStep{}
+	}
+	return rmppStep{ack: true, seg: r.next - 1, win: r.winLast}
+}
+
+// started reports whether the first segment came.
+func (r *rmppReceiver) started() bool { return r.next > 1 }
 
 // message returns the reassembled message: the first segment's headers
 // followed by all the data.
@@ -331,135 +385,6 @@ func rmppReply(m []byte, hdrLen int, h RMPPHeader) []byte {
 // user space, sending the ACKs.
 type RMPPReassembler interface {
 	ReassemblesRMPP() bool
-}
-
-// rmppTransfer is the receiving state of one request's RMPP response,
-// shared by the waiting Do and the reader goroutine that feeds it.
-type rmppTransfer struct {
-	hdrLen int
-	sl     uint8  // for the ACKs: the request's service level
-	pkey   uint16 // and partition
-
-	mu   sync.Mutex
-	recv *rmppReceiver
-	last time.Time // when the last segment came
-	err  *RMPPError
-	// out sends the request itself in segments (a GetMulti), nil for a
-	// request of one MAD; addr is where they go.
-	out  *RMPPSender
-	addr Address
-	sent int // ACKs, ABORTs and request segments sent from the reader
-}
-
-// sentCount returns how many MADs the reader sent for the transfer.
-func (x *rmppTransfer) sentCount() int {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.sent
-}
-
-// reset starts the transfer over, for a resent request.
-func (x *rmppTransfer) reset() {
-	x.mu.Lock()
-	x.recv = newRMPPReceiver(x.hdrLen)
-	x.last = time.Time{}
-	x.err = nil
-	x.mu.Unlock()
-}
-
-// lastSegment returns when the last segment came; zero before the first.
-func (x *rmppTransfer) lastSegment() time.Time {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.last
-}
-
-// failed returns the error that ended the transfer, or nil.
-func (x *rmppTransfer) failed() *RMPPError {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	return x.err
-}
-
-// takeSegment feeds one RMPP MAD of a response to its transfer and sends
-// the ACK (or ABORT) it calls for. It returns the packet to hand to the
-// waiter: the whole message once complete, p itself when the transfer
-// failed (the waiter then finds the error), nil otherwise.
-func (t *Transactor) takeSegment(ctx context.Context, x *rmppTransfer, p *Packet) *Packet {
-	x.mu.Lock()
-	step, err := x.recv.add(p.MAD)
-	x.last = time.Now()
-	var msg []byte
-	if step.done {
-		msg = x.recv.message()
-	}
-	switch e := err.(type) {
-	case *RMPPError:
-		x.err = e
-	case *rmppProtoError:
-		x.err = &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: e.status, Detail: e.detail}
-	}
-	if step.ack {
-		x.sent++
-	}
-	if _, ok := err.(*rmppProtoError); ok {
-		x.sent++
-	}
-	x.mu.Unlock()
-
-	if step.ack {
-		t.sendRMPP(ctx, x, p, RMPPHeader{Type: RMPPTypeAck, RespTime: rmppRespTimeDefault, SegmentNumber: step.seg, PayloadLength: step.win})
-	}
-	if e, ok := err.(*rmppProtoError); ok {
-		t.sendRMPP(ctx, x, p, RMPPHeader{Type: RMPPTypeAbort, RespTime: rmppRespTimeDefault, Status: e.status})
-	}
-	switch {
-	case err != nil:
-		return p
-	case step.done:
-		return &Packet{MAD: msg, Addr: p.Addr}
-	}
-	return nil
-}
-
-// takeAck feeds an ACK (STOP, ABORT) of the request's own segments to its
-// sender and sends the segments the ACK lets go. It reports whether the
-// transfer failed, so the waiter should be woken.
-func (t *Transactor) takeAck(ctx context.Context, x *rmppTransfer, p *Packet) bool {
-	x.mu.Lock()
-	if x.out == nil {
-		x.mu.Unlock()
-		return false
-	}
-	segs, err := x.out.Handle(p.MAD)
-	var abort []byte
-	if e, ok := err.(*RMPPError); ok {
-		x.err = e
-		if e.Sent {
-			abort = RMPPAbort(x.out.segs[0], x.hdrLen, e.Status)
-		}
-	}
-	if abort != nil {
-		segs = [][]byte{abort}
-	}
-	x.sent += len(segs)
-	addr := x.addr
-	x.mu.Unlock()
-	for _, m := range segs {
-		t.send(ctx, &Packet{MAD: m, Addr: addr, Timeout: t.opts.Timeout}) // a lost one is resent on the timeout
-	}
-	return err != nil
-}
-
-// sendRMPP answers segment p with an ACK or ABORT to where it came from.
-// A lost ACK is the sender's to recover, by resending, so errors are
-// dropped. The reader sends it, so it waits at most a timeout for room.
-func (t *Transactor) sendRMPP(ctx context.Context, x *rmppTransfer, p *Packet, h RMPPHeader) {
-	t.send(ctx, &Packet{
-		MAD:     rmppReply(p.MAD, x.hdrLen, h),
-		Addr:    Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: QP1QKey, SL: x.sl, PKeyIndex: x.pkey},
-		Timeout: t.opts.Timeout,
-	})
 }
 
 // RMPPSegments splits an RMPP message (the MAD and class headers, hdrLen

@@ -6,8 +6,9 @@ import (
 )
 
 // FuzzRMPPReceiver feeds the receiver arbitrary MADs (the input cut in
-// Size-byte pieces) and checks it never panics, answers every segment it
-// takes in order, and keeps a whole message consistent.
+// Size-byte pieces) and checks it never panics, keeps only segments past
+// a gap that the window granted (a window's worth at most), and keeps a
+// whole message consistent.
 func FuzzRMPPReceiver(f *testing.F) {
 	msg := make([]byte, 56+450)
 	for i := range msg {
@@ -21,6 +22,10 @@ func FuzzRMPPReceiver(f *testing.F) {
 	f.Add(seed)
 	f.Add(seed[Size:])
 	f.Add(append(append([]byte(nil), seed[:Size]...), seed...))
+	swapped := append([]byte(nil), seed...)
+	copy(swapped[Size:], seed[2*Size:3*Size])
+	copy(swapped[2*Size:], seed[Size:2*Size])
+	f.Add(swapped)
 	rmppPrealloc = 1 << 16 // a 64 MiB buffer an input at a time would leave little time for fuzzing
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := newRMPPReceiver(56)
@@ -35,6 +40,17 @@ func FuzzRMPPReceiver(f *testing.F) {
 			}
 			if err != nil {
 				return
+			}
+			if len(r.ahead) > int(r.window) {
+				t.Fatalf("%d segments kept past a gap, window %d", len(r.ahead), r.window)
+			}
+			for seg := range r.ahead {
+				if seg <= r.next || seg > r.winLast {
+					t.Fatalf("segment %d kept, expecting %d, window to %d", seg, r.next, r.winLast)
+				}
+			}
+			if step.ack && (step.seg != r.next-1 || step.win < step.seg) {
+				t.Fatalf("ACK of %d with window %d, expecting %d", step.seg, step.win, r.next)
 			}
 			if step.done {
 				m := r.message()

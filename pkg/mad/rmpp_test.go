@@ -124,7 +124,7 @@ func TestRMPPRecovery(t *testing.T) {
 				return []mad.Packet{p, *held}
 			}
 			return []mad.Packet{p}
-		}, 2},
+		}, 1}, // 4 is kept until 3 comes
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -243,6 +243,59 @@ func TestRMPPSegmentsRoundTrip(t *testing.T) {
 			pad := 220 - int(last.PayloadLength)
 			if diff := cmp.Diff(msg[56:], data[:len(data)-pad], cmpEmpty); diff != "" {
 				t.Errorf("data (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRMPPReceiverOrder feeds the receiver the segments of a 10-segment
+// message in the orders loss and resends make, with windows of 4: a
+// duplicate draws the ACK of where the receiver is, a segment past a gap
+// is kept while the window takes it, and the one that fills the gap is
+// acknowledged at once.
+func TestRMPPReceiverOrder(t *testing.T) {
+	msg := make([]byte, 56+2000) // 10 segments of 200
+	for i := range msg {
+		msg[i] = byte(i * 13)
+	}
+	(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPActive}).MarshalTo(msg)
+	segs := mad.RMPPSegments(msg, 56)
+	type ack struct{ seg, win uint32 }
+	tests := []struct {
+		name  string
+		order []uint32
+		want  []*ack // the ACK each segment draws, nil for none
+	}{
+		{"in order", []uint32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+			[]*ack{{1, 5}, nil, {3, 7}, nil, {5, 9}, nil, {7, 11}, nil, {9, 13}, {10, 10}}},
+		{"2 lost, resent after 3 and 4", []uint32{1, 3, 4, 2, 5, 6, 7, 8, 9, 10},
+			[]*ack{{1, 5}, nil, nil, {4, 8}, nil, {6, 10}, nil, {8, 12}, nil, {10, 10}}},
+		{"past the window: dropped, sent again", []uint32{1, 3, 6, 2, 4, 5, 6, 7, 8, 9, 10},
+			[]*ack{{1, 5}, nil, nil, {3, 7}, nil, {5, 9}, nil, {7, 11}, nil, {9, 13}, {10, 10}}},
+		{"duplicates", []uint32{1, 1, 2, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 3},
+			[]*ack{{1, 5}, {1, 5}, nil, {2, 5}, {3, 7}, nil, {5, 9}, nil, {7, 11}, nil, {9, 13}, {10, 10}, {10, 10}, {10, 10}}},
+		{"window resent from the last ACK", []uint32{1, 2, 3, 4, 2, 3, 4, 5, 6, 7, 8, 9, 10},
+			[]*ack{{1, 5}, nil, {3, 7}, nil, {4, 7}, {4, 7}, {4, 7}, {5, 9}, nil, {7, 11}, nil, {9, 13}, {10, 10}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := mad.NewRMPPTestReceiver(56, 4)
+			var got []*ack
+			for _, n := range tt.order {
+				a := r.Add(segs[n-1])
+				if a == nil {
+					got = append(got, nil)
+					continue
+				}
+				var h mad.RMPPHeader
+				h.UnmarshalBinary(a)
+				got = append(got, &ack{h.SegmentNumber, h.PayloadLength})
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(ack{})); diff != "" {
+				t.Errorf("ACKs (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(msg[56:], r.Message()[56:]); diff != "" {
+				t.Errorf("message (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -54,6 +54,20 @@ type TransactorOptions struct {
 	DryRun func(ctx context.Context, p *Plan) error
 }
 
+// How a try resends what it lost, as fractions of its timeout. A request
+// the transport returned undelivered, an RMPP window of the request not
+// acknowledged, the receiver's RMPP ACK when no segment came: each goes
+// again after resendDiv of the timeout, within the try (IBA 13.6.4 and
+// 13.6.5 for RMPP). An ACK the transport returned undelivered goes again
+// after bounceDiv, sooner, since the sender sits idle until it comes. A
+// try ends only when nothing moved it on for the whole timeout, so a
+// stalled try has sent what it lost three more times by then; only a try
+// that ends counts against the retries.
+const (
+	resendDiv = 4
+	bounceDiv = 40
+)
+
 // Transactor sends requests over a Transport and matches responses to them
 // by transaction ID. One goroutine reads the transport; any number of
 // goroutines may call Do at once, up to Window of them in flight.
@@ -155,6 +169,13 @@ func (t *Transactor) read(ctx context.Context) {
 		w := t.waiters[uint32(h.TID)]
 		x := t.rmpp[uint32(h.TID)]
 		t.mu.Unlock()
+		if p.Status != 0 && x != nil && IsRMPPActive(h.MgmtClass, p.MAD) {
+			// An ACK or a request segment of ours that the transport
+			// returned undelivered: the transfer's timers send it
+			// again; the try goes on.
+			x.takeBounced(p)
+			continue
+		}
 		if p.Status == 0 && IsRMPPActive(h.MgmtClass, p.MAD) && !h.Method.IsResponse() {
 			// The receiver's ACK (STOP, ABORT) of a request's own
 			// segments: it moves the sender on; only a failure wakes the
@@ -258,8 +279,7 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 	w := make(chan *Packet, 1)
 	var x *rmppTransfer
 	if t.userRMPP && class.HasRMPP() {
-		x = &rmppTransfer{hdrLen: hdr, sl: out.Addr.SL, pkey: out.Addr.PKeyIndex, addr: out.Addr}
-		x.reset()
+		x = newRMPPTransfer(hdr, out.Addr, timeout)
 	}
 	t.mu.Lock()
 	if t.readErr != nil {
@@ -300,17 +320,22 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 			return nil, err
 		default:
 			sent += n
-			timer.Reset(timeout + t.opts.Grace)
-			p, err = t.waitMessage(ctx, w, timer, x, timeout+t.opts.Grace)
+			req := out
+			if rmppReq && x != nil {
+				req = nil
+			}
+			var again int
+			p, again, err = t.wait(ctx, w, timer, x, req, timeout)
+			sent += again
 		}
 		switch {
 		case err != nil:
 			return nil, fmt.Errorf("%v to %v: %w", r, r.Path, err)
-		case p != nil && x != nil && x.failed() != nil:
+		case x != nil && x.failed() != nil:
 			e := *x.failed()
 			e.Request, e.To = r.String(), r.Path.String()
 			return nil, &e
-		case p != nil && p.Status == 0:
+		case p != nil:
 			resp, err := t.response(r, class, p, try)
 			if resp != nil {
 				resp.Sent = sent
@@ -320,8 +345,7 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 			}
 			return resp, err
 		}
-		// Timed out, or the transport says the request was dropped. A
-		// resend starts the responder's transfer over.
+		// Timed out. A resend starts the responder's transfer over.
 		if x != nil {
 			x.reset()
 		}
@@ -378,6 +402,7 @@ func (t *Transactor) sendRequest(ctx context.Context, out *Packet, x *rmppTransf
 	x.mu.Lock()
 	x.out = s
 	segs := s.Start()
+	x.winDue = time.Now().Add(x.retry)
 	x.mu.Unlock()
 	for _, m := range segs {
 		if err := t.send(ctx, &Packet{MAD: m, Addr: out.Addr, Timeout: out.Timeout}); err != nil {
@@ -395,52 +420,130 @@ func (t *Transactor) send(ctx context.Context, p *Packet) error {
 	return t.tr.Send(ctx, p)
 }
 
-// waitMessage is wait, except that while the segments of an RMPP response
-// keep coming the try does not time out: the timeout runs from the last
-// segment.
-func (t *Transactor) waitMessage(ctx context.Context, w chan *Packet, timer *time.Timer, x *rmppTransfer, timeout time.Duration) (*Packet, error) {
+// wait waits for the answer to a try just sent: the response, or the
+// whole RMPP message (or the packet that ended its transfer, found with
+// x.failed). It returns nil when the try timed out: no answer for the
+// timeout and Grace, or with an RMPP answer, nothing moved the transfer
+// on for that long, while its timers (rmppTick) resend what was lost. It
+// also returns how many times it sent req again.
+//
+// A request the transport returns undelivered (Status ETIMEDOUT: the
+// kernel reports one after the timeout, ibsim the moment it drops one)
+// does not end the try at once, which would spend every try within
+// milliseconds on a fault that outlasts them (a burst of drops, a route
+// being reprogrammed). It goes again after a quarter of the timeout, as
+// an RMPP window does, while the try's timeout, counted from the first
+// send, has not run out; the retries count tries, not resends. A request
+// the transport did not deliver cannot have been acted on, so sending it
+// again is safe even for a Set. req is nil for a GetMulti sent in RMPP
+// segments, whose window x resends.
+func (t *Transactor) wait(ctx context.Context, w chan *Packet, timer *time.Timer, x *rmppTransfer, req *Packet, timeout time.Duration) (*Packet, int, error) {
+	sent := time.Now()
+	grace := t.opts.Grace
+	var resendAt time.Time // when the request, returned undelivered, goes again
+	resends := 0
+	var kick chan struct{}
+	if x != nil {
+		kick = x.kick
+	}
 	for {
-		p, err := t.wait(ctx, w, timer)
-		if p != nil || err != nil || x == nil {
-			return p, err
+		now := time.Now()
+		base, due := sent, resendAt
+		if x != nil {
+			t.rmppTick(ctx, x, now)
+			if x.failed() != nil {
+				return nil, resends, nil
+			}
+			moved, xdue := x.timers()
+			if moved.After(base) {
+				base = moved
+			}
+			due = earliest(due, xdue)
 		}
-		since := time.Since(x.lastSegment())
-		if since >= timeout {
-			return nil, nil
+		end := base.Add(timeout + grace)
+		switch {
+		case !now.Before(end):
+			return nil, resends, nil
+		case !resendAt.IsZero() && !now.Before(resendAt):
+			resendAt = time.Time{}
+			ok, err := t.sendAgain(ctx, req)
+			if err != nil {
+				return nil, resends, err
+			}
+			if ok {
+				resends++
+			}
+			continue
 		}
-		timer.Reset(timeout - since)
+		timer.Reset(earliest(due, end).Sub(now))
+		select {
+		case p, ok := <-w:
+			p, err := t.answer(p, ok)
+			switch {
+			case err != nil:
+				return nil, resends, err
+			case p == nil:
+				continue
+			case p.Status == syscall.ETIMEDOUT:
+				// The transport's own report came: there is no
+				// kernel report left to wait for.
+				grace = 0
+				if req != nil && resendAt.IsZero() {
+					resendAt = time.Now().Add(timeout / resendDiv)
+				}
+				continue
+			}
+			return p, resends, nil
+		case <-timer.C:
+		case <-kick:
+		case <-ctx.Done():
+			return nil, resends, ctx.Err()
+		}
 	}
 }
 
-// wait returns the next packet for a try: nil after the timer fires.
-func (t *Transactor) wait(ctx context.Context, w chan *Packet, timer *time.Timer) (*Packet, error) {
-	for {
-		select {
-		case p, ok := <-w:
-			if !ok {
-				t.mu.Lock()
-				err := t.readErr
-				t.mu.Unlock()
-				if errors.Is(err, context.Canceled) {
-					err = ErrClosed
-				}
-				return nil, err
-			}
-			if p.Status != 0 && p.Status != syscall.ETIMEDOUT {
-				return nil, fmt.Errorf("transport status %v", p.Status)
-			}
-			var h Header
-			h.UnmarshalBinary(p.MAD)
-			if p.Status == 0 && !h.Method.IsResponse() && !IsRMPPActive(h.MgmtClass, p.MAD) {
-				continue // our own request looped back; not an answer
-			}
-			return p, nil
-		case <-timer.C:
-			return nil, nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
+// answer checks a packet the reader handed a waiter (ok false when the
+// reader stopped): the answer, the request returned undelivered (Status
+// ETIMEDOUT), or nil for our own request looped back.
+func (t *Transactor) answer(p *Packet, ok bool) (*Packet, error) {
+	if !ok {
+		t.mu.Lock()
+		err := t.readErr
+		t.mu.Unlock()
+		if errors.Is(err, context.Canceled) {
+			err = ErrClosed
 		}
+		return nil, err
 	}
+	switch p.Status {
+	case 0:
+	case syscall.ETIMEDOUT:
+		return p, nil
+	default:
+		return nil, fmt.Errorf("transport status %v", p.Status)
+	}
+	var h Header
+	h.UnmarshalBinary(p.MAD)
+	if !h.Method.IsResponse() && !IsRMPPActive(h.MgmtClass, p.MAD) {
+		return nil, nil // our own request looped back; not an answer
+	}
+	return p, nil
+}
+
+// sendAgain sends a request the transport returned undelivered once more,
+// within its try. It reports whether the MAD went: a transport that took
+// nothing for the timeout leaves the try to time out.
+func (t *Transactor) sendAgain(ctx context.Context, req *Packet) (bool, error) {
+	err := t.send(ctx, req)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		return false, nil
+	case errors.Is(err, ErrGone):
+		t.fail(err)
+	}
+	return false, fmt.Errorf("sending again: %w", err)
 }
 
 // response checks p answers r and wraps it.

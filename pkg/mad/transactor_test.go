@@ -85,56 +85,74 @@ func TestTransactorLIDAndGMP(t *testing.T) {
 	}
 }
 
+// TestTransactorRetries: a try that times out is sent again, up to the
+// retries; a request the transport returns undelivered goes again within
+// its try, a quarter of the timeout later, up to three times, so that a
+// burst of drops does not spend every try at once.
 func TestTransactorRetries(t *testing.T) {
+	const timeout = 40 * time.Millisecond
 	tests := []struct {
-		name      string
-		handler   func(n int, req *mad.Packet) []mad.Packet
-		retries   int
-		wantTries int
-		wantErr   string
+		name       string
+		handler    func(n int, req *mad.Packet) []mad.Packet
+		retries    int
+		wantTries  int
+		wantSends  [2]int // at least, at most
+		minElapsed time.Duration
+		wantErr    string
 	}{
-		{"answered at once", func(n int, req *mad.Packet) []mad.Packet { return answer(req) }, 2, 1, ""},
-		{"dropped then answered", func(n int, req *mad.Packet) []mad.Packet {
+		{"answered at once", func(n int, req *mad.Packet) []mad.Packet { return answer(req) }, 2, 1, [2]int{1, 1}, 0, ""},
+		{"dropped twice then answered", func(n int, req *mad.Packet) []mad.Packet {
 			if n < 3 {
 				return []mad.Packet{madtest.Dropped(req)}
 			}
 			return answer(req)
-		}, 2, 3, ""},
+		}, 2, 1, [2]int{3, 3}, timeout / 2, ""},
+		{"dropped four times then answered", func(n int, req *mad.Packet) []mad.Packet {
+			if n < 5 {
+				return []mad.Packet{madtest.Dropped(req)}
+			}
+			return answer(req)
+		}, 2, 2, [2]int{5, 5}, timeout, ""},
 		{"silent then answered", func(n int, req *mad.Packet) []mad.Packet {
 			if n == 1 {
 				return nil
 			}
 			return answer(req)
-		}, 1, 2, ""},
-		{"never answered", func(n int, req *mad.Packet) []mad.Packet { return nil }, 2, 3,
+		}, 1, 2, [2]int{2, 2}, timeout, ""},
+		{"never answered", func(n int, req *mad.Packet) []mad.Packet { return nil }, 2, 3, [2]int{3, 3}, 3 * timeout,
 			"SubnGet(NodeInfo) to Lid 12: no response after 3 tries"},
-		{"always dropped", func(n int, req *mad.Packet) []mad.Packet { return []mad.Packet{madtest.Dropped(req)} }, 3, 4,
+		{"always dropped", func(n int, req *mad.Packet) []mad.Packet { return []mad.Packet{madtest.Dropped(req)} }, 3, 4, [2]int{4, 16}, 4 * timeout,
 			"SubnGet(NodeInfo) to Lid 12: no response after 4 tries"},
-		{"no retries", func(n int, req *mad.Packet) []mad.Packet { return nil }, -1, 1,
+		{"no retries", func(n int, req *mad.Packet) []mad.Packet { return nil }, -1, 1, [2]int{1, 1}, timeout,
 			"SubnGet(NodeInfo) to Lid 12: no response after 1 try"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n := 0
 			tr := madtest.New(func(req *mad.Packet) []mad.Packet { n++; return tt.handler(n, req) })
-			x := mad.NewTransactor(tr, mad.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: tt.retries})
+			x := mad.NewTransactor(tr, mad.TransactorOptions{Timeout: timeout, Retries: tt.retries})
 			defer x.Close()
+			start := time.Now()
 			resp, err := x.Do(context.Background(), request(mad.LIDPath(12)))
+			elapsed := time.Since(start)
+			if sends := tr.Sends(); sends < tt.wantSends[0] || sends > tt.wantSends[1] {
+				t.Errorf("sent %d times, want %d to %d", sends, tt.wantSends[0], tt.wantSends[1])
+			}
+			if elapsed < tt.minElapsed || elapsed > tt.minElapsed+time.Second {
+				t.Errorf("took %v, want %v or a little more", elapsed, tt.minElapsed)
+			}
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if resp.Tries != tt.wantTries {
-					t.Errorf("tries %d, want %d", resp.Tries, tt.wantTries)
+				if resp.Tries != tt.wantTries || resp.Sent != tr.Sends() {
+					t.Errorf("tries %d, sent %d; want %d, %d", resp.Tries, resp.Sent, tt.wantTries, tr.Sends())
 				}
 				return
 			}
 			var te *mad.TimeoutError
 			if !errors.As(err, &te) || !strings.HasPrefix(err.Error(), tt.wantErr) || te.Tries != tt.wantTries {
 				t.Errorf("error %v, want a TimeoutError %q after %d tries", err, tt.wantErr, tt.wantTries)
-			}
-			if tr.Sends() != tt.wantTries {
-				t.Errorf("sent %d times, want %d", tr.Sends(), tt.wantTries)
 			}
 		})
 	}

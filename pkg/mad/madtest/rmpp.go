@@ -2,17 +2,40 @@ package madtest
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sync"
+	"time"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 )
 
+// Fate is what becomes of a MAD sent to an RMPPResponder.
+type Fate int
+
+// The fates of a MAD sent to an RMPPResponder.
+const (
+	Take   Fate = iota // it arrives
+	Lose               // it is lost without a word, as on a real fabric
+	Bounce             // it comes back with status ETIMEDOUT, as ibsim returns a MAD it dropped
+)
+
+func (f Fate) String() string {
+	switch f {
+	case Take:
+		return "take"
+	case Lose:
+		return "lose"
+	case Bounce:
+		return "bounce"
+	}
+	return fmt.Sprintf("fate %d", int(f))
+}
+
 // RMPPResponder is a Handler side that answers requests the way an SA
 // sends long responses: in RMPP DATA segments, segment 1 first and then
-// window by window as the requester's ACKs grant, through mad.RMPPSender
-// (without its resend timer: a lost segment is recovered by the requester
-// resending the request). A request that itself comes in RMPP segments (a
-// GetMulti) has each segment acknowledged and is answered once whole.
+// window by window as the requester's ACKs grant, through mad.RMPPSender.
+// A request that itself comes in RMPP segments (a GetMulti) has its
+// segments acknowledged and is answered once whole.
 type RMPPResponder struct {
 	// Respond returns the whole response message to a request: the MAD
 	// header, RMPP and class headers (HdrLen bytes; the R bit, status and
@@ -24,11 +47,28 @@ type RMPPResponder struct {
 	// and how many times that segment was sent before) and returns the
 	// packets to send in its place: none to drop it, two to duplicate it.
 	Filter func(seg uint32, resends int, p mad.Packet) []mad.Packet
+	// Incoming, when set, decides the fate of each MAD sent to the
+	// responder (a request, a segment of one, an ACK) before it arrives:
+	// h is its RMPP header (zero for a MAD not in RMPP) and seen how many
+	// MADs with the same RMPP type and segment number came before it.
+	Incoming func(h mad.RMPPHeader, seen int, p *mad.Packet) Fate
+	// Resend, when not zero, is how long the responder waits for an ACK
+	// before it sends its window again from the first segment not
+	// acknowledged (mad.RMPPSender.Timeout), as opensm does; it gives up
+	// silently after the sender's retries. Deliver then hands what the
+	// timer sends to the requester (Transport.Deliver). With Resend zero
+	// a lost segment is recovered only by the requester asking again.
+	Resend  time.Duration
+	Deliver func(mad.Packet)
 
-	mu   sync.Mutex
-	xfer map[uint64]*rmppSend
-	acks []mad.RMPPHeader
-	reqs map[uint64][]byte // RMPP requests being received, by TID
+	mu      sync.Mutex
+	xfer    map[uint64]*rmppSend
+	acks    []mad.RMPPHeader
+	reqs    map[uint64]*rmppRequest // RMPP requests being received, by TID
+	seen    map[[3]uint32]int
+	segSent map[uint32]int // sends of each response segment, all transfers
+	bounced int
+	stopped bool
 }
 
 // rmppSend is one response being sent.
@@ -36,6 +76,14 @@ type rmppSend struct {
 	addr  mad.Address
 	s     *mad.RMPPSender
 	sends map[uint32]int // how many times each segment went out
+	timer *time.Timer
+}
+
+// rmppRequest is a request being received in RMPP segments.
+type rmppRequest struct {
+	msg  []byte
+	next uint32 // the segment expected next
+	done bool
 }
 
 // Handle is the Handler: requests start a transfer, ACKs advance it.
@@ -44,22 +92,45 @@ func (r *RMPPResponder) Handle(req *mad.Packet) []mad.Packet {
 	defer r.mu.Unlock()
 	if r.xfer == nil {
 		r.xfer = make(map[uint64]*rmppSend)
+		r.seen = make(map[[3]uint32]int)
+		r.segSent = make(map[uint32]int)
 	}
 	tid := TID(req)
 	var h mad.RMPPHeader
-	h.UnmarshalBinary(req.MAD)
-	if mad.IsRMPPActive(mad.Class(req.MAD[1]), req.MAD) && h.Type == mad.RMPPTypeData && req.MAD[3]&byte(mad.ResponseBit) == 0 {
+	active := mad.IsRMPPActive(mad.Class(req.MAD[1]), req.MAD)
+	if active {
+		h.UnmarshalBinary(req.MAD)
+	}
+	if r.Incoming != nil {
+		k := [3]uint32{0, uint32(h.Type), h.SegmentNumber}
+		if active {
+			k[0] = 1
+		}
+		seen := r.seen[k]
+		r.seen[k]++
+		switch r.Incoming(h, seen, req) {
+		case Lose:
+			return nil
+		case Bounce:
+			r.bounced++
+			return []mad.Packet{Dropped(req)}
+		}
+	}
+	if active && h.Type == mad.RMPPTypeData && req.MAD[3]&byte(mad.ResponseBit) == 0 {
 		// A segment of a request sent with RMPP (a GetMulti): keep it,
 		// acknowledge it, and answer the whole request after its last.
 		whole, ack := r.takeRequestSegment(req, h)
-		out := []mad.Packet{{MAD: ack, Addr: req.Addr}}
+		var out []mad.Packet
+		if ack != nil {
+			out = append(out, mad.Packet{MAD: ack, Addr: req.Addr})
+		}
 		if whole == nil {
 			return out
 		}
 		req = &mad.Packet{MAD: whole, Addr: req.Addr}
 		return append(out, r.respond(tid, req)...)
 	}
-	if mad.IsRMPPActive(mad.Class(req.MAD[1]), req.MAD) {
+	if active {
 		r.acks = append(r.acks, h)
 		x := r.xfer[tid]
 		if x == nil {
@@ -67,37 +138,50 @@ func (r *RMPPResponder) Handle(req *mad.Packet) []mad.Packet {
 		}
 		segs, err := x.s.Handle(req.MAD)
 		if err != nil || x.s.Done() {
-			delete(r.xfer, tid) // complete, or ended by STOP or ABORT
+			r.end(tid, x) // complete, or ended by STOP or ABORT
+		} else if len(segs) > 0 || h.Type == mad.RMPPTypeAck {
+			r.arm(tid, x)
 		}
 		return r.send(x, segs)
 	}
 	return r.respond(tid, req)
 }
 
-// takeRequestSegment adds one DATA segment of an RMPP request (in order;
-// the Transactor sends them so) and returns the ACK to send, and the
-// whole request after its last segment.
+// takeRequestSegment adds one DATA segment of an RMPP request and returns
+// the ACK to send, and the whole request after its last segment. Each
+// segment in order is acknowledged, and each duplicate; one past a gap is
+// dropped, to come again; a first segment starts the request over (the
+// Transactor resends a request that timed out from its start).
 func (r *RMPPResponder) takeRequestSegment(req *mad.Packet, h mad.RMPPHeader) (whole, ack []byte) {
 	if r.reqs == nil {
-		r.reqs = make(map[uint64][]byte)
+		r.reqs = make(map[uint64]*rmppRequest)
 	}
 	tid := TID(req)
-	per := mad.Size - r.HdrLen
+	q := r.reqs[tid]
 	if h.SegmentNumber == 1 {
-		r.reqs[tid] = append([]byte(nil), req.MAD[:r.HdrLen]...)
+		q = &rmppRequest{msg: append([]byte(nil), req.MAD[:r.HdrLen]...), next: 1}
+		r.reqs[tid] = q
 	}
-	r.reqs[tid] = append(r.reqs[tid], req.MAD[r.HdrLen:mad.Size]...)
+	if q == nil || h.SegmentNumber > q.next {
+		return nil, nil
+	}
+	if h.SegmentNumber == q.next && !q.done {
+		q.msg = append(q.msg, req.MAD[r.HdrLen:mad.Size]...)
+		q.next++
+		if h.Flags&mad.RMPPLast != 0 {
+			per := mad.Size - r.HdrLen
+			n := int(h.PayloadLength) - (r.HdrLen - mad.RMPPHeaderOffset - mad.RMPPHeaderLen)
+			whole = q.msg[:len(q.msg)-per+n]
+			q.done = true
+		}
+	}
+	seg, win := q.next-1, q.next-1+8
+	if q.done {
+		win = seg
+	}
 	ack = make([]byte, mad.Size)
 	copy(ack, req.MAD[:r.HdrLen])
-	win := h.SegmentNumber + 8
-	last := h.Flags&mad.RMPPLast != 0
-	if last {
-		win = h.SegmentNumber
-		n := int(h.PayloadLength) - (r.HdrLen - mad.RMPPHeaderOffset - mad.RMPPHeaderLen)
-		whole = r.reqs[tid][:len(r.reqs[tid])-per+n]
-		delete(r.reqs, tid)
-	}
-	(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeAck, Flags: mad.RMPPActive, SegmentNumber: h.SegmentNumber, PayloadLength: win}).MarshalTo(ack)
+	(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeAck, Flags: mad.RMPPActive, SegmentNumber: seg, PayloadLength: win}).MarshalTo(ack)
 	return whole, ack
 }
 
@@ -114,9 +198,64 @@ func (r *RMPPResponder) respond(tid uint64, req *mad.Packet) []mad.Packet {
 	x := &rmppSend{addr: req.Addr, s: s, sends: map[uint32]int{}}
 	if old := r.xfer[tid]; old != nil {
 		x.sends = old.sends // a resent request: keep counting each segment's sends
+		r.end(tid, old)
 	}
 	r.xfer[tid] = x
+	r.arm(tid, x)
 	return r.send(x, s.Start())
+}
+
+// arm starts, or starts over, the resend timer of transfer x.
+func (r *RMPPResponder) arm(tid uint64, x *rmppSend) {
+	if r.Resend == 0 || r.stopped {
+		return
+	}
+	if x.timer == nil {
+		x.timer = time.AfterFunc(r.Resend, func() { r.expire(tid, x) })
+		return
+	}
+	x.timer.Reset(r.Resend)
+}
+
+// end forgets transfer x.
+func (r *RMPPResponder) end(tid uint64, x *rmppSend) {
+	if x.timer != nil {
+		x.timer.Stop()
+	}
+	if r.xfer[tid] == x {
+		delete(r.xfer, tid)
+	}
+}
+
+// expire resends x's window after no ACK came in time.
+func (r *RMPPResponder) expire(tid uint64, x *rmppSend) {
+	r.mu.Lock()
+	if r.stopped || r.xfer[tid] != x {
+		r.mu.Unlock()
+		return
+	}
+	segs, err := x.s.Timeout()
+	var out []mad.Packet
+	if err != nil {
+		r.end(tid, x)
+	} else {
+		out = r.send(x, segs)
+		x.timer.Reset(r.Resend)
+	}
+	r.mu.Unlock()
+	for _, p := range out {
+		r.Deliver(p)
+	}
+}
+
+// Stop ends the resend timers.
+func (r *RMPPResponder) Stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stopped = true
+	for tid, x := range r.xfer {
+		r.end(tid, x)
+	}
 }
 
 // send sends segments through Filter.
@@ -133,6 +272,7 @@ func (r *RMPPResponder) send(x *rmppSend, segs [][]byte) []mad.Packet {
 			out = append(out, p)
 		}
 		x.sends[seg]++
+		r.segSent[seg]++
 	}
 	return out
 }
@@ -142,6 +282,21 @@ func (r *RMPPResponder) Acks() []mad.RMPPHeader {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]mad.RMPPHeader(nil), r.acks...)
+}
+
+// SegmentSends returns how many times response segment seg went out, in
+// every transfer (what Filter lost included).
+func (r *RMPPResponder) SegmentSends(seg uint32) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.segSent[seg]
+}
+
+// Bounced returns how many MADs Incoming bounced.
+func (r *RMPPResponder) Bounced() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.bounced
 }
 
 // SAResponse returns an SA response message to req: req's MAD header and

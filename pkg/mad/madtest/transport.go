@@ -96,3 +96,12 @@ func Dropped(req *mad.Packet) mad.Packet {
 
 // TID returns the transaction ID of a request.
 func TID(req *mad.Packet) uint64 { return binary.BigEndian.Uint64(req.MAD[8:]) }
+
+// Deliver queues p for Recv as if it came from the fabric, for a
+// responder that sends on its own timers (RMPPResponder.Resend).
+func (t *Transport) Deliver(p mad.Packet) {
+	select {
+	case t.queue <- p:
+	case <-t.closed:
+	}
+}
