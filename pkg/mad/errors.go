@@ -9,7 +9,7 @@ import (
 type TimeoutError struct {
 	Request string        // what was asked: "SubnGet(NodeInfo)"
 	To      string        // where: the Path's String, "Lid 12"
-	Tries   int           // sends made
+	Tries   int           // tries made (a request returned undelivered goes again within its try)
 	Elapsed time.Duration // from the first send to giving up
 	// Unsent counts the tries the transport could not send within the
 	// timeout, because its peer took nothing (a stopped simulator).
