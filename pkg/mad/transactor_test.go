@@ -90,7 +90,7 @@ func TestTransactorLIDAndGMP(t *testing.T) {
 // its try, a quarter of the timeout later, up to three times, so that a
 // burst of drops does not spend every try at once.
 func TestTransactorRetries(t *testing.T) {
-	const timeout = 40 * time.Millisecond
+	const timeout = 100 * time.Millisecond
 	tests := []struct {
 		name       string
 		handler    func(n int, req *mad.Packet) []mad.Packet
