@@ -92,8 +92,8 @@ func checkSimulatorFine(t *testing.T, f *simfabric.Fabric) {
 }
 
 // timeoutLine matches what a tool may say when the simulator stops
-// answering: a MAD's TimeoutError, the attach's, or discovery's summary.
-var timeoutLine = regexp.MustCompile(`no response after \d+ tr(y|ies)|CONNECT: no answer within|discovery incomplete|the fabric shown is partial|queries failed|reads failed`)
+// answering: a MAD's TimeoutError, an attach request's, or a summary.
+var timeoutLine = regexp.MustCompile(`no response after \d+ tr(y|ies)|[A-Z_]+: no answer within|discovery incomplete|the fabric shown is partial|queries failed|reads failed`)
 
 // TestFaultStoppedSimulator stops ibsim (SIGSTOP) at three points of
 // directed-route, LID-routed and SA work, and keeps it stopped until the
