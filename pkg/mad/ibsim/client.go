@@ -49,8 +49,9 @@ type Client struct {
 	// life is Dial's context: once it has ended (SIGINT), Close does not
 	// wait for ibsim beyond quitWait.
 	life context.Context
-	// stalled is set once ibsim read nothing for a whole timeout: Close
-	// then does not wait for it beyond quitWait either.
+	// stalled is set once ibsim read nothing for a whole timeout, or
+	// left a control request unanswered: Close then does not wait for it
+	// beyond quitWait either.
 	stalled atomic.Bool
 
 	closed    atomic.Bool

@@ -97,6 +97,9 @@ var errNoSocket = errors.New("its control socket is no more")
 // ctlError explains a failed control read or write.
 func (c *Client) ctlError(ctx context.Context, typ ctlType, err error, timeout time.Duration) error {
 	if errors.Is(err, os.ErrDeadlineExceeded) {
+		if ctx.Err() == nil {
+			c.stalled.Store(true) // Close need not wait for it either
+		}
 		return &unansweredError{typ: typ, cause: ctx.Err(), timeout: timeout}
 	}
 	if ctx.Err() != nil {
