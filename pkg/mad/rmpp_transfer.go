@@ -177,9 +177,9 @@ func (t *Transactor) takeSegment(ctx context.Context, x *rmppTransfer, p *Packet
 
 	if reply != nil {
 		// A lost ACK is resent by the timers (or drawn again by the
-		// sender's resend), so the error is dropped; the reader sends
-		// it, so it waits at most a timeout for room.
-		t.send(ctx, reply)
+		// sender's resend); the reader sends it, so it waits at most a
+		// timeout for room.
+		t.sendRecovered(ctx, reply)
 		x.wake() // the ACK's timer runs from now
 	}
 	switch {
@@ -222,7 +222,7 @@ func (t *Transactor) takeAck(ctx context.Context, x *rmppTransfer, p *Packet) bo
 	x.sent += len(segs)
 	x.mu.Unlock()
 	for _, m := range segs {
-		t.send(ctx, &Packet{MAD: m, Addr: x.addr, Timeout: x.timeout}) // a lost one goes again on the window's timer
+		t.sendRecovered(ctx, &Packet{MAD: m, Addr: x.addr, Timeout: x.timeout}) // a lost one goes again on the window's timer
 	}
 	return err != nil
 }
@@ -280,6 +280,6 @@ func (t *Transactor) rmppTick(ctx context.Context, x *rmppTransfer, now time.Tim
 	x.sent += len(sends)
 	x.mu.Unlock()
 	for _, p := range sends {
-		t.send(ctx, p)
+		t.sendRecovered(ctx, p)
 	}
 }

@@ -313,11 +313,7 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 			unsent++
 			err = nil
 		case err != nil:
-			err = fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
-			if errors.Is(err, ErrGone) {
-				t.fail(err)
-			}
-			return nil, err
+			return nil, t.failIfGone(fmt.Errorf("sending %v to %v: %w", r, r.Path, err))
 		default:
 			sent += n
 			req := out
@@ -418,6 +414,23 @@ func (t *Transactor) send(ctx context.Context, p *Packet) error {
 		t.opts.Trace(true, p)
 	}
 	return t.tr.Send(ctx, p)
+}
+
+// sendRecovered sends an RMPP MAD whose loss the protocol recovers (an
+// ACK, a window), so its error is dropped, unless the transport is gone.
+func (t *Transactor) sendRecovered(ctx context.Context, p *Packet) {
+	if err := t.send(ctx, p); err != nil {
+		t.failIfGone(fmt.Errorf("sending %s: %w", RMPPType(p.MAD[RMPPHeaderOffset+1]), err))
+	}
+}
+
+// failIfGone fails the transactor when err says the transport is gone,
+// and returns err.
+func (t *Transactor) failIfGone(err error) error {
+	if errors.Is(err, ErrGone) {
+		t.fail(err)
+	}
+	return err
 }
 
 // wait waits for the answer to a try just sent: the response, or the
@@ -540,10 +553,8 @@ func (t *Transactor) sendAgain(ctx context.Context, req *Packet) (bool, error) {
 		return true, nil
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return false, nil
-	case errors.Is(err, ErrGone):
-		t.fail(err)
 	}
-	return false, fmt.Errorf("sending again: %w", err)
+	return false, t.failIfGone(fmt.Errorf("sending again: %w", err))
 }
 
 // response checks p answers r and wraps it.
@@ -590,11 +601,7 @@ func (t *Transactor) Send(ctx context.Context, r *Request) error {
 	}
 	out.Addr = r.Path.address(class)
 	if err := t.send(ctx, out); err != nil {
-		err = fmt.Errorf("sending %v to %v: %w", r, r.Path, err)
-		if errors.Is(err, ErrGone) {
-			t.fail(err)
-		}
-		return err
+		return t.failIfGone(fmt.Errorf("sending %v to %v: %w", r, r.Path, err))
 	}
 	return nil
 }

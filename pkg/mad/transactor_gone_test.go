@@ -131,3 +131,34 @@ func TestTransactorUnsentOnce(t *testing.T) {
 		t.Errorf("Do = %v, want a timeout saying 1 could not be sent", err)
 	}
 }
+
+// TestTransactorGoneOnACK: an RMPP ACK the reader sends into a transport
+// that is gone ends the transfer and the transactor at once, not a
+// timeout later.
+func TestTransactorGoneOnACK(t *testing.T) {
+	gone := fmt.Errorf("ibsim has gone: %w", mad.ErrGone)
+	resp := &madtest.RMPPResponder{HdrLen: 56, Respond: func(req *mad.Packet) []byte {
+		return madtest.SAResponse(req, mad.StatusOK, 80, lossRecords...)
+	}}
+	tr := &failingSends{Transport: madtest.New(resp.Handle), sendErr: func(n int) error {
+		if n > 1 { // the request goes, the first ACK does not
+			return gone
+		}
+		return nil
+	}}
+	defer resp.Stop()
+	var g goneRecorder
+	x := mad.NewTransactor(tr, mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1}, Timeout: 10 * time.Second, Gone: g.gone})
+	defer x.Close()
+	start := time.Now()
+	r := getTable
+	if _, err := x.Do(context.Background(), &r); !errors.Is(err, mad.ErrGone) {
+		t.Fatalf("Do = %v, want mad.ErrGone", err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("Do failed after %v, want at once", d)
+	}
+	if calls := g.calls(); len(calls) != 1 || !strings.Contains(calls[0].Error(), "sending ACK") {
+		t.Errorf("Gone called with %v, want once, naming the ACK", calls)
+	}
+}
