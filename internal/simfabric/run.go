@@ -68,17 +68,11 @@ func (f *Fabric) RunCommand(ctx context.Context, simHost, bin string, args ...st
 // run runs a simulator client in a scratch directory under the fabric
 // directory, holding one of the fabric's client slots.
 func (f *Fabric) run(ctx context.Context, env []string, bin string, args ...string) (stdout, stderr []byte, exit int, err error) {
-	select {
-	case f.slots <- struct{}{}:
-		defer func() { <-f.slots }()
-	case <-ctx.Done():
-		return nil, nil, -1, fmt.Errorf("simfabric: waiting for a client slot to run %s: %w", bin, ctx.Err())
-	}
-	dir, err := f.scratchDir()
+	dir, release, err := f.claimRun(ctx, bin)
 	if err != nil {
 		return nil, nil, -1, err
 	}
-	defer os.RemoveAll(dir)
+	defer release()
 
 	var out, errOut bytes.Buffer
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -110,6 +104,25 @@ func (f *Fabric) run(ctx context.Context, env []string, bin string, args ...stri
 		err = errors.Join(err, f.settleClients(context.WithoutCancel(ctx)))
 	}
 	return out.Bytes(), errOut.Bytes(), exit, err
+}
+
+// claimRun waits for one of the fabric's client slots to run bin and
+// makes the run's scratch directory; release gives both back.
+func (f *Fabric) claimRun(ctx context.Context, bin string) (dir string, release func(), err error) {
+	select {
+	case f.slots <- struct{}{}:
+	case <-ctx.Done():
+		return "", nil, fmt.Errorf("simfabric: waiting for a client slot to run %s: %w", bin, ctx.Err())
+	}
+	dir, err = f.scratchDir()
+	if err != nil {
+		<-f.slots
+		return "", nil, err
+	}
+	return dir, func() {
+		os.RemoveAll(dir)
+		<-f.slots
+	}, nil
 }
 
 // scratchDir makes a directory for one client run under the fabric

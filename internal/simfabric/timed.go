@@ -157,17 +157,11 @@ func (f *Fabric) RunReferenceTimed(ctx context.Context, simHost string, events [
 
 // runTimed runs bin as run does, carrying out events.
 func (f *Fabric) runTimed(ctx context.Context, env []string, events []Event, bin string, args ...string) (_ *TimedResult, err error) {
-	select {
-	case f.slots <- struct{}{}:
-		defer func() { <-f.slots }()
-	case <-ctx.Done():
-		return nil, fmt.Errorf("simfabric: waiting for a client slot to run %s: %w", bin, ctx.Err())
-	}
-	dir, err := f.scratchDir()
+	dir, release, err := f.claimRun(ctx, bin)
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer release()
 	// Files, not pipes: Wait then returns when the process ends, not when
 	// a copying goroutine has drained a pipe.
 	stdout, err := os.Create(filepath.Join(dir, "stdout"))
