@@ -305,14 +305,11 @@ func perfqueryRun(o *perfqueryOptions) error {
 // LID route through the SA where there is one (on RoCE the GRH stays);
 // what names the MADs in the message for a DR path ("performance MADs").
 func gmpPath(t endport.Target, what string) (mad.Path, error) {
-	p, err := smpPath(t)
-	if err != nil {
-		return p, err
+	p, err := t.LIDRoutedPath(what)
+	if errors.Is(err, endport.ErrNotLIDRouted) {
+		return p, &UsageError{Err: err}
 	}
-	if p.IsDR() {
-		return p, usageErrorf("target %s: %s are LID routed; give a LID", t, what)
-	}
-	return p, nil
+	return p, err
 }
 
 func (q *perfquery) run() error {

@@ -160,44 +160,8 @@ func (o *CommonOptions) localPortError(err error) error {
 	return &UsageError{Err: err}
 }
 
-// smpPath turns a target into the path an SMP takes: a LID, a DR path, or
-// a path spec of either kind. GUIDs and GIDs need the SA to become LIDs:
-// the caller resolves the path (Transactor.Resolve).
-func smpPath(t endport.Target) (mad.Path, error) {
-	switch t.Kind {
-	case endport.LID:
-		return mad.LIDPath(t.LID), nil
-	case endport.DirectRoute:
-		return mad.DRPath(t.DR...), nil
-	case endport.FullPath:
-		s := t.Spec
-		switch {
-		case s.DR && s.DLID != nil && *s.DLID != rdma.PermissiveLID:
-			return mad.Path{}, fmt.Errorf("target %s: directed routes with a LID-routed part are not supported yet", t)
-		case s.DR:
-			p := mad.DRPath(s.DRPath...)
-			if len(s.DRPath) == 0 {
-				p = mad.DRPath(0)
-			}
-			return p, nil
-		case s.DLID != nil:
-			p := mad.LIDPath(*s.DLID)
-			if s.SL != nil {
-				p.SL = *s.SL
-			}
-			return p, nil
-		}
-	}
-	switch t.Kind {
-	case endport.GUID:
-		// Transactor.Resolve asks the SA for its LID.
-		return mad.Path{GUID: t.GUID}, nil
-	case endport.GID:
-		gid := t.GID
-		return mad.Path{DGID: &gid}, nil
-	}
-	return mad.Path{}, fmt.Errorf("target %s: resolving a %s to a LID needs the SA, which ibtool does not query yet; give a LID or a DR path", t, t.Kind)
-}
+// smpPath turns a target into the path an SMP takes (endport.Target.Path).
+func smpPath(t endport.Target) (mad.Path, error) { return t.Path() }
 
 // shareCPUsWithSimulator, when the tool talks to an ibsim on this machine,
 // caps the Go scheduler at one CPU fewer than the machine has while the

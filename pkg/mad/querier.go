@@ -1,0 +1,66 @@
+package mad
+
+import (
+	"context"
+)
+
+// Querier sends typed Gets and Sets of generated attributes to one path:
+// the attribute's Layout gives its class, ID and name, so a caller names an
+// attribute by its type, never by a string or a byte offset.
+type Querier struct {
+	X    *Transactor
+	Path Path
+	// Key is sent as the M_Key of SMPs and the CC_Key of congestion
+	// control MADs.
+	Key uint64
+}
+
+// NewQuerier returns a Querier of x for path.
+func NewQuerier(x *Transactor, path Path) *Querier { return &Querier{X: x, Path: path} }
+
+// Get sends a Get of a's attribute with the modifier, decodes the reply into
+// a and returns the reply's attribute data (for dumps of the raw fields).
+// The request carries a's encoding: a PMA Get selects its port and counters
+// with the attribute's own fields (PortSelect, CounterSelect), so pass a
+// zero attribute but for those.
+func (q *Querier) Get(ctx context.Context, a Attribute, mod uint32) ([]byte, error) {
+	data, err := a.AppendBinary(nil)
+	if err != nil {
+		return nil, err
+	}
+	return q.do(ctx, MethodGet, a, mod, data, nil)
+}
+
+// Set sends a Set carrying a's encoding with the modifier, decodes the reply
+// into a and returns the reply's attribute data. before, when not nil, is
+// the attribute as last read: a dry run then shows only what changes.
+func (q *Querier) Set(ctx context.Context, a Attribute, mod uint32, before []byte) ([]byte, error) {
+	data, err := a.AppendBinary(nil)
+	if err != nil {
+		return nil, err
+	}
+	return q.do(ctx, MethodSet, a, mod, data, before)
+}
+
+// GetData is Get for callers that keep only the attribute data (dumps of
+// attributes with no generated struct use Layout.AppendDump on it).
+func (q *Querier) GetData(ctx context.Context, l *Layout, mod uint32) ([]byte, error) {
+	r, err := q.X.Do(ctx, q.request(l, MethodGet, mod, nil, nil))
+	if err != nil {
+		return nil, err
+	}
+	return r.Data(), nil
+}
+
+func (q *Querier) do(ctx context.Context, m Method, a Attribute, mod uint32, data, before []byte) ([]byte, error) {
+	r, err := q.X.Do(ctx, q.request(a.Layout(), m, mod, data, before))
+	if err != nil {
+		return nil, err
+	}
+	reply := r.Data()
+	return reply, a.UnmarshalBinary(reply)
+}
+
+func (q *Querier) request(l *Layout, m Method, mod uint32, data, before []byte) *Request {
+	return &Request{Path: q.Path, Class: l.Class, Method: m, AttrID: l.ID, AttrMod: mod, Name: l.Name, Data: data, Before: before, MKey: q.Key}
+}
