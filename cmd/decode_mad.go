@@ -120,7 +120,7 @@ func decodeMadRun(o *decodeMadOptions) error {
 		doc := map[string]any{"header": h}
 		if l != nil && len(data) >= off+l.Size {
 			doc["attribute"] = l.Name
-			doc["data"] = decodeAs(l, data[off:])
+			doc["data"] = l.Decode(data[off:])
 		}
 		return writeJSONDocument(o.IO.Out, doc)
 	}
@@ -239,7 +239,7 @@ func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error
 			doc["attribute"] = l.Name
 			var out []any
 			for _, rec := range recs {
-				out = append(out, decodeAs(l, rec))
+				out = append(out, l.Decode(rec))
 			}
 			doc["records"] = out
 		}

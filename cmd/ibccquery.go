@@ -202,16 +202,8 @@ func ccSimple(attr, title, what string) func(q *ccQuerier, o *ibccqueryOptions) 
 		}
 		b := fmt.Appendf(nil, "# %s: %s\n", title, q.smp.path)
 		l := mad.LayoutByName(attr)
-		return l.AppendDump(b, data), decodeAs(l, data), nil
+		return l.AppendDump(b, data), l.Decode(data), nil
 	}
-}
-
-// decodeAs decodes data, at least the layout's size, as the layout's
-// attribute.
-func decodeAs(l *mad.Layout, data []byte) mad.Attribute {
-	a := l.New()
-	_ = a.UnmarshalBinary(data)
-	return a
 }
 
 // Congestion log types (IBA A10.4.3.5).
@@ -249,10 +241,10 @@ func ccCongestionLog(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error) {
 		if !bytes.Equal(e, empty) {
 			b = ev.AppendDump(b, e)
 			b = append(b, '\n')
-			list = append(list, decodeAs(ev, e))
+			list = append(list, ev.Decode(e))
 		}
 	}
-	return b, map[string]any{"log": decodeAs(head, data), "events": list}, nil
+	return b, map[string]any{"log": head.Decode(data), "events": list}, nil
 }
 
 // ccPortsPerBlock is how many SwitchPortCongestionSetting elements one MAD
@@ -279,7 +271,7 @@ func ccSwitchPortSetting(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error)
 			return nil, nil, withContext(err, "switch port congestion setting query failed")
 		}
 		off := o.Port % ccPortsPerBlock * 4
-		return el.AppendDump(b, data[off:off+4]), map[string]any{"port": o.Port, "setting": decodeAs(el, data[off:off+4])}, nil
+		return el.AppendDump(b, data[off:off+4]), map[string]any{"port": o.Port, "setting": el.Decode(data[off:off+4])}, nil
 	}
 	type portSetting struct {
 		Port    int           `json:"port"`
@@ -296,7 +288,7 @@ func ccSwitchPortSetting(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error)
 			b = fmt.Appendf(b, "Port:............................%d\n", block*ccPortsPerBlock+j)
 			b = el.AppendDump(b, data[j*4:j*4+4])
 			b = append(b, '\n')
-			list = append(list, portSetting{block*ccPortsPerBlock + j, decodeAs(el, data[j*4:j*4+4])})
+			list = append(list, portSetting{block*ccPortsPerBlock + j, el.Decode(data[j*4:j*4+4])})
 			shown++
 		}
 	}
@@ -317,9 +309,9 @@ func ccCASetting(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error) {
 		b = fmt.Appendf(b, "SL:..............................%d\n", sl)
 		b = entry.AppendDump(b, data[4+sl*8:4+sl*8+8])
 		b = append(b, '\n')
-		entries = append(entries, decodeAs(entry, data[4+sl*8:4+sl*8+8]))
+		entries = append(entries, entry.Decode(data[4+sl*8:4+sl*8+8]))
 	}
-	return b, map[string]any{"setting": decodeAs(mad.LayoutByName("CACongestionSetting"), data), "entries": entries}, nil
+	return b, map[string]any{"setting": mad.LayoutByName("CACongestionSetting").Decode(data), "entries": entries}, nil
 }
 
 // ccEntriesPerBlock is how many CongestionControlTable entries one MAD
@@ -354,7 +346,7 @@ func ccControlTable(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error) {
 			b = fmt.Appendf(b, "Entry:...........................%d\n", block*ccEntriesPerBlock+j)
 			b = entry.AppendDump(b, data[4+j*2:4+j*2+2])
 			b = append(b, '\n')
-			entries = append(entries, decodeAs(entry, data[4+j*2:4+j*2+2]))
+			entries = append(entries, entry.Decode(data[4+j*2:4+j*2+2]))
 			shown++
 		}
 	}

@@ -201,7 +201,7 @@ func queryRun(o *queryOptions) error {
 		return fmt.Errorf("%v: %d bytes of data, %s needs %d", r, len(data), o.Layout.Name, o.Layout.Size)
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "attribute": o.Layout.Name, "attributeModifier": o.AttrMod, "data": decodeAs(o.Layout, data)})
+		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "attribute": o.Layout.Name, "attributeModifier": o.AttrMod, "data": o.Layout.Decode(data)})
 	}
 	b := fmt.Appendf(nil, "# %s: %s attribute modifier 0x%x\n", o.Layout.Name, p, o.AttrMod)
 	for _, f := range o.Layout.Fields {

@@ -46,6 +46,15 @@ func (l *Layout) Field(name string) (Field, bool) {
 	return Field{}, false
 }
 
+// Decode returns a new attribute of the layout decoded from data, or a zero
+// one where data is shorter than the layout: callers that show a decode
+// beside a dump of the same bytes keep the dump either way.
+func (l *Layout) Decode(data []byte) Attribute {
+	a := l.New()
+	_ = a.UnmarshalBinary(data)
+	return a
+}
+
 // LayoutByName returns the layout of the attribute with the name, compared
 // without regard to case, or nil.
 func LayoutByName(name string) *Layout {
