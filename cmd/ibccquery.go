@@ -271,7 +271,7 @@ func ccSwitchPortSetting(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error)
 			return nil, nil, withContext(err, "switch port congestion setting query failed")
 		}
 		off := o.Port % ccPortsPerBlock * 4
-		return el.AppendDump(b, data[off:off+4]), map[string]any{"port": o.Port, "setting": el.Decode(data[off:off+4])}, nil
+		return el.AppendDump(b, data[off:off+4]), map[string]any{"port": o.Port, "setting": el.Decode(data[off : off+4])}, nil
 	}
 	type portSetting struct {
 		Port    int           `json:"port"`
@@ -288,7 +288,7 @@ func ccSwitchPortSetting(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error)
 			b = fmt.Appendf(b, "Port:............................%d\n", block*ccPortsPerBlock+j)
 			b = el.AppendDump(b, data[j*4:j*4+4])
 			b = append(b, '\n')
-			list = append(list, portSetting{block*ccPortsPerBlock + j, el.Decode(data[j*4:j*4+4])})
+			list = append(list, portSetting{block*ccPortsPerBlock + j, el.Decode(data[j*4 : j*4+4])})
 			shown++
 		}
 	}
