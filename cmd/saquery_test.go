@@ -21,6 +21,8 @@ import (
 type fakeSA struct {
 	reqs []*mad.Packet
 	rmpp madtest.RMPPResponder
+	// every answers every other record type with one zero record.
+	every bool
 }
 
 func newFakeSA() *fakeSA {
@@ -80,6 +82,13 @@ func (s *fakeSA) respond(req *mad.Packet) []byte {
 		copy(pr[40:44], tmpl[40:44]) // DLID, SLID as asked
 		pr[53] = 3
 		return madtest.SAResponse(req, 0, 64, pr)
+	}
+	if s.every {
+		for _, l := range mad.SALayouts {
+			if l.ID == mad.AttrID(binary.BigEndian.Uint16(req.MAD[16:])) {
+				return madtest.SAResponse(req, 0, (l.Size+7)/8*8, nil)
+			}
+		}
 	}
 	return madtest.SAResponse(req, 0x0c00, 8) // an SA status of 12: unknown
 }
