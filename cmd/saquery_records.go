@@ -304,7 +304,7 @@ func (r *portInfoRecord) writeText(w io.Writer, t *saText) {
 		"\t\tPortNum.................%d\n"+
 		"\t\tOptions.................0x%x\n"+
 		"\tPortInfo dump:\n", r.EndPortLID, r.PortNum, r.Options)
-	w.Write(appendPortInfoIndented(nil, r.raw[4:68], t.showKeys, "\t\t"))
+	w.Write(r.PortInfo.AppendDump(nil, "\t\t", t.showKeys))
 }
 
 // mcMemberRecord is an MCMemberRecord (IBA 15.2.5.17).
