@@ -5375,7 +5375,7 @@ var layoutMCMemberRecord = Layout{Name: "MCMemberRecord", Class: ClassSA, ID: At
 	{Name: "HopLimit", JSON: "hopLimit", Label: "HopLimit", Offset: 376, Width: 8, DumpOffset: 376, Format: FormatUint},
 	{Name: "Scope", JSON: "scope", Label: "Scope", Offset: 384, Width: 4, DumpOffset: 384, Format: FormatUint},
 	{Name: "JoinState", JSON: "joinState", Label: "McastMemJoinState", Offset: 388, Width: 4, DumpOffset: 388, Format: FormatUint},
-	{Name: "ProxyJoin", JSON: "proxyJoin", Label: "McastMemProxyJoin", Offset: 392, Width: 1, DumpOffset: 392, Format: FormatUint},
+	{Name: "ProxyJoin", JSON: "proxyJoin", Label: "McastMemProxyJoin", Offset: 399, Width: 1, DumpOffset: 399, Format: FormatUint},
 }}
 
 var componentsMCMemberRecord = componentTable{infos: []componentInfo{
@@ -5443,7 +5443,7 @@ func (a *MCMemberRecord) UnmarshalBinary(data []byte) error {
 	a.HopLimit = uint8(data[47])
 	a.Scope = uint8(getBits(data[48:49], 4, 0xf))
 	a.JoinState = uint8(getBits(data[48:49], 0, 0xf))
-	a.ProxyJoin = uint8(getBits(data[49:50], 7, 0x1))
+	a.ProxyJoin = uint8(getBits(data[49:50], 0, 0x1))
 	return nil
 }
 
@@ -5469,7 +5469,7 @@ func (a *MCMemberRecord) AppendBinary(b []byte) ([]byte, error) {
 	d[47] = uint8(a.HopLimit)
 	putBits(d[48:49], 4, 0xf, uint64(a.Scope))
 	putBits(d[48:49], 0, 0xf, uint64(a.JoinState))
-	putBits(d[49:50], 7, 0x1, uint64(a.ProxyJoin))
+	putBits(d[49:50], 0, 0x1, uint64(a.ProxyJoin))
 	return b, nil
 }
 
