@@ -188,3 +188,7 @@ func (c Component) CopyValue(dst, src []byte) {
 	start, end := c.Offset/8, (c.Offset+c.Width)/8
 	copy(dst[start:end], src[start:end])
 }
+
+// SetBytes stores b, no longer than the component, at the component's
+// start in the record, zero-padded: a GID, a key, a description.
+func (c Component) SetBytes(rec, b []byte) error { return c.setBytes(rec, b, "bytes") }
