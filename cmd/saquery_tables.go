@@ -180,7 +180,7 @@ func newSwitchInfoRecord(b []byte) *switchInfoRecord {
 		MulticastFDBCap: s.MulticastFDBCap, LinearFDBTop: s.LinearFDBTop, DefaultPort: s.DefaultPort,
 		DefaultMcastPrimary: s.DefaultMulticastPrimaryPort, DefaultMcastNotPrim: s.DefaultMulticastNotPrimaryPort,
 		LifeStateOptSL2VL: s.LifeTimeValue<<3 | s.PortStateChange<<2 | s.OptimizedSLtoVLMappingProgramming,
-		LIDsPerPort: s.LIDsPerPort, PartitionEnforcingCap: s.PartitionEnforcementCap,
+		LIDsPerPort:       s.LIDsPerPort, PartitionEnforcingCap: s.PartitionEnforcementCap,
 		Flags: s.InboundEnforcementCap<<7 | s.OutboundEnforcementCap<<6 | s.FilterRawInboundCap<<5 |
 			s.FilterRawOutboundCap<<4 | s.EnhancedPort0<<3,
 		MulticastFDBTop: s.MulticastFDBTop}
