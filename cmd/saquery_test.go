@@ -88,17 +88,17 @@ func (s *fakeSA) respond(req *mad.Packet) []byte {
 	return madtest.SAResponse(req, 0x0c00, 8) // an SA status of 12: unknown
 }
 
-func runSaquery(t *testing.T, sa *fakeSA, args ...string) (string, error) {
+// saqueryOpts parses saquery's arguments into options whose transactor
+// talks to the fake SA.
+func saqueryOpts(t *testing.T, sa *fakeSA, args ...string) (*saqueryOptions, error) {
 	t.Helper()
 	var o *saqueryOptions
 	err := parseToolArgs(t, "saquery", func(f *Factory) *cobra.Command {
 		return newSaqueryCmd(f, func(opts *saqueryOptions) error { o = opts; return nil })
 	}, args)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var out strings.Builder
-	o.IO.Out = &out
 	o.Open = func() (*mad.Transactor, *rdma.Port, error) {
 		opts := o.Common.transactorOptions()
 		opts.Timeout = 50 * time.Millisecond
@@ -106,6 +106,17 @@ func runSaquery(t *testing.T, sa *fakeSA, args ...string) (string, error) {
 		return mad.NewTransactor(madtest.New(sa.handle), opts), &rdma.Port{Number: 1, LID: 2, SMLID: 1}, nil
 	}
 	o.Common.ctx = context.Background()
+	return o, nil
+}
+
+func runSaquery(t *testing.T, sa *fakeSA, args ...string) (string, error) {
+	t.Helper()
+	o, err := saqueryOpts(t, sa, args...)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	o.IO.Out = &out
 	err = saqueryRun(o)
 	return out.String(), err
 }
