@@ -34,6 +34,28 @@ func TestSaqueryGenericRecord(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("generic record (-want +got):\n%s", diff)
 	}
+	// Queried as a generic record type, selected by MEMBER=VALUE.
+	sa := newFakeSA()
+	sa.every = true
+	o, err := saqueryOpts(t, sa, "LR", "toLID=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Query = &saQueryType{name: "LinkRecord", layout: linkRecordLayout, run: (*saQuerier).genericRecords}
+	var out strings.Builder
+	o.IO.Out = &out
+	if err := saqueryRun(o); err != nil {
+		t.Fatal(err)
+	}
+	var h mad.Header
+	var tmpl mad.LinkRecord
+	h.UnmarshalBinary(sa.reqs[len(sa.reqs)-1].MAD)
+	tmpl.UnmarshalBinary(sa.reqs[len(sa.reqs)-1].MAD[56:])
+	wantOut := "LinkRecord dump:\n\t\tFromLID:.........................0\n\t\tFromPort:........................0\n" +
+		"\t\tToPort:..........................0\n\t\tToLID:...........................0\n"
+	if diff := cmp.Diff([]any{wantOut, mad.AttrLinkRecord, uint16(2)}, []any{out.String(), h.AttrID, tmpl.ToLID}); diff != "" {
+		t.Errorf("generic query (-want +got):\n%s", diff)
+	}
 	// Every SA record of the table has a view today; one added to it
 	// would be listed here and in saquery's usage.
 	for _, q := range genericQueries() {
