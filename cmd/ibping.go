@@ -21,7 +21,7 @@ func init() {
 	register(Tool{
 		Name:        "ibping",
 		Summary:     "ping a port's ibping server, or be one (-S)",
-		New:         func(f *Factory) *cobra.Command { return newIbpingCmd(f) },
+		New:         func(f *Factory) *cobra.Command { return newIbpingCmd(f, nil) },
 		SignalIsEnd: true,
 	})
 }
@@ -46,11 +46,12 @@ type ibpingOptions struct {
 	OUI    uint32
 	Server bool
 	ouiArg string
-	f      *Factory
+	// Transactor opens the transactor the pings go through.
+	Transactor func() (*mad.Transactor, error)
 }
 
-func newIbpingCmd(f *Factory) *cobra.Command {
-	o := &ibpingOptions{IO: f.IO, f: f, OUI: openIBOUI}
+func newIbpingCmd(f *Factory, runF func(*ibpingOptions) error) *cobra.Command {
+	o := &ibpingOptions{IO: f.IO, OUI: openIBOUI}
 	c := &cobra.Command{
 		Use:   "ibping [options] <dest lid|guid>",
 		Short: "ping a port's ibping server, or be one (-S)",
@@ -91,6 +92,10 @@ unsolicited requests only to such a client.`,
 				return err
 			}
 			o.Target = t
+			o.Transactor = func() (*mad.Transactor, error) { return f.openTransactor(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
 			return ibpingRun(o)
 		},
 	}
@@ -237,7 +242,7 @@ func ibpingRun(o *ibpingOptions) error {
 	if err != nil {
 		return err
 	}
-	x, err := o.f.openTransactor(&o.Common)
+	x, err := o.Transactor()
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ func init() {
 	register(Tool{
 		Name:        "ibsysstat",
 		Summary:     "ask a port's ibsysstat server for its host name or CPUs, or be one (-S)",
-		New:         func(f *Factory) *cobra.Command { return newIbsysstatCmd(f) },
+		New:         func(f *Factory) *cobra.Command { return newIbsysstatCmd(f, nil) },
 		SignalIsEnd: true,
 	})
 }
@@ -41,9 +41,11 @@ type ibsysstatOptions struct {
 	OUI    uint32
 	Server bool
 	ouiArg string
+	// Transactor opens the transactor the request goes through.
+	Transactor func() (*mad.Transactor, error)
 }
 
-func newIbsysstatCmd(f *Factory) *cobra.Command {
+func newIbsysstatCmd(f *Factory, runF func(*ibsysstatOptions) error) *cobra.Command {
 	o := &ibsysstatOptions{IO: f.IO, OUI: openIBOUI, Attr: sysstatPing}
 	c := &cobra.Command{
 		Use:   "ibsysstat [options] <dest lid|guid> [<op>]",
@@ -91,7 +93,11 @@ do and ends with a line saying how many it left out.`,
 				return err
 			}
 			o.Target = t
-			return ibsysstatRun(f, o)
+			o.Transactor = func() (*mad.Transactor, error) { return f.openTransactor(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
+			return ibsysstatRun(o)
 		},
 	}
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
@@ -170,12 +176,12 @@ func cpuInfo(path string) []byte {
 	return b
 }
 
-func ibsysstatRun(f *Factory, o *ibsysstatOptions) error {
+func ibsysstatRun(o *ibsysstatOptions) error {
 	p, err := gmpPath(o.Target, "sysstat MADs")
 	if err != nil {
 		return err
 	}
-	x, err := f.openTransactor(&o.Common)
+	x, err := o.Transactor()
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/jsonkeys"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
 	"github.com/ibtool/ibtool/pkg/rdma"
@@ -103,6 +104,16 @@ sw_version:  04.05.06
 			"Port 19: PortXmitWait 0x10\nPort 21: PortXmitWait 0x11\nPort 22: PortXmitWait 0x12\nPort 23: PortXmitWait 0x13\n" +
 			"Port 24: PortXmitWait 0x14\nPort 1: PortXmitWait 0x15\nPort 2: PortXmitWait 0x16\nPort 3: PortXmitWait 0x17\n" +
 			"Port 4: PortXmitWait 0x18\n", ""},
+		{[]string{"-N", "6"}, 0x1003, `hw_dev_rev:  0x00a0
+hw_dev_id:   0x1003
+hw_uptime:   0x00001234
+fw_version:  263430.00.00
+fw_build_id: 0x0077
+fw_date:     11/23/2008
+fw_psid:     'MT_0060000001'
+fw_ini_ver:  9
+sw_version:  00.00.00
+`, ""}, // extended firmware info: the version where sw_version was
 		{[]string{"-w", "6"}, 0x5a44, "", "unsupported device ID 0x5a44"},
 		{[]string{"-R", "0x10213c", "-R", "10413c,0x6", "6"}, 0, "Config space record at 0x10213c: 0x2\nConfig space record at 0x10413c: 0x4\n", ""},
 		{[]string{"-i"}, 0, "counter_group_info:\n2 counter groups\ngroup0 mask 0xff\ngroup1 mask 0xf0\n", ""},
@@ -205,6 +216,34 @@ func TestVendstatDryRunJSON(t *testing.T) {
 		Fields: []mad.PlannedField{{Name: "Data", Text: "00000000000000000010213c00000005ffffffff"}}}}
 	if diff := cmp.Diff(want, doc.DryRun, cmpopts.IgnoreFields(mad.Plan{}, "Data")); diff != "" || len(doc.Lines) != 0 {
 		t.Errorf("lines %q, unexpected dryRun (-want +got):\n%s", doc.Lines, diff)
+	}
+}
+
+func TestVendstatJSONKeys(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"-N", "6"}, []string{"lines[]", "target"}},
+		{[]string{"-w", "6"}, []string{"lines[]", "target"}},
+		{[]string{"--dry-run", "-c", "1,2", "6"}, []string{"dryRun[].attribute", "dryRun[].attributeId", "dryRun[].attributeModifier",
+			"dryRun[].class", "dryRun[].device", "dryRun[].fields[].name", "dryRun[].fields[].text", "dryRun[].lid", "dryRun[].port",
+			"dryRun[].request", "lines[]", "target"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			out, err := runVendstat(t, is3Agent(is3DeviceID), append([]string{"--json"}, tt.args...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := jsonkeys.Paths([]byte(out))
+			if err != nil {
+				t.Fatalf("%v:\n%s", err, out)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("unexpected JSON keys (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 
