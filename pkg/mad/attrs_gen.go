@@ -51,6 +51,7 @@ const (
 	AttrCongestionLogSwitch             AttrID = 0x0013 // ClassCC
 	AttrCongestionLogCA                 AttrID = 0x0013 // ClassCC
 	AttrSwitchCongestionSetting         AttrID = 0x0014 // ClassCC
+	AttrSwitchPortCongestionSetting     AttrID = 0x0015 // ClassCC
 	AttrCACongestionSetting             AttrID = 0x0016 // ClassCC
 	AttrCongestionControlTable          AttrID = 0x0017 // ClassCC
 	AttrTimestamp                       AttrID = 0x0018 // ClassCC
@@ -74,8 +75,8 @@ const (
 	AttrInformInfoRecord                AttrID = 0x00f3 // ClassSA
 )
 
-// Layouts lists the layout of every generated attribute but the SA's,
-// in table order.
+// Layouts lists the layout of every generated attribute but the SA's
+// and the vendor classes', in table order.
 var Layouts = []*Layout{
 	&layoutNodeDescription,
 	&layoutNodeInfo,
@@ -120,6 +121,7 @@ var Layouts = []*Layout{
 	&layoutCongestionLogCA,
 	&layoutCongestionLogEventCA,
 	&layoutSwitchCongestionSetting,
+	&layoutSwitchPortCongestionSetting,
 	&layoutSwitchPortCongestionSettingElement,
 	&layoutCACongestionSetting,
 	&layoutCACongestionEntry,
@@ -128,6 +130,10 @@ var Layouts = []*Layout{
 	&layoutTimestamp,
 	&layoutPKeyTable,
 }
+
+// VendorLayouts lists the layouts of the vendor classes' attributes
+// (Mellanox's, OpenIB ping's and sysstat's), in table order.
+var VendorLayouts = []*Layout{}
 
 // SALayouts lists the layouts of the SA attributes (IBA 15.2.5): the
 // records and InformInfo, in table order. Their Fields hold the fields
@@ -3621,6 +3627,47 @@ func (a *SwitchCongestionSetting) MarshalBinary() ([]byte, error) {
 	return a.AppendBinary(make([]byte, 0, 76))
 }
 
+// SwitchPortCongestionSetting is the congestion control SwitchPortCongestionSetting (attribute 0x0015, 192 bytes).
+type SwitchPortCongestionSetting struct {
+	Ports [48]SwitchPortCongestionSettingElement `json:"-"`
+}
+
+var layoutSwitchPortCongestionSetting = Layout{Name: "SwitchPortCongestionSetting", Class: ClassCC, ID: AttrSwitchPortCongestionSetting, Size: 192, New: func() Attribute { return new(SwitchPortCongestionSetting) }, Fields: []Field{}, Block: &Block{Field: "Ports", Element: &layoutSwitchPortCongestionSettingElement, Offset: 0, Stride: 4, Count: 48}}
+
+// Layout returns SwitchPortCongestionSetting's field layout.
+func (*SwitchPortCongestionSetting) Layout() *Layout { return &layoutSwitchPortCongestionSetting }
+
+// UnmarshalBinary decodes SwitchPortCongestionSetting from data, which must hold at least 192 bytes.
+func (a *SwitchPortCongestionSetting) UnmarshalBinary(data []byte) error {
+	if len(data) < 192 {
+		return &ShortDataError{Attr: "SwitchPortCongestionSetting", Want: 192, Got: len(data)}
+	}
+	for i := range a.Ports {
+		if err := a.Ports[i].UnmarshalBinary(data[0+i*4:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AppendBinary appends the 192-byte encoding of SwitchPortCongestionSetting to b.
+func (a *SwitchPortCongestionSetting) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 192)...)
+	d := b[n:]
+	for i := range a.Ports {
+		if _, err := a.Ports[i].AppendBinary(d[0+i*4 : 0+i*4]); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 192-byte encoding of SwitchPortCongestionSetting.
+func (a *SwitchPortCongestionSetting) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 192))
+}
+
 // SwitchPortCongestionSettingElement is the congestion control SwitchPortCongestionSettingElement (an element of a block, 4 bytes).
 type SwitchPortCongestionSettingElement struct {
 	Valid               uint8  `json:"valid"`
@@ -3674,46 +3721,57 @@ func (a *SwitchPortCongestionSettingElement) MarshalBinary() ([]byte, error) {
 	return a.AppendBinary(make([]byte, 0, 4))
 }
 
-// CACongestionSetting is the congestion control CACongestionSetting (attribute 0x0016, 4 bytes).
+// CACongestionSetting is the congestion control CACongestionSetting (attribute 0x0016, 132 bytes).
 type CACongestionSetting struct {
-	PortControl uint16 `json:"portControl"`
-	ControlMap  uint16 `json:"controlMap"`
+	PortControl uint16                `json:"portControl"`
+	ControlMap  uint16                `json:"controlMap"`
+	Entries     [16]CACongestionEntry `json:"-"`
 }
 
-var layoutCACongestionSetting = Layout{Name: "CACongestionSetting", Class: ClassCC, ID: AttrCACongestionSetting, Size: 4, New: func() Attribute { return new(CACongestionSetting) }, Fields: []Field{
+var layoutCACongestionSetting = Layout{Name: "CACongestionSetting", Class: ClassCC, ID: AttrCACongestionSetting, Size: 132, New: func() Attribute { return new(CACongestionSetting) }, Fields: []Field{
 	{Name: "PortControl", JSON: "portControl", Label: "Port_Control", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatHex},
 	{Name: "ControlMap", JSON: "controlMap", Label: "Control_Map", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatHex},
-}}
+}, Block: &Block{Field: "Entries", Element: &layoutCACongestionEntry, Offset: 4, Stride: 8, Count: 16}}
 
 // Layout returns CACongestionSetting's field layout.
 func (*CACongestionSetting) Layout() *Layout { return &layoutCACongestionSetting }
 
-// UnmarshalBinary decodes CACongestionSetting from data, which must hold at least 4 bytes.
+// UnmarshalBinary decodes CACongestionSetting from data, which must hold at least 132 bytes.
 func (a *CACongestionSetting) UnmarshalBinary(data []byte) error {
-	if len(data) < 4 {
-		return &ShortDataError{Attr: "CACongestionSetting", Want: 4, Got: len(data)}
+	if len(data) < 132 {
+		return &ShortDataError{Attr: "CACongestionSetting", Want: 132, Got: len(data)}
 	}
 	a.PortControl = uint16(binary.BigEndian.Uint16(data[0:]))
 	a.ControlMap = uint16(binary.BigEndian.Uint16(data[2:]))
+	for i := range a.Entries {
+		if err := a.Entries[i].UnmarshalBinary(data[4+i*8:]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// AppendBinary appends the 4-byte encoding of CACongestionSetting to b.
+// AppendBinary appends the 132-byte encoding of CACongestionSetting to b.
 func (a *CACongestionSetting) AppendBinary(b []byte) ([]byte, error) {
 	n := len(b)
-	b = append(b, make([]byte, 4)...)
+	b = append(b, make([]byte, 132)...)
 	d := b[n:]
 	binary.BigEndian.PutUint16(d[0:], uint16(a.PortControl))
 	binary.BigEndian.PutUint16(d[2:], uint16(a.ControlMap))
+	for i := range a.Entries {
+		if _, err := a.Entries[i].AppendBinary(d[4+i*8 : 4+i*8]); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
-// MarshalBinary returns the 4-byte encoding of CACongestionSetting.
+// MarshalBinary returns the 132-byte encoding of CACongestionSetting.
 func (a *CACongestionSetting) MarshalBinary() ([]byte, error) {
-	return a.AppendBinary(make([]byte, 0, 4))
+	return a.AppendBinary(make([]byte, 0, 132))
 }
 
-// CACongestionEntry is the congestion control CACongestionEntry (an element of a block, 5 bytes).
+// CACongestionEntry is the congestion control CACongestionEntry (an element of a block, 8 bytes).
 type CACongestionEntry struct {
 	CCTITimer        uint16 `json:"cctiTimer"`
 	CCTIIncrease     uint8  `json:"cctiIncrease"`
@@ -3721,7 +3779,7 @@ type CACongestionEntry struct {
 	CCTIMin          uint8  `json:"cctiMin"`
 }
 
-var layoutCACongestionEntry = Layout{Name: "CACongestionEntry", Class: ClassCC, ID: 0, Size: 5, New: func() Attribute { return new(CACongestionEntry) }, Fields: []Field{
+var layoutCACongestionEntry = Layout{Name: "CACongestionEntry", Class: ClassCC, ID: 0, Size: 8, New: func() Attribute { return new(CACongestionEntry) }, Fields: []Field{
 	{Name: "CCTITimer", JSON: "cctiTimer", Label: "CCTI_Timer", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
 	{Name: "CCTIIncrease", JSON: "cctiIncrease", Label: "CCTI_Increase", Offset: 16, Width: 8, DumpOffset: 16, Format: FormatUint},
 	{Name: "TriggerThreshold", JSON: "triggerThreshold", Label: "Trigger_Threshold", Offset: 24, Width: 8, DumpOffset: 24, Format: FormatUint},
@@ -3731,10 +3789,10 @@ var layoutCACongestionEntry = Layout{Name: "CACongestionEntry", Class: ClassCC, 
 // Layout returns CACongestionEntry's field layout.
 func (*CACongestionEntry) Layout() *Layout { return &layoutCACongestionEntry }
 
-// UnmarshalBinary decodes CACongestionEntry from data, which must hold at least 5 bytes.
+// UnmarshalBinary decodes CACongestionEntry from data, which must hold at least 8 bytes.
 func (a *CACongestionEntry) UnmarshalBinary(data []byte) error {
-	if len(data) < 5 {
-		return &ShortDataError{Attr: "CACongestionEntry", Want: 5, Got: len(data)}
+	if len(data) < 8 {
+		return &ShortDataError{Attr: "CACongestionEntry", Want: 8, Got: len(data)}
 	}
 	a.CCTITimer = uint16(binary.BigEndian.Uint16(data[0:]))
 	a.CCTIIncrease = uint8(data[2])
@@ -3743,10 +3801,10 @@ func (a *CACongestionEntry) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// AppendBinary appends the 5-byte encoding of CACongestionEntry to b.
+// AppendBinary appends the 8-byte encoding of CACongestionEntry to b.
 func (a *CACongestionEntry) AppendBinary(b []byte) ([]byte, error) {
 	n := len(b)
-	b = append(b, make([]byte, 5)...)
+	b = append(b, make([]byte, 8)...)
 	d := b[n:]
 	binary.BigEndian.PutUint16(d[0:], uint16(a.CCTITimer))
 	d[2] = uint8(a.CCTIIncrease)
@@ -3755,44 +3813,55 @@ func (a *CACongestionEntry) AppendBinary(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// MarshalBinary returns the 5-byte encoding of CACongestionEntry.
+// MarshalBinary returns the 8-byte encoding of CACongestionEntry.
 func (a *CACongestionEntry) MarshalBinary() ([]byte, error) {
-	return a.AppendBinary(make([]byte, 0, 5))
+	return a.AppendBinary(make([]byte, 0, 8))
 }
 
-// CongestionControlTable is the congestion control CongestionControlTable (attribute 0x0017, 2 bytes).
+// CongestionControlTable is the congestion control CongestionControlTable (attribute 0x0017, 132 bytes).
 type CongestionControlTable struct {
-	CCTILimit uint16 `json:"cctiLimit"`
+	CCTILimit uint16                          `json:"cctiLimit"`
+	Entries   [64]CongestionControlTableEntry `json:"-"`
 }
 
-var layoutCongestionControlTable = Layout{Name: "CongestionControlTable", Class: ClassCC, ID: AttrCongestionControlTable, Size: 2, New: func() Attribute { return new(CongestionControlTable) }, Fields: []Field{
+var layoutCongestionControlTable = Layout{Name: "CongestionControlTable", Class: ClassCC, ID: AttrCongestionControlTable, Size: 132, New: func() Attribute { return new(CongestionControlTable) }, Fields: []Field{
 	{Name: "CCTILimit", JSON: "cctiLimit", Label: "CCTI_Limit", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
-}}
+}, Block: &Block{Field: "Entries", Element: &layoutCongestionControlTableEntry, Offset: 4, Stride: 2, Count: 64}}
 
 // Layout returns CongestionControlTable's field layout.
 func (*CongestionControlTable) Layout() *Layout { return &layoutCongestionControlTable }
 
-// UnmarshalBinary decodes CongestionControlTable from data, which must hold at least 2 bytes.
+// UnmarshalBinary decodes CongestionControlTable from data, which must hold at least 132 bytes.
 func (a *CongestionControlTable) UnmarshalBinary(data []byte) error {
-	if len(data) < 2 {
-		return &ShortDataError{Attr: "CongestionControlTable", Want: 2, Got: len(data)}
+	if len(data) < 132 {
+		return &ShortDataError{Attr: "CongestionControlTable", Want: 132, Got: len(data)}
 	}
 	a.CCTILimit = uint16(binary.BigEndian.Uint16(data[0:]))
+	for i := range a.Entries {
+		if err := a.Entries[i].UnmarshalBinary(data[4+i*2:]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// AppendBinary appends the 2-byte encoding of CongestionControlTable to b.
+// AppendBinary appends the 132-byte encoding of CongestionControlTable to b.
 func (a *CongestionControlTable) AppendBinary(b []byte) ([]byte, error) {
 	n := len(b)
-	b = append(b, make([]byte, 2)...)
+	b = append(b, make([]byte, 132)...)
 	d := b[n:]
 	binary.BigEndian.PutUint16(d[0:], uint16(a.CCTILimit))
+	for i := range a.Entries {
+		if _, err := a.Entries[i].AppendBinary(d[4+i*2 : 4+i*2]); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
-// MarshalBinary returns the 2-byte encoding of CongestionControlTable.
+// MarshalBinary returns the 132-byte encoding of CongestionControlTable.
 func (a *CongestionControlTable) MarshalBinary() ([]byte, error) {
-	return a.AppendBinary(make([]byte, 0, 2))
+	return a.AppendBinary(make([]byte, 0, 132))
 }
 
 // CongestionControlTableEntry is the congestion control CongestionControlTableEntry (an element of a block, 2 bytes).

@@ -18,6 +18,14 @@ func fieldMask(l *Layout) []byte {
 			m[bit/8] |= 0x80 >> (bit % 8)
 		}
 	}
+	if b := l.Block; b != nil {
+		el := fieldMask(b.Element)
+		for i := range b.Count {
+			for j, c := range el {
+				m[b.Offset+i*b.Stride+j] |= c
+			}
+		}
+	}
 	return m
 }
 
@@ -26,7 +34,7 @@ func fieldMask(l *Layout) []byte {
 // is zero.
 func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, l := range Layouts {
+	for _, l := range append(Layouts[:len(Layouts):len(Layouts)], VendorLayouts...) {
 		t.Run(l.Name, func(t *testing.T) {
 			for range 20 {
 				in := make([]byte, l.Size)
@@ -58,7 +66,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestUnmarshalShort(t *testing.T) {
-	for _, l := range Layouts {
+	for _, l := range append(Layouts[:len(Layouts):len(Layouts)], VendorLayouts...) {
 		err := l.New().UnmarshalBinary(make([]byte, l.Size-1))
 		want := &ShortDataError{Attr: l.Name, Want: l.Size, Got: l.Size - 1}
 		if diff := cmp.Diff(want, err); diff != "" {
