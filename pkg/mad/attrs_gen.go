@@ -3358,55 +3358,66 @@ func (a *CongestionKeyInfo) MarshalBinary() ([]byte, error) {
 	return a.AppendBinary(make([]byte, 0, 14))
 }
 
-// CongestionLogSwitch is the congestion control CongestionLogSwitch (attribute 0x0013, 40 bytes).
+// CongestionLogSwitch is the congestion control CongestionLogSwitch (attribute 0x0013, 220 bytes).
 type CongestionLogSwitch struct {
-	LogType          uint8    `json:"logType"`
-	CongestionFlags  uint8    `json:"congestionFlags"`
-	LogEventsCounter uint16   `json:"logEventsCounter"`
-	CurrentTimeStamp uint32   `json:"currentTimeStamp"`
-	PortMap          [32]byte `json:"portMap"`
+	LogType          uint8                        `json:"logType"`
+	CongestionFlags  uint8                        `json:"congestionFlags"`
+	LogEventsCounter uint16                       `json:"logEventsCounter"`
+	CurrentTimeStamp uint32                       `json:"currentTimeStamp"`
+	PortMap          [32]byte                     `json:"portMap"`
+	Events           [15]CongestionLogEventSwitch `json:"-"`
 }
 
-var layoutCongestionLogSwitch = Layout{Name: "CongestionLogSwitch", Class: ClassCC, ID: AttrCongestionLogSwitch, Size: 40, New: func() Attribute { return new(CongestionLogSwitch) }, Fields: []Field{
+var layoutCongestionLogSwitch = Layout{Name: "CongestionLogSwitch", Class: ClassCC, ID: AttrCongestionLogSwitch, Size: 220, New: func() Attribute { return new(CongestionLogSwitch) }, Fields: []Field{
 	{Name: "LogType", JSON: "logType", Label: "LogType", Offset: 0, Width: 8, DumpOffset: 0, Format: FormatUint},
 	{Name: "CongestionFlags", JSON: "congestionFlags", Label: "CongestionFlags", Offset: 8, Width: 8, DumpOffset: 8, Format: FormatHex},
 	{Name: "LogEventsCounter", JSON: "logEventsCounter", Label: "LogEventsCounter", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
 	{Name: "CurrentTimeStamp", JSON: "currentTimeStamp", Label: "CurrentTimeStamp", Offset: 32, Width: 32, DumpOffset: 32, Format: FormatUint},
 	{Name: "PortMap", JSON: "portMap", Label: "PortMap", Offset: 64, Width: 256, DumpOffset: 64, Format: FormatArray},
-}}
+}, Block: &Block{Field: "Events", Element: &layoutCongestionLogEventSwitch, Offset: 40, Stride: 12, Count: 15}}
 
 // Layout returns CongestionLogSwitch's field layout.
 func (*CongestionLogSwitch) Layout() *Layout { return &layoutCongestionLogSwitch }
 
-// UnmarshalBinary decodes CongestionLogSwitch from data, which must hold at least 40 bytes.
+// UnmarshalBinary decodes CongestionLogSwitch from data, which must hold at least 220 bytes.
 func (a *CongestionLogSwitch) UnmarshalBinary(data []byte) error {
-	if len(data) < 40 {
-		return &ShortDataError{Attr: "CongestionLogSwitch", Want: 40, Got: len(data)}
+	if len(data) < 220 {
+		return &ShortDataError{Attr: "CongestionLogSwitch", Want: 220, Got: len(data)}
 	}
 	a.LogType = uint8(data[0])
 	a.CongestionFlags = uint8(data[1])
 	a.LogEventsCounter = uint16(binary.BigEndian.Uint16(data[2:]))
 	a.CurrentTimeStamp = uint32(binary.BigEndian.Uint32(data[4:]))
 	copy(a.PortMap[:], data[8:40])
+	for i := range a.Events {
+		if err := a.Events[i].UnmarshalBinary(data[40+i*12:]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// AppendBinary appends the 40-byte encoding of CongestionLogSwitch to b.
+// AppendBinary appends the 220-byte encoding of CongestionLogSwitch to b.
 func (a *CongestionLogSwitch) AppendBinary(b []byte) ([]byte, error) {
 	n := len(b)
-	b = append(b, make([]byte, 40)...)
+	b = append(b, make([]byte, 220)...)
 	d := b[n:]
 	d[0] = uint8(a.LogType)
 	d[1] = uint8(a.CongestionFlags)
 	binary.BigEndian.PutUint16(d[2:], uint16(a.LogEventsCounter))
 	binary.BigEndian.PutUint32(d[4:], uint32(a.CurrentTimeStamp))
 	copy(d[8:40], a.PortMap[:])
+	for i := range a.Events {
+		if _, err := a.Events[i].AppendBinary(d[40+i*12 : 40+i*12]); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
-// MarshalBinary returns the 40-byte encoding of CongestionLogSwitch.
+// MarshalBinary returns the 220-byte encoding of CongestionLogSwitch.
 func (a *CongestionLogSwitch) MarshalBinary() ([]byte, error) {
-	return a.AppendBinary(make([]byte, 0, 40))
+	return a.AppendBinary(make([]byte, 0, 220))
 }
 
 // CongestionLogEventSwitch is the congestion control CongestionLogEventSwitch (an element of a block, 12 bytes).
@@ -3456,54 +3467,67 @@ func (a *CongestionLogEventSwitch) MarshalBinary() ([]byte, error) {
 	return a.AppendBinary(make([]byte, 0, 12))
 }
 
-// CongestionLogCA is the congestion control CongestionLogCA (attribute 0x0013, 12 bytes).
+// CongestionLogCA is the congestion control CongestionLogCA (attribute 0x0013, 220 bytes).
 type CongestionLogCA struct {
-	LogType                     uint8  `json:"logType"`
-	CongestionFlags             uint8  `json:"congestionFlags"`
-	ThresholdEventCounter       uint16 `json:"thresholdEventCounter"`
-	ThresholdCongestionEventMap uint16 `json:"thresholdCongestionEventMap"`
-	CurrentTimeStamp            uint32 `json:"currentTimeStamp"`
+	LogType                     uint8                    `json:"logType"`
+	CongestionFlags             uint8                    `json:"congestionFlags"`
+	ThresholdEventCounter       uint16                   `json:"thresholdEventCounter"`
+	ThresholdCongestionEventMap uint16                   `json:"thresholdCongestionEventMap"`
+	CurrentTimeStamp            uint32                   `json:"currentTimeStamp"`
+	Events                      [13]CongestionLogEventCA `json:"-"`
 }
 
-var layoutCongestionLogCA = Layout{Name: "CongestionLogCA", Class: ClassCC, ID: AttrCongestionLogCA, Size: 12, New: func() Attribute { return new(CongestionLogCA) }, Fields: []Field{
+var layoutCongestionLogCA = Layout{Name: "CongestionLogCA", Class: ClassCC, ID: AttrCongestionLogCA, Size: 220, New: func() Attribute { return new(CongestionLogCA) }, Fields: []Field{
 	{Name: "LogType", JSON: "logType", Label: "LogType", Offset: 0, Width: 8, DumpOffset: 0, Format: FormatUint},
 	{Name: "CongestionFlags", JSON: "congestionFlags", Label: "CongestionFlags", Offset: 8, Width: 8, DumpOffset: 8, Format: FormatHex},
 	{Name: "ThresholdEventCounter", JSON: "thresholdEventCounter", Label: "ThresholdEventCounter", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
 	{Name: "ThresholdCongestionEventMap", JSON: "thresholdCongestionEventMap", Label: "ThresholdCongestionEventMap", Offset: 32, Width: 16, DumpOffset: 32, Format: FormatHex},
 	{Name: "CurrentTimeStamp", JSON: "currentTimeStamp", Label: "CurrentTimeStamp", Offset: 64, Width: 32, DumpOffset: 64, Format: FormatUint},
-}}
+}, Block: &Block{Field: "Events", Element: &layoutCongestionLogEventCA, Offset: 12, Stride: 16, Count: 13}}
 
 // Layout returns CongestionLogCA's field layout.
 func (*CongestionLogCA) Layout() *Layout { return &layoutCongestionLogCA }
 
-// UnmarshalBinary decodes CongestionLogCA from data, which must hold at least 12 bytes.
+// UnmarshalBinary decodes CongestionLogCA from data, which must hold at least 220 bytes.
 func (a *CongestionLogCA) UnmarshalBinary(data []byte) error {
-	if len(data) < 12 {
-		return &ShortDataError{Attr: "CongestionLogCA", Want: 12, Got: len(data)}
+	if len(data) < 220 {
+		return &ShortDataError{Attr: "CongestionLogCA", Want: 220, Got: len(data)}
 	}
 	a.LogType = uint8(data[0])
 	a.CongestionFlags = uint8(data[1])
 	a.ThresholdEventCounter = uint16(binary.BigEndian.Uint16(data[2:]))
 	a.ThresholdCongestionEventMap = uint16(binary.BigEndian.Uint16(data[4:]))
 	a.CurrentTimeStamp = uint32(binary.BigEndian.Uint32(data[8:]))
+	for i := range a.Events {
+		if err := a.Events[i].UnmarshalBinary(data[12+i*16:]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// AppendBinary appends the 12-byte encoding of CongestionLogCA to b.
+// AppendBinary appends the 220-byte encoding of CongestionLogCA to b.
 func (a *CongestionLogCA) AppendBinary(b []byte) ([]byte, error) {
 	n := len(b)
-	b = append(b, make([]byte, 12)...)
+	b = append(b, make([]byte, 220)...)
 	d := b[n:]
 	d[0] = uint8(a.LogType)
 	d[1] = uint8(a.CongestionFlags)
 	binary.BigEndian.PutUint16(d[2:], uint16(a.ThresholdEventCounter))
 	binary.BigEndian.PutUint16(d[4:], uint16(a.ThresholdCongestionEventMap))
 	binary.BigEndian.PutUint32(d[8:], uint32(a.CurrentTimeStamp))
+	for i := range a.Events {
+		if _, err := a.Events[i].AppendBinary(d[12+i*16 : 12+i*16]); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
-// MarshalBinary returns the 12-byte encoding of CongestionLogCA.
-func (a *CongestionLogCA) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 12)) }
+// MarshalBinary returns the 220-byte encoding of CongestionLogCA.
+func (a *CongestionLogCA) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 220))
+}
 
 // CongestionLogEventCA is the congestion control CongestionLogEventCA (an element of a block, 16 bytes).
 type CongestionLogEventCA struct {
