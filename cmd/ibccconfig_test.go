@@ -61,13 +61,13 @@ func TestIbccconfigPlans(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var c methodCounter
-			got, err := runIbccconfig(t, c.count(ccFake(60, 0)), append([]string{"--dry-run"}, tt.args...)...)
+			var c madtest.MethodCounter
+			got, err := runIbccconfig(t, c.Count(ccFake(60, 0)), append([]string{"--dry-run"}, tt.args...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if c.sets != 0 {
-				t.Errorf("%d Sets reached the port", c.sets)
+			if c.Sets() != 0 {
+				t.Errorf("%d Sets reached the port", c.Sets())
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("unexpected plan (-want +got):\n%s", diff)

@@ -2,10 +2,8 @@ package cmd
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,39 +18,42 @@ import (
 )
 
 // is3Agent answers Mellanox vendor MADs as an InfiniScale III switch
-// would: general info, and config space reads with the data at each
-// address being the address's low byte (0 for port 6's PortXmitWait).
+// would (devID tells it which device it is): general info, and config
+// space reads with the data at each address being the address's bits 12
+// to 19 (0 for port 6's PortXmitWait). Other requests come back as sent.
 func is3Agent(devID uint16) madtest.Handler {
 	return func(req *mad.Packet) []mad.Packet {
-		attr := mad.AttrID(binary.BigEndian.Uint16(req.MAD[16:]))
-		data := make([]byte, vendor1DataLen)
-		copy(data, req.MAD[mad.HeaderLen:])
-		switch attr {
-		case mlxGeneralInfo:
-			binary.BigEndian.PutUint16(data[8:], 0xa0)   // hw revision
-			binary.BigEndian.PutUint16(data[10:], devID) // device id
-			binary.BigEndian.PutUint32(data[36:], 0x1234)
-			data[41], data[42], data[43] = 1, 2, 3 // fw 1.2.3
-			binary.BigEndian.PutUint32(data[44:], 0x77)
-			data[48], data[49] = 0x11, 0x23
-			binary.BigEndian.PutUint16(data[50:], 0x2008)
-			copy(data[56:], "MT_0060000001")
-			binary.BigEndian.PutUint32(data[72:], 9)
-			data[77], data[78], data[79] = 4, 5, 6 // sw 4.5.6
-		case mlxConfigSpaceAccess:
-			for i := 0; i < maxConfigSpaceRecords; i++ {
-				off := configSpaceRecordsOff + i*configSpaceRecordLen
-				addr := binary.BigEndian.Uint32(data[off:])
-				v := addr >> 12 & 0xff
-				if addr == mlxPortXmitWaitAddr+3<<12 { // port 6: no waits
-					v = 0
-				}
-				binary.BigEndian.PutUint32(data[off+4:], v)
+		var h mad.Header
+		if h.UnmarshalBinary(req.MAD) != nil {
+			return nil
+		}
+		data := req.MAD[mad.HeaderLen:]
+		var a interface{ MarshalBinary() ([]byte, error) }
+		switch h.AttrID {
+		case mad.AttrGeneralInfo:
+			a = &mad.GeneralInfo{HWRevision: 0xa0, DeviceID: devID, Uptime: 0x1234, FWMajor: 1, FWMinor: 2, FWSubMinor: 3,
+				FWBuildID: 0x77, FWMonth: 0x11, FWDay: 0x23, FWYear: 0x2008, PSID: mad.PSIDString([]byte("MT_0060000001\x00\x00\x00")),
+				INIFileVersion: 9, SWMajor: 4, SWMinor: 5, SWSubMinor: 6}
+		case mad.AttrConfigSpaceAccess:
+			var cs mad.ConfigSpaceAccess
+			if cs.UnmarshalBinary(data) != nil {
+				return nil
 			}
-		case mlxCounterGroupInfo:
-			data[11] = 2
-			binary.BigEndian.PutUint32(data[12:], 0xff)
-			binary.BigEndian.PutUint32(data[16:], 0xf0)
+			for i := range cs.Records {
+				r := &cs.Records[i]
+				r.Data = r.Address >> 12 & 0xff
+				if r.Address == mad.IS3PortXmitWaitAddr+3<<12 { // port 6: no waits
+					r.Data = 0
+				}
+			}
+			a = &cs
+		case mad.AttrCounterGroupInfo:
+			ci := mad.CounterGroupInfo{NumGroups: 2}
+			ci.GroupMasks[0].Mask, ci.GroupMasks[1].Mask = 0xff, 0xf0
+			a = &ci
+		}
+		if a != nil {
+			data, _ = a.MarshalBinary()
 		}
 		return []mad.Packet{madtest.Reply(req, 0, mad.HeaderLen, data)}
 	}
@@ -71,7 +72,9 @@ func runVendstat(t *testing.T, h madtest.Handler, args ...string) (string, error
 	o.IO.Out = &out
 	o.Open = func() (*mad.Transactor, *rdma.Port, error) {
 		opts := o.Common.transactorOptions()
-		opts.Timeout = 10 * time.Millisecond
+		// Long enough that a loaded machine retries no request the counts
+		// of TestVendstatDryRun see twice.
+		opts.Timeout = 100 * time.Millisecond
 		o.Common.setDryRun(&out, &opts)
 		return mad.NewTransactor(madtest.New(h), opts), &rdma.Port{Number: 1, LID: 9}, nil
 	}
@@ -97,7 +100,7 @@ fw_psid:     'MT_0060000001'
 fw_ini_ver:  9
 sw_version:  04.05.06
 `, ""},
-		{[]string{"-w", "6"}, is3DeviceID, "Port 4: PortXmitWait 0x1\nPort 5: PortXmitWait 0x2\n" +
+		{[]string{"-w", "6"}, mad.IS3DeviceID, "Port 4: PortXmitWait 0x1\nPort 5: PortXmitWait 0x2\n" +
 			"Port 7: PortXmitWait 0x4\nPort 8: PortXmitWait 0x5\nPort 9: PortXmitWait 0x6\nPort 10: PortXmitWait 0x7\n" +
 			"Port 11: PortXmitWait 0x8\nPort 12: PortXmitWait 0x9\nPort 13: PortXmitWait 0xa\nPort 14: PortXmitWait 0xb\n" +
 			"Port 15: PortXmitWait 0xc\nPort 16: PortXmitWait 0xd\nPort 17: PortXmitWait 0xe\nPort 18: PortXmitWait 0xf\n" +
@@ -174,17 +177,17 @@ func TestVendstatDryRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			var sent, planned methodCounter
-			without, err := runVendstat(t, sent.count(is3Agent(0)), tt.args...)
-			if err != nil || sent.gets != tt.gets || sent.sets != tt.sets {
-				t.Fatalf("without --dry-run: %v, %d Gets and %d Sets sent; want %d and %d", err, sent.gets, sent.sets, tt.gets, tt.sets)
+			var sent, planned madtest.MethodCounter
+			without, err := runVendstat(t, sent.Count(is3Agent(0)), tt.args...)
+			if err != nil || sent.Gets() != tt.gets || sent.Sets() != tt.sets {
+				t.Fatalf("without --dry-run: %v, %d Gets and %d Sets sent; want %d and %d", err, sent.Gets(), sent.Sets(), tt.gets, tt.sets)
 			}
-			got, err := runVendstat(t, planned.count(is3Agent(0)), append([]string{"--dry-run"}, tt.args...)...)
+			got, err := runVendstat(t, planned.Count(is3Agent(0)), append([]string{"--dry-run"}, tt.args...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if planned.sets != 0 || planned.gets != tt.gets {
-				t.Errorf("%d Gets and %d Sets reached the port, want %d Gets and none", planned.gets, planned.sets, tt.gets)
+			if planned.Sets() != 0 || planned.Gets() != tt.gets {
+				t.Errorf("%d Gets and %d Sets reached the port, want %d Gets and none", planned.Gets(), planned.Sets(), tt.gets)
 			}
 			if tt.sets == 0 {
 				tt.want = without // a run without a Set prints the same
@@ -199,10 +202,10 @@ func TestVendstatDryRun(t *testing.T) {
 // TestVendstatDryRunJSON checks a --json dry run's document: the plan
 // under "dryRun", and no line of a reply that never came.
 func TestVendstatDryRunJSON(t *testing.T) {
-	var c methodCounter
-	out, err := runVendstat(t, c.count(is3Agent(0)), "--dry-run", "--json", "-W", "0x10213c,0x5", "6")
-	if err != nil || c.sets != 0 {
-		t.Fatalf("%v, %d Sets sent", err, c.sets)
+	var c madtest.MethodCounter
+	out, err := runVendstat(t, c.Count(is3Agent(0)), "--dry-run", "--json", "-W", "0x10213c,0x5", "6")
+	if err != nil || c.Sets() != 0 {
+		t.Fatalf("%v, %d Sets sent", err, c.Sets())
 	}
 	var doc struct {
 		Lines  []string   `json:"lines"`
@@ -212,7 +215,7 @@ func TestVendstatDryRunJSON(t *testing.T) {
 		t.Fatalf("%v:\n%s", err, out)
 	}
 	want := []mad.Plan{{Request: "Vendor1(0x0a) Set(ConfigSpaceAccess)", Device: "madtest0", Port: 1, Class: "Vendor1(0x0a)", LID: 6,
-		Attribute: "ConfigSpaceAccess", AttrID: mlxConfigSpaceAccess, AttrMod: 0x810000,
+		Attribute: "ConfigSpaceAccess", AttrID: mad.AttrConfigSpaceAccess, AttrMod: 0x810000,
 		Fields: []mad.PlannedField{{Name: "Data", Text: "00000000000000000010213c00000005ffffffff"}}}}
 	if diff := cmp.Diff(want, doc.DryRun, cmpopts.IgnoreFields(mad.Plan{}, "Data")); diff != "" || len(doc.Lines) != 0 {
 		t.Errorf("lines %q, unexpected dryRun (-want +got):\n%s", doc.Lines, diff)
@@ -232,7 +235,7 @@ func TestVendstatJSONKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			out, err := runVendstat(t, is3Agent(is3DeviceID), append([]string{"--json"}, tt.args...)...)
+			out, err := runVendstat(t, is3Agent(mad.IS3DeviceID), append([]string{"--json"}, tt.args...)...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,27 +247,5 @@ func TestVendstatJSONKeys(t *testing.T) {
 				t.Errorf("unexpected JSON keys (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// methodCounter counts the requests a handler is given by whether their
-// method changes state.
-type methodCounter struct {
-	mu         sync.Mutex
-	gets, sets int
-}
-
-func (c *methodCounter) count(h madtest.Handler) madtest.Handler {
-	return func(req *mad.Packet) []mad.Packet {
-		var hd mad.Header
-		hd.UnmarshalBinary(req.MAD)
-		c.mu.Lock()
-		if hd.Method.ChangesState() {
-			c.sets++
-		} else {
-			c.gets++
-		}
-		c.mu.Unlock()
-		return h(req)
 	}
 }
