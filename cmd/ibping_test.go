@@ -23,10 +23,11 @@ func openIBServer(class mad.Class, host string) madtest.Handler {
 			return nil
 		}
 		text := host
-		if h.AttrID == sysstatCPU {
+		if h.AttrID == mad.AttrSysstatCPU {
 			text = "cpu 0: model M MHZ 1\n"
 		}
-		return []mad.Packet{madtest.Reply(req, mad.StatusOK, 40, append([]byte(text), 0))}
+		data, _ := mad.OpenIBText(text).MarshalBinary()
+		return []mad.Packet{madtest.Reply(req, mad.StatusOK, mad.Vendor2DataOffset, data)}
 	}
 }
 
@@ -47,7 +48,7 @@ func runIbping(t *testing.T, h madtest.Handler, args ...string) (string, error) 
 }
 
 func TestIbpingJSONKeys(t *testing.T) {
-	out, err := runIbping(t, openIBServer(classPing, "node1.example"), "--json", "-f", "-c", "2", "3")
+	out, err := runIbping(t, openIBServer(mad.ClassOpenIBPing, "node1.example"), "--json", "-f", "-c", "2", "3")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +71,9 @@ func TestIbping(t *testing.T) {
 		wantHead string
 		wantCode int
 	}{
-		{"flood", openIBServer(classPing, "node1.example"), []string{"-f", "-c", "3", "3"},
+		{"flood", openIBServer(mad.ClassOpenIBPing, "node1.example"), []string{"-f", "-c", "3", "3"},
 			"\n--- node1.example (Lid 3) ibping statistics ---\n3 packets transmitted, 3 received, 0% packet loss, time ", ExitOK},
-		{"one", openIBServer(classPing, "h"), []string{"-c", "1", "3"}, "Pong from h (Lid 3): time ", ExitOK},
+		{"one", openIBServer(mad.ClassOpenIBPing, "h"), []string{"-c", "1", "3"}, "Pong from h (Lid 3): time ", ExitOK},
 		{"no server", func(*mad.Packet) []mad.Packet { return nil }, []string{"-f", "-c", "1", "3"},
 			"\n---  (Lid 3) ibping statistics ---\n1 packets transmitted, 0 received, 100% packet loss, time ", ExitFindings},
 	}
@@ -90,8 +91,8 @@ func TestIbping(t *testing.T) {
 }
 
 func TestHostAndDomain(t *testing.T) {
-	b := hostAndDomain()
-	if len(b) != vendor2DataLen || b[len(b)-1] != 0 {
-		t.Errorf("%d bytes, last %#x: want %d, NUL-terminated", len(b), b[len(b)-1], vendor2DataLen)
+	b, err := hostAndDomain().MarshalBinary()
+	if err != nil || len(b) != mad.Vendor2DataLen || b[len(b)-1] != 0 {
+		t.Errorf("%d bytes (%v): want %d, NUL-terminated", len(b), err, mad.Vendor2DataLen)
 	}
 }

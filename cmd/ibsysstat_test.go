@@ -72,7 +72,7 @@ func runIbsysstat(t *testing.T, h madtest.Handler, args ...string) (string, erro
 }
 
 func TestIbsysstat(t *testing.T) {
-	srv := openIBServer(classSysstat, "node1.example")
+	srv := openIBServer(mad.ClassOpenIBSysstat, "node1.example")
 	tests := []struct {
 		args    []string
 		want    string
@@ -105,7 +105,7 @@ func TestIbsysstat(t *testing.T) {
 }
 
 func TestIbsysstatJSONKeys(t *testing.T) {
-	out, err := runIbsysstat(t, openIBServer(classSysstat, "h"), "--json", "3", "cpu")
+	out, err := runIbsysstat(t, openIBServer(mad.ClassOpenIBSysstat, "h"), "--json", "3", "cpu")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,5 +115,22 @@ func TestIbsysstatJSONKeys(t *testing.T) {
 	}
 	if diff := cmp.Diff([]string{"op", "reply", "target"}, got); diff != "" {
 		t.Errorf("unexpected JSON keys (-want +got):\n%s", diff)
+	}
+}
+
+func TestSysstatReply(t *testing.T) {
+	tests := []struct {
+		attr mad.AttrID
+		want mad.OpenIBText
+	}{
+		{mad.AttrSysstatPing, ""},
+		{mad.AttrSysstatHost, hostAndDomain()},
+		{mad.AttrSysstatCPU, mad.OpenIBText(cpuInfo("/proc/cpuinfo"))}, // whole, however long
+		{0x99, ""},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, sysstatReply(tt.attr)); diff != "" {
+			t.Errorf("attribute %#x (-want +got):\n%s", tt.attr, diff)
+		}
 	}
 }
