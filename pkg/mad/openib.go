@@ -3,7 +3,7 @@ package mad
 import "bytes"
 
 // The data of a vendor range 2 class's MAD follows the MAD header, the
-// RMPP header, a reserved byte and the class's OUI (IBA 13.4.5): one MAD
+// RMPP header, a reserved byte and the class's OUI: one MAD
 // carries Vendor2DataLen bytes of it.
 const (
 	Vendor2DataOffset = 40
