@@ -1,0 +1,96 @@
+package madtest
+
+import (
+	"sync"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+)
+
+// AnyMod, given to SMA.Put as the modifier, answers a Get of the attribute
+// with any modifier that has no answer of its own.
+const AnyMod = ^uint64(0)
+
+// SMARequest is one SMP an SMA received.
+type SMARequest struct {
+	Method mad.Method
+	AttrID mad.AttrID
+	Mod    uint32
+	// Data is the request's attribute data (64 bytes).
+	Data []byte
+}
+
+type smaKey struct {
+	id  mad.AttrID
+	mod uint64
+}
+
+// SMA answers SMPs as one node's subnet management agent would, from
+// typed attributes: a Get returns what Put stored for the attribute and
+// modifier, a Set stores its data and returns it, other methods (a Trap)
+// get no answer, and an attribute with nothing stored is answered with status "method/attribute combination
+// unsupported". It answers by LID and by directed route alike; a test
+// routes requests to SMAs by their path itself.
+type SMA struct {
+	mu       sync.Mutex
+	attrs    map[smaKey][]byte
+	requests []SMARequest
+}
+
+// NewSMA returns an SMA with no attributes.
+func NewSMA() *SMA { return &SMA{attrs: map[smaKey][]byte{}} }
+
+// Put makes a Get of a's attribute with modifier mod (AnyMod: any
+// modifier) return a; it returns s, so a test can chain Puts.
+func (s *SMA) Put(a mad.Attribute, mod uint64) *SMA {
+	data, err := a.AppendBinary(nil)
+	if err != nil {
+		panic(err) // generated attributes encode without error
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.attrs[smaKey{a.Layout().ID, mod}] = data
+	return s
+}
+
+// PutData is Put for an attribute given as its data.
+func (s *SMA) PutData(id mad.AttrID, mod uint64, data []byte) *SMA {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.attrs[smaKey{id, mod}] = append([]byte(nil), data...)
+	return s
+}
+
+// Handle answers one request; it is a Handler.
+func (s *SMA) Handle(req *mad.Packet) []mad.Packet {
+	var h mad.Header
+	if err := h.UnmarshalBinary(req.MAD); err != nil || !h.MgmtClass.IsSMP() {
+		return nil
+	}
+	data := req.MAD[mad.SMPDataOffset : mad.SMPDataOffset+mad.SMPDataLen]
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.requests = append(s.requests, SMARequest{Method: h.Method, AttrID: h.AttrID, Mod: h.AttrMod, Data: append([]byte(nil), data...)})
+	key := smaKey{h.AttrID, uint64(h.AttrMod)}
+	switch h.Method {
+	case mad.MethodGet:
+	case mad.MethodSet:
+		s.attrs[key] = append([]byte(nil), data...)
+	default:
+		return nil // a Trap or a response: nothing answers
+	}
+	reply, ok := s.attrs[key]
+	if !ok {
+		reply, ok = s.attrs[smaKey{h.AttrID, AnyMod}]
+	}
+	if !ok {
+		return []mad.Packet{Reply(req, mad.StatusMethodAttrUnsupported, mad.SMPDataOffset, nil)}
+	}
+	return []mad.Packet{Reply(req, mad.StatusOK, mad.SMPDataOffset, reply)}
+}
+
+// Requests returns the requests received so far, in order.
+func (s *SMA) Requests() []SMARequest {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]SMARequest(nil), s.requests...)
+}
