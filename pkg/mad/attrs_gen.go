@@ -95,6 +95,11 @@ var Layouts = []*Layout{
 	&layoutPortInfoExtended,
 	&layoutMlnxExtPortInfo,
 	&layoutNotice,
+	&layoutTrap129,
+	&layoutTrap144,
+	&layoutTrap145,
+	&layoutTrap256,
+	&layoutTrap257,
 	&layoutClassPortInfo,
 	&layoutPortSamplesControl,
 	&layoutPortSamplesResult,
@@ -1062,6 +1067,259 @@ func (a *Notice) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns the 64-byte encoding of Notice.
 func (a *Notice) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 64)) }
+
+// Trap129 is the subnet management Trap129 (an element of a block, 5 bytes).
+type Trap129 struct {
+	LID     uint16 `json:"lid"`
+	PortNum uint8  `json:"portNum"`
+}
+
+var layoutTrap129 = Layout{Name: "Trap129", Class: ClassSMI, ID: 0, Size: 5, New: func() Attribute { return new(Trap129) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "LIDADDR", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
+	{Name: "PortNum", JSON: "portNum", Label: "PORTNO", Offset: 32, Width: 8, DumpOffset: 32, Format: FormatUint},
+}}
+
+// Layout returns Trap129's field layout.
+func (*Trap129) Layout() *Layout { return &layoutTrap129 }
+
+// UnmarshalBinary decodes Trap129 from data, which must hold at least 5 bytes.
+func (a *Trap129) UnmarshalBinary(data []byte) error {
+	if len(data) < 5 {
+		return &ShortDataError{Attr: "Trap129", Want: 5, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[2:]))
+	a.PortNum = uint8(data[4])
+	return nil
+}
+
+// AppendBinary appends the 5-byte encoding of Trap129 to b.
+func (a *Trap129) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 5)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[2:], uint16(a.LID))
+	d[4] = uint8(a.PortNum)
+	return b, nil
+}
+
+// MarshalBinary returns the 5-byte encoding of Trap129.
+func (a *Trap129) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 5)) }
+
+// Trap144 is the subnet management Trap144 (an element of a block, 14 bytes).
+type Trap144 struct {
+	LID             uint16 `json:"lid"`
+	LocalChanges    uint8  `json:"localChanges"`
+	CapabilityMask  uint32 `json:"capabilityMask"`
+	ChangeFlags     uint16 `json:"changeFlags"`
+	CapabilityMask2 uint16 `json:"capabilityMask2"`
+}
+
+var layoutTrap144 = Layout{Name: "Trap144", Class: ClassSMI, ID: 0, Size: 14, New: func() Attribute { return new(Trap144) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "LIDADDR", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
+	{Name: "LocalChanges", JSON: "localChanges", Label: "LocalChanges", Offset: 40, Width: 8, DumpOffset: 40, Format: FormatHex},
+	{Name: "CapabilityMask", JSON: "capabilityMask", Label: "CapabilityMask", Offset: 48, Width: 32, DumpOffset: 48, Format: FormatHex},
+	{Name: "ChangeFlags", JSON: "changeFlags", Label: "ChangeFlags", Offset: 80, Width: 16, DumpOffset: 80, Format: FormatHex},
+	{Name: "CapabilityMask2", JSON: "capabilityMask2", Label: "CapabilityMask2", Offset: 96, Width: 16, DumpOffset: 96, Format: FormatHex},
+}}
+
+// Layout returns Trap144's field layout.
+func (*Trap144) Layout() *Layout { return &layoutTrap144 }
+
+// UnmarshalBinary decodes Trap144 from data, which must hold at least 14 bytes.
+func (a *Trap144) UnmarshalBinary(data []byte) error {
+	if len(data) < 14 {
+		return &ShortDataError{Attr: "Trap144", Want: 14, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[2:]))
+	a.LocalChanges = uint8(data[5])
+	a.CapabilityMask = uint32(binary.BigEndian.Uint32(data[6:]))
+	a.ChangeFlags = uint16(binary.BigEndian.Uint16(data[10:]))
+	a.CapabilityMask2 = uint16(binary.BigEndian.Uint16(data[12:]))
+	return nil
+}
+
+// AppendBinary appends the 14-byte encoding of Trap144 to b.
+func (a *Trap144) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 14)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[2:], uint16(a.LID))
+	d[5] = uint8(a.LocalChanges)
+	binary.BigEndian.PutUint32(d[6:], uint32(a.CapabilityMask))
+	binary.BigEndian.PutUint16(d[10:], uint16(a.ChangeFlags))
+	binary.BigEndian.PutUint16(d[12:], uint16(a.CapabilityMask2))
+	return b, nil
+}
+
+// MarshalBinary returns the 14-byte encoding of Trap144.
+func (a *Trap144) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 14)) }
+
+// Trap145 is the subnet management Trap145 (an element of a block, 14 bytes).
+type Trap145 struct {
+	LID             uint16    `json:"lid"`
+	SystemImageGUID rdma.GUID `json:"systemImageGUID"`
+}
+
+var layoutTrap145 = Layout{Name: "Trap145", Class: ClassSMI, ID: 0, Size: 14, New: func() Attribute { return new(Trap145) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "LIDADDR", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
+	{Name: "SystemImageGUID", JSON: "systemImageGUID", Label: "SystemImageGUID", Offset: 48, Width: 64, DumpOffset: 48, Format: FormatHex},
+}}
+
+// Layout returns Trap145's field layout.
+func (*Trap145) Layout() *Layout { return &layoutTrap145 }
+
+// UnmarshalBinary decodes Trap145 from data, which must hold at least 14 bytes.
+func (a *Trap145) UnmarshalBinary(data []byte) error {
+	if len(data) < 14 {
+		return &ShortDataError{Attr: "Trap145", Want: 14, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[2:]))
+	a.SystemImageGUID = rdma.GUID(binary.BigEndian.Uint64(data[6:]))
+	return nil
+}
+
+// AppendBinary appends the 14-byte encoding of Trap145 to b.
+func (a *Trap145) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 14)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[2:], uint16(a.LID))
+	binary.BigEndian.PutUint64(d[6:], uint64(a.SystemImageGUID))
+	return b, nil
+}
+
+// MarshalBinary returns the 14-byte encoding of Trap145.
+func (a *Trap145) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 14)) }
+
+// Trap256 is the subnet management Trap256 (an element of a block, 54 bytes).
+type Trap256 struct {
+	LID                uint16   `json:"lid"`
+	DRSLID             uint16   `json:"drslid"`
+	Method             uint8    `json:"method"`
+	AttributeID        uint16   `json:"attributeID"`
+	AttributeModifier  uint32   `json:"attributeModifier"`
+	MKey               uint64   `json:"mKey"`
+	DRNotice           uint8    `json:"drNotice"`
+	DRPathTruncated    uint8    `json:"drPathTruncated"`
+	DRHopCount         uint8    `json:"drHopCount"`
+	DRNoticeReturnPath [30]byte `json:"drNoticeReturnPath"`
+}
+
+var layoutTrap256 = Layout{Name: "Trap256", Class: ClassSMI, ID: 0, Size: 54, New: func() Attribute { return new(Trap256) }, Fields: []Field{
+	{Name: "LID", JSON: "lid", Label: "LIDADDR", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
+	{Name: "DRSLID", JSON: "drslid", Label: "DRSLID", Offset: 32, Width: 16, DumpOffset: 32, Format: FormatUint},
+	{Name: "Method", JSON: "method", Label: "Method", Offset: 48, Width: 8, DumpOffset: 48, Format: FormatHex},
+	{Name: "AttributeID", JSON: "attributeID", Label: "AttributeID", Offset: 64, Width: 16, DumpOffset: 64, Format: FormatHex},
+	{Name: "AttributeModifier", JSON: "attributeModifier", Label: "AttributeModifier", Offset: 80, Width: 32, DumpOffset: 80, Format: FormatHex},
+	{Name: "MKey", JSON: "mKey", Label: "MKey", Offset: 112, Width: 64, DumpOffset: 112, Format: FormatHex},
+	{Name: "DRNotice", JSON: "drNotice", Label: "DRNotice", Offset: 184, Width: 1, DumpOffset: 184, Format: FormatUint},
+	{Name: "DRPathTruncated", JSON: "drPathTruncated", Label: "DRPathTruncated", Offset: 185, Width: 1, DumpOffset: 185, Format: FormatUint},
+	{Name: "DRHopCount", JSON: "drHopCount", Label: "DRHopCount", Offset: 186, Width: 6, DumpOffset: 186, Format: FormatUint},
+	{Name: "DRNoticeReturnPath", JSON: "drNoticeReturnPath", Label: "DRNoticeReturnPath", Offset: 192, Width: 240, DumpOffset: 192, Format: FormatArray},
+}}
+
+// Layout returns Trap256's field layout.
+func (*Trap256) Layout() *Layout { return &layoutTrap256 }
+
+// UnmarshalBinary decodes Trap256 from data, which must hold at least 54 bytes.
+func (a *Trap256) UnmarshalBinary(data []byte) error {
+	if len(data) < 54 {
+		return &ShortDataError{Attr: "Trap256", Want: 54, Got: len(data)}
+	}
+	a.LID = uint16(binary.BigEndian.Uint16(data[2:]))
+	a.DRSLID = uint16(binary.BigEndian.Uint16(data[4:]))
+	a.Method = uint8(data[6])
+	a.AttributeID = uint16(binary.BigEndian.Uint16(data[8:]))
+	a.AttributeModifier = uint32(binary.BigEndian.Uint32(data[10:]))
+	a.MKey = uint64(binary.BigEndian.Uint64(data[14:]))
+	a.DRNotice = uint8(getBits(data[23:24], 7, 0x1))
+	a.DRPathTruncated = uint8(getBits(data[23:24], 6, 0x1))
+	a.DRHopCount = uint8(getBits(data[23:24], 0, 0x3f))
+	copy(a.DRNoticeReturnPath[:], data[24:54])
+	return nil
+}
+
+// AppendBinary appends the 54-byte encoding of Trap256 to b.
+func (a *Trap256) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 54)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[2:], uint16(a.LID))
+	binary.BigEndian.PutUint16(d[4:], uint16(a.DRSLID))
+	d[6] = uint8(a.Method)
+	binary.BigEndian.PutUint16(d[8:], uint16(a.AttributeID))
+	binary.BigEndian.PutUint32(d[10:], uint32(a.AttributeModifier))
+	binary.BigEndian.PutUint64(d[14:], uint64(a.MKey))
+	putBits(d[23:24], 7, 0x1, uint64(a.DRNotice))
+	putBits(d[23:24], 6, 0x1, uint64(a.DRPathTruncated))
+	putBits(d[23:24], 0, 0x3f, uint64(a.DRHopCount))
+	copy(d[24:54], a.DRNoticeReturnPath[:])
+	return b, nil
+}
+
+// MarshalBinary returns the 54-byte encoding of Trap256.
+func (a *Trap256) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 54)) }
+
+// Trap257 is the subnet management Trap257 (an element of a block, 50 bytes).
+type Trap257 struct {
+	LID1 uint16   `json:"lid1"`
+	LID2 uint16   `json:"lid2"`
+	Key  uint32   `json:"key"`
+	SL   uint8    `json:"sl"`
+	QP1  uint32   `json:"qp1"`
+	QP2  uint32   `json:"qp2"`
+	GID1 rdma.GID `json:"gid1"`
+	GID2 rdma.GID `json:"gid2"`
+}
+
+var layoutTrap257 = Layout{Name: "Trap257", Class: ClassSMI, ID: 0, Size: 50, New: func() Attribute { return new(Trap257) }, Fields: []Field{
+	{Name: "LID1", JSON: "lid1", Label: "LID1", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
+	{Name: "LID2", JSON: "lid2", Label: "LID2", Offset: 32, Width: 16, DumpOffset: 32, Format: FormatUint},
+	{Name: "Key", JSON: "key", Label: "Key", Offset: 48, Width: 32, DumpOffset: 48, Format: FormatHex},
+	{Name: "SL", JSON: "sl", Label: "SL", Offset: 80, Width: 4, DumpOffset: 80, Format: FormatUint},
+	{Name: "QP1", JSON: "qp1", Label: "QP1", Offset: 88, Width: 24, DumpOffset: 88, Format: FormatHex},
+	{Name: "QP2", JSON: "qp2", Label: "QP2", Offset: 120, Width: 24, DumpOffset: 120, Format: FormatHex},
+	{Name: "GID1", JSON: "gid1", Label: "GID1", Offset: 144, Width: 128, DumpOffset: 144, Format: FormatArray},
+	{Name: "GID2", JSON: "gid2", Label: "GID2", Offset: 272, Width: 128, DumpOffset: 272, Format: FormatArray},
+}}
+
+// Layout returns Trap257's field layout.
+func (*Trap257) Layout() *Layout { return &layoutTrap257 }
+
+// UnmarshalBinary decodes Trap257 from data, which must hold at least 50 bytes.
+func (a *Trap257) UnmarshalBinary(data []byte) error {
+	if len(data) < 50 {
+		return &ShortDataError{Attr: "Trap257", Want: 50, Got: len(data)}
+	}
+	a.LID1 = uint16(binary.BigEndian.Uint16(data[2:]))
+	a.LID2 = uint16(binary.BigEndian.Uint16(data[4:]))
+	a.Key = uint32(binary.BigEndian.Uint32(data[6:]))
+	a.SL = uint8(getBits(data[10:11], 4, 0xf))
+	a.QP1 = uint32(getBits(data[11:14], 0, 0xffffff))
+	a.QP2 = uint32(getBits(data[15:18], 0, 0xffffff))
+	copy(a.GID1[:], data[18:34])
+	copy(a.GID2[:], data[34:50])
+	return nil
+}
+
+// AppendBinary appends the 50-byte encoding of Trap257 to b.
+func (a *Trap257) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 50)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[2:], uint16(a.LID1))
+	binary.BigEndian.PutUint16(d[4:], uint16(a.LID2))
+	binary.BigEndian.PutUint32(d[6:], uint32(a.Key))
+	putBits(d[10:11], 4, 0xf, uint64(a.SL))
+	putBits(d[11:14], 0, 0xffffff, uint64(a.QP1))
+	putBits(d[15:18], 0, 0xffffff, uint64(a.QP2))
+	copy(d[18:34], a.GID1[:])
+	copy(d[34:50], a.GID2[:])
+	return b, nil
+}
+
+// MarshalBinary returns the 50-byte encoding of Trap257.
+func (a *Trap257) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 50)) }
 
 // ClassPortInfo is the performance management ClassPortInfo (attribute 0x0001, 72 bytes).
 type ClassPortInfo struct {
