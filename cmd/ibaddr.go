@@ -86,6 +86,14 @@ Without a target it shows the local port.`,
 	return c
 }
 
+// ibaddrDoc is ibaddr's JSON: the GID and the LID range, each when shown.
+type ibaddrDoc struct {
+	GID      *rdma.GID `json:"gid,omitempty"`
+	LIDEnd   *int      `json:"lidEnd,omitempty"`
+	LIDStart *int      `json:"lidStart,omitempty"`
+	Target   string    `json:"target"`
+}
+
 func ibaddrRun(o *ibaddrOptions) error {
 	x, local, err := o.Open()
 	if err != nil {
@@ -94,7 +102,7 @@ func ibaddrRun(o *ibaddrOptions) error {
 	defer x.Close()
 	var path mad.Path
 	if o.Target != nil {
-		if path, err = smpPath(*o.Target); err != nil {
+		if path, err = o.Target.Path(); err != nil {
 			return err
 		}
 		if path, err = x.Resolve(o.Common.context(), path); err != nil {
@@ -107,24 +115,24 @@ func ibaddrRun(o *ibaddrOptions) error {
 		}
 		o.Port = local.Number
 	}
-	q := &smpQuerier{ctx: o.Common.context(), x: x, path: path}
-	ni, _, err := q.nodeInfo()
+	q := mad.NewQuerier(x, path)
+	ni, err := q.NodeInfo(o.Common.context())
 	if err != nil {
 		return err
 	}
 	var pi mad.PortInfo
-	if _, err := q.decode(&pi, uint32(o.Port)); err != nil {
+	if _, err := q.Get(o.Common.context(), &pi, uint32(o.Port)); err != nil {
 		return err
 	}
 	gid := rdma.NewGID(pi.GIDPrefix, ni.PortGUID)
 	first, last := int(pi.LID), int(pi.LID)+(1<<pi.LMC)-1
 	if o.Common.JSON {
-		doc := map[string]any{"target": path.String()}
+		doc := ibaddrDoc{Target: path.String()}
 		if o.ShowGID {
-			doc["gid"] = gid
+			doc.GID = &gid
 		}
 		if o.ShowLID {
-			doc["lidStart"], doc["lidEnd"] = first, last
+			doc.LIDStart, doc.LIDEnd = &first, &last
 		}
 		return writeJSONDocument(o.IO.Out, doc)
 	}

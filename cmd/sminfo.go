@@ -131,7 +131,7 @@ func sminfoRun(o *sminfoOptions) error {
 	defer x.Close()
 	var path mad.Path
 	if o.Target != nil {
-		if path, err = smpPath(*o.Target); err != nil {
+		if path, err = o.Target.Path(); err != nil {
 			return err
 		}
 		if path, err = x.Resolve(o.Common.context(), path); err != nil {
@@ -143,24 +143,21 @@ func sminfoRun(o *sminfoOptions) error {
 		}
 		path = mad.LIDPath(local.SMLID)
 	}
+	q := mad.NewQuerier(x, path)
+	ctx := o.Common.context()
+	// A Get carries the values of a Set too, as infiniband-diags sends
+	// them; the reply replaces them.
 	req := mad.SMInfo{ActCount: o.Activity, Priority: uint8(o.Priority), SMState: uint8(o.State)}
-	data, _ := req.MarshalBinary()
-	request := func(method mad.Method, mod uint32) *mad.Request {
-		return &mad.Request{Path: path, Class: mad.ClassSMI, Method: method, AttrID: mad.AttrSMInfo, AttrMod: mod, Name: "SMInfo", Data: data}
-	}
-	method, mod := mad.MethodGet, uint32(0)
+	si := req
 	// A dry run of a Set reads the SMInfo as it is, shows it, and then
 	// plans the Set: the Set's reply, which sminfo prints, never comes.
 	planSet := o.Modifier != 0 && o.Common.DryRun
 	if o.Modifier != 0 && !planSet {
-		method, mod = mad.MethodSet, o.Modifier
+		_, err = q.Set(ctx, &si, o.Modifier, nil)
+	} else {
+		_, err = q.Get(ctx, &si, 0)
 	}
-	r, err := x.Do(o.Common.context(), request(method, mod))
 	if err != nil {
-		return err
-	}
-	var si mad.SMInfo
-	if err := si.UnmarshalBinary(r.Data()); err != nil {
 		return err
 	}
 	lid := int(path.LID) // infiniband-diags prints 0 for a directed route
@@ -174,17 +171,39 @@ func sminfoRun(o *sminfoOptions) error {
 		}
 	}
 	if planSet {
-		if _, err := x.Do(o.Common.context(), request(mad.MethodSet, o.Modifier)); err != nil {
+		if _, err := q.Set(ctx, &req, o.Modifier, nil); err != nil {
 			return err
 		}
 	}
 	if !o.Common.JSON {
 		return nil
 	}
-	doc := map[string]any{
-		"target": path.String(), "smLid": lid, "guid": si.GUID, "actCount": si.ActCount,
-		"priority": si.Priority, "smState": si.SMState, "smStateName": smState(int(si.SMState)),
+	return writeJSONDocument(o.IO.Out, sminfoDoc{
+		ActCount: si.ActCount, DryRun: smpDryRunPlans(&o.Common), GUID: si.GUID, Priority: si.Priority,
+		SMLID: lid, SMState: si.SMState, SMStateName: smState(int(si.SMState)), Target: path.String(),
+	})
+}
+
+// sminfoDoc is sminfo's JSON: the SMInfo read, and under --dry-run the
+// Set planned.
+type sminfoDoc struct {
+	ActCount    uint32       `json:"actCount"`
+	DryRun      *[]*mad.Plan `json:"dryRun,omitempty"`
+	GUID        rdma.GUID    `json:"guid"`
+	Priority    uint8        `json:"priority"`
+	SMLID       int          `json:"smLid"`
+	SMState     uint8        `json:"smState"`
+	SMStateName string       `json:"smStateName"`
+	Target      string       `json:"target"`
+}
+
+// smpDryRunPlans returns the run's plans for a JSON document's "dryRun":
+// nil, which leaves the key out, without --dry-run; a list, maybe empty,
+// with it.
+func smpDryRunPlans(o *CommonOptions) *[]*mad.Plan {
+	plans := o.dryRunPlans()
+	if plans == nil {
+		return nil
 	}
-	o.Common.addDryRun(doc)
-	return writeJSONDocument(o.IO.Out, doc)
+	return &plans
 }

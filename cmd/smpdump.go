@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 
@@ -80,7 +79,7 @@ status when it is not zero, as infiniband-diags' smpdump does.`,
 }
 
 func smpdumpRun(o *smpdumpOptions) error {
-	p, err := smpPath(o.Target)
+	p, err := o.Target.Path()
 	if err != nil {
 		return err
 	}
@@ -99,12 +98,15 @@ func smpdumpRun(o *smpdumpOptions) error {
 	}
 	data := r.Data()[:64]
 	// The status as the MAD carries it: a DR SMP's includes the D bit.
-	status := binary.BigEndian.Uint16(r.MAD[4:])
+	status := uint16(r.Header.Status)
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{
-			"target": p.String(), "attributeID": o.Attr, "attributeModifier": o.Mod,
-			"status": status, "data": fmt.Sprintf("%x", data),
-		})
+		return writeJSONDocument(o.IO.Out, struct {
+			AttributeID       uint16 `json:"attributeID"`
+			AttributeModifier uint32 `json:"attributeModifier"`
+			Data              string `json:"data"`
+			Status            uint16 `json:"status"`
+			Target            string `json:"target"`
+		}{o.Attr, o.Mod, fmt.Sprintf("%x", data), status, p.String()})
 	}
 	var b []byte
 	if o.String {
@@ -116,29 +118,11 @@ func smpdumpRun(o *smpdumpOptions) error {
 		}
 		b = append(b, '\n')
 	} else {
-		b = appendXdump(b, data)
+		b = mad.AppendXdump(b, data)
 	}
 	if status != 0 {
 		b = fmt.Appendf(b, "SMP status: 0x%x\n", status)
 	}
 	_, err = o.IO.Out.Write(b)
 	return err
-}
-
-// appendXdump is libibmad's xdump: two bytes a group in hex, eight groups
-// a line.
-func appendXdump(b, data []byte) []byte {
-	const hexd = "0123456789abcdef"
-	for i, c := range data {
-		b = append(b, hexd[c>>4], hexd[c&0xf])
-		switch {
-		case i == len(data)-1:
-			b = append(b, '\n')
-		case i%16 == 15:
-			b = append(b, '\n')
-		case i%2 == 1:
-			b = append(b, ' ')
-		}
-	}
-	return b
 }

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -29,14 +28,14 @@ type smpqueryOp struct {
 	Name, Alias string
 	PortArg     bool // takes an optional port number
 	// run queries the attribute and renders it.
-	run func(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error)
+	run func(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error)
 }
 
 var smpqueryOps = []smpqueryOp{
 	{"NodeInfo", "NI", false, smpqueryNodeInfo},
 	{"NodeDesc", "ND", false, smpqueryNodeDesc},
 	{"PortInfo", "PI", true, smpqueryPortInfo},
-	{"PortInfoExtended", "PIE", true, smpqueryPortInfoExtended},
+	{"PortInfoExtended", "PIE", true, smpqueryPIE},
 	{"SwitchInfo", "SI", false, smpquerySwitchInfo},
 	{"PKeyTable", "PKeys", true, smpqueryPKeyTable},
 	{"SL2VLTable", "SL2VL", true, smpquerySL2VL},
@@ -176,7 +175,7 @@ func (o *smpqueryOptions) parseArgs(args []string) error {
 
 // smpqueryRun queries the attribute and prints it.
 func smpqueryRun(o *smpqueryOptions) error {
-	p, err := smpPath(o.Target)
+	p, err := o.Target.Path()
 	if err != nil {
 		return err
 	}
@@ -191,7 +190,8 @@ func smpqueryRun(o *smpqueryOptions) error {
 		return err
 	}
 	defer x.Close()
-	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+	ctx := o.Common.context()
+	if p, err = x.Resolve(ctx, p); err != nil {
 		return err
 	}
 	if o.Combined {
@@ -200,7 +200,7 @@ func smpqueryRun(o *smpqueryOptions) error {
 		p = mad.Path{LID: o.CombinedLID, DR: p.DR, DrSLID: o.LocalLID}
 	}
 	o.Path = p
-	res, err := o.Op.run(&smpQuerier{ctx: o.Common.context(), x: x, path: p}, o)
+	res, err := o.Op.run(ctx, mad.NewQuerier(x, p), o)
 	if err != nil {
 		return withContext(err, "operation %s", o.Op.Name)
 	}
@@ -211,58 +211,28 @@ func smpqueryRun(o *smpqueryOptions) error {
 	return err
 }
 
-// smpQuerier sends SubnGet requests to one path.
-type smpQuerier struct {
-	ctx  context.Context
-	x    *mad.Transactor
-	path mad.Path
-}
-
-// get sends a SubnGet of the attribute with the modifier and returns the
-// reply's attribute data.
-func (q *smpQuerier) get(l *mad.Layout, mod uint32) ([]byte, error) {
-	r, err := q.x.Do(q.ctx, &mad.Request{Path: q.path, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: l.ID, AttrMod: mod, Name: l.Name})
-	if err != nil {
-		return nil, err
-	}
-	return r.Data(), nil
-}
-
-// decode sends a SubnGet for a and decodes the reply into it; it returns
-// the attribute data too, for the dump.
-func (q *smpQuerier) decode(a mad.Attribute, mod uint32) ([]byte, error) {
-	data, err := q.get(a.Layout(), mod)
-	if err != nil {
-		return nil, err
-	}
-	return data, a.UnmarshalBinary(data)
-}
-
-// nodeInfo returns the target's NodeInfo.
-func (q *smpQuerier) nodeInfo() (*mad.NodeInfo, []byte, error) {
+func smpqueryNodeInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	var ni mad.NodeInfo
-	data, err := q.decode(&ni, 0)
-	return &ni, data, err
-}
-
-func smpqueryNodeInfo(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
-	ni, data, err := q.nodeInfo()
+	data, err := q.Get(ctx, &ni, 0)
 	if err != nil {
 		return smpqueryResult{}, err
 	}
-	text := fmt.Appendf(nil, "# Node info: %s\n", q.path)
+	text := fmt.Appendf(nil, "# Node info: %s\n", q.Path)
 	text = ni.Layout().AppendDump(text, data)
-	return smpqueryResult{Text: text, JSON: map[string]any{"target": q.path.String(), "nodeInfo": ni}}, nil
+	return smpqueryResult{Text: text, JSON: struct {
+		NodeInfo *mad.NodeInfo `json:"nodeInfo"`
+		Target   string        `json:"target"`
+	}{&ni, q.Path.String()}}, nil
 }
 
-func smpqueryNodeDesc(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryNodeDesc(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	// NodeInfo first, for the node name map's GUID.
-	ni, _, err := q.nodeInfo()
+	ni, err := q.NodeInfo(ctx)
 	if err != nil {
 		return smpqueryResult{}, err
 	}
 	var nd mad.NodeDescription
-	if _, err := q.decode(&nd, 0); err != nil {
+	if _, err := q.Get(ctx, &nd, 0); err != nil {
 		return smpqueryResult{}, err
 	}
 	desc := o.Names.Name(uint64(ni.NodeGUID), nd.NodeDescription.String())
@@ -270,294 +240,82 @@ func smpqueryNodeDesc(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error)
 	// the name's length, at least one.
 	dots := max(32-len(desc), 1)
 	text := fmt.Appendf(nil, "Node Description:%s%s\n", strings.Repeat(".", dots), desc)
-	return smpqueryResult{Text: text, JSON: map[string]any{
-		"target":          q.path.String(),
-		"nodeDescription": desc,
-	}}, nil
+	return smpqueryResult{Text: text, JSON: struct {
+		NodeDescription string `json:"nodeDescription"`
+		Target          string `json:"target"`
+	}{desc, q.Path.String()}}, nil
 }
 
-func smpqueryPortInfo(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryPortInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	mod := uint32(o.Port)
 	if o.Extended {
 		mod |= 1 << 31
 	}
 	var pi mad.PortInfo
-	_, err := q.decode(&pi, mod)
-	if err != nil {
+	if _, err := q.Get(ctx, &pi, mod); err != nil {
 		return smpqueryResult{}, err
 	}
-	text := fmt.Appendf(nil, "# Port info: %s port %d\n", q.path, o.Port)
+	text := fmt.Appendf(nil, "# Port info: %s port %d\n", q.Path, o.Port)
 	text = pi.AppendDump(text, "", o.ShowKeys)
 	if !o.ShowKeys {
 		pi.MKey = 0
 	}
-	return smpqueryResult{Text: text, JSON: map[string]any{"target": q.path.String(), "port": o.Port, "portInfo": &pi}}, nil
+	return smpqueryResult{Text: text, JSON: struct {
+		Port     int           `json:"port"`
+		PortInfo *mad.PortInfo `json:"portInfo"`
+		Target   string        `json:"target"`
+	}{o.Port, &pi, q.Path.String()}}, nil
 }
 
 // notDisplayed stands in for a key when -K is not given.
 const notDisplayed = mad.NotDisplayed
 
-// Capability bits smpquery checks before PortInfoExtended.
+// Attribute modifiers of the VL arbitration table's blocks (IBA 14.2.5.9,
+// bits 16-31): the low priority entries from block 1, the high from 3.
 const (
-	capHasCapMask2       = 1 << 15 // PortInfo:CapabilityMask IsCapabilityMask2Supported
-	cap2PortInfoExtended = 1 << 1  // CapabilityMask2 IsPortInfoExtendedSupported
+	vlArbLowBlock  = 1
+	vlArbHighBlock = 3
 )
 
-// Node types, table sizes and VL arbitration blocks (IBA 14.2.5).
-const (
-	nodeTypeSwitch       = 2
-	pkeysPerBlock        = 32
-	guidsPerBlock        = 8
-	vlArbEntriesPerBlock = 32
-	vlArbLowBlock        = 1 // attribute modifier bits 16-31: low priority, entries 0-31
-	vlArbHighBlock       = 3 // high priority, entries 0-31
-)
-
-func smpqueryPortInfoExtended(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
-	ni, _, err := q.nodeInfo()
+func smpqueryPIE(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+	pie, data, err := q.PortInfoExtended(ctx, o.Port)
 	if err != nil {
 		return smpqueryResult{}, err
 	}
-	port := o.Port
-	if ni.NodeType == nodeTypeSwitch {
-		port = 0
-	}
-	var pi mad.PortInfo
-	if _, err := q.decode(&pi, uint32(port)); err != nil {
-		return smpqueryResult{}, err
-	}
-	if pi.CapabilityMask&capHasCapMask2 == 0 {
-		return smpqueryResult{}, errors.New("port info extended not supported: the port has no CapabilityMask2")
-	}
-	if pi.CapabilityMask2&cap2PortInfoExtended == 0 {
-		return smpqueryResult{}, fmt.Errorf("port info extended not supported: CapabilityMask2 0x%x does not indicate PortInfoExtended", pi.CapabilityMask2)
-	}
-	var pie mad.PortInfoExtended
-	data, err := q.decode(&pie, uint32(o.Port))
-	if err != nil {
-		return smpqueryResult{}, err
-	}
-	text := fmt.Appendf(nil, "# Port info Extended: %s port %d\n", q.path, o.Port)
+	text := fmt.Appendf(nil, "# Port info Extended: %s port %d\n", q.Path, o.Port)
 	text = pie.Layout().AppendDump(text, data)
-	return smpqueryResult{Text: text, JSON: map[string]any{"target": q.path.String(), "port": o.Port, "portInfoExtended": &pie}}, nil
+	return smpqueryResult{Text: text, JSON: struct {
+		Port             int                   `json:"port"`
+		PortInfoExtended *mad.PortInfoExtended `json:"portInfoExtended"`
+		Target           string                `json:"target"`
+	}{o.Port, pie, q.Path.String()}}, nil
 }
 
-func smpquerySwitchInfo(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpquerySwitchInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	var si mad.SwitchInfo
-	data, err := q.decode(&si, 0)
+	data, err := q.Get(ctx, &si, 0)
 	if err != nil {
 		return smpqueryResult{}, err
 	}
-	text := fmt.Appendf(nil, "# Switch info: %s\n", q.path)
+	text := fmt.Appendf(nil, "# Switch info: %s\n", q.Path)
 	text = si.Layout().AppendDump(text, data)
-	return smpqueryResult{Text: text, JSON: map[string]any{"target": q.path.String(), "switchInfo": &si}}, nil
+	return smpqueryResult{Text: text, JSON: struct {
+		SwitchInfo *mad.SwitchInfo `json:"switchInfo"`
+		Target     string          `json:"target"`
+	}{&si, q.Path.String()}}, nil
 }
 
-func smpqueryMlnxExtPortInfo(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryMlnxExtPortInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	var mepi mad.MlnxExtPortInfo
-	data, err := q.decode(&mepi, uint32(o.Port))
+	data, err := q.Get(ctx, &mepi, uint32(o.Port))
 	if err != nil {
 		return smpqueryResult{}, err
 	}
-	text := fmt.Appendf(nil, "# MLNX ext Port info: %s port %d\n", q.path, o.Port)
+	text := fmt.Appendf(nil, "# MLNX ext Port info: %s port %d\n", q.Path, o.Port)
 	text = mepi.Layout().AppendDump(text, data)
-	return smpqueryResult{Text: text, JSON: map[string]any{"target": q.path.String(), "port": o.Port, "mlnxExtPortInfo": &mepi}}, nil
-}
-
-func smpqueryPKeyTable(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
-	ni, _, err := q.nodeInfo()
-	if err != nil {
-		return smpqueryResult{}, err
-	}
-	if o.Port > int(ni.NumPorts) {
-		return smpqueryResult{}, fmt.Errorf("invalid port number %d: the node has %d ports", o.Port, ni.NumPorts)
-	}
-	n := int(ni.PartitionCap)
-	if ni.NodeType == nodeTypeSwitch && o.Port != 0 {
-		var si mad.SwitchInfo
-		if _, err := q.decode(&si, 0); err != nil {
-			return smpqueryResult{}, err
-		}
-		n = int(si.PartitionEnforcementCap)
-	}
-	var text []byte
-	pkeys := []uint16{}
-	blocks := (n + pkeysPerBlock - 1) / pkeysPerBlock
-	for i := range blocks {
-		data, err := q.get(mad.LayoutByName("PKeyTable"), uint32(i)|uint32(o.Port)<<16)
-		if err != nil {
-			return smpqueryResult{}, err
-		}
-		k := pkeysPerBlock
-		if i+1 == blocks {
-			k = (n + 7 - i*pkeysPerBlock) / 8 * 8
-		}
-		for j := 0; j < k; j += 8 {
-			text = fmt.Appendf(text, "%4d:", i*pkeysPerBlock+j)
-			for e := j; e < j+8; e++ {
-				v := binary.BigEndian.Uint16(data[2*e:])
-				text = fmt.Appendf(text, " 0x%04x", v)
-				if i*pkeysPerBlock+e < n {
-					pkeys = append(pkeys, v)
-				}
-			}
-			text = append(text, '\n')
-		}
-	}
-	text = fmt.Appendf(text, "%d pkeys capacity for this port\n", n)
-	return smpqueryResult{Text: text, JSON: map[string]any{"target": q.path.String(), "port": o.Port, "capacity": n, "pkeys": pkeys}}, nil
-}
-
-func smpqueryGUIDInfo(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
-	var pi mad.PortInfo
-	if _, err := q.decode(&pi, 0); err != nil {
-		return smpqueryResult{}, err
-	}
-	n := int(pi.GUIDCap)
-	var text []byte
-	guids := []string{}
-	blocks := (n + guidsPerBlock - 1) / guidsPerBlock
-	for i := range blocks {
-		data, err := q.get(mad.LayoutByName("GUIDInfo"), uint32(i))
-		if err != nil {
-			return smpqueryResult{}, err
-		}
-		k := guidsPerBlock
-		if i+1 == blocks {
-			k = (n + 1 - i*guidsPerBlock) / 2 * 2
-		}
-		for j := 0; j < k; j += 2 {
-			a, b := binary.BigEndian.Uint64(data[8*j:]), binary.BigEndian.Uint64(data[8*j+8:])
-			text = fmt.Appendf(text, "%4d: 0x%016x 0x%016x\n", i*guidsPerBlock+j, a, b)
-			for e, g := range []uint64{a, b} {
-				if i*guidsPerBlock+j+e < n {
-					guids = append(guids, fmt.Sprintf("0x%016x", g))
-				}
-			}
-		}
-	}
-	text = fmt.Appendf(text, "%d guids capacity for this port\n", n)
-	return smpqueryResult{Text: text, JSON: map[string]any{"target": q.path.String(), "capacity": n, "guids": guids}}, nil
-}
-
-func smpquerySL2VL(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
-	ni, _, err := q.nodeInfo()
-	if err != nil {
-		return smpqueryResult{}, err
-	}
-	if o.Port > int(ni.NumPorts) {
-		return smpqueryResult{}, fmt.Errorf("invalid port number %d: the node has %d ports", o.Port, ni.NumPorts)
-	}
-	text := fmt.Appendf(nil, "# SL2VL table: %s\n#                 SL: |", q.path)
-	for sl := range 16 {
-		text = fmt.Appendf(text, "%2d|", sl)
-	}
-	text = append(text, '\n')
-	type entry struct {
-		InPort  int     `json:"inPort"`
-		OutPort int     `json:"outPort"`
-		VL      []uint8 `json:"vl"`
-	}
-	var entries []entry
-	pairs := [][2]int{{0, 0}}
-	if ni.NodeType == nodeTypeSwitch {
-		pairs = nil
-		for in := 0; in <= int(ni.NumPorts); in++ {
-			pairs = append(pairs, [2]int{in, o.Port})
-		}
-	}
-	for _, pr := range pairs {
-		data, err := q.get(mad.LayoutByName("SLtoVLMappingTable"), uint32(pr[0])<<8|uint32(pr[1]))
-		if err != nil {
-			return smpqueryResult{}, err
-		}
-		e := entry{InPort: pr[0], OutPort: pr[1]}
-		text = fmt.Appendf(text, "ports: in %2d, out %2d: |", pr[0], pr[1])
-		for sl := range 16 {
-			vl := data[sl/2] >> 4 & 0xf
-			if sl%2 == 1 {
-				vl = data[sl/2] & 0xf
-			}
-			e.VL = append(e.VL, vl)
-			text = fmt.Appendf(text, "%2d|", vl)
-		}
-		text = append(text, '\n')
-		entries = append(entries, e)
-	}
-	return smpqueryResult{Text: text, JSON: map[string]any{"target": q.path.String(), "sl2vl": entries}}, nil
-}
-
-// vlArbEntry is one VL arbitration table entry.
-type vlArbEntry struct {
-	VL     uint8 `json:"vl"`
-	Weight uint8 `json:"weight"`
-}
-
-func smpqueryVLArb(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
-	// Port 0 could mean a switch's port 0 or the port the MAD arrives on.
-	if o.Port == 0 {
-		ni, _, err := q.nodeInfo()
-		if err != nil {
-			return smpqueryResult{}, err
-		}
-		if ni.NodeType == nodeTypeSwitch {
-			var si mad.SwitchInfo
-			if _, err := q.decode(&si, 0); err != nil {
-				return smpqueryResult{}, err
-			}
-			if si.EnhancedPort0 == 0 {
-				text := fmt.Appendf(nil, "# No VLArbitration tables (BSP0): %s port %d\n", q.path, 0)
-				return smpqueryResult{Text: text, JSON: map[string]any{"target": q.path.String(), "port": 0, "baseSwitchPort0": true}}, nil
-			}
-		}
-	}
-	var pi mad.PortInfo
-	if _, err := q.decode(&pi, uint32(o.Port)); err != nil {
-		return smpqueryResult{}, err
-	}
-	low, high := int(pi.VLArbLowCap), int(pi.VLArbHighCap)
-	text := fmt.Appendf(nil, "# VLArbitration tables: %s port %d LowCap %d HighCap %d\n", q.path, o.Port, low, high)
-	doc := map[string]any{"target": q.path.String(), "port": o.Port, "lowCap": low, "highCap": high}
-	for _, t := range []struct {
-		name  string
-		block int
-		cap   int
-	}{{"Low", vlArbLowBlock, low}, {"High", vlArbHighBlock, high}} {
-		if t.cap <= 0 {
-			continue
-		}
-		text = fmt.Appendf(text, "# %s priority VL Arbitration Table:", t.name)
-		entries := []vlArbEntry{}
-		for block, left := t.block, t.cap; left > 0; block, left = block+1, left-vlArbEntriesPerBlock {
-			data, err := q.get(mad.LayoutByName("VLArbitrationTable"), uint32(block)<<16|uint32(o.Port))
-			if err != nil {
-				return smpqueryResult{}, err
-			}
-			var part []vlArbEntry
-			for i := range min(left, vlArbEntriesPerBlock) {
-				part = append(part, vlArbEntry{VL: data[2*i] & 0xf, Weight: data[2*i+1]})
-			}
-			text = appendVLArb(text, part)
-			entries = append(entries, part...)
-			if block > t.block {
-				break // two blocks at most, as infiniband-diags reads
-			}
-		}
-		doc[strings.ToLower(t.name)+"Priority"] = entries
-	}
-	return smpqueryResult{Text: text, JSON: doc}, nil
-}
-
-// appendVLArb is libibmad's mad_dump_vlarbitration: a VL row and a WEIGHT
-// row, each entry as "0x%-2X|".
-func appendVLArb(b []byte, entries []vlArbEntry) []byte {
-	b = append(b, "\nVL    : |"...)
-	for _, e := range entries {
-		b = fmt.Appendf(b, "0x%-2X|", e.VL)
-	}
-	b = append(b, "\nWEIGHT: |"...)
-	for _, e := range entries {
-		b = fmt.Appendf(b, "0x%-2X|", e.Weight)
-	}
-	return append(b, '\n')
+	return smpqueryResult{Text: text, JSON: struct {
+		MlnxExtPortInfo *mad.MlnxExtPortInfo `json:"mlnxExtPortInfo"`
+		Port            int                  `json:"port"`
+		Target          string               `json:"target"`
+	}{&mepi, o.Port, q.Path.String()}}, nil
 }
