@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -164,34 +165,35 @@ func findSetting(name string) (portSetting, bool) {
 	return portSetting{}, false
 }
 
-// capExtendedSpeeds is PortInfo:CapabilityMask's IsExtendedSpeedsSupported.
-const capExtendedSpeeds = 1 << 14
-
 // portState is one port as ibportstate reads it.
 type portState struct {
 	path     mad.Path
 	port     int
 	isSwitch bool
 	espeed   bool // the node has extended speeds
-	data     []byte
-	pi       mad.PortInfo
-	// mepi is the MlnxExtPortInfo data, nil when the node has none.
-	mepi []byte
+	// data is the PortInfo as read, for the dump and a dry run's
+	// comparison.
+	data []byte
+	pi   mad.PortInfo
+	// mepi is the MlnxExtPortInfo and mepiData its data, nil when the
+	// node has none.
+	mepi     *mad.MlnxExtPortInfo
+	mepiData []byte
 }
 
 // readPort reads a port's PortInfo and whether it has extended speeds (for
 // a switch, as port 0 says).
-func readPort(q *smpQuerier, port int, isSwitch bool) (*portState, error) {
-	st := &portState{path: q.path, port: port, isSwitch: isSwitch}
+func readPort(ctx context.Context, q *mad.Querier, port int, isSwitch bool) (*portState, error) {
+	st := &portState{path: q.Path, port: port, isSwitch: isSwitch}
 	capMask := uint32(0)
 	if isSwitch {
 		var p0 mad.PortInfo
-		if _, err := q.decode(&p0, 0); err != nil {
+		if _, err := q.Get(ctx, &p0, 0); err != nil {
 			return nil, err
 		}
 		capMask = p0.CapabilityMask
 	}
-	data, err := q.decode(&st.pi, uint32(port))
+	data, err := q.Get(ctx, &st.pi, uint32(port))
 	if err != nil {
 		return nil, err
 	}
@@ -199,13 +201,21 @@ func readPort(q *smpQuerier, port int, isSwitch bool) (*portState, error) {
 	if !isSwitch {
 		capMask = st.pi.CapabilityMask
 	}
-	st.espeed = capMask&capExtendedSpeeds != 0
+	st.espeed = capMask&mad.PortCapIsExtendedSpeedsSupported != 0
 	return st, nil
+}
+
+// readMlnxExtPortInfo reads the port's MlnxExtPortInfo.
+func (st *portState) readMlnxExtPortInfo(ctx context.Context, q *mad.Querier) error {
+	st.mepi = &mad.MlnxExtPortInfo{}
+	data, err := q.Get(ctx, st.mepi, uint32(st.port))
+	st.mepiData = data
+	return err
 }
 
 // appendPortState is ibportstate's show_port_info.
 func appendPortState(b []byte, st *portState, showKeys bool) []byte {
-	l := mad.LayoutByName("PortInfo")
+	l := st.pi.Layout()
 	names := []string{"LinkState", "PhysLinkState", "LID", "SMLID", "LMC",
 		"LinkWidthSupported", "LinkWidthEnabled", "LinkWidthActive",
 		"LinkSpeedSupported", "LinkSpeedEnabled", "LinkSpeedActive"}
@@ -218,42 +228,42 @@ func appendPortState(b []byte, st *portState, showKeys bool) []byte {
 	b = fmt.Appendf(b, "# Port info: %s port %d\n", st.path, st.port)
 	for _, name := range names {
 		f, _ := l.Field(name)
-		b = mad.AppendDotted(b, f.Label)
-		if name == "MKey" && !showKeys {
-			b = append(b, notDisplayed...)
-		} else {
-			b = f.AppendValue(b, st.data)
-		}
-		b = append(b, '\n')
+		b = appendPortInfoField(b, f, st.data, showKeys)
 	}
 	return b
 }
 
-// mlnxExtPortInfo reports whether infiniband-diags reads Mellanox's
-// extended port info from a node (its is_mlnx_ext_port_info_supported).
-func mlnxExtPortInfo(vendorID uint32, devID uint16) bool {
-	d := devID
-	bull := vendorID == 0x119f
-	switch {
-	case d >= 0xc738 && d <= 0xc73b, d == 0xc839, d == 0xcb20, d == 0xcf08, d == 0xcf09, d == 0xd2f0:
-		return true
-	case bull && (d == 0x1b02 || d == 0x1b50 || d == 0x1ba0 || (d >= 0x1bd0 && d <= 0x1bd5) || d == 0x1bf0):
-		return true
-	case d >= 0x1003 && d <= 0x101b, d == 0xa2d2:
-		return true
-	case bull && (d == 0x1b33 || d == 0x1b73 || d == 0x1b40 || d == 0x1b41 || d == 0x1b60 || d == 0x1b61 ||
-		d == 0x1b83 || d == 0x1b93 || d == 0x1b94 || d == 0x1bb4 || d == 0x1bb5 || (d >= 0x1bc4 && d <= 0x1bc6)):
-		return true
-	}
-	return false
+// appendMlnxExtPortInfo dumps the port's MlnxExtPortInfo.
+func appendMlnxExtPortInfo(b []byte, path mad.Path, port int, data []byte) []byte {
+	b = fmt.Appendf(b, "# MLNX ext Port info: %s port %d\n", path, port)
+	return (&mad.MlnxExtPortInfo{}).Layout().AppendDump(b, data)
 }
 
 // ibportstate is one run, printing as it goes: like infiniband-diags, a
 // failure half way leaves what was read on stdout.
 type ibportstate struct {
 	o   *ibportstateOptions
+	ctx context.Context
 	out []byte
-	doc map[string]any
+	doc ibportstateDoc
+}
+
+// ibportstateDoc is ibportstate's JSON: the port as read, its peer or the
+// port after the Set, and under --dry-run the Sets planned.
+type ibportstateDoc struct {
+	After    *portDoc     `json:"after,omitempty"`
+	DryRun   *[]*mad.Plan `json:"dryRun,omitempty"`
+	Peer     *portDoc     `json:"peer,omitempty"`
+	Port     int          `json:"port"`
+	PortInfo *portDoc     `json:"portInfo,omitempty"`
+	Target   string       `json:"target"`
+}
+
+// portDoc is one port in ibportstate's JSON.
+type portDoc struct {
+	Path     string       `json:"path"`
+	Port     int          `json:"port"`
+	PortInfo mad.PortInfo `json:"portInfo"`
 }
 
 func (r *ibportstate) printf(format string, a ...any) { r.out = fmt.Appendf(r.out, format, a...) }
@@ -269,7 +279,7 @@ func (r *ibportstate) flush() error {
 }
 
 func ibportstateRun(o *ibportstateOptions) error {
-	p, err := smpPath(o.Target)
+	p, err := o.Target.Path()
 	if err != nil {
 		return err
 	}
@@ -278,28 +288,29 @@ func ibportstateRun(o *ibportstateOptions) error {
 		return err
 	}
 	defer x.Close()
-	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+	ctx := o.Common.context()
+	if p, err = x.Resolve(ctx, p); err != nil {
 		return err
 	}
-	r := &ibportstate{o: o, doc: map[string]any{"target": p.String(), "port": o.Port}}
-	err = r.run(&smpQuerier{ctx: o.Common.context(), x: x, path: p}, local)
+	r := &ibportstate{o: o, ctx: ctx, doc: ibportstateDoc{Target: p.String(), Port: o.Port}}
+	err = r.run(mad.NewQuerier(x, p), local)
 	if ferr := r.flush(); err == nil {
 		err = ferr
 	}
 	if err == nil && o.Common.JSON {
-		o.Common.addDryRun(r.doc)
+		r.doc.DryRun = smpDryRunPlans(&o.Common)
 		err = writeJSONDocument(o.IO.Out, r.doc)
 	}
 	return err
 }
 
-func (r *ibportstate) run(q *smpQuerier, local *rdma.Port) error {
+func (r *ibportstate) run(q *mad.Querier, local *rdma.Port) error {
 	o := r.o
-	ni, _, err := q.nodeInfo()
+	ni, err := q.NodeInfo(r.ctx)
 	if err != nil {
 		return err
 	}
-	isSwitch := ni.NodeType == nodeTypeSwitch
+	isSwitch := ni.IsSwitch()
 	_, mkey := o.Set["mkey"]
 	_, lease := o.Set["mkeylease"]
 	_, prot := o.Set["mkeyprot"]
@@ -316,18 +327,17 @@ func (r *ibportstate) run(q *smpQuerier, local *rdma.Port) error {
 	} else {
 		r.printf("%s PortInfo:\n", kind)
 	}
-	st, err := readPort(q, o.Port, isSwitch)
+	st, err := readPort(r.ctx, q, o.Port, isSwitch)
 	if err != nil {
 		return err
 	}
 	r.out = appendPortState(r.out, st, o.ShowKeys)
-	r.doc["portInfo"] = r.jsonPort(st)
-	if mlnxExtPortInfo(uint32(ni.VendorID), ni.DeviceID) {
-		if st.mepi, err = q.get(mad.LayoutByName("MlnxExtPortInfo"), uint32(o.Port)); err != nil {
+	r.doc.PortInfo = r.jsonPort(st)
+	if ni.HasMlnxExtPortInfo() {
+		if err := st.readMlnxExtPortInfo(r.ctx, q); err != nil {
 			return err
 		}
-		r.printf("# MLNX ext Port info: %s port %d\n", q.path, o.Port)
-		r.out = mad.LayoutByName("MlnxExtPortInfo").AppendDump(r.out, st.mepi)
+		r.out = appendMlnxExtPortInfo(r.out, q.Path, o.Port, st.mepiData)
 	}
 	if err := r.flush(); err != nil {
 		return err
@@ -341,72 +351,75 @@ func (r *ibportstate) run(q *smpQuerier, local *rdma.Port) error {
 	return r.peer(q, st, local)
 }
 
+// PortInfo's LinkState and PhysLinkState values a Set writes (IBA
+// 14.2.5.6); 0 is no change.
+const (
+	linkStateDown     = 1
+	linkStateArm      = 3
+	linkStateActive   = 4
+	physStatePolling  = 2
+	physStateDisabled = 3
+)
+
 // change sends the PortInfo Set the operations ask for and shows the
 // result.
-func (r *ibportstate) change(q *smpQuerier, st *portState) error {
+func (r *ibportstate) change(q *mad.Querier, st *portState) error {
 	o := r.o
-	data := append([]byte(nil), st.data[:mad.SMPDataLen]...)
-	l := mad.LayoutByName("PortInfo")
-	set := func(name string, v uint64) {
-		f, _ := l.Field(name)
-		f.SetValue(data, v)
-	}
-	physState := st.pi.PhysLinkState
+	pi := st.pi
 	// A Set with LID 0 or 0xffff fails: keep something valid there.
-	if _, ok := o.Set["lid"]; !ok && (st.pi.LID == 0 || st.pi.LID == 0xffff) {
-		set("LID", 0x1234)
+	if _, ok := o.Set["lid"]; !ok && (pi.LID == 0 || pi.LID == 0xffff) {
+		pi.LID = 0x1234
 	}
-	if _, ok := o.Set["smlid"]; !ok && (st.pi.SMLID == 0 || st.pi.SMLID == 0xffff) {
-		set("SMLID", 0x1234)
+	if _, ok := o.Set["smlid"]; !ok && (pi.SMLID == 0 || pi.SMLID == 0xffff) {
+		pi.SMLID = 0x1234
 	}
-	set("LinkState", 0)     // no change
-	set("PhysLinkState", 0) // no change
+	pi.LinkState, pi.PhysLinkState = 0, 0 // no change
 	switch o.Op {
 	case opOn:
-		if physState != 3 {
+		if st.pi.PhysLinkState != physStateDisabled {
 			r.printf("Port is already in enable state\n")
 			return r.flush()
 		}
-		set("PhysLinkState", 2) // Polling
+		pi.PhysLinkState = physStatePolling
 	case opEnable, opReset:
-		set("PhysLinkState", 2)
+		pi.PhysLinkState = physStatePolling
 	case opOff, opDisable:
 		r.printf("Disable may be irreversible\n")
-		set("PhysLinkState", 3)
+		pi.PhysLinkState = physStateDisabled
 	case opDown:
-		set("LinkState", 1)
+		pi.LinkState = linkStateDown
 	case opArm:
-		set("LinkState", 3)
+		pi.LinkState = linkStateArm
 	case opActive:
-		set("LinkState", 4)
+		pi.LinkState = linkStateActive
 	}
 	// Enabled speeds and width are always written; 0 is no change.
-	set("LinkSpeedEnabled", o.Set["speed"])
-	set("LinkSpeedExtEnabled", o.Set["espeed"])
-	set("LinkWidthEnabled", o.Set["width"])
-	for name, field := range map[string]string{"vls": "OperationalVLs", "mtu": "NeighborMTU", "lid": "LID", "smlid": "SMLID", "lmc": "LMC", "mkey": "MKey", "mkeylease": "MKeyLeasePeriod", "mkeyprot": "ProtectBits"} {
-		if v, ok := o.Set[name]; ok {
-			set(field, v)
+	pi.LinkSpeedEnabled = uint8(o.Set["speed"])
+	pi.LinkSpeedExtEnabled = uint8(o.Set["espeed"])
+	pi.LinkWidthEnabled = uint8(o.Set["width"])
+	for name, v := range o.Set {
+		switch name {
+		case "vls":
+			pi.OperationalVLs = uint8(v)
+		case "mtu":
+			pi.NeighborMTU = uint8(v)
+		case "lid":
+			pi.LID = uint16(v)
+		case "smlid":
+			pi.SMLID = uint16(v)
+		case "lmc":
+			pi.LMC = uint8(v)
+		case "mkey":
+			pi.MKey = v
+		case "mkeylease":
+			pi.MKeyLeasePeriod = uint16(v)
+		case "mkeyprot":
+			pi.ProtectBits = uint8(v)
 		}
 	}
 	if v, ok := o.Set["fdr10"]; ok {
-		mepi := make([]byte, mad.SMPDataLen)
-		copy(mepi, st.mepi)
-		ml := mad.LayoutByName("MlnxExtPortInfo")
-		sce, _ := ml.Field("StateChangeEnable")
-		sce.SetValue(mepi, 1) // FDR10
-		lse, _ := ml.Field("LinkSpeedEnabled")
-		lse.SetValue(mepi, v)
-		if err := r.flush(); err != nil {
+		if err := r.setFDR10(q, st, uint8(v)); err != nil {
 			return err
-		}
-		resp, err := q.x.Do(q.ctx, &mad.Request{Path: q.path, Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: ml.ID, AttrMod: uint32(o.Port), Name: ml.Name, Data: mepi[:mad.SMPDataLen], Before: st.mepi})
-		if err != nil {
-			return err
-		}
-		if !resp.DryRun { // a dry run's reply is only the request
-			r.printf("\nAfter MLNXExtendedPortInfo set:\n# MLNX ext Port info: %s port %d\n", q.path, o.Port)
-			r.out = ml.AppendDump(r.out, resp.Data())
 		}
 	}
 	mod := uint32(o.Port)
@@ -418,24 +431,44 @@ func (r *ibportstate) change(q *smpQuerier, st *portState) error {
 	if err := r.flush(); err != nil {
 		return err
 	}
-	resp, err := q.x.Do(q.ctx, &mad.Request{Path: q.path, Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: mad.AttrPortInfo, AttrMod: mod, Name: "PortInfo", Data: data, Before: st.data[:mad.SMPDataLen]})
-	if err != nil || resp.DryRun {
+	data, err := q.Set(r.ctx, &pi, mod, st.data[:mad.SMPDataLen])
+	if err != nil || o.Common.DryRun { // a dry run's reply is only the request
 		return err
 	}
 	after := *st
-	after.data = resp.Data()
-	_ = after.pi.UnmarshalBinary(after.data)
+	after.data, after.pi = data, pi
 	r.printf("\nAfter PortInfo set:\n")
 	r.out = appendPortState(r.out, &after, o.ShowKeys)
-	r.doc["after"] = r.jsonPort(&after)
+	r.doc.After = r.jsonPort(&after)
 	return r.flush()
+}
+
+// setFDR10 sends the MlnxExtPortInfo Set that enables FDR10 speeds
+// (LinkSpeedEnabled bit 0) and shows the result.
+func (r *ibportstate) setFDR10(q *mad.Querier, st *portState, speeds uint8) error {
+	var mepi mad.MlnxExtPortInfo
+	if st.mepi != nil {
+		mepi = *st.mepi
+	}
+	mepi.StateChangeEnable = 1
+	mepi.LinkSpeedEnabled = speeds
+	if err := r.flush(); err != nil {
+		return err
+	}
+	data, err := q.Set(r.ctx, &mepi, uint32(st.port), st.mepiData)
+	if err != nil || r.o.Common.DryRun {
+		return err
+	}
+	r.printf("\nAfter MLNXExtendedPortInfo set:\n")
+	r.out = appendMlnxExtPortInfo(r.out, q.Path, st.port, data)
+	return nil
 }
 
 // peer shows the port at the other end of an active switch port, reached
 // one hop further by direct route, and warns where the two disagree on
 // width or speed.
-func (r *ibportstate) peer(q *smpQuerier, st *portState, local *rdma.Port) error {
-	pp := q.path
+func (r *ibportstate) peer(q *mad.Querier, st *portState, local *rdma.Port) error {
+	pp := q.Path
 	if pp.IsDR() {
 		if len(pp.DR) >= mad.MaxHops {
 			return fmt.Errorf("%s: too many hops to reach the peer port", pp)
@@ -445,27 +478,26 @@ func (r *ibportstate) peer(q *smpQuerier, st *portState, local *rdma.Port) error
 		// A combined route: LID-routed to the switch, then out of the port.
 		pp = mad.Path{LID: pp.LID, DR: []uint8{0, uint8(st.port)}, DrSLID: local.LID}
 	}
-	pq := &smpQuerier{ctx: q.ctx, x: q.x, path: pp}
-	ni, _, err := pq.nodeInfo()
+	pq := mad.NewQuerier(q.X, pp)
+	ni, err := pq.NodeInfo(r.ctx)
 	if err != nil {
 		return withContext(err, "peer port")
 	}
 	r.printf("Peer PortInfo:\n")
-	peer, err := readPort(pq, int(ni.LocalPortNum), ni.NodeType == nodeTypeSwitch)
+	peer, err := readPort(r.ctx, pq, int(ni.LocalPortNum), ni.IsSwitch())
 	if err != nil {
 		return withContext(err, "peer port")
 	}
-	if mlnxExtPortInfo(uint32(ni.VendorID), ni.DeviceID) {
-		if peer.mepi, err = pq.get(mad.LayoutByName("MlnxExtPortInfo"), uint32(peer.port)); err != nil {
+	if ni.HasMlnxExtPortInfo() {
+		if err := peer.readMlnxExtPortInfo(r.ctx, pq); err != nil {
 			return withContext(err, "peer port")
 		}
 	}
 	r.out = appendPortState(r.out, peer, r.o.ShowKeys)
 	if peer.mepi != nil {
-		r.printf("# MLNX ext Port info: %s port %d\n", pp, peer.port)
-		r.out = mad.LayoutByName("MlnxExtPortInfo").AppendDump(r.out, peer.mepi)
+		r.out = appendMlnxExtPortInfo(r.out, pp, peer.port, peer.mepiData)
 	}
-	r.doc["peer"] = r.jsonPort(peer)
+	r.doc.Peer = r.jsonPort(peer)
 	if err := r.flush(); err != nil {
 		return err
 	}
@@ -475,12 +507,12 @@ func (r *ibportstate) peer(q *smpQuerier, st *portState, local *rdma.Port) error
 	return nil
 }
 
-func (r *ibportstate) jsonPort(st *portState) map[string]any {
+func (r *ibportstate) jsonPort(st *portState) *portDoc {
 	pi := st.pi
 	if !r.o.ShowKeys {
 		pi.MKey = 0
 	}
-	return map[string]any{"path": st.path.String(), "port": st.port, "portInfo": pi}
+	return &portDoc{Path: st.path.String(), Port: st.port, PortInfo: pi}
 }
 
 // peerWarnings is ibportstate's validate_width, validate_speed and
@@ -532,17 +564,11 @@ func peerWarnings(st, peer *portState) []string {
 				break
 			}
 		}
-	} else if fdr10(st.mepi, "LinkSpeedEnabled") && fdr10(peer.mepi, "LinkSpeedEnabled") && !fdr10(st.mepi, "LinkSpeedActive") {
+	} else if st.mepi != nil && peer.mepi != nil && fdr10(st.mepi.LinkSpeedEnabled) && fdr10(peer.mepi.LinkSpeedEnabled) && !fdr10(st.mepi.LinkSpeedActive) {
 		warn = append(warn, fmt.Sprintf("Peer ports operating at active speed %d rather than FDR10", a.LinkSpeedActive))
 	}
 	return warn
 }
 
-// fdr10 reports whether a MlnxExtPortInfo speed field has FDR10 (bit 0).
-func fdr10(mepi []byte, field string) bool {
-	if mepi == nil {
-		return false
-	}
-	f, _ := mad.LayoutByName("MlnxExtPortInfo").Field(field)
-	return f.Value(mepi)&1 != 0
-}
+// fdr10 reports whether a MlnxExtPortInfo speed set has FDR10 (bit 0).
+func fdr10(speeds uint8) bool { return speeds&1 != 0 }
