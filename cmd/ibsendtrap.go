@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -19,100 +18,71 @@ func init() {
 	})
 }
 
-// Notice types (IBA 13.4.8.2) and the trap 144 change bits.
+// Trap 144's LocalChanges and ChangeFlags bits (IBA 14.2.5.1).
 const (
-	noticeUrgent   = 0x01
-	noticeSecurity = 0x02
-	noticeInfo     = 0x04
-	noticeGeneric  = 0x80
-
-	trap144OtherLocalChanges = 0x01
-	trap144NodeDescChange    = 0x0001
-	trap144LinkSpeedChange   = 0x0004
+	trap144OtherLocalChanges      = 0x01
+	trap144NodeDescChange         = 0x0001
+	trap144LinkSpeedEnabledChange = 0x0004
 )
 
-// trapDef is one trap ibsendtrap can send: its name and how it fills the
-// Notice's 64 bytes (generic type, producer type, trap number, issuer LID
-// and data details from byte 10).
+// trapDef is one trap ibsendtrap can send: its name and its Notice.
 type trapDef struct {
-	name  string
-	build func(n []byte, t *trapSource)
+	name   string
+	notice func(t *trapSource) (mad.Notice, error)
 }
 
 // trapSource is what a trap says about the port sending it.
 type trapSource struct {
 	lid       rdma.LID
-	nodeType  uint16
+	nodeType  uint8
 	capMask   uint32
 	errorPort uint8
 }
 
-// noticeHeader fills a generic Notice's first ten bytes.
-func noticeHeader(n []byte, t *trapSource, typ byte, trap uint16) {
-	n[0] = noticeGeneric | typ
-	binary.BigEndian.PutUint16(n[2:], t.nodeType) // producer type, low 16 bits
-	binary.BigEndian.PutUint16(n[4:], trap)
-	binary.BigEndian.PutUint16(n[6:], uint16(t.lid))
+// genericNotice returns a generic Notice of the type and trap number from
+// t's port, carrying details.
+func genericNotice(t *trapSource, typ uint8, trap uint16, details mad.Attribute) (mad.Notice, error) {
+	n := mad.Notice{IsGeneric: 1, Type: typ, ProducerType: uint32(t.nodeType), TrapNumber: trap, IssuerLID: uint16(t.lid)}
+	return n, n.SetDetails(details)
 }
 
-// The data details start at byte 10 of the Notice.
-const noticeDetails = 10
-
-func trap144(n []byte, t *trapSource, flags uint16) {
-	noticeHeader(n, t, noticeInfo, 144)
-	d := n[noticeDetails:]
-	binary.BigEndian.PutUint16(d[2:], uint16(t.lid))
-	d[5] = trap144OtherLocalChanges
-	binary.BigEndian.PutUint32(d[6:], t.capMask)
-	binary.BigEndian.PutUint16(d[10:], flags)
+func trap144(t *trapSource, flags uint16) (mad.Notice, error) {
+	return genericNotice(t, mad.NoticeTypeInfo, 144, &mad.Trap144{LID: uint16(t.lid), LocalChanges: trap144OtherLocalChanges, CapabilityMask: t.capMask, ChangeFlags: flags})
 }
 
-func trap256(n []byte, t *trapSource, truncHop byte, rtnPath []byte) {
-	noticeHeader(n, t, noticeSecurity, 256)
-	d := n[noticeDetails:]
-	binary.BigEndian.PutUint16(d[2:], uint16(t.lid))
-	binary.BigEndian.PutUint16(d[4:], 0xffff) // DR SLID
-	d[6] = 1                                  // method
-	binary.BigEndian.PutUint16(d[8:], 0x15)   // attribute ID: PortInfo
-	binary.BigEndian.PutUint32(d[10:], 0x12)  // attribute modifier
-	binary.BigEndian.PutUint64(d[14:], 0x1234567812345678)
-	d[23] = truncHop
-	copy(d[24:], rtnPath)
+// trap256 is a bad M_Key trap about a PortInfo Get; a DR one carries its
+// return path.
+func trap256(t *trapSource, dr bool) (mad.Notice, error) {
+	d := mad.Trap256{LID: uint16(t.lid), DRSLID: uint16(rdma.PermissiveLID), Method: uint8(mad.MethodGet),
+		AttributeID: uint16(mad.AttrPortInfo), AttributeModifier: 0x12, MKey: 0x1234567812345678}
+	if dr {
+		d.DRNotice, d.DRHopCount = 1, 4
+		d.DRNoticeReturnPath = [30]uint8{5, 6, 7, 8}
+	}
+	return genericNotice(t, mad.NoticeTypeSecurity, 256, &d)
 }
 
-func trap257or258(n []byte, t *trapSource, trap uint16) {
-	noticeHeader(n, t, noticeSecurity, trap)
-	d := n[noticeDetails:]
-	binary.BigEndian.PutUint16(d[2:], 1) // LID1
-	binary.BigEndian.PutUint16(d[4:], 2) // LID2
-	binary.BigEndian.PutUint32(d[6:], 0x12345678)
-	binary.BigEndian.PutUint32(d[10:], 0x010101)
-	binary.BigEndian.PutUint32(d[14:], 0x020202)
-	binary.BigEndian.PutUint64(d[18:], 0xf8c0000000000001)
-	binary.BigEndian.PutUint64(d[26:], 0x1111222233334444)
-	binary.BigEndian.PutUint64(d[34:], 0xf8c0000000000001)
-	binary.BigEndian.PutUint64(d[42:], 0x5678567812341234)
+// trap257or258 is a bad P_Key (257) or Q_Key (258) trap.
+func trap257or258(t *trapSource, trap uint16) (mad.Notice, error) {
+	return genericNotice(t, mad.NoticeTypeSecurity, trap, &mad.Trap257{LID1: 1, LID2: 2, Key: 0x12345678, QP1: 0x010101, QP2: 0x020202,
+		GID1: rdma.NewGID(0xf8c0000000000001, 0x1111222233334444), GID2: rdma.NewGID(0xf8c0000000000001, 0x5678567812341234)})
 }
 
 // traps are the traps ibsendtrap sends, the first by default; the data
 // each carries is infiniband-diags' test data.
 var traps = []trapDef{
-	{"node_desc_change", func(n []byte, t *trapSource) { trap144(n, t, trap144NodeDescChange) }},
-	{"link_speed_enabled_change", func(n []byte, t *trapSource) { trap144(n, t, trap144LinkSpeedChange) }},
-	{"local_link_integrity", func(n []byte, t *trapSource) {
-		noticeHeader(n, t, noticeUrgent, 129)
-		d := n[noticeDetails:]
-		binary.BigEndian.PutUint16(d[2:], uint16(t.lid))
-		d[4] = t.errorPort
+	{"node_desc_change", func(t *trapSource) (mad.Notice, error) { return trap144(t, trap144NodeDescChange) }},
+	{"link_speed_enabled_change", func(t *trapSource) (mad.Notice, error) { return trap144(t, trap144LinkSpeedEnabledChange) }},
+	{"local_link_integrity", func(t *trapSource) (mad.Notice, error) {
+		return genericNotice(t, mad.NoticeTypeUrgent, 129, &mad.Trap129{LID: uint16(t.lid), PortNum: t.errorPort})
 	}},
-	{"sys_image_guid_change", func(n []byte, t *trapSource) {
-		noticeHeader(n, t, noticeInfo, 145)
-		binary.BigEndian.PutUint64(n[noticeDetails+6:], 0x1234567812345678)
+	{"sys_image_guid_change", func(t *trapSource) (mad.Notice, error) {
+		return genericNotice(t, mad.NoticeTypeInfo, 145, &mad.Trap145{SystemImageGUID: 0x1234567812345678})
 	}},
-	{"mkey_lid", func(n []byte, t *trapSource) { trap256(n, t, 0, nil) }},
-	{"mkey_dr", func(n []byte, t *trapSource) { trap256(n, t, 0x80|0x4, []byte{5, 6, 7, 8}) }},
-	{"pkey", func(n []byte, t *trapSource) { trap257or258(n, t, 257) }},
-	{"qkey", func(n []byte, t *trapSource) { trap257or258(n, t, 258) }},
+	{"mkey_lid", func(t *trapSource) (mad.Notice, error) { return trap256(t, false) }},
+	{"mkey_dr", func(t *trapSource) (mad.Notice, error) { return trap256(t, true) }},
+	{"pkey", func(t *trapSource) (mad.Notice, error) { return trap257or258(t, 257) }},
+	{"qkey", func(t *trapSource) (mad.Notice, error) { return trap257or258(t, 258) }},
 }
 
 // ibsendtrapOptions are ibsendtrap's parsed arguments.
@@ -188,32 +158,43 @@ func ibsendtrapRun(o *ibsendtrapOptions) error {
 	if local.SMLID == 0 || local.SMLID > 0xbfff {
 		return fmt.Errorf("the local port %d knows no SM (SM LID %d)", local.Number, local.SMLID)
 	}
+	ctx := o.Common.context()
 	src := &trapSource{lid: local.LID, nodeType: 1, errorPort: o.ErrorPort}
 	// The node type and capability mask come from the local port by
 	// direct route; infiniband-diags falls back to a CA and 0 on failure.
-	q := &smpQuerier{ctx: o.Common.context(), x: x, path: mad.DRPath(0)}
-	if ni, _, err := q.nodeInfo(); err == nil {
-		src.nodeType = uint16(ni.NodeType)
+	q := mad.NewQuerier(x, mad.DRPath(0))
+	if ni, err := q.NodeInfo(ctx); err == nil {
+		src.nodeType = ni.NodeType
 	}
 	var pi mad.PortInfo
-	if _, err := q.decode(&pi, 0); err == nil {
+	if _, err := q.Get(ctx, &pi, 0); err == nil {
 		src.capMask = pi.CapabilityMask
 	}
-	notice := make([]byte, mad.SMPDataLen)
-	o.Trap.build(notice, src)
-	if err := x.Send(o.Common.context(), &mad.Request{Path: mad.LIDPath(local.SMLID), Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice, Name: "Notice", Data: notice}); err != nil {
+	notice, err := o.Trap.notice(src)
+	if err != nil {
+		return err
+	}
+	data, err := notice.MarshalBinary()
+	if err != nil {
+		return err
+	}
+	sm := mad.LIDPath(local.SMLID)
+	if err := x.Send(ctx, &mad.Request{Path: sm, Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice, Name: "Notice", Data: data}); err != nil {
 		return err
 	}
 	// Nothing answers a trap (ibsim drops the SM's TrapRepress), and a
 	// client that leaves at once may take its unread trap with it: one
 	// more round trip, handled after the trap, makes sure it went out.
-	if _, _, err := q.nodeInfo(); err != nil {
+	if _, err := q.NodeInfo(ctx); err != nil {
 		return withContext(err, "after sending the trap")
 	}
-	if o.Common.JSON {
-		doc := map[string]any{"trap": o.Trap.name, "sm": mad.LIDPath(local.SMLID).String(), "notice": fmt.Sprintf("%x", notice)}
-		o.Common.addDryRun(doc)
-		return writeJSONDocument(o.IO.Out, doc)
+	if !o.Common.JSON {
+		return nil
 	}
-	return nil
+	return writeJSONDocument(o.IO.Out, struct {
+		DryRun *[]*mad.Plan `json:"dryRun,omitempty"`
+		Notice string       `json:"notice"`
+		SM     string       `json:"sm"`
+		Trap   string       `json:"trap"`
+	}{smpDryRunPlans(&o.Common), fmt.Sprintf("%x", data), sm.String(), o.Trap.name})
 }

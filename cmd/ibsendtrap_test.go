@@ -25,9 +25,12 @@ func TestTrapNotices(t *testing.T) {
 		if !ok {
 			continue
 		}
-		n := make([]byte, 64)
-		tr.build(n, src)
-		got := hex.EncodeToString(n)[:len(want)]
+		n, err := tr.notice(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := n.MarshalBinary()
+		got := hex.EncodeToString(data)[:len(want)]
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", tr.name, diff)
 		}

@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -121,7 +122,12 @@ func (o *queryOptions) parse(args []string) error {
 		}
 		o.AttrMod = uint32(n)
 	}
-	o.request = make([]byte, o.Layout.Size)
+	// The request starts as the attribute's zero encoding.
+	req, err := o.Layout.New().AppendBinary(nil)
+	if err != nil {
+		return err
+	}
+	o.request = req
 	for _, set := range o.Fields {
 		if err := setField(o.Layout, o.request, set); err != nil {
 			return err
@@ -174,9 +180,11 @@ func queryRun(o *queryOptions) error {
 	var p mad.Path
 	switch {
 	case o.Target != nil && o.Class == mad.ClassSMI:
-		p, err = smpPath(*o.Target)
+		p, err = o.Target.Path()
 	case o.Target != nil:
-		p, err = gmpPath(*o.Target, "GMPs")
+		if p, err = o.Target.LIDRoutedPath("GMPs"); errors.Is(err, endport.ErrNotLIDRouted) {
+			err = &UsageError{Err: err}
+		}
 	case o.Class == mad.ClassSMI:
 		p = mad.DRPath(0)
 	default:
@@ -201,7 +209,12 @@ func queryRun(o *queryOptions) error {
 		return fmt.Errorf("%v: %d bytes of data, %s needs %d", r, len(data), o.Layout.Name, o.Layout.Size)
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "attribute": o.Layout.Name, "attributeModifier": o.AttrMod, "data": o.Layout.Decode(data)})
+		return writeJSONDocument(o.IO.Out, struct {
+			Attribute         string        `json:"attribute"`
+			AttributeModifier uint32        `json:"attributeModifier"`
+			Data              mad.Attribute `json:"data"`
+			Target            string        `json:"target"`
+		}{o.Layout.Name, o.AttrMod, o.Layout.Decode(data), p.String()})
 	}
 	b := fmt.Appendf(nil, "# %s: %s attribute modifier 0x%x\n", o.Layout.Name, p, o.AttrMod)
 	for _, f := range o.Layout.Fields {

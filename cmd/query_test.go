@@ -45,14 +45,14 @@ func TestQueryArgs(t *testing.T) {
 }
 
 func TestSetField(t *testing.T) {
-	l := mad.LayoutByName("PortCounters")
-	data := make([]byte, l.Size)
+	var pc mad.PortCounters
+	l := pc.Layout()
+	data, _ := pc.MarshalBinary()
 	for _, set := range []string{"portSelect=3", "CounterSelect=0xf00f", "LinkDownedCounter=7"} {
 		if err := setField(l, data, set); err != nil {
 			t.Fatal(err)
 		}
 	}
-	var pc mad.PortCounters
 	_ = pc.UnmarshalBinary(data)
 	if pc.PortSelect != 3 || pc.CounterSelect != 0xf00f || pc.LinkDownedCounter != 7 {
 		t.Errorf("got %+v", pc)
