@@ -129,12 +129,9 @@ of sending it.`,
 				}
 			}
 			if len(args) > 1 {
-				n, err := parsePortNumber(args[1])
-				if err == nil && n > 255 {
-					err = usageErrorf("invalid error port %q: out of range 0 to 255", args[1])
-				}
+				n, err := parseUintArg(args[1], 255)
 				if err != nil {
-					return err
+					return usageErrorf("invalid error port %q: %v", args[1], err)
 				}
 				o.ErrorPort = uint8(n)
 			}

@@ -46,10 +46,14 @@ func newSMPFabric() *smpFabric {
 		Put(&mad.GUIDInfo{GUID0: 0x200000, GUID1: 0x200001, GUID4: 0x200004}, madtest.AnyMod).
 		Put(&mad.SMInfo{GUID: 0x200000, SMKey: 0x77, ActCount: 7, Priority: 1, SMState: 3}, 0)
 	var pk mad.PKeyTable
-	copy(pk.PKeys[:], "\xff\xff\x80\x01\x00\x02")
+	for i, k := range []uint16{0xffff, 0x8001, 0x0002} {
+		pk.SetPKey(i, k)
+	}
 	sw.Put(&pk, madtest.AnyMod)
 	var vla mad.VLArbitrationTable
-	copy(vla.VLArbTbl[:], "\x00\x01\x01\x02\x0f\x03\x02\x04")
+	for i, e := range []mad.VLArbEntry{{VL: 0, Weight: 1}, {VL: 1, Weight: 2}, {VL: 15, Weight: 3}, {VL: 2, Weight: 4}} {
+		vla.SetEntry(i, e)
+	}
 	sw.Put(&vla, madtest.AnyMod)
 	ca := madtest.NewSMA().
 		Put(&mad.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: 1, NumPorts: 2, NodeGUID: 0x100000, PortGUID: 0x100001,

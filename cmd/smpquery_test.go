@@ -1,11 +1,9 @@
 package cmd
 
 import (
-	"bytes"
 	"encoding/hex"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
@@ -59,34 +57,17 @@ func TestSmpqueryArgs(t *testing.T) {
 // runSmpquery runs smpquery's logic on a madtest fabric.
 func runSmpquery(t *testing.T, h madtest.Handler, args ...string) (string, error) {
 	t.Helper()
-	var o *smpqueryOptions
-	err := parseToolArgs(t, "smpquery", func(f *Factory) *cobra.Command {
-		return newSmpqueryCmd(f, func(opts *smpqueryOptions) error { o = opts; return nil })
-	}, args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out bytes.Buffer
-	o.IO.Out = &out
-	o.Transactor = func() (*mad.Transactor, error) {
-		opts := o.Common.transactorOptions()
-		opts.Timeout = 10 * time.Millisecond
-		return mad.NewTransactor(madtest.New(h), opts), nil
-	}
-	err = smpqueryRun(o)
-	return out.String(), err
+	out, _, err := smpToolRunners["smpquery"](t, h, args)
+	return out, err
 }
 
 func TestSmpqueryRun(t *testing.T) {
-	ni, _ := hex.DecodeString(hca1NodeInfo)
-	desc := []byte("Hca1 HCA-1")
-	fabric := func(req *mad.Packet) []mad.Packet {
-		data := ni
-		if req.MAD[17] == byte(mad.AttrNodeDescription) {
-			data = desc
-		}
-		return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, data)}
+	raw, _ := hex.DecodeString(hca1NodeInfo)
+	var ni mad.NodeInfo
+	if err := ni.UnmarshalBinary(raw); err != nil {
+		t.Fatal(err)
 	}
+	fabric := madtest.NewSMA().Put(&ni, 0).Put(&mad.NodeDescription{NodeDescription: nodeDesc("Hca1 HCA-1")}, 0).Handle
 	tests := []struct {
 		args []string
 		want string
