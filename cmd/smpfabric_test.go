@@ -169,14 +169,7 @@ var smpToolRunners = map[string]func(t *testing.T, h madtest.Handler, args []str
 // buffers for its output.
 func parseSMPTool[O any](t *testing.T, name string, newCmd func(*Factory, func(*O) error) *cobra.Command, args []string) (*O, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	var got *O
-	err := parseToolArgs(t, name, func(f *Factory) *cobra.Command {
-		return newCmd(f, func(o *O) error { got = o; return nil })
-	}, args)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return got, &bytes.Buffer{}, &bytes.Buffer{}
+	return parsedOptions(t, name, newCmd, args), &bytes.Buffer{}, &bytes.Buffer{}
 }
 
 // runSMPTool runs tool with args on a new smpFabric.

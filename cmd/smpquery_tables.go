@@ -10,13 +10,19 @@ import (
 // smpquery's operations on the tables an SMA keeps in blocks: P_Keys,
 // GUIDs, SL to VL mappings and VL arbitration.
 
-func smpqueryPKeyTable(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+// portNode returns the node's NodeInfo, once it has o's port.
+func (o *smpqueryOptions) portNode(ctx context.Context, q *mad.Querier) (*mad.NodeInfo, error) {
 	ni, err := q.NodeInfo(ctx)
+	if err == nil && o.Port > int(ni.NumPorts) {
+		err = fmt.Errorf("invalid port number %d: the node has %d ports", o.Port, ni.NumPorts)
+	}
+	return ni, err
+}
+
+func smpqueryPKeyTable(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+	ni, err := o.portNode(ctx, q)
 	if err != nil {
 		return smpqueryResult{}, err
-	}
-	if o.Port > int(ni.NumPorts) {
-		return smpqueryResult{}, fmt.Errorf("invalid port number %d: the node has %d ports", o.Port, ni.NumPorts)
 	}
 	n := int(ni.PartitionCap)
 	if ni.IsSwitch() && o.Port != 0 {
@@ -108,12 +114,9 @@ type sl2vlEntry struct {
 }
 
 func smpquerySL2VL(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
-	ni, err := q.NodeInfo(ctx)
+	ni, err := o.portNode(ctx, q)
 	if err != nil {
 		return smpqueryResult{}, err
-	}
-	if o.Port > int(ni.NumPorts) {
-		return smpqueryResult{}, fmt.Errorf("invalid port number %d: the node has %d ports", o.Port, ni.NumPorts)
 	}
 	text := fmt.Appendf(nil, "# SL2VL table: %s\n#                 SL: |", q.Path)
 	for sl := range 16 {
