@@ -215,7 +215,6 @@ func (st *portState) readMlnxExtPortInfo(ctx context.Context, q *mad.Querier) er
 
 // appendPortState is ibportstate's show_port_info.
 func appendPortState(b []byte, st *portState, showKeys bool) []byte {
-	l := st.pi.Layout()
 	names := []string{"LinkState", "PhysLinkState", "LID", "SMLID", "LMC",
 		"LinkWidthSupported", "LinkWidthEnabled", "LinkWidthActive",
 		"LinkSpeedSupported", "LinkSpeedEnabled", "LinkSpeedActive"}
@@ -226,11 +225,7 @@ func appendPortState(b []byte, st *portState, showKeys bool) []byte {
 		names = append(names, "MKey", "MKeyLeasePeriod", "ProtectBits")
 	}
 	b = fmt.Appendf(b, "# Port info: %s port %d\n", st.path, st.port)
-	for _, name := range names {
-		f, _ := l.Field(name)
-		b = appendPortInfoField(b, f, st.data, showKeys)
-	}
-	return b
+	return st.pi.AppendFieldsDump(b, names, showKeys)
 }
 
 // appendMlnxExtPortInfo dumps the port's MlnxExtPortInfo.

@@ -9,17 +9,39 @@ const NotDisplayed = "<not displayed>"
 // PortInfoRecords are two tabs in), the M_Key shown as NotDisplayed
 // unless showKeys.
 func (a *PortInfo) AppendDump(b []byte, indent string, showKeys bool) []byte {
-	var buf [64]byte
-	data, _ := a.AppendBinary(buf[:0])
+	data := a.dumpData()
 	for _, f := range layoutPortInfo.Fields {
 		b = append(b, indent...)
-		b = AppendDotted(b, f.Label)
-		if f.Name == "MKey" && !showKeys {
-			b = append(b, NotDisplayed...)
-		} else {
-			b = f.AppendValue(b, data)
-		}
-		b = append(b, '\n')
+		b = appendPortInfoLine(b, f, data[:], showKeys)
 	}
 	return b
+}
+
+// AppendFieldsDump is AppendDump of the fields named (Go names), in the
+// order given, with no indent: ibportstate's show_port_info. A name that is
+// not a PortInfo field is skipped.
+func (a *PortInfo) AppendFieldsDump(b []byte, names []string, showKeys bool) []byte {
+	data := a.dumpData()
+	for _, name := range names {
+		if f, ok := layoutPortInfo.Field(name); ok {
+			b = appendPortInfoLine(b, f, data[:], showKeys)
+		}
+	}
+	return b
+}
+
+func (a *PortInfo) dumpData() [64]byte {
+	var buf [64]byte
+	_, _ = a.AppendBinary(buf[:0])
+	return buf
+}
+
+func appendPortInfoLine(b []byte, f Field, data []byte, showKeys bool) []byte {
+	b = AppendDotted(b, f.Label)
+	if f.Name == "MKey" && !showKeys {
+		b = append(b, NotDisplayed...)
+	} else {
+		b = f.AppendValue(b, data)
+	}
+	return append(b, '\n')
 }
