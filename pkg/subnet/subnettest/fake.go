@@ -54,6 +54,10 @@ type Node struct {
 	DropEvery int
 	drops     int
 	dropped   map[uint64]bool
+	// LFT is a switch's linear forwarding table, by LID (Fabric.Route
+	// fills it); MFT its multicast table: each MLID's ports (Node.Join).
+	LFT []uint8
+	MFT map[uint16][]bool
 }
 
 // Port is one port of a fake node.
@@ -275,6 +279,15 @@ func (n *Node) answer(id mad.AttrID, mod uint32, entry int) ([]byte, mad.Status)
 			return nil, statusBadAttr
 		}
 		a = &mad.SwitchInfo{LinearFDBCap: 0xc000, MulticastFDBCap: 0x200, LinearFDBTop: 0x10, LifeTimeValue: 18}
+	case mad.AttrLinearForwardingTable, mad.AttrMulticastForwardingTable:
+		if n.Type != Switch {
+			return nil, statusBadAttr
+		}
+		if id == mad.AttrLinearForwardingTable {
+			a = n.lftBlock(mod)
+		} else {
+			a = n.mftBlock(mod)
+		}
 	case mad.AttrMlnxExtPortInfo:
 		num := int(mod & 0xff)
 		if num >= len(n.Ports) || n.Ports[num] == nil {
@@ -338,6 +351,10 @@ func attrName(id mad.AttrID) string {
 		return "SwitchInfo"
 	case mad.AttrMlnxExtPortInfo:
 		return "MlnxExtPortInfo"
+	case mad.AttrLinearForwardingTable:
+		return "LinearForwardingTable"
+	case mad.AttrMulticastForwardingTable:
+		return "MulticastForwardingTable"
 	}
 	return fmt.Sprintf("%#04x", uint16(id))
 }
