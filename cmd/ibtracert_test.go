@@ -2,6 +2,8 @@ package cmd
 
 import (
 	"errors"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -43,5 +45,42 @@ func TestIbtracertMLIDArg(t *testing.T) {
 		if diff := cmp.Diff(tt.want, got.MLID); diff != "" {
 			t.Errorf("%q: MLID (-want +got):\n%s", tt.args, diff)
 		}
+	}
+}
+
+// TestIbtracertRun traces routes through the fake's forwarding tables.
+func TestIbtracertRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string
+	}{
+		{name: "ca-to-ca", args: []string{"3", "9"}},
+		{name: "brief", args: []string{"-n", "3", "5"}},
+		{name: "switch-to-ca", args: []string{"2", "7"}},
+		{name: "dr-source", args: []string{"0,1,3", "3"}},
+		{name: "multicast", args: []string{"-m", "0xc000", "3", "9"}},
+		{name: "multicast-brief", args: []string{"-n", "-m", "0xc000", "7", "5"}},
+		{name: "no-destination", args: []string{"3", "40"}, wantErr: "can't reach the destination port Lid 40"},
+		{name: "multicast-unjoined", args: []string{"-m", "0xc001", "3", "9"}, wantErr: "no multicast route of MLID 0xc001"},
+	}
+	ff := routeFake(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, errOut, err := runWith(t, newIbtracertCmd, func(o *ibtracertOptions) error {
+				o.Transactor = fakeTransactor(ff)
+				return ibtracertRun(o)
+			}, tt.args...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("error %v, want one containing %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v\nstderr: %s", err, errOut)
+			}
+			checkSysfsGolden(t, filepath.Join("testdata", "ibtracert", tt.name+".golden"), out)
+		})
 	}
 }
