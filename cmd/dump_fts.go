@@ -3,8 +3,8 @@ package cmd
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"fmt"
+	"io"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -98,12 +98,30 @@ switches are read at once.`,
 	return c
 }
 
-// switchTable is what was read of one switch's table: the blocks by
-// attribute modifier, and the errors.
+// switchTable is what was read of one switch's table: the LFT blocks by
+// number or the MFT blocks by attribute modifier, and the errors.
 type switchTable struct {
-	node   *subnet.Node
-	blocks map[uint32][]byte
-	errs   []error
+	node *subnet.Node
+	lft  map[uint32]*mad.LinearForwardingTable
+	mft  map[uint32]*mad.MulticastForwardingTable
+	errs []error
+}
+
+// has reports whether the block of attribute modifier mod was read.
+func (t *switchTable) has(mod uint32) bool {
+	if t.mft != nil {
+		return t.mft[mod] != nil
+	}
+	return t.lft[mod] != nil
+}
+
+// portMask returns the port mask of mlid at position, 0 when its block
+// was not read.
+func (t *switchTable) portMask(mlid, position int) uint16 {
+	if b := t.mft[mad.MFTModifier(mad.MFTBlock(mlid), position)]; b != nil {
+		return b.PortMask(mlid)
+	}
+	return 0
 }
 
 func dumpFtsRun(o *dumpFtsOptions) error {
@@ -181,45 +199,22 @@ func (o *dumpFtsOptions) lftRange(n *subnet.Node, warn bool) (start, end int) {
 	if end == 0 || end > top {
 		end = top
 	}
-	if end > maxUnicastLID {
+	if end > mad.MaxUnicastLID {
 		if warn {
-			fmt.Fprintf(o.IO.ErrOut, "%s: warning: illegal lft top %d, truncate to %d\n", o.Tool, end, maxUnicastLID)
+			fmt.Fprintf(o.IO.ErrOut, "%s: warning: illegal lft top %d, truncate to %d\n", o.Tool, end, mad.MaxUnicastLID)
 		}
-		end = maxUnicastLID
+		end = mad.MaxUnicastLID
 	}
 	return start, end
 }
 
 // mftRange is the MLID range dump_multicast_tables reads for a switch.
 func (o *dumpFtsOptions) mftRange(n *subnet.Node, warn bool) (start, end int) {
-	capacity, top := int(n.SwitchInfo.MulticastFDBCap), int(n.SwitchInfo.MulticastFDBTop)
-	start, end = o.StartLID, o.EndLID
-	warnf := func(format string, a ...any) {
-		if warn {
-			fmt.Fprintf(o.IO.ErrOut, o.Tool+": warning: "+format+"\n", a...)
-		}
+	w := io.Discard
+	if warn {
+		w = o.IO.ErrOut
 	}
-	if end == 0 || end > minMulticastLID+capacity-1 {
-		end = minMulticastLID + capacity - 1
-	}
-	if !o.All && top != 0 && top < end {
-		if top < minMulticastLID-1 {
-			warnf("illegal top mlid %x", top)
-		} else {
-			end = top
-		}
-	}
-	if start == 0 {
-		start = minMulticastLID
-	} else if start < minMulticastLID {
-		warnf("illegal start mlid %x, set to %x", start, minMulticastLID)
-		start = minMulticastLID
-	}
-	if end > maxMulticastLID {
-		warnf("illegal end mlid %x, truncate to %x", end, maxMulticastLID)
-		end = maxMulticastLID
-	}
-	return start, end
+	return mftRange(w, o.Tool, o.StartLID, o.EndLID, int(n.SwitchInfo.MulticastFDBCap), int(n.SwitchInfo.MulticastFDBTop), o.All)
 }
 
 // readTables reads every switch's table blocks, all in flight at once up
@@ -232,7 +227,12 @@ func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node,
 	var jobs []job
 	tables := make([]*switchTable, len(switches))
 	for i, n := range switches {
-		tables[i] = &switchTable{node: n, blocks: make(map[uint32][]byte)}
+		tables[i] = &switchTable{node: n}
+		if o.Multicast {
+			tables[i].mft = make(map[uint32]*mad.MulticastForwardingTable)
+		} else {
+			tables[i].lft = make(map[uint32]*mad.LinearForwardingTable)
+		}
 	}
 	if o.Discovery.Mode == "sa" {
 		// The tables from the SA's records too, in one query; what it
@@ -247,28 +247,23 @@ func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node,
 			continue
 		}
 		add := func(mod uint32) {
-			if _, ok := t.blocks[mod]; !ok {
+			if !t.has(mod) {
 				jobs = append(jobs, job{t, mod})
 			}
 		}
 		if o.Multicast {
 			start, end := o.mftRange(n, false)
-			chunks := (n.NumPorts + 1 + mftPortsPerMask - 1) / mftPortsPerMask
-			for block := start / mftBlockSize; block <= end/mftBlockSize; block++ {
-				for j := range chunks {
-					add(uint32(block-minMulticastLID/mftBlockSize) | uint32(j)<<28)
+			for block := mad.MFTBlock(start); block <= mad.MFTBlock(end); block++ {
+				for j := range mad.MFTPositions(n.NumPorts) {
+					add(mad.MFTModifier(block, j))
 				}
 			}
 		} else {
 			start, end := o.lftRange(n, false)
-			for block := start / lftBlockSize; block < (end+lftBlockSize-1)/lftBlockSize; block++ {
+			for block := mad.LFTBlock(start); block < mad.LFTBlock(end+mad.LFTBlockSize-1); block++ {
 				add(uint32(block))
 			}
 		}
-	}
-	attr, name := mad.AttrLinearForwardingTable, "LinearForwardingTable"
-	if o.Multicast {
-		attr, name = mad.AttrMulticastForwardingTable, "MulticastForwardingTable"
 	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -278,8 +273,14 @@ func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node,
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			r, err := x.Do(ctx, &mad.Request{Path: mad.Path{DR: j.t.node.Path}, Class: mad.ClassSMI, Method: mad.MethodGet,
-				AttrID: attr, AttrMod: j.mod, Name: name, MKey: o.Discovery.MKey})
+			q := &mad.Querier{X: x, Path: mad.Path{DR: j.t.node.Path}, Key: o.Discovery.MKey}
+			var b mad.Attribute
+			if o.Multicast {
+				b = new(mad.MulticastForwardingTable)
+			} else {
+				b = new(mad.LinearForwardingTable)
+			}
+			_, err := q.Get(ctx, b, j.mod)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -287,29 +288,35 @@ func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node,
 					subnet.FormatPath(j.t.node.Path), err))
 				return
 			}
-			j.t.blocks[j.mod] = append([]byte(nil), r.Data()...)
+			j.t.keep(j.mod, b)
 		}()
 	}
 	wg.Wait()
 	return tables
 }
 
+// keep stores a block read by SMP under its attribute modifier.
+func (t *switchTable) keep(mod uint32, b mad.Attribute) {
+	switch b := b.(type) {
+	case *mad.LinearForwardingTable:
+		t.lft[mod] = b
+	case *mad.MulticastForwardingTable:
+		t.mft[mod] = b
+	}
+}
+
 // saTables fills the switches' table blocks from the SA's LFTRecords
 // (MFTRecords with -M), all switches' in one SubnAdmGetTable, keyed as the
-// SMPs' attribute modifiers are: an LFT block's number, an MFT block's
-// number with its port position in bits 28-31.
+// SMPs' attribute modifiers are.
 func saTables(ctx context.Context, x *mad.Transactor, tables []*switchTable, o *dumpFtsOptions) error {
-	attr, name := mad.AttrLinearForwardingTableRecord, "LFTRecord"
+	// Named in messages as saquery names them.
+	l, name := (&mad.LinearForwardingTableRecord{}).Layout(), "LFTRecord"
 	if o.Multicast {
-		attr, name = mad.AttrMulticastForwardingTableRecord, "MFTRecord"
+		l, name = (&mad.MulticastForwardingTableRecord{}).Layout(), "MFTRecord"
 	}
-	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: attr, Name: name, SMKey: o.Common.SMKey})
+	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: l.ID, Name: name, SMKey: o.Common.SMKey})
 	if err != nil {
 		return err
-	}
-	const recLen = 72 // LID, block (and position), reserved, 64 bytes of table
-	if len(res.Records) > 0 && res.RecordLen < recLen {
-		return fmt.Errorf("SubnAdmGetTable(%s): records of %d bytes, want %d", name, res.RecordLen, recLen)
 	}
 	byLID := make(map[uint16]*switchTable, len(tables))
 	for _, t := range tables {
@@ -318,15 +325,23 @@ func saTables(ctx context.Context, x *mad.Transactor, tables []*switchTable, o *
 		}
 	}
 	for _, r := range res.Records {
-		t := byLID[binary.BigEndian.Uint16(r)]
-		if t == nil {
+		if o.Multicast {
+			var rec mad.MulticastForwardingTableRecord
+			if err := rec.UnmarshalBinary(r); err != nil {
+				return fmt.Errorf("SubnAdmGetTable(%s): %w", name, err)
+			}
+			if t := byLID[rec.LID]; t != nil {
+				t.mft[rec.AttrMod()] = &rec.MulticastForwardingTable
+			}
 			continue
 		}
-		mod := uint32(binary.BigEndian.Uint16(r[2:]))
-		if o.Multicast {
-			mod = mod&0x1ff | mod>>12<<28
+		var rec mad.LinearForwardingTableRecord
+		if err := rec.UnmarshalBinary(r); err != nil {
+			return fmt.Errorf("SubnAdmGetTable(%s): %w", name, err)
 		}
-		t.blocks[mod] = append([]byte(nil), r[8:recLen]...)
+		if t := byLID[rec.LID]; t != nil {
+			t.lft[rec.AttrMod()] = &rec.LinearForwardingTable
+		}
 	}
 	return nil
 }
@@ -378,13 +393,13 @@ func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, dests *lidDests, t *swit
 	count := 0
 	var paths lmcPaths
 	var line []byte
-	for block := start / lftBlockSize; block < (end+lftBlockSize-1)/lftBlockSize; block++ {
-		data, ok := t.blocks[uint32(block)]
-		if !ok {
+	for block := mad.LFTBlock(start); block < mad.LFTBlock(end+mad.LFTBlockSize-1); block++ {
+		lft := t.lft[uint32(block)]
+		if lft == nil {
 			continue
 		}
-		for lid := max(block*lftBlockSize, start); lid < min(block*lftBlockSize+lftBlockSize, end+1); lid++ {
-			port := int(data[lid%lftBlockSize])
+		for lid := max(block*mad.LFTBlockSize, start); lid < min((block+1)*mad.LFTBlockSize, end+1); lid++ {
+			port := int(lft.Port(lid))
 			valid := port <= n.NumPorts
 			if !valid && !o.All {
 				continue
@@ -446,17 +461,14 @@ func writeSwitchMFT(w *bufio.Writer, o *dumpFtsOptions, t *switchTable) {
 	if o.Common.Verbose > 0 {
 		fmt.Fprintf(w, "Switch multicast mlid capability is %d top is 0x%x\n", n.SwitchInfo.MulticastFDBCap, n.SwitchInfo.MulticastFDBTop)
 	}
-	chunks := (nports + 1 + mftPortsPerMask - 1) / mftPortsPerMask
+	masks := make([]uint16, mad.MFTPositions(nports))
 	count := 0
-	for block := start / mftBlockSize; block <= end/mftBlockSize; block++ {
-		masks := make([]uint16, chunks)
-		for mlid := max(block*mftBlockSize, start); mlid < min(block*mftBlockSize+mftBlockSize, end+1); mlid++ {
+	for block := mad.MFTBlock(start); block <= mad.MFTBlock(end); block++ {
+		first := mad.MinMulticastLID + block*mad.MFTBlockSize
+		for mlid := max(first, start); mlid < min(first+mad.MFTBlockSize, end+1); mlid++ {
 			nonzero := false
-			for j := range chunks {
-				masks[j] = 0
-				if data, ok := t.blocks[uint32(block-minMulticastLID/mftBlockSize)|uint32(j)<<28]; ok {
-					masks[j] = binary.BigEndian.Uint16(data[2*(mlid%mftBlockSize):])
-				}
+			for j := range masks {
+				masks[j] = t.portMask(mlid, j)
 				nonzero = nonzero || masks[j] != 0
 			}
 			if !nonzero && !o.All {
@@ -470,7 +482,7 @@ func writeSwitchMFT(w *bufio.Writer, o *dumpFtsOptions, t *switchTable) {
 			} else {
 				for i := 0; i <= nports; i++ {
 					c := byte(' ')
-					if masks[i/16]&(1<<(i%16)) != 0 {
+					if masks[i/mad.MFTPortsPerMask]&(1<<(i%mad.MFTPortsPerMask)) != 0 {
 						c = 'x'
 					}
 					w.WriteByte(c)
@@ -511,21 +523,10 @@ func ftsJSON(o *dumpFtsOptions, fab *subnet.Fabric, tables []*switchTable) any {
 			Path: subnet.FormatPath(n.Path), Entries: []entryJSON{}}
 		if o.Multicast {
 			start, end := o.mftRange(n, false)
-			chunks := (n.NumPorts + 1 + mftPortsPerMask - 1) / mftPortsPerMask
 			for mlid := start; mlid <= end; mlid++ {
-				block := mlid / mftBlockSize
 				var ports []int
-				for j := range chunks {
-					data, ok := t.blocks[uint32(block-minMulticastLID/mftBlockSize)|uint32(j)<<28]
-					if !ok {
-						continue
-					}
-					m := binary.BigEndian.Uint16(data[2*(mlid%mftBlockSize):])
-					for bit := range 16 {
-						if p := j*16 + bit; p <= n.NumPorts && m&(1<<bit) != 0 {
-							ports = append(ports, p)
-						}
-					}
+				for j := range mad.MFTPositions(n.NumPorts) {
+					ports = mad.MaskPorts(ports, t.portMask(mlid, j), j, 0, n.NumPorts)
 				}
 				if len(ports) > 0 || o.All {
 					sj.Entries = append(sj.Entries, entryJSON{LID: mlid, Ports: ports})
@@ -534,11 +535,11 @@ func ftsJSON(o *dumpFtsOptions, fab *subnet.Fabric, tables []*switchTable) any {
 		} else {
 			start, end := o.lftRange(n, false)
 			for lid := start; lid <= end; lid++ {
-				data, ok := t.blocks[uint32(lid/lftBlockSize)]
-				if !ok {
+				lft := t.lft[uint32(mad.LFTBlock(lid))]
+				if lft == nil {
 					continue
 				}
-				port := int(data[lid%lftBlockSize])
+				port := int(lft.Port(lid))
 				if port > n.NumPorts && !o.All {
 					continue
 				}

@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"encoding/binary"
+	"context"
 	"fmt"
 	"io"
 	"sync"
@@ -21,16 +21,6 @@ func init() {
 		New:     func(f *Factory) *cobra.Command { return newIbrouteCmd(f, nil) },
 	})
 }
-
-// LID ranges (IBA 4.1.3).
-const (
-	maxUnicastLID   = 0xbfff
-	minMulticastLID = 0xc000
-	maxMulticastLID = 0xfffe
-	lftBlockSize    = 64 // LIDs per LinearForwardingTable block
-	mftBlockSize    = 32 // MLIDs per MulticastForwardingTable block
-	mftPortsPerMask = 16 // ports per MulticastForwardingTable port mask
-)
 
 // ibrouteOptions are ibroute's parsed flags and arguments.
 type ibrouteOptions struct {
@@ -104,7 +94,7 @@ type switchInfo struct {
 }
 
 func ibrouteRun(o *ibrouteOptions) error {
-	p, err := smpPath(o.Target)
+	p, err := o.Target.Path()
 	if err != nil {
 		return err
 	}
@@ -116,37 +106,38 @@ func ibrouteRun(o *ibrouteOptions) error {
 		return err
 	}
 	defer x.Close()
-	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+	ctx := o.Common.context()
+	if p, err = x.Resolve(ctx, p); err != nil {
 		return err
 	}
-	q := &smpQuerier{ctx: o.Common.context(), x: x, path: p}
-	sw, err := checkSwitch(q)
+	q := mad.NewQuerier(x, p)
+	sw, err := checkSwitch(ctx, q)
 	if err != nil {
 		return err
 	}
 	sw.desc = o.names.Name(uint64(sw.ni.NodeGUID), sw.desc)
 	if o.Multicast {
-		return dumpMulticast(o, q, sw)
+		return dumpMulticast(ctx, o, q, sw)
 	}
-	return dumpUnicast(o, q, sw)
+	return dumpUnicast(ctx, o, q, sw)
 }
 
 // checkSwitch reads NodeInfo, NodeDescription and SwitchInfo, and fails
 // unless the node is a switch.
-func checkSwitch(q *smpQuerier) (*switchInfo, error) {
-	ni, _, err := q.nodeInfo()
-	if err != nil {
+func checkSwitch(ctx context.Context, q *mad.Querier) (*switchInfo, error) {
+	ni := new(mad.NodeInfo)
+	if _, err := q.Get(ctx, ni, 0); err != nil {
 		return nil, err
 	}
 	var nd mad.NodeDescription
-	if _, err := q.decode(&nd, 0); err != nil {
+	if _, err := q.Get(ctx, &nd, 0); err != nil {
 		return nil, err
 	}
 	if ni.NodeType != nodeTypeSwitch {
-		return nil, fmt.Errorf("%s is not a switch (NodeType %d)", q.path, ni.NodeType)
+		return nil, fmt.Errorf("%s is not a switch (NodeType %d)", q.Path, ni.NodeType)
 	}
 	sw := &switchInfo{ni: ni, desc: nd.NodeDescription.String()}
-	if _, err := q.decode(&sw.si, 0); err != nil {
+	if _, err := q.Get(ctx, &sw.si, 0); err != nil {
 		return nil, err
 	}
 	return sw, nil
@@ -162,27 +153,37 @@ type lftEntry struct {
 	destErr bool
 }
 
-func dumpUnicast(o *ibrouteOptions, q *smpQuerier, sw *switchInfo) error {
+// unicastJSON is ibroute's --json document of a unicast dump.
+type unicastJSON struct {
+	EndLID          int        `json:"endLid"`
+	Entries         []lftEntry `json:"entries"`
+	NodeDescription string     `json:"nodeDescription"`
+	NodeGUID        rdma.GUID  `json:"nodeGUID"`
+	StartLID        int        `json:"startLid"`
+	Switch          string     `json:"switch"`
+}
+
+func dumpUnicast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *switchInfo) error {
 	nports := int(sw.ni.NumPorts)
 	top := int(sw.si.LinearFDBTop)
 	start, end := o.StartLID, o.EndLID
 	if end == 0 || end > top {
 		end = top
 	}
-	if end > maxUnicastLID {
-		fmt.Fprintf(o.IO.ErrOut, "ibroute: warning: illegal lft top %d, truncate to %d\n", end, maxUnicastLID)
-		end = maxUnicastLID
+	if end > mad.MaxUnicastLID {
+		fmt.Fprintf(o.IO.ErrOut, "ibroute: warning: illegal lft top %d, truncate to %d\n", end, mad.MaxUnicastLID)
+		end = mad.MaxUnicastLID
 	}
 	var entries []lftEntry
 	// infiniband-diags reads blocks up to ALIGN(end, 64)/64, exclusive: an
 	// end that is a multiple of 64 leaves its own block out.
-	for block := start / lftBlockSize; block < (end+lftBlockSize-1)/lftBlockSize; block++ {
-		data, err := q.get(mad.LayoutByName("LinearForwardingTable"), uint32(block))
-		if err != nil {
+	for block := mad.LFTBlock(start); block < mad.LFTBlock(end+mad.LFTBlockSize-1); block++ {
+		var lft mad.LinearForwardingTable
+		if _, err := q.Get(ctx, &lft, uint32(block)); err != nil {
 			return withContext(err, "reading LFT block %d", block)
 		}
-		for lid := max(block*lftBlockSize, start); lid < min(block*lftBlockSize+lftBlockSize, end+1); lid++ {
-			port := int(data[lid%lftBlockSize])
+		for lid := max(block*mad.LFTBlockSize, start); lid < min((block+1)*mad.LFTBlockSize, end+1); lid++ {
+			port := int(lft.Port(lid))
 			valid := port <= nports
 			if !valid && !o.All {
 				continue
@@ -191,15 +192,13 @@ func dumpUnicast(o *ibrouteOptions, q *smpQuerier, sw *switchInfo) error {
 		}
 	}
 	if !o.Brief {
-		describeDestinations(q, entries, o.names)
+		describeDestinations(ctx, q.X, entries, o.names)
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{
-			"switch": q.path.String(), "nodeGUID": sw.ni.NodeGUID, "nodeDescription": sw.desc,
-			"startLid": start, "endLid": end, "entries": entries,
-		})
+		return writeJSONDocument(o.IO.Out, unicastJSON{Switch: q.Path.String(), NodeGUID: sw.ni.NodeGUID, NodeDescription: sw.desc,
+			StartLID: start, EndLID: end, Entries: entries})
 	}
-	b := fmt.Appendf(nil, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, q.path, uint64(sw.ni.NodeGUID), sw.desc)
+	b := fmt.Appendf(nil, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, q.Path, uint64(sw.ni.NodeGUID), sw.desc)
 	b = append(b, "  Lid  Out   Destination\n       Port     Info \n"...)
 	for _, e := range entries {
 		b = fmt.Appendf(b, "0x%04x %03d %s\n", e.LID, e.Port&0xff, e.text)
@@ -261,7 +260,7 @@ type lidDest struct {
 // describeDestinations looks every valid entry's LID up, in parallel, and
 // writes each entry's text as infiniband-diags' dump_lid does, including
 // its "path #n out of m" for the LIDs of a port with an LMC.
-func describeDestinations(q *smpQuerier, entries []lftEntry, names *nodemap.Map) {
+func describeDestinations(ctx context.Context, x *mad.Transactor, entries []lftEntry, names *nodemap.Map) {
 	dests := make([]lidDest, len(entries))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
@@ -273,7 +272,7 @@ func describeDestinations(q *smpQuerier, entries []lftEntry, names *nodemap.Map)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			dests[i] = lookupLID(q, entries[i].LID)
+			dests[i] = lookupLID(ctx, x, entries[i].LID)
 		}()
 	}
 	wg.Wait()
@@ -309,19 +308,15 @@ func appendNodeType(b []byte, t uint8) []byte {
 }
 
 // lookupLID reads a LID's NodeDescription, PortInfo and NodeInfo.
-func lookupLID(q *smpQuerier, lid int) lidDest {
-	lq := &smpQuerier{ctx: q.ctx, x: q.x, path: mad.LIDPath(rdma.LID(lid))}
+func lookupLID(ctx context.Context, x *mad.Transactor, lid int) lidDest {
+	q := mad.NewQuerier(x, mad.LIDPath(rdma.LID(lid)))
 	var nd mad.NodeDescription
 	var pi mad.PortInfo
-	if _, err := lq.decode(&nd, 0); err != nil {
-		return lidDest{}
-	}
-	if _, err := lq.decode(&pi, 0); err != nil {
-		return lidDest{}
-	}
-	ni, _, err := lq.nodeInfo()
-	if err != nil {
-		return lidDest{}
+	var ni mad.NodeInfo
+	for _, a := range []mad.Attribute{&nd, &pi, &ni} {
+		if _, err := q.Get(ctx, a, 0); err != nil {
+			return lidDest{}
+		}
 	}
 	return lidDest{ok: true, nodeType: ni.NodeType, portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String(), nodeGUID: ni.NodeGUID}
 }
@@ -333,56 +328,39 @@ type mftEntry struct {
 	Ports []int    `json:"ports"`
 }
 
-func dumpMulticast(o *ibrouteOptions, q *smpQuerier, sw *switchInfo) error {
+// multicastJSON is ibroute's --json document of a multicast dump.
+type multicastJSON struct {
+	EndMLID         int        `json:"endMlid"`
+	Entries         []mftEntry `json:"entries"`
+	NodeDescription string     `json:"nodeDescription"`
+	NodeGUID        rdma.GUID  `json:"nodeGUID"`
+	StartMLID       int        `json:"startMlid"`
+	Switch          string     `json:"switch"`
+}
+
+func dumpMulticast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *switchInfo) error {
 	nports := int(sw.ni.NumPorts)
 	capacity := int(sw.si.MulticastFDBCap)
 	top := int(sw.si.MulticastFDBTop)
-	start, end := o.StartLID, o.EndLID
-	w := o.IO.ErrOut
-	if end == 0 || end > minMulticastLID+capacity-1 {
-		end = minMulticastLID + capacity - 1
-	}
-	if !o.All && top != 0 && top < end {
-		if top < minMulticastLID-1 {
-			fmt.Fprintf(w, "ibroute: warning: illegal top mlid %x\n", top)
-		} else {
-			end = top
-		}
-	}
-	if start == 0 {
-		start = minMulticastLID
-	} else if start < minMulticastLID {
-		fmt.Fprintf(w, "ibroute: warning: illegal start mlid %x, set to %x\n", start, minMulticastLID)
-		start = minMulticastLID
-	}
-	if end > maxMulticastLID {
-		fmt.Fprintf(w, "ibroute: warning: illegal end mlid %x, truncate to %x\n", end, maxMulticastLID)
-		end = maxMulticastLID
-	}
-	chunks := (nports + 1 + mftPortsPerMask - 1) / mftPortsPerMask
+	start, end := mftRange(o.IO.ErrOut, "ibroute", o.StartLID, o.EndLID, capacity, top, o.All)
+	positions := mad.MFTPositions(nports)
 	var entries []mftEntry
-	for block := start / mftBlockSize; block <= end/mftBlockSize; block++ {
-		masks := make([][]byte, chunks)
-		for j := range chunks {
-			mod := uint32(block-minMulticastLID/mftBlockSize) | uint32(j)<<28
-			data, err := q.get(mad.LayoutByName("MulticastForwardingTable"), mod)
-			if err != nil {
-				return withContext(err, "reading MFT block %d, ports %d-%d", block, j*16, j*16+15)
+	tables := make([]mad.MulticastForwardingTable, positions)
+	for block := mad.MFTBlock(start); block <= mad.MFTBlock(end); block++ {
+		for j := range tables {
+			if _, err := q.Get(ctx, &tables[j], mad.MFTModifier(block, j)); err != nil {
+				return withContext(err, "reading MFT block %d, ports %d-%d", block, j*mad.MFTPortsPerMask, (j+1)*mad.MFTPortsPerMask-1)
 			}
-			masks[j] = data
 		}
-		for mlid := max(block*mftBlockSize, start); mlid < min(block*mftBlockSize+mftBlockSize, end+1); mlid++ {
+		first := mad.MinMulticastLID + block*mad.MFTBlockSize
+		for mlid := max(first, start); mlid < min(first+mad.MFTBlockSize, end+1); mlid++ {
 			e := mftEntry{MLID: mlid, Ports: []int{}}
 			nonzero := false
-			for j := range chunks {
-				m := binary.BigEndian.Uint16(masks[j][2*(mlid%mftBlockSize):])
+			for j := range tables {
+				m := tables[j].PortMask(mlid)
 				e.Masks = append(e.Masks, m)
 				nonzero = nonzero || m != 0
-				for bit := range 16 {
-					if port := j*16 + bit; port <= nports && m&(1<<bit) != 0 {
-						e.Ports = append(e.Ports, port)
-					}
-				}
+				e.Ports = mad.MaskPorts(e.Ports, m, j, 0, nports)
 			}
 			if nonzero || o.All {
 				entries = append(entries, e)
@@ -390,12 +368,37 @@ func dumpMulticast(o *ibrouteOptions, q *smpQuerier, sw *switchInfo) error {
 		}
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{
-			"switch": q.path.String(), "nodeGUID": sw.ni.NodeGUID, "nodeDescription": sw.desc,
-			"startMlid": start, "endMlid": end, "entries": entries,
-		})
+		return writeJSONDocument(o.IO.Out, multicastJSON{Switch: q.Path.String(), NodeGUID: sw.ni.NodeGUID, NodeDescription: sw.desc,
+			StartMLID: start, EndMLID: end, Entries: entries})
 	}
-	return writeMulticast(o.IO.Out, o, q.path, sw, start, end, nports, entries)
+	return writeMulticast(o.IO.Out, o, q.Path, sw, start, end, nports, entries)
+}
+
+// mftRange is the MLID range infiniband-diags' dump_multicast_tables reads
+// of a switch, from the range asked (0: from the first, to the top) and
+// the switch's capacity and top, with its warnings to w.
+func mftRange(w io.Writer, tool string, start, end, capacity, top int, all bool) (int, int) {
+	if end == 0 || end > mad.MinMulticastLID+capacity-1 {
+		end = mad.MinMulticastLID + capacity - 1
+	}
+	if !all && top != 0 && top < end {
+		if top < mad.MinMulticastLID-1 {
+			fmt.Fprintf(w, "%s: warning: illegal top mlid %x\n", tool, top)
+		} else {
+			end = top
+		}
+	}
+	if start == 0 {
+		start = mad.MinMulticastLID
+	} else if start < mad.MinMulticastLID {
+		fmt.Fprintf(w, "%s: warning: illegal start mlid %x, set to %x\n", tool, start, mad.MinMulticastLID)
+		start = mad.MinMulticastLID
+	}
+	if end > mad.MaxMulticastLID {
+		fmt.Fprintf(w, "%s: warning: illegal end mlid %x, truncate to %x\n", tool, end, mad.MaxMulticastLID)
+		end = mad.MaxMulticastLID
+	}
+	return start, end
 }
 
 // writeMulticast prints the multicast dump as infiniband-diags does.
@@ -433,7 +436,7 @@ func writeMulticast(w io.Writer, o *ibrouteOptions, p mad.Path, sw *switchInfo, 
 		} else {
 			for i := 0; i <= nports; i++ {
 				c := byte(' ')
-				if e.Masks[i/16]&(1<<(i%16)) != 0 {
+				if e.Masks[i/mad.MFTPortsPerMask]&(1<<(i%mad.MFTPortsPerMask)) != 0 {
 					c = 'x'
 				}
 				b = append(b, c, ' ')

@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -68,7 +69,7 @@ port); with --ports-file, pairs of them read from a file, one pair a line.`,
 			}
 			if c.Flags().Changed("mlid") {
 				n, err := parseUintArg(o.mlidText, 0xffff)
-				if err == nil && n < minMLID {
+				if err == nil && n < mad.MinMulticastLID {
 					err = fmt.Errorf("a multicast LID is 0xc000 or larger")
 				}
 				if err != nil {
@@ -158,32 +159,65 @@ func (n *traceNode) portNum() int { return int(n.ni.LocalPortNum) }
 
 func (n *traceNode) isSwitch() bool { return n.ni.NodeType == nodeTypeSwitch }
 
+// traceHop is one line of a trace in --json: the From and To ends
+// ("from", "to") and the hops between ("hop", with the port they leave
+// by).
+type traceHop struct {
+	Kind            string     `json:"kind"`
+	LID             uint16     `json:"lid"`
+	NodeDescription string     `json:"nodeDescription"`
+	NodeGUID        *rdma.GUID `json:"nodeGUID,omitempty"`
+	NodeType        string     `json:"nodeType"`
+	OutPort         *int       `json:"outPort,omitempty"`
+	Port            int        `json:"port"`
+	PortGUID        *rdma.GUID `json:"portGUID,omitempty"`
+}
+
+// traceJSON is one traced pair in --json.
+type traceJSON struct {
+	Destination string     `json:"destination"`
+	Hops        []traceHop `json:"hops"`
+	MLID        int        `json:"mlid,omitempty"`
+	Source      string     `json:"source"`
+}
+
 // tracer walks routes for one run.
 type tracer struct {
 	o     *ibtracertOptions
-	q     *smpQuerier
+	ctx   context.Context
+	x     *mad.Transactor
 	out   []byte
-	hops  []map[string]any
+	hops  []traceHop
 	brief bool
 	names *nodemap.Map
 }
 
+// get reads attribute a with the modifier from the port at p.
+func (t *tracer) get(p mad.Path, a mad.Attribute, mod uint32) error {
+	_, err := mad.NewQuerier(t.x, p).Get(t.ctx, a, mod)
+	return err
+}
+
 // getNode reads a node the way infiniband-diags' get_node does.
 func (t *tracer) getNode(p mad.Path) (*traceNode, error) {
-	q := &smpQuerier{ctx: t.q.ctx, x: t.q.x, path: p}
-	ni, _, err := q.nodeInfo()
-	if err != nil {
+	ni := new(mad.NodeInfo)
+	if err := t.get(p, ni, 0); err != nil {
 		return nil, err
 	}
 	var nd mad.NodeDescription
-	if _, err := q.decode(&nd, 0); err != nil {
+	if err := t.get(p, &nd, 0); err != nil {
 		return nil, err
 	}
 	n := &traceNode{ni: ni, desc: t.names.Name(uint64(ni.NodeGUID), printableDesc(nd.NodeDescription))}
-	if _, err := q.decode(&n.pi, 0); err != nil {
+	if err := t.get(p, &n.pi, 0); err != nil {
 		return nil, err
 	}
 	return n, nil
+}
+
+// hop is a trace line's --json form.
+func (n *traceNode) hop(kind string, port int) traceHop {
+	return traceHop{Kind: kind, NodeType: traceNodeType(n.ni.NodeType), Port: port, LID: n.pi.LID, NodeDescription: n.desc}
 }
 
 // printableDesc is a description up to its NUL with unprintable bytes
@@ -222,7 +256,9 @@ func (t *tracer) endNode(prompt string, n *traceNode) {
 	} else {
 		t.out = fmt.Appendf(t.out, "%s %s {0x%016x} portnum %d lid %s \"%s\"\n", prompt, traceNodeType(n.ni.NodeType), uint64(n.ni.NodeGUID), port, lidRange(&n.pi), n.desc)
 	}
-	t.hops = append(t.hops, map[string]any{"kind": strings.ToLower(prompt), "nodeType": traceNodeType(n.ni.NodeType), "nodeGUID": n.ni.NodeGUID, "port": port, "lid": n.pi.LID, "nodeDescription": n.desc})
+	h := n.hop(strings.ToLower(prompt), port)
+	h.NodeGUID = &n.ni.NodeGUID
+	t.hops = append(t.hops, h)
 }
 
 func (t *tracer) route(outport int, n *traceNode) {
@@ -231,7 +267,9 @@ func (t *tracer) route(outport int, n *traceNode) {
 	} else {
 		t.out = fmt.Appendf(t.out, "[%d] -> %s port {0x%016x}[%d] lid %s \"%s\"\n", outport, traceNodeType(n.ni.NodeType), uint64(n.ni.PortGUID), n.portNum(), lidRange(&n.pi), n.desc)
 	}
-	t.hops = append(t.hops, map[string]any{"kind": "hop", "outPort": outport, "nodeType": traceNodeType(n.ni.NodeType), "portGUID": n.ni.PortGUID, "port": n.portNum(), "lid": n.pi.LID, "nodeDescription": n.desc})
+	h := n.hop("hop", n.portNum())
+	h.OutPort, h.PortGUID = &outport, &n.ni.PortGUID
+	t.hops = append(t.hops, h)
 }
 
 // sameport is infiniband-diags' test that a trace reached the destination.
@@ -248,9 +286,8 @@ func inactive(n *traceNode, enhancedPort0 bool) bool {
 // lookup returns the switch's output port for lid from its LFT (and
 // whether its port 0 is enhanced).
 func (t *tracer) lookup(p mad.Path, lid rdma.LID) (int, bool, int, error) {
-	q := &smpQuerier{ctx: t.q.ctx, x: t.q.x, path: p}
 	var si mad.SwitchInfo
-	if _, err := q.decode(&si, 0); err != nil {
+	if err := t.get(p, &si, 0); err != nil {
 		return 0, false, 0, err
 	}
 	enh := si.EnhancedPort0 != 0
@@ -258,11 +295,11 @@ func (t *tracer) lookup(p mad.Path, lid rdma.LID) (int, bool, int, error) {
 	if int(lid) >= int(si.LinearFDBCap) && int(lid) > top {
 		return -1, enh, top, nil
 	}
-	data, err := q.get(mad.LayoutByName("LinearForwardingTable"), uint32(lid)/lftBlockSize)
-	if err != nil {
+	var lft mad.LinearForwardingTable
+	if err := t.get(p, &lft, uint32(mad.LFTBlock(int(lid)))); err != nil {
 		return 0, enh, top, err
 	}
-	return int(data[int(lid)%lftBlockSize]), enh, top, nil
+	return int(lft.Port(int(lid))), enh, top, nil
 }
 
 // findRoute walks from "from" (a DR path) to the port with LID to, as
@@ -379,11 +416,11 @@ func badTable(n *traceNode, lid rdma.LID, out, top int) error {
 
 // traceLID returns a target's LID, reading PortInfo for a DR path.
 func (t *tracer) traceLID(tg endport.Target) (mad.Path, rdma.LID, error) {
-	p, err := smpPath(tg)
+	p, err := tg.Path()
 	if err != nil {
 		return p, 0, err
 	}
-	if p, err = t.q.x.Resolve(t.q.ctx, p); err != nil { // a GUID or GID through the SA
+	if p, err = t.x.Resolve(t.ctx, p); err != nil { // a GUID or GID through the SA
 		return p, 0, err
 	}
 	if !p.IsDR() {
@@ -392,9 +429,8 @@ func (t *tracer) traceLID(tg endport.Target) (mad.Path, rdma.LID, error) {
 		}
 		return p, p.LID, nil
 	}
-	q := &smpQuerier{ctx: t.q.ctx, x: t.q.x, path: p}
 	var pi mad.PortInfo
-	if _, err := q.decode(&pi, 0); err != nil {
+	if err := t.get(p, &pi, 0); err != nil {
 		return p, 0, withContext(err, "resolving the LID of %s", p)
 	}
 	return p, rdma.LID(pi.LID), nil
@@ -444,8 +480,8 @@ func ibtracertRun(o *ibtracertOptions) error {
 		return err
 	}
 	defer x.Close()
-	t := &tracer{o: o, q: &smpQuerier{ctx: o.Common.context(), x: x}, brief: o.Brief, names: names}
-	var traces []any
+	t := &tracer{o: o, ctx: o.Common.context(), x: x, brief: o.Brief, names: names}
+	var traces []traceJSON
 	for i, pair := range o.Pairs {
 		t.hops = nil
 		err := t.trace(pair)
@@ -461,14 +497,12 @@ func ibtracertRun(o *ibtracertOptions) error {
 			}
 			return err
 		}
-		tr := map[string]any{"source": pair[0].String(), "destination": pair[1].String(), "hops": t.hops}
-		if o.MLID != 0 {
-			tr["mlid"] = o.MLID
-		}
-		traces = append(traces, tr)
+		traces = append(traces, traceJSON{Source: pair[0].String(), Destination: pair[1].String(), Hops: t.hops, MLID: o.MLID})
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"traces": traces})
+		return writeJSONDocument(o.IO.Out, struct {
+			Traces []traceJSON `json:"traces"`
+		}{traces})
 	}
 	if o.PortsFile != "" {
 		_, err = fmt.Fprintf(o.IO.Out, "%d lid/guid pairs processed from %s\n", len(o.Pairs), o.PortsFile)

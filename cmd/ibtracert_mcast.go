@@ -1,15 +1,11 @@
 package cmd
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
-
-// minMLID is the first multicast LID.
-const minMLID = 0xc000
 
 // mcastNode is a node the multicast trace reached: infiniband-diags'
 // find_mcpath Node with the port it was entered on.
@@ -75,9 +71,8 @@ func (t *tracer) mcastTrace(from mad.Path, mlid int, target rdma.GUID) (*mcastNo
 					// The CA source: step back to the switch above it.
 					path.DR = path.DR[:len(path.DR)-1]
 				} else {
-					q := &smpQuerier{ctx: t.q.ctx, x: t.q.x, path: n.path}
 					var pi mad.PortInfo
-					if _, err := q.decode(&pi, uint32(p)); err != nil {
+					if err := t.get(n.path, &pi, uint32(p)); err != nil {
 						return nil, fmt.Errorf("can't reach node %s port %d: %w", n.path, p, err)
 					}
 					if pi.PhysLinkState != 5 { // LinkUp
@@ -118,28 +113,23 @@ func (t *tracer) mcastTrace(from mad.Path, mlid int, target rdma.GUID) (*mcastNo
 // mcastPorts returns the ports a switch forwards mlid to, from its
 // multicast forwarding table (port 0 left out).
 func (t *tracer) mcastPorts(n *mcastNode, mlid int) ([]int, error) {
-	q := &smpQuerier{ctx: t.q.ctx, x: t.q.x, path: n.path}
 	var si mad.SwitchInfo
-	if _, err := q.decode(&si, 0); err != nil {
+	if err := t.get(n.path, &si, 0); err != nil {
 		return nil, err
 	}
-	idx := mlid - minMLID
-	if idx >= int(si.MulticastFDBCap) {
+	if mlid-mad.MinMulticastLID >= int(si.MulticastFDBCap) {
 		return nil, fmt.Errorf("MLID 0x%x is beyond its multicast table (capability %d)", mlid, si.MulticastFDBCap)
 	}
 	var ports []int
 	nports := int(n.ni.NumPorts)
-	for set := 0; set < (nports+mftPortsPerMask-1)/mftPortsPerMask; set++ {
-		data, err := q.get(mad.LayoutByName("MulticastForwardingTable"), uint32(idx/mftBlockSize)|uint32(set)<<28)
-		if err != nil {
+	// Port 0 is never a way onwards: the positions cover ports 1 to
+	// nports only.
+	for pos := 0; pos < (nports+mad.MFTPortsPerMask-1)/mad.MFTPortsPerMask; pos++ {
+		var mft mad.MulticastForwardingTable
+		if err := t.get(n.path, &mft, mad.MFTModifier(mad.MFTBlock(mlid), pos)); err != nil {
 			return nil, err
 		}
-		mask := binary.BigEndian.Uint16(data[2*(idx%mftBlockSize):])
-		for bit := range mftPortsPerMask {
-			if p := set*mftPortsPerMask + bit; mask&(1<<bit) != 0 && p >= 1 && p <= nports {
-				ports = append(ports, p)
-			}
-		}
+		ports = mad.MaskPorts(ports, mft.PortMask(mlid-mad.MinMulticastLID), pos, 1, nports)
 	}
 	return ports, nil
 }
@@ -153,7 +143,9 @@ func (t *tracer) dumpMcast(n *mcastNode) {
 	typ, guid := traceNodeType(n.ni.NodeType), uint64(n.ni.NodeGUID)
 	if n.up == nil {
 		t.out = fmt.Appendf(t.out, "From %s 0x%x port %d lid %s \"%s\"\n", typ, guid, n.portNum(), lidRange(&n.pi), n.desc)
-		t.hops = append(t.hops, map[string]any{"kind": "from", "nodeType": typ, "nodeGUID": n.ni.NodeGUID, "port": n.portNum(), "lid": n.pi.LID, "nodeDescription": n.desc})
+		h := n.hop("from", n.portNum())
+		h.NodeGUID = &n.ni.NodeGUID
+		t.hops = append(t.hops, h)
 		return
 	}
 	if t.brief {
@@ -161,10 +153,14 @@ func (t *tracer) dumpMcast(n *mcastNode) {
 	} else {
 		t.out = fmt.Appendf(t.out, "[%d] -> %s 0x%x[%d] lid %d \"%s\"\n", n.fromPort, typ, guid, n.upPort, n.pi.LID, n.desc)
 	}
-	t.hops = append(t.hops, map[string]any{"kind": "hop", "outPort": n.fromPort, "nodeType": typ, "nodeGUID": n.ni.NodeGUID, "port": n.upPort, "lid": n.pi.LID, "nodeDescription": n.desc})
+	h := n.hop("hop", n.upPort)
+	h.NodeGUID, h.OutPort = &n.ni.NodeGUID, &n.fromPort
+	t.hops = append(t.hops, h)
 	if n.target {
 		t.out = fmt.Appendf(t.out, "To %s 0x%x port %d lid %s \"%s\"\n", typ, guid, n.portNum(), lidRange(&n.pi), n.desc)
-		t.hops = append(t.hops, map[string]any{"kind": "to", "nodeType": typ, "nodeGUID": n.ni.NodeGUID, "port": n.portNum(), "lid": n.pi.LID, "nodeDescription": n.desc})
+		h := n.hop("to", n.portNum())
+		h.NodeGUID = &n.ni.NodeGUID
+		t.hops = append(t.hops, h)
 	}
 }
 
