@@ -241,6 +241,20 @@ func compressHostlist(hosts []string) string {
 	return strings.Join(out, " ")
 }
 
+// portUsersJSON is ibfindnodesusing's --json document: the switch port,
+// its peer, and the hosts routed out of and back in through the link, as
+// the words of the text's compressed host lists.
+type portUsersJSON struct {
+	Description       string   `json:"description"`
+	Port              string   `json:"port"`
+	RemoteDescription string   `json:"remoteDescription"`
+	RemoteGUID        string   `json:"remoteGUID"`
+	RemotePort        string   `json:"remotePort"`
+	RoutedIn          []string `json:"routedIn"`
+	RoutedOut         []string `json:"routedOut"`
+	SwitchGUID        string   `json:"switchGUID"`
+}
+
 func ibfindnodesusingRun(o *ibfindnodesusingOptions) error {
 	k := &keptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate, Fresh: o.Topology}
 	text, partial := k.read()
@@ -283,10 +297,10 @@ func ibfindnodesusingRun(o *ibfindnodesusingOptions) error {
 			}
 			return w
 		}
-		if err := writeJSONDocument(o.IO.Out, map[string]any{
-			"switchGUID": switchGUID, "port": o.Port, "description": desc,
-			"remoteGUID": end.remGUID, "remotePort": end.remPort, "remoteDescription": end.remDesc,
-			"routedOut": words(out), "routedIn": words(back),
+		if err := writeJSONDocument(o.IO.Out, portUsersJSON{
+			SwitchGUID: switchGUID, Port: o.Port, Description: desc,
+			RemoteGUID: end.remGUID, RemotePort: end.remPort, RemoteDescription: end.remDesc,
+			RoutedOut: words(out), RoutedIn: words(back),
 		}); err != nil {
 			return err
 		}

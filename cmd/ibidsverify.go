@@ -88,7 +88,9 @@ func ibidsverifyRun(o *ibidsverifyOptions) error {
 				findings = append(findings, l)
 			}
 		}
-		if err := writeJSONDocument(o.IO.Out, map[string]any{"findings": findings}); err != nil {
+		if err := writeJSONDocument(o.IO.Out, struct {
+			Findings []string `json:"findings"`
+		}{findings}); err != nil {
 			return err
 		}
 	} else if _, err := o.IO.Out.Write(report); err != nil {
