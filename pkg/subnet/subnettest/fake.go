@@ -279,15 +279,6 @@ func (n *Node) answer(id mad.AttrID, mod uint32, entry int) ([]byte, mad.Status)
 			return nil, statusBadAttr
 		}
 		a = &mad.SwitchInfo{LinearFDBCap: 0xc000, MulticastFDBCap: 0x200, LinearFDBTop: 0x10, LifeTimeValue: 18}
-	case mad.AttrLinearForwardingTable, mad.AttrMulticastForwardingTable:
-		if n.Type != Switch {
-			return nil, statusBadAttr
-		}
-		if id == mad.AttrLinearForwardingTable {
-			a = n.lftBlock(mod)
-		} else {
-			a = n.mftBlock(mod)
-		}
 	case mad.AttrMlnxExtPortInfo:
 		num := int(mod & 0xff)
 		if num >= len(n.Ports) || n.Ports[num] == nil {
@@ -308,7 +299,7 @@ func (n *Node) answer(id mad.AttrID, mod uint32, entry int) ([]byte, mad.Status)
 		}
 		a = n.Ports[num].info(entry)
 	default:
-		return nil, statusBadAttr
+		return n.answerForwarding(id, mod)
 	}
 	data, err := a.MarshalBinary()
 	if err != nil {

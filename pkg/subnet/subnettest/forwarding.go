@@ -16,7 +16,7 @@ const unrouted = 0xff
 // shortest path through switches (the lowest port first), others to 255.
 func (f *Fabric) Route() {
 	for _, s := range f.Nodes {
-		if s.Type != Switch {
+		if !s.isSwitch() {
 			continue
 		}
 		first := f.firstHops(s)
@@ -49,7 +49,7 @@ func (f *Fabric) firstHops(s *Node) map[*Node]int {
 	for len(queue) > 0 {
 		n := queue[0]
 		queue = queue[1:]
-		if n.Type != Switch {
+		if !n.isSwitch() {
 			continue
 		}
 		for num, p := range n.Ports {
@@ -69,6 +69,29 @@ func (f *Fabric) firstHops(s *Node) map[*Node]int {
 		}
 	}
 	return first
+}
+
+// isSwitch reports whether n is a switch: the only nodes with a port 0.
+func (n *Node) isSwitch() bool { return len(n.Ports) > 0 && n.Ports[0] != nil }
+
+// answerForwarding answers the Gets of a switch's forwarding tables.
+func (n *Node) answerForwarding(id mad.AttrID, mod uint32) ([]byte, mad.Status) {
+	var a interface{ MarshalBinary() ([]byte, error) }
+	switch {
+	case !n.isSwitch():
+		return nil, statusBadAttr
+	case id == mad.AttrLinearForwardingTable:
+		a = n.lftBlock(mod)
+	case id == mad.AttrMulticastForwardingTable:
+		a = n.mftBlock(mod)
+	default:
+		return nil, statusBadAttr
+	}
+	data, err := a.MarshalBinary()
+	if err != nil {
+		panic(err)
+	}
+	return data, 0
 }
 
 // Join adds the switch's ports to the multicast group mlid's entry of its
