@@ -128,9 +128,7 @@ func initAllPortsRun(o *initAllPortsOptions) error {
 				if o.Common.DryRun {
 					ctx, scopes[i] = withPlanScope(ctx)
 				}
-				data := append([]byte(nil), p.InfoRaw[:]...)
-				setPortStates(data, stateDown, 0)
-				err := setPortInfo(ctx, x, p.Node.Path, p.Num, data, p.InfoRaw[:], o.Discovery.MKey)
+				err := setPortInfo(ctx, x, p.Node.Path, p.Num, *p.Info, true, 0, o.Discovery.MKey)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {

@@ -205,7 +205,7 @@ func setPortStateRun(o *setPortStateOptions) error {
 		arg  string
 		port *subnet.Port // the port to change
 		path []uint8
-		data []byte
+		info mad.PortInfo
 	}
 	var changes []*change
 	avoid := map[*subnet.Port]bool{}
@@ -244,22 +244,14 @@ func setPortStateRun(o *setPortStateOptions) error {
 	defer x.Close()
 	ctx := o.Common.context()
 	for _, c := range changes {
-		r, err := x.Do(ctx, &mad.Request{Path: mad.Path{DR: c.path}, Class: mad.ClassSMI, Method: mad.MethodGet,
-			AttrID: mad.AttrPortInfo, AttrMod: uint32(c.port.Num), Name: "PortInfo", MKey: o.Discovery.MKey})
-		if err != nil {
+		q := &mad.Querier{X: x, Path: mad.Path{DR: c.path}, Key: o.Discovery.MKey}
+		if _, err := q.Get(ctx, &c.info, uint32(c.port.Num)); err != nil {
 			return withContext(err, "%s", c.arg)
 		}
-		c.data = append([]byte(nil), r.Data()...)
 	}
 	// Every Get first, then every Set, as python-rdma does.
-	var state uint8 // PortState 0: no change
-	if o.Init {
-		state = stateDown
-	}
 	for _, c := range changes {
-		before := append([]byte(nil), c.data...)
-		setPortStates(c.data, state, o.PhysState)
-		if err := setPortInfo(ctx, x, c.path, c.port.Num, c.data, before, o.Discovery.MKey); err != nil {
+		if err := setPortInfo(ctx, x, c.path, c.port.Num, c.info, o.Init, o.PhysState, o.Discovery.MKey); err != nil {
 			return withContext(err, "%s", c.arg)
 		}
 		if o.Common.Verbose > 0 && !o.Common.DryRun {
@@ -269,24 +261,30 @@ func setPortStateRun(o *setPortStateOptions) error {
 	return nil
 }
 
-// setPortStates writes into PortInfo data the PortState and
-// PortPhysicalState to set (0: no change), and no change to the enabled
-// link speeds and widths (0), as python-rdma's port state tools do.
-func setPortStates(data []byte, state, phys uint8) {
-	pi := mad.LayoutByName("PortInfo")
-	for _, set := range []struct {
-		field string
-		v     uint8
-	}{{"LinkState", state}, {"PhysLinkState", phys}, {"LinkSpeedEnabled", 0}, {"LinkWidthEnabled", 0}} {
-		f, _ := pi.Field(set.field)
-		f.SetValue(data, uint64(set.v))
+// setPortInfo sends SubnSet(PortInfo) of port num along path: pi as read,
+// with PortState Down when down, PortPhysicalState phys (0: no change),
+// and no change to the enabled link speeds and widths (0), as
+// python-rdma's port state tools send it. A dry run's plan shows what
+// differs from pi.
+func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, pi mad.PortInfo, down bool, phys uint8, mkey uint64) error {
+	before, err := pi.MarshalBinary()
+	if err != nil {
+		return err
 	}
-}
-
-// setPortInfo sends SubnSet(PortInfo) of port num along path; before is
-// the PortInfo as read, for a dry run's plan.
-func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, data, before []byte, mkey uint64) error {
-	_, err := x.Do(ctx, &mad.Request{Path: mad.Path{DR: path}, Class: mad.ClassSMI, Method: mad.MethodSet,
-		AttrID: mad.AttrPortInfo, AttrMod: uint32(num), Name: "PortInfo", Data: data, Before: before, MKey: mkey})
+	pi.LinkState = 0 // no change
+	if down {
+		pi.LinkState = stateDown
+	}
+	switch phys {
+	case physDisabled:
+		pi.PhysLinkState = physDisabled
+	case physPolling:
+		pi.PhysLinkState = physPolling
+	default:
+		pi.PhysLinkState = 0 // no change
+	}
+	pi.LinkSpeedEnabled, pi.LinkWidthEnabled = 0, 0
+	q := &mad.Querier{X: x, Path: mad.Path{DR: path}, Key: mkey}
+	_, err = q.Set(ctx, &pi, uint32(num), before)
 	return err
 }
