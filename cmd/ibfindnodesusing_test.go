@@ -39,24 +39,3 @@ func TestFormatScriptGUID(t *testing.T) {
 		}
 	}
 }
-
-func TestPerlNum(t *testing.T) {
-	for in, want := range map[string]int{"3": 3, "003": 3, " 12x": 12, "Hca2": 0, "": 0, "-4": -4, "1node": 1} {
-		if got := perlNum(in); got != want {
-			t.Errorf("perlNum(%q) = %d, want %d", in, got, want)
-		}
-	}
-}
-
-func TestPortLines(t *testing.T) {
-	info := "Switch: 0x1 s:\n           3    1[  ] ==( 4X 2.5 Gbps Active/  LinkUp)==>  x\n           3   11[  ] ==(   Down/ Polling)==>  y\n           3   10[  ] ==( Down)==> z\n"
-	if got := portLines(info, "001"); len(got) != 1 || !strings.Contains(got[0], "Active") {
-		t.Errorf("port 001: %q", got)
-	}
-	if got := portLines(info, "010"); len(got) != 1 || !strings.Contains(got[0], "z") {
-		t.Errorf("port 010: %q", got)
-	}
-	if got := portLines(info, "002"); len(got) != 0 {
-		t.Errorf("port 002: %q", got)
-	}
-}
