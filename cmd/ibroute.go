@@ -122,6 +122,10 @@ func ibrouteRun(o *ibrouteOptions) error {
 	return dumpUnicast(ctx, o, q, sw)
 }
 
+func (sw *switchInfo) dumped() dumpedSwitch {
+	return dumpedSwitch{NodeDescription: sw.desc, NodeGUID: sw.ni.NodeGUID}
+}
+
 // checkSwitch reads NodeInfo, NodeDescription and SwitchInfo, and fails
 // unless the node is a switch.
 func checkSwitch(ctx context.Context, q *mad.Querier) (*switchInfo, error) {
@@ -153,14 +157,19 @@ type lftEntry struct {
 	destErr bool
 }
 
+// dumpedSwitch is the switch a dump is of, in --json.
+type dumpedSwitch struct {
+	NodeDescription string    `json:"nodeDescription"`
+	NodeGUID        rdma.GUID `json:"nodeGUID"`
+}
+
 // unicastJSON is ibroute's --json document of a unicast dump.
 type unicastJSON struct {
-	EndLID          int        `json:"endLid"`
-	Entries         []lftEntry `json:"entries"`
-	NodeDescription string     `json:"nodeDescription"`
-	NodeGUID        rdma.GUID  `json:"nodeGUID"`
-	StartLID        int        `json:"startLid"`
-	Switch          string     `json:"switch"`
+	EndLID  int        `json:"endLid"`
+	Entries []lftEntry `json:"entries"`
+	dumpedSwitch
+	StartLID int    `json:"startLid"`
+	Switch   string `json:"switch"`
 }
 
 func dumpUnicast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *switchInfo) error {
@@ -195,7 +204,7 @@ func dumpUnicast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *swi
 		describeDestinations(ctx, q.X, entries, o.names)
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, unicastJSON{Switch: q.Path.String(), NodeGUID: sw.ni.NodeGUID, NodeDescription: sw.desc,
+		return writeJSONDocument(o.IO.Out, unicastJSON{Switch: q.Path.String(), dumpedSwitch: sw.dumped(),
 			StartLID: start, EndLID: end, Entries: entries})
 	}
 	b := fmt.Appendf(nil, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, q.Path, uint64(sw.ni.NodeGUID), sw.desc)
@@ -330,12 +339,11 @@ type mftEntry struct {
 
 // multicastJSON is ibroute's --json document of a multicast dump.
 type multicastJSON struct {
-	EndMLID         int        `json:"endMlid"`
-	Entries         []mftEntry `json:"entries"`
-	NodeDescription string     `json:"nodeDescription"`
-	NodeGUID        rdma.GUID  `json:"nodeGUID"`
-	StartMLID       int        `json:"startMlid"`
-	Switch          string     `json:"switch"`
+	EndMLID int        `json:"endMlid"`
+	Entries []mftEntry `json:"entries"`
+	dumpedSwitch
+	StartMLID int    `json:"startMlid"`
+	Switch    string `json:"switch"`
 }
 
 func dumpMulticast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *switchInfo) error {
@@ -368,7 +376,7 @@ func dumpMulticast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *s
 		}
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, multicastJSON{Switch: q.Path.String(), NodeGUID: sw.ni.NodeGUID, NodeDescription: sw.desc,
+		return writeJSONDocument(o.IO.Out, multicastJSON{Switch: q.Path.String(), dumpedSwitch: sw.dumped(),
 			StartMLID: start, EndMLID: end, Entries: entries})
 	}
 	return writeMulticast(o.IO.Out, o, q.Path, sw, start, end, nports, entries)

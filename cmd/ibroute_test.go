@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -35,14 +34,8 @@ func TestIbrouteRun(t *testing.T) {
 				o.Transactor = fakeTransactor(ff)
 				return ibrouteRun(o)
 			}, tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Errorf("error %v, want one containing %q", err, tt.wantErr)
-				}
+			if !wantRunErr(t, err, errOut, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("%v\nstderr: %s", err, errOut)
 			}
 			checkSysfsGolden(t, filepath.Join("testdata", "ibroute", tt.name+".golden"), out)
 		})

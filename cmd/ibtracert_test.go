@@ -3,7 +3,6 @@ package cmd
 import (
 	"errors"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -71,14 +70,8 @@ func TestIbtracertRun(t *testing.T) {
 				o.Transactor = fakeTransactor(ff)
 				return ibtracertRun(o)
 			}, tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Errorf("error %v, want one containing %q", err, tt.wantErr)
-				}
+			if !wantRunErr(t, err, errOut, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("%v\nstderr: %s", err, errOut)
 			}
 			checkSysfsGolden(t, filepath.Join("testdata", "ibtracert", tt.name+".golden"), out)
 		})

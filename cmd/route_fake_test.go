@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,14 +17,8 @@ import (
 // Hca1 3-4, Hca2 5-6, Hca3 7-8, Hca4 9-10.
 func routeFake(t *testing.T) *subnettest.Fabric {
 	t.Helper()
-	data, err := os.ReadFile("../internal/simfabric/testdata/net.2sw2path4hca")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ff, err := subnettest.FromNet(string(data), "Hca1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	var ff *subnettest.Fabric
+	fakeTwoSwitches(t, func(f *subnettest.Fabric) { ff = f })
 	ff.Route()
 	ff.Node("Switch1").Join(0xc000, 1, 2, 3)
 	ff.Node("Switch2").Join(0xc000, 1, 2, 3)
@@ -38,20 +32,33 @@ func fakeTransactor(ff *subnettest.Fabric) func() (*mad.Transactor, error) {
 	}
 }
 
-// runWith runs a tool's command on args with runF replacing its run
-// function (which sets the fakes and runs the tool); it returns stdout,
-// stderr and the error.
+// runWith runs a tool's command as the registry builds it, on args, with
+// runF replacing its run function (runF sets the fakes and runs the
+// tool); it returns stdout, stderr and the error.
 func runWith[O any](t *testing.T, newCmd func(*Factory, func(*O) error) *cobra.Command, runF func(*O) error, args ...string) (string, string, error) {
 	t.Helper()
 	f, out, errOut := testFactory(nil)
-	c := newCmd(f, runF)
-	if args == nil {
-		args = []string{}
-	}
-	c.SetArgs(args)
+	c := ToolCommand(f, Tool{Name: "test", New: func(f *Factory) *cobra.Command { return newCmd(f, runF) }})
+	c.SetArgs(append([]string{}, args...)) // never nil: cobra would read os.Args
 	c.SetOut(out)
 	c.SetErr(errOut)
-	c.SilenceErrors, c.SilenceUsage = true, true
 	err := c.Execute()
 	return out.String(), errOut.String(), err
+}
+
+// wantRunErr checks a run's error against wantErr, a part of its text
+// ("": no error); it reports whether the case goes on to check the
+// output.
+func wantRunErr(t *testing.T, err error, errOut, wantErr string) bool {
+	t.Helper()
+	if wantErr != "" {
+		if err == nil || !strings.Contains(err.Error(), wantErr) {
+			t.Errorf("error %v, want one containing %q", err, wantErr)
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatalf("%v\nstderr: %s", err, errOut)
+	}
+	return true
 }

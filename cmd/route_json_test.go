@@ -8,9 +8,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/spf13/cobra"
-
-	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // fabricJSONKeys returns the sorted key paths of a JSON document's leaves
@@ -68,17 +65,10 @@ func TestFabricToolsJSONKeys(t *testing.T) {
 		}, args...)
 	}
 	dumpFts := func(multicast bool, args ...string) (string, string, error) {
-		name := "dump_fts"
 		if multicast {
-			name = "dump_mfts"
+			return runDumpFts(t, ff, fab, "dump_mfts", args...)
 		}
-		return runWith(t, func(f *Factory, runF func(*dumpFtsOptions) error) *cobra.Command {
-			return newDumpFtsCmd(f, name, multicast, runF)
-		}, func(o *dumpFtsOptions) error {
-			o.Discover = func() (*subnet.Fabric, error) { return fab, nil }
-			o.Transactor = fakeTransactor(ff)
-			return dumpFtsRun(o)
-		}, args...)
+		return runDumpFts(t, ff, fab, "dump_fts", args...)
 	}
 	ibtracert := func(args ...string) (string, string, error) {
 		return runWith(t, newIbtracertCmd, func(o *ibtracertOptions) error {

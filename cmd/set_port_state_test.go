@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -118,14 +117,8 @@ func TestSetPortStateRun(t *testing.T) {
 				o.Transactor = ff.transactor
 				return setPortStateRun(o)
 			}, tt.args...)
-			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Errorf("error %v, want one containing %q", err, tt.wantErr)
-				}
+			if !wantRunErr(t, err, errOut, tt.wantErr) {
 				return
-			}
-			if err != nil {
-				t.Fatalf("%v\nstderr: %s", err, errOut)
 			}
 			if diff := cmp.Diff(tt.wantSets, ff.sets); diff != "" {
 				t.Errorf("unexpected Sets (-want +got):\n%s", diff)
