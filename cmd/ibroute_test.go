@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/spf13/cobra"
 )
 
 // TestIbrouteRun dumps the fake switches' tables: the text is pinned by
@@ -56,9 +55,7 @@ func TestIbrouteArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got *ibrouteOptions
-		err := parseToolArgs(t, "ibroute", func(f *Factory) *cobra.Command {
-			return newIbrouteCmd(f, func(o *ibrouteOptions) error { got = o; return nil })
-		}, tt.args)
+		_, _, err := runWith(t, newIbrouteCmd, func(o *ibrouteOptions) error { got = o; return nil }, tt.args...)
 		if !checkParseErr(t, err, tt.wantErr) {
 			continue
 		}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/spf13/cobra"
 )
 
 func TestIbtracertMLIDArg(t *testing.T) {
@@ -27,9 +26,7 @@ func TestIbtracertMLIDArg(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got *ibtracertOptions
-		err := parseToolArgs(t, "ibtracert", func(f *Factory) *cobra.Command {
-			return newIbtracertCmd(f, func(o *ibtracertOptions) error { got = o; return nil })
-		}, tt.args)
+		_, _, err := runWith(t, newIbtracertCmd, func(o *ibtracertOptions) error { got = o; return nil }, tt.args...)
 		if tt.wantErr {
 			var u *UsageError
 			if !errors.As(err, &u) {
