@@ -327,7 +327,7 @@ func lookupLID(ctx context.Context, x *mad.Transactor, lid int) lidDest {
 			return lidDest{}
 		}
 	}
-	return lidDest{ok: true, nodeType: ni.NodeType, portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String(), nodeGUID: ni.NodeGUID}
+	return lidDest{ok: true, nodeType: uint8(ni.NodeType), portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String(), nodeGUID: ni.NodeGUID}
 }
 
 // mftEntry is one MLID of the multicast dump.

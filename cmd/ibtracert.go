@@ -217,7 +217,7 @@ func (t *tracer) getNode(p mad.Path) (*traceNode, error) {
 
 // hop is a trace line's --json form.
 func (n *traceNode) hop(kind string, port int) traceHop {
-	return traceHop{Kind: kind, NodeType: traceNodeType(n.ni.NodeType), Port: port, LID: n.pi.LID, NodeDescription: n.desc}
+	return traceHop{Kind: kind, NodeType: n.typeName(), Port: port, LID: n.pi.LID, NodeDescription: n.desc}
 }
 
 // printableDesc is a description up to its NUL with unprintable bytes
@@ -232,10 +232,12 @@ func printableDesc(d mad.NodeDescString) string {
 	return string(b)
 }
 
+// traceNodeTypes are the node types' names as ibtracert prints them.
 var traceNodeTypes = []string{"???", "ca", "switch", "router", "iwarp rnic"}
 
-func traceNodeType(t uint8) string {
-	if int(t) < len(traceNodeTypes) {
+// typeName is the node's type as ibtracert prints it.
+func (n *traceNode) typeName() string {
+	if t := int(n.ni.NodeType); t < len(traceNodeTypes) {
 		return traceNodeTypes[t]
 	}
 	return "???"
@@ -254,7 +256,7 @@ func (t *tracer) endNode(prompt string, n *traceNode) {
 	if t.brief {
 		t.out = fmt.Appendf(t.out, "%s {0x%016x}[%d]\n", prompt, uint64(n.ni.NodeGUID), port)
 	} else {
-		t.out = fmt.Appendf(t.out, "%s %s {0x%016x} portnum %d lid %s \"%s\"\n", prompt, traceNodeType(n.ni.NodeType), uint64(n.ni.NodeGUID), port, lidRange(&n.pi), n.desc)
+		t.out = fmt.Appendf(t.out, "%s %s {0x%016x} portnum %d lid %s \"%s\"\n", prompt, n.typeName(), uint64(n.ni.NodeGUID), port, lidRange(&n.pi), n.desc)
 	}
 	h := n.hop(strings.ToLower(prompt), port)
 	h.NodeGUID = &n.ni.NodeGUID
@@ -265,7 +267,7 @@ func (t *tracer) route(outport int, n *traceNode) {
 	if t.brief {
 		t.out = fmt.Appendf(t.out, "[%d] -> {0x%016x}[%d]\n", outport, uint64(n.ni.PortGUID), n.portNum())
 	} else {
-		t.out = fmt.Appendf(t.out, "[%d] -> %s port {0x%016x}[%d] lid %s \"%s\"\n", outport, traceNodeType(n.ni.NodeType), uint64(n.ni.PortGUID), n.portNum(), lidRange(&n.pi), n.desc)
+		t.out = fmt.Appendf(t.out, "[%d] -> %s port {0x%016x}[%d] lid %s \"%s\"\n", outport, n.typeName(), uint64(n.ni.PortGUID), n.portNum(), lidRange(&n.pi), n.desc)
 	}
 	h := n.hop("hop", n.portNum())
 	h.OutPort, h.PortGUID = &outport, &n.ni.PortGUID

@@ -140,7 +140,7 @@ func (t *tracer) dumpMcast(n *mcastNode) {
 	if n.up != nil {
 		t.dumpMcast(n.up)
 	}
-	typ, guid := traceNodeType(n.ni.NodeType), uint64(n.ni.NodeGUID)
+	typ, guid := n.typeName(), uint64(n.ni.NodeGUID)
 	if n.up == nil {
 		t.out = fmt.Appendf(t.out, "From %s 0x%x port %d lid %s \"%s\"\n", typ, guid, n.portNum(), lidRange(&n.pi), n.desc)
 		h := n.hop("from", n.portNum())
