@@ -86,9 +86,9 @@ func (f *Factory) discoverFabric(tool string, o *CommonOptions, d *discoveryOpti
 
 // walkFabric is discoverFabric without the chassis grouping.
 func (f *Factory) walkFabric(o *CommonOptions, d *discoveryOptions, from []uint8) (*subnet.Fabric, error) {
-	// The fabric is built in well under a second; where a page fault
-	// costs microseconds (virtual machines), 4 KiB pages made that a
-	// fifth slower on a 4,000-host fabric.
+	// The fabric is built in well under a second, so where a page fault
+	// costs microseconds (virtual machines) the faults of 4 KiB pages are
+	// a visible part of the walk (docs/bench.md).
 	hugeheap.Advise(fabricHeapHint)
 	x, err := f.fabricTransactor(o, d)
 	if err != nil {

@@ -24,9 +24,8 @@ func Main(args []string, f *Factory) int {
 	}
 	if len(args) > 1 && !isFlag(args[1]) {
 		if t, err := Lookup(args[1]); err == nil {
-			// "ibtool TOOL ...": the root holds that tool alone. Building
-			// all of them took 3 ms of every run, more than some tools'
-			// own work.
+			// "ibtool TOOL ...": the root holds that tool alone, so a
+			// run pays for building one command, not every tool's.
 			tf := r.factoryFor(t)
 			return r.execute(tf, t, "ibtool", newRoot(tf, []Tool{t}), args[1:])
 		}

@@ -168,10 +168,9 @@ func smpPath(t endport.Target) (mad.Path, error) { return t.Path() }
 // caps the Go scheduler at one CPU fewer than the machine has while the
 // tool trades MADs with it one answer at a time, and returns what undoes
 // that. ibsim answers on one thread; a second scheduler thread of
-// ibtool's only takes that thread's CPU. On the 2-CPU bench, ibqueryerrors'
-// PMA sweep of the 4,000-host tree took 17% less time on one, and a
-// directed-route walk of it 28% less. (Reading the SA's tables took
-// longer on one: the reader then shares it with the garbage collector.)
+// ibtool's only takes that thread's CPU (docs/bench.md has the sweeps and
+// walks this shortens, and why reading the SA's tables is left alone: the
+// reader would share its CPU with the garbage collector).
 func (f *Factory) shareCPUsWithSimulator(o *CommonOptions) (restore func()) {
 	if !f.useSim(o) || f.Getenv("IBSIM_SERVER_NAME") != "" {
 		return func() {}

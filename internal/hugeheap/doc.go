@@ -3,9 +3,9 @@
 //
 // A fabric-wide tool builds tens to hundreds of megabytes of heap in well
 // under a second, and every fresh 4 KiB page of it costs a page fault. In
-// virtual machines a fault costs 2 to 15 µs (13 µs on the bench's guest),
-// so on a 4,000-host fabric the faults were a fifth of iblinkinfo's time.
-// With a 2 MiB page one fault covers 512 pages.
+// virtual machines a fault costs microseconds, enough to be a visible part
+// of a fabric-wide tool's time (docs/bench.md has the numbers). With a
+// 2 MiB page one fault covers 512 pages.
 //
 // The Go runtime no longer advises huge pages itself (since Go 1.21.1),
 // and on kernels whose transparent_hugepage setting is "madvise" (Debian's

@@ -17,9 +17,9 @@
 // switch port 0 and every cabled CA port with a LID, and as many cabled ports
 // as the net file lists. Dump is ibsim's ground truth, sends no MAD and takes
 // none of ibsim's ten client slots; its cost grows with switches times LIDs
-// (it prints every forwarding table): 0.3 s and 31 MB for 4,000 hosts, 11 s
-// and 1 GB for 27,648, against the 7 minutes opensm takes to route that
-// fabric. The reply is parsed as a stream and its disk space freed at once.
+// (it prints every forwarding table), far below what opensm's routing of
+// the same fabric costs (docs/bench.md). The reply is parsed as a stream and
+// its disk space freed at once.
 //
 // # Console and faults
 //

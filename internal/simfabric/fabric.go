@@ -150,8 +150,9 @@ func (f *Fabric) path(name string) string { return filepath.Join(f.dir, name) }
 
 // DefaultTimeout returns Start's timeout for a fabric of the given size:
 // 30 s, plus 10 ms per node, plus 1 µs per node squared for opensm's
-// routing, which grows with switches times LIDs. That is three times what
-// this bench measured (4,619 nodes: 23 s; 30,528 nodes: 7 min).
+// routing, which grows with switches times LIDs: about three times the
+// start-up times docs/bench.md records for fabrics of 4,000 to 30,000
+// nodes.
 func DefaultTimeout(c NetCounts) time.Duration {
 	n := time.Duration(c.Nodes)
 	return 30*time.Second + n*10*time.Millisecond + n*n*time.Microsecond

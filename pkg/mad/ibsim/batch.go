@@ -68,8 +68,7 @@ func (c *Client) readFrame(fallback []byte) ([]byte, error) {
 // time and sends them with one sendmmsg. A directed-route walk wakes
 // many goroutines at once (each answer in a read frees one to ask its
 // next question); one system call for all of their frames instead of one
-// each took a third off the CPU and the time of a walk of the 4,000-host
-// tree.
+// each is what keeps a walk's CPU per MAD near ibsim's own (docs/bench.md).
 type sendQueue struct {
 	mu       sync.Mutex
 	q, spare [][requestLen]byte // frames queued; the last batch's storage
