@@ -53,7 +53,7 @@ func (ff *dryRunFabric) handle(req *mad.Packet) []mad.Packet {
 		si := mad.SMInfo{GUID: 0x200000, ActCount: 7, Priority: 1, SMState: 3}
 		data, _ = si.MarshalBinary()
 	case h.MgmtClass == mad.ClassPerf && h.AttrID == mad.AttrClassPortInfo:
-		cpi := mad.ClassPortInfo{CapabilityMask: pmAllPortSelect | pmXmitWait}
+		cpi := mad.ClassPortInfo{CapabilityMask: uint16(mad.PMAAllPortSelect | mad.PMAXmitWait)}
 		data, _ = cpi.MarshalBinary()
 	case h.MgmtClass == mad.ClassPerf && h.AttrID == mad.AttrPortCounters:
 		pc := mad.PortCounters{PortSelect: req.MAD[mad.SMPDataOffset+1], SymbolErrorCounter: 5}

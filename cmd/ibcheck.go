@@ -155,6 +155,11 @@ type checkFinding struct {
 	Counters map[string]uint64 `json:"counters,omitempty"`
 }
 
+// checkFindingsJSON is a per-node script's --json document.
+type checkFindingsJSON struct {
+	Findings []checkFinding `json:"findings"`
+}
+
 // checkResult is one run of a per-node script: what it prints and whether
 // it passed.
 type checkResult struct {
@@ -361,42 +366,26 @@ func (k *nodeChecker) nodeDesc(t checkTarget) string {
 }
 
 // counters is the scripts' perfquery LID PORT: PortCounters with the
-// PMA's capability mask, or the line perfquery prints when it fails (and
+// PMA's capabilities, or the line perfquery prints when it fails (and
 // whether it failed because the PMA has no AllPortSelect).
-func (k *nodeChecker) counters(t checkTarget, port string) (pc []byte, capMask uint16, fail string, noAllPorts bool) {
+func (k *nodeChecker) counters(t checkTarget, port string) (pc *mad.PortCounters, caps mad.PMACapabilities, fail string, noAllPorts bool) {
 	num, err := parsePortArg(port)
 	if err != nil {
-		return nil, 0, scriptIBPath + "perfquery: iberror: failed: perfquery", false
+		return nil, caps, scriptIBPath + "perfquery: iberror: failed: perfquery", false
 	}
-	q := &pmaQuerier{ctx: k.ctx, x: k.x}
-	p := t.path
-	get := func(attr string) ([]byte, error) {
-		l := mad.LayoutByName(attr)
-		data := make([]byte, 192)
-		data[1] = byte(num)
-		r, err := q.x.Do(q.ctx, &mad.Request{Path: p, Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: l.ID, Name: l.Name, Data: data})
-		if err != nil {
-			return nil, err
-		}
-		return append([]byte(nil), r.Data()...), nil
+	pma := mad.NewPMA(k.x, t.path)
+	if caps, err = pma.Capabilities(k.ctx, num); err != nil {
+		return nil, caps, scriptIBPath + "perfquery: iberror: failed: classportinfo query", false
 	}
-	cpi, err := get("ClassPortInfo")
-	if err != nil {
-		return nil, 0, scriptIBPath + "perfquery: iberror: failed: classportinfo query", false
+	if num == mad.AllPortSelect && !caps.Has(mad.PMAAllPortSelect) {
+		return nil, caps, scriptIBPath + "perfquery: iberror: failed: AllPortSelect not supported", true
 	}
-	capMask, _ = pmaCapMasks(cpi)
-	if num == allPorts && capMask&pmAllPortSelect == 0 {
-		return nil, capMask, scriptIBPath + "perfquery: iberror: failed: AllPortSelect not supported", true
+	pc = new(mad.PortCounters)
+	if _, err := pma.Get(k.ctx, pc, num); err != nil {
+		return nil, caps, scriptIBPath + "perfquery: iberror: failed: perfquery", false
 	}
-	pc, err = get("PortCounters")
-	if err != nil {
-		return nil, capMask, scriptIBPath + "perfquery: iberror: failed: perfquery", false
-	}
-	if capMask&pmXmitWait == 0 {
-		f, _ := mad.LayoutByName("PortCounters").Field("PortXmitWait")
-		f.SetValue(pc, 0)
-	}
-	return pc, capMask, "", false
+	caps.Hide(pc)
+	return pc, caps, "", false
 }
 
 // defaultErrThresholds are ibcheckerrs' thresholds: a counter at or above
@@ -410,11 +399,10 @@ var defaultErrThresholds = map[string]uint64{
 
 // portSelectMismatch is the scripts' check that perfquery answered for the
 // port asked ("" when it did).
-func portSelectMismatch(pc []byte, lid, port string) string {
-	f, _ := mad.LayoutByName("PortCounters").Field("PortSelect")
+func portSelectMismatch(pc *mad.PortCounters, lid, port string) string {
 	num, _ := parsePortArg(port)
-	if v := f.Value(pc); v != uint64(num) {
-		return fmt.Sprintf("error: lid %s port %d does not match query (%s)\n", lid, v, port)
+	if int(pc.PortSelect) != num {
+		return fmt.Sprintf("error: lid %s port %d does not match query (%s)\n", lid, pc.PortSelect, port)
 	}
 	return ""
 }
@@ -451,11 +439,9 @@ func (k *nodeChecker) errs(arg, port string) checkResult {
 		b.WriteString(fail + "\n")
 		f.Messages = []string{fail}
 	} else if problems = portSelectMismatch(pc, t.lid, port); problems == "" {
-		l := mad.LayoutByName("PortCounters")
 		f.Counters = map[string]uint64{}
-		for _, name := range errorCounters {
-			fl, _ := l.Field(name)
-			v := fl.Value(pc)
+		for i, v := range mad.CounterValues(pc, mad.PortErrorCounters...) {
+			name := mad.PortErrorCounters[i]
 			f.Counters[name] = v
 			if th := k.th[name]; th > 0 && v >= th {
 				problems += fmt.Sprintf("#warn: counter %s = %d \t(threshold %d) lid %s port %s\n", name, v, th, t.lid, port)
@@ -495,7 +481,7 @@ func (k *nodeChecker) dataCounts(arg, port string) checkResult {
 	}
 	f.NodeDesc = k.nodeDesc(t)
 	head := "Error on lid " + t.lid + " (" + f.NodeDesc + ") port " + portName(port) + ": "
-	pc, capMask, fail, noAll := k.counters(t, port)
+	pc, caps, fail, noAll := k.counters(t, port)
 	var problems string
 	if fail != "" {
 		if !noAll { // the awk program skips lines that name AllPortSelect
@@ -504,15 +490,11 @@ func (k *nodeChecker) dataCounts(arg, port string) checkResult {
 		f.Messages = []string{fail}
 	} else {
 		num, _ := parsePortArg(port)
-		fmt.Fprintf(b, "# Port counters: %s port %d (CapMask: 0x%02X)\n", t.path, num, capMask)
+		fmt.Fprintf(b, "# Port counters: %s port %d (CapMask: 0x%02X)\n", t.path, num, uint16(caps.Mask))
 		if problems = portSelectMismatch(pc, t.lid, port); problems == "" {
-			l := mad.LayoutByName("PortCounters")
-			f.Counters = map[string]uint64{}
-			for _, name := range []string{"PortRcvData", "PortRcvPkts"} {
-				fl, _ := l.Field(name)
-				f.Counters[name] = fl.Value(pc)
-				fmt.Fprintf(b, "%s:.........................%d\n", name, fl.Value(pc))
-			}
+			f.Counters = map[string]uint64{"PortRcvData": uint64(pc.PortRcvData), "PortRcvPkts": uint64(pc.PortRcvPkts)}
+			fmt.Fprintf(b, "PortRcvData:.........................%d\n", pc.PortRcvData)
+			fmt.Fprintf(b, "PortRcvPkts:.........................%d\n", pc.PortRcvPkts)
 		}
 		k.style.blue(b, problems)
 		f.Messages = splitLines(problems)

@@ -290,6 +290,16 @@ func (n *netCheck) dataOK(lid, port string) bool {
 
 func (n *netCheck) printf(format string, a ...any) { fmt.Fprintf(&n.out, format, a...) }
 
+// netCheckJSON is a fabric-wide script's --json document; its fields are
+// in the order of their keys.
+type netCheckJSON struct {
+	DryRun   []*mad.Plan    `json:"dryRun,omitzero"`
+	Findings []checkFinding `json:"findings"`
+	// Summary counts what the script counts: nodes and ports checked,
+	// bad ones, failed resets; a count never made is left out.
+	Summary map[string]int `json:"summary"`
+}
+
 func netCheckRun(o *netCheckOptions) error {
 	text, partial := o.Topology()
 	if text == nil {
@@ -329,8 +339,7 @@ func netCheckRun(o *netCheckOptions) error {
 		if n.findings == nil {
 			n.findings = []checkFinding{}
 		}
-		doc := map[string]any{"findings": n.findings, "summary": n.summary}
-		o.Common.addDryRun(doc)
+		doc := netCheckJSON{DryRun: o.Common.dryRunPlans(), Findings: n.findings, Summary: n.summary}
 		if err := writeJSONDocument(o.IO.Out, doc); err != nil {
 			return err
 		}
@@ -591,7 +600,7 @@ func (n *netCheck) clear(lid, port string, errorsOnly bool) checkResult {
 	}
 	var err error
 	if port == "all" {
-		po.AllPorts, po.Port = true, allPorts
+		po.AllPorts, po.Port = true, mad.AllPortSelect
 	} else {
 		po.Port, err = parsePortArg(port)
 	}
@@ -602,7 +611,7 @@ func (n *netCheck) clear(lid, port string, errorsOnly bool) checkResult {
 	// Checks run at once: a dry run's plans wait for the render.
 	ctx, plans := withPlanScope(n.k.ctx)
 	if err == nil {
-		q := &perfquery{o: po, ctx: ctx, x: n.k.x, path: mad.LIDPath(t.LID)}
+		q := &perfquery{o: po, ctx: ctx, pma: mad.NewPMA(n.k.x, mad.LIDPath(t.LID))}
 		err = q.run()
 	}
 	f.OK = err == nil

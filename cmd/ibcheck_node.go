@@ -205,7 +205,7 @@ func nodeCheckRun(o *nodeCheckOptions) error {
 	k := &nodeChecker{ctx: o.Common.context(), x: x, style: o.Style, guid: o.GUID, th: o.Thresholds}
 	r := o.Tool.check(k, o.Target, o.Port)
 	if o.Common.JSON {
-		if err := writeJSONDocument(o.IO.Out, map[string]any{"findings": []checkFinding{r.finding}}); err != nil {
+		if err := writeJSONDocument(o.IO.Out, checkFindingsJSON{Findings: []checkFinding{r.finding}}); err != nil {
 			return err
 		}
 	} else if _, err := o.IO.Out.Write(r.text); err != nil {
@@ -220,10 +220,12 @@ func nodeCheckRun(o *nodeCheckOptions) error {
 // showThresholds is ibcheckerrs -s.
 func showThresholds(o *nodeCheckOptions) error {
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"thresholds": o.Thresholds})
+		return writeJSONDocument(o.IO.Out, struct {
+			Thresholds map[string]uint64 `json:"thresholds"`
+		}{o.Thresholds})
 	}
 	w := bufio.NewWriter(o.IO.Out)
-	for _, name := range errorCounters {
+	for _, name := range mad.PortErrorCounters {
 		fmt.Fprintf(w, "%s=%d\n", name, o.Thresholds[name])
 	}
 	return w.Flush()

@@ -113,18 +113,18 @@ func (a *errorsPMA) handle(req *mad.Packet) []mad.Packet {
 	var data []byte
 	switch h.AttrID {
 	case mad.AttrClassPortInfo:
-		cpi := mad.ClassPortInfo{CapabilityMask: pmXmitWait}
+		caps := mad.PMAXmitWait
 		switch lid {
 		case 1:
-			cpi.CapabilityMask |= pmAllPortSelect
+			caps |= mad.PMAAllPortSelect
 		case 3:
-			cpi.CapabilityMask |= pmExtWidth
+			caps |= mad.PMAExtendedWidth
 		}
-		data, _ = cpi.MarshalBinary()
+		data, _ = (&mad.ClassPortInfo{CapabilityMask: uint16(caps)}).MarshalBinary()
 	case mad.AttrPortCounters:
 		pc := mad.PortCounters{PortSelect: port}
 		switch {
-		case lid == 1 && (port == 2 || port == allPortsSelect):
+		case lid == 1 && (port == 2 || port == mad.AllPortSelect):
 			pc.PortRcvErrors = 2
 		case lid == 2:
 			pc.SymbolErrorCounter = 5

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,13 +27,8 @@ func init() {
 }
 
 // The counters the script reads from perfquery's output, in its order
-// (IBswcountlimits' @counters).
-var swportwatchCounters = []string{
-	"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
-	"PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
-	"PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
-	"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts",
-}
+// (IBswcountlimits' @counters): the error counters, then the data ones.
+var swportwatchCounters = slices.Concat(mad.PortErrorCounters, mad.PortDataCounters)
 
 // swportwatchRates are the error counters whose rates the script reports,
 // with the rate (counts a second) above which it calls one excessive
@@ -47,7 +43,7 @@ var swportwatchRates = []struct {
 
 // swportwatchData are the data counters -b reports (IBswcountlimits'
 // %data_counters), in the order ibtool prints them.
-var swportwatchData = []string{"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts"}
+var swportwatchData = mad.PortDataCounters
 
 // ibswportwatchOptions are the script's flags and arguments.
 type ibswportwatchOptions struct {
@@ -133,6 +129,15 @@ type swportwatchCycle struct {
 	Counters  map[string]uint64  `json:"counters"`
 }
 
+// swportwatchJSON is the --json document; its fields are in the order of
+// their keys.
+type swportwatchJSON struct {
+	Cycles       []swportwatchCycle `json:"cycles"`
+	PauseSeconds float64            `json:"pauseSeconds"`
+	Port         string             `json:"port"`
+	Target       string             `json:"target"`
+}
+
 func ibswportwatchRun(o *ibswportwatchOptions) error {
 	x, err := o.Open()
 	if err != nil {
@@ -150,7 +155,6 @@ func ibswportwatchRun(o *ibswportwatchOptions) error {
 		}
 		return fmt.Errorf("%s %s: address resolution failed (no port answers there)", kind, o.Target)
 	}
-	l := mad.LayoutByName("PortCounters")
 	read := func() (map[string]uint64, error) {
 		pc, _, fail, _ := k.counters(t, o.Port)
 		if fail != "" {
@@ -161,9 +165,8 @@ func ibswportwatchRun(o *ibswportwatchOptions) error {
 			return nil, fmt.Errorf("perfquery failed: \"perfquery %s%s %s\": %s", guid, o.Target, o.Port, fail)
 		}
 		m := make(map[string]uint64, len(swportwatchCounters))
-		for _, name := range swportwatchCounters {
-			fd, _ := l.Field(name)
-			m[name] = fd.Value(pc)
+		for i, v := range mad.CounterValues(pc, swportwatchCounters...) {
+			m[swportwatchCounters[i]] = v
 		}
 		return m, nil
 	}
@@ -228,7 +231,7 @@ func ibswportwatchRun(o *ibswportwatchOptions) error {
 		}
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"target": o.Target, "port": o.Port, "pauseSeconds": o.Pause, "cycles": cycles})
+		return writeJSONDocument(o.IO.Out, swportwatchJSON{Cycles: cycles, PauseSeconds: o.Pause, Port: o.Port, Target: o.Target})
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,56 +24,47 @@ func init() {
 	})
 }
 
-// allPorts is PortSelect's AllPortSelect value.
-const allPorts = 255
-
-// PerfMgt ClassPortInfo capability bits perfquery looks at (IBA 16.1.3.1
-// and its errata; libibmad's IB_PM_*).
+// Reset masks perfquery starts from: every PortCounters counter but
+// PortXmitWait and QP1Dropped (their bits join when the PMA has them),
+// every PortExtendedSpeedsCounters counter.
 const (
-	pmAllPortSelect      = 1 << 8
-	pmExtWidth           = 1 << 9
-	pmExtWidthNoIETF     = 1 << 10
-	pmXmitWait           = 1 << 12
-	pmRSFECCounters      = 1 << 14
-	pmQP1Dropped         = 1 << 15
-	pm2AddlPortCounters  = 1 << 1 // CapabilityMask2
-	pieFECModeSupported  = 1      // PortInfoExtended:CapMask
-	pieRSFECModeActive   = 0x0002 // PortInfoExtended:FECModeActive
-	pieRSFEC2ModeActive  = 0x0004
-	perfDefaultMask      = 0xffff
-	perfDefaultExtMask   = ^uint64(0)
+	perfDefaultMask    = 0xffff
+	perfDefaultExtMask = ^uint64(0)
+	// perfExtResetMaskBits are the PortCountersExtended error counters'
+	// bits (CounterSelect2 bits 0 to 11, mask bits 16 to 27).
 	perfExtResetMaskBits = 0xfff0000
 )
 
 // perfCounterSet is one of perfquery's single-attribute counter views
 // (-X, -S, -D, -E, -T, --oprcvcounters, ...): the flag that picks it and
-// the attribute it reads.
+// the attribute it reads, whose name titles the output. Each is reset
+// with the -R mask laid out as mad.ResetData does for its attribute.
 type perfCounterSet struct {
 	Long, Short string
 	Help        string
-	Attr        string // layout name; also the title of the output
+	Attr        *mad.Layout
 }
 
 // perfCounterSets are in the order infiniband-diags tries them: the first
 // one given wins.
 var perfCounterSets = []perfCounterSet{
-	{"xmtsl", "X", "show Xmt SL port counters", "PortXmitDataSL"},
-	{"rcvsl", "S", "show Rcv SL port counters", "PortRcvDataSL"},
-	{"xmtdisc", "D", "show Xmt Discard Details", "PortXmitDiscardDetails"},
-	{"rcverr", "E", "show Rcv Error Details", "PortRcvErrorDetails"},
-	{"extended_speeds", "T", "show port extended speeds counters", "PortExtendedSpeedsCounters"},
-	{"oprcvcounters", "", "show Rcv Counters per Op code", "PortOpRcvCounters"},
-	{"flowctlcounters", "", "show flow control counters", "PortFlowCtlCounters"},
-	{"vloppackets", "", "show packets received per Op code per VL", "PortVLOpPackets"},
-	{"vlopdata", "", "show data received per Op code per VL", "PortVLOpData"},
-	{"vlxmitflowctlerrors", "", "show flow control update errors per VL", "PortVLXmitFlowCtlUpdateErrors"},
-	{"vlxmitcounters", "", "show ticks waiting to transmit counters per VL", "PortVLXmitWaitCounters"},
-	{"swportvlcong", "", "show sw port VL congestion", "SwPortVLCongestion"},
-	{"rcvcc", "", "show Rcv congestion control counters", "PortRcvConCtrl"},
-	{"slrcvfecn", "", "show SL Rcv FECN counters", "PortSLRcvFECN"},
-	{"slrcvbecn", "", "show SL Rcv BECN counters", "PortSLRcvBECN"},
-	{"xmitcc", "", "show Xmit congestion control counters", "PortXmitConCtrl"},
-	{"vlxmittimecc", "", "show VL Xmit Time congestion control counters", "PortVLXmitTimeCong"},
+	{"xmtsl", "X", "show Xmt SL port counters", (&mad.PortXmitDataSL{}).Layout()},
+	{"rcvsl", "S", "show Rcv SL port counters", (&mad.PortRcvDataSL{}).Layout()},
+	{"xmtdisc", "D", "show Xmt Discard Details", (&mad.PortXmitDiscardDetails{}).Layout()},
+	{"rcverr", "E", "show Rcv Error Details", (&mad.PortRcvErrorDetails{}).Layout()},
+	{"extended_speeds", "T", "show port extended speeds counters", (&mad.PortExtendedSpeedsCounters{}).Layout()},
+	{"oprcvcounters", "", "show Rcv Counters per Op code", (&mad.PortOpRcvCounters{}).Layout()},
+	{"flowctlcounters", "", "show flow control counters", (&mad.PortFlowCtlCounters{}).Layout()},
+	{"vloppackets", "", "show packets received per Op code per VL", (&mad.PortVLOpPackets{}).Layout()},
+	{"vlopdata", "", "show data received per Op code per VL", (&mad.PortVLOpData{}).Layout()},
+	{"vlxmitflowctlerrors", "", "show flow control update errors per VL", (&mad.PortVLXmitFlowCtlUpdateErrors{}).Layout()},
+	{"vlxmitcounters", "", "show ticks waiting to transmit counters per VL", (&mad.PortVLXmitWaitCounters{}).Layout()},
+	{"swportvlcong", "", "show sw port VL congestion", (&mad.SwPortVLCongestion{}).Layout()},
+	{"rcvcc", "", "show Rcv congestion control counters", (&mad.PortRcvConCtrl{}).Layout()},
+	{"slrcvfecn", "", "show SL Rcv FECN counters", (&mad.PortSLRcvFECN{}).Layout()},
+	{"slrcvbecn", "", "show SL Rcv BECN counters", (&mad.PortSLRcvBECN{}).Layout()},
+	{"xmitcc", "", "show Xmit congestion control counters", (&mad.PortXmitConCtrl{}).Layout()},
+	{"vlxmittimecc", "", "show VL Xmit Time congestion control counters", (&mad.PortVLXmitTimeCong{}).Layout()},
 }
 
 // perfqueryOptions are perfquery's parsed flags and arguments.
@@ -157,7 +149,7 @@ and CounterSelect2 above bit 15).`,
 // parseArgs reads [<lid|guid> [[port(s)] [reset_mask]]].
 func (o *perfqueryOptions) parseArgs(args []string) error {
 	if o.AllPorts {
-		o.Port = allPorts
+		o.Port = mad.AllPortSelect
 	}
 	if len(args) > 0 {
 		t, err := o.Common.parseTarget(args[0])
@@ -246,21 +238,29 @@ func parseMask(s string) (uint64, error) {
 
 // perfResult is one block of perfquery's output: its text and its JSON.
 type perfResult struct {
-	Attribute string      `json:"attribute"`
-	Port      int         `json:"port"`
-	Counters  interface{} `json:"counters"`
+	Attribute string        `json:"attribute"`
+	Port      int           `json:"port"`
+	Counters  mad.Attribute `json:"counters"`
 	text      []byte
 }
 
-// perfquery is one run: the transactor, the target's path and the PMA's
-// capabilities.
+// perfqueryJSON is perfquery's --json document; its fields are in the
+// order of their keys.
+type perfqueryJSON struct {
+	CapabilityMask  uint16       `json:"capabilityMask"`
+	CapabilityMask2 uint32       `json:"capabilityMask2"`
+	DryRun          []*mad.Plan  `json:"dryRun,omitzero"`
+	ResetPorts      []int        `json:"resetPorts,omitempty"`
+	Results         []perfResult `json:"results"`
+	Target          string       `json:"target"`
+}
+
+// perfquery is one run: the target's PMA and its capabilities.
 type perfquery struct {
 	o        *perfqueryOptions
 	ctx      context.Context
-	x        *mad.Transactor
-	path     mad.Path
-	capMask  uint16
-	capMask2 uint32
+	pma      *mad.PMA
+	caps     mad.PMACapabilities
 	results  []perfResult
 	reset    []int
 	writeErr error
@@ -273,18 +273,19 @@ func perfqueryRun(o *perfqueryOptions) error {
 		return err
 	}
 	defer x.Close()
-	q := &perfquery{o: o, ctx: o.Common.context(), x: x}
+	var path mad.Path
 	if o.Target == nil {
 		if local.LID == 0 || local.LID >= rdma.LID(0xc000) {
 			return fmt.Errorf("the local port %d has no unicast LID (%d); give a target", local.Number, local.LID)
 		}
-		q.path = mad.LIDPath(local.LID)
+		path = mad.LIDPath(local.LID)
 		o.Port = local.Number
-	} else if q.path, err = gmpPath(*o.Target, "performance MADs"); err != nil {
+	} else if path, err = gmpPath(*o.Target, "performance MADs"); err != nil {
 		return err
-	} else if q.path, err = x.Resolve(o.Common.context(), q.path); err != nil {
+	} else if path, err = x.Resolve(o.Common.context(), path); err != nil {
 		return err
 	}
+	q := &perfquery{o: o, ctx: o.Common.context(), pma: mad.NewPMA(x, path)}
 	// Text goes out port by port, as infiniband-diags prints it, so a
 	// port that fails half way leaves the ports before it on stdout and
 	// the error on stderr; JSON is one document or nothing.
@@ -300,16 +301,17 @@ func perfqueryRun(o *perfqueryOptions) error {
 	return nil
 }
 
+// path is the target's route, as the titles show it.
+func (q *perfquery) path() mad.Path { return q.pma.Q.Path }
+
 func (q *perfquery) run() error {
 	o := q.o
-	cpi, err := q.get("ClassPortInfo", o.Port)
-	if err != nil {
+	var err error
+	if q.caps, err = q.pma.Capabilities(q.ctx, o.Port); err != nil {
 		return err
 	}
-	q.capMask, q.capMask2 = pmaCapMasks(cpi)
-
 	emulate := false
-	if q.capMask&pmAllPortSelect == 0 && o.Port == allPorts {
+	if !q.caps.Has(mad.PMAAllPortSelect) && o.Port == mad.AllPortSelect {
 		if !o.AllPorts {
 			return errors.New("the PMA does not support AllPortSelect (port 255); give -a to add the ports up")
 		}
@@ -321,18 +323,19 @@ func (q *perfquery) run() error {
 		}
 	}
 	if o.SmplCtl {
-		data, err := q.get("PortSamplesControl", o.Port)
+		var sc mad.PortSamplesControl
+		data, err := q.pma.Get(q.ctx, &sc, o.Port)
 		if err != nil {
 			return err
 		}
-		q.addResult("PortSamplesControl", o.Port, data, fmt.Appendf(nil, "# PortSamplesControl: %s port %d\n", q.path, o.Port))
+		q.addResult(&sc, o.Port, data, fmt.Appendf(nil, "# PortSamplesControl: %s port %d\n", q.path(), o.Port), sc.Layout().Fields)
 		return nil
 	}
 
 	ports := o.Ports
-	loop := emulate || (o.LoopPorts && (o.AllPorts || o.Port == allPorts))
+	loop := emulate || (o.LoopPorts && (o.AllPorts || o.Port == mad.AllPortSelect))
 	if loop {
-		if ports, err = q.allPortNumbers(); err != nil {
+		if ports, err = mad.PortNumbers(q.ctx, q.pma.Q); err != nil {
 			return err
 		}
 		if emulate && !o.LoopPorts {
@@ -354,71 +357,10 @@ func (q *perfquery) run() error {
 	return q.resetCounters(ports)
 }
 
-// allPortNumbers returns the node's ports: 1 to NumPorts, from 0 on a
-// switch with an enhanced port 0.
-func (q *perfquery) allPortNumbers() ([]int, error) {
-	sq := &smpQuerier{ctx: q.ctx, x: q.x, path: q.path}
-	ni, _, err := sq.nodeInfo()
-	if err != nil {
-		return nil, err
-	}
-	if ni.NumPorts == 0 {
-		return nil, errors.New("NodeInfo says the node has no ports")
-	}
-	start := 1
-	if ni.NodeType == nodeTypeSwitch {
-		var si mad.SwitchInfo
-		if _, err := sq.decode(&si, 0); err != nil {
-			return nil, err
-		}
-		if si.EnhancedPort0 != 0 {
-			start = 0
-		}
-	}
-	var ports []int
-	for p := start; p <= int(ni.NumPorts); p++ {
-		ports = append(ports, p)
-	}
-	return ports, nil
-}
-
-// pmaCapMasks decodes a PMA's ClassPortInfo data into its CapabilityMask
-// and CapabilityMask2.
-func pmaCapMasks(data []byte) (uint16, uint32) {
-	var cpi mad.ClassPortInfo
-	_ = cpi.UnmarshalBinary(data) // a GMP's data area is longer than ClassPortInfo
-	return cpi.CapabilityMask, cpi.CapabilityMask2
-}
-
-// request builds a PerfMgt request for the attribute with PortSelect set.
-func (q *perfquery) request(attr string, method mad.Method, data []byte) *mad.Request {
-	l := mad.LayoutByName(attr)
-	return &mad.Request{Path: q.path, Class: mad.ClassPerf, Method: method, AttrID: l.ID, Name: l.Name, Data: data}
-}
-
-// get reads an attribute with PortSelect port and returns its data.
-func (q *perfquery) get(attr string, port int) ([]byte, error) {
-	data := make([]byte, 192)
-	data[1] = byte(port) // PortSelect, as libibmad sets it for every attribute
-	r, err := q.x.Do(q.ctx, q.request(attr, mad.MethodGet, data))
-	if err != nil {
-		return nil, err
-	}
-	return r.Data(), nil
-}
-
-// addResult decodes data as attr and keeps it with its text: the title,
-// then libibmad's dump of fields.
-func (q *perfquery) addResult(attr string, port int, data, title []byte) {
-	l := mad.LayoutByName(attr)
-	q.addResultFields(attr, port, data, title, l.Fields)
-}
-
-func (q *perfquery) addResultFields(attr string, port int, data, title []byte, fields []mad.Field) {
-	l := mad.LayoutByName(attr)
-	a := l.New()
-	_ = a.UnmarshalBinary(data) // data is a whole MAD's data area: long enough
-	r := perfResult{Attribute: attr, Port: port, Counters: a, text: mad.AppendFields(title, fields, data)}
+// addResult keeps a, read for port, with its text: the title, then
+// libibmad's dump of the fields given of data, a's encoding.
+func (q *perfquery) addResult(a mad.Attribute, port int, data, title []byte, fields []mad.Field) {
+	r := perfResult{Attribute: a.Layout().Name, Port: port, Counters: a, text: mad.AppendFields(title, fields, data)}
 	q.results = append(q.results, r)
 	if !q.o.Common.JSON && q.writeErr == nil {
 		_, q.writeErr = q.o.IO.Out.Write(r.text)
@@ -428,127 +370,116 @@ func (q *perfquery) addResultFields(attr string, port int, data, title []byte, f
 // counterSet reads (and resets) one of the single-attribute views.
 func (q *perfquery) counterSet(s perfCounterSet) error {
 	o := q.o
-	attr, title := s.Attr, s.Attr
-	if s.Attr == "PortExtendedSpeedsCounters" {
-		rsfec, err := q.rsfecActive()
-		if err != nil {
-			return err
-		}
-		if rsfec {
-			attr, title = "PortExtendedSpeedsCountersRSFEC", "PortExtendedSpeedsCounters with RS-FEC Active"
-		}
+	l, title := s.Attr, s.Attr.Name
+	extSpeeds := l == (&mad.PortExtendedSpeedsCounters{}).Layout()
+	if extSpeeds && q.rsfecActive() {
+		l, title = (&mad.PortExtendedSpeedsCountersRSFEC{}).Layout(), "PortExtendedSpeedsCounters with RS-FEC Active"
 	}
 	if !o.ResetOnly {
-		data, err := q.get(attr, o.Port)
+		a := l.New()
+		data, err := q.pma.Get(q.ctx, a, o.Port)
 		if err != nil {
-			return withContext(err, "cannot query %s", s.Attr)
+			return withContext(err, "cannot query %s", s.Attr.Name)
 		}
-		q.addResult(attr, o.Port, data, fmt.Appendf(nil, "# %s counters: %s port %d\n", title, q.path, o.Port))
+		q.addResult(a, o.Port, data, fmt.Appendf(nil, "# %s counters: %s port %d\n", title, q.path(), o.Port), l.Fields)
 	}
 	if !o.ResetOnly && !o.Reset {
 		return nil
 	}
-	data := make([]byte, 192)
-	data[1] = byte(o.Port)
-	if s.Attr == "PortExtendedSpeedsCounters" {
-		mask := o.ExtMask
-		if mask == 0 {
-			mask = ^uint64(0)
-		}
-		f, _ := mad.LayoutByName(attr).Field("CounterSelect")
-		f.SetValue(data, mask)
-	} else {
-		setResetMask(data, s.Attr, o.Mask)
+	// The Set goes as the attribute asked for, whichever was read: a
+	// mask given for -T is 64 bits wide.
+	mask := uint64(o.Mask)
+	if extSpeeds {
+		mask = o.ExtMask
 	}
-	resp, err := q.x.Do(q.ctx, q.request(s.Attr, mad.MethodSet, data))
+	planned, err := q.pma.Reset(q.ctx, s.Attr, o.Port, mask)
 	if err != nil {
-		return withContext(err, "cannot reset %s", s.Attr)
+		return withContext(err, "cannot reset %s", s.Attr.Name)
 	}
-	if !resp.DryRun {
+	if !planned {
 		q.reset = append(q.reset, o.Port)
 	}
 	return nil
 }
 
-// setResetMask stores a reset mask as libibmad's performance_reset_via
-// does: 0 means all counters; the low 16 bits go to CounterSelect, the rest
-// to CounterSelect2 (8 bits in PortCounters, 32 in PortCountersExtended,
-// the same bits as PortCounters' for every other attribute).
-func setResetMask(data []byte, attr string, mask uint32) {
-	if mask == 0 {
-		mask = ^uint32(0)
+// rsfecActive reports whether the port runs RS-FEC, for -T's layout; a
+// port that cannot say is taken not to, with a warning.
+func (q *perfquery) rsfecActive() bool {
+	if !q.caps.Has(mad.PMARSFECCounters) {
+		return false
 	}
-	pc := mad.LayoutByName("PortCounters")
-	sel, _ := pc.Field("CounterSelect")
-	sel.SetValue(data, uint64(mask&0xffff))
-	sel2, _ := pc.Field("CounterSelect2")
-	if attr == "PortCountersExtended" {
-		sel2, _ = mad.LayoutByName(attr).Field("CounterSelect2")
-	}
-	sel2.SetValue(data, uint64(mask>>16))
-}
-
-// rsfecActive reports whether the port runs RS-FEC, for -T's layout.
-func (q *perfquery) rsfecActive() (bool, error) {
-	if q.capMask&pmRSFECCounters == 0 {
-		return false, nil
-	}
-	sq := &smpQuerier{ctx: q.ctx, x: q.x, path: q.path}
-	res, err := smpqueryPortInfoExtended(sq, &smpqueryOptions{Port: q.o.Port})
+	pie, _, err := mad.GetPortInfoExtended(q.ctx, q.pma.Q, q.o.Port)
 	if err != nil {
 		fmt.Fprintf(q.o.IO.ErrOut, "perfquery: warning: %v\n", err)
-		return false, nil
+		return false
 	}
-	pie := res.JSON.(map[string]any)["portInfoExtended"].(*mad.PortInfoExtended)
-	active := pie.FECModeActive & 0xffff
-	return pie.CapabilityMask&pieFECModeSupported != 0 && (active == pieRSFECModeActive || active == pieRSFEC2ModeActive), nil
+	return pie.RSFECActive()
 }
 
 // counters reads PortCounters (or PortCountersExtended with -x) of each
 // port, and prints each or their sum.
 func (q *perfquery) counters(ports []int, aggregate bool) error {
 	o := q.o
-	attr := "PortCounters"
-	if o.Extended {
-		attr = "PortCountersExtended"
-		if q.capMask&(pmExtWidth|pmExtWidthNoIETF) == 0 {
-			fmt.Fprintf(o.IO.ErrOut, "perfquery: warning: PerfMgt ClassPortInfo CapMask 0x%02X; no extended counter support indicated\n", q.capMask)
-		}
+	if o.Extended && !q.caps.ExtendedCounters() {
+		fmt.Fprintf(o.IO.ErrOut, "perfquery: warning: PerfMgt ClassPortInfo CapMask 0x%02X; no extended counter support indicated\n", uint16(q.caps.Mask))
 	}
-	l := mad.LayoutByName(attr)
-	var sum []byte
+	var sum mad.Attribute
 	for _, port := range ports {
-		data, err := q.get(attr, port)
+		a, data, err := q.readCounters(port)
 		if err != nil {
 			if len(ports) > 1 {
 				return withContext(err, "port %d", port)
 			}
 			return err
 		}
-		if !o.Extended && q.capMask&pmXmitWait == 0 {
-			// PortXmitWait not indicated: infiniband-diags shows 0.
-			f, _ := l.Field("PortXmitWait")
-			f.SetValue(data, 0)
-		}
 		if !aggregate {
-			q.addResultFields(attr, port, data, q.countersTitle(port), q.countersFields(l))
+			q.addResult(a, port, data, q.countersTitle(port), q.countersFields(a.Layout()))
 			continue
 		}
-		sum = addCounters(l, sum, data)
+		if sum == nil {
+			sum = a.Layout().New()
+		}
+		if err := mad.AddCounters(sum, a); err != nil {
+			return err
+		}
 	}
-	if aggregate {
-		sel, _ := l.Field("PortSelect")
-		sel.SetValue(sum, allPorts)
-		q.addResultFields(attr, allPorts, sum, q.countersTitle(allPorts), q.countersFields(l))
+	if !aggregate {
+		return nil
 	}
+	if err := mad.SelectPort(sum, mad.AllPortSelect); err != nil {
+		return err
+	}
+	data, err := sum.AppendBinary(nil)
+	if err != nil {
+		return err
+	}
+	q.addResult(sum, mad.AllPortSelect, data, q.countersTitle(mad.AllPortSelect), q.countersFields(sum.Layout()))
 	return nil
+}
+
+// readCounters reads port's PortCounters, or PortCountersExtended with -x,
+// and returns it with the data to dump: PortCounters' PortXmitWait reads
+// 0 where the PMA does not claim it, as infiniband-diags shows it.
+func (q *perfquery) readCounters(port int) (mad.Attribute, []byte, error) {
+	if q.o.Extended {
+		var pce mad.PortCountersExtended
+		data, err := q.pma.Get(q.ctx, &pce, port)
+		return &pce, data, err
+	}
+	var pc mad.PortCounters
+	if _, err := q.pma.Get(q.ctx, &pc, port); err != nil {
+		return nil, nil, err
+	}
+	q.caps.Hide(&pc)
+	data, err := pc.AppendBinary(nil)
+	return &pc, data, err
 }
 
 func (q *perfquery) countersTitle(port int) []byte {
 	if q.o.Extended {
-		return fmt.Appendf(nil, "# Port extended counters: %s port %d (CapMask: 0x%02X CapMask2: 0x%07X)\n", q.path, port, q.capMask, q.capMask2)
+		return fmt.Appendf(nil, "# Port extended counters: %s port %d (CapMask: 0x%02X CapMask2: 0x%07X)\n", q.path(), port, uint16(q.caps.Mask), uint32(q.caps.Mask2))
 	}
-	return fmt.Appendf(nil, "# Port counters: %s port %d (CapMask: 0x%02X)\n", q.path, port, q.capMask)
+	return fmt.Appendf(nil, "# Port counters: %s port %d (CapMask: 0x%02X)\n", q.path(), port, uint16(q.caps.Mask))
 }
 
 // countersFields returns the fields perfquery prints: all of PortCounters;
@@ -563,46 +494,17 @@ func (q *perfquery) countersFields(l *mad.Layout) []mad.Field {
 	for _, f := range l.Fields {
 		switch {
 		case strings.Contains(f.Name, "Unicast"), strings.Contains(f.Name, "Multicast"):
-			if q.capMask&pmExtWidth == 0 {
+			if !q.caps.Has(mad.PMAExtendedWidth) {
 				continue
 			}
-		case f.Offset >= 576 || f.Name == "CounterSelect2":
-			if q.capMask2&pm2AddlPortCounters == 0 {
+		case slices.Contains(mad.PortErrorCounters, f.Name), f.Name == "PortXmitWait", f.Name == "QP1Dropped", f.Name == "CounterSelect2":
+			if !q.caps.Has2(mad.PMAAdditionalPortCounters) {
 				continue
 			}
 		}
 		fields = append(fields, f)
 	}
 	return fields
-}
-
-// addCounters adds data's counters to sum, each saturating at its width's
-// maximum, as perfquery's aggregate_* do; the select fields take data's
-// values. A nil sum starts from data.
-func addCounters(l *mad.Layout, sum, data []byte) []byte {
-	if sum == nil {
-		return append([]byte(nil), data...)
-	}
-	for _, f := range l.Fields {
-		v := f.Value(data)
-		switch f.Name {
-		case "PortSelect", "CounterSelect", "CounterSelect2":
-			f.SetValue(sum, v)
-			continue
-		}
-		max := uint64(1)<<f.Width - 1
-		if f.Width == 64 {
-			max = ^uint64(0)
-		}
-		s := f.Value(sum)
-		if s+v < s || s+v > max {
-			s = max
-		} else {
-			s += v
-		}
-		f.SetValue(sum, s)
-	}
-	return sum
 }
 
 // resetCounters resets PortCounters (PortCountersExtended with -x) of each
@@ -612,33 +514,30 @@ func (q *perfquery) resetCounters(ports []int) error {
 	o := q.o
 	mask := o.Mask
 	if !o.MaskGiven && !o.Extended {
-		if q.capMask&pmXmitWait != 0 {
+		if q.caps.Has(mad.PMAXmitWait) {
 			mask |= 1 << 16
 		}
-		if q.capMask&pmQP1Dropped != 0 {
+		if q.caps.Has(mad.PMAQP1Dropped) {
 			mask |= 1 << 17
 		}
 	}
-	attr := "PortCounters"
+	var l *mad.Layout = (&mad.PortCounters{}).Layout()
 	if o.Extended {
-		attr = "PortCountersExtended"
+		l = (&mad.PortCountersExtended{}).Layout()
 		mask |= perfExtResetMaskBits
-		if q.capMask&pmXmitWait != 0 {
+		if q.caps.Has(mad.PMAXmitWait) {
 			mask |= 1 << 28
 		}
-		if q.capMask&pmQP1Dropped != 0 {
+		if q.caps.Has(mad.PMAQP1Dropped) {
 			mask |= 1 << 29
 		}
 	}
 	for _, port := range ports {
-		data := make([]byte, 192)
-		data[1] = byte(port)
-		setResetMask(data, attr, mask)
-		resp, err := q.x.Do(q.ctx, q.request(attr, mad.MethodSet, data))
+		planned, err := q.pma.Reset(q.ctx, l, port, uint64(mask))
 		if err != nil {
-			return withContext(err, "resetting %s of port %d", attr, port)
+			return withContext(err, "resetting %s of port %d", l.Name, port)
 		}
-		if !resp.DryRun {
+		if !planned {
 			q.reset = append(q.reset, port)
 		}
 	}
@@ -647,18 +546,16 @@ func (q *perfquery) resetCounters(ports []int) error {
 
 // writeJSON writes the run as one JSON document.
 func (q *perfquery) writeJSON(w io.Writer) error {
-	doc := map[string]any{
-		"target":          q.path.String(),
-		"capabilityMask":  q.capMask,
-		"capabilityMask2": q.capMask2,
-		"results":         q.results,
+	doc := perfqueryJSON{
+		Target:          q.path().String(),
+		CapabilityMask:  uint16(q.caps.Mask),
+		CapabilityMask2: uint32(q.caps.Mask2),
+		Results:         q.results,
+		ResetPorts:      q.reset,
+		DryRun:          q.o.Common.dryRunPlans(),
 	}
-	if q.results == nil {
-		doc["results"] = []perfResult{}
+	if doc.Results == nil {
+		doc.Results = []perfResult{}
 	}
-	if len(q.reset) > 0 {
-		doc["resetPorts"] = q.reset
-	}
-	q.o.Common.addDryRun(doc)
 	return writeJSONDocument(w, doc)
 }

@@ -6,8 +6,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
-
-	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 func TestParsePortList(t *testing.T) {
@@ -56,66 +54,6 @@ func TestParseMask(t *testing.T) {
 	for _, in := range []string{"", "0x", "-1", "+1", "0x1g", "0x10000000000000000"} {
 		if _, err := parseMask(in); err == nil {
 			t.Errorf("parseMask(%q): no error", in)
-		}
-	}
-}
-
-// TestAddCounters checks the sum saturates at each counter's width, as
-// infiniband-diags' aggregate_* do.
-func TestAddCounters(t *testing.T) {
-	l := mad.LayoutByName("PortCounters")
-	port := func(sel int, linkDowned, integrity, xmitData uint64) []byte {
-		d := make([]byte, 64)
-		set := func(name string, v uint64) {
-			f, ok := l.Field(name)
-			if !ok {
-				t.Fatalf("no field %s", name)
-			}
-			f.SetValue(d, v)
-		}
-		set("PortSelect", uint64(sel))
-		set("LinkDownedCounter", linkDowned)
-		set("LocalLinkIntegrityErrors", integrity)
-		set("PortXmitData", xmitData)
-		return d
-	}
-	sum := addCounters(l, nil, port(1, 200, 9, 0xfffffff0))
-	sum = addCounters(l, sum, port(2, 50, 5, 0x0f))
-	var got mad.PortCounters
-	if err := got.UnmarshalBinary(sum); err != nil {
-		t.Fatal(err)
-	}
-	want := mad.PortCounters{PortSelect: 2, LinkDownedCounter: 250, LocalLinkIntegrityErrors: 14, PortXmitData: 0xffffffff}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("first sum (-want +got):\n%s", diff)
-	}
-	sum = addCounters(l, sum, port(3, 10, 5, 1))
-	_ = got.UnmarshalBinary(sum)
-	want = mad.PortCounters{PortSelect: 3, LinkDownedCounter: 255, LocalLinkIntegrityErrors: 15, PortXmitData: 0xffffffff}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("saturated sum (-want +got):\n%s", diff)
-	}
-}
-
-func TestSetResetMask(t *testing.T) {
-	tests := []struct {
-		attr string
-		mask uint32
-		want map[int]byte // byte offset: value; others zero
-	}{
-		{"PortCounters", 0, map[int]byte{2: 0xff, 3: 0xff, 18: 0xff}},
-		{"PortCounters", 0x3ffff, map[int]byte{2: 0xff, 3: 0xff, 18: 0x03}},
-		{"PortCountersExtended", 0x0fff1234, map[int]byte{2: 0x12, 3: 0x34, 6: 0x0f, 7: 0xff}},
-	}
-	for _, tt := range tests {
-		data := make([]byte, 192)
-		setResetMask(data, tt.attr, tt.mask)
-		want := make([]byte, 192)
-		for off, v := range tt.want {
-			want[off] = v
-		}
-		if diff := cmp.Diff(want[:24], data[:24]); diff != "" {
-			t.Errorf("%s mask %#x (-want +got):\n%s", tt.attr, tt.mask, diff)
 		}
 	}
 }

@@ -304,3 +304,20 @@ const (
 func (p *PortInfoExtended) RSFECActive() bool {
 	return p.CapabilityMask&pieFECModeSupported != 0 && (p.FECModeActive == pieRSFECModeActive || p.FECModeActive == pieRS2FECModeActive)
 }
+
+// CounterValues returns the values of a's fields of the names given, in
+// their order: 0 for a name a has no field of.
+func CounterValues(a Attribute, names ...string) []uint64 {
+	data, err := a.AppendBinary(nil)
+	vals := make([]uint64, len(names))
+	if err != nil {
+		return vals
+	}
+	l := a.Layout()
+	for i, name := range names {
+		if f, ok := l.Field(name); ok {
+			vals[i] = f.Value(data)
+		}
+	}
+	return vals
+}
