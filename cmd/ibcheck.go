@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -206,7 +207,7 @@ func (k *nodeChecker) resolve(b *bytes.Buffer, arg string) (checkTarget, bool) {
 			return fail("guid")
 		}
 		t := checkTarget{lid: fmt.Sprint(uint16(p.LID)), path: p}
-		if _, err := k.smp(t.path).get(mad.LayoutByName("NodeInfo"), 0); err != nil {
+		if _, err := k.smp(t.path).Get(k.ctx, &mad.NodeInfo{}, 0); err != nil {
 			return fail("guid")
 		}
 		return t, true
@@ -216,15 +217,14 @@ func (k *nodeChecker) resolve(b *bytes.Buffer, arg string) (checkTarget, bool) {
 		return fail("lid")
 	}
 	ct := checkTarget{lid: arg, path: mad.LIDPath(t.LID)}
-	if _, err := k.smp(ct.path).get(mad.LayoutByName("NodeInfo"), 0); err != nil {
+	if _, err := k.smp(ct.path).Get(k.ctx, &mad.NodeInfo{}, 0); err != nil {
 		return fail("lid")
 	}
 	return ct, true
 }
 
-func (k *nodeChecker) smp(p mad.Path) *smpQuerier {
-	return &smpQuerier{ctx: k.ctx, x: k.x, path: p}
-}
+// smp is the querier of the node at p.
+func (k *nodeChecker) smp(p mad.Path) *mad.Querier { return mad.NewQuerier(k.x, p) }
 
 // node is ibchecknode: the node answers NodeInfo.
 func (k *nodeChecker) node(arg string) checkResult {
@@ -280,7 +280,7 @@ func (k *nodeChecker) port(kind portCheckKind, arg, port string) checkResult {
 	var pi mad.PortInfo
 	num, err := parsePortArg(port)
 	if err == nil {
-		_, err = k.smp(t.path).decode(&pi, uint32(num))
+		_, err = k.smp(t.path).Get(k.ctx, &pi, uint32(num))
 	}
 	var problems string
 	if err != nil {
@@ -359,10 +359,12 @@ func splitLines(s string) []string {
 // nodeDesc is the scripts' node name: smpquery nodedesc without its label.
 func (k *nodeChecker) nodeDesc(t checkTarget) string {
 	var nd mad.NodeDescription
-	if _, err := k.smp(t.path).decode(&nd, 0); err != nil {
+	if _, err := k.smp(t.path).Get(k.ctx, &nd, 0); err != nil {
 		return ""
 	}
-	return strings.TrimLeft(cleanDesc(nd.NodeDescription.String()), ".")
+	// No map: the description with unprintable bytes made spaces.
+	var names *nodemap.Map
+	return strings.TrimLeft(names.Name(0, nd.NodeDescription.String()), ".")
 }
 
 // counters is the scripts' perfquery LID PORT: PortCounters with the

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/awk"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 )
@@ -172,7 +173,7 @@ var portParens = lazyRegexp(`\(.*\)`)
 func topoItems(text []byte) []topoItem {
 	var items []topoItem
 	for _, line := range strings.Split(strings.TrimSuffix(string(text), "\n"), "\n") {
-		f := awkFields(line)
+		f := strings.Fields(line) // awk's default FS
 		field := func(i int) string {
 			if i < len(f) {
 				return f[i]
@@ -181,7 +182,7 @@ func topoItems(text []byte) []topoItem {
 		}
 		switch {
 		case strings.HasPrefix(line, "Ca"), strings.HasPrefix(line, "Switch"), strings.HasPrefix(line, "Rt"):
-			it := topoItem{kind: topoNode, typ: field(0), guid: awkSubstr(field(2), 4, 16), line: line}
+			it := topoItem{kind: topoNode, typ: field(0), guid: awk.Substr(field(2), 4, 16), line: line}
 			if it.typ == "Switch" {
 				it.lid = awkLIDAfter(line, "port 0 lid ")
 			}
@@ -201,8 +202,8 @@ func topoItems(text []byte) []topoItem {
 // len(marker)); substr(lid, 1, index(lid, " ") - 1).
 func awkLIDAfter(line, marker string) string {
 	i := strings.Index(line, marker) + 1 // awk's index: 0 when missing
-	rest := awkSubstr(line, i+len(marker), len(line))
-	return awkSubstr(rest, 1, strings.Index(rest, " "))
+	rest := awk.Substr(line, i+len(marker), len(line))
+	return awk.Substr(rest, 1, strings.Index(rest, " "))
 }
 
 // passThrough is the scripts' rules for the tools' own messages in the

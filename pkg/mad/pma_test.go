@@ -2,6 +2,7 @@ package mad_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -236,5 +237,66 @@ func TestPMA(t *testing.T) {
 			t.Errorf("PortNumbers: %v; (-want +got):\n%s", err, diff)
 		}
 		x.Close()
+	}
+}
+
+// pieFake answers NodeInfo, PortInfo and PortInfoExtended as a node of
+// the type given whose ports have the capabilities given, and keeps the
+// PortInfo modifiers asked.
+type pieFake struct {
+	nodeType      uint8
+	capMask       uint32
+	capMask2      uint16
+	mu            sync.Mutex
+	portInfoAsked []uint32
+}
+
+func (f *pieFake) handle(req *mad.Packet) []mad.Packet {
+	var h mad.Header
+	h.UnmarshalBinary(req.MAD)
+	var data []byte
+	switch h.AttrID {
+	case mad.AttrNodeInfo:
+		data, _ = (&mad.NodeInfo{NodeType: f.nodeType, NumPorts: 2}).AppendBinary(nil)
+	case mad.AttrPortInfo:
+		f.mu.Lock()
+		f.portInfoAsked = append(f.portInfoAsked, h.AttrMod)
+		f.mu.Unlock()
+		data, _ = (&mad.PortInfo{CapabilityMask: f.capMask, CapabilityMask2: f.capMask2}).AppendBinary(nil)
+	case mad.AttrPortInfoExtended:
+		data, _ = (&mad.PortInfoExtended{CapabilityMask: 1, FECModeActive: 2}).AppendBinary(nil)
+	}
+	return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, data)}
+}
+
+func TestGetPortInfoExtended(t *testing.T) {
+	tests := []struct {
+		name    string
+		fake    *pieFake
+		wantErr string
+		asked   []uint32
+	}{
+		{"CA", &pieFake{nodeType: 1, capMask: 1 << 15, capMask2: 2}, "", []uint32{2}},
+		{"switch asks port 0", &pieFake{nodeType: 2, capMask: 1 << 15, capMask2: 2}, "", []uint32{0}},
+		{"no CapabilityMask2", &pieFake{nodeType: 1, capMask2: 2}, "port info extended not supported: the port has no CapabilityMask2", []uint32{2}},
+		{"not indicated", &pieFake{nodeType: 1, capMask: 1 << 15, capMask2: 4},
+			"port info extended not supported: CapabilityMask2 0x4 does not indicate PortInfoExtended", []uint32{2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := mad.NewTransactor(madtest.New(tt.fake.handle), mad.TransactorOptions{Timeout: time.Second})
+			defer x.Close()
+			pie, data, err := mad.GetPortInfoExtended(context.Background(), mad.NewQuerier(x, mad.LIDPath(3)), 2)
+			if tt.wantErr != "" {
+				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, mad.ErrNoPortInfoExtended) {
+					t.Errorf("error %v, want %q", err, tt.wantErr)
+				}
+			} else if err != nil || !pie.RSFECActive() || len(data) < pie.Layout().Size {
+				t.Errorf("%+v, %d bytes, %v; want RS-FEC active", pie, len(data), err)
+			}
+			if diff := cmp.Diff(tt.asked, tt.fake.portInfoAsked); diff != "" {
+				t.Errorf("unexpected PortInfo modifiers (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
