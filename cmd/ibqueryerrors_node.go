@@ -441,18 +441,14 @@ func (r *nodeErrors) portConfig(num int) {
 	if p == nil {
 		return
 	}
-	l := &linkPrinter{o: &iblinkinfoOptions{names: r.o.names}}
-	lid := p.BaseLID
-	if r.n.Type == subnet.Switch {
-		lid = r.n.SMALID
-	}
-	b := appendInt([]byte("       Link info: "), int(lid), 6)
-	b = append(appendPortNum(b, p), " =="...)
-	b = append(l.appendLink(b, p), "==>  "...)
+	l := subnet.LinkLine{Names: r.o.names}
+	b := fmt.Appendf(nil, "       Link info: %6d", p.LID())
+	b = append(subnet.AppendPortNum(b, p), " =="...)
+	b = append(l.AppendLink(b, p), "==>  "...)
 	if p.Remote != nil {
-		b = l.appendPeer(b, p, true)
+		b = l.AppendPeer(b, p, true)
 	} else {
-		b = append(b, noPeerText...)
+		b = append(b, subnet.NoPeerText...)
 	}
 	r.out.Write(b)
 }
