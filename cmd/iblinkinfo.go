@@ -3,9 +3,7 @@ package cmd
 import (
 	"bufio"
 	"fmt"
-	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -283,129 +281,8 @@ func linkState(p *subnet.Port) uint8 {
 	return p.Info.LinkState
 }
 
-// info returns the port's PortInfo, zero when it was not read (as
-// libibnetdisc's zeroed buffer). Callers only read it.
-func info(p *subnet.Port) *mad.PortInfo {
-	if p.Info == nil {
-		return &zeroPortInfo
-	}
-	return p.Info
-}
-
-// extInfo returns the port's MlnxExtPortInfo, zero when not read. Callers
-// only read it.
-func extInfo(p *subnet.Port) *mad.MlnxExtPortInfo {
-	if p.ExtInfo == nil {
-		return &zeroExtInfo
-	}
-	return p.ExtInfo
-}
-
-// noPeerText ends the line of a port that is down and has no far end.
-const noPeerText = "           [  ] \"\" ( )\n"
-
-// zeroPortInfo and zeroExtInfo stand for attributes not read; never
-// written.
-var (
-	zeroPortInfo mad.PortInfo
-	zeroExtInfo  mad.MlnxExtPortInfo
-)
-
-// capMaskOf is the capability mask libibnetdisc's tools read for a port:
-// port 0's for a switch (0 when port 0 is unknown), the port's own for a
-// CA; ok is false when there is none to read.
-func capMaskOf(p *subnet.Port) (mask uint32, ok bool) {
-	q := p
-	if p.Node.Type == subnet.Switch {
-		if q = p.Node.Port(0); q == nil {
-			return 0, false
-		}
-	}
-	return info(q).CapabilityMask, true
-}
-
-// appendLink appends the "( 4X 2.5 Gbps Active/ LinkUp)" part of a port
-// line to b.
-func (l *linkPrinter) appendLink(b []byte, p *subnet.Port) []byte {
-	pi := info(p)
-	width, speed := uint32(pi.LinkWidthActive), uint32(pi.LinkSpeedActive)
-	fdr10 := extInfo(p).LinkSpeedActive&1 != 0
-	var ext uint32
-	if mask, ok := capMaskOf(p); ok {
-		if mask&capIsExtendedSpeeds != 0 {
-			ext = uint32(pi.LinkSpeedExtActive)
-		}
-	} else {
-		width, speed = 0, 0
-	}
-	if pi.LinkState != portStateDown {
-		b = append(b, '(')
-		b = appendRight(b, 3, func(b []byte) []byte { return mad.FormatLinkWidth.AppendText(b, width) })
-		b = append(b, ' ')
-		b = appendRight(b, 18, func(b []byte) []byte { return appendSpeedText(b, ext, speed, fdr10) })
-		b = append(b, ' ')
-	} else {
-		b = append(b, "(              "...)
-	}
-	b = appendRight(b, 6, func(b []byte) []byte { return mad.FormatPortState.AppendText(b, uint32(pi.LinkState)) })
-	b = append(b, '/')
-	b = appendRight(b, 8, func(b []byte) []byte { return mad.FormatPhysPortState.AppendText(b, uint32(pi.PhysLinkState)) })
-	b = append(b, ')')
-	if pi.LinkState != portStateDown && l.o.Additional {
-		b = strconv.AppendUint(append(b, " (HOQ:"...), uint64(pi.HOQLife), 10)
-		b = strconv.AppendUint(append(b, " VL_Stall:"...), uint64(pi.VLStallCount), 10)
-		b = append(b, ')')
-	}
-	return b
-}
-
-// appendRight appends what add appends, right-aligned in a field of width
-// w, as fmt's %*s does.
-func appendRight(b []byte, w int, add func([]byte) []byte) []byte {
-	start := len(b)
-	b = add(b)
-	if n := len(b) - start; n < w {
-		pad := w - n
-		for range pad {
-			b = append(b, ' ')
-		}
-		copy(b[start+pad:], b[start:start+n])
-		for i := start; i < start+pad; i++ {
-			b[i] = ' '
-		}
-	}
-	return b
-}
-
-// appendInt appends v right-aligned in a field of width w (fmt's %*d).
-func appendInt(b []byte, v, w int) []byte {
-	return appendRight(b, w, func(b []byte) []byte { return strconv.AppendInt(b, int64(v), 10) })
-}
-
-// appendGUID appends v as "0x" and 16 hex digits (fmt's 0x%016x).
-func appendGUID(b []byte, v uint64) []byte {
-	const digits = "0123456789abcdef"
-	b = append(b, '0', 'x')
-	for shift := 60; shift >= 0; shift -= 4 {
-		b = append(b, digits[v>>uint(shift)&0xf])
-	}
-	return b
-}
-
 // capIsExtendedSpeeds is PortInfo CapabilityMask bit 14.
 const capIsExtendedSpeeds = 1 << 14
-
-// appendPortNum appends a port's number and external number as print_port
-// does: "%4d[%2s]".
-func appendPortNum(b []byte, p *subnet.Port) []byte {
-	b = append(appendInt(b, p.Num, 4), '[')
-	if p.ExtNum != 0 {
-		b = appendInt(b, p.ExtNum, 2)
-	} else {
-		b = append(b, "  "...)
-	}
-	return append(b, ']')
-}
 
 // filtered reports whether --filterdownports hides the port: down here
 // and down in the filter fabric (filterdownport_check).
@@ -426,144 +303,9 @@ func (l *linkPrinter) port(p *subnet.Port, prefix string) {
 	if l.filtered(p) {
 		return
 	}
-	n := p.Node
-	b := append(l.buf[:0], prefix...)
-	if l.o.Line {
-		b = append(appendGUID(b, uint64(p.GUID)), " \""...)
-		b = append(appendRight(b, 30, func(b []byte) []byte { return append(b, l.name(n)...) }), "\" "...)
-	} else {
-		b = append(b, "      "...)
-	}
-	lid := n.SMALID
-	if n.Type != subnet.Switch {
-		if !l.o.Line {
-			b = append(appendGUID(b, uint64(p.GUID)), ' ')
-		}
-		lid = p.BaseLID
-	}
-	b = append(appendInt(b, int(lid), 6), ' ')
-	b = append(appendPortNum(b, p), " =="...)
-	b = append(l.appendLink(b, p), "==>  "...)
-	switch {
-	case p.Remote != nil:
-		b = l.appendPeer(b, p, l.o.Line)
-	case linkState(p) == portStateDown:
-		b = append(b, noPeerText...)
-	default:
-		b = append(b, "    \"Port not available\"\n"...)
-	}
-	l.buf = b
-	l.w.Write(b)
-}
-
-// peerLID is the LID printed for a link's far end: its port's, or for a
-// switch port its port 0's.
-func peerLID(r *subnet.Port) rdma.LID {
-	if r.BaseLID == 0 {
-		return r.Node.SMALID
-	}
-	return r.BaseLID
-}
-
-// appendPeer appends the far end of a linked port as print_port writes
-// it (with its port GUID first when withGUID): LID, port, name, and what
-// the link could run at.
-func (l *linkPrinter) appendPeer(b []byte, p *subnet.Port, withGUID bool) []byte {
-	r := p.Remote
-	if withGUID {
-		b = append(appendGUID(b, uint64(r.GUID)), ' ')
-	}
-	b = append(appendInt(b, int(peerLID(r)), 6), ' ')
-	b = append(appendPortNum(b, r), " \""...)
-	b = append(append(b, l.name(r.Node)...), "\" ("...)
-	widthMsg, speedMsg := couldBe(p)
-	return append(append(append(append(b, widthMsg...), ' '), speedMsg...), ")\n"...)
-}
-
-// maxWidth is ibdiag_common.c's get_max_width: the widest width in a set.
-func maxWidth(set uint8) uint32 {
-	r := 0
-	switch {
-	case set&8 != 0:
-		r = 3
-	case set&4 != 0:
-		r = 2
-	case set&2 != 0:
-		r = 1
-	case set&0x10 != 0:
-		r = 4
-	}
-	return 1 << r
-}
-
-// highestBit is get_max: the highest bit set, 1 for none.
-func highestBit(v uint32) uint32 {
-	r := 0
-	for v >>= 1; v != 0; v >>= 1 {
-		r++
-	}
-	return 1 << r
-}
-
-// couldBe is get_max_msg: what the link could run at when both ends
-// support more than it runs at ("Could be 12X", "Could be 10.0 Gbps").
-func couldBe(p *subnet.Port) (widthMsg, speedMsg string) {
-	r := p.Remote
-	pi, ri := info(p), info(r)
-	if w := maxWidth(pi.LinkWidthSupported & ri.LinkWidthSupported); w&uint32(pi.LinkWidthActive) == 0 {
-		widthMsg = couldBeText(mad.FormatLinkWidth, w)
-	}
-	mask, _ := capMaskOf(p)
-	rmask, _ := capMaskOf(r)
-	if mask&capIsExtendedSpeeds != 0 && rmask&capIsExtendedSpeeds != 0 &&
-		pi.LinkSpeedExtSupported != 0 && ri.LinkSpeedExtSupported != 0 {
-		if s := highestBit(uint32(pi.LinkSpeedExtSupported & ri.LinkSpeedExtSupported)); s&uint32(pi.LinkSpeedExtActive) == 0 {
-			speedMsg = couldBeText(mad.FormatLinkSpeedExt, s)
-		}
-		return widthMsg, speedMsg
-	}
-	if extInfo(p).LinkSpeedSupported&1 != 0 && extInfo(r).LinkSpeedSupported&1 != 0 {
-		if extInfo(p).LinkSpeedActive&1 == 0 {
-			if pi.LinkSpeedActive == 4 {
-				speedMsg = "Could be FDR10 (Found link at QDR but expected speed is FDR10)"
-			} else {
-				speedMsg = "Could be FDR10"
-			}
-		}
-		return widthMsg, speedMsg
-	}
-	if s := highestBit(uint32(pi.LinkSpeedSupported & ri.LinkSpeedSupported)); s&uint32(pi.LinkSpeedActive) == 0 {
-		speedMsg = couldBeText(mad.FormatLinkSpeed, s)
-	}
-	return widthMsg, speedMsg
-}
-
-// couldBeTexts holds the "Could be" texts made so far: a fabric has a
-// few, printed on thousands of ports.
-var couldBeTexts struct {
-	sync.Mutex
-	m map[couldBeKey]string
-}
-
-type couldBeKey struct {
-	f mad.Format
-	v uint32
-}
-
-// couldBeText is "Could be " and value v in format f.
-func couldBeText(f mad.Format, v uint32) string {
-	couldBeTexts.Lock()
-	defer couldBeTexts.Unlock()
-	k := couldBeKey{f, v}
-	s, ok := couldBeTexts.m[k]
-	if !ok {
-		if couldBeTexts.m == nil {
-			couldBeTexts.m = make(map[couldBeKey]string)
-		}
-		s = "Could be " + f.Text(v)
-		couldBeTexts.m[k] = s
-	}
-	return s
+	ll := subnet.LinkLine{Names: l.o.names, OneLine: l.o.Line, Additional: l.o.Additional}
+	l.buf = ll.AppendPort(l.buf[:0], p, prefix)
+	l.w.Write(l.buf)
 }
 
 // linkInfoJSON is the --json document: the nodes printed, each port with
@@ -608,21 +350,21 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 			if p == nil || (o.DownOnly && linkState(p) != portStateDown) {
 				continue
 			}
-			pi := info(p)
+			pi := p.InfoOrZero()
 			pj := portJSON{Port: p.Num, PortGUID: p.GUID.String(), LID: int(p.LID()), State: mad.FormatPortState.Text(uint32(pi.LinkState)),
 				PhysState: mad.FormatPhysPortState.Text(uint32(pi.PhysLinkState)), ExternalPort: p.ExtNum}
 			if pi.LinkState != portStateDown {
 				pj.LinkWidth = mad.FormatLinkWidth.Text(uint32(pi.LinkWidthActive))
-				pj.LinkSpeed = linkSpeedText(p)
+				pj.LinkSpeed = p.SpeedText()
 				if o.Additional {
 					h, v := pi.HOQLife, pi.VLStallCount
 					pj.HOQLife, pj.VLStallCount = &h, &v
 				}
 			}
 			if r := p.Remote; r != nil {
-				pj.Remote = &remoteJSON{NodeGUID: r.Node.GUID.String(), PortGUID: r.GUID.String(), Port: r.Num, LID: int(peerLID(r)),
+				pj.Remote = &remoteJSON{NodeGUID: r.Node.GUID.String(), PortGUID: r.GUID.String(), Port: r.Num, LID: int(r.PeerLID()),
 					Description: o.names.Name(uint64(r.Node.GUID), r.Node.Desc)}
-				pj.CouldBeWidth, pj.CouldBeSpeed = couldBe(p)
+				pj.CouldBeWidth, pj.CouldBeSpeed = p.CouldBe()
 				pj.CouldBeWidth = strings.TrimPrefix(pj.CouldBeWidth, "Could be ")
 				pj.CouldBeSpeed = strings.TrimPrefix(pj.CouldBeSpeed, "Could be ")
 			} else if pi.LinkState != portStateDown {
@@ -633,32 +375,4 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 		out = append(out, nj)
 	}
 	return out
-}
-
-// linkSpeedText is the speed a port line shows.
-func linkSpeedText(p *subnet.Port) string {
-	pi := info(p)
-	var ext uint32
-	if mask, ok := capMaskOf(p); ok && mask&capIsExtendedSpeeds != 0 {
-		ext = uint32(pi.LinkSpeedExtActive)
-	}
-	return speedText(ext, uint32(pi.LinkSpeedActive), extInfo(p).LinkSpeedActive&1 != 0)
-}
-
-// speedText names a port's speed as iblinkinfo prints it: the extended
-// speed when there is one, FDR10 when MlnxExtPortInfo says so, else the
-// speed.
-func speedText(ext, speed uint32, fdr10 bool) string {
-	return string(appendSpeedText(nil, ext, speed, fdr10))
-}
-
-// appendSpeedText appends speedText's text to b.
-func appendSpeedText(b []byte, ext, speed uint32, fdr10 bool) []byte {
-	switch {
-	case ext != 0:
-		return mad.FormatLinkSpeedExt.AppendText(b, ext)
-	case fdr10:
-		return append(b, "10.0 Gbps (FDR10)"...)
-	}
-	return mad.FormatLinkSpeed.AppendText(b, speed)
 }

@@ -212,8 +212,7 @@ func TestTopologyFDR10(t *testing.T) {
 			t.Errorf("topology lacks %q:\n%s", want, out)
 		}
 	}
-	l := &linkPrinter{o: &iblinkinfoOptions{}}
-	if got := string(l.appendLink(nil, fab.NodeByGUID(0x200000).Port(1))); !strings.Contains(got, "10.0 Gbps (FDR10)") {
+	if got := string((&subnet.LinkLine{}).AppendLink(nil, fab.NodeByGUID(0x200000).Port(1))); !strings.Contains(got, "10.0 Gbps (FDR10)") {
 		t.Errorf("iblinkinfo link %q, want FDR10", got)
 	}
 }
