@@ -1,11 +1,19 @@
 package cmd
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 func TestParsePortList(t *testing.T) {
@@ -107,5 +115,152 @@ func TestKernelTransportNoDevices(t *testing.T) {
 		if code := Main(tt.args, f); code != tt.code || !strings.Contains(errOut.String(), "no RDMA devices") {
 			t.Errorf("%q: exit %d, %q; want %d", tt.args, code, errOut, tt.code)
 		}
+	}
+}
+
+// perfFake answers as a 3-port switch of LID 5 whose PMA has the
+// capabilities given: each port's PortCounters count its number in
+// SymbolErrorCounter and 100 in PortXmitData, PortXmitWait 9 whatever
+// the PMA claims. It keeps the PerfMgt Sets as "attr port" lines.
+type perfFake struct {
+	caps mad.PMACapability
+	mu   sync.Mutex
+	sets []string
+}
+
+func (f *perfFake) handle(req *mad.Packet) []mad.Packet {
+	var h mad.Header
+	h.UnmarshalBinary(req.MAD)
+	port := req.MAD[mad.SMPDataOffset+1]
+	perf := h.MgmtClass == mad.ClassPerf
+	if perf && h.Method.ChangesState() {
+		f.mu.Lock()
+		f.sets = append(f.sets, fmt.Sprintf("%#04x %d", uint16(h.AttrID), port))
+		f.mu.Unlock()
+	}
+	var a mad.Attribute
+	switch {
+	case !perf && h.AttrID == mad.AttrNodeInfo:
+		a = &mad.NodeInfo{NodeType: 2, NumPorts: 3}
+	case !perf && h.AttrID == mad.AttrSwitchInfo:
+		a = &mad.SwitchInfo{}
+	case h.AttrID == mad.AttrClassPortInfo:
+		a = &mad.ClassPortInfo{CapabilityMask: uint16(f.caps)}
+	case h.AttrID == mad.AttrPortCounters:
+		a = &mad.PortCounters{PortSelect: port, SymbolErrorCounter: uint16(port), PortXmitData: 100, PortXmitWait: 9}
+	case h.AttrID == mad.AttrPortCountersExtended:
+		a = &mad.PortCountersExtended{PortSelect: port, PortXmitData: 1 << 40, SymbolErrorCounter: 3}
+	case h.AttrID == mad.AttrPortXmitDataSL:
+		a = &mad.PortXmitDataSL{PortSelect: port, XmtDataSL3: 33}
+	}
+	var data []byte
+	if a != nil {
+		data, _ = a.AppendBinary(nil)
+	}
+	return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, data)}
+}
+
+// runPerfquery runs perfquery with args against fake.
+func runPerfquery(t *testing.T, fake *perfFake, args ...string) (out, errOut string, err error) {
+	t.Helper()
+	o := parsedOptions(t, "perfquery", newPerfqueryCmd, args)
+	var stdout, stderr bytes.Buffer
+	o.IO.Out, o.IO.ErrOut = &stdout, &stderr
+	o.Open = func() (*mad.Transactor, *rdma.Port, error) {
+		opts := o.Common.transactorOptions()
+		opts.Timeout = time.Second
+		o.Common.setDryRun(&stdout, &opts)
+		return mad.NewTransactor(madtest.New(fake.handle), opts), &rdma.Port{Number: 1, LID: 5}, nil
+	}
+	err = perfqueryRun(o)
+	return stdout.String(), stderr.String(), err
+}
+
+// portCountersDump is perfquery's dump of a perfFake port's PortCounters
+// (PortSelect given), PortXmitWait as given.
+func portCountersDump(sel, symbolErrors, xmitData, xmitWait int) string {
+	return fmt.Sprintf(`PortSelect:......................%d
+CounterSelect:...................0x0000
+SymbolErrorCounter:..............%d
+LinkErrorRecoveryCounter:........0
+LinkDownedCounter:...............0
+PortRcvErrors:...................0
+PortRcvRemotePhysicalErrors:.....0
+PortRcvSwitchRelayErrors:........0
+PortXmitDiscards:................0
+PortXmitConstraintErrors:........0
+PortRcvConstraintErrors:.........0
+CounterSelect2:..................0x00
+LocalLinkIntegrityErrors:........0
+ExcessiveBufferOverrunErrors:....0
+QP1Dropped:......................0
+VL15Dropped:.....................0
+PortXmitData:....................%d
+PortRcvData:.....................0
+PortXmitPkts:....................0
+PortRcvPkts:.....................0
+PortXmitWait:....................%d
+`, sel, symbolErrors, xmitData, xmitWait)
+}
+
+func TestPerfqueryRun(t *testing.T) {
+	xmitWait := mad.PMAXmitWait
+	tests := []struct {
+		name     string
+		caps     mad.PMACapability
+		args     []string
+		want     string
+		wantErr  string
+		wantSets []string
+	}{
+		{"local port", xmitWait, nil,
+			"# Port counters: Lid 5 port 1 (CapMask: 0x1000)\n" + portCountersDump(1, 1, 100, 9), "", nil},
+		{"PortXmitWait not claimed", 0, []string{"5", "2"},
+			"# Port counters: Lid 5 port 2 (CapMask: 0x00)\n" + portCountersDump(2, 2, 100, 0), "", nil},
+		{"ports added up", xmitWait, []string{"-a", "5", "1-3"},
+			"# Port counters: Lid 5 port 255 (CapMask: 0x1000)\n" + portCountersDump(255, 6, 300, 27), "", nil},
+		{"AllPortSelect emulated", xmitWait, []string{"-a", "5"},
+			"# Port counters: Lid 5 port 255 (CapMask: 0x1000)\n" + portCountersDump(255, 6, 300, 27), "", nil},
+		{"each port", xmitWait, []string{"-l", "5", "2,3"},
+			"# Port counters: Lid 5 port 2 (CapMask: 0x1000)\n" + portCountersDump(2, 2, 100, 9) +
+				"# Port counters: Lid 5 port 3 (CapMask: 0x1000)\n" + portCountersDump(3, 3, 100, 9), "", nil},
+		{"no AllPortSelect without -a", 0, []string{"5", "255"}, "", "does not support AllPortSelect", nil},
+		{"extended, no error counters", mad.PMAExtendedWidthNoIETF, []string{"-x", "5", "1"},
+			"# Port extended counters: Lid 5 port 1 (CapMask: 0x400 CapMask2: 0x0000000)\n" +
+				"PortSelect:......................1\nCounterSelect:...................0x0000\n" +
+				"PortXmitData:....................1099511627776\nPortRcvData:.....................0\n" +
+				"PortXmitPkts:....................0\nPortRcvPkts:.....................0\n", "", nil},
+		{"SL counters, reset", 0, []string{"-X", "-r", "5", "1"},
+			"# PortXmitDataSL counters: Lid 5 port 1\nPortSelect:......................1\nCounterSelect:...................0x0000\n" +
+				"XmtDataSL0:......................0\nXmtDataSL1:......................0\nXmtDataSL2:......................0\n" +
+				"XmtDataSL3:......................33\nXmtDataSL4:......................0\nXmtDataSL5:......................0\n" +
+				"XmtDataSL6:......................0\nXmtDataSL7:......................0\nXmtDataSL8:......................0\n" +
+				"XmtDataSL9:......................0\nXmtDataSL10:.....................0\nXmtDataSL11:.....................0\n" +
+				"XmtDataSL12:.....................0\nXmtDataSL13:.....................0\nXmtDataSL14:.....................0\n" +
+				"XmtDataSL15:.....................0\n", "", []string{"0x0036 1"}},
+		{"reset only, each port", xmitWait, []string{"-R", "-l", "5", "1-3"}, "", "", []string{"0x0012 1", "0x0012 2", "0x0012 3"}},
+		{"reset planned", xmitWait, []string{"-R", "--dry-run", "5", "2"},
+			"dry-run: PerfSet(PortCounters) from=madtest0/1 lid=5 attrmod=0x0 PortSelect=2 CounterSelect=0xffff CounterSelect2=0x01\n", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &perfFake{caps: tt.caps}
+			out, _, err := runPerfquery(t, fake, tt.args...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Errorf("error %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, out); diff != "" {
+				t.Errorf("unexpected output (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.wantSets, fake.sets); diff != "" {
+				t.Errorf("unexpected Sets (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
