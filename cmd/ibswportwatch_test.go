@@ -1,11 +1,19 @@
 package cmd
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
 )
 
 func TestPerlNumber(t *testing.T) {
@@ -57,5 +65,77 @@ func TestIbswportwatchArgs(t *testing.T) {
 		if diff := cmp.Diff(tt.want, p); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", tt.args, diff)
 		}
+	}
+}
+
+// swportwatchFake answers as Hca1 at LID 2 (NodeInfo) whose PMA's
+// counters grow at each read: 4 symbol errors, 30 discards and 1000 data
+// words a read.
+type swportwatchFake struct {
+	mu    sync.Mutex
+	reads int
+}
+
+func (f *swportwatchFake) handle(req *mad.Packet) []mad.Packet {
+	var h mad.Header
+	h.UnmarshalBinary(req.MAD)
+	var a mad.Attribute
+	switch {
+	case h.MgmtClass != mad.ClassPerf && h.AttrID == mad.AttrNodeInfo:
+		a = &mad.NodeInfo{NodeType: 1, NumPorts: 1}
+	case h.MgmtClass == mad.ClassPerf && h.AttrID == mad.AttrClassPortInfo:
+		a = &mad.ClassPortInfo{}
+	case h.MgmtClass == mad.ClassPerf && h.AttrID == mad.AttrPortCounters:
+		f.mu.Lock()
+		f.reads++
+		n := f.reads
+		f.mu.Unlock()
+		a = &mad.PortCounters{PortSelect: 1, SymbolErrorCounter: uint16(4 * n), PortXmitDiscards: uint16(30 * n), PortXmitData: uint32(1000 * n)}
+	}
+	var data []byte
+	if a != nil {
+		data, _ = a.AppendBinary(nil)
+	}
+	return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, data)}
+}
+
+func TestIbswportwatchRun(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"rates", []string{"-p", "2", "-n", "2", "2", "1"}, strings.Repeat("Checking counts...\n"+
+			"Detected rate for SymbolErrorCounter (2 cnts/sec)\n"+
+			"Detected excessive rate for PortXmitDiscards (15 cnts/sec)\n", 2)},
+		{"data", []string{"-p", "4", "-n", "1", "-b", "2", "1"}, "Checking counts...\n" +
+			"Detected rate for SymbolErrorCounter (1 cnts/sec)\n" +
+			"Detected rate for PortXmitDiscards (7.5 cnts/sec)\n" +
+			"   250 PortXmitData/second\n   0 PortRcvData/second\n   0 PortXmitPkts/second\n   0 PortRcvPkts/second\n"},
+		{"no cycles", []string{"-n", "0", "2", "1"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := &swportwatchFake{}
+			o := parsedOptions(t, "ibswportwatch", func(f *Factory, runF func(*ibswportwatchOptions) error) *cobra.Command {
+				return newIbswportwatchCmd(f, "ibswportwatch", runF)
+			}, tt.args)
+			var out bytes.Buffer
+			o.IO.Out = &out
+			o.Open = func() (*mad.Transactor, error) {
+				return mad.NewTransactor(madtest.New(fake.handle), mad.TransactorOptions{Timeout: time.Second}), nil
+			}
+			var slept []time.Duration
+			o.Sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+			if err := ibswportwatchRun(o); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
+				t.Errorf("unexpected output (-want +got):\n%s", diff)
+			}
+			if len(slept) != o.Cycles {
+				t.Errorf("slept %v, want %d pauses", slept, o.Cycles)
+			}
+		})
 	}
 }
