@@ -26,7 +26,7 @@ import (
 type errorsPMA struct {
 	mu         sync.Mutex
 	gets, sets int
-	// setMADs are the Sets as "lid attrid attrmod data" lines.
+	// setMADs are the Sets as "lid attrid attrmod fields" lines.
 	setMADs []string
 }
 
@@ -38,8 +38,8 @@ func (a *errorsPMA) handle(req *mad.Packet) []mad.Packet {
 	a.mu.Lock()
 	if h.Method.ChangesState() {
 		a.sets++
-		data := bytes.TrimRight(req.MAD[mad.SMPDataOffset:], "\x00")
-		a.setMADs = append(a.setMADs, fmt.Sprintf("%d %#04x %#x %x", lid, uint16(h.AttrID), h.AttrMod, data))
+		fields := mad.PlannedFields(h.MgmtClass, h.AttrID, req.MAD[mad.SMPDataOffset:], nil)
+		a.setMADs = append(a.setMADs, setLine(lid, h.AttrID, h.AttrMod, fields))
 	} else {
 		a.gets++
 	}
@@ -92,6 +92,16 @@ func errorsFakeFabric() *subnet.Fabric {
 	// LID.
 	fab.Nodes = append(fab.Nodes, sw)
 	return fab
+}
+
+// setLine describes a Set: its LID, attribute, modifier and the fields
+// it writes.
+func setLine(lid rdma.LID, attr mad.AttrID, mod uint32, fields []mad.PlannedField) string {
+	line := fmt.Sprintf("%d %#04x %#x", lid, uint16(attr), mod)
+	for _, f := range fields {
+		line += " " + f.Name + "=" + f.Text
+	}
+	return line
 }
 
 // runQueryErrors runs ibqueryerrors with args on errorsFakeFabric and pma.
@@ -222,14 +232,7 @@ func TestIbqueryerrorsDryRunJSON(t *testing.T) {
 	var planned []string
 	for _, p := range doc.DryRun {
 		lids = append(lids, p.LID)
-		// Data is not in the document: the fields give it back.
-		data := make([]byte, 192)
-		l := mad.LayoutByName(p.Attribute)
-		for _, f := range p.Fields {
-			lf, _ := l.Field(f.Name)
-			lf.SetValue(data, *f.Value)
-		}
-		planned = append(planned, fmt.Sprintf("%d %#04x %#x %x", p.LID, uint16(p.AttrID), p.AttrMod, bytes.TrimRight(data, "\x00")))
+		planned = append(planned, setLine(p.LID, p.AttrID, p.AttrMod, p.Fields))
 	}
 	if diff := cmp.Diff([]rdma.LID{1, 2, 3, 3, 4}, lids); diff != "" || doc.BadPorts != 2 {
 		t.Errorf("badPorts %d, plans to LIDs (-want +got):\n%s", doc.BadPorts, diff)
