@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/ibtool/ibtool/pkg/mad"
 )
 
@@ -42,13 +40,7 @@ func TestNetCheckRun(t *testing.T) {
 			o := fakeNetCheck(t, tt.tool, tt.args)
 			o.IO.Out = &out
 			o.Open = func() (*mad.Transactor, error) { return ff.transactor(&o.Common, &out), nil }
-			err := netCheckRun(o)
-			if code := ExitCode(err); code != tt.wantCode && !(tt.wantCode == 0 && err == nil) {
-				t.Errorf("exit %d (%v), want %d", code, err, tt.wantCode)
-			}
-			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
-				t.Errorf("unexpected output (-want +got):\n%s", diff)
-			}
+			checkScriptResult(t, netCheckRun(o), tt.wantCode, tt.want, out.String())
 			if ff.changes != 0 {
 				t.Errorf("%d Sets sent by a check", ff.changes)
 			}

@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/ibtool/ibtool/pkg/mad"
 )
 
@@ -45,13 +43,7 @@ func TestNodeCheckRun(t *testing.T) {
 			o := fakeNodeCheck(t, tt.tool, tt.args)
 			o.IO.Out = &out
 			o.Open = func() (*mad.Transactor, error) { return ff.transactor(&o.Common, &out), nil }
-			err := nodeCheckRun(o)
-			if code := ExitCode(err); code != tt.wantCode && !(tt.wantCode == 0 && err == nil) {
-				t.Errorf("exit %d (%v), want %d", code, err, tt.wantCode)
-			}
-			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
-				t.Errorf("unexpected output (-want +got):\n%s", diff)
-			}
+			checkScriptResult(t, nodeCheckRun(o), tt.wantCode, tt.want, out.String())
 		})
 	}
 }

@@ -211,3 +211,15 @@ func TestNodeCheckArgs(t *testing.T) {
 		})
 	}
 }
+
+// checkScriptResult checks a script's exit code (0: a nil error) and
+// output.
+func checkScriptResult(t *testing.T, err error, wantCode int, want, got string) {
+	t.Helper()
+	if code := ExitCode(err); code != wantCode && !(wantCode == 0 && err == nil) {
+		t.Errorf("exit %d (%v), want %d", code, err, wantCode)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected output (-want +got):\n%s", diff)
+	}
+}
