@@ -270,7 +270,7 @@ func ccConfigSwitchPort(q *ccQuerier, args []string) (ccSet, error) {
 	if err != nil {
 		return ccSet{}, withContext(err, "node info query")
 	}
-	if ni.NodeType != nodeTypeSwitch {
+	if ni.NodeType != mad.NodeTypeSwitch {
 		return ccSet{}, errors.New("destination not a switch")
 	}
 	if port > int(ni.NumPorts) {

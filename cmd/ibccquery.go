@@ -256,7 +256,7 @@ func ccSwitchPortSetting(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error)
 	if err != nil {
 		return nil, nil, withContext(err, "node info query failed")
 	}
-	if ni.NodeType != nodeTypeSwitch {
+	if ni.NodeType != mad.NodeTypeSwitch {
 		return nil, nil, errors.New("destination not a switch")
 	}
 	el := mad.LayoutByName("SwitchPortCongestionSettingElement")

@@ -23,9 +23,6 @@ func init() {
 	})
 }
 
-// Port states (PortInfo PortState).
-const portStateDown = 1
-
 // iblinkinfoOptions are iblinkinfo's parsed flags.
 type iblinkinfoOptions struct {
 	IO        IOStreams
@@ -45,7 +42,7 @@ type iblinkinfoOptions struct {
 	Line       bool // -l
 	Additional bool // -p
 	// Only is --switches-only or --cas-only; 0 for every type.
-	Only subnet.NodeType
+	Only mad.NodeType
 	// LoadCache reads the fabric from a cache file instead of
 	// discovering; Diff prints what changed since a cached fabric,
 	// DiffCheck what to compare; FilterDownPorts hides the ports that
@@ -87,9 +84,9 @@ iblinkinfo does.`,
 				return usageErrorf("--switches-only and --cas-only: give one")
 			}
 			if switchesOnly {
-				o.Only = subnet.Switch
+				o.Only = mad.NodeTypeSwitch
 			} else if casOnly {
-				o.Only = subnet.CA
+				o.Only = mad.NodeTypeCA
 			}
 			var err error
 			if o.GUID, o.DR, err = parseNodeSelectors(o.guidArg, o.drArg); err != nil {
@@ -233,11 +230,11 @@ func (l *linkPrinter) name(n *subnet.Node) string { return l.o.names.Name(uint64
 // nodeTypeName is iblinkinfo's nodetype_str.
 func nodeTypeName(n *subnet.Node) string {
 	switch n.Type {
-	case subnet.Switch:
+	case mad.NodeTypeSwitch:
 		return "Switch"
-	case subnet.CA:
+	case mad.NodeTypeCA:
 		return "CA"
-	case subnet.Router:
+	case mad.NodeTypeRouter:
 		return "Router"
 	}
 	return "??"
@@ -251,7 +248,7 @@ func (l *linkPrinter) node(n *subnet.Node, prefix string) {
 		if p == nil {
 			continue
 		}
-		if l.o.DownOnly && linkState(p) != portStateDown {
+		if l.o.DownOnly && linkState(p) != mad.PortStateDown {
 			continue
 		}
 		if !header && !l.o.Line {
@@ -264,7 +261,7 @@ func (l *linkPrinter) node(n *subnet.Node, prefix string) {
 
 // header prints "Switch: 0x... name:" or "CA: name:".
 func (l *linkPrinter) header(n *subnet.Node, prefix string) {
-	if n.Type == subnet.Switch {
+	if n.Type == mad.NodeTypeSwitch {
 		guid := n.Info.PortGUID
 		if p0 := n.Port(0); p0 != nil {
 			guid = p0.GUID
@@ -276,7 +273,7 @@ func (l *linkPrinter) header(n *subnet.Node, prefix string) {
 }
 
 // linkState is the port's PortState, 0 when its PortInfo was not read.
-func linkState(p *subnet.Port) uint8 {
+func linkState(p *subnet.Port) mad.PortState {
 	if p.Info == nil {
 		return 0
 	}
@@ -316,7 +313,7 @@ var (
 // CA; ok is false when there is none to read.
 func capMaskOf(p *subnet.Port) (mask uint32, ok bool) {
 	q := p
-	if p.Node.Type == subnet.Switch {
+	if p.Node.Type == mad.NodeTypeSwitch {
 		if q = p.Node.Port(0); q == nil {
 			return 0, false
 		}
@@ -338,7 +335,7 @@ func (l *linkPrinter) appendLink(b []byte, p *subnet.Port) []byte {
 	} else {
 		width, speed = 0, 0
 	}
-	if pi.LinkState != portStateDown {
+	if pi.LinkState != mad.PortStateDown {
 		b = append(b, '(')
 		b = appendRight(b, 3, func(b []byte) []byte { return mad.FormatLinkWidth.AppendText(b, width) })
 		b = append(b, ' ')
@@ -351,7 +348,7 @@ func (l *linkPrinter) appendLink(b []byte, p *subnet.Port) []byte {
 	b = append(b, '/')
 	b = appendRight(b, 8, func(b []byte) []byte { return mad.FormatPhysPortState.AppendText(b, uint32(pi.PhysLinkState)) })
 	b = append(b, ')')
-	if pi.LinkState != portStateDown && l.o.Additional {
+	if pi.LinkState != mad.PortStateDown && l.o.Additional {
 		b = strconv.AppendUint(append(b, " (HOQ:"...), uint64(pi.HOQLife), 10)
 		b = strconv.AppendUint(append(b, " VL_Stall:"...), uint64(pi.VLStallCount), 10)
 		b = append(b, ')')
@@ -410,7 +407,7 @@ func appendPortNum(b []byte, p *subnet.Port) []byte {
 // filtered reports whether --filterdownports hides the port: down here
 // and down in the filter fabric (filterdownport_check).
 func (l *linkPrinter) filtered(p *subnet.Port) bool {
-	if l.filter == nil || linkState(p) != portStateDown {
+	if l.filter == nil || linkState(p) != mad.PortStateDown {
 		return false
 	}
 	fn := l.filter.NodeByGUID(p.Node.GUID)
@@ -418,7 +415,7 @@ func (l *linkPrinter) filtered(p *subnet.Port) bool {
 		return false
 	}
 	fp := fn.Port(p.Num)
-	return fp != nil && linkState(fp) == portStateDown
+	return fp != nil && linkState(fp) == mad.PortStateDown
 }
 
 // port prints one port line (print_port).
@@ -435,7 +432,7 @@ func (l *linkPrinter) port(p *subnet.Port, prefix string) {
 		b = append(b, "      "...)
 	}
 	lid := n.SMALID
-	if n.Type != subnet.Switch {
+	if n.Type != mad.NodeTypeSwitch {
 		if !l.o.Line {
 			b = append(appendGUID(b, uint64(p.GUID)), ' ')
 		}
@@ -447,7 +444,7 @@ func (l *linkPrinter) port(p *subnet.Port, prefix string) {
 	switch {
 	case p.Remote != nil:
 		b = l.appendPeer(b, p, l.o.Line)
-	case linkState(p) == portStateDown:
+	case linkState(p) == mad.PortStateDown:
 		b = append(b, noPeerText...)
 	default:
 		b = append(b, "    \"Port not available\"\n"...)
@@ -510,7 +507,7 @@ func highestBit(v uint32) uint32 {
 func couldBe(p *subnet.Port) (widthMsg, speedMsg string) {
 	r := p.Remote
 	pi, ri := info(p), info(r)
-	if w := maxWidth(pi.LinkWidthSupported & ri.LinkWidthSupported); w&uint32(pi.LinkWidthActive) == 0 {
+	if w := maxWidth(uint8(pi.LinkWidthSupported & ri.LinkWidthSupported)); w&uint32(pi.LinkWidthActive) == 0 {
 		widthMsg = couldBeText(mad.FormatLinkWidth, w)
 	}
 	mask, _ := capMaskOf(p)
@@ -524,7 +521,7 @@ func couldBe(p *subnet.Port) (widthMsg, speedMsg string) {
 	}
 	if extInfo(p).LinkSpeedSupported&1 != 0 && extInfo(r).LinkSpeedSupported&1 != 0 {
 		if extInfo(p).LinkSpeedActive&1 == 0 {
-			if pi.LinkSpeedActive == 4 {
+			if pi.LinkSpeedActive == mad.LinkSpeedQDR {
 				speedMsg = "Could be FDR10 (Found link at QDR but expected speed is FDR10)"
 			} else {
 				speedMsg = "Could be FDR10"
@@ -605,13 +602,13 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 			LID: int(n.SMALID), Ports: []portJSON{}}
 		for num := 1; num <= n.NumPorts; num++ {
 			p := n.Port(num)
-			if p == nil || (o.DownOnly && linkState(p) != portStateDown) {
+			if p == nil || (o.DownOnly && linkState(p) != mad.PortStateDown) {
 				continue
 			}
 			pi := info(p)
 			pj := portJSON{Port: p.Num, PortGUID: p.GUID.String(), LID: int(p.LID()), State: mad.FormatPortState.Text(uint32(pi.LinkState)),
 				PhysState: mad.FormatPhysPortState.Text(uint32(pi.PhysLinkState)), ExternalPort: p.ExtNum}
-			if pi.LinkState != portStateDown {
+			if pi.LinkState != mad.PortStateDown {
 				pj.LinkWidth = mad.FormatLinkWidth.Text(uint32(pi.LinkWidthActive))
 				pj.LinkSpeed = linkSpeedText(p)
 				if o.Additional {
@@ -625,7 +622,7 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 				pj.CouldBeWidth, pj.CouldBeSpeed = couldBe(p)
 				pj.CouldBeWidth = strings.TrimPrefix(pj.CouldBeWidth, "Could be ")
 				pj.CouldBeSpeed = strings.TrimPrefix(pj.CouldBeSpeed, "Could be ")
-			} else if pi.LinkState != portStateDown {
+			} else if pi.LinkState != mad.PortStateDown {
 				pj.NotAvailable = true
 			}
 			nj.Ports = append(nj.Ports, pj)

@@ -299,7 +299,7 @@ func (r *ibportstate) run(q *smpQuerier, local *rdma.Port) error {
 	if err != nil {
 		return err
 	}
-	isSwitch := ni.NodeType == nodeTypeSwitch
+	isSwitch := ni.NodeType == mad.NodeTypeSwitch
 	_, mkey := o.Set["mkey"]
 	_, lease := o.Set["mkeylease"]
 	_, prot := o.Set["mkeyprot"]
@@ -451,7 +451,7 @@ func (r *ibportstate) peer(q *smpQuerier, st *portState, local *rdma.Port) error
 		return withContext(err, "peer port")
 	}
 	r.printf("Peer PortInfo:\n")
-	peer, err := readPort(pq, int(ni.LocalPortNum), ni.NodeType == nodeTypeSwitch)
+	peer, err := readPort(pq, int(ni.LocalPortNum), ni.NodeType == mad.NodeTypeSwitch)
 	if err != nil {
 		return withContext(err, "peer port")
 	}
@@ -495,38 +495,38 @@ func peerWarnings(st, peer *portState) []string {
 		return e
 	}
 	a, b := st.pi, peer.pi
-	width := enabled(a.LinkWidthEnabled, a.LinkWidthSupported, 255) & enabled(b.LinkWidthEnabled, b.LinkWidthSupported, 255)
+	width := enabled(uint8(a.LinkWidthEnabled), uint8(a.LinkWidthSupported), 255) & enabled(uint8(b.LinkWidthEnabled), uint8(b.LinkWidthSupported), 255)
 	for _, w := range []struct {
 		bit  uint8
 		name string
 	}{{8, "12x"}, {4, "8x"}, {2, "4x"}, {16, "2x"}, {1, "1x"}} {
 		if width&w.bit != 0 {
-			if a.LinkWidthActive != w.bit {
+			if uint8(a.LinkWidthActive) != w.bit {
 				warn = append(warn, fmt.Sprintf("Peer ports operating at active width %d rather than %d (%s)", a.LinkWidthActive, w.bit, w.name))
 			}
 			break
 		}
 	}
-	speed := enabled(a.LinkSpeedEnabled, a.LinkSpeedSupported, 15) & enabled(b.LinkSpeedEnabled, b.LinkSpeedSupported, 15)
+	speed := enabled(uint8(a.LinkSpeedEnabled), uint8(a.LinkSpeedSupported), 15) & enabled(uint8(b.LinkSpeedEnabled), uint8(b.LinkSpeedSupported), 15)
 	for _, s := range []struct {
 		bit  uint8
 		name string
 	}{{4, "10.0 Gbps"}, {2, "5.0 Gbps"}, {1, "2.5 Gbps"}} {
 		if speed&s.bit != 0 {
-			if a.LinkSpeedActive != s.bit {
+			if uint8(a.LinkSpeedActive) != s.bit {
 				warn = append(warn, fmt.Sprintf("Peer ports operating at active speed %d rather than %d (%s)", a.LinkSpeedActive, s.bit, s.name))
 			}
 			break
 		}
 	}
 	if st.espeed && peer.espeed {
-		espeed := enabled(a.LinkSpeedExtEnabled, a.LinkSpeedExtSupported, 31) & enabled(b.LinkSpeedExtEnabled, b.LinkSpeedExtSupported, 31)
+		espeed := enabled(uint8(a.LinkSpeedExtEnabled), uint8(a.LinkSpeedExtSupported), 31) & enabled(uint8(b.LinkSpeedExtEnabled), uint8(b.LinkSpeedExtSupported), 31)
 		for _, s := range []struct {
 			bit  uint8
 			name string
 		}{{8, "106.25 Gbps"}, {4, "53.125 Gbps"}, {2, "25.78125 Gbps"}, {1, "14.0625 Gbps"}} {
 			if espeed&s.bit != 0 {
-				if a.LinkSpeedExtActive != s.bit {
+				if uint8(a.LinkSpeedExtActive) != s.bit {
 					warn = append(warn, fmt.Sprintf("Peer ports operating at active extended speed %d rather than %d (%s)", a.LinkSpeedExtActive, s.bit, s.name))
 				}
 				break

@@ -57,7 +57,7 @@ type ibqueryerrorsOptions struct {
 	LoadCache     string
 	// Types are the node types to report (--switch, --ca, --router); all
 	// when none is given.
-	Types map[subnet.NodeType]bool
+	Types map[mad.NodeType]bool
 	// Discover walks the fabric from a directed route with a hop bound;
 	// Transactor opens the MAD transport for the counters.
 	Discover   func(from []uint8, hops int) (*subnet.Fabric, error)
@@ -69,7 +69,7 @@ type ibqueryerrorsOptions struct {
 }
 
 func newIbqueryerrorsCmd(f *Factory, runF func(*ibqueryerrorsOptions) error) *cobra.Command {
-	o := &ibqueryerrorsOptions{IO: f.IO, ThresholdFile: defaultThresholdFile, Types: map[subnet.NodeType]bool{}}
+	o := &ibqueryerrorsOptions{IO: f.IO, ThresholdFile: defaultThresholdFile, Types: map[mad.NodeType]bool{}}
 	var suppress []string
 	var suppressCommon, switches, cas, routers bool
 	c := &cobra.Command{
@@ -101,7 +101,7 @@ node's after its report, and send none.`,
 			if suppressCommon {
 				o.Suppressed = append(o.Suppressed, "PortRcvSwitchRelayErrors")
 			}
-			for t, on := range map[subnet.NodeType]bool{subnet.Switch: switches, subnet.CA: cas, subnet.Router: routers} {
+			for t, on := range map[mad.NodeType]bool{mad.NodeTypeSwitch: switches, mad.NodeTypeCA: cas, mad.NodeTypeRouter: routers} {
 				if on {
 					o.Types[t] = true
 				}
@@ -555,7 +555,7 @@ func (r *nodeErrors) warnf(format string, a ...any) {
 // lidOf is the LID the node's port num is asked at: the switch's, or the
 // CA port's own.
 func (r *nodeErrors) lidOf(num int) rdma.LID {
-	if r.n.Type == subnet.Switch {
+	if r.n.Type == mad.NodeTypeSwitch {
 		return r.n.SMALID
 	}
 	return r.n.Ports[num].BaseLID
@@ -565,7 +565,7 @@ func (r *nodeErrors) check() {
 	n := r.n
 	r.name = r.o.names.Name(uint64(n.GUID), n.Desc)
 	start := 1
-	if n.Type == subnet.Switch && n.EnhancedPort0 {
+	if n.Type == mad.NodeTypeSwitch && n.EnhancedPort0 {
 		start = 0
 	}
 	// The PMA's capabilities, asked at the switch or the first port.
@@ -624,7 +624,7 @@ func (r *nodeErrors) portLID(num int) rdma.LID {
 // firstPort is the port the node's LID comes from: 0 for a switch, the
 // lowest known port of a CA.
 func (r *nodeErrors) firstPort() int {
-	if r.n.Type == subnet.Switch {
+	if r.n.Type == mad.NodeTypeSwitch {
 		return 0
 	}
 	for num := 1; num <= r.n.NumPorts; num++ {
@@ -725,11 +725,11 @@ func (r *nodeErrors) errors(num int) bool {
 		}
 	}
 	r.nodeHeader("Errors for")
-	if num != allPortsSelect || r.n.Type == subnet.Switch {
+	if num != allPortsSelect || r.n.Type == mad.NodeTypeSwitch {
 		r.record(num, counters)
 	}
 	if num == allPortsSelect {
-		if r.n.Type == subnet.Switch {
+		if r.n.Type == mad.NodeTypeSwitch {
 			fmt.Fprintf(&r.out, "   GUID 0x%x port ALL:%s\n", uint64(r.n.Ports[0].GUID), text.String())
 		}
 		return true
@@ -748,7 +748,7 @@ func (r *nodeErrors) nodeHeader(what string) {
 		return
 	}
 	r.header = true
-	if r.n.Type == subnet.Switch {
+	if r.n.Type == mad.NodeTypeSwitch {
 		fmt.Fprintf(&r.out, "%s 0x%x \"%s\"\n", what, uint64(r.n.Ports[0].GUID), r.name)
 	} else {
 		fmt.Fprintf(&r.out, "%s \"%s\"\n", what, r.name)
@@ -878,7 +878,7 @@ func (r *nodeErrors) portConfig(num int) {
 	}
 	l := &linkPrinter{o: &iblinkinfoOptions{names: r.o.names}}
 	lid := p.BaseLID
-	if r.n.Type == subnet.Switch {
+	if r.n.Type == mad.NodeTypeSwitch {
 		lid = r.n.SMALID
 	}
 	b := appendInt([]byte("       Link info: "), int(lid), 6)

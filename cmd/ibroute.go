@@ -142,7 +142,7 @@ func checkSwitch(q *smpQuerier) (*switchInfo, error) {
 	if _, err := q.decode(&nd, 0); err != nil {
 		return nil, err
 	}
-	if ni.NodeType != nodeTypeSwitch {
+	if ni.NodeType != mad.NodeTypeSwitch {
 		return nil, fmt.Errorf("%s is not a switch (NodeType %d)", q.path, ni.NodeType)
 	}
 	sw := &switchInfo{ni: ni, desc: nd.NodeDescription.String()}
@@ -323,7 +323,7 @@ func lookupLID(q *smpQuerier, lid int) lidDest {
 	if err != nil {
 		return lidDest{}
 	}
-	return lidDest{ok: true, nodeType: ni.NodeType, portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String(), nodeGUID: ni.NodeGUID}
+	return lidDest{ok: true, nodeType: uint8(ni.NodeType), portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String(), nodeGUID: ni.NodeGUID}
 }
 
 // mftEntry is one MLID of the multicast dump.

@@ -156,7 +156,7 @@ type traceNode struct {
 // portNum is the port the node was reached on (NodeInfo:LocalPortNum).
 func (n *traceNode) portNum() int { return int(n.ni.LocalPortNum) }
 
-func (n *traceNode) isSwitch() bool { return n.ni.NodeType == nodeTypeSwitch }
+func (n *traceNode) isSwitch() bool { return n.ni.NodeType == mad.NodeTypeSwitch }
 
 // tracer walks routes for one run.
 type tracer struct {
@@ -200,7 +200,7 @@ func printableDesc(d mad.NodeDescString) string {
 
 var traceNodeTypes = []string{"???", "ca", "switch", "router", "iwarp rnic"}
 
-func traceNodeType(t uint8) string {
+func traceNodeType(t mad.NodeType) string {
 	if int(t) < len(traceNodeTypes) {
 		return traceNodeTypes[t]
 	}

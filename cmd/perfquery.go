@@ -378,7 +378,7 @@ func (q *perfquery) allPortNumbers() ([]int, error) {
 		return nil, errors.New("NodeInfo says the node has no ports")
 	}
 	start := 1
-	if ni.NodeType == nodeTypeSwitch {
+	if ni.NodeType == mad.NodeTypeSwitch {
 		var si mad.SwitchInfo
 		if _, err := sq.decode(&si, 0); err != nil {
 			return nil, err

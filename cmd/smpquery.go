@@ -325,9 +325,8 @@ const (
 	cap2PortInfoExtended = 1 << 1  // CapabilityMask2 IsPortInfoExtendedSupported
 )
 
-// Node types, table sizes and VL arbitration blocks (IBA 14.2.5).
+// Table sizes and VL arbitration blocks (IBA 14.2.5).
 const (
-	nodeTypeSwitch       = 2
 	pkeysPerBlock        = 32
 	guidsPerBlock        = 8
 	vlArbEntriesPerBlock = 32
@@ -341,7 +340,7 @@ func smpqueryPortInfoExtended(q *smpQuerier, o *smpqueryOptions) (smpqueryResult
 		return smpqueryResult{}, err
 	}
 	port := o.Port
-	if ni.NodeType == nodeTypeSwitch {
+	if ni.NodeType == mad.NodeTypeSwitch {
 		port = 0
 	}
 	var pi mad.PortInfo
@@ -395,7 +394,7 @@ func smpqueryPKeyTable(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error
 		return smpqueryResult{}, fmt.Errorf("invalid port number %d: the node has %d ports", o.Port, ni.NumPorts)
 	}
 	n := int(ni.PartitionCap)
-	if ni.NodeType == nodeTypeSwitch && o.Port != 0 {
+	if ni.NodeType == mad.NodeTypeSwitch && o.Port != 0 {
 		var si mad.SwitchInfo
 		if _, err := q.decode(&si, 0); err != nil {
 			return smpqueryResult{}, err
@@ -482,7 +481,7 @@ func smpquerySL2VL(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
 	}
 	var entries []entry
 	pairs := [][2]int{{0, 0}}
-	if ni.NodeType == nodeTypeSwitch {
+	if ni.NodeType == mad.NodeTypeSwitch {
 		pairs = nil
 		for in := 0; in <= int(ni.NumPorts); in++ {
 			pairs = append(pairs, [2]int{in, o.Port})
@@ -522,7 +521,7 @@ func smpqueryVLArb(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error) {
 		if err != nil {
 			return smpqueryResult{}, err
 		}
-		if ni.NodeType == nodeTypeSwitch {
+		if ni.NodeType == mad.NodeTypeSwitch {
 			var si mad.SwitchInfo
 			if _, err := q.decode(&si, 0); err != nil {
 				return smpqueryResult{}, err

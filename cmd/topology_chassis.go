@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -56,13 +57,13 @@ func (t *topology) chassisNodes() {
 		}
 		t.w.WriteString("\n# Chassis Switches")
 		for _, n := range ch.Nodes {
-			if n.Type == subnet.Switch {
+			if n.Type == mad.NodeTypeSwitch {
 				t.node(n, chname)
 			}
 		}
 		t.w.WriteString("\n# Chassis CAs")
 		for _, n := range ch.Nodes {
-			if n.Type == subnet.CA {
+			if n.Type == mad.NodeTypeCA {
 				t.node(n, chname)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -395,7 +396,7 @@ func voltaireRecord(n *Node) slotRecord {
 	case b.spine():
 		// The first switch found is taken to be a line.
 		eachLink(n, spinePorts(n), func(p *Port) bool {
-			if p.Remote.Node.Type == Switch && s.typ == unresolvedCT {
+			if p.Remote.Node.Type == mad.NodeTypeSwitch && s.typ == unresolvedCT {
 				sfbSlot(&s, n, p.Remote)
 			}
 			return true
@@ -418,7 +419,7 @@ func spineGuests(n *Node, fn func(spinePort *Port)) {
 		return
 	}
 	eachLink(n, spinePorts(n), func(p *Port) bool {
-		if p.Remote.Node.Type != Switch {
+		if p.Remote.Node.Type != mad.NodeTypeSwitch {
 			fn(p)
 		}
 		return true
@@ -544,7 +545,7 @@ func cAtoi(s string) int64 {
 // when several spines reach it, localRecord takes the one on its lowest
 // port.
 func localRecord(n *Node) slotRecord {
-	if n.Type == Switch {
+	if n.Type == mad.NodeTypeSwitch {
 		switch n.Info.VendorID {
 		case vendorVoltaire:
 			return voltaireRecord(n)
@@ -561,7 +562,7 @@ func localRecord(n *Node) slotRecord {
 			continue
 		}
 		spine := p.Remote.Node
-		if spine.Type != Switch || spine.Info.VendorID != vendorVoltaire {
+		if spine.Type != mad.NodeTypeSwitch || spine.Info.VendorID != vendorVoltaire {
 			continue
 		}
 		// The spine's lowest port that reaches n.
@@ -773,7 +774,7 @@ func (f *Fabric) GroupChassisErr() ([]*Chassis, error) {
 		}
 	}
 	g := &grouping{rec: make(map[*Node]*slotRecord), byGUID: make(map[rdma.GUID]*Chassis)}
-	switches := f.ByType(Switch)
+	switches := f.ByType(mad.NodeTypeSwitch)
 	all := f.All()
 
 	// Slot records from links and NodeDescriptions.

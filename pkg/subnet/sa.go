@@ -132,7 +132,7 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 		}
 		n := byGUID[ni.NodeGUID]
 		if n == nil {
-			n = &Node{GUID: ni.NodeGUID, Type: NodeType(ni.NodeType), NumPorts: int(ni.NumPorts), Info: ni,
+			n = &Node{GUID: ni.NodeGUID, Type: ni.NodeType, NumPorts: int(ni.NumPorts), Info: ni,
 				Ports: make([]*Port, int(ni.NumPorts)+1)}
 			copy(n.InfoRaw[:], raw)
 			copy(n.DescRaw[:], r[44:108])
@@ -140,7 +140,7 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 			byGUID[n.GUID] = n
 			f.Nodes = append(f.Nodes, n)
 		}
-		if n.Type == Switch {
+		if n.Type == mad.NodeTypeSwitch {
 			switchByLID[lid] = n
 			switchPorts[lid] = make([]Port, n.NumPorts+1)
 			if noPortInfo {
@@ -216,7 +216,7 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 				p.BaseLID, p.LMC = rdma.LID(p.Info.LID), p.Info.LMC
 			}
 		}
-		if n.Type == Switch && n.Ports[0] != nil {
+		if n.Type == mad.NodeTypeSwitch && n.Ports[0] != nil {
 			n.SMALID, n.SMALMC = n.Ports[0].BaseLID, n.Ports[0].LMC
 			for _, p := range n.Ports[1:] {
 				if p != nil {
@@ -235,7 +235,7 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if p != nil && p.GUID == local && (n.Type != Switch || p.Num == 0) {
+			if p != nil && p.GUID == local && (n.Type != mad.NodeTypeSwitch || p.Num == 0) {
 				f.From, f.FromPort = n, p.Num
 			}
 		}

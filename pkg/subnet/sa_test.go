@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -114,11 +115,11 @@ func TestFabricFromRecordsMany(t *testing.T) {
 			if p.Info == nil {
 				t.Fatalf("%s port %d has no PortInfo", n.Desc, p.Num)
 			}
-			up := p.Info.PhysLinkState == physLinkUp
+			up := p.Info.PhysLinkState == mad.PhysPortStateLinkUp
 			if up != (p.Remote != nil) {
 				t.Errorf("%s %#x port %d: up %v, linked %v", n.Desc, n.GUID, p.Num, up, p.Remote != nil)
 			}
-			if n.Type != Switch && p.BaseLID != rdma.LID(n.GUID-0xa0000) {
+			if n.Type != mad.NodeTypeSwitch && p.BaseLID != rdma.LID(n.GUID-0xa0000) {
 				t.Errorf("CA %#x has LID %d", n.GUID, p.BaseLID)
 			}
 		}
@@ -228,7 +229,7 @@ func TestFabricFromRecordsNoPortInfo(t *testing.T) {
 			for _, n := range lean.Nodes {
 				for num, p := range n.Ports {
 					switch {
-					case p == nil && n.Type == Switch:
+					case p == nil && n.Type == mad.NodeTypeSwitch:
 						t.Errorf("%s has no port %d", n.Desc, num)
 					case p != nil && p.Info != nil:
 						t.Errorf("%s port %d has a PortInfo", n.Desc, num)
