@@ -1,0 +1,103 @@
+package cmd
+
+import (
+	"encoding/json"
+	"sort"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
+)
+
+// fabricKeyPaths returns the sorted key paths of a JSON document: an
+// object's keys joined by ".", an array's elements as "[]", each path
+// once.
+func fabricKeyPaths(t *testing.T, doc string) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatalf("%v in %s", err, doc)
+	}
+	seen := map[string]bool{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				seen[p] = true
+				walk(p, e)
+			}
+		case []any:
+			for _, e := range v {
+				walk(prefix+"[]", e)
+			}
+		}
+	}
+	walk("", v)
+	paths := make([]string, 0, len(seen))
+	for p := range seen {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+// TestFabricJSONKeys pins the --json keys of the discovery tools on the
+// two-switch fabric (one CA port narrowed to 1X, so that "could be"
+// appears). Keys the fixture cannot show: iblinkinfo's notAvailable and
+// externalPort, ibnetdiscover's enhancedPort0 and errors.
+func TestFabricJSONKeys(t *testing.T) {
+	fab := fakeTwoSwitches(t, func(ff *subnettest.Fabric) { ff.Node("Hca2").Ports[1].Width = mad.LinkWidth1X })
+	topo := fakeTopologyText(t, fab, true)
+	run := map[string]func(args ...string) string{
+		"ibnetdiscover": func(args ...string) string {
+			out, _, err := runIbnetdiscover(t, fab, args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return out
+		},
+		"iblinkinfo": func(args ...string) string { return runIblinkinfo(t, fab, args...) },
+		"ibnodes":    func(args ...string) string { return runNodeList(t, "ibnodes", topo, args...) },
+		"ibprintca":  func(args ...string) string { return runNodePrint(t, "ibprintca", topo, args...) },
+	}
+	tests := []struct {
+		tool string
+		args []string
+		want []string
+	}{
+		{"ibnetdiscover", []string{"--json"}, []string{
+			"fromNode", "fromPort", "mads", "maxHops", "nodes",
+			"nodes[].description", "nodes[].deviceID", "nodes[].lid", "nodes[].nodeGUID",
+			"nodes[].numPorts", "nodes[].path", "nodes[].portGUID", "nodes[].ports",
+			"nodes[].ports[].lid", "nodes[].ports[].linkSpeedActive", "nodes[].ports[].linkState",
+			"nodes[].ports[].linkWidthActive", "nodes[].ports[].lmc", "nodes[].ports[].physLinkState",
+			"nodes[].ports[].port", "nodes[].ports[].portGUID", "nodes[].ports[].remote",
+			"nodes[].ports[].remote.description", "nodes[].ports[].remote.nodeGUID", "nodes[].ports[].remote.port",
+			"nodes[].ports[].remote.portGUID", "nodes[].systemImageGUID", "nodes[].type", "nodes[].vendorID",
+		}},
+		{"iblinkinfo", []string{"--json", "-p"}, []string{
+			"[].description", "[].lid", "[].nodeGUID", "[].ports",
+			"[].ports[].couldBeWidth", "[].ports[].hoqLife", "[].ports[].lid", "[].ports[].linkSpeedActive",
+			"[].ports[].linkWidthActive", "[].ports[].port", "[].ports[].portGUID", "[].ports[].portPhysicalState",
+			"[].ports[].portState", "[].ports[].remote", "[].ports[].remote.description", "[].ports[].remote.lid",
+			"[].ports[].remote.nodeGUID", "[].ports[].remote.port", "[].ports[].remote.portGUID",
+			"[].ports[].vlStallCount", "[].type",
+		}},
+		{"ibnodes", []string{"--json"}, []string{"[].description", "[].nodeGUID", "[].numPorts", "[].type"}},
+		{"ibprintca", []string{"--json", "Hca2"}, []string{"lines", "matches"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, fabricKeyPaths(t, run[tt.tool](tt.args...))); diff != "" {
+				t.Errorf("unexpected %s --json keys (-want +got):\n%s", tt.tool, diff)
+			}
+		})
+	}
+}
