@@ -107,8 +107,8 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 	f.noPortInfo = noPortInfo
 	byGUID := make(map[rdma.GUID]*Node, len(nodeRecs))
 	// By LID, up to the highest a NodeRecord holds: the records name
-	// ports by LID some 500,000 times on a 30,000-node fabric, too many
-	// for maps.
+	// ports by LID once per port and link end, so a slice index beats a
+	// map lookup there.
 	top := 0
 	for _, r := range nodeRecs {
 		top = max(top, int(binary.BigEndian.Uint16(r)))
