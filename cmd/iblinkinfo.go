@@ -229,13 +229,8 @@ func (l *linkPrinter) name(n *subnet.Node) string { return l.o.names.Name(uint64
 
 // nodeTypeName is iblinkinfo's nodetype_str.
 func nodeTypeName(n *subnet.Node) string {
-	switch n.Type {
-	case mad.NodeTypeSwitch:
-		return "Switch"
-	case mad.NodeTypeCA:
-		return "CA"
-	case mad.NodeTypeRouter:
-		return "Router"
+	if s := n.Type.Abbrev(); s != "" {
+		return s
 	}
 	return "??"
 }
@@ -606,10 +601,10 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 				continue
 			}
 			pi := info(p)
-			pj := portJSON{Port: p.Num, PortGUID: p.GUID.String(), LID: int(p.LID()), State: mad.FormatPortState.Text(uint32(pi.LinkState)),
-				PhysState: mad.FormatPhysPortState.Text(uint32(pi.PhysLinkState)), ExternalPort: p.ExtNum}
+			pj := portJSON{Port: p.Num, PortGUID: p.GUID.String(), LID: int(p.LID()), State: pi.LinkState.String(),
+				PhysState: pi.PhysLinkState.String(), ExternalPort: p.ExtNum}
 			if pi.LinkState != mad.PortStateDown {
-				pj.LinkWidth = mad.FormatLinkWidth.Text(uint32(pi.LinkWidthActive))
+				pj.LinkWidth = pi.LinkWidthActive.String()
 				pj.LinkSpeed = linkSpeedText(p)
 				if o.Additional {
 					h, v := pi.HOQLife, pi.VLStallCount

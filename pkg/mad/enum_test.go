@@ -137,3 +137,13 @@ func TestGeneratedEnums(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeTypeAbbrev(t *testing.T) {
+	var got []string
+	for _, nt := range []NodeType{0, NodeTypeCA, NodeTypeSwitch, NodeTypeRouter, 4} {
+		got = append(got, nt.Abbrev())
+	}
+	if diff := cmp.Diff([]string{"", "CA", "Switch", "Router", ""}, got); diff != "" {
+		t.Errorf("unexpected abbreviations (-want +got):\n%s", diff)
+	}
+}

@@ -252,3 +252,18 @@ func (f Format) Text(v uint32) string { return string(appendNamed(nil, f, v)) }
 
 // AppendText appends what Text returns to b.
 func (f Format) AppendText(b []byte, v uint32) []byte { return appendNamed(b, f, v) }
+
+// Abbrev returns the short name infiniband-diags' fabric tools give a node
+// type (iblinkinfo's nodetype_str, libibnetdisc's cache): "CA", "Switch" or
+// "Router"; "" for other values.
+func (t NodeType) Abbrev() string {
+	switch t {
+	case NodeTypeCA:
+		return "CA"
+	case NodeTypeSwitch:
+		return "Switch"
+	case NodeTypeRouter:
+		return "Router"
+	}
+	return ""
+}

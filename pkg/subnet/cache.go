@@ -706,25 +706,17 @@ func (nj *nodeJSON) node() (*Node, error) {
 
 // typeName names a node type in JSON: CA, Switch, Router, or the number.
 func typeName(t mad.NodeType) string {
-	switch t {
-	case mad.NodeTypeCA:
-		return "CA"
-	case mad.NodeTypeSwitch:
-		return "Switch"
-	case mad.NodeTypeRouter:
-		return "Router"
+	if s := t.Abbrev(); s != "" {
+		return s
 	}
 	return strconv.Itoa(int(t))
 }
 
 func parseTypeName(s string) (mad.NodeType, error) {
-	switch s {
-	case "CA":
-		return mad.NodeTypeCA, nil
-	case "Switch":
-		return mad.NodeTypeSwitch, nil
-	case "Router":
-		return mad.NodeTypeRouter, nil
+	for _, t := range []mad.NodeType{mad.NodeTypeCA, mad.NodeTypeSwitch, mad.NodeTypeRouter} {
+		if s == t.Abbrev() {
+			return t, nil
+		}
 	}
 	v, err := strconv.ParseUint(s, 10, 8)
 	if err != nil {

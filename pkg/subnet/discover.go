@@ -456,7 +456,7 @@ func checkNodeInfo(ni *mad.NodeInfo, raw []byte) error {
 // without an extended speed.
 func wantsExtInfo(p *Port) bool {
 	return p.Info != nil && supportsExtInfo(p.Node) && p.Info.PhysLinkState == mad.PhysPortStateLinkUp &&
-		p.Info.LinkSpeedActive == 4 && p.LinkSpeedExtActive() == 0
+		p.Info.LinkSpeedActive == mad.LinkSpeedQDR && p.LinkSpeedExtActive() == 0
 }
 
 // supportsExtInfo reports whether the node's device ID is one libibnetdisc
