@@ -130,7 +130,7 @@ type topology struct {
 	full  bool // -f
 	group bool // -g
 	// chassis are the fabric's chassis (-g).
-	chassis chassisList
+	chassis []*subnet.Chassis
 }
 
 // name is the node's name in the map, or its cleaned description.
@@ -158,7 +158,7 @@ func (t *topology) ids(n *subnet.Node, chname, prefix string) {
 		if chname != "" {
 			fmt.Fprintf(t.w, " (%s)", cleanDesc(chname))
 		}
-		if isXsigoTCA(n.GUID) {
+		if subnet.IsXsigoTCA(n.GUID) {
 			if p := n.Port(1); p != nil && p.Remote != nil {
 				fmt.Fprintf(t.w, " slot %d", p.Remote.Num)
 			}
@@ -175,10 +175,10 @@ func (t *topology) switchNode(n *subnet.Node, chname, idPrefix, swPrefix string)
 	fmt.Fprintf(t.w, "%sswitchguid=0x%x(%x)", idPrefix, uint64(n.GUID), uint64(n.Info.PortGUID))
 	if t.group {
 		t.w.WriteString("\t# ")
-		if s := chassisType(n); s != "" {
+		if s := n.ChassisType(); s != "" {
 			t.w.WriteString(s + " ")
 		}
-		t.w.WriteString(chassisSlot(n))
+		t.w.WriteString(n.ChassisSlot())
 	}
 	t.w.WriteByte('\n')
 	t.switchDetail(n, swPrefix)
@@ -207,7 +207,7 @@ func (t *topology) caNode(n *subnet.Node, chname, idPrefix, caPrefix string) {
 	}
 	fmt.Fprintf(t.w, "%s%sguid=0x%x\n", idPrefix, typ, uint64(n.GUID))
 	t.caDetail(n, caPrefix)
-	if t.group && isXsigoHCA(n.GUID) {
+	if t.group && subnet.IsXsigoHCA(n.GUID) {
 		t.w.WriteString(" (scp)")
 	}
 	t.w.WriteByte('\n')
@@ -268,9 +268,9 @@ func (t *topology) switchPort(p *subnet.Port, prefix string) {
 	if t.full {
 		fmt.Fprintf(t.w, " s=%d w=%d v=%d", l.speed, l.width, l.vlCap)
 	}
-	if isXsigoTCA(r.GUID) {
+	if subnet.IsXsigoTCA(r.GUID) {
 		fmt.Fprintf(t.w, " slot %d", p.Num)
-	} else if isXsigoHCA(r.GUID) {
+	} else if subnet.IsXsigoHCA(r.GUID) {
 		t.w.WriteString(" (scp)")
 	}
 	t.w.WriteByte('\n')

@@ -6,6 +6,7 @@
 package subnettest
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -37,7 +38,9 @@ type Node struct {
 	Desc     string
 	DeviceID uint16
 	VendorID uint32
-	Ports    []*Port // 0..N; a CA's port 0 is nil
+	// SystemImageGUID is NodeInfo's; 0 gives the node's GUID.
+	SystemImageGUID rdma.GUID
+	Ports           []*Port // 0..N; a CA's port 0 is nil
 	// Dead nodes answer nothing.
 	Dead bool
 	// NoLIDRoute nodes answer only directed-route SMPs, as a switch
@@ -258,7 +261,7 @@ func (n *Node) answer(id mad.AttrID, mod uint32, entry int) ([]byte, mad.Status)
 	switch id {
 	case mad.AttrNodeInfo:
 		ni := &mad.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: n.Type, NumPorts: uint8(len(n.Ports) - 1),
-			SystemImageGUID: n.GUID, NodeGUID: n.GUID, PortGUID: n.Ports[max(entry, 0)].GUID, PartitionCap: 64,
+			SystemImageGUID: cmp.Or(n.SystemImageGUID, n.GUID), NodeGUID: n.GUID, PortGUID: n.Ports[max(entry, 0)].GUID, PartitionCap: 64,
 			DeviceID: n.DeviceID, LocalPortNum: uint8(entry), VendorID: n.VendorID}
 		a = ni
 	case mad.AttrNodeDescription:
