@@ -324,7 +324,7 @@ func (l *linkPrinter) appendLink(b []byte, p *subnet.Port) []byte {
 	fdr10 := extInfo(p).LinkSpeedActive&1 != 0
 	var ext uint32
 	if mask, ok := capMaskOf(p); ok {
-		if mask&capIsExtendedSpeeds != 0 {
+		if mask&mad.PortCapIsExtendedSpeedsSupported != 0 {
 			ext = uint32(pi.LinkSpeedExtActive)
 		}
 	} else {
@@ -383,9 +383,6 @@ func appendGUID(b []byte, v uint64) []byte {
 	}
 	return b
 }
-
-// capIsExtendedSpeeds is PortInfo CapabilityMask bit 14.
-const capIsExtendedSpeeds = 1 << 14
 
 // appendPortNum appends a port's number and external number as print_port
 // does: "%4d[%2s]".
@@ -507,7 +504,7 @@ func couldBe(p *subnet.Port) (widthMsg, speedMsg string) {
 	}
 	mask, _ := capMaskOf(p)
 	rmask, _ := capMaskOf(r)
-	if mask&capIsExtendedSpeeds != 0 && rmask&capIsExtendedSpeeds != 0 &&
+	if mask&mad.PortCapIsExtendedSpeedsSupported != 0 && rmask&mad.PortCapIsExtendedSpeedsSupported != 0 &&
 		pi.LinkSpeedExtSupported != 0 && ri.LinkSpeedExtSupported != 0 {
 		if s := highestBit(uint32(pi.LinkSpeedExtSupported & ri.LinkSpeedExtSupported)); s&uint32(pi.LinkSpeedExtActive) == 0 {
 			speedMsg = couldBeText(mad.FormatLinkSpeedExt, s)
@@ -631,7 +628,7 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 func linkSpeedText(p *subnet.Port) string {
 	pi := info(p)
 	var ext uint32
-	if mask, ok := capMaskOf(p); ok && mask&capIsExtendedSpeeds != 0 {
+	if mask, ok := capMaskOf(p); ok && mask&mad.PortCapIsExtendedSpeedsSupported != 0 {
 		ext = uint32(pi.LinkSpeedExtActive)
 	}
 	return speedText(ext, uint32(pi.LinkSpeedActive), extInfo(p).LinkSpeedActive&1 != 0)

@@ -250,7 +250,7 @@ func switchLink(p *subnet.Port) portLink {
 		l.speed = 0
 		return l
 	}
-	if p0.Info.CapabilityMask&capIsExtendedSpeeds != 0 && p.Info != nil {
+	if p0.Info.CapabilityMask&mad.PortCapIsExtendedSpeedsSupported != 0 && p.Info != nil {
 		l.ext = p.Info.LinkSpeedExtActive
 	}
 	return l

@@ -147,3 +147,18 @@ func TestNodeTypeAbbrev(t *testing.T) {
 		t.Errorf("unexpected abbreviations (-want +got):\n%s", diff)
 	}
 }
+
+// TestPortCapBits checks the capability bit constants against the names
+// the dumper prints for them.
+func TestPortCapBits(t *testing.T) {
+	got := map[string]uint32{}
+	for _, bit := range []uint32{PortCapIsSM, PortCapIsSMDisabled, PortCapIsExtendedSpeedsSupported, PortCapIsCapabilityMask2Supported} {
+		got[portCapNames[bitIndex(bit)]] = bit
+	}
+	got[portCap2Names[bitIndex(PortCap2IsPortInfoExtendedSupported)]] = PortCap2IsPortInfoExtendedSupported
+	want := map[string]uint32{"IsSM": 1 << 1, "IsSMdisabled": 1 << 10, "IsExtendedSpeedsSupported": 1 << 14,
+		"IsCapabilityMask2Supported": 1 << 15, "IsPortInfoExtendedSupported": 1 << 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected capability bits (-want +got):\n%s", diff)
+	}
+}

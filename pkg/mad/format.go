@@ -196,6 +196,16 @@ func appendCapMask(b []byte, v uint32, names []string) []byte {
 	return b
 }
 
+// PortInfo:CapabilityMask and CapabilityMask2 bits that tools test; the
+// names are those libibmad dumps (portCapNames, portCap2Names).
+const (
+	PortCapIsSM                         = 1 << 1
+	PortCapIsSMDisabled                 = 1 << 10
+	PortCapIsExtendedSpeedsSupported    = 1 << 14
+	PortCapIsCapabilityMask2Supported   = 1 << 15
+	PortCap2IsPortInfoExtendedSupported = 1 << 1
+)
+
 // portCapNames names PortInfo:CapabilityMask's bits as libibmad does.
 var portCapNames = [32]string{
 	1:  "IsSM",

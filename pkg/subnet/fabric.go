@@ -290,13 +290,10 @@ func (p *Port) capMask() uint32 {
 	return q.Info.CapabilityMask
 }
 
-// capHasExtSpeeds is PortInfo CapabilityMask bit 14, IsExtendedSpeedsSupported.
-const capHasExtSpeeds = 1 << 14
-
 // LinkSpeedExtActive returns the port's LinkSpeedExtActive where the
 // capability mask says it is valid, 0 otherwise.
 func (p *Port) LinkSpeedExtActive() mad.LinkSpeedExt {
-	if p.Info == nil || p.capMask()&capHasExtSpeeds == 0 {
+	if p.Info == nil || p.capMask()&mad.PortCapIsExtendedSpeedsSupported == 0 {
 		return 0
 	}
 	return p.Info.LinkSpeedExtActive
