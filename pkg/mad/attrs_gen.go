@@ -75,6 +75,7 @@ const (
 )
 
 // NodeType is a value of the nodetype format.
+// It is the type of NodeInfo.NodeType.
 type NodeType uint8
 
 // NodeType values.
@@ -88,6 +89,7 @@ const (
 func (v NodeType) String() string { return FormatNodeType.Text(uint32(v)) }
 
 // PortState is a value of the portstate format.
+// It is the type of PortInfo.LinkState.
 type PortState uint8
 
 // PortState values.
@@ -103,6 +105,7 @@ const (
 func (v PortState) String() string { return FormatPortState.Text(uint32(v)) }
 
 // PhysPortState is a value of the physportstate format.
+// It is the type of PortInfo.PhysLinkState.
 type PhysPortState uint8
 
 // PhysPortState values.
@@ -121,6 +124,7 @@ const (
 func (v PhysPortState) String() string { return FormatPhysPortState.Text(uint32(v)) }
 
 // LinkDownDefState is a value of the linkdowndefstate format.
+// It is the type of PortInfo.LinkDownDefState.
 type LinkDownDefState uint8
 
 // LinkDownDefState values.
@@ -134,6 +138,7 @@ const (
 func (v LinkDownDefState) String() string { return FormatLinkDownDefState.Text(uint32(v)) }
 
 // LinkWidth is a value of the linkwidth format.
+// It is the type of PortInfo.LinkWidthActive.
 type LinkWidth uint8
 
 // LinkWidth values.
@@ -148,7 +153,8 @@ const (
 // String returns the value as libibmad's dump prints it (LinkWidth).
 func (v LinkWidth) String() string { return FormatLinkWidth.Text(uint32(v)) }
 
-// LinkWidthEnabled is a set of LinkWidth values, one bit each, as the linkwidthen format prints it.
+// LinkWidthEnabled is a set of LinkWidth values, one bit each (linkwidthen format).
+// It is the type of PortInfo.LinkWidthEnabled.
 type LinkWidthEnabled uint8
 
 // String returns the value as libibmad's dump prints it (LinkWidthEnabled).
@@ -157,7 +163,8 @@ func (v LinkWidthEnabled) String() string { return FormatLinkWidthEnabled.Text(u
 // Has reports whether w is in the set.
 func (v LinkWidthEnabled) Has(w LinkWidth) bool { return uint8(v)&uint8(w) != 0 }
 
-// LinkWidthSupported is a set of LinkWidth values, one bit each, as the linkwidthsup format prints it.
+// LinkWidthSupported is a set of LinkWidth values, one bit each (linkwidthsup format).
+// It is the type of PortInfo.LinkWidthSupported.
 type LinkWidthSupported uint8
 
 // String returns the value as libibmad's dump prints it (LinkWidthSupported).
@@ -167,6 +174,7 @@ func (v LinkWidthSupported) String() string { return FormatLinkWidthSupported.Te
 func (v LinkWidthSupported) Has(w LinkWidth) bool { return uint8(v)&uint8(w) != 0 }
 
 // LinkSpeed is a value of the linkspeed format.
+// It is the type of PortInfo.LinkSpeedActive.
 type LinkSpeed uint8
 
 // LinkSpeed values.
@@ -179,7 +187,8 @@ const (
 // String returns the value as libibmad's dump prints it (LinkSpeed).
 func (v LinkSpeed) String() string { return FormatLinkSpeed.Text(uint32(v)) }
 
-// LinkSpeedEnabled is a set of LinkSpeed values, one bit each, as the linkspeeden format prints it.
+// LinkSpeedEnabled is a set of LinkSpeed values, one bit each (linkspeeden format).
+// It is the type of PortInfo.LinkSpeedEnabled.
 type LinkSpeedEnabled uint8
 
 // String returns the value as libibmad's dump prints it (LinkSpeedEnabled).
@@ -188,7 +197,8 @@ func (v LinkSpeedEnabled) String() string { return FormatLinkSpeedEnabled.Text(u
 // Has reports whether w is in the set.
 func (v LinkSpeedEnabled) Has(w LinkSpeed) bool { return uint8(v)&uint8(w) != 0 }
 
-// LinkSpeedSupported is a set of LinkSpeed values, one bit each, as the linkspeedsup format prints it.
+// LinkSpeedSupported is a set of LinkSpeed values, one bit each (linkspeedsup format).
+// It is the type of PortInfo.LinkSpeedSupported.
 type LinkSpeedSupported uint8
 
 // String returns the value as libibmad's dump prints it (LinkSpeedSupported).
@@ -198,6 +208,7 @@ func (v LinkSpeedSupported) String() string { return FormatLinkSpeedSupported.Te
 func (v LinkSpeedSupported) Has(w LinkSpeed) bool { return uint8(v)&uint8(w) != 0 }
 
 // LinkSpeedExt is a value of the linkspeedext format.
+// It is the type of PortInfo.LinkSpeedExtActive.
 type LinkSpeedExt uint8
 
 // LinkSpeedExt values.
@@ -211,7 +222,8 @@ const (
 // String returns the value as libibmad's dump prints it (LinkSpeedExt).
 func (v LinkSpeedExt) String() string { return FormatLinkSpeedExt.Text(uint32(v)) }
 
-// LinkSpeedExtEnabled is a set of LinkSpeedExt values, one bit each, as the linkspeedexten format prints it.
+// LinkSpeedExtEnabled is a set of LinkSpeedExt values, one bit each (linkspeedexten format).
+// It is the type of PortInfo.LinkSpeedExtEnabled.
 type LinkSpeedExtEnabled uint8
 
 // String returns the value as libibmad's dump prints it (LinkSpeedExtEnabled).
@@ -220,7 +232,8 @@ func (v LinkSpeedExtEnabled) String() string { return FormatLinkSpeedExtEnabled.
 // Has reports whether w is in the set.
 func (v LinkSpeedExtEnabled) Has(w LinkSpeedExt) bool { return uint8(v)&uint8(w) != 0 }
 
-// LinkSpeedExtSupported is a set of LinkSpeedExt values, one bit each, as the linkspeedextsup format prints it.
+// LinkSpeedExtSupported is a set of LinkSpeedExt values, one bit each (linkspeedextsup format).
+// It is the type of PortInfo.LinkSpeedExtSupported.
 type LinkSpeedExtSupported uint8
 
 // String returns the value as libibmad's dump prints it (LinkSpeedExtSupported).
@@ -230,6 +243,7 @@ func (v LinkSpeedExtSupported) String() string { return FormatLinkSpeedExtSuppor
 func (v LinkSpeedExtSupported) Has(w LinkSpeedExt) bool { return uint8(v)&uint8(w) != 0 }
 
 // MTU is a value of the mtu format.
+// It is the type of PortInfo.NeighborMTU, PortInfo.MTUCap.
 type MTU uint8
 
 // MTU values.
@@ -245,6 +259,7 @@ const (
 func (v MTU) String() string { return FormatMTU.Text(uint32(v)) }
 
 // VLCap is a value of the vlcap format.
+// It is the type of PortInfo.VLCap.
 type VLCap uint8
 
 // VLCap values.
@@ -260,6 +275,7 @@ const (
 func (v VLCap) String() string { return FormatVLCap.Text(uint32(v)) }
 
 // OperVLs is a value of the opervls format.
+// It is the type of PortInfo.OperationalVLs.
 type OperVLs uint8
 
 // OperVLs values.

@@ -176,8 +176,8 @@ func TestParseEnums(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantEnums := []*enum{
-		{Name: "W", Format: "linkwidth", Values: []enumValue{{"A", 1}, {"B", 2}}, line: 1},
-		{Name: "S", Format: "linkwidthen", Of: "W", line: 2},
+		{Name: "W", Format: "linkwidth", Values: []enumValue{{"A", 1}, {"B", 2}}, Fields: []string{"X.W"}, line: 1},
+		{Name: "S", Format: "linkwidthen", Of: "W", Fields: []string{"X.S"}, line: 2},
 	}
 	if diff := cmp.Diff(wantEnums, tab.Enums, cmp.AllowUnexported(enum{})); diff != "" {
 		t.Errorf("enums (-want +got):\n%s", diff)

@@ -16,6 +16,8 @@ type enum struct {
 	Format string
 	Of     string // set=: the enum whose values the set's bits are
 	Values []enumValue
+	// Fields are the fields typed with the enum, "Attr.Field".
+	Fields []string
 	line   int
 }
 
@@ -87,6 +89,7 @@ func typeEnums(attrs []*attr, enums []*enum) error {
 		for i, f := range a.Fields {
 			if e := byFormat[f.Format]; e != nil && !f.typed && f.Width <= 8 {
 				a.Fields[i].Type = e.Name
+				e.Fields = append(e.Fields, a.Name+"."+f.Name)
 			}
 		}
 	}
@@ -100,9 +103,12 @@ func genEnums(b *bytes.Buffer, enums []*enum) {
 	for _, e := range enums {
 		f := formats[e.Format]
 		if e.Of != "" {
-			p("// %s is a set of %s values, one bit each, as the %s format prints it.\n", e.Name, e.Of, e.Format)
+			p("// %s is a set of %s values, one bit each (%s format).\n", e.Name, e.Of, e.Format)
 		} else {
 			p("// %s is a value of the %s format.\n", e.Name, e.Format)
+		}
+		if len(e.Fields) > 0 {
+			p("// It is the type of %s.\n", strings.Join(e.Fields, ", "))
 		}
 		p("type %s uint8\n\n", e.Name)
 		if len(e.Values) > 0 {
