@@ -6,10 +6,19 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
+
+// execFabricCmd runs a built command with args, its errors returned
+// rather than printed.
+func execFabricCmd(c *cobra.Command, args []string) error {
+	c.SetArgs(args)
+	c.SilenceErrors, c.SilenceUsage = true, true
+	return c.Execute()
+}
 
 // fabricKeyPaths returns the sorted key paths of a JSON document: an
 // object's keys joined by ".", an array's elements as "[]", each path
@@ -64,7 +73,7 @@ func TestFabricJSONKeys(t *testing.T) {
 			return out
 		},
 		"iblinkinfo": func(args ...string) string { return runIblinkinfo(t, fab, args...) },
-		"ibnodes":    func(args ...string) string { return runNodeList(t, "ibnodes", topo, args...) },
+		"ibnodes":    func(args ...string) string { return runNodeList(t, nodeListKinds[3], topo, args...) },
 		"ibprintca":  func(args ...string) string { return runNodePrint(t, "ibprintca", topo, args...) },
 	}
 	tests := []struct {

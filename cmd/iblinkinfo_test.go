@@ -19,9 +19,7 @@ func runIblinkinfo(t *testing.T, fab *subnet.Fabric, args ...string) string {
 		o.Discover = func([]uint8, int) (*subnet.Fabric, error) { return fab, nil }
 		return iblinkinfoRun(o)
 	})
-	c.SetArgs(args)
-	c.SilenceErrors, c.SilenceUsage = true, true
-	if err := c.Execute(); err != nil {
+	if err := execFabricCmd(c, args); err != nil {
 		t.Fatalf("iblinkinfo %v: %v", args, err)
 	}
 	return out.String()

@@ -95,23 +95,15 @@ func FuzzPickNodeLines(f *testing.F) {
 }
 
 // runNodeList runs a node list tool with args on topology text.
-func runNodeList(t *testing.T, name string, topo []byte, args ...string) string {
+func runNodeList(t *testing.T, k nodeListKind, topo []byte, args ...string) string {
 	t.Helper()
-	var kind nodeListKind
-	for _, k := range nodeListKinds {
-		if k.name == name {
-			kind = k
-		}
-	}
 	f, out, _ := testFactory(nil)
-	c := newNodeListCmd(f, kind, func(o *nodeListOptions) error {
+	c := newNodeListCmd(f, k, func(o *nodeListOptions) error {
 		o.Topology = func() ([]byte, error) { return topo, nil }
 		return nodeListRun(o)
 	})
-	c.SetArgs(args)
-	c.SilenceErrors, c.SilenceUsage = true, true
-	if err := c.Execute(); err != nil {
-		t.Fatalf("%s %v: %v", name, args, err)
+	if err := execFabricCmd(c, args); err != nil {
+		t.Fatalf("%s %v: %v", k.name, args, err)
 	}
 	return out.String()
 }
@@ -128,15 +120,10 @@ Ca	: 0x0000000000100000 ports 2 "Hca1"
 	switches := `Switch	: 0x0000000000200001 ports 8 "Switch2" base port 0 lid 2 lmc 0
 Switch	: 0x0000000000200000 ports 8 "Switch1" base port 0 lid 1 lmc 0
 `
-	tests := []struct{ name, want string }{
-		{"ibhosts", hosts},
-		{"ibswitches", switches},
-		{"ibrouters", ""},
-		{"ibnodes", hosts + switches},
-	}
-	for _, tt := range tests {
-		if diff := cmp.Diff(tt.want, runNodeList(t, tt.name, topo)); diff != "" {
-			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
+	want := map[string]string{"ibhosts": hosts, "ibswitches": switches, "ibrouters": "", "ibnodes": hosts + switches}
+	for _, k := range nodeListKinds {
+		if diff := cmp.Diff(want[k.name], runNodeList(t, k, topo)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", k.name, diff)
 		}
 	}
 }

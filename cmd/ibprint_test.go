@@ -32,9 +32,7 @@ func runNodePrintErr(t *testing.T, name string, topo []byte, args ...string) (st
 		o.Topology = func() ([]byte, error) { return topo, nil }
 		return nodePrintRun(o)
 	})
-	c.SetArgs(args)
-	c.SilenceErrors, c.SilenceUsage = true, true
-	err := c.Execute()
+	err := execFabricCmd(c, args)
 	return out.String(), err
 }
 

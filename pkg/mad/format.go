@@ -2,6 +2,8 @@ package mad
 
 import (
 	"strconv"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 // appendNamed appends v in one of libibmad's named formats: link widths and
@@ -265,15 +267,11 @@ func (f Format) AppendText(b []byte, v uint32) []byte { return appendNamed(b, f,
 
 // Abbrev returns the short name infiniband-diags' fabric tools give a node
 // type (iblinkinfo's nodetype_str, libibnetdisc's cache): "CA", "Switch" or
-// "Router"; "" for other values.
+// "Router", the names the kernel's node_type numbering (the same for these
+// three) has in rdma.NodeType; "" for other values.
 func (t NodeType) Abbrev() string {
-	switch t {
-	case NodeTypeCA:
-		return "CA"
-	case NodeTypeSwitch:
-		return "Switch"
-	case NodeTypeRouter:
-		return "Router"
+	if r := rdma.NodeType(t); r.IsIB() {
+		return r.String()
 	}
 	return ""
 }
