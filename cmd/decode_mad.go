@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -204,7 +205,7 @@ func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error
 	}
 	var r mad.RMPPHeader
 	r.UnmarshalBinary(data)
-	smKey, attrOff, mask := be64(data, 36), int(be16(data, 44)), be64(data, 48)
+	smKey, attrOff, mask := binary.BigEndian.Uint64(data[36:]), int(binary.BigEndian.Uint16(data[44:])), binary.BigEndian.Uint64(data[48:])
 	var l *mad.Layout
 	for _, c := range mad.SALayouts {
 		if c.ID == h.AttrID {

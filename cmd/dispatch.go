@@ -137,19 +137,3 @@ func ToolCommand(f *Factory, t Tool) *cobra.Command {
 	c.SetFlagErrorFunc(flagError)
 	return c
 }
-
-func flagError(_ *cobra.Command, err error) error { return &UsageError{Err: err, Syntax: true} }
-
-// argsRange accepts between min and max positional arguments (max < 0: no
-// limit) and reports anything else as a usage error.
-func argsRange(min, max int) cobra.PositionalArgs {
-	return func(_ *cobra.Command, args []string) error {
-		switch {
-		case len(args) < min:
-			return &UsageError{Err: fmt.Errorf("expected at least %d argument(s), got %d", min, len(args)), Syntax: true}
-		case max >= 0 && len(args) > max:
-			return &UsageError{Err: fmt.Errorf("expected at most %d argument(s), got %d: %q", max, len(args), args[max:]), Syntax: true}
-		}
-		return nil
-	}
-}

@@ -299,9 +299,9 @@ func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node,
 // SMPs' attribute modifiers are: an LFT block's number, an MFT block's
 // number with its port position in bits 28-31.
 func saTables(ctx context.Context, x *mad.Transactor, tables []*switchTable, o *dumpFtsOptions) error {
-	attr, name := saAttrLFTRecord, "LFTRecord"
+	attr, name := mad.AttrLinearForwardingTableRecord, "LFTRecord"
 	if o.Multicast {
-		attr, name = saAttrMFTRecord, "MFTRecord"
+		attr, name = mad.AttrMulticastForwardingTableRecord, "MFTRecord"
 	}
 	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: attr, Name: name, SMKey: o.Common.SMKey})
 	if err != nil {
@@ -318,11 +318,11 @@ func saTables(ctx context.Context, x *mad.Transactor, tables []*switchTable, o *
 		}
 	}
 	for _, r := range res.Records {
-		t := byLID[be16(r, 0)]
+		t := byLID[binary.BigEndian.Uint16(r)]
 		if t == nil {
 			continue
 		}
-		mod := uint32(be16(r, 2))
+		mod := uint32(binary.BigEndian.Uint16(r[2:]))
 		if o.Multicast {
 			mod = mod&0x1ff | mod>>12<<28
 		}

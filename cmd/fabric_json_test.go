@@ -1,13 +1,12 @@
 package cmd
 
 import (
-	"encoding/json"
-	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/jsonkeys"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
@@ -18,43 +17,6 @@ func execFabricCmd(c *cobra.Command, args []string) error {
 	c.SetArgs(args)
 	c.SilenceErrors, c.SilenceUsage = true, true
 	return c.Execute()
-}
-
-// fabricKeyPaths returns the sorted key paths of a JSON document: an
-// object's keys joined by ".", an array's elements as "[]", each path
-// once.
-func fabricKeyPaths(t *testing.T, doc string) []string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(doc), &v); err != nil {
-		t.Fatalf("%v in %s", err, doc)
-	}
-	seen := map[string]bool{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				p := k
-				if prefix != "" {
-					p = prefix + "." + k
-				}
-				seen[p] = true
-				walk(p, e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(prefix+"[]", e)
-			}
-		}
-	}
-	walk("", v)
-	paths := make([]string, 0, len(seen))
-	for p := range seen {
-		paths = append(paths, p)
-	}
-	sort.Strings(paths)
-	return paths
 }
 
 // TestFabricJSONKeys pins the --json keys of the discovery tools on the
@@ -82,29 +44,33 @@ func TestFabricJSONKeys(t *testing.T) {
 		want []string
 	}{
 		{"ibnetdiscover", []string{"--json"}, []string{
-			"fromNode", "fromPort", "mads", "maxHops", "nodes",
+			"fromNode", "fromPort", "mads", "maxHops",
 			"nodes[].description", "nodes[].deviceID", "nodes[].lid", "nodes[].nodeGUID",
-			"nodes[].numPorts", "nodes[].path", "nodes[].portGUID", "nodes[].ports",
+			"nodes[].numPorts", "nodes[].path", "nodes[].portGUID",
 			"nodes[].ports[].lid", "nodes[].ports[].linkSpeedActive", "nodes[].ports[].linkState",
 			"nodes[].ports[].linkWidthActive", "nodes[].ports[].lmc", "nodes[].ports[].physLinkState",
-			"nodes[].ports[].port", "nodes[].ports[].portGUID", "nodes[].ports[].remote",
+			"nodes[].ports[].port", "nodes[].ports[].portGUID",
 			"nodes[].ports[].remote.description", "nodes[].ports[].remote.nodeGUID", "nodes[].ports[].remote.port",
 			"nodes[].ports[].remote.portGUID", "nodes[].systemImageGUID", "nodes[].type", "nodes[].vendorID",
 		}},
 		{"iblinkinfo", []string{"--json", "-p"}, []string{
-			"[].description", "[].lid", "[].nodeGUID", "[].ports",
+			"[].description", "[].lid", "[].nodeGUID",
 			"[].ports[].couldBeWidth", "[].ports[].hoqLife", "[].ports[].lid", "[].ports[].linkSpeedActive",
 			"[].ports[].linkWidthActive", "[].ports[].port", "[].ports[].portGUID", "[].ports[].portPhysicalState",
-			"[].ports[].portState", "[].ports[].remote", "[].ports[].remote.description", "[].ports[].remote.lid",
+			"[].ports[].portState", "[].ports[].remote.description", "[].ports[].remote.lid",
 			"[].ports[].remote.nodeGUID", "[].ports[].remote.port", "[].ports[].remote.portGUID",
 			"[].ports[].vlStallCount", "[].type",
 		}},
 		{"ibnodes", []string{"--json"}, []string{"[].description", "[].nodeGUID", "[].numPorts", "[].type"}},
-		{"ibprintca", []string{"--json", "Hca2"}, []string{"lines", "matches"}},
+		{"ibprintca", []string{"--json", "Hca2"}, []string{"lines[]", "matches"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.tool, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, fabricKeyPaths(t, run[tt.tool](tt.args...))); diff != "" {
+			got, err := jsonkeys.Paths([]byte(run[tt.tool](tt.args...)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("unexpected %s --json keys (-want +got):\n%s", tt.tool, diff)
 			}
 		})

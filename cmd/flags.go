@@ -237,21 +237,3 @@ func (o *CommonOptions) loadNodeMap(tool string, errOut io.Writer) (*nodemap.Map
 func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
-
-// parsePortArg parses a port number argument: decimal or 0x hex, 0 to 255.
-func parsePortArg(s string) (int, error) {
-	n, err := parsePortNumber(s)
-	if err == nil && n > 255 {
-		err = usageErrorf("invalid port number %q: out of range 0 to 255", s)
-	}
-	return n, err
-}
-
-// parseOUI parses an IEEE OUI: 24 bits, decimal or 0x hex.
-func parseOUI(s string) (uint32, error) {
-	n, err := parseUintArg(s, 0xffffff)
-	if err != nil {
-		return 0, usageErrorf("invalid OUI %q: %v", s, err)
-	}
-	return uint32(n), nil
-}

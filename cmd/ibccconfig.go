@@ -1,8 +1,8 @@
 package cmd
 
 import (
+	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -24,16 +24,16 @@ func init() {
 // and how it builds the Set.
 type ccConfigOp struct {
 	Name, Alias, Params string
-	build               func(q *ccQuerier, args []string) (ccSet, error)
+	build               func(ctx context.Context, q *mad.Querier, args []string) (ccSet, error)
 }
 
-// ccSet is the Set an operation builds: the attribute, its modifier and
-// data, and the attribute as read where the Set changes only part of it
-// (a dry run shows what changes).
+// ccSet is the Set an operation builds: the attribute, its modifier, and
+// the attribute as read where the Set changes only part of it (a dry run
+// shows what changes).
 type ccSet struct {
-	attr         mad.AttrID
-	mod          uint32
-	data, before []byte
+	attr   mad.Attribute
+	mod    uint32
+	before []byte
 }
 
 var ccConfigOps = []ccConfigOp{
@@ -114,6 +114,17 @@ Supported ops (and aliases, case insensitive):
 	return c
 }
 
+// ccConfigDoc is ibccconfig's --json document.
+type ccConfigDoc struct {
+	AttributeModifier uint32 `json:"attributeModifier"`
+	// DryRun is set under --dry-run, an empty list when nothing was
+	// planned.
+	DryRun    *[]*mad.Plan `json:"dryRun,omitempty"`
+	Operation string       `json:"operation"`
+	Set       bool         `json:"set"`
+	Target    string       `json:"target"`
+}
+
 func ibccconfigRun(o *ibccconfigOptions) error {
 	p, err := gmpPath(o.Target, "congestion control MADs")
 	if err != nil {
@@ -124,22 +135,24 @@ func ibccconfigRun(o *ibccconfigOptions) error {
 		return err
 	}
 	defer x.Close()
-	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+	ctx := o.Common.context()
+	if p, err = x.Resolve(ctx, p); err != nil {
 		return err
 	}
-	q := &ccQuerier{smp: &smpQuerier{ctx: o.Common.context(), x: x, path: p}, key: o.CCKey}
-	set, err := o.Op.build(q, o.Params)
+	q := ccQuerier(x, p, o.CCKey)
+	set, err := o.Op.build(ctx, q, o.Params)
 	if err != nil {
 		return withContext(err, "operation %s", o.Op.Name)
 	}
-	name := o.Op.Name
-	resp, err := x.Do(q.smp.ctx, &mad.Request{Path: p, Class: mad.ClassCC, Method: mad.MethodSet, AttrID: set.attr, AttrMod: set.mod, Name: name, MKey: o.CCKey, Data: set.data, Before: set.before})
-	if err != nil {
+	if _, err := q.Set(ctx, set.attr, set.mod, set.before); err != nil {
 		return withContext(err, "operation %s", o.Op.Name)
 	}
 	if o.Common.JSON {
-		doc := map[string]any{"target": p.String(), "operation": name, "attributeModifier": set.mod, "set": !resp.DryRun}
-		o.Common.addDryRun(doc)
+		// A dry run plans every Set and sends none.
+		doc := ccConfigDoc{AttributeModifier: set.mod, Operation: o.Op.Name, Set: !o.Common.DryRun, Target: p.String()}
+		if planned := o.Common.dryRunPlans(); planned != nil {
+			doc.DryRun = &planned
+		}
 		return writeJSONDocument(o.IO.Out, doc)
 	}
 	return nil
@@ -153,9 +166,14 @@ func ccParams(args []string, want int, what string) error {
 	return nil
 }
 
-// setFields stores NAME=value pairs into data through the layout, each
-// value checked against its field's width.
-func setFields(l *mad.Layout, data []byte, names []string, values []string) error {
+// setFields stores NAME=value pairs into a through its layout, each value
+// checked against its field's width.
+func setFields(a mad.Attribute, names []string, values []string) error {
+	l := a.Layout()
+	data, err := a.AppendBinary(nil)
+	if err != nil {
+		return err
+	}
 	for i, name := range names {
 		f, ok := l.Field(name)
 		if !ok {
@@ -167,44 +185,39 @@ func setFields(l *mad.Layout, data []byte, names []string, values []string) erro
 		}
 		f.SetValue(data, v)
 	}
-	return nil
+	return a.UnmarshalBinary(data)
 }
 
-func ccConfigKeyInfo(q *ccQuerier, args []string) (ccSet, error) {
+func ccConfigKeyInfo(ctx context.Context, q *mad.Querier, args []string) (ccSet, error) {
 	if err := ccParams(args, 4, "CongestionKeyInfo"); err != nil {
 		return ccSet{}, err
 	}
-	l := mad.LayoutByName("CongestionKeyInfo")
-	data := make([]byte, ccDataLen)
+	var ki mad.CongestionKeyInfo
 	key, err := parseUintArg(args[0], ^uint64(0))
 	if err != nil {
 		return ccSet{}, usageErrorf("CC_Key %q: %v", args[0], err)
 	}
-	f, _ := l.Field("CCKey")
-	f.SetValue(data, key)
+	ki.CCKey = key
 	// A violations count other than zero leaves the counter alone.
-	err = setFields(l, data, []string{"CCKeyProtectBit", "CCKeyLeasePeriod", "CCKeyViolations"}, args[1:])
-	return ccSet{attr: l.ID, data: data}, err
+	err = setFields(&ki, []string{"CCKeyProtectBit", "CCKeyLeasePeriod", "CCKeyViolations"}, args[1:])
+	return ccSet{attr: &ki}, err
 }
-
-// ccDataLen is a CC MAD's data area (after the CC_Key and reserved bytes).
-const ccDataLen = mad.Size - mad.SMPDataOffset
 
 // parse256 reads a 256-bit mask written in hex, right-aligned as a
 // big-endian number, as ibccconfig's parse256.
-func parse256(s string) ([]byte, error) {
+func parse256(s string) ([32]byte, error) {
+	var out [32]byte
 	s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
 	if s == "" || len(s) > 64 {
-		return nil, usageErrorf("mask %q: want 1 to 64 hex digits", s)
+		return out, usageErrorf("mask %q: want 1 to 64 hex digits", s)
 	}
 	if len(s)%2 == 1 {
 		s = "0" + s
 	}
 	b, err := hex.DecodeString(s)
 	if err != nil {
-		return nil, usageErrorf("mask %q: invalid hex digit", s)
+		return out, usageErrorf("mask %q: invalid hex digit", s)
 	}
-	out := make([]byte, 32)
 	copy(out[32-len(b):], b)
 	return out, nil
 }
@@ -224,41 +237,39 @@ func parseCCT(s string) (shift, mult uint64, err error) {
 	return shift, mult, nil
 }
 
-func ccConfigSwitch(q *ccQuerier, args []string) (ccSet, error) {
+func ccConfigSwitch(ctx context.Context, q *mad.Querier, args []string) (ccSet, error) {
 	if err := ccParams(args, 8, "SwitchCongestionSetting"); err != nil {
 		return ccSet{}, err
 	}
-	l := mad.LayoutByName("SwitchCongestionSetting")
-	data := make([]byte, ccDataLen)
-	if err := setFields(l, data, []string{"ControlMap"}, args[:1]); err != nil {
+	var sw mad.SwitchCongestionSetting
+	if err := setFields(&sw, []string{"ControlMap"}, args[:1]); err != nil {
 		return ccSet{}, err
 	}
-	for i, name := range []string{"VictimMask", "CreditMask"} {
-		m, err := parse256(args[1+i])
-		if err != nil {
-			return ccSet{}, err
-		}
-		f, _ := l.Field(name)
-		copy(data[f.Offset/8:], m)
+	var err error
+	if sw.VictimMask, err = parse256(args[1]); err != nil {
+		return ccSet{}, err
 	}
-	if err := setFields(l, data, []string{"Threshold", "PacketSize", "CSThreshold"}, args[3:6]); err != nil {
+	if sw.CreditMask, err = parse256(args[2]); err != nil {
+		return ccSet{}, err
+	}
+	if err := setFields(&sw, []string{"Threshold", "PacketSize", "CSThreshold"}, args[3:6]); err != nil {
 		return ccSet{}, err
 	}
 	shift, mult, err := parseCCT(args[6])
 	if err != nil {
 		return ccSet{}, err
 	}
-	f, _ := l.Field("CSReturnDelay")
-	f.SetValue(data, shift<<14|mult)
-	err = setFields(l, data, []string{"MarkingRate"}, args[7:])
-	return ccSet{attr: l.ID, data: data}, err
+	sw.CSReturnDelay = uint16(shift<<14 | mult)
+	err = setFields(&sw, []string{"MarkingRate"}, args[7:])
+	return ccSet{attr: &sw}, err
 }
 
-// ccPortsPerSetBlock is how many SwitchPortCongestionSetting elements one
-// Set block holds (IBA A10.4.3.7: 32 ports).
+// ccPortsPerSetBlock is how many ports a SwitchPortCongestionSetting Set's
+// block starts with (IBA A10.4.3.7: 32 ports), as infiniband-diags'
+// ibccconfig counts them; ibccquery's Gets count 48 (the table's block).
 const ccPortsPerSetBlock = 32
 
-func ccConfigSwitchPort(q *ccQuerier, args []string) (ccSet, error) {
+func ccConfigSwitchPort(ctx context.Context, q *mad.Querier, args []string) (ccSet, error) {
 	if err := ccParams(args, 6, "SwitchPortCongestionSetting"); err != nil {
 		return ccSet{}, err
 	}
@@ -266,60 +277,52 @@ func ccConfigSwitchPort(q *ccQuerier, args []string) (ccSet, error) {
 	if err != nil {
 		return ccSet{}, err
 	}
-	ni, _, err := q.smp.nodeInfo()
+	nports, err := ccSwitchPorts(ctx, q, "node info query")
 	if err != nil {
-		return ccSet{}, withContext(err, "node info query")
+		return ccSet{}, err
 	}
-	if ni.NodeType != mad.NodeTypeSwitch {
-		return ccSet{}, errors.New("destination not a switch")
-	}
-	if port > int(ni.NumPorts) {
-		return ccSet{}, usageErrorf("invalid port number %d: the switch has %d ports", port, ni.NumPorts)
+	if port > nports {
+		return ccSet{}, usageErrorf("invalid port number %d: the switch has %d ports", port, nports)
 	}
 	// Only one port changes: start from the block as it is.
 	block := uint32(port / ccPortsPerSetBlock)
-	cur, err := q.get("SwitchPortCongestionSettingElement", block)
+	var sp mad.SwitchPortCongestionSetting
+	cur, err := q.Get(ctx, &sp, block)
 	if err != nil {
 		return ccSet{}, withContext(err, "switch port congestion setting query")
 	}
-	data := append([]byte(nil), cur[:ccDataLen]...)
-	off := port % ccPortsPerSetBlock * 4
-	el := mad.LayoutByName("SwitchPortCongestionSettingElement")
-	if err := setFields(el, data[off:off+4], []string{"Valid", "ControlType", "Threshold", "PacketSize", "CongParmMarkingRate"}, args[1:]); err != nil {
+	el := &sp.Ports[port%ccPortsPerSetBlock]
+	if err := setFields(el, []string{"Valid", "ControlType", "Threshold", "PacketSize", "CongParmMarkingRate"}, args[1:]); err != nil {
 		return ccSet{}, err
 	}
-	return ccSet{attr: attrSwitchPortCongestionSetting, mod: block, data: data, before: cur[:ccDataLen]}, nil
+	return ccSet{attr: &sp, mod: block, before: cur}, nil
 }
 
-func ccConfigCA(q *ccQuerier, args []string) (ccSet, error) {
+func ccConfigCA(ctx context.Context, q *mad.Querier, args []string) (ccSet, error) {
 	if err := ccParams(args, 6, "CACongestionSetting"); err != nil {
 		return ccSet{}, err
 	}
-	l := mad.LayoutByName("CACongestionSetting")
-	data := make([]byte, ccDataLen)
-	if err := setFields(l, data, []string{"PortControl", "ControlMap"}, args[:2]); err != nil {
+	var cs mad.CACongestionSetting
+	if err := setFields(&cs, []string{"PortControl", "ControlMap"}, args[:2]); err != nil {
 		return ccSet{}, err
 	}
-	slMap, _ := parseUintArg(args[1], 0xffff)
-	entry := mad.LayoutByName("CACongestionEntry")
-	for sl := range 16 {
-		if slMap&(1<<sl) == 0 {
+	for sl := range cs.Entries {
+		if cs.ControlMap&(1<<sl) == 0 {
 			continue
 		}
-		off := 4 + sl*8
-		if err := setFields(entry, data[off:off+8], []string{"CCTITimer", "CCTIIncrease", "TriggerThreshold", "CCTIMin"}, args[2:]); err != nil {
+		if err := setFields(&cs.Entries[sl], []string{"CCTITimer", "CCTIIncrease", "TriggerThreshold", "CCTIMin"}, args[2:]); err != nil {
 			return ccSet{}, err
 		}
 	}
-	return ccSet{attr: l.ID, data: data}, nil
+	return ccSet{attr: &cs}, nil
 }
 
-func ccConfigTable(q *ccQuerier, args []string) (ccSet, error) {
-	if len(args) < 2 || len(args) > 2+ccEntriesPerBlock {
+func ccConfigTable(ctx context.Context, q *mad.Querier, args []string) (ccSet, error) {
+	var cct mad.CongestionControlTable
+	perBlock := len(cct.Entries)
+	if len(args) < 2 || len(args) > 2+perBlock {
 		return ccSet{}, usageErrorf("invalid number of parameters for CongestionControlTable: %d", len(args))
 	}
-	l := mad.LayoutByName("CongestionControlTable")
-	data := make([]byte, ccDataLen)
 	limit, err := parseUintArg(args[0], 0xffff)
 	if err != nil {
 		return ccSet{}, usageErrorf("CCTI_Limit %q: %v", args[0], err)
@@ -329,22 +332,16 @@ func ccConfigTable(q *ccQuerier, args []string) (ccSet, error) {
 		return ccSet{}, usageErrorf("index %q: %v", args[1], err)
 	}
 	entries := args[2:]
-	if limit != 0 && limit+1 != index*ccEntriesPerBlock+uint64(len(entries)) {
+	if limit != 0 && limit+1 != index*uint64(perBlock)+uint64(len(entries)) {
 		return ccSet{}, usageErrorf("invalid number of cct entries input given ccti_limit %d and index %d: %d", limit, index, len(entries))
 	}
-	f, _ := l.Field("CCTILimit")
-	f.SetValue(data, limit)
-	entry := mad.LayoutByName("CongestionControlTableEntry")
-	shiftF, _ := entry.Field("CCTShift")
-	multF, _ := entry.Field("CCTMultiplier")
+	cct.CCTILimit = uint16(limit)
 	for i, e := range entries {
 		shift, mult, err := parseCCT(e)
 		if err != nil {
 			return ccSet{}, err
 		}
-		off := 4 + i*2
-		shiftF.SetValue(data[off:off+2], shift)
-		multF.SetValue(data[off:off+2], mult)
+		cct.Entries[i] = mad.CongestionControlTableEntry{CCTShift: uint8(shift), CCTMultiplier: uint16(mult)}
 	}
-	return ccSet{attr: l.ID, mod: uint32(index), data: data}, nil
+	return ccSet{attr: &cct, mod: uint32(index)}, nil
 }

@@ -1,7 +1,7 @@
 package cmd
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,19 +25,19 @@ func init() {
 type ccOp struct {
 	Name, Alias string
 	PortArg     bool
-	run         func(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error)
+	run         func(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error)
 }
 
 var ccOps = []ccOp{
-	{"ClassPortInfo", "CP", false, ccSimple("ClassPortInfo", "ClassPortInfo", "class port info")},
-	{"CongestionInfo", "CI", false, ccSimple("CongestionInfo", "CongestionInfo", "congestion info")},
-	{"CongestionKeyInfo", "CK", false, ccSimple("CongestionKeyInfo", "CongestionKeyInfo", "congestion key info")},
+	{"ClassPortInfo", "CP", false, ccSimple(func() mad.Attribute { return new(mad.ClassPortInfo) }, "class port info")},
+	{"CongestionInfo", "CI", false, ccSimple(func() mad.Attribute { return new(mad.CongestionInfo) }, "congestion info")},
+	{"CongestionKeyInfo", "CK", false, ccSimple(func() mad.Attribute { return new(mad.CongestionKeyInfo) }, "congestion key info")},
 	{"CongestionLog", "CL", false, ccCongestionLog},
-	{"SwitchCongestionSetting", "SS", false, ccSimple("SwitchCongestionSetting", "SwitchCongestionSetting", "switch congestion setting")},
+	{"SwitchCongestionSetting", "SS", false, ccSimple(func() mad.Attribute { return new(mad.SwitchCongestionSetting) }, "switch congestion setting")},
 	{"SwitchPortCongestionSetting", "SP", true, ccSwitchPortSetting},
 	{"CACongestionSetting", "CS", false, ccCASetting},
 	{"CongestionControlTable", "CT", false, ccControlTable},
-	{"Timestamp", "TI", false, ccSimple("Timestamp", "Timestamp", "timestamp")},
+	{"Timestamp", "TI", false, ccSimple(func() mad.Attribute { return new(mad.Timestamp) }, "timestamp")},
 }
 
 // ibccqueryOptions are ibccquery's parsed flags and arguments.
@@ -139,33 +139,32 @@ func (o *ibccqueryOptions) parse(args []string) error {
 	return nil
 }
 
-// ccQuerier sends CC class Gets to one LID.
-type ccQuerier struct {
-	smp *smpQuerier
-	key uint64
+// ccQueryDoc is ibccquery's --json document; result is the operation's.
+type ccQueryDoc struct {
+	Operation string `json:"operation"`
+	Result    any    `json:"result"`
+	Target    string `json:"target"`
 }
 
-// attrSwitchPortCongestionSetting is the attribute whose blocks hold 48
-// SwitchPortCongestionSettingElements.
-const attrSwitchPortCongestionSetting mad.AttrID = 0x0015
+// ccQuerier returns the Querier of ibccquery's and ibccconfig's CC MADs to
+// p, with the CC_Key: every attribute goes as the CC class (ClassPortInfo
+// too).
+func ccQuerier(x *mad.Transactor, p mad.Path, key uint64) *mad.Querier {
+	return &mad.Querier{X: x, Path: p, Key: key, Class: mad.ClassCC}
+}
 
-// get reads a CC attribute and returns its data.
-func (q *ccQuerier) get(attr string, mod uint32) ([]byte, error) {
-	l := mad.LayoutByName(attr)
-	id, name := l.ID, l.Name
-	if attr == "SwitchPortCongestionSettingElement" {
-		id, name = attrSwitchPortCongestionSetting, "SwitchPortCongestionSetting"
+// ccSwitchPorts reads the target's NodeInfo (an SMP, without the CC_Key)
+// and returns its port count; the target must be a switch. A failed query
+// is said to be what.
+func ccSwitchPorts(ctx context.Context, q *mad.Querier, what string) (int, error) {
+	var ni mad.NodeInfo
+	if _, err := mad.NewQuerier(q.X, q.Path).Get(ctx, &ni, 0); err != nil {
+		return 0, withContext(err, "%s", what)
 	}
-	r := &mad.Request{Path: q.smp.path, Class: mad.ClassCC, Method: mad.MethodGet, AttrID: id, AttrMod: mod, Name: name, MKey: q.key}
-	if id == mad.AttrCongestionLogSwitch {
-		r.Name = "CongestionLog"
-		r.DataOffset = 32 // CongestionLog's data starts right after the CC_Key
+	if ni.NodeType != mad.NodeTypeSwitch {
+		return 0, errors.New("destination not a switch")
 	}
-	resp, err := q.smp.x.Do(q.smp.ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	return resp.Data(), nil
+	return int(ni.NumPorts), nil
 }
 
 func ibccqueryRun(o *ibccqueryOptions) error {
@@ -178,31 +177,31 @@ func ibccqueryRun(o *ibccqueryOptions) error {
 		return err
 	}
 	defer x.Close()
-	if p, err = x.Resolve(o.Common.context(), p); err != nil {
+	ctx := o.Common.context()
+	if p, err = x.Resolve(ctx, p); err != nil {
 		return err
 	}
-	q := &ccQuerier{smp: &smpQuerier{ctx: o.Common.context(), x: x, path: p}, key: o.CCKey}
-	out, doc, err := o.Op.run(q, o)
+	out, doc, err := o.Op.run(ctx, ccQuerier(x, p, o.CCKey), o)
 	if err != nil {
 		return withContext(err, "operation %s", o.Op.Name)
 	}
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "operation": o.Op.Name, "result": doc})
+		return writeJSONDocument(o.IO.Out, ccQueryDoc{Operation: o.Op.Name, Result: doc, Target: p.String()})
 	}
 	_, err = o.IO.Out.Write(out)
 	return err
 }
 
-// ccSimple reads one attribute and dumps it under "# Title: target".
-func ccSimple(attr, title, what string) func(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error) {
-	return func(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error) {
-		data, err := q.get(attr, 0)
+// ccSimple reads one attribute and dumps it under "# Name: target".
+func ccSimple(newAttr func() mad.Attribute, what string) func(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+	return func(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+		a := newAttr()
+		data, err := q.Get(ctx, a, 0)
 		if err != nil {
 			return nil, nil, withContext(err, "%s query failed", what)
 		}
-		b := fmt.Appendf(nil, "# %s: %s\n", title, q.smp.path)
-		l := mad.LayoutByName(attr)
-		return l.AppendDump(b, data), l.Decode(data), nil
+		b := fmt.Appendf(nil, "# %s: %s\n", a.Layout().Name, q.Path)
+		return a.Layout().AppendDump(b, data), a, nil
 	}
 }
 
@@ -212,144 +211,163 @@ const (
 	ccLogCA     = 2
 )
 
-func ccCongestionLog(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error) {
-	data, err := q.get("CongestionLogSwitch", 0)
+// ccLogDoc is CongestionLog's result: the log's fields and its events.
+type ccLogDoc struct {
+	Events []mad.Attribute `json:"events"`
+	Log    mad.Attribute   `json:"log"`
+}
+
+func ccCongestionLog(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+	var sw mad.CongestionLogSwitch
+	data, err := q.Get(ctx, &sw, 0)
 	if err != nil {
 		return nil, nil, withContext(err, "congestion log query failed")
 	}
-	sw := mad.LayoutByName("CongestionLogSwitch")
-	logType, _ := sw.Field("LogType")
-	t := logType.Value(data)
-	if t != ccLogSwitch && t != ccLogCA {
-		return nil, nil, fmt.Errorf("unrecognized log type %d", t)
-	}
-	b := fmt.Appendf(nil, "# CongestionLog: %s\n", q.smp.path)
-	b = mad.AppendFields(b, sw.Fields[:2], data) // LogType, CongestionFlags
-	events, size, count, first := "CongestionLogEventSwitch", 12, 15, 40
-	head := sw
-	if t == ccLogCA {
-		head = mad.LayoutByName("CongestionLogCA")
-		events, size, count, first = "CongestionLogEventCA", 16, 13, 12
-	}
-	b = mad.AppendFields(b, head.Fields[2:], data)
-	b = append(b, '\n')
-	ev := mad.LayoutByName(events)
-	empty := make([]byte, size)
-	list := []mad.Attribute{}
-	for i := range count {
-		e := data[first+i*size : first+(i+1)*size]
-		if !bytes.Equal(e, empty) {
-			b = ev.AppendDump(b, e)
-			b = append(b, '\n')
-			list = append(list, ev.Decode(e))
+	var head mad.Attribute = &sw
+	switch sw.LogType {
+	case ccLogSwitch:
+	case ccLogCA:
+		head = new(mad.CongestionLogCA)
+		if err := head.UnmarshalBinary(data); err != nil {
+			return nil, nil, err
 		}
+	default:
+		return nil, nil, fmt.Errorf("unrecognized log type %d", sw.LogType)
 	}
-	return b, map[string]any{"log": head.Decode(data), "events": list}, nil
+	b := fmt.Appendf(nil, "# CongestionLog: %s\n", q.Path)
+	l := head.Layout()
+	b = mad.AppendFields(b, sw.Layout().Fields[:2], data) // LogType, CongestionFlags
+	b = mad.AppendFields(b, l.Fields[2:], data)
+	b = append(b, '\n')
+	doc := ccLogDoc{Events: []mad.Attribute{}, Log: head}
+	for i := range l.Block.Count {
+		e := l.Block.ElementData(data, i)
+		if allZero(e) {
+			continue // no event logged in this entry
+		}
+		b = l.Block.Element.AppendDump(b, e)
+		b = append(b, '\n')
+		doc.Events = append(doc.Events, l.Block.Element.Decode(e))
+	}
+	return b, doc, nil
 }
 
-// ccPortsPerBlock is how many SwitchPortCongestionSetting elements one MAD
-// holds.
-const ccPortsPerBlock = 48
+// allZero reports whether every byte of b is 0.
+func allZero(b []byte) bool {
+	for _, c := range b {
+		if c != 0 {
+			return false
+		}
+	}
+	return true
+}
 
-func ccSwitchPortSetting(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error) {
-	ni, _, err := q.smp.nodeInfo()
+// ccPortSetting is one port's SwitchPortCongestionSetting element.
+type ccPortSetting struct {
+	Port    int                                     `json:"port"`
+	Setting *mad.SwitchPortCongestionSettingElement `json:"setting"`
+}
+
+func ccSwitchPortSetting(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+	nports, err := ccSwitchPorts(ctx, q, "node info query failed")
 	if err != nil {
-		return nil, nil, withContext(err, "node info query failed")
+		return nil, nil, err
 	}
-	if ni.NodeType != mad.NodeTypeSwitch {
-		return nil, nil, errors.New("destination not a switch")
-	}
-	el := mad.LayoutByName("SwitchPortCongestionSettingElement")
-	b := fmt.Appendf(nil, "# SwitchPortCongestionSetting: %s\n", q.smp.path)
-	nports := int(ni.NumPorts)
+	var sp mad.SwitchPortCongestionSetting
+	blk := sp.Layout().Block
+	b := fmt.Appendf(nil, "# SwitchPortCongestionSetting: %s\n", q.Path)
 	if o.Port != 0 {
 		if o.Port > nports {
 			return nil, nil, fmt.Errorf("invalid port number %d: the switch has %d ports", o.Port, nports)
 		}
-		data, err := q.get(el.Name, uint32(o.Port/ccPortsPerBlock))
+		data, err := q.Get(ctx, &sp, uint32(o.Port/blk.Count))
 		if err != nil {
 			return nil, nil, withContext(err, "switch port congestion setting query failed")
 		}
-		off := o.Port % ccPortsPerBlock * 4
-		return el.AppendDump(b, data[off:off+4]), map[string]any{"port": o.Port, "setting": el.Decode(data[off : off+4])}, nil
+		i := o.Port % blk.Count
+		return blk.Element.AppendDump(b, blk.ElementData(data, i)), ccPortSetting{o.Port, &sp.Ports[i]}, nil
 	}
-	type portSetting struct {
-		Port    int           `json:"port"`
-		Setting mad.Attribute `json:"setting"`
-	}
-	var list []portSetting
+	var list []ccPortSetting
 	shown := 0
-	for block := 0; block < nports/ccPortsPerBlock+1; block++ {
-		data, err := q.get(el.Name, uint32(block))
+	for block := 0; block < nports/blk.Count+1; block++ {
+		var sp mad.SwitchPortCongestionSetting
+		data, err := q.Get(ctx, &sp, uint32(block))
 		if err != nil {
 			return nil, nil, withContext(err, "switch port congestion setting query failed")
 		}
-		for j := 0; j < ccPortsPerBlock && shown <= nports; j++ {
-			b = fmt.Appendf(b, "Port:............................%d\n", block*ccPortsPerBlock+j)
-			b = el.AppendDump(b, data[j*4:j*4+4])
+		for j := 0; j < blk.Count && shown <= nports; j++ {
+			port := block*blk.Count + j
+			b = fmt.Appendf(b, "Port:............................%d\n", port)
+			b = blk.Element.AppendDump(b, blk.ElementData(data, j))
 			b = append(b, '\n')
-			list = append(list, portSetting{block*ccPortsPerBlock + j, el.Decode(data[j*4 : j*4+4])})
+			list = append(list, ccPortSetting{port, &sp.Ports[j]})
 			shown++
 		}
 	}
 	return b, list, nil
 }
 
-func ccCASetting(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error) {
-	data, err := q.get("CACongestionSetting", 0)
+// ccCADoc is CACongestionSetting's result: the setting and its 16 SLs'
+// entries.
+type ccCADoc struct {
+	Entries []mad.CACongestionEntry  `json:"entries"`
+	Setting *mad.CACongestionSetting `json:"setting"`
+}
+
+func ccCASetting(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+	var cs mad.CACongestionSetting
+	data, err := q.Get(ctx, &cs, 0)
 	if err != nil {
 		return nil, nil, withContext(err, "ca congestion setting query failed")
 	}
-	b := fmt.Appendf(nil, "# CACongestionSetting: %s\n", q.smp.path)
-	b = mad.LayoutByName("CACongestionSetting").AppendDump(b, data)
+	blk := cs.Layout().Block
+	b := fmt.Appendf(nil, "# CACongestionSetting: %s\n", q.Path)
+	b = cs.Layout().AppendDump(b, data)
 	b = append(b, '\n')
-	entry := mad.LayoutByName("CACongestionEntry")
-	var entries []mad.Attribute
-	for sl := range 16 {
+	for sl := range blk.Count {
 		b = fmt.Appendf(b, "SL:..............................%d\n", sl)
-		b = entry.AppendDump(b, data[4+sl*8:4+sl*8+8])
+		b = blk.Element.AppendDump(b, blk.ElementData(data, sl))
 		b = append(b, '\n')
-		entries = append(entries, entry.Decode(data[4+sl*8:4+sl*8+8]))
 	}
-	return b, map[string]any{"setting": mad.LayoutByName("CACongestionSetting").Decode(data), "entries": entries}, nil
+	return b, ccCADoc{Entries: cs.Entries[:], Setting: &cs}, nil
 }
 
-// ccEntriesPerBlock is how many CongestionControlTable entries one MAD
-// holds.
-const ccEntriesPerBlock = 64
+// ccTableDoc is CongestionControlTable's result: CCTI_Limit and the
+// entries up to it.
+type ccTableDoc struct {
+	CCTILimit int                               `json:"cctiLimit"`
+	Entries   []mad.CongestionControlTableEntry `json:"entries"`
+}
 
-func ccControlTable(q *ccQuerier, o *ibccqueryOptions) ([]byte, any, error) {
-	data, err := q.get("CongestionControlTable", 0)
+func ccControlTable(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+	var cct mad.CongestionControlTable
+	data, err := q.Get(ctx, &cct, 0)
 	if err != nil {
 		return nil, nil, withContext(err, "congestion control table query failed")
 	}
-	cct := mad.LayoutByName("CongestionControlTable")
-	f, _ := cct.Field("CCTILimit")
-	limit := int(f.Value(data))
-	b := fmt.Appendf(nil, "# CongestionControlTable: %s\n", q.smp.path)
-	b = cct.AppendDump(b, data)
+	limit := int(cct.CCTILimit)
+	b := fmt.Appendf(nil, "# CongestionControlTable: %s\n", q.Path)
+	b = cct.Layout().AppendDump(b, data)
 	b = append(b, '\n')
-	doc := map[string]any{"cctiLimit": limit, "entries": []mad.Attribute{}}
+	doc := ccTableDoc{CCTILimit: limit, Entries: []mad.CongestionControlTableEntry{}}
 	if limit == 0 {
 		return b, doc, nil
 	}
-	entry := mad.LayoutByName("CongestionControlTableEntry")
-	var entries []mad.Attribute
+	blk := cct.Layout().Block
 	shown := 0
-	for block := 0; block < limit/ccEntriesPerBlock+1; block++ {
+	for block := 0; block < limit/blk.Count+1; block++ {
 		if block > 0 {
-			if data, err = q.get(cct.Name, uint32(block)); err != nil {
+			if data, err = q.Get(ctx, &cct, uint32(block)); err != nil {
 				return nil, nil, withContext(err, "congestion control table query failed")
 			}
 		}
-		for j := 0; j < ccEntriesPerBlock && shown <= limit; j++ {
-			b = fmt.Appendf(b, "Entry:...........................%d\n", block*ccEntriesPerBlock+j)
-			b = entry.AppendDump(b, data[4+j*2:4+j*2+2])
+		for j := 0; j < blk.Count && shown <= limit; j++ {
+			b = fmt.Appendf(b, "Entry:...........................%d\n", block*blk.Count+j)
+			b = blk.Element.AppendDump(b, blk.ElementData(data, j))
 			b = append(b, '\n')
-			entries = append(entries, entry.Decode(data[4+j*2:4+j*2+2]))
+			doc.Entries = append(doc.Entries, cct.Entries[j])
 			shown++
 		}
 	}
-	doc["entries"] = entries
 	return b, doc, nil
 }

@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -21,20 +20,10 @@ func init() {
 	register(Tool{
 		Name:        "ibping",
 		Summary:     "ping a port's ibping server, or be one (-S)",
-		New:         func(f *Factory) *cobra.Command { return newIbpingCmd(f) },
+		New:         func(f *Factory) *cobra.Command { return newIbpingCmd(f, nil) },
 		SignalIsEnd: true,
 	})
 }
-
-// The OpenIB vendor classes ibping and ibsysstat use (vendor range 2, so
-// with an OUI) and the place of their data.
-const (
-	classPing      mad.Class = 0x32 // IB_VENDOR_OPENIB_PING_CLASS
-	classSysstat   mad.Class = 0x33 // IB_VENDOR_OPENIB_SYSSTAT_CLASS
-	openIBOUI                = 0x001405
-	vendor2DataOff           = 40
-	vendor2DataLen           = mad.Size - vendor2DataOff
-)
 
 // ibpingOptions are ibping's parsed flags and arguments.
 type ibpingOptions struct {
@@ -46,11 +35,12 @@ type ibpingOptions struct {
 	OUI    uint32
 	Server bool
 	ouiArg string
-	f      *Factory
+	// Transactor opens the transactor the pings go through.
+	Transactor func() (*mad.Transactor, error)
 }
 
-func newIbpingCmd(f *Factory) *cobra.Command {
-	o := &ibpingOptions{IO: f.IO, f: f, OUI: openIBOUI}
+func newIbpingCmd(f *Factory, runF func(*ibpingOptions) error) *cobra.Command {
+	o := &ibpingOptions{IO: f.IO, OUI: mad.OUIOpenIB}
 	c := &cobra.Command{
 		Use:   "ibping [options] <dest lid|guid>",
 		Short: "ping a port's ibping server, or be one (-S)",
@@ -81,7 +71,7 @@ unsolicited requests only to such a client.`,
 				if len(args) > 0 {
 					return usageErrorf("-S serves on the local port: no destination (%q)", args[0])
 				}
-				return pingServe(o.Common.context(), f, &o.Common, o.IO, classPing, o.OUI, false, func(mad.Header) []byte { return hostAndDomain() })
+				return pingServe(o.Common.context(), f, &o.Common, o.IO, mad.ClassOpenIBPing, o.OUI, false, func(mad.Header) mad.OpenIBText { return hostAndDomain() })
 			}
 			if len(args) == 0 {
 				return &UsageError{Err: errors.New("expected <dest lid|guid>"), Syntax: true}
@@ -91,6 +81,10 @@ unsolicited requests only to such a client.`,
 				return err
 			}
 			o.Target = t
+			o.Transactor = func() (*mad.Transactor, error) { return f.openTransactor(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
 			return ibpingRun(o)
 		},
 	}
@@ -105,8 +99,8 @@ unsolicited requests only to such a client.`,
 }
 
 // hostAndDomain is what an ibping server answers: "host.domain", or the
-// host name alone without a domain, cut to the data area.
-func hostAndDomain() []byte {
+// host name alone without a domain, cut to one MAD.
+func hostAndDomain() mad.OpenIBText {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
 		host = "?hostname?"
@@ -127,9 +121,7 @@ func hostAndDomain() []byte {
 	if domain != "" && domain != "(none)" {
 		s += "." + domain
 	}
-	b := make([]byte, vendor2DataLen)
-	copy(b[:vendor2DataLen-1], s)
-	return b
+	return mad.OpenIBText(s).Fit()
 }
 
 // serverRMPPTimeout is how long a server's RMPP window waits for its ACK
@@ -139,9 +131,10 @@ const serverRMPPTimeout = time.Second
 // pingServe answers Get requests of class with answer(request header)
 // until ctx ends: ibping -S and ibsysstat -S. An answer longer than one
 // MAD goes with RMPP (rmpp must be set, as ibsysstat registers its class):
-// the kernel segments it, or over the simulator ibtool does.
-func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, class mad.Class, oui uint32, rmpp bool, answer func(h mad.Header) []byte) error {
-	agent := umad.Agent{Class: class, ClassVersion: 1, Methods: []mad.Method{mad.MethodGet}, OUI: [3]byte{byte(oui >> 16), byte(oui >> 8), byte(oui)}}
+// the kernel segments it, or over the simulator ibtool does. Without rmpp
+// it is cut to one MAD.
+func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, class mad.Class, oui uint32, rmpp bool, answer func(h mad.Header) mad.OpenIBText) error {
+	agent := umad.Agent{Class: class, ClassVersion: 1, Methods: []mad.Method{mad.MethodGet}, OUI: mad.OUIBytes(oui)}
 	if rmpp {
 		agent.RMPPVersion = 1
 	}
@@ -193,29 +186,25 @@ func pingServe(ctx context.Context, f *Factory, o *CommonOptions, io IOStreams, 
 		if h.UnmarshalBinary(p.MAD) != nil || h.MgmtClass != class || h.Method != mad.MethodGet {
 			continue
 		}
-		if got := uint32(p.MAD[37])<<16 | uint32(p.MAD[38])<<8 | uint32(p.MAD[39]); got != oui {
+		if mad.Vendor2OUI(p.MAD) != oui {
 			continue
 		}
-		data := answer(h)
+		text := answer(h)
+		if !rmpp {
+			text = text.Fit()
+		}
+		msg, segmented, err := mad.OpenIBResponse(p.MAD, text)
+		if err != nil {
+			warn("answering LID %d: %v", p.Addr.LID, err)
+			continue
+		}
 		if o.Verbose > 0 {
-			fmt.Fprintf(io.ErrOut, "%s: answered %v from LID %d (%d bytes)\n", class, h.Method, p.Addr.LID, len(data))
+			fmt.Fprintf(io.ErrOut, "%s: answered %v from LID %d (%d bytes)\n", class, h.Method, p.Addr.LID, len(msg)-mad.Vendor2DataOffset)
 		}
-		if len(data) <= vendor2DataLen || !rmpp {
-			resp := mad.Packet{MAD: append([]byte(nil), p.MAD[:mad.Size]...), Addr: p.Addr}
-			resp.MAD[3] = byte(mad.MethodGetResp)
-			copy(resp.MAD[vendor2DataOff:], data[:min(len(data), vendor2DataLen)])
-			if err := tr.Send(ctx, &resp); err != nil {
-				warn("answering LID %d: %v", p.Addr.LID, err)
-			}
-			continue
-		}
-		msg := append(append([]byte(nil), p.MAD[:vendor2DataOff]...), data...)
-		msg[3] = byte(mad.MethodGetResp)
-		(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPActive, RespTime: 14}).MarshalTo(msg)
-		if kernelRMPP {
-			err = tr.Send(ctx, &mad.Packet{MAD: msg, Addr: p.Addr})
+		if segmented && !kernelRMPP {
+			err = sends.Send(ctx, msg, mad.Vendor2DataOffset, p.Addr)
 		} else {
-			err = sends.Send(ctx, msg, vendor2DataOff, p.Addr)
+			err = tr.Send(ctx, &mad.Packet{MAD: msg, Addr: p.Addr})
 		}
 		if err != nil {
 			warn("answering LID %d: %v", p.Addr.LID, err)
@@ -237,7 +226,7 @@ func ibpingRun(o *ibpingOptions) error {
 	if err != nil {
 		return err
 	}
-	x, err := o.f.openTransactor(&o.Common)
+	x, err := o.Transactor()
 	if err != nil {
 		return err
 	}
@@ -248,18 +237,20 @@ func ibpingRun(o *ibpingOptions) error {
 	ctx := o.Common.context()
 	st := pingStats{Min: -1}
 	start := time.Now()
-	var replies []map[string]any
+	var replies []pingReply
 	for o.Count == 0 || st.Transmitted < o.Count {
 		st.Transmitted++
 		t0 := time.Now()
-		r, err := x.Do(ctx, &mad.Request{Path: p, Class: classPing, Method: mad.MethodGet, Name: "Ping", OUI: o.OUI, Data: make([]byte, vendor2DataLen)})
+		r, err := x.Do(ctx, &mad.Request{Path: p, Class: mad.ClassOpenIBPing, Method: mad.MethodGet, Name: "Ping", OUI: o.OUI})
 		if ctx.Err() != nil {
 			st.Transmitted--
 			break
 		}
 		if err == nil {
 			rtt := time.Since(t0)
-			host := string(bytes.TrimRight(bytes.SplitN(r.Data(), []byte{0}, 2)[0], "\x00"))
+			var text mad.OpenIBText
+			_ = text.UnmarshalBinary(r.Data()) // takes any data
+			host := string(text)
 			if st.Host == "" {
 				st.Host = host
 			}
@@ -269,7 +260,7 @@ func ibpingRun(o *ibpingOptions) error {
 				st.Min = rtt
 			}
 			st.Max = max(st.Max, rtt)
-			replies = append(replies, map[string]any{"host": host, "rttMicroseconds": rtt.Microseconds()})
+			replies = append(replies, pingReply{Host: host, RTTMicroseconds: rtt.Microseconds()})
 			if !o.Flood && !o.Common.JSON {
 				fmt.Fprintf(o.IO.Out, "Pong from %s (%s): time %s ms\n", host, p, msec(rtt))
 			}
@@ -296,10 +287,24 @@ func ibpingRun(o *ibpingOptions) error {
 	return nil
 }
 
+// pingReply is one reply in ibping's --json document.
+type pingReply struct {
+	Host            string `json:"host"`
+	RTTMicroseconds int64  `json:"rttMicroseconds"`
+}
+
+// ibpingDoc is ibping's --json document.
+type ibpingDoc struct {
+	Replies          []pingReply `json:"replies"`
+	Statistics       pingStats   `json:"statistics"`
+	Target           string      `json:"target"`
+	TimeMilliseconds int64       `json:"timeMilliseconds"`
+}
+
 // ibpingReport prints the statistics, as infiniband-diags' report does.
-func ibpingReport(o *ibpingOptions, p mad.Path, st pingStats, replies []map[string]any, elapsed time.Duration) error {
+func ibpingReport(o *ibpingOptions, p mad.Path, st pingStats, replies []pingReply, elapsed time.Duration) error {
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "statistics": st, "replies": replies, "timeMilliseconds": elapsed.Milliseconds()})
+		return writeJSONDocument(o.IO.Out, ibpingDoc{Replies: replies, Statistics: st, Target: p.String(), TimeMilliseconds: elapsed.Milliseconds()})
 	}
 	loss := uint64(0)
 	if st.Transmitted > 0 {

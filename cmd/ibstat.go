@@ -1,15 +1,10 @@
 package cmd
 
 import (
-	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
-	"strconv"
-	"strings"
 
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/spf13/cobra"
@@ -81,22 +76,6 @@ PORT is decimal or 0x hex; a leading zero is decimal, not octal.`,
 	fl.BoolVarP(&o.PortList, "port_list", "p", false, "show the port GUIDs")
 	addCommonFlags(c, &o.Common, flagsJSON)
 	return c
-}
-
-// parsePortNumber parses a port number argument: decimal (a leading zero
-// is still decimal) or 0x hex.
-func parsePortNumber(s string) (int, error) {
-	var n uint64
-	var err error
-	if h, ok := strings.CutPrefix(strings.ToLower(s), "0x"); ok {
-		n, err = strconv.ParseUint(h, 16, 31)
-	} else {
-		n, err = strconv.ParseUint(s, 10, 31)
-	}
-	if err != nil || s == "" || s[0] == '+' {
-		return 0, usageErrorf("invalid port number %q: want a decimal number or 0x and hex digits", s)
-	}
-	return int(n), nil
 }
 
 // ibstatRun prints what the options ask for: infiniband-diags' ibstat main.
@@ -405,49 +384,4 @@ func ibstatJSONRun(o *ibstatOptions, fsys *rdma.FS, names []string, problems *sy
 	return writeJSONDocument(o.IO.Out, struct {
 		CAs []ibstatJSONCA `json:"cas"`
 	}{cas})
-}
-
-// newTableWriter buffers output that may run to megabytes (a fabric's
-// links, routes or records) in 64 KiB writes rather than bufio's 4 KiB.
-func newTableWriter(w io.Writer) *bufio.Writer { return bufio.NewWriterSize(w, 64<<10) }
-
-// writeJSONDocument writes v as one indented JSON document and a newline.
-func writeJSONDocument(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(b, '\n'))
-	return err
-}
-
-// writeJSONList writes {"key": [items...]} as writeJSONDocument would,
-// byte for byte, but one item at a time through a buffer: a table of
-// hundreds of thousands of records (saquery on a big fabric) is not built
-// and indented in memory as one document.
-func writeJSONList(w io.Writer, key string, items []any) error {
-	bw := bufio.NewWriterSize(w, 1<<16)
-	k, err := json.Marshal(key)
-	if err != nil {
-		return err
-	}
-	if len(items) == 0 {
-		fmt.Fprintf(bw, "{\n  %s: []\n}\n", k)
-		return bw.Flush()
-	}
-	fmt.Fprintf(bw, "{\n  %s: [\n", k)
-	for i, it := range items {
-		b, err := json.MarshalIndent(it, "    ", "  ")
-		if err != nil {
-			return err
-		}
-		bw.WriteString("    ")
-		bw.Write(b)
-		if i < len(items)-1 {
-			bw.WriteByte(',')
-		}
-		bw.WriteByte('\n')
-	}
-	bw.WriteString("  ]\n}\n")
-	return bw.Flush()
 }

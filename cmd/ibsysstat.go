@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -18,19 +17,13 @@ func init() {
 	register(Tool{
 		Name:        "ibsysstat",
 		Summary:     "ask a port's ibsysstat server for its host name or CPUs, or be one (-S)",
-		New:         func(f *Factory) *cobra.Command { return newIbsysstatCmd(f) },
+		New:         func(f *Factory) *cobra.Command { return newIbsysstatCmd(f, nil) },
 		SignalIsEnd: true,
 	})
 }
 
-// ibsysstat's attributes of the OpenIB sysstat class.
-const (
-	sysstatPing mad.AttrID = 0x10
-	sysstatHost mad.AttrID = 0x11
-	sysstatCPU  mad.AttrID = 0x12
-)
-
-var sysstatAttrs = map[string]mad.AttrID{"ping": sysstatPing, "host": sysstatHost, "cpu": sysstatCPU}
+// sysstatAttrs are ibsysstat's ops: the OpenIB sysstat class's attributes.
+var sysstatAttrs = map[string]mad.AttrID{"ping": mad.AttrSysstatPing, "host": mad.AttrSysstatHost, "cpu": mad.AttrSysstatCPU}
 
 // ibsysstatOptions are ibsysstat's parsed flags and arguments.
 type ibsysstatOptions struct {
@@ -41,10 +34,12 @@ type ibsysstatOptions struct {
 	OUI    uint32
 	Server bool
 	ouiArg string
+	// Transactor opens the transactor the request goes through.
+	Transactor func() (*mad.Transactor, error)
 }
 
-func newIbsysstatCmd(f *Factory) *cobra.Command {
-	o := &ibsysstatOptions{IO: f.IO, OUI: openIBOUI, Attr: sysstatPing}
+func newIbsysstatCmd(f *Factory, runF func(*ibsysstatOptions) error) *cobra.Command {
+	o := &ibsysstatOptions{IO: f.IO, OUI: mad.OUIOpenIB, Attr: mad.AttrSysstatPing}
 	c := &cobra.Command{
 		Use:   "ibsysstat [options] <dest lid|guid> [<op>]",
 		Short: "ask a port's ibsysstat server for its host name or CPUs, or be one (-S)",
@@ -74,7 +69,7 @@ do and ends with a line saying how many it left out.`,
 				if len(args) > 0 {
 					return usageErrorf("-S serves on the local port: no destination (%q)", args[0])
 				}
-				return pingServe(o.Common.context(), f, &o.Common, o.IO, classSysstat, o.OUI, true, func(h mad.Header) []byte { return sysstatReply(h.AttrID) })
+				return pingServe(o.Common.context(), f, &o.Common, o.IO, mad.ClassOpenIBSysstat, o.OUI, true, func(h mad.Header) mad.OpenIBText { return sysstatReply(h.AttrID) })
 			}
 			if len(args) == 0 {
 				return &UsageError{Err: errors.New("expected <dest lid|guid>"), Syntax: true}
@@ -91,7 +86,11 @@ do and ends with a line saying how many it left out.`,
 				return err
 			}
 			o.Target = t
-			return ibsysstatRun(f, o)
+			o.Transactor = func() (*mad.Transactor, error) { return f.openTransactor(&o.Common) }
+			if runF != nil {
+				return runF(o)
+			}
+			return ibsysstatRun(o)
 		},
 	}
 	addCommonFlags(c, &o.Common, flagsLocalPort|flagsMAD|flagsJSON)
@@ -102,23 +101,17 @@ do and ends with a line saying how many it left out.`,
 	return c
 }
 
-// sysstatReply returns the data a server sends for attr: one MAD's data
-// (216 bytes), or a CPU list longer than that whole, with its NUL, to go
-// with RMPP as infiniband-diags' server sends it.
-func sysstatReply(attr mad.AttrID) []byte {
+// sysstatReply returns the text a server answers attr with: its host name
+// (cut to one MAD), its CPU list (whole, to go with RMPP as
+// infiniband-diags' server sends a longer one) or nothing.
+func sysstatReply(attr mad.AttrID) mad.OpenIBText {
 	switch attr {
-	case sysstatHost:
+	case mad.AttrSysstatHost:
 		return hostAndDomain()
-	case sysstatCPU:
-		list := append(cpuInfo("/proc/cpuinfo"), 0)
-		if len(list) > vendor2DataLen {
-			return list
-		}
-		b := make([]byte, vendor2DataLen)
-		copy(b, list)
-		return b
+	case mad.AttrSysstatCPU:
+		return mad.OpenIBText(cpuInfo("/proc/cpuinfo"))
 	}
-	return make([]byte, vendor2DataLen)
+	return ""
 }
 
 // maxCPUs is how many processors ibsysstat's server lists at most, as
@@ -170,12 +163,12 @@ func cpuInfo(path string) []byte {
 	return b
 }
 
-func ibsysstatRun(f *Factory, o *ibsysstatOptions) error {
+func ibsysstatRun(o *ibsysstatOptions) error {
 	p, err := gmpPath(o.Target, "sysstat MADs")
 	if err != nil {
 		return err
 	}
-	x, err := f.openTransactor(&o.Common)
+	x, err := o.Transactor()
 	if err != nil {
 		return err
 	}
@@ -183,20 +176,28 @@ func ibsysstatRun(f *Factory, o *ibsysstatOptions) error {
 	if p, err = x.Resolve(o.Common.context(), p); err != nil {
 		return err
 	}
-	r, err := x.Do(o.Common.context(), &mad.Request{Path: p, Class: classSysstat, Method: mad.MethodGet, AttrID: o.Attr, Name: sysstatName(o.Attr), OUI: o.OUI, Data: make([]byte, vendor2DataLen)})
+	r, err := x.Do(o.Common.context(), &mad.Request{Path: p, Class: mad.ClassOpenIBSysstat, Method: mad.MethodGet, AttrID: o.Attr, Name: sysstatName(o.Attr), OUI: o.OUI})
 	if err != nil {
 		return err
 	}
-	text := string(bytes.SplitN(r.Data(), []byte{0}, 2)[0])
+	var text mad.OpenIBText
+	_ = text.UnmarshalBinary(r.Data()) // takes any data
 	if o.Common.JSON {
-		return writeJSONDocument(o.IO.Out, map[string]any{"target": p.String(), "op": sysstatName(o.Attr), "reply": text})
+		return writeJSONDocument(o.IO.Out, sysstatDoc{Op: sysstatName(o.Attr), Reply: string(text), Target: p.String()})
 	}
-	if o.Attr == sysstatPing {
+	if o.Attr == mad.AttrSysstatPing {
 		_, err = fmt.Fprintln(o.IO.Out, "sysstat ping succeeded")
 		return err
 	}
 	_, err = fmt.Fprintln(o.IO.Out, text) // puts: the text and a newline
 	return err
+}
+
+// sysstatDoc is ibsysstat's --json document.
+type sysstatDoc struct {
+	Op     string `json:"op"`
+	Reply  string `json:"reply"`
+	Target string `json:"target"`
 }
 
 func sysstatName(a mad.AttrID) string {

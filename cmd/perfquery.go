@@ -300,18 +300,6 @@ func perfqueryRun(o *perfqueryOptions) error {
 	return nil
 }
 
-// gmpPath turns a target into the LID route a GMP takes, or the global
-// route (GRH) a GID target asks for, which Transactor.Resolve turns into a
-// LID route through the SA where there is one (on RoCE the GRH stays);
-// what names the MADs in the message for a DR path ("performance MADs").
-func gmpPath(t endport.Target, what string) (mad.Path, error) {
-	p, err := t.LIDRoutedPath(what)
-	if errors.Is(err, endport.ErrNotLIDRouted) {
-		return p, &UsageError{Err: err}
-	}
-	return p, err
-}
-
 func (q *perfquery) run() error {
 	o := q.o
 	cpi, err := q.get("ClassPortInfo", o.Port)

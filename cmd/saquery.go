@@ -1,14 +1,9 @@
 package cmd
 
 import (
-	"bufio"
-	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -108,62 +103,98 @@ type saqueryOptions struct {
 // saQueryType is one record type saquery queries by name.
 type saQueryType struct {
 	name, alias string
-	attr        mad.AttrID
+	layout      *mad.Layout
 	usage       string
 	run         func(q *saQuerier, args []string) error
 }
 
-// saQueryTypes are saquery's record types, in its usage's order.
-var saQueryTypes = []*saQueryType{
-	{"ClassPortInfo", "CPI", saAttrClassPortInfo, "", (*saQuerier).classPortInfo},
-	{"NodeRecord", "NR", saAttrNodeRecord, "[lid]", (*saQuerier).nodeRecords},
-	{"PortInfoRecord", "PIR", saAttrPortInfoRecord, "[[lid]/[port]/[options]]", (*saQuerier).portInfoRecords},
-	{"SL2VLTableRecord", "SL2VL", saAttrSL2VLRecord, "[[lid]/[in_port]/[out_port]]", (*saQuerier).sl2vlRecords},
-	{"PKeyTableRecord", "PKTR", saAttrPKeyTableRecord, "[[lid]/[port]/[block]]", (*saQuerier).pkeyRecords},
-	{"VLArbitrationTableRecord", "VLAR", saAttrVLArbRecord, "[[lid]/[port]/[block]]", (*saQuerier).vlArbRecords},
-	{"InformInfoRecord", "IIR", saAttrInformInfoRec, "[subscriber_gid]", (*saQuerier).informInfoRecords},
-	{"LinkRecord", "LR", saAttrLinkRecord, "[[from_lid]/[from_port]] [[to_lid]/[to_port]]", (*saQuerier).linkRecords},
-	{"ServiceRecord", "SR", saAttrServiceRecord, "", (*saQuerier).serviceRecords},
-	{"PathRecord", "PR", saAttrPathRecord, "", (*saQuerier).pathRecords},
-	{"MCMemberRecord", "MCMR", saAttrMCMemberRecord, "", (*saQuerier).mcMemberRecords},
-	{"LFTRecord", "LFTR", saAttrLFTRecord, "[[lid]/[block]]", (*saQuerier).lftRecords},
-	{"MFTRecord", "MFTR", saAttrMFTRecord, "[[mlid]/[position]/[block]]", (*saQuerier).mftRecords},
-	{"GUIDInfoRecord", "GIR", saAttrGUIDInfoRecord, "[[lid]/[block]]", (*saQuerier).guidInfoRecords},
-	{"SwitchInfoRecord", "SWIR", saAttrSwitchInfoRec, "[lid]", (*saQuerier).switchInfoRecords},
-	{"SMInfoRecord", "SMIR", saAttrSMInfoRecord, "[lid]", (*saQuerier).smInfoRecords},
-	// ibtool's own: infiniband-diags' saquery has no MultiPathRecord.
-	{"MultiPathRecord", "MPR", saAttrMultiPathRecord, "<sgid>[,<sgid>...] <dgid>[,<dgid>...]", (*saQuerier).multiPathRecords},
+// Layouts of the records saquery's options name.
+var (
+	cpiLayout        = (&mad.ClassPortInfo{}).Layout()
+	nodeRecordLayout = (&mad.NodeRecord{}).Layout()
+	pirLayout        = (&mad.PortInfoRecord{}).Layout()
+	pathRecordLayout = (&mad.PathRecord{}).Layout()
+	mcmrLayout       = (&mad.MCMemberRecord{}).Layout()
+	linkRecordLayout = (&mad.LinkRecord{}).Layout()
+	swirLayout       = (&mad.SwitchInfoRecord{}).Layout()
+)
+
+// saQueryTypes are saquery's record types, in its usage's order; set at
+// init, as their queries name record types through this table.
+var saQueryTypes []*saQueryType
+
+func init() {
+	saQueryTypes = []*saQueryType{
+		{"ClassPortInfo", "CPI", cpiLayout, "", (*saQuerier).classPortInfo},
+		{"NodeRecord", "NR", nodeRecordLayout, "[lid]", (*saQuerier).nodeRecords},
+		{"PortInfoRecord", "PIR", pirLayout, "[[lid]/[port]/[options]]", (*saQuerier).portInfoRecords},
+		{"SL2VLTableRecord", "SL2VL", (&mad.SLtoVLMappingTableRecord{}).Layout(), "[[lid]/[in_port]/[out_port]]", (*saQuerier).sl2vlRecords},
+		{"PKeyTableRecord", "PKTR", (&mad.PKeyTableRecord{}).Layout(), "[[lid]/[port]/[block]]", (*saQuerier).pkeyRecords},
+		{"VLArbitrationTableRecord", "VLAR", (&mad.VLArbitrationTableRecord{}).Layout(), "[[lid]/[port]/[block]]", (*saQuerier).vlArbRecords},
+		{"InformInfoRecord", "IIR", (&mad.InformInfoRecord{}).Layout(), "[subscriber_gid]", (*saQuerier).informInfoRecords},
+		{"LinkRecord", "LR", linkRecordLayout, "[[from_lid]/[from_port]] [[to_lid]/[to_port]]", (*saQuerier).linkRecords},
+		{"ServiceRecord", "SR", (&mad.ServiceRecord{}).Layout(), "", (*saQuerier).serviceRecords},
+		{"PathRecord", "PR", pathRecordLayout, "", (*saQuerier).pathRecords},
+		{"MCMemberRecord", "MCMR", mcmrLayout, "", (*saQuerier).mcMemberRecords},
+		{"LFTRecord", "LFTR", (&mad.LinearForwardingTableRecord{}).Layout(), "[[lid]/[block]]", (*saQuerier).lftRecords},
+		{"MFTRecord", "MFTR", (&mad.MulticastForwardingTableRecord{}).Layout(), "[[mlid]/[position]/[block]]", (*saQuerier).mftRecords},
+		{"GUIDInfoRecord", "GIR", (&mad.GUIDInfoRecord{}).Layout(), "[[lid]/[block]]", (*saQuerier).guidInfoRecords},
+		{"SwitchInfoRecord", "SWIR", swirLayout, "[lid]", (*saQuerier).switchInfoRecords},
+		{"SMInfoRecord", "SMIR", (&mad.SMInfoRecord{}).Layout(), "[lid]", (*saQuerier).smInfoRecords},
+		// ibtool's own: infiniband-diags' saquery has no MultiPathRecord.
+		{"MultiPathRecord", "MPR", (&mad.MultiPathRecord{}).Layout(), "<sgid>[,<sgid>...] <dgid>[,<dgid>...]", (*saQuerier).multiPathRecords},
+	}
+}
+
+// genericQueries are the SA records of the attribute table saquery has no
+// view of: queried by name, selected by MEMBER=VALUE, printed as their
+// layouts dump them.
+func genericQueries() []*saQueryType {
+	var qs []*saQueryType
+	for _, l := range mad.SALayouts {
+		if saQueryByLayout(l) == nil && strings.HasSuffix(l.Name, "Record") {
+			qs = append(qs, &saQueryType{name: l.Name, layout: l, usage: "[MEMBER=VALUE ...]", run: (*saQuerier).genericRecords})
+		}
+	}
+	return qs
 }
 
 // findSAQuery returns the record type with the name or alias, compared
-// without regard to case, or nil.
+// without regard to case, or nil. A record of the attribute table with
+// no view of its own is found by the names mad.SARecordLayout knows.
 func findSAQuery(name string) *saQueryType {
 	for _, q := range saQueryTypes {
 		if strings.EqualFold(name, q.name) || strings.EqualFold(name, q.alias) {
 			return q
 		}
 	}
+	if l := mad.SARecordLayout(name); l != nil {
+		for _, q := range genericQueries() {
+			if q.layout == l {
+				return q
+			}
+		}
+	}
 	return nil
 }
 
-// saRecordNames names the record types in messages, as the query table
-// does; filled at init, as the table's handlers refer to getTable, which
-// uses it.
-var saRecordNames = map[mad.AttrID]string{}
-
-func init() {
+// saQueryByLayout returns the record type of the layout, or nil.
+func saQueryByLayout(l *mad.Layout) *saQueryType {
 	for _, q := range saQueryTypes {
-		saRecordNames[q.attr] = q.name
-	}
-}
-
-func saQueryByAttr(attr mad.AttrID) *saQueryType {
-	for _, q := range saQueryTypes {
-		if q.attr == attr {
+		if q.layout == l {
 			return q
 		}
 	}
 	return nil
+}
+
+// saRecordName names a record type in messages as saquery does
+// ("SL2VLTableRecord"), or by its layout.
+func saRecordName(l *mad.Layout) string {
+	if q := saQueryByLayout(l); q != nil {
+		return q.name
+	}
+	return l.Name
 }
 
 func newSaqueryCmd(f *Factory, runF func(*saqueryOptions) error) *cobra.Command {
@@ -171,6 +202,9 @@ func newSaqueryCmd(f *Factory, runF func(*saqueryOptions) error) *cobra.Command 
 	var names strings.Builder
 	for _, q := range saQueryTypes {
 		fmt.Fprintf(&names, "  %s (%s) %s\n", q.name, q.alias, q.usage)
+	}
+	for _, q := range genericQueries() {
+		fmt.Fprintf(&names, "  %s %s\n", q.name, q.usage)
 	}
 	c := &cobra.Command{
 		Use:   "saquery [options] [query-name] [<name> | <lid> | <guid>] [MEMBER=VALUE ...]",
@@ -289,12 +323,12 @@ func (o *saqueryOptions) parse(args []string) error {
 	set(b.g, saCmdMCGroups, o.Print)
 	set(b.m, saCmdMCMembers, o.Print)
 	for _, q := range []struct {
-		on   bool
-		attr mad.AttrID
-	}{{b.p, saAttrPathRecord}, {b.S, saAttrServiceRecord}, {b.I, saAttrInformInfoRec}, {b.x, saAttrLinkRecord},
-		{o.p.srcToDst != "" || o.p.sgidToDgid != "", saAttrPathRecord}} {
+		on     bool
+		layout *mad.Layout
+	}{{b.p, pathRecordLayout}, {b.S, (&mad.ServiceRecord{}).Layout()}, {b.I, (&mad.InformInfoRecord{}).Layout()},
+		{b.x, linkRecordLayout}, {o.p.srcToDst != "" || o.p.sgidToDgid != "", pathRecordLayout}} {
 		if q.on {
-			query = saQueryByAttr(q.attr)
+			query = saQueryByLayout(q.layout)
 		}
 	}
 	if query == nil && o.Command == saCmdQuery {
@@ -304,7 +338,7 @@ func (o *saqueryOptions) parse(args []string) error {
 			}
 		}
 		if query == nil {
-			query = saQueryByAttr(saAttrNodeRecord)
+			query = saQueryByLayout(nodeRecordLayout)
 		}
 	}
 	o.Query = query
@@ -317,11 +351,11 @@ func (o *saqueryOptions) parse(args []string) error {
 	o.Assigns = args[n:]
 	args = args[:n]
 	if len(o.Assigns) > 0 {
-		if o.Command != saCmdQuery || query.attr == saAttrClassPortInfo {
+		if o.Command != saCmdQuery || query.layout == cpiLayout {
 			return usageErrorf("%s: MEMBER=VALUE selects the fields of a record query (NR, PIR, PR, ...)", o.Assigns[0])
 		}
 		var err error
-		if o.assigned, o.assignedMask, err = mad.SATemplate(mad.SARecordLayout(query.name), o.Assigns); err != nil {
+		if o.assigned, o.assignedMask, err = mad.SATemplate(query.layout, o.Assigns); err != nil {
 			return &UsageError{Err: err}
 		}
 	}
@@ -440,798 +474,4 @@ func parseIPv6GID(s string) (rdma.GID, error) {
 		return rdma.GID{}, errors.New("want a GID in IPv6 form, like fe80::2:c903:0:1491")
 	}
 	return rdma.GID(a.As16()), nil
-}
-
-// saQuerier runs one saquery invocation.
-type saQuerier struct {
-	ctx  context.Context
-	x    *mad.Transactor
-	o    *saqueryOptions
-	w    *bufio.Writer
-	text saText
-	json []any // records printed, for --json
-	// nodes caches the NodeRecords, asked once for names and -m.
-	nodes []*nodeRecord
-}
-
-func saqueryRun(o *saqueryOptions) error {
-	names, err := o.Common.loadNodeMap("saquery", o.IO.ErrOut)
-	if err != nil {
-		return err
-	}
-	x, _, err := o.Open()
-	if err != nil {
-		return err
-	}
-	defer x.Close()
-	if _, err := x.SAPath(); err != nil {
-		return fmt.Errorf("failed to bind to the SA: %w", err)
-	}
-	q := &saQuerier{ctx: o.Common.context(), x: x, o: o, w: newTableWriter(o.IO.Out)}
-	q.text.showKeys = o.ShowKeys
-	if names != nil {
-		q.text.names = names
-	}
-	if err := q.run(); err != nil {
-		if !o.Common.JSON {
-			q.flush() // the text printed before the failure, as the C tool has
-		}
-		return err // no JSON document: its records would look complete
-	}
-	return q.flush()
-}
-
-// flush writes the text, or the JSON document of the records.
-func (q *saQuerier) flush() error {
-	if q.o.Common.JSON {
-		return writeJSONList(q.o.IO.Out, "records", q.json)
-	}
-	return q.w.Flush()
-}
-
-func (q *saQuerier) run() error {
-	o := q.o
-	if o.p.srcToDst != "" {
-		src, dst, _ := strings.Cut(o.p.srcToDst, ":")
-		for _, s := range []struct {
-			arg string
-			dst *uint64
-		}{{src, &o.p.slid}, {dst, &o.p.dlid}} {
-			if s.arg == "" {
-				continue
-			}
-			lid, err := q.lidOf(s.arg)
-			if err != nil {
-				return err
-			}
-			*s.dst = uint64(lid)
-		}
-	}
-	if o.Command == saCmdClassPort || (o.Command == saCmdQuery && (o.Query.attr == saAttrClassPortInfo || o.Query.attr == saAttrSwitchInfoRec)) {
-		if err := q.askClassPortInfo(); err != nil {
-			return fmt.Errorf("failed to query SA:ClassPortInfo: %w", err)
-		}
-	}
-	switch o.Command {
-	case saCmdNodeRecords:
-		return q.printNodeRecords()
-	case saCmdClassPort:
-		q.emit(q.text.cpi)
-		return nil
-	case saCmdIsSM:
-		return q.isSMRecords()
-	case saCmdMCGroups:
-		recs, err := q.getTable(saAttrMCMemberRecord, 0, 0, nil)
-		if err != nil {
-			return err
-		}
-		for _, r := range recs {
-			q.emit(mcGroupText{decodeMCMemberRecord(r)})
-		}
-		return nil
-	case saCmdMCMembers:
-		return q.mcMembers()
-	}
-	return o.Query.run(q, o.Args)
-}
-
-// emit prints one record, or keeps it for the JSON document.
-func (q *saQuerier) emit(r saTextRecord) {
-	if q.o.Common.JSON {
-		if g, ok := r.(mcGroupText); ok {
-			q.json = append(q.json, g.mcMemberRecord)
-			return
-		}
-		q.json = append(q.json, r)
-		return
-	}
-	r.writeText(q.w, &q.text)
-}
-
-// getTable asks SubnAdmGetTable for records of one type, the template rec
-// selecting by mask, and returns the records (each at least as long as
-// the type's layout).
-func (q *saQuerier) getTable(attr mad.AttrID, mod uint32, mask uint64, rec []byte) ([][]byte, error) {
-	name, ok := saRecordNames[attr]
-	if !ok {
-		name = fmt.Sprintf("attribute %#04x", uint16(attr))
-	}
-	res, err := q.x.QuerySA(q.ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: attr, Name: name,
-		AttrMod: mod, ComponentMask: mask, SMKey: q.o.SMKey, Record: rec})
-	if err != nil {
-		return nil, err
-	}
-	want := saRecordLen[attr]
-	if len(res.Records) > 0 && res.RecordLen < want {
-		return nil, fmt.Errorf("SubnAdmGetTable(%s): records of %d bytes, want at least %d", name, res.RecordLen, want)
-	}
-	return res.Records, nil
-}
-
-// askClassPortInfo gets the SA's ClassPortInfo.
-func (q *saQuerier) askClassPortInfo() error {
-	res, err := q.x.QuerySA(q.ctx, &mad.SAQuery{Method: mad.MethodGet, AttrID: saAttrClassPortInfo,
-		Name: "ClassPortInfo", SMKey: q.o.SMKey})
-	if err != nil {
-		return err
-	}
-	if len(res.Records) == 0 || len(res.Records[0]) < saRecordLen[saAttrClassPortInfo] {
-		return errors.New("short ClassPortInfo")
-	}
-	q.text.cpi = decodeClassPortInfo(res.Records[0])
-	return nil
-}
-
-// allNodes returns every NodeRecord, asked once.
-func (q *saQuerier) allNodes() ([]*nodeRecord, error) {
-	if q.nodes != nil {
-		return q.nodes, nil
-	}
-	recs, err := q.getTable(saAttrNodeRecord, 0, 0, nil)
-	if err != nil {
-		return nil, err
-	}
-	q.nodes = make([]*nodeRecord, 0, len(recs))
-	for _, r := range recs {
-		q.nodes = append(q.nodes, decodeNodeRecord(r))
-	}
-	return q.nodes, nil
-}
-
-// lidOf is saquery's get_lid: a name starting with a letter is looked up
-// among the NodeRecords' descriptions; anything else is a LID.
-func (q *saQuerier) lidOf(name string) (uint16, error) {
-	if name != "" && isAlpha(name[0]) {
-		nodes, err := q.allNodes()
-		if err != nil {
-			return 0, err
-		}
-		for _, n := range nodes {
-			if n.descMatches(name) {
-				return n.LID, nil
-			}
-		}
-		return 0, fmt.Errorf("failed to find lid for %q: no NodeRecord has that description", name)
-	}
-	// strtol's leading number, as saquery takes it.
-	n, ok := strtoulPrefix(name)
-	if !ok || n == 0 || n > 0xffff {
-		return 0, usageErrorf("Invalid lid specified: %q", name)
-	}
-	return uint16(n), nil
-}
-
-func isAlpha(c byte) bool { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') }
-
-// lidAndPorts is saquery's parse_lid_and_ports: "lid[/a[/b]]", where the
-// LID may be a name; missing numbers are -1.
-func (q *saQuerier) lidAndPorts(s string) (lid uint16, a, b int64, err error) {
-	parts := strings.SplitN(s, "/", 3)
-	if lid, err = q.lidOf(parts[0]); err != nil {
-		return 0, -1, -1, err
-	}
-	num := func(i int) int64 {
-		if i >= len(parts) {
-			return -1
-		}
-		n, ok := strtoulPrefix(parts[i])
-		if !ok {
-			return -1
-		}
-		return int64(n)
-	}
-	return lid, num(1), num(2), nil
-}
-
-// strtoulPrefix is C's strtoul(s, &end, 0) for the ports of a LID spec:
-// the leading number, ok false when there is none.
-func strtoulPrefix(s string) (uint64, bool) {
-	base, digits := 10, s
-	switch {
-	case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):
-		base, digits = 16, s[2:]
-	case strings.HasPrefix(s, "0") && len(s) > 1:
-		base, digits = 8, s[1:]
-	}
-	end := 0
-	for end < len(digits) {
-		if _, err := strconv.ParseUint(digits[end:end+1], base, 8); err != nil {
-			break
-		}
-		end++
-	}
-	if end == 0 {
-		if base == 8 {
-			return 0, true // "0"
-		}
-		return 0, false
-	}
-	n, _ := strconv.ParseUint(digits[:end], base, 64)
-	return n, true
-}
-
-// printNodeRecords is -N, -D, -L, -l, -G, -O and -U.
-func (q *saQuerier) printNodeRecords() error {
-	nodes, err := q.allNodes()
-	if err != nil {
-		return err
-	}
-	o := q.o
-	if o.Print == saPrintCADescs && !o.Common.JSON {
-		fmt.Fprint(q.w, "   LID \"name\"\n================\n")
-	}
-	for _, n := range nodes {
-		switch o.Print {
-		case saPrintCADescs:
-			if n.NodeInfo.NodeType == 1 {
-				if o.Common.JSON {
-					q.json = append(q.json, n)
-					continue
-				}
-				fmt.Fprintf(q.w, "%6d  \"%s\"\n", n.LID, q.text.name(uint64(n.NodeInfo.NodeGUID), n.NodeDescription))
-			}
-		case saPrintNameOfLID:
-			if n.LID == o.RequestedLID {
-				q.printNode(n)
-			}
-		case saPrintNameOfGUID:
-			if uint64(n.NodeInfo.PortGUID) == o.RequestedGUID {
-				q.printNode(n)
-			}
-		default:
-			name := q.text.name(uint64(n.NodeInfo.NodeGUID), n.NodeDescription)
-			if o.Name == "" || n.descMatches(o.Name) || strncmp64(o.Name, []byte(name)) {
-				q.printNode(n)
-				if o.Print == saPrintUniqueLID {
-					return nil
-				}
-			}
-		}
-	}
-	return nil
-}
-
-// printNode prints one NodeRecord the way the node print mode asks.
-func (q *saQuerier) printNode(n *nodeRecord) {
-	if q.o.Common.JSON {
-		q.json = append(q.json, n)
-		return
-	}
-	switch q.o.Print {
-	case saPrintLIDs, saPrintUniqueLID:
-		fmt.Fprintf(q.w, "%d\n", n.LID)
-	case saPrintGUIDs:
-		fmt.Fprintf(q.w, "0x%016x\n", uint64(n.NodeInfo.PortGUID))
-	case saPrintNameOfLID, saPrintNameOfGUID:
-		fmt.Fprintf(q.w, "%s\n", q.text.name(uint64(n.NodeInfo.NodeGUID), n.NodeDescription))
-	default:
-		n.writeText(q.w, &q.text)
-	}
-}
-
-// Capability mask bits -s asks for (PortInfo:CapabilityMask).
-const (
-	capIsSM         = 1 << 1
-	capIsSMDisabled = 1 << 10
-)
-
-// isSMRecords is -s: the PortInfoRecords with IsSM, then IsSMdisabled.
-func (q *saQuerier) isSMRecords() error {
-	for _, c := range []struct {
-		head string
-		mask uint32
-	}{{"IsSM ports\n", capIsSM}, {"\nIsSMdisabled ports\n", capIsSMDisabled}} {
-		rec := make([]byte, 72)
-		binary.BigEndian.PutUint32(rec[4+20:], c.mask) // PortInfo:CapabilityMask
-		// Attribute modifier bit 31: match any of the mask's bits.
-		recs, err := q.getTable(saAttrPortInfoRecord, 1<<31, 1<<7, rec)
-		if err != nil {
-			return err
-		}
-		if !q.o.Common.JSON {
-			fmt.Fprint(q.w, c.head)
-		}
-		for _, r := range recs {
-			pir := decodePortInfoRecord(r)
-			pir.brief = true
-			q.emit(pir)
-		}
-	}
-	return nil
-}
-
-// mcMembers is -m: every MCMemberRecord with the name of its port's
-// node; with an MLID argument, only that group's member GIDs.
-func (q *saQuerier) mcMembers() error {
-	recs, err := q.getTable(saAttrMCMemberRecord, 0, 0, nil)
-	if err != nil {
-		return err
-	}
-	nodes, err := q.allNodes()
-	if err != nil {
-		return err
-	}
-	var mlid int64 = -1
-	if q.o.Name != "" {
-		n, _ := strconv.ParseInt(q.o.Name, 0, 64)
-		mlid = n
-	}
-	for _, r := range recs {
-		m := decodeMCMemberRecord(r)
-		name := "<unknown>"
-		for _, n := range nodes {
-			if n.NodeInfo.PortGUID == m.PortGID.GUID() {
-				name = q.text.name(uint64(n.NodeInfo.NodeGUID), n.NodeDescription)
-				break
-			}
-		}
-		if q.o.Common.JSON {
-			if mlid < 0 || mlid == int64(m.MLID) {
-				q.json = append(q.json, struct {
-					*mcMemberRecord
-					NodeDescription string `json:"nodeDescription"`
-				}{m, name})
-			}
-			continue
-		}
-		if q.o.Name != "" {
-			if mlid == int64(m.MLID) {
-				fmt.Fprintf(q.w, "\t\tPortGid.................%s (%s)\n", m.PortGID, name)
-			}
-			continue
-		}
-		fmt.Fprintf(q.w, "MCMemberRecord member dump:\n"+
-			"\t\tMGID....................%s\n"+
-			"\t\tMlid....................0x%X\n"+
-			"\t\tPortGid.................%s\n"+
-			"\t\tScopeState..............0x%X\n"+
-			"\t\tProxyJoin...............0x%X\n"+
-			"\t\tNodeDescription.........%s\n",
-			m.MGID, m.MLID, m.PortGID, m.ScopeState, m.ProxyJoin, name)
-	}
-	return nil
-}
-
-// saTextRecord is a decoded record saquery prints.
-type saTextRecord interface {
-	writeText(io.Writer, *saText)
-}
-
-// dumpAll asks for the records of one type and prints them all, each
-// decoded by decode.
-func dumpAll[R saTextRecord](q *saQuerier, attr mad.AttrID, mask uint64, rec []byte, decode func([]byte) R) error {
-	if len(q.o.Assigns) > 0 {
-		rec, mask = q.o.applyAssigns(rec, mask)
-	}
-	recs, err := q.getTable(attr, 0, mask, rec)
-	if err != nil {
-		return err
-	}
-	for _, r := range recs {
-		q.emit(decode(r))
-	}
-	return nil
-}
-
-// applyAssigns adds the MEMBER=VALUE selections parse made to the
-// template rec and its mask: each member's field and mask bits, over what
-// the options set.
-func (o *saqueryOptions) applyAssigns(rec []byte, mask uint64) ([]byte, uint64) {
-	l := mad.SARecordLayout(o.Query.name)
-	set := o.assigned
-	if len(rec) < len(set) {
-		rec = append(rec, make([]byte, len(set)-len(rec))...)
-	}
-	for _, a := range o.Assigns {
-		name, _, _ := strings.Cut(a, "=")
-		c, _ := l.Component(name)
-		if c.Width > 64 {
-			copy(rec[c.Offset/8:(c.Offset+c.Width)/8], set[c.Offset/8:])
-		} else {
-			c.SetValue(rec, c.Value(set))
-		}
-	}
-	return rec, mask | o.assignedMask
-}
-
-// selector collects a template record and its component mask, as
-// saquery's CHECK_AND_SET_VAL macros build them.
-type selector struct {
-	rec  []byte
-	mask uint64
-}
-
-func newSelector(n int) *selector { return &selector{rec: make([]byte, n)} }
-
-// set8, set16 and set32 store v at off and select component bit when v
-// differs from unset, compared at the field's width as C does.
-func (s *selector) set8(v, unset int64, off int, bit uint) {
-	if uint8(v) != uint8(unset) {
-		s.rec[off] = uint8(v)
-		s.mask |= 1 << bit
-	}
-}
-
-func (s *selector) set16(v, unset int64, off int, bit uint) {
-	if uint16(v) != uint16(unset) {
-		binary.BigEndian.PutUint16(s.rec[off:], uint16(v))
-		s.mask |= 1 << bit
-	}
-}
-
-func (s *selector) set32(v, unset int64, off int, bit uint) {
-	if uint32(v) != uint32(unset) {
-		binary.BigEndian.PutUint32(s.rec[off:], uint32(v))
-		s.mask |= 1 << bit
-	}
-}
-
-func (s *selector) setGID(g rdma.GID, off int, bit uint) {
-	if !g.IsZero() {
-		copy(s.rec[off:], g[:])
-		s.mask |= 1 << bit
-	}
-}
-
-func (q *saQuerier) classPortInfo(_ []string) error {
-	q.emit(q.text.cpi)
-	return nil
-}
-
-func (q *saQuerier) nodeRecords(args []string) error {
-	s := newSelector(112)
-	if len(args) > 0 {
-		lid, _, _, err := q.lidAndPorts(args[0])
-		if err != nil {
-			return err
-		}
-		s.set16(int64(lid), 0, 0, 0)
-	}
-	return dumpAll(q, saAttrNodeRecord, s.mask, s.rec, decodeNodeRecord)
-}
-
-// lidSelector is the selector of the record types whose template starts
-// with a LID and two more numbers from a "lid/a/b" argument.
-func (q *saQuerier) lidSelector(args []string, size int, lidBit uint, a, b func(s *selector, v int64)) (*selector, error) {
-	s := newSelector(size)
-	var lid uint16
-	va, vb := int64(-1), int64(-1)
-	if len(args) > 0 {
-		var err error
-		if lid, va, vb, err = q.lidAndPorts(args[0]); err != nil {
-			return nil, err
-		}
-	}
-	s.set16(int64(lid), 0, 0, lidBit)
-	if a != nil {
-		a(s, va)
-	}
-	if b != nil {
-		b(s, vb)
-	}
-	return s, nil
-}
-
-func (q *saQuerier) portInfoRecords(args []string) error {
-	s, err := q.lidSelector(args, 72, 0,
-		func(s *selector, v int64) { s.set8(v, -1, 2, 1) },
-		func(s *selector, v int64) { s.set8(v, -1, 3, 2) })
-	if err != nil {
-		return err
-	}
-	return dumpAll(q, saAttrPortInfoRecord, s.mask, s.rec, decodePortInfoRecord)
-}
-
-func (q *saQuerier) sl2vlRecords(args []string) error {
-	s, err := q.lidSelector(args, 16, 0,
-		func(s *selector, v int64) { s.set8(v, -1, 2, 1) },
-		func(s *selector, v int64) { s.set8(v, -1, 3, 2) })
-	if err != nil {
-		return err
-	}
-	return dumpAll(q, saAttrSL2VLRecord, s.mask, s.rec, decodeSL2VLRecord)
-}
-
-func (q *saQuerier) pkeyRecords(args []string) error {
-	s, err := q.lidSelector(args, 72, 0,
-		func(s *selector, v int64) { s.set8(v, -1, 4, 2) },
-		func(s *selector, v int64) { s.set16(v, -1, 2, 1) })
-	if err != nil {
-		return err
-	}
-	return dumpAll(q, saAttrPKeyTableRecord, s.mask, s.rec, decodePKeyTableRecord)
-}
-
-func (q *saQuerier) vlArbRecords(args []string) error {
-	s, err := q.lidSelector(args, 72, 0,
-		func(s *selector, v int64) { s.set8(v, -1, 2, 1) },
-		func(s *selector, v int64) { s.set8(v, -1, 3, 2) })
-	if err != nil {
-		return err
-	}
-	return dumpAll(q, saAttrVLArbRecord, s.mask, s.rec, decodeVLArbRecord)
-}
-
-func (q *saQuerier) lftRecords(args []string) error {
-	s, err := q.lidSelector(args, 72, 0,
-		func(s *selector, v int64) { s.set16(v, -1, 2, 1) }, nil)
-	if err != nil {
-		return err
-	}
-	return dumpAll(q, saAttrLFTRecord, s.mask, s.rec, decodeLFTRecord)
-}
-
-func (q *saQuerier) guidInfoRecords(args []string) error {
-	s, err := q.lidSelector(args, 72, 0,
-		func(s *selector, v int64) { s.set8(v, -1, 2, 1) }, nil)
-	if err != nil {
-		return err
-	}
-	return dumpAll(q, saAttrGUIDInfoRecord, s.mask, s.rec, decodeGUIDInfoRecord)
-}
-
-func (q *saQuerier) mftRecords(args []string) error {
-	// "mlid/position/block": the block goes in the low 9 bits, the
-	// position in the top 4 of one 16-bit field.
-	var position, block int64 = -1, -1
-	s, err := q.lidSelector(args, 72, 0,
-		func(_ *selector, v int64) { position = v },
-		func(_ *selector, v int64) { block = v })
-	if err != nil {
-		return err
-	}
-	var pb uint16
-	if uint16(block) != 0xffff {
-		pb = uint16(block)
-		s.mask |= 1 << 3
-	}
-	pb &= 0x1ff
-	var pos uint8
-	if uint8(position) != 0xff {
-		pos = uint8(position)
-		s.mask |= 1 << 1
-	}
-	pb |= uint16(pos) << 12
-	binary.BigEndian.PutUint16(s.rec[2:], pb)
-	return dumpAll(q, saAttrMFTRecord, s.mask, s.rec, decodeMFTRecord)
-}
-
-func (q *saQuerier) switchInfoRecords(args []string) error {
-	s, err := q.lidSelector(args, 24, 0, nil, nil)
-	if err != nil {
-		return err
-	}
-	return dumpAll(q, saAttrSwitchInfoRec, s.mask, s.rec, decodeSwitchInfoRecord)
-}
-
-func (q *saQuerier) smInfoRecords(args []string) error {
-	s, err := q.lidSelector(args, 32, 0, nil, nil)
-	if err != nil {
-		return err
-	}
-	return dumpAll(q, saAttrSMInfoRecord, s.mask, s.rec, decodeSMInfoRecord)
-}
-
-func (q *saQuerier) linkRecords(args []string) error {
-	s := newSelector(8)
-	var from, to uint16
-	fromPort, toPort := int64(-1), int64(-1)
-	var err error
-	if len(args) > 0 {
-		if from, fromPort, _, err = q.lidAndPorts(args[0]); err != nil {
-			return err
-		}
-	}
-	if len(args) > 1 {
-		if to, toPort, _, err = q.lidAndPorts(args[1]); err != nil {
-			return err
-		}
-	}
-	s.set16(int64(from), 0, 0, 0)
-	s.set8(fromPort, -1, 2, 1)
-	s.set16(int64(to), 0, 4, 3)
-	s.set8(toPort, -1, 3, 2)
-	return dumpAll(q, saAttrLinkRecord, s.mask, s.rec, decodeLinkRecord)
-}
-
-func (q *saQuerier) serviceRecords(_ []string) error {
-	return dumpAll(q, saAttrServiceRecord, 0, nil, decodeServiceRecord)
-}
-
-func (q *saQuerier) informInfoRecords(args []string) error {
-	s := newSelector(64)
-	if len(args) > 0 {
-		g, err := parseIPv6GID(args[0])
-		if err != nil {
-			return usageErrorf("Invalid SubscriberGID specified: %q", args[0])
-		}
-		copy(s.rec, g[:])
-		s.mask = 1 << 0
-	}
-	return dumpAll(q, saAttrInformInfoRec, s.mask, s.rec, decodeInformInfoRecord)
-}
-
-// pathRecords builds the PathRecord template from the path options as
-// saquery's query_path_records does (bit numbers: IBA 15.2.5.16).
-func (q *saQuerier) pathRecords(_ []string) error {
-	p := &q.o.p
-	s := newSelector(64)
-	if p.serviceID != 0 {
-		binary.BigEndian.PutUint64(s.rec[0:], p.serviceID)
-		s.mask |= 1<<0 | 1<<1
-	}
-	s.setGID(p.sgid, 24, 3)
-	s.setGID(p.dgid, 8, 2)
-	s.set16(int64(p.slid), 0, 42, 5)
-	s.set16(int64(p.dlid), 0, 40, 4)
-	s.set32(p.hopLimit, -1, 44, 9)
-	var flow uint8
-	if uint8(p.flowLabel) != 0 { // saquery compares and keeps 8 bits of it
-		flow = uint8(p.flowLabel)
-		s.mask |= 1 << 8
-	}
-	binary.BigEndian.PutUint32(s.rec[44:], binary.BigEndian.Uint32(s.rec[44:])|uint32(flow)<<8)
-	s.set8(int64(p.tclass), 0, 48, 10)
-	var reversible uint8
-	if uint8(p.reversible) != 0xff {
-		reversible = uint8(p.reversible)
-		s.mask |= 1 << 11
-	}
-	s.set8(p.numbPath, -1, 49, 12)
-	s.rec[49] |= reversible << 7
-	s.set16(int64(p.pkey), 0, 50, 13)
-	s.set16(p.sl, -1, 52, 15)
-	var qos uint16
-	if p.qosClass != -1 {
-		qos = uint16(p.qosClass)
-		s.mask |= 1 << 14
-	}
-	binary.BigEndian.PutUint16(s.rec[52:], binary.BigEndian.Uint16(s.rec[52:])&0xf|qos<<4)
-	for _, v := range []struct {
-		val      uint64
-		off      int
-		bit, sel uint
-	}{{p.mtu, 54, 17, 16}, {p.rate, 55, 19, 18}, {p.pktLife, 56, 21, 20}} {
-		if uint8(v.val) != 0 {
-			s.rec[v.off] = uint8(v.val)
-			s.mask |= 1<<v.bit | 1<<v.sel
-		}
-	}
-	return dumpAll(q, saAttrPathRecord, s.mask, s.rec, decodePathRecord)
-}
-
-// mprGIDsOffset is where a MultiPathRecord's GIDs start, after its fixed
-// part (IBA 15.2.5.20); mprMaxGIDs is how many fit in one segment (the SA
-// header takes 56 bytes of the MAD). opensm takes at most 16.
-const (
-	mprGIDsOffset = 24
-	mprMaxGIDs    = (mad.Size - 56 - mprGIDsOffset) / 16
-)
-
-// multiPathRecords asks the SA for the paths between source and
-// destination GIDs in one SubnAdmGetMulti(MultiPathRecord), itself sent
-// with RMPP, and prints the PathRecords of the answer as -p prints them.
-// --numb_path and --reversible select as for PathRecords; any member of
-// the record as MEMBER=VALUE. An ibtool addition: infiniband-diags'
-// saquery has no MultiPathRecord.
-func (q *saQuerier) multiPathRecords(args []string) error {
-	if len(args) != 2 {
-		return usageErrorf("MultiPathRecord: want <sgid>[,<sgid>...] <dgid>[,<dgid>...], got %d argument(s)", len(args))
-	}
-	var gids []rdma.GID
-	var counts [2]int
-	for i, list := range args {
-		for _, g := range strings.Split(list, ",") {
-			gid, err := parseIPv6GID(g)
-			if err != nil {
-				return usageErrorf("MultiPathRecord: invalid GID %q: %v", g, err)
-			}
-			gids = append(gids, gid)
-			counts[i]++
-		}
-	}
-	if len(gids) > mprMaxGIDs {
-		return usageErrorf("MultiPathRecord: %d GIDs; at most %d", len(gids), mprMaxGIDs)
-	}
-	rec := make([]byte, mprGIDsOffset+16*len(gids))
-	rec[15], rec[16] = byte(counts[0]), byte(counts[1])
-	mask := uint64(1<<19 | 1<<20 | 1<<22) // SGIDCount, DGIDCount, SDGID
-	for i, g := range gids {
-		copy(rec[mprGIDsOffset+16*i:], g[:])
-	}
-	p := &q.o.p
-	if p.numbPath != -1 {
-		rec[5] |= byte(p.numbPath) & 0x7f
-		mask |= 1 << 6
-	}
-	if p.reversible != -1 {
-		rec[5] |= byte(p.reversible&1) << 7
-		mask |= 1 << 5
-	}
-	if len(q.o.Assigns) > 0 {
-		var fixed []byte
-		fixed, mask = q.o.applyAssigns(rec[:mprGIDsOffset], mask)
-		copy(rec, fixed)
-	}
-	res, err := q.x.QuerySA(q.ctx, &mad.SAQuery{Method: mad.MethodGetMulti, AttrID: saAttrMultiPathRecord,
-		Name: "MultiPathRecord", ComponentMask: mask, SMKey: q.o.SMKey, Record: rec})
-	if err != nil {
-		return err
-	}
-	if len(res.Records) > 0 && res.RecordLen < saRecordLen[saAttrPathRecord] {
-		return fmt.Errorf("SubnAdmGetMulti(MultiPathRecord): records of %d bytes, want PathRecords of %d", res.RecordLen, saRecordLen[saAttrPathRecord])
-	}
-	for _, r := range res.Records {
-		q.emit(decodePathRecord(r))
-	}
-	return nil
-}
-
-// mcMemberRecords builds the MCMemberRecord template from the options as
-// saquery's query_mcmember_records does (IBA 15.2.5.17).
-func (q *saQuerier) mcMemberRecords(_ []string) error {
-	p := &q.o.p
-	s := newSelector(56)
-	s.setGID(p.mgid, 0, 0)
-	s.setGID(p.gid, 16, 1)
-	s.set16(int64(p.mlid), 0, 36, 3)
-	s.set32(int64(p.qkey), 0, 32, 2)
-	for _, v := range []struct {
-		val      uint64
-		off      int
-		bit, sel uint
-	}{{p.mtu, 38, 5, 4}, {p.rate, 42, 9, 8}, {p.pktLife, 43, 11, 10}} {
-		if uint8(v.val) != 0 {
-			s.rec[v.off] = uint8(v.val)
-			s.mask |= 1<<v.bit | 1<<v.sel
-		}
-	}
-	s.set8(int64(p.tclass), 0, 39, 6)
-	s.set16(int64(p.pkey), 0, 40, 7)
-	var sl, hop, flow uint32
-	if uint8(p.sl) != 0xff {
-		sl = uint32(uint8(p.sl))
-		s.mask |= 1 << 12
-	}
-	if uint8(p.flowLabel) != 0 {
-		flow = uint32(uint8(p.flowLabel))
-		s.mask |= 1 << 13
-	}
-	if uint8(p.hopLimit) != 0xff {
-		hop = uint32(uint8(p.hopLimit))
-		s.mask |= 1 << 14
-	}
-	binary.BigEndian.PutUint32(s.rec[44:], sl<<28|flow<<8|hop)
-	var scope uint8
-	if uint8(p.scope) != 0 {
-		scope = uint8(p.scope)
-		s.mask |= 1 << 15
-	}
-	s.set8(int64(p.joinState), 0, 48, 16)
-	s.rec[48] |= scope << 4
-	if uint8(p.proxyJoin) != 0xff {
-		s.rec[49] = uint8(p.proxyJoin) & 1
-		s.mask |= 1 << 17
-	}
-	return dumpAll(q, saAttrMCMemberRecord, s.mask, s.rec, decodeMCMemberRecord)
 }

@@ -21,6 +21,8 @@ import (
 type fakeSA struct {
 	reqs []*mad.Packet
 	rmpp madtest.RMPPResponder
+	// every answers every other record type with one zero record.
+	every bool
 }
 
 func newFakeSA() *fakeSA {
@@ -32,69 +34,71 @@ func newFakeSA() *fakeSA {
 func (s *fakeSA) handle(req *mad.Packet) []mad.Packet {
 	if mad.Method(req.MAD[3]) == mad.MethodGet {
 		s.reqs = append(s.reqs, req)
-		cpi := make([]byte, 72)
-		cpi[0], cpi[1] = 1, 2
-		binary.BigEndian.PutUint16(cpi[2:], 0x2602)
-		binary.BigEndian.PutUint32(cpi[4:], 1<<3<<5|0x12) // CapabilityMask2 bit 3, resp time 18
-		binary.BigEndian.PutUint32(cpi[36:], 0x80010000)
+		cpi, _ := (&mad.ClassPortInfo{BaseVersion: 1, ClassVersion: 2, CapabilityMask: 0x2602,
+			CapabilityMask2: 1 << 3, RespTimeValue: 0x12, RedirectQKey: 0x80010000}).MarshalBinary()
 		return []mad.Packet{madtest.Reply(req, 0, 56, cpi)}
 	}
 	return s.rmpp.Handle(req)
 }
 
-func nodeRec(lid uint16, typ uint8, guid uint64, desc string) []byte {
-	b := make([]byte, 112)
-	binary.BigEndian.PutUint16(b, lid)
-	ni := b[4:]
-	ni[0], ni[1], ni[2], ni[3] = 1, 1, typ, 2
-	binary.BigEndian.PutUint64(ni[4:], guid)
-	binary.BigEndian.PutUint64(ni[12:], guid)
-	binary.BigEndian.PutUint64(ni[20:], guid+1)
-	binary.BigEndian.PutUint16(ni[28:], 64)
-	binary.BigEndian.PutUint16(ni[30:], 0xa25b)
-	binary.BigEndian.PutUint32(ni[32:], 0xa1)
-	binary.BigEndian.PutUint32(ni[36:], 1<<24|0x2c9)
-	copy(b[44:], desc)
+func nodeRec(lid uint16, typ mad.NodeType, guid uint64, desc string) []byte {
+	r := mad.NodeRecord{LID: lid, NodeInfo: mad.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: typ, NumPorts: 2,
+		SystemImageGUID: rdma.GUID(guid), NodeGUID: rdma.GUID(guid), PortGUID: rdma.GUID(guid + 1), PartitionCap: 64,
+		DeviceID: 0xa25b, Revision: 0xa1, LocalPortNum: 1, VendorID: 0x2c9}}
+	copy(r.NodeDescription.NodeDescription[:], desc)
+	b, _ := r.MarshalBinary()
 	return b
 }
 
 func (s *fakeSA) respond(req *mad.Packet) []byte {
 	s.reqs = append(s.reqs, req)
-	mask := binary.BigEndian.Uint64(req.MAD[48:])
+	mask := binary.BigEndian.Uint64(req.MAD[48:]) // the SA header's ComponentMask
 	tmpl := req.MAD[56:]
-	switch mad.AttrID(binary.BigEndian.Uint16(req.MAD[16:])) {
-	case saAttrNodeRecord:
+	var h mad.Header
+	h.UnmarshalBinary(req.MAD)
+	switch h.AttrID {
+	case mad.AttrNodeRecord:
 		var recs [][]byte
 		for _, r := range [][]byte{
 			nodeRec(1, 2, 0x200000, "Switch1"),
 			nodeRec(2, 1, 0x100000, "Hca1"),
 			nodeRec(3, 1, 0x100003, "Hca2"),
 		} {
-			if mask&1 == 0 || be16(r, 0) == be16(tmpl, 0) {
+			var nr, want mad.NodeRecord
+			nr.UnmarshalBinary(r)
+			want.UnmarshalBinary(tmpl)
+			if mask&1 == 0 || nr.LID == want.LID {
 				recs = append(recs, r)
 			}
 		}
 		return madtest.SAResponse(req, 0, 112, recs...)
-	case saAttrPathRecord:
-		pr := make([]byte, 64)
-		copy(pr[40:44], tmpl[40:44]) // DLID, SLID as asked
-		pr[53] = 3
+	case mad.AttrPathRecord:
+		var asked mad.PathRecord
+		asked.UnmarshalBinary(tmpl)
+		pr, _ := (&mad.PathRecord{DLID: asked.DLID, SLID: asked.SLID, SL: 3}).MarshalBinary()
 		return madtest.SAResponse(req, 0, 64, pr)
+	}
+	if s.every {
+		for _, l := range mad.SALayouts {
+			if l.ID == h.AttrID {
+				return madtest.SAResponse(req, 0, (l.Size+7)/8*8, nil)
+			}
+		}
 	}
 	return madtest.SAResponse(req, 0x0c00, 8) // an SA status of 12: unknown
 }
 
-func runSaquery(t *testing.T, sa *fakeSA, args ...string) (string, error) {
+// saqueryOpts parses saquery's arguments into options whose transactor
+// talks to the fake SA.
+func saqueryOpts(t *testing.T, sa *fakeSA, args ...string) (*saqueryOptions, error) {
 	t.Helper()
 	var o *saqueryOptions
 	err := parseToolArgs(t, "saquery", func(f *Factory) *cobra.Command {
 		return newSaqueryCmd(f, func(opts *saqueryOptions) error { o = opts; return nil })
 	}, args)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	var out strings.Builder
-	o.IO.Out = &out
 	o.Open = func() (*mad.Transactor, *rdma.Port, error) {
 		opts := o.Common.transactorOptions()
 		opts.Timeout = 50 * time.Millisecond
@@ -102,6 +106,17 @@ func runSaquery(t *testing.T, sa *fakeSA, args ...string) (string, error) {
 		return mad.NewTransactor(madtest.New(sa.handle), opts), &rdma.Port{Number: 1, LID: 2, SMLID: 1}, nil
 	}
 	o.Common.ctx = context.Background()
+	return o, nil
+}
+
+func runSaquery(t *testing.T, sa *fakeSA, args ...string) (string, error) {
+	t.Helper()
+	o, err := saqueryOpts(t, sa, args...)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	o.IO.Out = &out
 	err = saqueryRun(o)
 	return out.String(), err
 }

@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"strconv"
 
 	"github.com/spf13/cobra"
 
@@ -122,26 +121,6 @@ func (o *sminfoOptions) parse(args []string) error {
 		o.Modifier = uint32(n)
 	}
 	return nil
-}
-
-// parseUintArg parses a decimal or 0x hex number up to max.
-func parseUintArg(s string, max uint64) (uint64, error) {
-	base := 10
-	digits := s
-	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
-		base, digits = 16, s[2:]
-	}
-	if digits == "" || digits[0] == '+' || digits[0] == '-' {
-		return 0, fmt.Errorf("want a decimal number or 0x and hex digits")
-	}
-	n, err := strconv.ParseUint(digits, base, 64)
-	if err != nil {
-		return 0, fmt.Errorf("want a decimal number or 0x and hex digits")
-	}
-	if n > max {
-		return 0, fmt.Errorf("out of range 0 to %d", max)
-	}
-	return n, nil
 }
 
 func sminfoRun(o *sminfoOptions) error {

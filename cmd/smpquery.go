@@ -282,12 +282,12 @@ func smpqueryPortInfo(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error)
 		mod |= 1 << 31
 	}
 	var pi mad.PortInfo
-	data, err := q.decode(&pi, mod)
+	_, err := q.decode(&pi, mod)
 	if err != nil {
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Port info: %s port %d\n", q.path, o.Port)
-	text = appendPortInfo(text, data, o.ShowKeys)
+	text = pi.AppendDump(text, "", o.ShowKeys)
 	if !o.ShowKeys {
 		pi.MKey = 0
 	}
@@ -295,29 +295,7 @@ func smpqueryPortInfo(q *smpQuerier, o *smpqueryOptions) (smpqueryResult, error)
 }
 
 // notDisplayed stands in for a key when -K is not given.
-const notDisplayed = "<not displayed>"
-
-// appendPortInfo is infiniband-diags' dump_portinfo: PortInfo's fields,
-// the M_Key hidden unless showKeys.
-func appendPortInfo(b, data []byte, showKeys bool) []byte {
-	return appendPortInfoIndented(b, data, showKeys, "")
-}
-
-// appendPortInfoIndented is appendPortInfo with each line after indent
-// (saquery's PortInfoRecords, two tabs in).
-func appendPortInfoIndented(b, data []byte, showKeys bool, indent string) []byte {
-	for _, f := range mad.LayoutByName("PortInfo").Fields {
-		b = append(b, indent...)
-		b = mad.AppendDotted(b, f.Label)
-		if f.Name == "MKey" && !showKeys {
-			b = append(b, notDisplayed...)
-		} else {
-			b = f.AppendValue(b, data)
-		}
-		b = append(b, '\n')
-	}
-	return b
-}
+const notDisplayed = mad.NotDisplayed
 
 // Capability bits smpquery checks before PortInfoExtended.
 const (

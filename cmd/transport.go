@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"runtime"
@@ -181,4 +182,16 @@ func (f *Factory) shareCPUsWithSimulator(o *CommonOptions) (restore func()) {
 		return func() { runtime.GOMAXPROCS(n) }
 	}
 	return func() {}
+}
+
+// gmpPath turns a target into the LID route a GMP takes, or the global
+// route (GRH) a GID target asks for, which Transactor.Resolve turns into a
+// LID route through the SA where there is one (on RoCE the GRH stays);
+// what names the MADs in the message for a DR path ("performance MADs").
+func gmpPath(t endport.Target, what string) (mad.Path, error) {
+	p, err := t.LIDRoutedPath(what)
+	if errors.Is(err, endport.ErrNotLIDRouted) {
+		return p, &UsageError{Err: err}
+	}
+	return p, err
 }

@@ -1,8 +1,7 @@
 package cmd
 
 import (
-	"bytes"
-	"encoding/binary"
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -22,45 +21,6 @@ func init() {
 	})
 }
 
-// Mellanox's vendor class (range 1, no OUI) and its attributes.
-const (
-	classMellanox             mad.Class  = 0x0a
-	mlxGeneralInfo            mad.AttrID = 0x17
-	mlxConfigSpaceAccess      mad.AttrID = 0x50
-	mlxCounterGroupInfo       mad.AttrID = 0x90
-	mlxConfigCounterGroup     mad.AttrID = 0x91
-	mlxPortXmitWaitAddr                  = 0x10013c
-	is3DeviceID                          = 47396 // InfiniScale III
-	maxConfigSpaceRecords                = 18
-	vendor1DataLen                       = mad.Size - mad.HeaderLen
-	configSpaceRecordsOff                = 8
-	configSpaceRecordLen                 = 12
-	configSpaceAccessModifier            = 2 << 22
-	attrClassPortInfo         mad.AttrID = 0x01
-)
-
-// extFWInfoDevices are the device ID ranges whose general info carries the
-// extended firmware version (vendstat's ext_fw_info_device).
-var extFWInfoDevices = [][2]uint16{
-	{0x0245, 0x0245}, {0xc738, 0xc73b}, {0xcb20, 0xcb20}, {0xcf08, 0xcf08}, {0xd2f0, 0xd2f0},
-	{0x01b3, 0x01b3}, {0x1003, 0x101b}, {0xa2d2, 0xa2d2}, {0x1b02, 0x1b02}, {0x1b50, 0x1b50},
-	{0x1ba0, 0x1ba0}, {0x1bd0, 0x1bd5}, {0x1bf0, 0x1bf0}, {0x1b33, 0x1b33}, {0x1b73, 0x1b73},
-	{0x1b40, 0x1b41}, {0x1b60, 0x1b61}, {0x1b83, 0x1b83}, {0x1b93, 0x1b94}, {0x1bb4, 0x1bb5},
-	{0x1bc4, 0x1bc6},
-}
-
-func extFWInfo(dev uint16) bool {
-	for _, r := range extFWInfoDevices {
-		if r[0] <= dev && dev <= r[1] {
-			return true
-		}
-	}
-	return false
-}
-
-// csRecord is one config space record: an address, its data and a mask.
-type csRecord struct{ Address, Data, Mask uint32 }
-
 // vendstatOptions are vendstat's parsed flags and arguments.
 type vendstatOptions struct {
 	IO     IOStreams
@@ -74,11 +34,13 @@ type vendstatOptions struct {
 	CounterGroupInfo      bool // -i
 	ConfigGroups          bool // -c
 	Group0, Group1        uint8
-	Read, Write           []csRecord // -R, -W
+	Read, Write           []mad.ConfigSpaceRecord // -R, -W
 	readArgs, writeArgs   []string
 	groupsArg             string
 	Open                  func() (*mad.Transactor, *rdma.Port, error)
-	vendorCall            func(method mad.Method, attr mad.AttrID, mod uint32, data []byte) (*mad.Response, error)
+	// q sends the vendor MADs to the port asked, under ctx.
+	q   *mad.Querier
+	ctx context.Context
 	// plans are the Sets a --dry-run run did not send, until their lines
 	// join the output where the Set's would be.
 	plans *planScope
@@ -133,10 +95,10 @@ func (o *vendstatOptions) parse(args []string) error {
 		v, err := strconv.ParseUint(s, 16, 32)
 		return uint32(v), err
 	}
-	parseRecord := func(flag, arg string, want int) (csRecord, error) {
+	parseRecord := func(flag, arg string, want int) (mad.ConfigSpaceRecord, error) {
 		parts := strings.Split(arg, ",")
 		if len(parts) < want || len(parts) > want+1 {
-			return csRecord{}, usageErrorf("-%s %q: want %d or %d hex numbers separated by commas", flag, arg, want, want+1)
+			return mad.ConfigSpaceRecord{}, usageErrorf("-%s %q: want %d or %d hex numbers separated by commas", flag, arg, want, want+1)
 		}
 		vals := []uint32{0, 0, 0xffffffff}
 		idx := []int{0, 2}
@@ -146,11 +108,11 @@ func (o *vendstatOptions) parse(args []string) error {
 		for i, p := range parts {
 			v, err := hex(p)
 			if err != nil {
-				return csRecord{}, usageErrorf("-%s %q: %q is not a hex number", flag, arg, p)
+				return mad.ConfigSpaceRecord{}, usageErrorf("-%s %q: %q is not a hex number", flag, arg, p)
 			}
 			vals[idx[i]] = v
 		}
-		return csRecord{Address: vals[0], Data: vals[1], Mask: vals[2]}, nil
+		return mad.ConfigSpaceRecord{Address: vals[0], Data: vals[1], Mask: vals[2]}, nil
 	}
 	for _, a := range o.readArgs {
 		r, err := parseRecord("R", a, 1)
@@ -166,8 +128,8 @@ func (o *vendstatOptions) parse(args []string) error {
 		}
 		o.Write = append(o.Write, r)
 	}
-	if len(o.Read) > maxConfigSpaceRecords || len(o.Write) > maxConfigSpaceRecords {
-		return usageErrorf("at most %d config space records at once", maxConfigSpaceRecords)
+	if len(o.Read) > mad.MaxConfigSpaceRecords || len(o.Write) > mad.MaxConfigSpaceRecords {
+		return usageErrorf("at most %d config space records at once", mad.MaxConfigSpaceRecords)
 	}
 	if o.groupsArg != "" {
 		a, b, ok := strings.Cut(o.groupsArg, ",")
@@ -213,20 +175,19 @@ func vendstatRun(o *vendstatOptions) error {
 	if o.Common.DryRun {
 		ctx, o.plans = withPlanScope(ctx)
 	}
-	o.vendorCall = func(method mad.Method, attr mad.AttrID, mod uint32, data []byte) (*mad.Response, error) {
-		return x.Do(ctx, &mad.Request{Path: p, Class: classMellanox, Method: method, AttrID: attr, AttrMod: mod, Data: data, Name: mlxAttrName(attr)})
-	}
+	o.q, o.ctx = &mad.Querier{X: x, Path: p, Class: mad.ClassMellanox}, ctx
 	out, err := vendstatDo(o)
 	if o.Common.JSON {
 		if err != nil {
 			return err
 		}
-		lines := []string{}
+		doc := vendstatDoc{Lines: []string{}, Target: p.String()}
 		if len(out) > 0 {
-			lines = strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+			doc.Lines = strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 		}
-		doc := map[string]any{"target": p.String(), "lines": lines}
-		o.Common.addDryRun(doc)
+		if plans := o.Common.dryRunPlans(); plans != nil {
+			doc.DryRun = &plans
+		}
 		return writeJSONDocument(o.IO.Out, doc)
 	}
 	if _, werr := o.IO.Out.Write(out); err == nil {
@@ -235,20 +196,13 @@ func vendstatRun(o *vendstatOptions) error {
 	return err
 }
 
-func mlxAttrName(a mad.AttrID) string {
-	switch a {
-	case attrClassPortInfo:
-		return "ClassPortInfo"
-	case mlxGeneralInfo:
-		return "GeneralInfo"
-	case mlxConfigSpaceAccess:
-		return "ConfigSpaceAccess"
-	case mlxCounterGroupInfo:
-		return "CounterGroupInfo"
-	case mlxConfigCounterGroup:
-		return "ConfigCounterGroup"
-	}
-	return ""
+// vendstatDoc is vendstat's --json document: the lines it prints.
+type vendstatDoc struct {
+	// DryRun is set under --dry-run, an empty list when nothing was
+	// planned.
+	DryRun *[]*mad.Plan `json:"dryRun,omitempty"`
+	Lines  []string     `json:"lines"`
+	Target string       `json:"target"`
 }
 
 // vendstatDo runs the operations asked, returning what to print; text
@@ -256,29 +210,26 @@ func mlxAttrName(a mad.AttrID) string {
 func vendstatDo(o *vendstatOptions) ([]byte, error) {
 	var b []byte
 	if o.CounterGroupInfo {
-		r, err := o.vendorCall(mad.MethodGet, mlxCounterGroupInfo, uint32(o.Port), nil)
-		if err != nil {
+		var ci mad.CounterGroupInfo
+		if _, err := o.q.Get(o.ctx, &ci, uint32(o.Port)); err != nil {
 			return b, withContext(err, "counter group info query")
 		}
-		data := r.Data()
-		n := int(data[11])
-		b = fmt.Appendf(b, "counter_group_info:\n%d counter groups\n", n)
-		for i := 0; i < n && i < 2; i++ {
-			b = fmt.Appendf(b, "group%d mask %#x\n", i, binary.BigEndian.Uint32(data[12+4*i:]))
+		b = fmt.Appendf(b, "counter_group_info:\n%d counter groups\n", ci.NumGroups)
+		for i := range min(int(ci.NumGroups), len(ci.GroupMasks)) {
+			b = fmt.Appendf(b, "group%d mask %#x\n", i, ci.GroupMasks[i].Mask)
 		}
 		return b, nil
 	}
 	if o.ConfigGroups {
 		b = fmt.Appendf(b, "counter_groups_config: configuring group0 %d group1 %d\n", o.Group0, o.Group1)
-		req := make([]byte, vendor1DataLen)
-		req[15], req[19] = o.Group0, o.Group1
-		if _, err := o.vendorCall(mad.MethodSet, mlxConfigCounterGroup, uint32(o.Port), req); err != nil {
+		set := mad.ConfigCounterGroup{Group0Select: o.Group0, Group1Select: o.Group1}
+		if _, err := o.q.Set(o.ctx, &set, uint32(o.Port), nil); err != nil {
 			return b, withContext(err, "config counter group set")
 		}
 		b = append(b, o.Common.planLog.take(o.plans)...)
 		// The read back goes out in a dry run too, as every read does;
 		// vendstat prints nothing of it.
-		if _, err := o.vendorCall(mad.MethodGet, mlxConfigCounterGroup, uint32(o.Port), nil); err != nil {
+		if _, err := o.q.Get(o.ctx, &mad.ConfigCounterGroup{}, uint32(o.Port)); err != nil {
 			return b, withContext(err, "config counter group query")
 		}
 		return b, nil
@@ -286,7 +237,7 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 	if o.Read != nil || o.Write != nil {
 		for _, set := range []struct {
 			method  mad.Method
-			records []csRecord
+			records []mad.ConfigSpaceRecord
 		}{{mad.MethodGet, o.Read}, {mad.MethodSet, o.Write}} {
 			if set.records == nil {
 				continue
@@ -298,54 +249,44 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 		}
 		return b, nil
 	}
-	if _, err := o.vendorCall(mad.MethodGet, attrClassPortInfo, 0, nil); err != nil {
+	if _, err := o.q.Get(o.ctx, &mad.ClassPortInfo{}, 0); err != nil {
 		return b, withContext(err, "classportinfo query")
 	}
-	r, err := o.vendorCall(mad.MethodGet, mlxGeneralInfo, 0, nil)
+	var gi mad.GeneralInfo
+	data, err := o.q.Get(o.ctx, &gi, 0)
 	if err != nil {
 		return b, withContext(err, "generalinfo query")
 	}
-	gi := r.Data()
-	devID := binary.BigEndian.Uint16(gi[10:])
-	fw := [3]uint32{uint32(gi[41]), uint32(gi[42]), uint32(gi[43])}
-	sw := [3]uint8{gi[77], gi[78], gi[79]}
-	if extFWInfo(devID) {
-		fw = [3]uint32{binary.BigEndian.Uint32(gi[76:]), binary.BigEndian.Uint32(gi[80:]), binary.BigEndian.Uint32(gi[84:])}
-		sw = [3]uint8{gi[105], gi[106], gi[107]}
+	fw, sw, err := gi.Versions(data)
+	if err != nil {
+		return b, withContext(err, "generalinfo query")
 	}
 	if o.GeneralInfo {
-		psid := gi[56:72]
-		if i := bytes.IndexByte(psid, 0); i >= 0 {
-			psid = psid[:i]
-		}
-		b = fmt.Appendf(b, "hw_dev_rev:  0x%04x\n", binary.BigEndian.Uint16(gi[8:]))
-		b = fmt.Appendf(b, "hw_dev_id:   0x%04x\n", devID)
-		b = fmt.Appendf(b, "hw_uptime:   0x%08x\n", binary.BigEndian.Uint32(gi[36:]))
+		b = fmt.Appendf(b, "hw_dev_rev:  0x%04x\n", gi.HWRevision)
+		b = fmt.Appendf(b, "hw_dev_id:   0x%04x\n", gi.DeviceID)
+		b = fmt.Appendf(b, "hw_uptime:   0x%08x\n", gi.Uptime)
 		b = fmt.Appendf(b, "fw_version:  %02d.%02d.%02d\n", fw[0], fw[1], fw[2])
-		b = fmt.Appendf(b, "fw_build_id: 0x%04x\n", binary.BigEndian.Uint32(gi[44:]))
-		b = fmt.Appendf(b, "fw_date:     %02x/%02x/%04x\n", gi[48], gi[49], binary.BigEndian.Uint16(gi[50:]))
-		b = fmt.Appendf(b, "fw_psid:     '%s'\n", psid)
-		b = fmt.Appendf(b, "fw_ini_ver:  %d\n", binary.BigEndian.Uint32(gi[72:]))
+		b = fmt.Appendf(b, "fw_build_id: 0x%04x\n", gi.FWBuildID)
+		b = fmt.Appendf(b, "fw_date:     %02x/%02x/%04x\n", gi.FWMonth, gi.FWDay, gi.FWYear)
+		b = fmt.Appendf(b, "fw_psid:     '%s'\n", gi.PSID)
+		b = fmt.Appendf(b, "fw_ini_ver:  %d\n", gi.INIFileVersion)
 		b = fmt.Appendf(b, "sw_version:  %02d.%02d.%02d\n", sw[0], sw[1], sw[2])
 	}
 	if o.XmitWait {
-		if devID != is3DeviceID {
-			return b, fmt.Errorf("unsupported device ID 0x%x: -w reads InfiniScale III (0x%x) config space", devID, is3DeviceID)
+		if gi.DeviceID != mad.IS3DeviceID {
+			return b, fmt.Errorf("unsupported device ID 0x%x: -w reads InfiniScale III (0x%x) config space", gi.DeviceID, mad.IS3DeviceID)
 		}
 		// Ports 4-19, then 20-24 and 1-3, as the device lays them out.
 		for _, q := range []struct{ first, n int }{{1, 16}, {17, 8}} {
-			req := make([]byte, vendor1DataLen)
+			var cs mad.ConfigSpaceAccess
 			for i := range q.n {
-				binary.BigEndian.PutUint32(req[configSpaceRecordsOff+i*configSpaceRecordLen:], mlxPortXmitWaitAddr+uint32((q.first+i)<<12))
+				cs.Records[i].Address = mad.IS3PortXmitWaitAddr + uint32((q.first+i)<<12)
 			}
-			r, err := o.vendorCall(mad.MethodGet, mlxConfigSpaceAccess, configSpaceAccessModifier|uint32(q.n)<<16, req)
-			if err != nil {
+			if _, err := o.q.Get(o.ctx, &cs, mad.ConfigSpaceAccessMod(q.n)); err != nil {
 				return b, withContext(err, "reading PortXmitWait")
 			}
-			data := r.Data()
-			for i := range q.n {
-				v := binary.BigEndian.Uint32(data[configSpaceRecordsOff+i*configSpaceRecordLen+4:])
-				if v == 0 {
+			for i, r := range cs.Records[:q.n] {
+				if r.Data == 0 {
 					continue
 				}
 				port := i + 4
@@ -355,7 +296,7 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 						port = i - 3
 					}
 				}
-				b = fmt.Appendf(b, "Port %d: PortXmitWait 0x%x\n", port, v)
+				b = fmt.Appendf(b, "Port %d: PortXmitWait 0x%x\n", port, r.Data)
 			}
 		}
 	}
@@ -365,15 +306,15 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 // configSpace reads or writes config space records and prints what comes
 // back, each record's data under its mask; for a write a dry run did not
 // send, its plan instead.
-func configSpace(o *vendstatOptions, b []byte, method mad.Method, records []csRecord) ([]byte, error) {
-	req := make([]byte, vendor1DataLen)
-	for i, r := range records {
-		off := configSpaceRecordsOff + i*configSpaceRecordLen
-		binary.BigEndian.PutUint32(req[off:], r.Address)
-		binary.BigEndian.PutUint32(req[off+4:], r.Data)
-		binary.BigEndian.PutUint32(req[off+8:], r.Mask)
+func configSpace(o *vendstatOptions, b []byte, method mad.Method, records []mad.ConfigSpaceRecord) ([]byte, error) {
+	var cs mad.ConfigSpaceAccess
+	copy(cs.Records[:], records)
+	var err error
+	if method == mad.MethodSet {
+		_, err = o.q.Set(o.ctx, &cs, mad.ConfigSpaceAccessMod(len(records)), nil)
+	} else {
+		_, err = o.q.Get(o.ctx, &cs, mad.ConfigSpaceAccessMod(len(records)))
 	}
-	r, err := o.vendorCall(method, mlxConfigSpaceAccess, configSpaceAccessModifier|uint32(len(records))<<16, req)
 	if err != nil {
 		what := "get"
 		if method == mad.MethodSet {
@@ -381,16 +322,12 @@ func configSpace(o *vendstatOptions, b []byte, method mad.Method, records []csRe
 		}
 		return b, withContext(err, "cannot %s config space records", what)
 	}
-	if r.DryRun {
+	if method == mad.MethodSet && o.Common.DryRun {
 		// The reply would be the records as written: none came.
 		return append(b, o.Common.planLog.take(o.plans)...), nil
 	}
-	data := r.Data()
-	for i := range records {
-		off := configSpaceRecordsOff + i*configSpaceRecordLen
-		addr := binary.BigEndian.Uint32(data[off:])
-		v := binary.BigEndian.Uint32(data[off+4:]) & binary.BigEndian.Uint32(data[off+8:])
-		b = fmt.Appendf(b, "Config space record at 0x%x: 0x%x\n", addr, v)
+	for _, r := range cs.Records[:len(records)] {
+		b = fmt.Appendf(b, "Config space record at 0x%x: 0x%x\n", r.Address, r.Data&r.Mask)
 	}
 	return b, nil
 }

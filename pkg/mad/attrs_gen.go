@@ -51,10 +51,15 @@ const (
 	AttrCongestionLogSwitch             AttrID = 0x0013 // ClassCC
 	AttrCongestionLogCA                 AttrID = 0x0013 // ClassCC
 	AttrSwitchCongestionSetting         AttrID = 0x0014 // ClassCC
+	AttrSwitchPortCongestionSetting     AttrID = 0x0015 // ClassCC
 	AttrCACongestionSetting             AttrID = 0x0016 // ClassCC
 	AttrCongestionControlTable          AttrID = 0x0017 // ClassCC
 	AttrTimestamp                       AttrID = 0x0018 // ClassCC
 	AttrPKeyTable                       AttrID = 0x0016 // ClassSMI
+	AttrGeneralInfo                     AttrID = 0x0017 // ClassMellanox
+	AttrConfigSpaceAccess               AttrID = 0x0050 // ClassMellanox
+	AttrCounterGroupInfo                AttrID = 0x0090 // ClassMellanox
+	AttrConfigCounterGroup              AttrID = 0x0091 // ClassMellanox
 	AttrInformInfo                      AttrID = 0x0003 // ClassSA
 	AttrNodeRecord                      AttrID = 0x0011 // ClassSA
 	AttrPortInfoRecord                  AttrID = 0x0012 // ClassSA
@@ -291,8 +296,8 @@ const (
 // String returns the value as libibmad's dump prints it (OperVLs).
 func (v OperVLs) String() string { return FormatOperVLs.Text(uint32(v)) }
 
-// Layouts lists the layout of every generated attribute but the SA's,
-// in table order.
+// Layouts lists the layout of every generated attribute but the SA's
+// and the vendor classes', in table order.
 var Layouts = []*Layout{
 	&layoutNodeDescription,
 	&layoutNodeInfo,
@@ -337,6 +342,7 @@ var Layouts = []*Layout{
 	&layoutCongestionLogCA,
 	&layoutCongestionLogEventCA,
 	&layoutSwitchCongestionSetting,
+	&layoutSwitchPortCongestionSetting,
 	&layoutSwitchPortCongestionSettingElement,
 	&layoutCACongestionSetting,
 	&layoutCACongestionEntry,
@@ -344,6 +350,18 @@ var Layouts = []*Layout{
 	&layoutCongestionControlTableEntry,
 	&layoutTimestamp,
 	&layoutPKeyTable,
+}
+
+// VendorLayouts lists the layouts of the vendor classes' attributes
+// (Mellanox's, OpenIB ping's and sysstat's), in table order.
+var VendorLayouts = []*Layout{
+	&layoutGeneralInfo,
+	&layoutGeneralInfoExt,
+	&layoutConfigSpaceAccess,
+	&layoutConfigSpaceRecord,
+	&layoutCounterGroupInfo,
+	&layoutCounterGroupMask,
+	&layoutConfigCounterGroup,
 }
 
 // SALayouts lists the layouts of the SA attributes (IBA 15.2.5): the
@@ -3569,55 +3587,66 @@ func (a *CongestionKeyInfo) MarshalBinary() ([]byte, error) {
 	return a.AppendBinary(make([]byte, 0, 14))
 }
 
-// CongestionLogSwitch is the congestion control CongestionLogSwitch (attribute 0x0013, 40 bytes).
+// CongestionLogSwitch is the congestion control CongestionLogSwitch (attribute 0x0013, 220 bytes).
 type CongestionLogSwitch struct {
-	LogType          uint8    `json:"logType"`
-	CongestionFlags  uint8    `json:"congestionFlags"`
-	LogEventsCounter uint16   `json:"logEventsCounter"`
-	CurrentTimeStamp uint32   `json:"currentTimeStamp"`
-	PortMap          [32]byte `json:"portMap"`
+	LogType          uint8                        `json:"logType"`
+	CongestionFlags  uint8                        `json:"congestionFlags"`
+	LogEventsCounter uint16                       `json:"logEventsCounter"`
+	CurrentTimeStamp uint32                       `json:"currentTimeStamp"`
+	PortMap          [32]byte                     `json:"portMap"`
+	Events           [15]CongestionLogEventSwitch `json:"-"`
 }
 
-var layoutCongestionLogSwitch = Layout{Name: "CongestionLogSwitch", Class: ClassCC, ID: AttrCongestionLogSwitch, Size: 40, New: func() Attribute { return new(CongestionLogSwitch) }, Fields: []Field{
+var layoutCongestionLogSwitch = Layout{Name: "CongestionLogSwitch", Class: ClassCC, ID: AttrCongestionLogSwitch, Size: 220, New: func() Attribute { return new(CongestionLogSwitch) }, Fields: []Field{
 	{Name: "LogType", JSON: "logType", Label: "LogType", Offset: 0, Width: 8, DumpOffset: 0, Format: FormatUint},
 	{Name: "CongestionFlags", JSON: "congestionFlags", Label: "CongestionFlags", Offset: 8, Width: 8, DumpOffset: 8, Format: FormatHex},
 	{Name: "LogEventsCounter", JSON: "logEventsCounter", Label: "LogEventsCounter", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
 	{Name: "CurrentTimeStamp", JSON: "currentTimeStamp", Label: "CurrentTimeStamp", Offset: 32, Width: 32, DumpOffset: 32, Format: FormatUint},
 	{Name: "PortMap", JSON: "portMap", Label: "PortMap", Offset: 64, Width: 256, DumpOffset: 64, Format: FormatArray},
-}}
+}, Block: &Block{Field: "Events", Element: &layoutCongestionLogEventSwitch, Offset: 40, Stride: 12, Count: 15}}
 
 // Layout returns CongestionLogSwitch's field layout.
 func (*CongestionLogSwitch) Layout() *Layout { return &layoutCongestionLogSwitch }
 
-// UnmarshalBinary decodes CongestionLogSwitch from data, which must hold at least 40 bytes.
+// UnmarshalBinary decodes CongestionLogSwitch from data, which must hold at least 220 bytes.
 func (a *CongestionLogSwitch) UnmarshalBinary(data []byte) error {
-	if len(data) < 40 {
-		return &ShortDataError{Attr: "CongestionLogSwitch", Want: 40, Got: len(data)}
+	if len(data) < 220 {
+		return &ShortDataError{Attr: "CongestionLogSwitch", Want: 220, Got: len(data)}
 	}
 	a.LogType = uint8(data[0])
 	a.CongestionFlags = uint8(data[1])
 	a.LogEventsCounter = uint16(binary.BigEndian.Uint16(data[2:]))
 	a.CurrentTimeStamp = uint32(binary.BigEndian.Uint32(data[4:]))
 	copy(a.PortMap[:], data[8:40])
+	for i := range a.Events {
+		if err := a.Events[i].UnmarshalBinary(data[40+i*12:]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// AppendBinary appends the 40-byte encoding of CongestionLogSwitch to b.
+// AppendBinary appends the 220-byte encoding of CongestionLogSwitch to b.
 func (a *CongestionLogSwitch) AppendBinary(b []byte) ([]byte, error) {
 	n := len(b)
-	b = append(b, make([]byte, 40)...)
+	b = append(b, make([]byte, 220)...)
 	d := b[n:]
 	d[0] = uint8(a.LogType)
 	d[1] = uint8(a.CongestionFlags)
 	binary.BigEndian.PutUint16(d[2:], uint16(a.LogEventsCounter))
 	binary.BigEndian.PutUint32(d[4:], uint32(a.CurrentTimeStamp))
 	copy(d[8:40], a.PortMap[:])
+	for i := range a.Events {
+		if _, err := a.Events[i].AppendBinary(d[40+i*12 : 40+i*12]); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
-// MarshalBinary returns the 40-byte encoding of CongestionLogSwitch.
+// MarshalBinary returns the 220-byte encoding of CongestionLogSwitch.
 func (a *CongestionLogSwitch) MarshalBinary() ([]byte, error) {
-	return a.AppendBinary(make([]byte, 0, 40))
+	return a.AppendBinary(make([]byte, 0, 220))
 }
 
 // CongestionLogEventSwitch is the congestion control CongestionLogEventSwitch (an element of a block, 12 bytes).
@@ -3667,54 +3696,67 @@ func (a *CongestionLogEventSwitch) MarshalBinary() ([]byte, error) {
 	return a.AppendBinary(make([]byte, 0, 12))
 }
 
-// CongestionLogCA is the congestion control CongestionLogCA (attribute 0x0013, 12 bytes).
+// CongestionLogCA is the congestion control CongestionLogCA (attribute 0x0013, 220 bytes).
 type CongestionLogCA struct {
-	LogType                     uint8  `json:"logType"`
-	CongestionFlags             uint8  `json:"congestionFlags"`
-	ThresholdEventCounter       uint16 `json:"thresholdEventCounter"`
-	ThresholdCongestionEventMap uint16 `json:"thresholdCongestionEventMap"`
-	CurrentTimeStamp            uint32 `json:"currentTimeStamp"`
+	LogType                     uint8                    `json:"logType"`
+	CongestionFlags             uint8                    `json:"congestionFlags"`
+	ThresholdEventCounter       uint16                   `json:"thresholdEventCounter"`
+	ThresholdCongestionEventMap uint16                   `json:"thresholdCongestionEventMap"`
+	CurrentTimeStamp            uint32                   `json:"currentTimeStamp"`
+	Events                      [13]CongestionLogEventCA `json:"-"`
 }
 
-var layoutCongestionLogCA = Layout{Name: "CongestionLogCA", Class: ClassCC, ID: AttrCongestionLogCA, Size: 12, New: func() Attribute { return new(CongestionLogCA) }, Fields: []Field{
+var layoutCongestionLogCA = Layout{Name: "CongestionLogCA", Class: ClassCC, ID: AttrCongestionLogCA, Size: 220, New: func() Attribute { return new(CongestionLogCA) }, Fields: []Field{
 	{Name: "LogType", JSON: "logType", Label: "LogType", Offset: 0, Width: 8, DumpOffset: 0, Format: FormatUint},
 	{Name: "CongestionFlags", JSON: "congestionFlags", Label: "CongestionFlags", Offset: 8, Width: 8, DumpOffset: 8, Format: FormatHex},
 	{Name: "ThresholdEventCounter", JSON: "thresholdEventCounter", Label: "ThresholdEventCounter", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
 	{Name: "ThresholdCongestionEventMap", JSON: "thresholdCongestionEventMap", Label: "ThresholdCongestionEventMap", Offset: 32, Width: 16, DumpOffset: 32, Format: FormatHex},
 	{Name: "CurrentTimeStamp", JSON: "currentTimeStamp", Label: "CurrentTimeStamp", Offset: 64, Width: 32, DumpOffset: 64, Format: FormatUint},
-}}
+}, Block: &Block{Field: "Events", Element: &layoutCongestionLogEventCA, Offset: 12, Stride: 16, Count: 13}}
 
 // Layout returns CongestionLogCA's field layout.
 func (*CongestionLogCA) Layout() *Layout { return &layoutCongestionLogCA }
 
-// UnmarshalBinary decodes CongestionLogCA from data, which must hold at least 12 bytes.
+// UnmarshalBinary decodes CongestionLogCA from data, which must hold at least 220 bytes.
 func (a *CongestionLogCA) UnmarshalBinary(data []byte) error {
-	if len(data) < 12 {
-		return &ShortDataError{Attr: "CongestionLogCA", Want: 12, Got: len(data)}
+	if len(data) < 220 {
+		return &ShortDataError{Attr: "CongestionLogCA", Want: 220, Got: len(data)}
 	}
 	a.LogType = uint8(data[0])
 	a.CongestionFlags = uint8(data[1])
 	a.ThresholdEventCounter = uint16(binary.BigEndian.Uint16(data[2:]))
 	a.ThresholdCongestionEventMap = uint16(binary.BigEndian.Uint16(data[4:]))
 	a.CurrentTimeStamp = uint32(binary.BigEndian.Uint32(data[8:]))
+	for i := range a.Events {
+		if err := a.Events[i].UnmarshalBinary(data[12+i*16:]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// AppendBinary appends the 12-byte encoding of CongestionLogCA to b.
+// AppendBinary appends the 220-byte encoding of CongestionLogCA to b.
 func (a *CongestionLogCA) AppendBinary(b []byte) ([]byte, error) {
 	n := len(b)
-	b = append(b, make([]byte, 12)...)
+	b = append(b, make([]byte, 220)...)
 	d := b[n:]
 	d[0] = uint8(a.LogType)
 	d[1] = uint8(a.CongestionFlags)
 	binary.BigEndian.PutUint16(d[2:], uint16(a.ThresholdEventCounter))
 	binary.BigEndian.PutUint16(d[4:], uint16(a.ThresholdCongestionEventMap))
 	binary.BigEndian.PutUint32(d[8:], uint32(a.CurrentTimeStamp))
+	for i := range a.Events {
+		if _, err := a.Events[i].AppendBinary(d[12+i*16 : 12+i*16]); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
-// MarshalBinary returns the 12-byte encoding of CongestionLogCA.
-func (a *CongestionLogCA) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 12)) }
+// MarshalBinary returns the 220-byte encoding of CongestionLogCA.
+func (a *CongestionLogCA) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 220))
+}
 
 // CongestionLogEventCA is the congestion control CongestionLogEventCA (an element of a block, 16 bytes).
 type CongestionLogEventCA struct {
@@ -3838,6 +3880,47 @@ func (a *SwitchCongestionSetting) MarshalBinary() ([]byte, error) {
 	return a.AppendBinary(make([]byte, 0, 76))
 }
 
+// SwitchPortCongestionSetting is the congestion control SwitchPortCongestionSetting (attribute 0x0015, 192 bytes).
+type SwitchPortCongestionSetting struct {
+	Ports [48]SwitchPortCongestionSettingElement `json:"-"`
+}
+
+var layoutSwitchPortCongestionSetting = Layout{Name: "SwitchPortCongestionSetting", Class: ClassCC, ID: AttrSwitchPortCongestionSetting, Size: 192, New: func() Attribute { return new(SwitchPortCongestionSetting) }, Fields: []Field{}, Block: &Block{Field: "Ports", Element: &layoutSwitchPortCongestionSettingElement, Offset: 0, Stride: 4, Count: 48}}
+
+// Layout returns SwitchPortCongestionSetting's field layout.
+func (*SwitchPortCongestionSetting) Layout() *Layout { return &layoutSwitchPortCongestionSetting }
+
+// UnmarshalBinary decodes SwitchPortCongestionSetting from data, which must hold at least 192 bytes.
+func (a *SwitchPortCongestionSetting) UnmarshalBinary(data []byte) error {
+	if len(data) < 192 {
+		return &ShortDataError{Attr: "SwitchPortCongestionSetting", Want: 192, Got: len(data)}
+	}
+	for i := range a.Ports {
+		if err := a.Ports[i].UnmarshalBinary(data[0+i*4:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AppendBinary appends the 192-byte encoding of SwitchPortCongestionSetting to b.
+func (a *SwitchPortCongestionSetting) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 192)...)
+	d := b[n:]
+	for i := range a.Ports {
+		if _, err := a.Ports[i].AppendBinary(d[0+i*4 : 0+i*4]); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 192-byte encoding of SwitchPortCongestionSetting.
+func (a *SwitchPortCongestionSetting) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 192))
+}
+
 // SwitchPortCongestionSettingElement is the congestion control SwitchPortCongestionSettingElement (an element of a block, 4 bytes).
 type SwitchPortCongestionSettingElement struct {
 	Valid               uint8  `json:"valid"`
@@ -3891,46 +3974,57 @@ func (a *SwitchPortCongestionSettingElement) MarshalBinary() ([]byte, error) {
 	return a.AppendBinary(make([]byte, 0, 4))
 }
 
-// CACongestionSetting is the congestion control CACongestionSetting (attribute 0x0016, 4 bytes).
+// CACongestionSetting is the congestion control CACongestionSetting (attribute 0x0016, 132 bytes).
 type CACongestionSetting struct {
-	PortControl uint16 `json:"portControl"`
-	ControlMap  uint16 `json:"controlMap"`
+	PortControl uint16                `json:"portControl"`
+	ControlMap  uint16                `json:"controlMap"`
+	Entries     [16]CACongestionEntry `json:"-"`
 }
 
-var layoutCACongestionSetting = Layout{Name: "CACongestionSetting", Class: ClassCC, ID: AttrCACongestionSetting, Size: 4, New: func() Attribute { return new(CACongestionSetting) }, Fields: []Field{
+var layoutCACongestionSetting = Layout{Name: "CACongestionSetting", Class: ClassCC, ID: AttrCACongestionSetting, Size: 132, New: func() Attribute { return new(CACongestionSetting) }, Fields: []Field{
 	{Name: "PortControl", JSON: "portControl", Label: "Port_Control", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatHex},
 	{Name: "ControlMap", JSON: "controlMap", Label: "Control_Map", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatHex},
-}}
+}, Block: &Block{Field: "Entries", Element: &layoutCACongestionEntry, Offset: 4, Stride: 8, Count: 16}}
 
 // Layout returns CACongestionSetting's field layout.
 func (*CACongestionSetting) Layout() *Layout { return &layoutCACongestionSetting }
 
-// UnmarshalBinary decodes CACongestionSetting from data, which must hold at least 4 bytes.
+// UnmarshalBinary decodes CACongestionSetting from data, which must hold at least 132 bytes.
 func (a *CACongestionSetting) UnmarshalBinary(data []byte) error {
-	if len(data) < 4 {
-		return &ShortDataError{Attr: "CACongestionSetting", Want: 4, Got: len(data)}
+	if len(data) < 132 {
+		return &ShortDataError{Attr: "CACongestionSetting", Want: 132, Got: len(data)}
 	}
 	a.PortControl = uint16(binary.BigEndian.Uint16(data[0:]))
 	a.ControlMap = uint16(binary.BigEndian.Uint16(data[2:]))
+	for i := range a.Entries {
+		if err := a.Entries[i].UnmarshalBinary(data[4+i*8:]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// AppendBinary appends the 4-byte encoding of CACongestionSetting to b.
+// AppendBinary appends the 132-byte encoding of CACongestionSetting to b.
 func (a *CACongestionSetting) AppendBinary(b []byte) ([]byte, error) {
 	n := len(b)
-	b = append(b, make([]byte, 4)...)
+	b = append(b, make([]byte, 132)...)
 	d := b[n:]
 	binary.BigEndian.PutUint16(d[0:], uint16(a.PortControl))
 	binary.BigEndian.PutUint16(d[2:], uint16(a.ControlMap))
+	for i := range a.Entries {
+		if _, err := a.Entries[i].AppendBinary(d[4+i*8 : 4+i*8]); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
-// MarshalBinary returns the 4-byte encoding of CACongestionSetting.
+// MarshalBinary returns the 132-byte encoding of CACongestionSetting.
 func (a *CACongestionSetting) MarshalBinary() ([]byte, error) {
-	return a.AppendBinary(make([]byte, 0, 4))
+	return a.AppendBinary(make([]byte, 0, 132))
 }
 
-// CACongestionEntry is the congestion control CACongestionEntry (an element of a block, 5 bytes).
+// CACongestionEntry is the congestion control CACongestionEntry (an element of a block, 8 bytes).
 type CACongestionEntry struct {
 	CCTITimer        uint16 `json:"cctiTimer"`
 	CCTIIncrease     uint8  `json:"cctiIncrease"`
@@ -3938,7 +4032,7 @@ type CACongestionEntry struct {
 	CCTIMin          uint8  `json:"cctiMin"`
 }
 
-var layoutCACongestionEntry = Layout{Name: "CACongestionEntry", Class: ClassCC, ID: 0, Size: 5, New: func() Attribute { return new(CACongestionEntry) }, Fields: []Field{
+var layoutCACongestionEntry = Layout{Name: "CACongestionEntry", Class: ClassCC, ID: 0, Size: 8, New: func() Attribute { return new(CACongestionEntry) }, Fields: []Field{
 	{Name: "CCTITimer", JSON: "cctiTimer", Label: "CCTI_Timer", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
 	{Name: "CCTIIncrease", JSON: "cctiIncrease", Label: "CCTI_Increase", Offset: 16, Width: 8, DumpOffset: 16, Format: FormatUint},
 	{Name: "TriggerThreshold", JSON: "triggerThreshold", Label: "Trigger_Threshold", Offset: 24, Width: 8, DumpOffset: 24, Format: FormatUint},
@@ -3948,10 +4042,10 @@ var layoutCACongestionEntry = Layout{Name: "CACongestionEntry", Class: ClassCC, 
 // Layout returns CACongestionEntry's field layout.
 func (*CACongestionEntry) Layout() *Layout { return &layoutCACongestionEntry }
 
-// UnmarshalBinary decodes CACongestionEntry from data, which must hold at least 5 bytes.
+// UnmarshalBinary decodes CACongestionEntry from data, which must hold at least 8 bytes.
 func (a *CACongestionEntry) UnmarshalBinary(data []byte) error {
-	if len(data) < 5 {
-		return &ShortDataError{Attr: "CACongestionEntry", Want: 5, Got: len(data)}
+	if len(data) < 8 {
+		return &ShortDataError{Attr: "CACongestionEntry", Want: 8, Got: len(data)}
 	}
 	a.CCTITimer = uint16(binary.BigEndian.Uint16(data[0:]))
 	a.CCTIIncrease = uint8(data[2])
@@ -3960,10 +4054,10 @@ func (a *CACongestionEntry) UnmarshalBinary(data []byte) error {
 	return nil
 }
 
-// AppendBinary appends the 5-byte encoding of CACongestionEntry to b.
+// AppendBinary appends the 8-byte encoding of CACongestionEntry to b.
 func (a *CACongestionEntry) AppendBinary(b []byte) ([]byte, error) {
 	n := len(b)
-	b = append(b, make([]byte, 5)...)
+	b = append(b, make([]byte, 8)...)
 	d := b[n:]
 	binary.BigEndian.PutUint16(d[0:], uint16(a.CCTITimer))
 	d[2] = uint8(a.CCTIIncrease)
@@ -3972,44 +4066,55 @@ func (a *CACongestionEntry) AppendBinary(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// MarshalBinary returns the 5-byte encoding of CACongestionEntry.
+// MarshalBinary returns the 8-byte encoding of CACongestionEntry.
 func (a *CACongestionEntry) MarshalBinary() ([]byte, error) {
-	return a.AppendBinary(make([]byte, 0, 5))
+	return a.AppendBinary(make([]byte, 0, 8))
 }
 
-// CongestionControlTable is the congestion control CongestionControlTable (attribute 0x0017, 2 bytes).
+// CongestionControlTable is the congestion control CongestionControlTable (attribute 0x0017, 132 bytes).
 type CongestionControlTable struct {
-	CCTILimit uint16 `json:"cctiLimit"`
+	CCTILimit uint16                          `json:"cctiLimit"`
+	Entries   [64]CongestionControlTableEntry `json:"-"`
 }
 
-var layoutCongestionControlTable = Layout{Name: "CongestionControlTable", Class: ClassCC, ID: AttrCongestionControlTable, Size: 2, New: func() Attribute { return new(CongestionControlTable) }, Fields: []Field{
+var layoutCongestionControlTable = Layout{Name: "CongestionControlTable", Class: ClassCC, ID: AttrCongestionControlTable, Size: 132, New: func() Attribute { return new(CongestionControlTable) }, Fields: []Field{
 	{Name: "CCTILimit", JSON: "cctiLimit", Label: "CCTI_Limit", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
-}}
+}, Block: &Block{Field: "Entries", Element: &layoutCongestionControlTableEntry, Offset: 4, Stride: 2, Count: 64}}
 
 // Layout returns CongestionControlTable's field layout.
 func (*CongestionControlTable) Layout() *Layout { return &layoutCongestionControlTable }
 
-// UnmarshalBinary decodes CongestionControlTable from data, which must hold at least 2 bytes.
+// UnmarshalBinary decodes CongestionControlTable from data, which must hold at least 132 bytes.
 func (a *CongestionControlTable) UnmarshalBinary(data []byte) error {
-	if len(data) < 2 {
-		return &ShortDataError{Attr: "CongestionControlTable", Want: 2, Got: len(data)}
+	if len(data) < 132 {
+		return &ShortDataError{Attr: "CongestionControlTable", Want: 132, Got: len(data)}
 	}
 	a.CCTILimit = uint16(binary.BigEndian.Uint16(data[0:]))
+	for i := range a.Entries {
+		if err := a.Entries[i].UnmarshalBinary(data[4+i*2:]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
-// AppendBinary appends the 2-byte encoding of CongestionControlTable to b.
+// AppendBinary appends the 132-byte encoding of CongestionControlTable to b.
 func (a *CongestionControlTable) AppendBinary(b []byte) ([]byte, error) {
 	n := len(b)
-	b = append(b, make([]byte, 2)...)
+	b = append(b, make([]byte, 132)...)
 	d := b[n:]
 	binary.BigEndian.PutUint16(d[0:], uint16(a.CCTILimit))
+	for i := range a.Entries {
+		if _, err := a.Entries[i].AppendBinary(d[4+i*2 : 4+i*2]); err != nil {
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
-// MarshalBinary returns the 2-byte encoding of CongestionControlTable.
+// MarshalBinary returns the 132-byte encoding of CongestionControlTable.
 func (a *CongestionControlTable) MarshalBinary() ([]byte, error) {
-	return a.AppendBinary(make([]byte, 0, 2))
+	return a.AppendBinary(make([]byte, 0, 132))
 }
 
 // CongestionControlTableEntry is the congestion control CongestionControlTableEntry (an element of a block, 2 bytes).
@@ -4116,6 +4221,406 @@ func (a *PKeyTable) AppendBinary(b []byte) ([]byte, error) {
 
 // MarshalBinary returns the 64-byte encoding of PKeyTable.
 func (a *PKeyTable) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 64)) }
+
+// GeneralInfo is the Mellanox vendor GeneralInfo (attribute 0x0017, 108 bytes).
+type GeneralInfo struct {
+	HWRevision     uint16     `json:"hwRevision"`
+	DeviceID       uint16     `json:"deviceID"`
+	Uptime         uint32     `json:"uptime"`
+	FWMajor        uint8      `json:"fwMajor"`
+	FWMinor        uint8      `json:"fwMinor"`
+	FWSubMinor     uint8      `json:"fwSubMinor"`
+	FWBuildID      uint32     `json:"fwBuildID"`
+	FWMonth        uint8      `json:"fwMonth"`
+	FWDay          uint8      `json:"fwDay"`
+	FWYear         uint16     `json:"fwYear"`
+	FWHour         uint16     `json:"fwHour"`
+	PSID           PSIDString `json:"psid"`
+	INIFileVersion uint32     `json:"iniFileVersion"`
+	SWMajor        uint8      `json:"swMajor"`
+	SWMinor        uint8      `json:"swMinor"`
+	SWSubMinor     uint8      `json:"swSubMinor"`
+}
+
+var layoutGeneralInfo = Layout{Name: "GeneralInfo", Class: ClassMellanox, ID: AttrGeneralInfo, Size: 108, New: func() Attribute { return new(GeneralInfo) }, Fields: []Field{
+	{Name: "HWRevision", JSON: "hwRevision", Label: "hw_dev_rev", Offset: 64, Width: 16, DumpOffset: 64, Format: FormatHex},
+	{Name: "DeviceID", JSON: "deviceID", Label: "hw_dev_id", Offset: 80, Width: 16, DumpOffset: 80, Format: FormatHex},
+	{Name: "Uptime", JSON: "uptime", Label: "hw_uptime", Offset: 288, Width: 32, DumpOffset: 288, Format: FormatHex},
+	{Name: "FWMajor", JSON: "fwMajor", Label: "fw_major", Offset: 328, Width: 8, DumpOffset: 328, Format: FormatUint},
+	{Name: "FWMinor", JSON: "fwMinor", Label: "fw_minor", Offset: 336, Width: 8, DumpOffset: 336, Format: FormatUint},
+	{Name: "FWSubMinor", JSON: "fwSubMinor", Label: "fw_sub_minor", Offset: 344, Width: 8, DumpOffset: 344, Format: FormatUint},
+	{Name: "FWBuildID", JSON: "fwBuildID", Label: "fw_build_id", Offset: 352, Width: 32, DumpOffset: 352, Format: FormatHex},
+	{Name: "FWMonth", JSON: "fwMonth", Label: "fw_month", Offset: 384, Width: 8, DumpOffset: 384, Format: FormatHex},
+	{Name: "FWDay", JSON: "fwDay", Label: "fw_day", Offset: 392, Width: 8, DumpOffset: 392, Format: FormatHex},
+	{Name: "FWYear", JSON: "fwYear", Label: "fw_year", Offset: 400, Width: 16, DumpOffset: 400, Format: FormatHex},
+	{Name: "FWHour", JSON: "fwHour", Label: "fw_hour", Offset: 432, Width: 16, DumpOffset: 432, Format: FormatHex},
+	{Name: "PSID", JSON: "psid", Label: "fw_psid", Offset: 448, Width: 128, DumpOffset: 448, Format: FormatString},
+	{Name: "INIFileVersion", JSON: "iniFileVersion", Label: "fw_ini_ver", Offset: 576, Width: 32, DumpOffset: 576, Format: FormatUint},
+	{Name: "SWMajor", JSON: "swMajor", Label: "sw_major", Offset: 616, Width: 8, DumpOffset: 616, Format: FormatUint},
+	{Name: "SWMinor", JSON: "swMinor", Label: "sw_minor", Offset: 624, Width: 8, DumpOffset: 624, Format: FormatUint},
+	{Name: "SWSubMinor", JSON: "swSubMinor", Label: "sw_sub_minor", Offset: 632, Width: 8, DumpOffset: 632, Format: FormatUint},
+}}
+
+// Layout returns GeneralInfo's field layout.
+func (*GeneralInfo) Layout() *Layout { return &layoutGeneralInfo }
+
+// UnmarshalBinary decodes GeneralInfo from data, which must hold at least 108 bytes.
+func (a *GeneralInfo) UnmarshalBinary(data []byte) error {
+	if len(data) < 108 {
+		return &ShortDataError{Attr: "GeneralInfo", Want: 108, Got: len(data)}
+	}
+	a.HWRevision = uint16(binary.BigEndian.Uint16(data[8:]))
+	a.DeviceID = uint16(binary.BigEndian.Uint16(data[10:]))
+	a.Uptime = uint32(binary.BigEndian.Uint32(data[36:]))
+	a.FWMajor = uint8(data[41])
+	a.FWMinor = uint8(data[42])
+	a.FWSubMinor = uint8(data[43])
+	a.FWBuildID = uint32(binary.BigEndian.Uint32(data[44:]))
+	a.FWMonth = uint8(data[48])
+	a.FWDay = uint8(data[49])
+	a.FWYear = uint16(binary.BigEndian.Uint16(data[50:]))
+	a.FWHour = uint16(binary.BigEndian.Uint16(data[54:]))
+	copy(a.PSID[:], data[56:72])
+	a.INIFileVersion = uint32(binary.BigEndian.Uint32(data[72:]))
+	a.SWMajor = uint8(data[77])
+	a.SWMinor = uint8(data[78])
+	a.SWSubMinor = uint8(data[79])
+	return nil
+}
+
+// AppendBinary appends the 108-byte encoding of GeneralInfo to b.
+func (a *GeneralInfo) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 108)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[8:], uint16(a.HWRevision))
+	binary.BigEndian.PutUint16(d[10:], uint16(a.DeviceID))
+	binary.BigEndian.PutUint32(d[36:], uint32(a.Uptime))
+	d[41] = uint8(a.FWMajor)
+	d[42] = uint8(a.FWMinor)
+	d[43] = uint8(a.FWSubMinor)
+	binary.BigEndian.PutUint32(d[44:], uint32(a.FWBuildID))
+	d[48] = uint8(a.FWMonth)
+	d[49] = uint8(a.FWDay)
+	binary.BigEndian.PutUint16(d[50:], uint16(a.FWYear))
+	binary.BigEndian.PutUint16(d[54:], uint16(a.FWHour))
+	copy(d[56:72], a.PSID[:])
+	binary.BigEndian.PutUint32(d[72:], uint32(a.INIFileVersion))
+	d[77] = uint8(a.SWMajor)
+	d[78] = uint8(a.SWMinor)
+	d[79] = uint8(a.SWSubMinor)
+	return b, nil
+}
+
+// MarshalBinary returns the 108-byte encoding of GeneralInfo.
+func (a *GeneralInfo) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 108)) }
+
+// GeneralInfoExt is the Mellanox vendor GeneralInfoExt (attribute 0x0017, 136 bytes).
+type GeneralInfoExt struct {
+	HWRevision     uint16     `json:"hwRevision"`
+	DeviceID       uint16     `json:"deviceID"`
+	Uptime         uint32     `json:"uptime"`
+	FWMajor        uint8      `json:"fwMajor"`
+	FWMinor        uint8      `json:"fwMinor"`
+	FWSubMinor     uint8      `json:"fwSubMinor"`
+	FWBuildID      uint32     `json:"fwBuildID"`
+	FWMonth        uint8      `json:"fwMonth"`
+	FWDay          uint8      `json:"fwDay"`
+	FWYear         uint16     `json:"fwYear"`
+	FWHour         uint16     `json:"fwHour"`
+	PSID           PSIDString `json:"psid"`
+	INIFileVersion uint32     `json:"iniFileVersion"`
+	ExtFWMajor     uint32     `json:"extFWMajor"`
+	ExtFWMinor     uint32     `json:"extFWMinor"`
+	ExtFWSubMinor  uint32     `json:"extFWSubMinor"`
+	SWMajor        uint8      `json:"swMajor"`
+	SWMinor        uint8      `json:"swMinor"`
+	SWSubMinor     uint8      `json:"swSubMinor"`
+}
+
+var layoutGeneralInfoExt = Layout{Name: "GeneralInfoExt", Class: ClassMellanox, ID: AttrGeneralInfoExt, Size: 136, New: func() Attribute { return new(GeneralInfoExt) }, Fields: []Field{
+	{Name: "HWRevision", JSON: "hwRevision", Label: "hw_dev_rev", Offset: 64, Width: 16, DumpOffset: 64, Format: FormatHex},
+	{Name: "DeviceID", JSON: "deviceID", Label: "hw_dev_id", Offset: 80, Width: 16, DumpOffset: 80, Format: FormatHex},
+	{Name: "Uptime", JSON: "uptime", Label: "hw_uptime", Offset: 288, Width: 32, DumpOffset: 288, Format: FormatHex},
+	{Name: "FWMajor", JSON: "fwMajor", Label: "fw_major", Offset: 328, Width: 8, DumpOffset: 328, Format: FormatUint},
+	{Name: "FWMinor", JSON: "fwMinor", Label: "fw_minor", Offset: 336, Width: 8, DumpOffset: 336, Format: FormatUint},
+	{Name: "FWSubMinor", JSON: "fwSubMinor", Label: "fw_sub_minor", Offset: 344, Width: 8, DumpOffset: 344, Format: FormatUint},
+	{Name: "FWBuildID", JSON: "fwBuildID", Label: "fw_build_id", Offset: 352, Width: 32, DumpOffset: 352, Format: FormatHex},
+	{Name: "FWMonth", JSON: "fwMonth", Label: "fw_month", Offset: 384, Width: 8, DumpOffset: 384, Format: FormatHex},
+	{Name: "FWDay", JSON: "fwDay", Label: "fw_day", Offset: 392, Width: 8, DumpOffset: 392, Format: FormatHex},
+	{Name: "FWYear", JSON: "fwYear", Label: "fw_year", Offset: 400, Width: 16, DumpOffset: 400, Format: FormatHex},
+	{Name: "FWHour", JSON: "fwHour", Label: "fw_hour", Offset: 432, Width: 16, DumpOffset: 432, Format: FormatHex},
+	{Name: "PSID", JSON: "psid", Label: "fw_psid", Offset: 448, Width: 128, DumpOffset: 448, Format: FormatString},
+	{Name: "INIFileVersion", JSON: "iniFileVersion", Label: "fw_ini_ver", Offset: 576, Width: 32, DumpOffset: 576, Format: FormatUint},
+	{Name: "ExtFWMajor", JSON: "extFWMajor", Label: "ext_fw_major", Offset: 608, Width: 32, DumpOffset: 608, Format: FormatUint},
+	{Name: "ExtFWMinor", JSON: "extFWMinor", Label: "ext_fw_minor", Offset: 640, Width: 32, DumpOffset: 640, Format: FormatUint},
+	{Name: "ExtFWSubMinor", JSON: "extFWSubMinor", Label: "ext_fw_sub_minor", Offset: 672, Width: 32, DumpOffset: 672, Format: FormatUint},
+	{Name: "SWMajor", JSON: "swMajor", Label: "sw_major", Offset: 840, Width: 8, DumpOffset: 840, Format: FormatUint},
+	{Name: "SWMinor", JSON: "swMinor", Label: "sw_minor", Offset: 848, Width: 8, DumpOffset: 848, Format: FormatUint},
+	{Name: "SWSubMinor", JSON: "swSubMinor", Label: "sw_sub_minor", Offset: 856, Width: 8, DumpOffset: 856, Format: FormatUint},
+}}
+
+// Layout returns GeneralInfoExt's field layout.
+func (*GeneralInfoExt) Layout() *Layout { return &layoutGeneralInfoExt }
+
+// UnmarshalBinary decodes GeneralInfoExt from data, which must hold at least 136 bytes.
+func (a *GeneralInfoExt) UnmarshalBinary(data []byte) error {
+	if len(data) < 136 {
+		return &ShortDataError{Attr: "GeneralInfoExt", Want: 136, Got: len(data)}
+	}
+	a.HWRevision = uint16(binary.BigEndian.Uint16(data[8:]))
+	a.DeviceID = uint16(binary.BigEndian.Uint16(data[10:]))
+	a.Uptime = uint32(binary.BigEndian.Uint32(data[36:]))
+	a.FWMajor = uint8(data[41])
+	a.FWMinor = uint8(data[42])
+	a.FWSubMinor = uint8(data[43])
+	a.FWBuildID = uint32(binary.BigEndian.Uint32(data[44:]))
+	a.FWMonth = uint8(data[48])
+	a.FWDay = uint8(data[49])
+	a.FWYear = uint16(binary.BigEndian.Uint16(data[50:]))
+	a.FWHour = uint16(binary.BigEndian.Uint16(data[54:]))
+	copy(a.PSID[:], data[56:72])
+	a.INIFileVersion = uint32(binary.BigEndian.Uint32(data[72:]))
+	a.ExtFWMajor = uint32(binary.BigEndian.Uint32(data[76:]))
+	a.ExtFWMinor = uint32(binary.BigEndian.Uint32(data[80:]))
+	a.ExtFWSubMinor = uint32(binary.BigEndian.Uint32(data[84:]))
+	a.SWMajor = uint8(data[105])
+	a.SWMinor = uint8(data[106])
+	a.SWSubMinor = uint8(data[107])
+	return nil
+}
+
+// AppendBinary appends the 136-byte encoding of GeneralInfoExt to b.
+func (a *GeneralInfoExt) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 136)...)
+	d := b[n:]
+	binary.BigEndian.PutUint16(d[8:], uint16(a.HWRevision))
+	binary.BigEndian.PutUint16(d[10:], uint16(a.DeviceID))
+	binary.BigEndian.PutUint32(d[36:], uint32(a.Uptime))
+	d[41] = uint8(a.FWMajor)
+	d[42] = uint8(a.FWMinor)
+	d[43] = uint8(a.FWSubMinor)
+	binary.BigEndian.PutUint32(d[44:], uint32(a.FWBuildID))
+	d[48] = uint8(a.FWMonth)
+	d[49] = uint8(a.FWDay)
+	binary.BigEndian.PutUint16(d[50:], uint16(a.FWYear))
+	binary.BigEndian.PutUint16(d[54:], uint16(a.FWHour))
+	copy(d[56:72], a.PSID[:])
+	binary.BigEndian.PutUint32(d[72:], uint32(a.INIFileVersion))
+	binary.BigEndian.PutUint32(d[76:], uint32(a.ExtFWMajor))
+	binary.BigEndian.PutUint32(d[80:], uint32(a.ExtFWMinor))
+	binary.BigEndian.PutUint32(d[84:], uint32(a.ExtFWSubMinor))
+	d[105] = uint8(a.SWMajor)
+	d[106] = uint8(a.SWMinor)
+	d[107] = uint8(a.SWSubMinor)
+	return b, nil
+}
+
+// MarshalBinary returns the 136-byte encoding of GeneralInfoExt.
+func (a *GeneralInfoExt) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 136)) }
+
+// ConfigSpaceAccess is the Mellanox vendor ConfigSpaceAccess (attribute 0x0050, 224 bytes).
+type ConfigSpaceAccess struct {
+	Records [18]ConfigSpaceRecord `json:"-"`
+}
+
+var layoutConfigSpaceAccess = Layout{Name: "ConfigSpaceAccess", Class: ClassMellanox, ID: AttrConfigSpaceAccess, Size: 224, New: func() Attribute { return new(ConfigSpaceAccess) }, Fields: []Field{}, Block: &Block{Field: "Records", Element: &layoutConfigSpaceRecord, Offset: 8, Stride: 12, Count: 18}}
+
+// Layout returns ConfigSpaceAccess's field layout.
+func (*ConfigSpaceAccess) Layout() *Layout { return &layoutConfigSpaceAccess }
+
+// UnmarshalBinary decodes ConfigSpaceAccess from data, which must hold at least 224 bytes.
+func (a *ConfigSpaceAccess) UnmarshalBinary(data []byte) error {
+	if len(data) < 224 {
+		return &ShortDataError{Attr: "ConfigSpaceAccess", Want: 224, Got: len(data)}
+	}
+	for i := range a.Records {
+		if err := a.Records[i].UnmarshalBinary(data[8+i*12:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AppendBinary appends the 224-byte encoding of ConfigSpaceAccess to b.
+func (a *ConfigSpaceAccess) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 224)...)
+	d := b[n:]
+	for i := range a.Records {
+		if _, err := a.Records[i].AppendBinary(d[8+i*12 : 8+i*12]); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 224-byte encoding of ConfigSpaceAccess.
+func (a *ConfigSpaceAccess) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 224))
+}
+
+// ConfigSpaceRecord is the Mellanox vendor ConfigSpaceRecord (an element of a block, 12 bytes).
+type ConfigSpaceRecord struct {
+	Address uint32 `json:"address"`
+	Data    uint32 `json:"data"`
+	Mask    uint32 `json:"mask"`
+}
+
+var layoutConfigSpaceRecord = Layout{Name: "ConfigSpaceRecord", Class: ClassMellanox, ID: 0, Size: 12, New: func() Attribute { return new(ConfigSpaceRecord) }, Fields: []Field{
+	{Name: "Address", JSON: "address", Label: "address", Offset: 0, Width: 32, DumpOffset: 0, Format: FormatHex},
+	{Name: "Data", JSON: "data", Label: "data", Offset: 32, Width: 32, DumpOffset: 32, Format: FormatHex},
+	{Name: "Mask", JSON: "mask", Label: "mask", Offset: 64, Width: 32, DumpOffset: 64, Format: FormatHex},
+}}
+
+// Layout returns ConfigSpaceRecord's field layout.
+func (*ConfigSpaceRecord) Layout() *Layout { return &layoutConfigSpaceRecord }
+
+// UnmarshalBinary decodes ConfigSpaceRecord from data, which must hold at least 12 bytes.
+func (a *ConfigSpaceRecord) UnmarshalBinary(data []byte) error {
+	if len(data) < 12 {
+		return &ShortDataError{Attr: "ConfigSpaceRecord", Want: 12, Got: len(data)}
+	}
+	a.Address = uint32(binary.BigEndian.Uint32(data[0:]))
+	a.Data = uint32(binary.BigEndian.Uint32(data[4:]))
+	a.Mask = uint32(binary.BigEndian.Uint32(data[8:]))
+	return nil
+}
+
+// AppendBinary appends the 12-byte encoding of ConfigSpaceRecord to b.
+func (a *ConfigSpaceRecord) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 12)...)
+	d := b[n:]
+	binary.BigEndian.PutUint32(d[0:], uint32(a.Address))
+	binary.BigEndian.PutUint32(d[4:], uint32(a.Data))
+	binary.BigEndian.PutUint32(d[8:], uint32(a.Mask))
+	return b, nil
+}
+
+// MarshalBinary returns the 12-byte encoding of ConfigSpaceRecord.
+func (a *ConfigSpaceRecord) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 12))
+}
+
+// CounterGroupInfo is the Mellanox vendor CounterGroupInfo (attribute 0x0090, 20 bytes).
+type CounterGroupInfo struct {
+	NumGroups  uint8               `json:"numGroups"`
+	GroupMasks [2]CounterGroupMask `json:"-"`
+}
+
+var layoutCounterGroupInfo = Layout{Name: "CounterGroupInfo", Class: ClassMellanox, ID: AttrCounterGroupInfo, Size: 20, New: func() Attribute { return new(CounterGroupInfo) }, Fields: []Field{
+	{Name: "NumGroups", JSON: "numGroups", Label: "num_of_counter_groups", Offset: 88, Width: 8, DumpOffset: 88, Format: FormatUint},
+}, Block: &Block{Field: "GroupMasks", Element: &layoutCounterGroupMask, Offset: 12, Stride: 4, Count: 2}}
+
+// Layout returns CounterGroupInfo's field layout.
+func (*CounterGroupInfo) Layout() *Layout { return &layoutCounterGroupInfo }
+
+// UnmarshalBinary decodes CounterGroupInfo from data, which must hold at least 20 bytes.
+func (a *CounterGroupInfo) UnmarshalBinary(data []byte) error {
+	if len(data) < 20 {
+		return &ShortDataError{Attr: "CounterGroupInfo", Want: 20, Got: len(data)}
+	}
+	a.NumGroups = uint8(data[11])
+	for i := range a.GroupMasks {
+		if err := a.GroupMasks[i].UnmarshalBinary(data[12+i*4:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// AppendBinary appends the 20-byte encoding of CounterGroupInfo to b.
+func (a *CounterGroupInfo) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 20)...)
+	d := b[n:]
+	d[11] = uint8(a.NumGroups)
+	for i := range a.GroupMasks {
+		if _, err := a.GroupMasks[i].AppendBinary(d[12+i*4 : 12+i*4]); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// MarshalBinary returns the 20-byte encoding of CounterGroupInfo.
+func (a *CounterGroupInfo) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 20))
+}
+
+// CounterGroupMask is the Mellanox vendor CounterGroupMask (an element of a block, 4 bytes).
+type CounterGroupMask struct {
+	Mask uint32 `json:"mask"`
+}
+
+var layoutCounterGroupMask = Layout{Name: "CounterGroupMask", Class: ClassMellanox, ID: 0, Size: 4, New: func() Attribute { return new(CounterGroupMask) }, Fields: []Field{
+	{Name: "Mask", JSON: "mask", Label: "group_mask", Offset: 0, Width: 32, DumpOffset: 0, Format: FormatHex},
+}}
+
+// Layout returns CounterGroupMask's field layout.
+func (*CounterGroupMask) Layout() *Layout { return &layoutCounterGroupMask }
+
+// UnmarshalBinary decodes CounterGroupMask from data, which must hold at least 4 bytes.
+func (a *CounterGroupMask) UnmarshalBinary(data []byte) error {
+	if len(data) < 4 {
+		return &ShortDataError{Attr: "CounterGroupMask", Want: 4, Got: len(data)}
+	}
+	a.Mask = uint32(binary.BigEndian.Uint32(data[0:]))
+	return nil
+}
+
+// AppendBinary appends the 4-byte encoding of CounterGroupMask to b.
+func (a *CounterGroupMask) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 4)...)
+	d := b[n:]
+	binary.BigEndian.PutUint32(d[0:], uint32(a.Mask))
+	return b, nil
+}
+
+// MarshalBinary returns the 4-byte encoding of CounterGroupMask.
+func (a *CounterGroupMask) MarshalBinary() ([]byte, error) { return a.AppendBinary(make([]byte, 0, 4)) }
+
+// ConfigCounterGroup is the Mellanox vendor ConfigCounterGroup (attribute 0x0091, 20 bytes).
+type ConfigCounterGroup struct {
+	Group0Select uint8 `json:"group0Select"`
+	Group1Select uint8 `json:"group1Select"`
+}
+
+var layoutConfigCounterGroup = Layout{Name: "ConfigCounterGroup", Class: ClassMellanox, ID: AttrConfigCounterGroup, Size: 20, New: func() Attribute { return new(ConfigCounterGroup) }, Fields: []Field{
+	{Name: "Group0Select", JSON: "group0Select", Label: "group0_select", Offset: 120, Width: 8, DumpOffset: 120, Format: FormatUint},
+	{Name: "Group1Select", JSON: "group1Select", Label: "group1_select", Offset: 152, Width: 8, DumpOffset: 152, Format: FormatUint},
+}}
+
+// Layout returns ConfigCounterGroup's field layout.
+func (*ConfigCounterGroup) Layout() *Layout { return &layoutConfigCounterGroup }
+
+// UnmarshalBinary decodes ConfigCounterGroup from data, which must hold at least 20 bytes.
+func (a *ConfigCounterGroup) UnmarshalBinary(data []byte) error {
+	if len(data) < 20 {
+		return &ShortDataError{Attr: "ConfigCounterGroup", Want: 20, Got: len(data)}
+	}
+	a.Group0Select = uint8(data[15])
+	a.Group1Select = uint8(data[19])
+	return nil
+}
+
+// AppendBinary appends the 20-byte encoding of ConfigCounterGroup to b.
+func (a *ConfigCounterGroup) AppendBinary(b []byte) ([]byte, error) {
+	n := len(b)
+	b = append(b, make([]byte, 20)...)
+	d := b[n:]
+	d[15] = uint8(a.Group0Select)
+	d[19] = uint8(a.Group1Select)
+	return b, nil
+}
+
+// MarshalBinary returns the 20-byte encoding of ConfigCounterGroup.
+func (a *ConfigCounterGroup) MarshalBinary() ([]byte, error) {
+	return a.AppendBinary(make([]byte, 0, 20))
+}
 
 // InformInfo is the subnet administration InformInfo (attribute 0x0003, 36 bytes).
 type InformInfo struct {
@@ -5592,7 +6097,7 @@ var layoutMCMemberRecord = Layout{Name: "MCMemberRecord", Class: ClassSA, ID: At
 	{Name: "HopLimit", JSON: "hopLimit", Label: "HopLimit", Offset: 376, Width: 8, DumpOffset: 376, Format: FormatUint},
 	{Name: "Scope", JSON: "scope", Label: "Scope", Offset: 384, Width: 4, DumpOffset: 384, Format: FormatUint},
 	{Name: "JoinState", JSON: "joinState", Label: "McastMemJoinState", Offset: 388, Width: 4, DumpOffset: 388, Format: FormatUint},
-	{Name: "ProxyJoin", JSON: "proxyJoin", Label: "McastMemProxyJoin", Offset: 392, Width: 1, DumpOffset: 392, Format: FormatUint},
+	{Name: "ProxyJoin", JSON: "proxyJoin", Label: "McastMemProxyJoin", Offset: 399, Width: 1, DumpOffset: 399, Format: FormatUint},
 }}
 
 var componentsMCMemberRecord = componentTable{infos: []componentInfo{
@@ -5660,7 +6165,7 @@ func (a *MCMemberRecord) UnmarshalBinary(data []byte) error {
 	a.HopLimit = uint8(data[47])
 	a.Scope = uint8(getBits(data[48:49], 4, 0xf))
 	a.JoinState = uint8(getBits(data[48:49], 0, 0xf))
-	a.ProxyJoin = uint8(getBits(data[49:50], 7, 0x1))
+	a.ProxyJoin = uint8(getBits(data[49:50], 0, 0x1))
 	return nil
 }
 
@@ -5686,7 +6191,7 @@ func (a *MCMemberRecord) AppendBinary(b []byte) ([]byte, error) {
 	d[47] = uint8(a.HopLimit)
 	putBits(d[48:49], 4, 0xf, uint64(a.Scope))
 	putBits(d[48:49], 0, 0xf, uint64(a.JoinState))
-	putBits(d[49:50], 7, 0x1, uint64(a.ProxyJoin))
+	putBits(d[49:50], 0, 0x1, uint64(a.ProxyJoin))
 	return b, nil
 }
 

@@ -18,6 +18,14 @@ func fieldMask(l *Layout) []byte {
 			m[bit/8] |= 0x80 >> (bit % 8)
 		}
 	}
+	if b := l.Block; b != nil {
+		el := fieldMask(b.Element)
+		for i := range b.Count {
+			for j, c := range el {
+				m[b.Offset+i*b.Stride+j] |= c
+			}
+		}
+	}
 	return m
 }
 
@@ -26,7 +34,7 @@ func fieldMask(l *Layout) []byte {
 // is zero.
 func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, l := range Layouts {
+	for _, l := range allLayouts() {
 		t.Run(l.Name, func(t *testing.T) {
 			for range 20 {
 				in := make([]byte, l.Size)
@@ -58,7 +66,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 func TestUnmarshalShort(t *testing.T) {
-	for _, l := range Layouts {
+	for _, l := range allLayouts() {
 		err := l.New().UnmarshalBinary(make([]byte, l.Size-1))
 		want := &ShortDataError{Attr: l.Name, Want: l.Size, Got: l.Size - 1}
 		if diff := cmp.Diff(want, err); diff != "" {
@@ -117,7 +125,7 @@ func TestPortInfoBits(t *testing.T) {
 
 func TestUnmarshalAllocatesNothing(t *testing.T) {
 	data := make([]byte, 256)
-	for _, l := range Layouts {
+	for _, l := range allLayouts() {
 		a := l.New()
 		if n := testing.AllocsPerRun(10, func() { _ = a.UnmarshalBinary(data) }); n != 0 {
 			t.Errorf("%s: %v allocations per decode", l.Name, n)
@@ -140,7 +148,7 @@ func FuzzUnmarshal(f *testing.F) {
 	f.Add(seed)
 	f.Add(make([]byte, 256))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, l := range Layouts {
+		for _, l := range allLayouts() {
 			a := l.New()
 			if err := a.UnmarshalBinary(data); err != nil {
 				if len(data) >= l.Size {
@@ -202,4 +210,9 @@ func BenchmarkDump(b *testing.B) {
 			}
 		})
 	}
+}
+
+// allLayouts returns the standard and the vendor classes' layouts.
+func allLayouts() []*Layout {
+	return append(Layouts[:len(Layouts):len(Layouts)], VendorLayouts...)
 }

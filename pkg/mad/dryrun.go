@@ -132,31 +132,22 @@ func PlannedFields(c Class, id AttrID, data, before []byte) []PlannedField {
 		c = ClassSMI
 	}
 	l := layoutOf(c, id)
-	b, isBlock := blockOf(c, id)
-	if l == nil && !isBlock {
+	if l == nil {
 		d := bytes.TrimRight(data, "\x00")
 		if before != nil && bytes.Equal(d, bytes.TrimRight(before, "\x00")) {
 			return nil
 		}
 		return []PlannedField{{Name: "Data", Text: hex.EncodeToString(d)}}
 	}
-	var out []PlannedField
-	if l != nil {
-		noChange := l.Class == ClassSMI && l.ID == AttrPortInfo
-		out = appendPlanned(out, "", l.Fields, data, before, noChange)
-	}
-	if isBlock {
-		el := LayoutByName(b.element)
-		for i := 0; b.count == 0 || i < b.count; i++ {
-			start := b.offset + i*b.stride
-			if start+b.stride > len(data) {
+	noChange := l.Class == ClassSMI && l.ID == AttrPortInfo
+	out := appendPlanned(nil, "", l.Fields, data, before, noChange)
+	if b := l.Block; b != nil {
+		for i := 0; i < b.Count; i++ {
+			el := b.ElementData(data, i)
+			if el == nil {
 				break
 			}
-			var was []byte
-			if start+b.stride <= len(before) {
-				was = before[start : start+b.stride]
-			}
-			out = appendPlanned(out, "Entry["+strconv.Itoa(i)+"].", el.Fields, data[start:start+b.stride], was, false)
+			out = appendPlanned(out, "Entry["+strconv.Itoa(i)+"].", b.Element.Fields, el, b.ElementData(before, i), false)
 		}
 	}
 	return out
@@ -242,33 +233,4 @@ func layoutOf(c Class, id AttrID) *Layout {
 		}
 	}
 	return nil
-}
-
-// blockLayout places the elements of an attribute that is a block of
-// elements with a layout of their own (IBA A10.4.3): where the first
-// starts in the data, how far apart they are, and how many there are (0:
-// as many as the data holds).
-type blockLayout struct {
-	class          Class
-	id             AttrID
-	element        string
-	offset, stride int
-	count          int
-}
-
-// blockLayouts are the block attributes a plan decodes element by element.
-var blockLayouts = []blockLayout{
-	{ClassCC, 0x0015, "SwitchPortCongestionSettingElement", 0, 4, 0}, // SwitchPortCongestionSetting
-	{ClassCC, AttrCACongestionSetting, "CACongestionEntry", 4, 8, 16},
-	{ClassCC, AttrCongestionControlTable, "CongestionControlTableEntry", 4, 2, 64},
-}
-
-// blockOf returns where the elements of attribute id of class c lie.
-func blockOf(c Class, id AttrID) (blockLayout, bool) {
-	for _, b := range blockLayouts {
-		if b.class == c && b.id == id {
-			return b, true
-		}
-	}
-	return blockLayout{}, false
 }

@@ -28,6 +28,10 @@ type Layout struct {
 	Fields []Field
 	// New returns a new, zero attribute of this layout.
 	New func() Attribute
+	// Block places the elements of a block attribute (a congestion
+	// control table, a config space access); nil for other attributes.
+	// Fields leaves them out.
+	Block *Block
 }
 
 // AppendDump appends libibmad's dotted dump of data, the attribute's

@@ -13,6 +13,9 @@ type Querier struct {
 	// Key is sent as the M_Key of SMPs and the CC_Key of congestion
 	// control MADs.
 	Key uint64
+	// Class, when not 0, is the class the MADs go as, for attributes
+	// every class has (ClassPortInfo, whose layout is the PMA's).
+	Class Class
 }
 
 // NewQuerier returns a Querier of x for path.
@@ -62,5 +65,18 @@ func (q *Querier) do(ctx context.Context, m Method, a Attribute, mod uint32, dat
 }
 
 func (q *Querier) request(l *Layout, m Method, mod uint32, data, before []byte) *Request {
-	return &Request{Path: q.Path, Class: l.Class, Method: m, AttrID: l.ID, AttrMod: mod, Name: l.Name, Data: data, Before: before, MKey: q.Key}
+	r := &Request{Path: q.Path, Class: l.Class, Method: m, AttrID: l.ID, AttrMod: mod, Name: l.Name, Data: data, Before: before, MKey: q.Key}
+	if q.Class != 0 {
+		r.Class = q.Class
+	}
+	if r.Class == ClassCC && r.AttrID == AttrCongestionLogSwitch {
+		// IBA A10.4.3.5: CongestionLog's data follows the CC_Key at
+		// byte 32, not at 64 as other CC attributes'; its switch and CA
+		// layouts are one attribute.
+		r.DataOffset, r.Name = ccLogDataOffset, "CongestionLog"
+	}
+	return r
 }
+
+// ccLogDataOffset is where CongestionLog's data starts in the MAD.
+const ccLogDataOffset = 32

@@ -177,3 +177,18 @@ func cutHex(s string) (string, bool) {
 	}
 	return s, false
 }
+
+// CopyValue copies the component's value, any width, from the record src
+// to the record dst; both must hold the component.
+func (c Component) CopyValue(dst, src []byte) {
+	if c.Width <= 64 {
+		c.SetValue(dst, c.Value(src))
+		return
+	}
+	start, end := c.Offset/8, (c.Offset+c.Width)/8
+	copy(dst[start:end], src[start:end])
+}
+
+// SetBytes stores b, no longer than the component, at the component's
+// start in the record, zero-padded: a GID, a key, a description.
+func (c Component) SetBytes(rec, b []byte) error { return c.setBytes(rec, b, "bytes") }

@@ -138,7 +138,7 @@ func TestSAComponentPlaces(t *testing.T) {
 		{"MCMR", "MLID", place{3, 1 << 3, 36 * 8, 16}},
 		{"MCMR", "SL", place{12, 1 << 12, 44 * 8, 4}},
 		{"MCMR", "joinState", place{16, 1 << 16, 48*8 + 4, 4}},
-		{"MCMR", "proxyJoin", place{17, 1 << 17, 49 * 8, 1}},
+		{"MCMR", "proxyJoin", place{17, 1 << 17, 49*8 + 7, 1}},
 		{"MPR", "SGIDCount", place{19, 1 << 19, 15 * 8, 8}},
 		{"MPR", "serviceID56LSB", place{21, 1 << 21, 17 * 8, 56}},
 		{"MPR", "SDGID", place{22, 1 << 22, 24 * 8, 128}},

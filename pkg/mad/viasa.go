@@ -2,8 +2,10 @@ package mad
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
+	"strings"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 // SMP Gets answered by the SA (python-rdma's --sa): instead of asking the
@@ -11,69 +13,130 @@ import (
 // holds the attribute (NodeInfo from the NodeRecord, PortInfo from the
 // PortInfoRecord, ...) and hands back a response shaped as the SMP's.
 
-// saRecordFor says where an SMP attribute lives in an SA record: the record
-// type, the template's length, the component mask and template the
-// attribute modifier selects with, and the attribute's bytes in the record.
-type saRecordFor struct {
-	attr    AttrID // the SA record
-	name    string
-	tmplLen int
-	// sel fills the template's selectors after the LID (bytes 0-1, bit 0)
-	// from the SMP's attribute modifier and returns their mask bits.
-	sel func(rec []byte, mod uint32) uint64
-	// off and n are the attribute's place in the record.
-	off, n int
+// viaSARecord names the SA record that carries an SMP attribute: the
+// record's layout, the field of it that embeds the attribute, and the
+// components the SMP's attribute modifier selects. Everything else (the
+// record's ID, template length, component mask bits and the attribute's
+// place in the record) comes from the generated layouts.
+type viaSARecord struct {
+	record *Layout
+	// embed is the record's field that holds the attribute ("NodeInfo"
+	// for NodeInfo.BaseVersion, ...).
+	embed string
+	// name, when set, names the record in messages instead of the
+	// layout (infiniband-diags' "LFTRecord").
+	name string
+	// sel returns the components the attribute modifier selects by,
+	// besides the LID, and their values.
+	sel func(mod uint32) []componentValue
 	// pick, when set, prefers one of several records (otherwise the
-	// first is taken).
-	pick func(rec []byte, mod uint32) bool
+	// first is taken): PortInfo's port 0 of a switch.
+	pick componentValue
 }
 
-func noSel([]byte, uint32) uint64 { return 0 }
+// componentValue is a value for the component of a record named.
+type componentValue struct {
+	name  string
+	value uint64
+}
 
-// viaSA maps each SMP attribute the SA's records carry.
-var viaSA = map[AttrID]saRecordFor{
-	AttrNodeInfo:        {0x11, "NodeRecord", 112, noSel, 4, 40, nil},
-	AttrNodeDescription: {0x11, "NodeRecord", 112, noSel, 44, 64, nil},
-	AttrPortInfo: {0x12, "PortInfoRecord", 72, func(rec []byte, mod uint32) uint64 {
+// viaSA maps each SMP attribute the SA's records carry to its record.
+// The attribute modifiers are the SMPs' (IBA 14.2.5).
+var viaSA = map[AttrID]viaSARecord{
+	AttrNodeInfo:        {record: &layoutNodeRecord, embed: "NodeInfo"},
+	AttrNodeDescription: {record: &layoutNodeRecord, embed: "NodeDescription"},
+	AttrPortInfo: {record: &layoutPortInfoRecord, embed: "PortInfo", sel: func(mod uint32) []componentValue {
 		if mod == 0 {
 			// The port the SMP would enter: a CA's one record, or a
 			// switch's port 0 (pick).
-			return 0
+			return nil
 		}
-		rec[2] = byte(mod)
-		return 1 << 1
-	}, 4, 64, func(rec []byte, _ uint32) bool { return rec[2] == 0 }},
-	AttrSwitchInfo: {0x14, "SwitchInfoRecord", 24, noSel, 4, 20, nil},
-	AttrGUIDInfo: {0x30, "GUIDInfoRecord", 72, func(rec []byte, mod uint32) uint64 {
-		rec[2] = byte(mod)
-		return 1 << 1
-	}, 8, 64, nil},
-	AttrPKeyTable: {0x33, "PKeyTableRecord", 72, func(rec []byte, mod uint32) uint64 {
-		binary.BigEndian.PutUint16(rec[2:], uint16(mod))
-		mask := uint64(1 << 1)
-		if port := byte(mod >> 16); port != 0 {
-			rec[4] = port
-			mask |= 1 << 2
+		return []componentValue{{"PortNum", uint64(mod & 0xff)}}
+	}, pick: componentValue{"PortNum", 0}},
+	AttrSwitchInfo: {record: &layoutSwitchInfoRecord, embed: "SwitchInfo"},
+	AttrGUIDInfo: {record: &layoutGUIDInfoRecord, embed: "GUIDInfo", sel: func(mod uint32) []componentValue {
+		return []componentValue{{"BlockNum", uint64(mod & 0xff)}}
+	}},
+	AttrPKeyTable: {record: &layoutPKeyTableRecord, embed: "PKeyTable", sel: func(mod uint32) []componentValue {
+		sel := []componentValue{{"BlockNum", uint64(mod & 0xffff)}}
+		if port := mod >> 16 & 0xff; port != 0 {
+			sel = append(sel, componentValue{"PortNum", uint64(port)})
 		}
-		return mask
-	}, 8, 64, nil},
-	AttrSLtoVLMappingTable: {0x13, "SLtoVLMappingTableRecord", 16, func(rec []byte, mod uint32) uint64 {
-		rec[2], rec[3] = byte(mod>>8), byte(mod)
-		return 1<<1 | 1<<2
-	}, 8, 8, nil},
-	AttrVLArbitrationTable: {0x36, "VLArbitrationTableRecord", 72, func(rec []byte, mod uint32) uint64 {
-		rec[2], rec[3] = byte(mod), byte(mod>>16)
-		return 1<<1 | 1<<2
-	}, 8, 64, nil},
-	AttrLinearForwardingTable: {0x15, "LFTRecord", 72, func(rec []byte, mod uint32) uint64 {
-		binary.BigEndian.PutUint16(rec[2:], uint16(mod))
-		return 1 << 1
-	}, 8, 64, nil},
-	AttrMulticastForwardingTable: {0x17, "MFTRecord", 72, func(rec []byte, mod uint32) uint64 {
-		binary.BigEndian.PutUint16(rec[2:], uint16(mod>>28)<<12|uint16(mod&0x1ff))
-		return 1<<1 | 1<<3
-	}, 8, 64, nil},
-	AttrSMInfo: {0x18, "SMInfoRecord", 32, noSel, 4, 21, nil},
+		return sel
+	}},
+	AttrSLtoVLMappingTable: {record: &layoutSLtoVLMappingTableRecord, embed: "SLToVLMappingTable", sel: func(mod uint32) []componentValue {
+		return []componentValue{{"InputPortNum", uint64(mod >> 8 & 0xff)}, {"OutputPortNum", uint64(mod & 0xff)}}
+	}},
+	AttrVLArbitrationTable: {record: &layoutVLArbitrationTableRecord, embed: "VLArbitrationTable", sel: func(mod uint32) []componentValue {
+		return []componentValue{{"OutputPortNum", uint64(mod & 0xff)}, {"BlockNum", uint64(mod >> 16 & 0xff)}}
+	}},
+	AttrLinearForwardingTable: {record: &layoutLinearForwardingTableRecord, embed: "LinearForwardingTable", name: "LFTRecord",
+		sel: func(mod uint32) []componentValue { return []componentValue{{"BlockNum", uint64(mod & 0xffff)}} }},
+	AttrMulticastForwardingTable: {record: &layoutMulticastForwardingTableRecord, embed: "MulticastForwardingTable", name: "MFTRecord",
+		sel: func(mod uint32) []componentValue {
+			return []componentValue{{"Position", uint64(mod >> 28)}, {"BlockNum", uint64(mod & 0x1ff)}}
+		}},
+	AttrSMInfo: {record: &layoutSMInfoRecord, embed: "SMInfo"},
+}
+
+// recordName names the record in messages.
+func (m *viaSARecord) recordName() string {
+	if m.name != "" {
+		return m.name
+	}
+	return m.record.Name
+}
+
+// template returns the record that selects the LID and what the
+// attribute modifier selects, and its component mask.
+func (m *viaSARecord) template(lid rdma.LID, mod uint32) ([]byte, uint64, error) {
+	rec, err := m.record.New().AppendBinary(nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	sel := []componentValue{{m.record.Fields[0].Name, uint64(lid)}} // every record here starts with its LID
+	if m.sel != nil {
+		sel = append(sel, m.sel(mod)...)
+	}
+	var mask uint64
+	for _, s := range sel {
+		c, ok := m.record.Component(s.name)
+		if !ok {
+			return nil, 0, fmt.Errorf("%s has no component %s", m.record.Name, s.name)
+		}
+		c.SetValue(rec, s.value)
+		mask |= c.Mask
+	}
+	return rec, mask, nil
+}
+
+// embedded returns the attribute's place in the record, in bytes: where
+// the embed field's first field lies in the record, less where it lies
+// in the attribute, and the attribute's size.
+func (m *viaSARecord) embedded(attr *Layout) (off, n int, err error) {
+	prefix := m.embed + "."
+	for _, f := range m.record.Fields {
+		sub, ok := strings.CutPrefix(f.Name, prefix)
+		if !ok {
+			continue
+		}
+		af, ok := attr.Field(sub)
+		if !ok {
+			break
+		}
+		return (f.Offset - af.Offset) / 8, attr.Size, nil
+	}
+	return 0, 0, fmt.Errorf("%s embeds no %s", m.record.Name, attr.Name)
+}
+
+// smpLayout returns the layout of the SMP attribute with the ID, or nil.
+func smpLayout(id AttrID) *Layout {
+	for _, l := range Layouts {
+		if l.Class == ClassSMI && l.ID == id {
+			return l
+		}
+	}
+	return nil
 }
 
 // NoRecordError reports that the SA has no record for an SMP asked through
@@ -103,33 +166,43 @@ func (t *Transactor) doViaSA(ctx context.Context, r *Request) (*Response, error)
 	case path.IsDR() || path.LID == 0:
 		return nil, fmt.Errorf("%v to %v: the SA's records are by LID; give a LID target with --sa", r, r.Path)
 	}
+	attr := smpLayout(r.AttrID)
+	if attr == nil {
+		return nil, fmt.Errorf("%v to %v: no layout of the attribute", r, r.Path)
+	}
+	off, n, err := m.embedded(attr)
+	if err != nil {
+		return nil, err
+	}
 	var smKey uint64
 	if t.opts.SA != nil {
 		smKey = t.opts.SA.SMKey
 	}
-	tmpl := make([]byte, m.tmplLen)
-	binary.BigEndian.PutUint16(tmpl, uint16(path.LID))
-	mask := 1 | m.sel(tmpl, r.AttrMod)
-	res, err := t.QuerySA(ctx, &SAQuery{Method: MethodGetTable, AttrID: m.attr, Name: m.name,
+	tmpl, mask, err := m.template(path.LID, r.AttrMod)
+	if err != nil {
+		return nil, err
+	}
+	res, err := t.QuerySA(ctx, &SAQuery{Method: MethodGetTable, AttrID: m.record.ID, Name: m.recordName(),
 		ComponentMask: mask, Record: tmpl, SMKey: smKey})
 	if err != nil {
 		return nil, fmt.Errorf("%v to %v through the SA: %w", r, r.Path, err)
 	}
+	pick, hasPick := m.record.Component(m.pick.name)
 	var rec []byte
 	for _, c := range res.Records {
-		if len(c) < m.off+m.n {
+		if len(c) < off+n {
 			continue
 		}
 		if rec == nil {
 			rec = c
 		}
-		if m.pick != nil && m.pick(c, r.AttrMod) {
+		if hasPick && pick.Value(c) == m.pick.value {
 			rec = c
 			break
 		}
 	}
 	if rec == nil {
-		return nil, &NoRecordError{Request: r.String(), To: r.Path.String(), Record: m.name}
+		return nil, &NoRecordError{Request: r.String(), To: r.Path.String(), Record: m.recordName()}
 	}
 	// The response an SMP would have brought: a LID-routed SubnGetResp
 	// with the attribute in the SMP data area.
@@ -137,6 +210,6 @@ func (t *Transactor) doViaSA(ctx context.Context, r *Request) (*Response, error)
 	h := Header{BaseVersion: BaseVersion, MgmtClass: ClassSMI, ClassVersion: 1, Method: MethodGetResp,
 		TID: res.Response.Header.TID, AttrID: r.AttrID, AttrMod: r.AttrMod}
 	h.MarshalTo(out)
-	copy(out[SMPDataOffset:], rec[m.off:m.off+m.n])
+	copy(out[SMPDataOffset:], rec[off:off+n])
 	return &Response{Header: h, MAD: out, Tries: res.Response.Tries, data: SMPDataOffset, end: SMPDataOffset + SMPDataLen}, nil
 }

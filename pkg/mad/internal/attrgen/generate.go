@@ -24,11 +24,21 @@ func generate(t *table) ([]byte, error) {
 	p(")\n\n")
 	genEnums(&b, t.Enums)
 
-	p("// Layouts lists the layout of every generated attribute but the SA's,\n")
-	p("// in table order.\n")
+	p("// Layouts lists the layout of every generated attribute but the SA's\n")
+	p("// and the vendor classes', in table order.\n")
 	p("var Layouts = []*Layout{\n")
 	for _, a := range attrs {
-		if !a.isRecord() {
+		if !a.isRecord() && !a.isVendor() {
+			p("\t&layout%s,\n", a.Name)
+		}
+	}
+	p("}\n\n")
+
+	p("// VendorLayouts lists the layouts of the vendor classes' attributes\n")
+	p("// (Mellanox's, OpenIB ping's and sysstat's), in table order.\n")
+	p("var VendorLayouts = []*Layout{\n")
+	for _, a := range attrs {
+		if a.isVendor() {
 			p("\t&layout%s,\n", a.Name)
 		}
 	}
@@ -80,7 +90,13 @@ func genAttr(b *bytes.Buffer, a *attr, byName map[string]*attr) error {
 	p("// %s is the %s %s (%s, %d bytes).\n", a.Name, className(a.Class), a.Name, what, size)
 	p("type %s struct {\n", a.Name)
 	for _, f := range a.Fields {
-		p("\t%s %s `json:\"%s\"`\n", f.Name, f.Type, jsonName(f.Name))
+		tag := jsonName(f.Name)
+		if f.Block != "" {
+			// A block's elements are listed apart (Layout.Block): the
+			// attribute's JSON is its own fields.
+			tag = "-"
+		}
+		p("\t%s %s `json:\"%s\"`\n", f.Name, f.Type, tag)
 	}
 	p("}\n\n")
 
@@ -93,7 +109,11 @@ func genAttr(b *bytes.Buffer, a *attr, byName map[string]*attr) error {
 		p("\t{Name: %q, JSON: %q, Label: %q, Offset: %d, Width: %d, DumpOffset: %d, Format: %s},\n",
 			f.Name, f.JSON, f.Label, f.Offset, f.Width, f.Dump, formats[f.Format])
 	}
-	p("}}\n\n")
+	p("}")
+	if b := a.blocks(); b != nil {
+		p(", Block: &Block{Field: %q, Element: &layout%s, Offset: %d, Stride: %d, Count: %d}", b.Name, b.Block, b.Offset/8, byName[b.Block].size(), b.Count)
+	}
+	p("}\n\n")
 	if a.isRecord() {
 		genComponents(b, a, flat)
 	}
@@ -109,6 +129,11 @@ func genAttr(b *bytes.Buffer, a *attr, byName map[string]*attr) error {
 			p("\tif err := a.%s.UnmarshalBinary(data[%d:]); err != nil {\n\t\treturn err\n\t}\n", f.Name, f.Offset/8)
 			continue
 		}
+		if f.Block != "" {
+			stride := byName[f.Block].size()
+			p("\tfor i := range a.%s {\n\t\tif err := a.%s[i].UnmarshalBinary(data[%d+i*%d:]); err != nil {\n\t\t\treturn err\n\t\t}\n\t}\n", f.Name, f.Name, f.Offset/8, stride)
+			continue
+		}
 		p("\t%s\n", decodeStmt(f))
 	}
 	p("\treturn nil\n}\n\n")
@@ -121,6 +146,11 @@ func genAttr(b *bytes.Buffer, a *attr, byName map[string]*attr) error {
 			// d has room for the embedded attribute: its AppendBinary
 			// writes in place.
 			p("\tif _, err := a.%s.AppendBinary(d[%d:%d]); err != nil {\n\t\treturn nil, err\n\t}\n", f.Name, f.Offset/8, f.Offset/8)
+			continue
+		}
+		if f.Block != "" {
+			stride := byName[f.Block].size()
+			p("\tfor i := range a.%s {\n\t\tif _, err := a.%s[i].AppendBinary(d[%d+i*%d : %d+i*%d]); err != nil {\n\t\t\treturn nil, err\n\t\t}\n\t}\n", f.Name, f.Name, f.Offset/8, stride, f.Offset/8, stride)
 			continue
 		}
 		p("\t%s\n", encodeStmt(f))
@@ -160,6 +190,12 @@ func className(c string) string {
 		return "congestion control"
 	case "ClassSA":
 		return "subnet administration"
+	case "ClassMellanox":
+		return "Mellanox vendor"
+	case "ClassOpenIBPing":
+		return "OpenIB ping vendor"
+	case "ClassOpenIBSysstat":
+		return "OpenIB sysstat vendor"
 	}
 	return c
 }

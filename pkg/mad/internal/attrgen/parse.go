@@ -40,6 +40,10 @@ type field struct {
 	Alias string
 	// typed is set when the line gives type=.
 	typed bool
+	// Block names the element attribute of a "block" field, Count how
+	// many elements it holds; Type is then [Count]Block.
+	Block string
+	Count int
 	line  int
 }
 
@@ -57,7 +61,19 @@ func (a *attr) size() int {
 // carry component mask bits.
 func (a *attr) isRecord() bool { return a.Class == "ClassSA" }
 
-var classes = map[string]string{"smp": "ClassSMI", "pma": "ClassPerf", "cc": "ClassCC", "sa": "ClassSA"}
+var classes = map[string]string{"smp": "ClassSMI", "pma": "ClassPerf", "cc": "ClassCC", "sa": "ClassSA",
+	"mlx": "ClassMellanox", "ping": "ClassOpenIBPing", "sysstat": "ClassOpenIBSysstat"}
+
+// isVendor reports whether the attribute is of a vendor class: its layout
+// goes in VendorLayouts, out of the lists tools look standard attributes
+// up in.
+func (a *attr) isVendor() bool {
+	switch a.Class {
+	case "ClassMellanox", "ClassOpenIBPing", "ClassOpenIBSysstat":
+		return true
+	}
+	return false
+}
 
 // formats maps the table's format names (libibmad's mad_dump_<name>) to
 // pkg/mad's Format constants.
@@ -184,7 +200,7 @@ func parseAttr(words []string, n int) (*attr, error) {
 	}
 	var ok bool
 	if a.Class, ok = classes[words[2]]; !ok {
-		return nil, fmt.Errorf("%d: unknown class %q (smp, pma, cc, sa)", n, words[2])
+		return nil, fmt.Errorf("%d: unknown class %q (smp, pma, cc, sa, mlx, ping, sysstat)", n, words[2])
 	}
 	if words[3] != "-" {
 		id, err := strconv.ParseUint(words[3], 0, 16)
@@ -228,6 +244,8 @@ func parseField(words []string, n int) (field, error) {
 	}
 	if f.Format == "attr" {
 		f.Embed, f.Label = f.Label, ""
+	} else if f.Format == "block" {
+		f.Block, f.Label = f.Label, ""
 	} else if _, ok := formats[f.Format]; !ok {
 		return f, fmt.Errorf("%d: unknown format %q", n, f.Format)
 	}
@@ -248,6 +266,10 @@ func parseField(words []string, n int) (field, error) {
 			if f.Comp, err = parseComp(v); err != nil {
 				return f, fmt.Errorf("%d: comp=%s: %v", n, v, err)
 			}
+		case "count":
+			if f.Count, err = strconv.Atoi(v); err != nil || f.Count <= 0 {
+				return f, fmt.Errorf("%d: count %q: want a number of elements", n, v)
+			}
 		case "alias":
 			if !memberIdent.MatchString(v) {
 				return f, fmt.Errorf("%d: alias %q is not a member name", n, v)
@@ -256,6 +278,21 @@ func parseField(words []string, n int) (field, error) {
 		default:
 			return f, fmt.Errorf("%d: unknown option %q", n, opt)
 		}
+	}
+	if f.Block != "" {
+		switch {
+		case f.Type != "" || f.Dump != f.Offset || f.Comp != nil:
+			return f, fmt.Errorf("%d: %s: a block takes only count=", n, f.Name)
+		case f.Offset%8 != 0 || f.Width%8 != 0:
+			return f, fmt.Errorf("%d: %s: a block must be whole bytes", n, f.Name)
+		case f.Count == 0 || f.Width%(8*f.Count) != 0:
+			return f, fmt.Errorf("%d: %s: a block needs count=N, N elements of whole bytes", n, f.Name)
+		}
+		f.Type = fmt.Sprintf("[%d]%s", f.Count, f.Block)
+		return f, nil
+	}
+	if f.Count != 0 {
+		return f, fmt.Errorf("%d: %s: count= is for blocks", n, f.Name)
 	}
 	if f.Embed != "" {
 		switch {

@@ -29,6 +29,9 @@ type flatField struct {
 func checkComponents(attrs []*attr) error {
 	byName := attrsByName(attrs)
 	for _, a := range attrs {
+		if err := checkBlocks(a, byName); err != nil {
+			return err
+		}
 		given := 0
 		for _, f := range a.Fields {
 			if f.Comp != nil {
@@ -62,6 +65,45 @@ func checkComponents(attrs []*attr) error {
 			if _, err := flatten(a, byName); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// checkBlocks checks the attribute's block fields: at most one, naming an
+// element attribute (ID "-") of a class like its own whose size, the
+// stride, divides the block.
+func checkBlocks(a *attr, byName map[string]*attr) error {
+	n := 0
+	for _, f := range a.Fields {
+		if f.Block == "" {
+			continue
+		}
+		n++
+		e := byName[f.Block]
+		switch {
+		case n > 1:
+			return fmt.Errorf("%d: %s: more than one block", f.line, a.Name)
+		case a.isRecord():
+			return fmt.Errorf("%d: %s.%s: SA attributes hold no blocks", f.line, a.Name, f.Name)
+		case e == nil:
+			return fmt.Errorf("%d: %s.%s: no attribute %s", f.line, a.Name, f.Name, f.Block)
+		case e.ID >= 0 || e.Class != a.Class:
+			return fmt.Errorf("%d: %s.%s: %s is not an element of its class (ID -)", f.line, a.Name, f.Name, f.Block)
+		case e.blocks() != nil:
+			return fmt.Errorf("%d: %s.%s: %s holds a block itself", f.line, a.Name, f.Name, f.Block)
+		case e.size()*8*f.Count != f.Width:
+			return fmt.Errorf("%d: %s.%s: %d elements of %d bytes are not %d bits", f.line, a.Name, f.Name, f.Count, e.size(), f.Width)
+		}
+	}
+	return nil
+}
+
+// blocks returns the attribute's block field, or nil.
+func (a *attr) blocks() *field {
+	for i := range a.Fields {
+		if a.Fields[i].Block != "" {
+			return &a.Fields[i]
 		}
 	}
 	return nil
@@ -101,6 +143,9 @@ func flatten(a *attr, byName map[string]*attr) ([]flatField, error) {
 		return nil
 	}
 	for _, f := range a.Fields {
+		if f.Block != "" {
+			continue // its elements are Layout.Block's
+		}
 		if f.Embed == "" {
 			ff := flatField{Name: f.Name, JSON: jsonName(f.Name), Label: f.Label, Offset: f.Offset, Width: f.Width,
 				Dump: f.Dump, Format: f.Format, Member: member(f), Mask: bits(f.Comp, 0), Kind: kind(f), line: f.line}
