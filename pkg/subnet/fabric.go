@@ -2,7 +2,6 @@ package subnet
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -190,7 +189,7 @@ func (e *QueryError) Unwrap() error { return e.Err }
 // the raw NodeInfo the cache keeps.
 func (n *Node) SetSystemImageGUID(g rdma.GUID) {
 	n.Info.SystemImageGUID = g
-	binary.BigEndian.PutUint64(n.InfoRaw[4:], uint64(g))
+	n.Info.AppendBinary(n.InfoRaw[:0])
 }
 
 // FormatPath prints a directed route as "0,1,3".
