@@ -99,9 +99,9 @@ func dryRunFakeFabric() *subnet.Fabric {
 		n.Ports[num] = p
 		return p
 	}
-	hca1 := &subnet.Node{GUID: 0x100000, Type: subnet.CA, NumPorts: 2, Ports: make([]*subnet.Port, 3), Path: []uint8{0}}
-	sw := &subnet.Node{GUID: 0x200000, Type: subnet.Switch, NumPorts: 8, Ports: make([]*subnet.Port, 9), Path: []uint8{0, 1}}
-	hca2 := &subnet.Node{GUID: 0x300000, Type: subnet.CA, NumPorts: 2, Ports: make([]*subnet.Port, 3), Path: []uint8{0, 1, 2}}
+	hca1 := &subnet.Node{GUID: 0x100000, Type: mad.NodeTypeCA, NumPorts: 2, Ports: make([]*subnet.Port, 3), Path: []uint8{0}}
+	sw := &subnet.Node{GUID: 0x200000, Type: mad.NodeTypeSwitch, NumPorts: 8, Ports: make([]*subnet.Port, 9), Path: []uint8{0, 1}}
+	hca2 := &subnet.Node{GUID: 0x300000, Type: mad.NodeTypeCA, NumPorts: 2, Ports: make([]*subnet.Port, 3), Path: []uint8{0, 1, 2}}
 	link := func(a, b *subnet.Port) { a.Remote, b.Remote = b, a }
 	link(port(hca1, 1), port(sw, 1))
 	link(port(sw, 2), port(hca2, 1))

@@ -139,7 +139,7 @@ func dumpFtsRun(o *dumpFtsOptions) error {
 		return err
 	}
 	defer x.Close()
-	switches := fab.ByType(subnet.Switch)
+	switches := fab.ByType(mad.NodeTypeSwitch)
 	tables := readTables(o.Common.context(), x, switches, o)
 	if o.Common.JSON {
 		failed := 0

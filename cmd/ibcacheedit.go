@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -111,7 +112,7 @@ func ibcacheeditRun(o *ibcacheeditOptions) error {
 	// A switch's ports carry its GUID: change them with it.
 	renameNode := func(n *subnet.Node, g rdma.GUID) {
 		n.GUID = g
-		if n.Type == subnet.Switch {
+		if n.Type == mad.NodeTypeSwitch {
 			for _, p := range n.Ports {
 				if p != nil {
 					p.GUID = g
@@ -121,9 +122,9 @@ func ibcacheeditRun(o *ibcacheeditOptions) error {
 	}
 	for _, e := range []struct {
 		edit guidEdit
-		typ  subnet.NodeType
+		typ  mad.NodeType
 		what string
-	}{{o.SwitchGUID, subnet.Switch, "switchguid"}, {o.CAGUID, subnet.CA, "caguid"}} {
+	}{{o.SwitchGUID, mad.NodeTypeSwitch, "switchguid"}, {o.CAGUID, mad.NodeTypeCA, "caguid"}} {
 		if !e.edit.set {
 			continue
 		}
@@ -157,7 +158,7 @@ func ibcacheeditRun(o *ibcacheeditOptions) error {
 				continue
 			}
 			nodeFound = true
-			if n.Type == subnet.Switch {
+			if n.Type == mad.NodeTypeSwitch {
 				if n.GUID == e.Before {
 					renameNode(n, e.After)
 					found = true

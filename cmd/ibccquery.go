@@ -161,7 +161,7 @@ func ccSwitchPorts(ctx context.Context, q *mad.Querier, what string) (int, error
 	if _, err := mad.NewQuerier(q.X, q.Path).Get(ctx, &ni, 0); err != nil {
 		return 0, withContext(err, "%s", what)
 	}
-	if ni.NodeType != nodeTypeSwitch {
+	if ni.NodeType != mad.NodeTypeSwitch {
 		return 0, errors.New("destination not a switch")
 	}
 	return int(ni.NumPorts), nil

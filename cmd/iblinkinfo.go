@@ -21,9 +21,6 @@ func init() {
 	})
 }
 
-// Port states (PortInfo PortState).
-const portStateDown = 1
-
 // iblinkinfoOptions are iblinkinfo's parsed flags.
 type iblinkinfoOptions struct {
 	IO        IOStreams
@@ -43,7 +40,7 @@ type iblinkinfoOptions struct {
 	Line       bool // -l
 	Additional bool // -p
 	// Only is --switches-only or --cas-only; 0 for every type.
-	Only subnet.NodeType
+	Only mad.NodeType
 	// LoadCache reads the fabric from a cache file instead of
 	// discovering; Diff prints what changed since a cached fabric,
 	// DiffCheck what to compare; FilterDownPorts hides the ports that
@@ -85,9 +82,9 @@ iblinkinfo does.`,
 				return usageErrorf("--switches-only and --cas-only: give one")
 			}
 			if switchesOnly {
-				o.Only = subnet.Switch
+				o.Only = mad.NodeTypeSwitch
 			} else if casOnly {
-				o.Only = subnet.CA
+				o.Only = mad.NodeTypeCA
 			}
 			var err error
 			if o.GUID, o.DR, err = parseNodeSelectors(o.guidArg, o.drArg); err != nil {
@@ -230,13 +227,8 @@ func (l *linkPrinter) name(n *subnet.Node) string { return l.o.names.Name(uint64
 
 // nodeTypeName is iblinkinfo's nodetype_str.
 func nodeTypeName(n *subnet.Node) string {
-	switch n.Type {
-	case subnet.Switch:
-		return "Switch"
-	case subnet.CA:
-		return "CA"
-	case subnet.Router:
-		return "Router"
+	if s := n.Type.Abbrev(); s != "" {
+		return s
 	}
 	return "??"
 }
@@ -249,7 +241,7 @@ func (l *linkPrinter) node(n *subnet.Node, prefix string) {
 		if p == nil {
 			continue
 		}
-		if l.o.DownOnly && linkState(p) != portStateDown {
+		if l.o.DownOnly && linkState(p) != mad.PortStateDown {
 			continue
 		}
 		if !header && !l.o.Line {
@@ -262,7 +254,7 @@ func (l *linkPrinter) node(n *subnet.Node, prefix string) {
 
 // header prints "Switch: 0x... name:" or "CA: name:".
 func (l *linkPrinter) header(n *subnet.Node, prefix string) {
-	if n.Type == subnet.Switch {
+	if n.Type == mad.NodeTypeSwitch {
 		guid := n.Info.PortGUID
 		if p0 := n.Port(0); p0 != nil {
 			guid = p0.GUID
@@ -274,7 +266,7 @@ func (l *linkPrinter) header(n *subnet.Node, prefix string) {
 }
 
 // linkState is the port's PortState, 0 when its PortInfo was not read.
-func linkState(p *subnet.Port) uint8 {
+func linkState(p *subnet.Port) mad.PortState {
 	if p.Info == nil {
 		return 0
 	}
@@ -287,7 +279,7 @@ const capIsExtendedSpeeds = 1 << 14
 // filtered reports whether --filterdownports hides the port: down here
 // and down in the filter fabric (filterdownport_check).
 func (l *linkPrinter) filtered(p *subnet.Port) bool {
-	if l.filter == nil || linkState(p) != portStateDown {
+	if l.filter == nil || linkState(p) != mad.PortStateDown {
 		return false
 	}
 	fn := l.filter.NodeByGUID(p.Node.GUID)
@@ -295,7 +287,7 @@ func (l *linkPrinter) filtered(p *subnet.Port) bool {
 		return false
 	}
 	fp := fn.Port(p.Num)
-	return fp != nil && linkState(fp) == portStateDown
+	return fp != nil && linkState(fp) == mad.PortStateDown
 }
 
 // port prints one port line (print_port).
@@ -347,13 +339,13 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 			LID: int(n.SMALID), Ports: []portJSON{}}
 		for num := 1; num <= n.NumPorts; num++ {
 			p := n.Port(num)
-			if p == nil || (o.DownOnly && linkState(p) != portStateDown) {
+			if p == nil || (o.DownOnly && linkState(p) != mad.PortStateDown) {
 				continue
 			}
 			pi := p.InfoOrZero()
 			pj := portJSON{Port: p.Num, PortGUID: p.GUID.String(), LID: int(p.LID()), State: mad.FormatPortState.Text(uint32(pi.LinkState)),
 				PhysState: mad.FormatPhysPortState.Text(uint32(pi.PhysLinkState)), ExternalPort: p.ExtNum}
-			if pi.LinkState != portStateDown {
+			if pi.LinkState != mad.PortStateDown {
 				pj.LinkWidth = mad.FormatLinkWidth.Text(uint32(pi.LinkWidthActive))
 				pj.LinkSpeed = p.SpeedText()
 				if o.Additional {
@@ -367,7 +359,7 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 				pj.CouldBeWidth, pj.CouldBeSpeed = p.CouldBe()
 				pj.CouldBeWidth = strings.TrimPrefix(pj.CouldBeWidth, "Could be ")
 				pj.CouldBeSpeed = strings.TrimPrefix(pj.CouldBeSpeed, "Could be ")
-			} else if pi.LinkState != portStateDown {
+			} else if pi.LinkState != mad.PortStateDown {
 				pj.NotAvailable = true
 			}
 			nj.Ports = append(nj.Ports, pj)

@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -57,7 +58,7 @@ func (l *linkPrinter) diffNode(n1 *subnet.Node, other *subnet.Fabric, flags diff
 		}
 		headed = true
 	}
-	if (n1.Type == subnet.Switch && flags&diffLID != 0 && n1.SMALID != n2.SMALID) ||
+	if (n1.Type == mad.NodeTypeSwitch && flags&diffLID != 0 && n1.SMALID != n2.SMALID) ||
 		(flags&diffNodeDesc != 0 && n1.DescRaw != n2.DescRaw) {
 		if !l.o.Line {
 			l.header(n1, p1)

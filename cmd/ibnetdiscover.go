@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -29,7 +30,7 @@ type ibnetdiscoverOptions struct {
 	Discovery discoveryOptions
 	Full      bool // -f
 	Show      bool // -s
-	List      []subnet.NodeType
+	List      []mad.NodeType
 	Group     bool // -g
 	Ports     bool // -p
 	MaxHops   bool // -m
@@ -108,11 +109,11 @@ of the fabric is printed, and the exit status is 3.`,
 	fl := c.Flags()
 	fl.BoolVarP(&o.Full, "full", "f", false, "show full information (ports' speed and width, vlcap)")
 	fl.BoolVarP(&o.Show, "show", "s", false, "show more information (each node as the walk reaches it)")
-	addNodeListFlag(c, &o.List, "list", "l", "list of connected nodes", subnet.CA, subnet.Switch, subnet.Router)
+	addNodeListFlag(c, &o.List, "list", "l", "list of connected nodes", mad.NodeTypeCA, mad.NodeTypeSwitch, mad.NodeTypeRouter)
 	fl.BoolVarP(&o.Group, "grouping", "g", false, "show grouping (chassis)")
-	addNodeListFlag(c, &o.List, "Hca_list", "H", "list of connected CAs", subnet.CA)
-	addNodeListFlag(c, &o.List, "Switch_list", "S", "list of connected switches", subnet.Switch)
-	addNodeListFlag(c, &o.List, "Router_list", "R", "list of connected routers", subnet.Router)
+	addNodeListFlag(c, &o.List, "Hca_list", "H", "list of connected CAs", mad.NodeTypeCA)
+	addNodeListFlag(c, &o.List, "Switch_list", "S", "list of connected switches", mad.NodeTypeSwitch)
+	addNodeListFlag(c, &o.List, "Router_list", "R", "list of connected routers", mad.NodeTypeRouter)
 	fl.BoolVarP(&o.Ports, "ports", "p", false, "obtain a ports report")
 	fl.BoolVarP(&o.MaxHops, "max_hops", "m", false, "report max hops discovered and the MADs used")
 	fl.StringVar(&o.Format, "format", "topology", "topology (infiniband-diags' format) or dot (Graphviz)")
@@ -127,8 +128,8 @@ of the fabric is printed, and the exit status is 3.`,
 // list show its types. pflag sets flags in command-line order, so the last
 // one given wins, as in infiniband-diags.
 type nodeListFlag struct {
-	dst   *[]subnet.NodeType
-	types []subnet.NodeType
+	dst   *[]mad.NodeType
+	types []mad.NodeType
 	set   bool
 }
 
@@ -147,7 +148,7 @@ func (f *nodeListFlag) Set(s string) error {
 }
 
 // addNodeListFlag registers a node list flag.
-func addNodeListFlag(c *cobra.Command, dst *[]subnet.NodeType, name, short, usage string, types ...subnet.NodeType) {
+func addNodeListFlag(c *cobra.Command, dst *[]mad.NodeType, name, short, usage string, types ...mad.NodeType) {
 	fl := c.Flags().VarPF(&nodeListFlag{dst: dst, types: types}, name, short, usage)
 	fl.NoOptDefVal = "true"
 }
@@ -282,14 +283,14 @@ func fabricJSON(f *subnet.Fabric, names *nodemap.Map) any {
 		Errors   []string   `json:"errors,omitempty"`
 	}
 	d := doc{FromNode: f.From.GUID.String(), FromPort: f.FromPort, MaxHops: f.MaxHops, MADs: f.MADs, Nodes: []nodeJSON{}}
-	for _, typ := range []subnet.NodeType{subnet.Switch, subnet.CA, subnet.Router} {
+	for _, typ := range []mad.NodeType{mad.NodeTypeSwitch, mad.NodeTypeCA, mad.NodeTypeRouter} {
 		for _, n := range f.ByType(typ) {
 			nj := nodeJSON{Type: n.Type.String(), NodeGUID: n.GUID.String(), SystemImageGUID: n.Info.SystemImageGUID.String(),
 				PortGUID: n.Info.PortGUID.String(), VendorID: n.Info.VendorID, DeviceID: n.Info.DeviceID, NumPorts: n.NumPorts,
 				Description: names.Name(uint64(n.GUID), n.Desc), LID: int(n.SMALID), LMC: int(n.SMALMC),
 				EnhancedPort0: n.EnhancedPort0, Path: subnet.FormatPath(n.Path), Ports: []portJSON{}}
 			for _, p := range n.Ports {
-				if p == nil || (p.Num == 0 && n.Type == subnet.Switch) {
+				if p == nil || (p.Num == 0 && n.Type == mad.NodeTypeSwitch) {
 					continue
 				}
 				l := linkOf(p)

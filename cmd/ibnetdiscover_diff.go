@@ -3,6 +3,7 @@ package cmd
 import (
 	"fmt"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -29,8 +30,8 @@ type topologyDiff struct {
 func (t *topology) diff(orig, cur *subnet.Fabric, flags diffFlags) {
 	for _, c := range []struct {
 		flag diffFlags
-		typ  subnet.NodeType
-	}{{diffSwitch, subnet.Switch}, {diffCA, subnet.CA}, {diffRouter, subnet.Router}} {
+		typ  mad.NodeType
+	}{{diffSwitch, mad.NodeTypeSwitch}, {diffCA, mad.NodeTypeCA}, {diffRouter, mad.NodeTypeRouter}} {
 		if flags&c.flag == 0 {
 			continue
 		}
@@ -48,7 +49,7 @@ func (t *topology) diff(orig, cur *subnet.Fabric, flags diffFlags) {
 
 // header writes a node's header lines (out_switch or out_ca).
 func (d *topologyDiff) header(n *subnet.Node, idPrefix, prefix string) {
-	if n.Type == subnet.Switch {
+	if n.Type == mad.NodeTypeSwitch {
 		d.t.switchNode(n, "", idPrefix, prefix)
 	} else {
 		d.t.caNode(n, "", idPrefix, prefix)
@@ -57,7 +58,7 @@ func (d *topologyDiff) header(n *subnet.Node, idPrefix, prefix string) {
 
 // detail writes a node's Switch or Ca line (out_*_detail).
 func (d *topologyDiff) detail(n *subnet.Node, prefix string) {
-	if n.Type == subnet.Switch {
+	if n.Type == mad.NodeTypeSwitch {
 		d.t.switchDetail(n, prefix)
 	} else {
 		d.t.caDetail(n, prefix)
@@ -70,7 +71,7 @@ func (d *topologyDiff) port(p *subnet.Port, prefix string) {
 	if p == nil || p.Remote == nil {
 		return
 	}
-	if p.Node.Type == subnet.Switch {
+	if p.Node.Type == mad.NodeTypeSwitch {
 		d.t.switchPort(p, prefix)
 	} else {
 		d.t.caPort(p, prefix)

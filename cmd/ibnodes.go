@@ -14,13 +14,16 @@ import (
 // text, so a topology file from either tool, or hand-edited, gives what the
 // scripts give.
 
+// nodeListKinds are the node list tools.
+var nodeListKinds = []nodeListKind{
+	{"ibhosts", "list the channel adapters of the fabric", []string{"Ca"}},
+	{"ibswitches", "list the switches of the fabric", []string{"Switch"}},
+	{"ibrouters", "list the routers of the fabric", []string{"Rt"}},
+	{"ibnodes", "list the channel adapters and switches of the fabric", []string{"Ca", "Switch"}},
+}
+
 func init() {
-	for _, k := range []nodeListKind{
-		{"ibhosts", "list the channel adapters of the fabric", []string{"Ca"}},
-		{"ibswitches", "list the switches of the fabric", []string{"Switch"}},
-		{"ibrouters", "list the routers of the fabric", []string{"Rt"}},
-		{"ibnodes", "list the channel adapters and switches of the fabric", []string{"Ca", "Switch"}},
-	} {
+	for _, k := range nodeListKinds {
 		register(Tool{Name: k.name, Summary: k.summary, New: func(f *Factory) *cobra.Command { return newNodeListCmd(f, k, nil) }})
 	}
 }

@@ -93,3 +93,37 @@ func FuzzPickNodeLines(f *testing.F) {
 		}
 	})
 }
+
+// runNodeList runs a node list tool with args on topology text.
+func runNodeList(t *testing.T, k nodeListKind, topo []byte, args ...string) string {
+	t.Helper()
+	f, out, _ := testFactory(nil)
+	c := newNodeListCmd(f, k, func(o *nodeListOptions) error {
+		o.Topology = func() ([]byte, error) { return topo, nil }
+		return nodeListRun(o)
+	})
+	if err := execFabricCmd(c, args); err != nil {
+		t.Fatalf("%s %v: %v", k.name, args, err)
+	}
+	return out.String()
+}
+
+// TestNodeListTools runs each node list tool on the two-switch fabric's
+// topology: the lines the scripts print, in their order.
+func TestNodeListTools(t *testing.T) {
+	topo := fakeTopologyText(t, fakeTwoSwitches(t, nil), false)
+	hosts := `Ca	: 0x0000000000100009 ports 2 "Hca4"
+Ca	: 0x0000000000100003 ports 2 "Hca2"
+Ca	: 0x0000000000100006 ports 2 "Hca3"
+Ca	: 0x0000000000100000 ports 2 "Hca1"
+`
+	switches := `Switch	: 0x0000000000200001 ports 8 "Switch2" base port 0 lid 2 lmc 0
+Switch	: 0x0000000000200000 ports 8 "Switch1" base port 0 lid 1 lmc 0
+`
+	want := map[string]string{"ibhosts": hosts, "ibswitches": switches, "ibrouters": "", "ibnodes": hosts + switches}
+	for _, k := range nodeListKinds {
+		if diff := cmp.Diff(want[k.name], runNodeList(t, k, topo)); diff != "" {
+			t.Errorf("%s (-want +got):\n%s", k.name, diff)
+		}
+	}
+}

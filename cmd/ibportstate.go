@@ -389,15 +389,15 @@ func (r *ibportstate) change(q *mad.Querier, st *portState) error {
 		pi.LinkState = linkStateActive
 	}
 	// Enabled speeds and width are always written; 0 is no change.
-	pi.LinkSpeedEnabled = uint8(o.Set["speed"])
-	pi.LinkSpeedExtEnabled = uint8(o.Set["espeed"])
-	pi.LinkWidthEnabled = uint8(o.Set["width"])
+	pi.LinkSpeedEnabled = mad.LinkSpeedEnabled(o.Set["speed"])
+	pi.LinkSpeedExtEnabled = mad.LinkSpeedExtEnabled(o.Set["espeed"])
+	pi.LinkWidthEnabled = mad.LinkWidthEnabled(o.Set["width"])
 	for name, v := range o.Set {
 		switch name {
 		case "vls":
-			pi.OperationalVLs = uint8(v)
+			pi.OperationalVLs = mad.OperVLs(v)
 		case "mtu":
-			pi.NeighborMTU = uint8(v)
+			pi.NeighborMTU = mad.MTU(v)
 		case "lid":
 			pi.LID = uint16(v)
 		case "smlid":
@@ -522,38 +522,38 @@ func peerWarnings(st, peer *portState) []string {
 		return e
 	}
 	a, b := st.pi, peer.pi
-	width := enabled(a.LinkWidthEnabled, a.LinkWidthSupported, 255) & enabled(b.LinkWidthEnabled, b.LinkWidthSupported, 255)
+	width := enabled(uint8(a.LinkWidthEnabled), uint8(a.LinkWidthSupported), 255) & enabled(uint8(b.LinkWidthEnabled), uint8(b.LinkWidthSupported), 255)
 	for _, w := range []struct {
 		bit  uint8
 		name string
 	}{{8, "12x"}, {4, "8x"}, {2, "4x"}, {16, "2x"}, {1, "1x"}} {
 		if width&w.bit != 0 {
-			if a.LinkWidthActive != w.bit {
+			if uint8(a.LinkWidthActive) != w.bit {
 				warn = append(warn, fmt.Sprintf("Peer ports operating at active width %d rather than %d (%s)", a.LinkWidthActive, w.bit, w.name))
 			}
 			break
 		}
 	}
-	speed := enabled(a.LinkSpeedEnabled, a.LinkSpeedSupported, 15) & enabled(b.LinkSpeedEnabled, b.LinkSpeedSupported, 15)
+	speed := enabled(uint8(a.LinkSpeedEnabled), uint8(a.LinkSpeedSupported), 15) & enabled(uint8(b.LinkSpeedEnabled), uint8(b.LinkSpeedSupported), 15)
 	for _, s := range []struct {
 		bit  uint8
 		name string
 	}{{4, "10.0 Gbps"}, {2, "5.0 Gbps"}, {1, "2.5 Gbps"}} {
 		if speed&s.bit != 0 {
-			if a.LinkSpeedActive != s.bit {
+			if uint8(a.LinkSpeedActive) != s.bit {
 				warn = append(warn, fmt.Sprintf("Peer ports operating at active speed %d rather than %d (%s)", a.LinkSpeedActive, s.bit, s.name))
 			}
 			break
 		}
 	}
 	if st.espeed && peer.espeed {
-		espeed := enabled(a.LinkSpeedExtEnabled, a.LinkSpeedExtSupported, 31) & enabled(b.LinkSpeedExtEnabled, b.LinkSpeedExtSupported, 31)
+		espeed := enabled(uint8(a.LinkSpeedExtEnabled), uint8(a.LinkSpeedExtSupported), 31) & enabled(uint8(b.LinkSpeedExtEnabled), uint8(b.LinkSpeedExtSupported), 31)
 		for _, s := range []struct {
 			bit  uint8
 			name string
 		}{{8, "106.25 Gbps"}, {4, "53.125 Gbps"}, {2, "25.78125 Gbps"}, {1, "14.0625 Gbps"}} {
 			if espeed&s.bit != 0 {
-				if a.LinkSpeedExtActive != s.bit {
+				if uint8(a.LinkSpeedExtActive) != s.bit {
 					warn = append(warn, fmt.Sprintf("Peer ports operating at active extended speed %d rather than %d (%s)", a.LinkSpeedExtActive, s.bit, s.name))
 				}
 				break

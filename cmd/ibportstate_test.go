@@ -51,7 +51,7 @@ func TestIbportstateArgs(t *testing.T) {
 }
 
 func TestPeerWarnings(t *testing.T) {
-	port := func(we, ws, wa, se, ss, sa uint8) *portState {
+	port := func(we mad.LinkWidthEnabled, ws mad.LinkWidthSupported, wa mad.LinkWidth, se mad.LinkSpeedEnabled, ss mad.LinkSpeedSupported, sa mad.LinkSpeed) *portState {
 		return &portState{pi: mad.PortInfo{LinkWidthEnabled: we, LinkWidthSupported: ws, LinkWidthActive: wa, LinkSpeedEnabled: se, LinkSpeedSupported: ss, LinkSpeedActive: sa}}
 	}
 	tests := []struct {

@@ -2,10 +2,76 @@ package cmd
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 )
+
+// runNodePrint runs an ibprint tool with args on topology text, kept in a
+// fresh cache directory.
+func runNodePrint(t *testing.T, name string, topo []byte, args ...string) string {
+	t.Helper()
+	out, err := runNodePrintErr(t, name, topo, args...)
+	if err != nil {
+		t.Fatalf("%s %v: %v", name, args, err)
+	}
+	return out
+}
+
+func runNodePrintErr(t *testing.T, name string, topo []byte, args ...string) (string, error) {
+	t.Helper()
+	var kind nodePrintKind
+	for _, k := range nodePrintKinds {
+		if k.name == name {
+			kind = k
+		}
+	}
+	f, out, _ := testFactory(nil)
+	c := newNodePrintCmd(f, name, kind, func(o *nodePrintOptions) error {
+		o.CacheDir = t.TempDir()
+		o.Topology = func() ([]byte, error) { return topo, nil }
+		return nodePrintRun(o)
+	})
+	err := execFabricCmd(c, args)
+	return out.String(), err
+}
+
+// TestNodePrintTools finds nodes of the two-switch fabric's grouped
+// topology by name and by GUID.
+func TestNodePrintTools(t *testing.T) {
+	topo := fakeTopologyText(t, fakeTwoSwitches(t, nil), true)
+	hca2 := "Ca\t2 \"H-0000000000100003\"\t\t# \"Hca2\"\n[1](100004) \t\"S-0000000000200001\"[1]\t\t# lid 5 lmc 0 \"Switch2\" lid 2 4xSDR\n"
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"ibprintca", []string{"Hca2"}, hca2},
+		{"ibprintca", []string{"-G", "0x100003"}, hca2},
+		{"ibprintswitch", []string{"Switch2"}, "Switch\t8 \"S-0000000000200001\"\t\t# \"Switch2\" base port 0 lid 2 lmc 0\n" +
+			"[1]\t\"H-0000000000100003\"[1](100004) \t\t# \"Hca2\" lid 5 4xSDR\n" +
+			"[2]\t\"H-0000000000100009\"[1](10000a) \t\t# \"Hca4\" lid 9 4xSDR\n" +
+			"[3]\t\"S-0000000000200000\"[3]\t\t# \"Switch1\" lid 1 4xSDR\n" +
+			"[5]\t\"S-0000000000200000\"[5]\t\t# \"Switch1\" lid 1 4xSDR\n"},
+		{"ibprintrt", []string{"-l"}, ""},
+		{"ibprintca", []string{"-l"}, "Ca\t: 0x0000000000100009 ports 2 \"Hca4\"\nCa\t: 0x0000000000100003 ports 2 \"Hca2\"\n" +
+			"Ca\t: 0x0000000000100006 ports 2 \"Hca3\"\nCa\t: 0x0000000000100000 ports 2 \"Hca1\"\n"},
+	}
+	for _, tt := range tests {
+		out, err := runNodePrintErr(t, tt.name, topo, tt.args...)
+		if err != nil {
+			t.Fatalf("%s %v: %v", tt.name, tt.args, err)
+		}
+		if diff := cmp.Diff(tt.want, out); diff != "" {
+			t.Errorf("%s %v (-want +got):\n%s", tt.name, tt.args, diff)
+		}
+	}
+	_, err := runNodePrintErr(t, "ibprintca", topo, "nosuch")
+	if ExitCode(err) != scriptFailed || !strings.HasPrefix(err.Error(), `"nosuch" not found`) {
+		t.Errorf("ibprintca nosuch: %v (exit %d), want exit %d", err, ExitCode(err), scriptFailed)
+	}
+}
 
 func TestPrintNode(t *testing.T) {
 	topo := `Switch	8 "S-0000000000200001"		# "Switch2" base port 0 lid 3 lmc 0

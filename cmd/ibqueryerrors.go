@@ -46,7 +46,7 @@ type ibqueryerrorsOptions struct {
 	LoadCache     string
 	// Types are the node types to report (--switch, --ca, --router); all
 	// when none is given.
-	Types map[subnet.NodeType]bool
+	Types map[mad.NodeType]bool
 	// Discover walks the fabric from a directed route with a hop bound;
 	// Transactor opens the MAD transport for the counters.
 	Discover   func(from []uint8, hops int) (*subnet.Fabric, error)
@@ -58,7 +58,7 @@ type ibqueryerrorsOptions struct {
 }
 
 func newIbqueryerrorsCmd(f *Factory, runF func(*ibqueryerrorsOptions) error) *cobra.Command {
-	o := &ibqueryerrorsOptions{IO: f.IO, ThresholdFile: defaultThresholdFile, Types: map[subnet.NodeType]bool{}}
+	o := &ibqueryerrorsOptions{IO: f.IO, ThresholdFile: defaultThresholdFile, Types: map[mad.NodeType]bool{}}
 	var suppress []string
 	var suppressCommon, switches, cas, routers bool
 	c := &cobra.Command{
@@ -90,7 +90,7 @@ node's after its report, and send none.`,
 			if suppressCommon {
 				o.Suppressed = append(o.Suppressed, "PortRcvSwitchRelayErrors")
 			}
-			for t, on := range map[subnet.NodeType]bool{subnet.Switch: switches, subnet.CA: cas, subnet.Router: routers} {
+			for t, on := range map[mad.NodeType]bool{mad.NodeTypeSwitch: switches, mad.NodeTypeCA: cas, mad.NodeTypeRouter: routers} {
 				if on {
 					o.Types[t] = true
 				}

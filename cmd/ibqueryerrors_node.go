@@ -83,7 +83,7 @@ func (r *nodeErrors) warnf(format string, a ...any) {
 // lidOf is the LID the node's port num is asked at: the switch's, or the
 // CA port's own.
 func (r *nodeErrors) lidOf(num int) rdma.LID {
-	if r.n.Type == subnet.Switch {
+	if r.n.Type == mad.NodeTypeSwitch {
 		return r.n.SMALID
 	}
 	return r.n.Ports[num].BaseLID
@@ -93,7 +93,7 @@ func (r *nodeErrors) check() {
 	n := r.n
 	r.name = r.o.names.Name(uint64(n.GUID), n.Desc)
 	start := 1
-	if n.Type == subnet.Switch && n.EnhancedPort0 {
+	if n.Type == mad.NodeTypeSwitch && n.EnhancedPort0 {
 		start = 0
 	}
 	// The PMA's capabilities, asked at the switch or the first port.
@@ -152,7 +152,7 @@ func (r *nodeErrors) portLID(num int) rdma.LID {
 // firstPort is the port the node's LID comes from: 0 for a switch, the
 // lowest known port of a CA.
 func (r *nodeErrors) firstPort() int {
-	if r.n.Type == subnet.Switch {
+	if r.n.Type == mad.NodeTypeSwitch {
 		return 0
 	}
 	for num := 1; num <= r.n.NumPorts; num++ {
@@ -250,11 +250,11 @@ func (r *nodeErrors) errors(num int) bool {
 		r.appendData(&text, pc, pce, counters)
 	}
 	r.nodeHeader("Errors for")
-	if num != mad.AllPortSelect || r.n.Type == subnet.Switch {
+	if num != mad.AllPortSelect || r.n.Type == mad.NodeTypeSwitch {
 		r.record(num, counters)
 	}
 	if num == mad.AllPortSelect {
-		if r.n.Type == subnet.Switch {
+		if r.n.Type == mad.NodeTypeSwitch {
 			fmt.Fprintf(&r.out, "   GUID 0x%x port ALL:%s\n", uint64(r.n.Ports[0].GUID), text.String())
 		}
 		return true
@@ -302,7 +302,7 @@ func (r *nodeErrors) nodeHeader(what string) {
 		return
 	}
 	r.header = true
-	if r.n.Type == subnet.Switch {
+	if r.n.Type == mad.NodeTypeSwitch {
 		fmt.Fprintf(&r.out, "%s 0x%x \"%s\"\n", what, uint64(r.n.Ports[0].GUID), r.name)
 	} else {
 		fmt.Fprintf(&r.out, "%s \"%s\"\n", what, r.name)

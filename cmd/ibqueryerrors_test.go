@@ -75,14 +75,14 @@ func (a *errorsPMA) handle(req *mad.Packet) []mad.Packet {
 // errorsFakeFabric is a 3-port switch of LID 1 with CAs of LIDs 2, 3
 // and 4 on its ports 1 to 3.
 func errorsFakeFabric() *subnet.Fabric {
-	sw := &subnet.Node{GUID: 0x200000, Type: subnet.Switch, NumPorts: 3, Ports: make([]*subnet.Port, 4), SMALID: 1, Desc: "Switch1"}
+	sw := &subnet.Node{GUID: 0x200000, Type: mad.NodeTypeSwitch, NumPorts: 3, Ports: make([]*subnet.Port, 4), SMALID: 1, Desc: "Switch1"}
 	fab := &subnet.Fabric{From: sw}
 	for num := 0; num <= 3; num++ {
 		sw.Ports[num] = &subnet.Port{Node: sw, Num: num, GUID: 0x200000, BaseLID: 1}
 	}
 	for i := 1; i <= 3; i++ {
 		guid := rdma.GUID(0x100000 * (i + 2))
-		ca := &subnet.Node{GUID: guid, Type: subnet.CA, NumPorts: 1, Ports: make([]*subnet.Port, 2), Desc: fmt.Sprintf("Hca%d", i)}
+		ca := &subnet.Node{GUID: guid, Type: mad.NodeTypeCA, NumPorts: 1, Ports: make([]*subnet.Port, 2), Desc: fmt.Sprintf("Hca%d", i)}
 		ca.Info.PortGUID = guid + 1
 		ca.Ports[1] = &subnet.Port{Node: ca, Num: 1, GUID: guid + 1, BaseLID: rdma.LID(i + 1), Remote: sw.Ports[i]}
 		sw.Ports[i].Remote = ca.Ports[1]

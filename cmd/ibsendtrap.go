@@ -34,7 +34,7 @@ type trapDef struct {
 // trapSource is what a trap says about the port sending it.
 type trapSource struct {
 	lid       rdma.LID
-	nodeType  uint8
+	nodeType  mad.NodeType
 	capMask   uint32
 	errorPort uint8
 }
@@ -156,7 +156,7 @@ func ibsendtrapRun(o *ibsendtrapOptions) error {
 		return fmt.Errorf("the local port %d knows no SM (SM LID %d)", local.Number, local.SMLID)
 	}
 	ctx := o.Common.context()
-	src := &trapSource{lid: local.LID, nodeType: 1, errorPort: o.ErrorPort}
+	src := &trapSource{lid: local.LID, nodeType: mad.NodeTypeCA, errorPort: o.ErrorPort}
 	// The node type and capability mask come from the local port by
 	// direct route; infiniband-diags falls back to a CA and 0 on failure.
 	q := mad.NewQuerier(x, mad.DRPath(0))

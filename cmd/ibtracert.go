@@ -157,7 +157,7 @@ type traceNode struct {
 // portNum is the port the node was reached on (NodeInfo:LocalPortNum).
 func (n *traceNode) portNum() int { return int(n.ni.LocalPortNum) }
 
-func (n *traceNode) isSwitch() bool { return n.ni.NodeType == nodeTypeSwitch }
+func (n *traceNode) isSwitch() bool { return n.ni.NodeType == mad.NodeTypeSwitch }
 
 // traceHop is one line of a trace in --json: the From and To ends
 // ("from", "to") and the hops between ("hop", with the port they leave

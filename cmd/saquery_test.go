@@ -41,7 +41,7 @@ func (s *fakeSA) handle(req *mad.Packet) []mad.Packet {
 	return s.rmpp.Handle(req)
 }
 
-func nodeRec(lid uint16, typ uint8, guid uint64, desc string) []byte {
+func nodeRec(lid uint16, typ mad.NodeType, guid uint64, desc string) []byte {
 	r := mad.NodeRecord{LID: lid, NodeInfo: mad.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: typ, NumPorts: 2,
 		SystemImageGUID: rdma.GUID(guid), NodeGUID: rdma.GUID(guid), PortGUID: rdma.GUID(guid + 1), PartitionCap: 64,
 		DeviceID: 0xa25b, Revision: 0xa1, LocalPortNum: 1, VendorID: 0x2c9}}

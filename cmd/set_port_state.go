@@ -169,7 +169,7 @@ func drPathAvoiding(fab *subnet.Fabric, n *subnet.Node, avoid map[*subnet.Port]b
 		}
 		// Directed routes leave the start node by its port, and go on
 		// only through switches.
-		if cur != start && cur.Type != subnet.Switch {
+		if cur != start && cur.Type != mad.NodeTypeSwitch {
 			continue
 		}
 		for num := 1; num <= cur.NumPorts; num++ {
@@ -177,7 +177,7 @@ func drPathAvoiding(fab *subnet.Fabric, n *subnet.Node, avoid map[*subnet.Port]b
 			if p == nil || p.Remote == nil || avoid[p] || avoid[p.Remote] {
 				continue
 			}
-			if cur == start && cur.Type != subnet.Switch && num != fab.FromPort {
+			if cur == start && cur.Type != mad.NodeTypeSwitch && num != fab.FromPort {
 				continue
 			}
 			next := p.Remote.Node
@@ -216,7 +216,7 @@ func setPortStateRun(o *setPortStateOptions) error {
 		}
 		num := t.Port
 		if num < 0 {
-			if p.Node.Type == subnet.Switch {
+			if p.Node.Type == mad.NodeTypeSwitch {
 				return usageErrorf("%s: need a port number for switch %s", t.Arg, p.Node.GUID)
 			}
 			num = p.Num

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -120,7 +121,7 @@ func (l diffLink) less(m diffLink) bool {
 
 // endPortGUID is the GUID of the end port a port belongs to.
 func endPortGUID(p *subnet.Port) rdma.GUID {
-	if p.Node.Type == subnet.Switch {
+	if p.Node.Type == mad.NodeTypeSwitch {
 		return p.Node.Info.PortGUID
 	}
 	return p.GUID
@@ -142,8 +143,8 @@ func gatherSubnet(f *subnet.Fabric) subnetSets {
 			if p == nil {
 				continue
 			}
-			if n.Type != subnet.Switch || p.Num == 0 {
-				if p.GUID != 0 || n.Type == subnet.Switch {
+			if n.Type != mad.NodeTypeSwitch || p.Num == 0 {
+				if p.GUID != 0 || n.Type == mad.NodeTypeSwitch {
 					s.endPorts[endPortGUID(p)] = true
 				}
 				if p.BaseLID != 0 {
@@ -264,7 +265,7 @@ func writeSubnetDiff(w io.Writer, cur, ref *subnet.Fabric) {
 	rateOf := func(p *subnet.Port, l diffLink) rate {
 		pr := rate{link: l}
 		if p.Info != nil {
-			pr.speed, pr.width = p.Info.LinkSpeedActive, p.Info.LinkWidthActive
+			pr.speed, pr.width = uint8(p.Info.LinkSpeedActive), uint8(p.Info.LinkWidthActive)
 		}
 		return pr
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -15,50 +16,50 @@ import (
 
 // linkWidthCompat names a LinkWidthActive value as ibnetdiscover's
 // dump_linkwidth_compat does.
-func linkWidthCompat(w uint8) string {
+func linkWidthCompat(w mad.LinkWidth) string {
 	switch w {
-	case 1:
+	case mad.LinkWidth1X:
 		return "1x"
-	case 2:
+	case mad.LinkWidth4X:
 		return "4x"
-	case 4:
+	case mad.LinkWidth8X:
 		return "8x"
-	case 8:
+	case mad.LinkWidth12X:
 		return "12x"
-	case 16:
+	case mad.LinkWidth2X:
 		return "2x"
 	}
 	return "??"
 }
 
 // linkSpeedCompat names a LinkSpeedActive value (dump_linkspeed_compat).
-func linkSpeedCompat(s uint8) string {
+func linkSpeedCompat(s mad.LinkSpeed) string {
 	switch s {
-	case 1:
+	case mad.LinkSpeedSDR:
 		return "SDR"
-	case 2:
+	case mad.LinkSpeedDDR:
 		return "DDR"
-	case 4:
+	case mad.LinkSpeedQDR:
 		return "QDR"
 	}
 	return "???"
 }
 
 // linkSpeedExtCompat names an extended speed (dump_linkspeedext_compat).
-func linkSpeedExtCompat(ext, speed, fdr10 uint8) string {
+func linkSpeedExtCompat(ext mad.LinkSpeedExt, speed mad.LinkSpeed, fdr10 uint8) string {
 	switch ext {
 	case 0:
 		if fdr10&1 != 0 {
 			return "FDR10"
 		}
 		return linkSpeedCompat(speed)
-	case 1:
+	case mad.LinkSpeedExtFDR:
 		return "FDR"
-	case 2:
+	case mad.LinkSpeedExtEDR:
 		return "EDR"
-	case 4:
+	case mad.LinkSpeedExtHDR:
 		return "HDR"
-	case 8:
+	case mad.LinkSpeedExtNDR:
 		return "NDR"
 	}
 	return "???"
@@ -67,12 +68,16 @@ func linkSpeedExtCompat(ext, speed, fdr10 uint8) string {
 // portLink is what ibnetdiscover reads of a port's link: width, speed,
 // extended speed, FDR10 and VLCap, with its rules for missing data.
 type portLink struct {
-	width, speed, ext, fdr10, vlCap uint8
+	width mad.LinkWidth
+	speed mad.LinkSpeed
+	ext   mad.LinkSpeedExt
+	fdr10 uint8
+	vlCap mad.VLCap
 }
 
 // speedString is the speed ibnetdiscover prints.
 func (l portLink) speedString() string {
-	if l.speed != 4 && l.ext == 0 {
+	if l.speed != mad.LinkSpeedQDR && l.ext == 0 {
 		return linkSpeedCompat(l.speed)
 	}
 	return linkSpeedExtCompat(l.ext, l.speed, l.fdr10)
@@ -90,7 +95,7 @@ func linkOf(p *subnet.Port) portLink {
 		l.fdr10 = p.ExtInfo.LinkSpeedActive
 	}
 	if !p.HasCapMask() {
-		if p.Node.Type == subnet.Switch {
+		if p.Node.Type == mad.NodeTypeSwitch {
 			l.speed = 0
 		}
 		return l
@@ -104,11 +109,11 @@ func linkOf(p *subnet.Port) portLink {
 func quotedNodeName(n *subnet.Node) string {
 	c := "?"
 	switch n.Type {
-	case subnet.Switch:
+	case mad.NodeTypeSwitch:
 		c = "S"
-	case subnet.CA:
+	case mad.NodeTypeCA:
 		c = "H"
-	case subnet.Router:
+	case mad.NodeTypeRouter:
 		c = "R"
 	}
 	return fmt.Sprintf("\"%s-%016x\"", c, uint64(n.GUID))
@@ -125,7 +130,7 @@ type topology struct {
 	full  bool // -f
 	group bool // -g
 	// chassis are the fabric's chassis (-g).
-	chassis chassisList
+	chassis []*subnet.Chassis
 }
 
 // name is the node's name in the map, or its cleaned description.
@@ -153,7 +158,7 @@ func (t *topology) ids(n *subnet.Node, chname, prefix string) {
 		if chname != "" {
 			fmt.Fprintf(t.w, " (%s)", cleanDesc(chname))
 		}
-		if isXsigoTCA(n.GUID) {
+		if subnet.IsXsigoTCA(n.GUID) {
 			if p := n.Port(1); p != nil && p.Remote != nil {
 				fmt.Fprintf(t.w, " slot %d", p.Remote.Num)
 			}
@@ -170,10 +175,10 @@ func (t *topology) switchNode(n *subnet.Node, chname, idPrefix, swPrefix string)
 	fmt.Fprintf(t.w, "%sswitchguid=0x%x(%x)", idPrefix, uint64(n.GUID), uint64(n.Info.PortGUID))
 	if t.group {
 		t.w.WriteString("\t# ")
-		if s := chassisType(n); s != "" {
+		if s := n.ChassisType(); s != "" {
 			t.w.WriteString(s + " ")
 		}
-		t.w.WriteString(chassisSlot(n))
+		t.w.WriteString(n.ChassisSlot())
 	}
 	t.w.WriteByte('\n')
 	t.switchDetail(n, swPrefix)
@@ -195,14 +200,14 @@ func (t *topology) caNode(n *subnet.Node, chname, idPrefix, caPrefix string) {
 	t.ids(n, chname, idPrefix)
 	typ := "???"
 	switch n.Type {
-	case subnet.CA:
+	case mad.NodeTypeCA:
 		typ = "ca"
-	case subnet.Router:
+	case mad.NodeTypeRouter:
 		typ = "rt"
 	}
 	fmt.Fprintf(t.w, "%s%sguid=0x%x\n", idPrefix, typ, uint64(n.GUID))
 	t.caDetail(n, caPrefix)
-	if t.group && isXsigoHCA(n.GUID) {
+	if t.group && subnet.IsXsigoHCA(n.GUID) {
 		t.w.WriteString(" (scp)")
 	}
 	t.w.WriteByte('\n')
@@ -212,9 +217,9 @@ func (t *topology) caNode(n *subnet.Node, chname, idPrefix, caPrefix string) {
 func (t *topology) caDetail(n *subnet.Node, prefix string) {
 	typ := "???"
 	switch n.Type {
-	case subnet.CA:
+	case mad.NodeTypeCA:
 		typ = "Ca"
-	case subnet.Router:
+	case mad.NodeTypeRouter:
 		typ = "Rt"
 	}
 	fmt.Fprintf(t.w, "%s%s\t%d %s\t\t# \"%s\"", prefix, typ, n.NumPorts, quotedNodeName(n), cleanDesc(n.Desc))
@@ -245,7 +250,7 @@ func switchLink(p *subnet.Port) portLink {
 		l.speed = 0
 		return l
 	}
-	if p0.Info.CapabilityMask&capIsExtendedSpeeds != 0 && p.Info != nil {
+	if p0.Info.CapabilityMask&mad.PortCapIsExtendedSpeedsSupported != 0 && p.Info != nil {
 		l.ext = p.Info.LinkSpeedExtActive
 	}
 	return l
@@ -256,16 +261,16 @@ func (t *topology) switchPort(p *subnet.Port, prefix string) {
 	r := p.Remote
 	l := switchLink(p)
 	fmt.Fprintf(t.w, "%s[%d]%s\t%s[%d]%s", prefix, p.Num, t.extPort(p), quotedNodeName(r.Node), r.Num, t.extPort(r))
-	if r.Node.Type != subnet.Switch {
+	if r.Node.Type != mad.NodeTypeSwitch {
 		fmt.Fprintf(t.w, "(%x) ", uint64(r.GUID))
 	}
 	fmt.Fprintf(t.w, "\t\t# \"%s\" lid %d %s%s", t.name(r.Node), r.LID(), linkWidthCompat(l.width), l.speedString())
 	if t.full {
 		fmt.Fprintf(t.w, " s=%d w=%d v=%d", l.speed, l.width, l.vlCap)
 	}
-	if isXsigoTCA(r.GUID) {
+	if subnet.IsXsigoTCA(r.GUID) {
 		fmt.Fprintf(t.w, " slot %d", p.Num)
-	} else if isXsigoHCA(r.GUID) {
+	} else if subnet.IsXsigoHCA(r.GUID) {
 		t.w.WriteString(" (scp)")
 	}
 	t.w.WriteByte('\n')
@@ -276,11 +281,11 @@ func (t *topology) caPort(p *subnet.Port, prefix string) {
 	r := p.Remote
 	l := linkOf(p)
 	fmt.Fprintf(t.w, "%s[%d]", prefix, p.Num)
-	if p.Node.Type != subnet.Switch {
+	if p.Node.Type != mad.NodeTypeSwitch {
 		fmt.Fprintf(t.w, "(%x) ", uint64(p.GUID))
 	}
 	fmt.Fprintf(t.w, "\t%s[%d]%s", quotedNodeName(r.Node), r.Num, t.extPort(r))
-	if r.Node.Type != subnet.Switch {
+	if r.Node.Type != mad.NodeTypeSwitch {
 		fmt.Fprintf(t.w, " (%x) ", uint64(r.GUID))
 	}
 	fmt.Fprintf(t.w, "\t\t# lid %d lmc %d \"%s\" lid %d %s%s", p.BaseLID, p.LMC, t.name(r.Node), r.LID(),
@@ -293,7 +298,7 @@ func (t *topology) caPort(p *subnet.Port, prefix string) {
 
 // node writes a node and its linked ports.
 func (t *topology) node(n *subnet.Node, chname string) {
-	if n.Type == subnet.Switch {
+	if n.Type == mad.NodeTypeSwitch {
 		t.switchNode(n, chname, "", "")
 	} else {
 		t.caNode(n, chname, "", "")
@@ -303,7 +308,7 @@ func (t *topology) node(n *subnet.Node, chname string) {
 		if p == nil || p.Remote == nil {
 			continue
 		}
-		if n.Type == subnet.Switch {
+		if n.Type == mad.NodeTypeSwitch {
 			t.switchPort(p, "")
 		} else {
 			t.caPort(p, "")
@@ -317,13 +322,13 @@ func (t *topology) dump() {
 		t.chassisNodes()
 		t.w.WriteString("\nNon-Chassis Nodes\n")
 	}
-	for _, n := range t.f.ByType(subnet.Switch) {
+	for _, n := range t.f.ByType(mad.NodeTypeSwitch) {
 		if t.group && n.Chassis != 0 {
 			continue
 		}
 		t.node(n, "")
 	}
-	for _, typ := range []subnet.NodeType{subnet.CA, subnet.Router} {
+	for _, typ := range []mad.NodeType{mad.NodeTypeCA, mad.NodeTypeRouter} {
 		for _, n := range t.f.ByType(typ) {
 			if t.group && n.Chassis != 0 {
 				continue
@@ -334,9 +339,9 @@ func (t *topology) dump() {
 }
 
 // list writes the -l, -H, -S or -R node list (list_nodes).
-func (t *topology) list(types []subnet.NodeType) {
+func (t *topology) list(types []mad.NodeType) {
 	for _, typ := range types {
-		name := map[subnet.NodeType]string{subnet.Switch: "Switch", subnet.CA: "Ca", subnet.Router: "Router"}[typ]
+		name := map[mad.NodeType]string{mad.NodeTypeSwitch: "Switch", mad.NodeTypeCA: "Ca", mad.NodeTypeRouter: "Router"}[typ]
 		for _, n := range t.f.ByType(typ) {
 			fmt.Fprintf(t.w, "%s\t : 0x%016x ports %d devid 0x%x vendid 0x%x \"%s\"\n", name, uint64(n.GUID),
 				n.NumPorts, n.Info.DeviceID, n.Info.VendorID, t.name(n))
@@ -347,11 +352,11 @@ func (t *topology) list(types []subnet.NodeType) {
 // portsTypeCompat is ports_nt_str_compat: SW, CA or RT.
 func portsTypeCompat(n *subnet.Node) string {
 	switch n.Type {
-	case subnet.Switch:
+	case mad.NodeTypeSwitch:
 		return "SW"
-	case subnet.CA:
+	case mad.NodeTypeCA:
 		return "CA"
-	case subnet.Router:
+	case mad.NodeTypeRouter:
 		return "RT"
 	}
 	return "??"
@@ -391,7 +396,7 @@ func (t *topology) visits() {
 			state = "new"
 		}
 		port := v.Port
-		if v.Node.Type == subnet.Switch {
+		if v.Node.Type == mad.NodeTypeSwitch {
 			port = 0
 		}
 		fmt.Fprintf(t.w, "DR path slid 0; dlid 0; %s -> %s %s {%016x} portnum %d lid %d-%d \"%s\"\n",
@@ -406,13 +411,13 @@ func (t *topology) visits() {
 func (t *topology) dot() {
 	t.w.WriteString("graph fabric {\n\tgraph [overlap=false];\n")
 	var nodes []*subnet.Node
-	for _, typ := range []subnet.NodeType{subnet.Switch, subnet.CA, subnet.Router} {
+	for _, typ := range []mad.NodeType{mad.NodeTypeSwitch, mad.NodeTypeCA, mad.NodeTypeRouter} {
 		nodes = append(nodes, t.f.ByType(typ)...)
 	}
 	for _, n := range nodes {
-		shape := map[subnet.NodeType]string{subnet.Switch: "box", subnet.CA: "ellipse", subnet.Router: "diamond"}[n.Type]
+		shape := map[mad.NodeType]string{mad.NodeTypeSwitch: "box", mad.NodeTypeCA: "ellipse", mad.NodeTypeRouter: "diamond"}[n.Type]
 		lid := n.SMALID
-		if n.Type != subnet.Switch {
+		if n.Type != mad.NodeTypeSwitch {
 			for _, p := range n.Ports {
 				if p != nil && p.BaseLID != 0 {
 					lid = p.BaseLID
@@ -432,7 +437,7 @@ func (t *topology) dot() {
 			}
 			done[p], done[p.Remote] = true, true
 			l := linkOf(p)
-			if n.Type == subnet.Switch {
+			if n.Type == mad.NodeTypeSwitch {
 				l = switchLink(p)
 			}
 			fmt.Fprintf(t.w, "\t%s -- %s [taillabel=\"%d\", headlabel=\"%d\", label=\"%s%s\"];\n", quotedNodeName(n),

@@ -3,18 +3,9 @@ package cmd
 import (
 	"fmt"
 
-	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
-
-// chassisList is the chassis of a fabric, for -g.
-type chassisList = []*subnet.Chassis
-
-func chassisType(n *subnet.Node) string { return n.ChassisType() }
-func chassisSlot(n *subnet.Node) string { return n.ChassisSlot() }
-func isXsigoTCA(g rdma.GUID) bool       { return subnet.IsXsigoTCA(g) }
-func isXsigoHCA(g rdma.GUID) bool       { return subnet.IsXsigoHCA(g) }
-func isXsigoGUID(g rdma.GUID) bool      { return subnet.IsXsigoGUID(g) }
 
 // chassisNodes writes the chassis sections of -g.
 func (t *topology) chassisNodes() {
@@ -31,9 +22,9 @@ func (t *topology) chassisNodes() {
 		}
 		t.w.WriteByte('\n')
 		chname := ""
-		if isXsigoGUID(ch.GUID) {
+		if subnet.IsXsigoGUID(ch.GUID) {
 			for _, n := range ch.Nodes {
-				if isXsigoHCA(n.GUID) {
+				if subnet.IsXsigoHCA(n.GUID) {
 					chname = n.Desc
 					fmt.Fprintf(t.w, "Hostname: %s\n", cleanDesc(n.Desc))
 				}
@@ -56,13 +47,13 @@ func (t *topology) chassisNodes() {
 		}
 		t.w.WriteString("\n# Chassis Switches")
 		for _, n := range ch.Nodes {
-			if n.Type == subnet.Switch {
+			if n.Type == mad.NodeTypeSwitch {
 				t.node(n, chname)
 			}
 		}
 		t.w.WriteString("\n# Chassis CAs")
 		for _, n := range ch.Nodes {
-			if n.Type == subnet.CA {
+			if n.Type == mad.NodeTypeCA {
 				t.node(n, chname)
 			}
 		}

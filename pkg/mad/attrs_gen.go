@@ -79,6 +79,223 @@ const (
 	AttrInformInfoRecord                AttrID = 0x00f3 // ClassSA
 )
 
+// NodeType is a value of the nodetype format.
+// It is the type of NodeInfo.NodeType.
+type NodeType uint8
+
+// NodeType values.
+const (
+	NodeTypeCA     NodeType = 1
+	NodeTypeSwitch NodeType = 2
+	NodeTypeRouter NodeType = 3
+)
+
+// String returns the value as libibmad's dump prints it (NodeType).
+func (v NodeType) String() string { return FormatNodeType.Text(uint32(v)) }
+
+// PortState is a value of the portstate format.
+// It is the type of PortInfo.LinkState.
+type PortState uint8
+
+// PortState values.
+const (
+	PortStateNoChange PortState = 0
+	PortStateDown     PortState = 1
+	PortStateInit     PortState = 2
+	PortStateArmed    PortState = 3
+	PortStateActive   PortState = 4
+)
+
+// String returns the value as libibmad's dump prints it (PortState).
+func (v PortState) String() string { return FormatPortState.Text(uint32(v)) }
+
+// PhysPortState is a value of the physportstate format.
+// It is the type of PortInfo.PhysLinkState.
+type PhysPortState uint8
+
+// PhysPortState values.
+const (
+	PhysPortStateNoChange          PhysPortState = 0
+	PhysPortStateSleep             PhysPortState = 1
+	PhysPortStatePolling           PhysPortState = 2
+	PhysPortStateDisabled          PhysPortState = 3
+	PhysPortStateTraining          PhysPortState = 4
+	PhysPortStateLinkUp            PhysPortState = 5
+	PhysPortStateLinkErrorRecovery PhysPortState = 6
+	PhysPortStatePhyTest           PhysPortState = 7
+)
+
+// String returns the value as libibmad's dump prints it (PhysPortState).
+func (v PhysPortState) String() string { return FormatPhysPortState.Text(uint32(v)) }
+
+// LinkDownDefState is a value of the linkdowndefstate format.
+// It is the type of PortInfo.LinkDownDefState.
+type LinkDownDefState uint8
+
+// LinkDownDefState values.
+const (
+	LinkDownDefStateNoChange LinkDownDefState = 0
+	LinkDownDefStateSleep    LinkDownDefState = 1
+	LinkDownDefStatePolling  LinkDownDefState = 2
+)
+
+// String returns the value as libibmad's dump prints it (LinkDownDefState).
+func (v LinkDownDefState) String() string { return FormatLinkDownDefState.Text(uint32(v)) }
+
+// LinkWidth is a value of the linkwidth format.
+// It is the type of PortInfo.LinkWidthActive.
+type LinkWidth uint8
+
+// LinkWidth values.
+const (
+	LinkWidth1X  LinkWidth = 1
+	LinkWidth4X  LinkWidth = 2
+	LinkWidth8X  LinkWidth = 4
+	LinkWidth12X LinkWidth = 8
+	LinkWidth2X  LinkWidth = 16
+)
+
+// String returns the value as libibmad's dump prints it (LinkWidth).
+func (v LinkWidth) String() string { return FormatLinkWidth.Text(uint32(v)) }
+
+// LinkWidthEnabled is a set of LinkWidth values, one bit each (linkwidthen format).
+// It is the type of PortInfo.LinkWidthEnabled.
+type LinkWidthEnabled uint8
+
+// String returns the value as libibmad's dump prints it (LinkWidthEnabled).
+func (v LinkWidthEnabled) String() string { return FormatLinkWidthEnabled.Text(uint32(v)) }
+
+// Has reports whether w is in the set.
+func (v LinkWidthEnabled) Has(w LinkWidth) bool { return uint8(v)&uint8(w) != 0 }
+
+// LinkWidthSupported is a set of LinkWidth values, one bit each (linkwidthsup format).
+// It is the type of PortInfo.LinkWidthSupported.
+type LinkWidthSupported uint8
+
+// String returns the value as libibmad's dump prints it (LinkWidthSupported).
+func (v LinkWidthSupported) String() string { return FormatLinkWidthSupported.Text(uint32(v)) }
+
+// Has reports whether w is in the set.
+func (v LinkWidthSupported) Has(w LinkWidth) bool { return uint8(v)&uint8(w) != 0 }
+
+// LinkSpeed is a value of the linkspeed format.
+// It is the type of PortInfo.LinkSpeedActive.
+type LinkSpeed uint8
+
+// LinkSpeed values.
+const (
+	LinkSpeedSDR LinkSpeed = 1
+	LinkSpeedDDR LinkSpeed = 2
+	LinkSpeedQDR LinkSpeed = 4
+)
+
+// String returns the value as libibmad's dump prints it (LinkSpeed).
+func (v LinkSpeed) String() string { return FormatLinkSpeed.Text(uint32(v)) }
+
+// LinkSpeedEnabled is a set of LinkSpeed values, one bit each (linkspeeden format).
+// It is the type of PortInfo.LinkSpeedEnabled.
+type LinkSpeedEnabled uint8
+
+// String returns the value as libibmad's dump prints it (LinkSpeedEnabled).
+func (v LinkSpeedEnabled) String() string { return FormatLinkSpeedEnabled.Text(uint32(v)) }
+
+// Has reports whether w is in the set.
+func (v LinkSpeedEnabled) Has(w LinkSpeed) bool { return uint8(v)&uint8(w) != 0 }
+
+// LinkSpeedSupported is a set of LinkSpeed values, one bit each (linkspeedsup format).
+// It is the type of PortInfo.LinkSpeedSupported.
+type LinkSpeedSupported uint8
+
+// String returns the value as libibmad's dump prints it (LinkSpeedSupported).
+func (v LinkSpeedSupported) String() string { return FormatLinkSpeedSupported.Text(uint32(v)) }
+
+// Has reports whether w is in the set.
+func (v LinkSpeedSupported) Has(w LinkSpeed) bool { return uint8(v)&uint8(w) != 0 }
+
+// LinkSpeedExt is a value of the linkspeedext format.
+// It is the type of PortInfo.LinkSpeedExtActive.
+type LinkSpeedExt uint8
+
+// LinkSpeedExt values.
+const (
+	LinkSpeedExtFDR LinkSpeedExt = 1
+	LinkSpeedExtEDR LinkSpeedExt = 2
+	LinkSpeedExtHDR LinkSpeedExt = 4
+	LinkSpeedExtNDR LinkSpeedExt = 8
+)
+
+// String returns the value as libibmad's dump prints it (LinkSpeedExt).
+func (v LinkSpeedExt) String() string { return FormatLinkSpeedExt.Text(uint32(v)) }
+
+// LinkSpeedExtEnabled is a set of LinkSpeedExt values, one bit each (linkspeedexten format).
+// It is the type of PortInfo.LinkSpeedExtEnabled.
+type LinkSpeedExtEnabled uint8
+
+// String returns the value as libibmad's dump prints it (LinkSpeedExtEnabled).
+func (v LinkSpeedExtEnabled) String() string { return FormatLinkSpeedExtEnabled.Text(uint32(v)) }
+
+// Has reports whether w is in the set.
+func (v LinkSpeedExtEnabled) Has(w LinkSpeedExt) bool { return uint8(v)&uint8(w) != 0 }
+
+// LinkSpeedExtSupported is a set of LinkSpeedExt values, one bit each (linkspeedextsup format).
+// It is the type of PortInfo.LinkSpeedExtSupported.
+type LinkSpeedExtSupported uint8
+
+// String returns the value as libibmad's dump prints it (LinkSpeedExtSupported).
+func (v LinkSpeedExtSupported) String() string { return FormatLinkSpeedExtSupported.Text(uint32(v)) }
+
+// Has reports whether w is in the set.
+func (v LinkSpeedExtSupported) Has(w LinkSpeedExt) bool { return uint8(v)&uint8(w) != 0 }
+
+// MTU is a value of the mtu format.
+// It is the type of PortInfo.NeighborMTU, PortInfo.MTUCap.
+type MTU uint8
+
+// MTU values.
+const (
+	MTU256  MTU = 1
+	MTU512  MTU = 2
+	MTU1024 MTU = 3
+	MTU2048 MTU = 4
+	MTU4096 MTU = 5
+)
+
+// String returns the value as libibmad's dump prints it (MTU).
+func (v MTU) String() string { return FormatMTU.Text(uint32(v)) }
+
+// VLCap is a value of the vlcap format.
+// It is the type of PortInfo.VLCap.
+type VLCap uint8
+
+// VLCap values.
+const (
+	VLCapVL0     VLCap = 1
+	VLCapVL0To1  VLCap = 2
+	VLCapVL0To3  VLCap = 3
+	VLCapVL0To7  VLCap = 4
+	VLCapVL0To14 VLCap = 5
+)
+
+// String returns the value as libibmad's dump prints it (VLCap).
+func (v VLCap) String() string { return FormatVLCap.Text(uint32(v)) }
+
+// OperVLs is a value of the opervls format.
+// It is the type of PortInfo.OperationalVLs.
+type OperVLs uint8
+
+// OperVLs values.
+const (
+	OperVLsNoChange OperVLs = 0
+	OperVLsVL0      OperVLs = 1
+	OperVLsVL0To1   OperVLs = 2
+	OperVLsVL0To3   OperVLs = 3
+	OperVLsVL0To7   OperVLs = 4
+	OperVLsVL0To14  OperVLs = 5
+)
+
+// String returns the value as libibmad's dump prints it (OperVLs).
+func (v OperVLs) String() string { return FormatOperVLs.Text(uint32(v)) }
+
 // Layouts lists the layout of every generated attribute but the SA's
 // and the vendor classes', in table order.
 var Layouts = []*Layout{
@@ -234,7 +451,7 @@ func (a *NodeDescription) MarshalBinary() ([]byte, error) { return a.AppendBinar
 type NodeInfo struct {
 	BaseVersion     uint8     `json:"baseVersion"`
 	ClassVersion    uint8     `json:"classVersion"`
-	NodeType        uint8     `json:"nodeType"`
+	NodeType        NodeType  `json:"nodeType"`
 	NumPorts        uint8     `json:"numPorts"`
 	SystemImageGUID rdma.GUID `json:"systemImageGUID"`
 	NodeGUID        rdma.GUID `json:"nodeGUID"`
@@ -271,7 +488,7 @@ func (a *NodeInfo) UnmarshalBinary(data []byte) error {
 	}
 	a.BaseVersion = uint8(data[0])
 	a.ClassVersion = uint8(data[1])
-	a.NodeType = uint8(data[2])
+	a.NodeType = NodeType(data[2])
 	a.NumPorts = uint8(data[3])
 	a.SystemImageGUID = rdma.GUID(binary.BigEndian.Uint64(data[4:]))
 	a.NodeGUID = rdma.GUID(binary.BigEndian.Uint64(data[12:]))
@@ -471,57 +688,57 @@ func (a *GUIDInfo) MarshalBinary() ([]byte, error) { return a.AppendBinary(make(
 
 // PortInfo is the subnet management PortInfo (attribute 0x0015, 64 bytes).
 type PortInfo struct {
-	MKey                            uint64 `json:"mKey"`
-	GIDPrefix                       uint64 `json:"gidPrefix"`
-	LID                             uint16 `json:"lid"`
-	SMLID                           uint16 `json:"smlid"`
-	CapabilityMask                  uint32 `json:"capabilityMask"`
-	DiagCode                        uint16 `json:"diagCode"`
-	MKeyLeasePeriod                 uint16 `json:"mKeyLeasePeriod"`
-	LocalPortNum                    uint8  `json:"localPortNum"`
-	LinkWidthEnabled                uint8  `json:"linkWidthEnabled"`
-	LinkWidthSupported              uint8  `json:"linkWidthSupported"`
-	LinkWidthActive                 uint8  `json:"linkWidthActive"`
-	LinkSpeedSupported              uint8  `json:"linkSpeedSupported"`
-	LinkState                       uint8  `json:"linkState"`
-	PhysLinkState                   uint8  `json:"physLinkState"`
-	LinkDownDefState                uint8  `json:"linkDownDefState"`
-	ProtectBits                     uint8  `json:"protectBits"`
-	LMC                             uint8  `json:"lmc"`
-	LinkSpeedActive                 uint8  `json:"linkSpeedActive"`
-	LinkSpeedEnabled                uint8  `json:"linkSpeedEnabled"`
-	NeighborMTU                     uint8  `json:"neighborMTU"`
-	SMSL                            uint8  `json:"smsl"`
-	VLCap                           uint8  `json:"vlCap"`
-	InitType                        uint8  `json:"initType"`
-	VLHighLimit                     uint8  `json:"vlHighLimit"`
-	VLArbHighCap                    uint8  `json:"vlArbHighCap"`
-	VLArbLowCap                     uint8  `json:"vlArbLowCap"`
-	InitTypeReply                   uint8  `json:"initTypeReply"`
-	MTUCap                          uint8  `json:"mtuCap"`
-	VLStallCount                    uint8  `json:"vlStallCount"`
-	HOQLife                         uint8  `json:"hoqLife"`
-	OperationalVLs                  uint8  `json:"operationalVLs"`
-	PartitionEnforcementInbound     uint8  `json:"partitionEnforcementInbound"`
-	PartitionEnforcementOutbound    uint8  `json:"partitionEnforcementOutbound"`
-	FilterRawInbound                uint8  `json:"filterRawInbound"`
-	FilterRawOutbound               uint8  `json:"filterRawOutbound"`
-	MKeyViolations                  uint16 `json:"mKeyViolations"`
-	PKeyViolations                  uint16 `json:"pKeyViolations"`
-	QKeyViolations                  uint16 `json:"qKeyViolations"`
-	GUIDCap                         uint8  `json:"guidCap"`
-	ClientReregister                uint8  `json:"clientReregister"`
-	McastPkeyTrapSuppressionEnabled uint8  `json:"mcastPkeyTrapSuppressionEnabled"`
-	SubnetTimeout                   uint8  `json:"subnetTimeout"`
-	RespTimeValue                   uint8  `json:"respTimeValue"`
-	LocalPhyErrors                  uint8  `json:"localPhyErrors"`
-	OverrunErrors                   uint8  `json:"overrunErrors"`
-	MaxCreditHint                   uint16 `json:"maxCreditHint"`
-	RoundTrip                       uint32 `json:"roundTrip"`
-	CapabilityMask2                 uint16 `json:"capabilityMask2"`
-	LinkSpeedExtActive              uint8  `json:"linkSpeedExtActive"`
-	LinkSpeedExtSupported           uint8  `json:"linkSpeedExtSupported"`
-	LinkSpeedExtEnabled             uint8  `json:"linkSpeedExtEnabled"`
+	MKey                            uint64                `json:"mKey"`
+	GIDPrefix                       uint64                `json:"gidPrefix"`
+	LID                             uint16                `json:"lid"`
+	SMLID                           uint16                `json:"smlid"`
+	CapabilityMask                  uint32                `json:"capabilityMask"`
+	DiagCode                        uint16                `json:"diagCode"`
+	MKeyLeasePeriod                 uint16                `json:"mKeyLeasePeriod"`
+	LocalPortNum                    uint8                 `json:"localPortNum"`
+	LinkWidthEnabled                LinkWidthEnabled      `json:"linkWidthEnabled"`
+	LinkWidthSupported              LinkWidthSupported    `json:"linkWidthSupported"`
+	LinkWidthActive                 LinkWidth             `json:"linkWidthActive"`
+	LinkSpeedSupported              LinkSpeedSupported    `json:"linkSpeedSupported"`
+	LinkState                       PortState             `json:"linkState"`
+	PhysLinkState                   PhysPortState         `json:"physLinkState"`
+	LinkDownDefState                LinkDownDefState      `json:"linkDownDefState"`
+	ProtectBits                     uint8                 `json:"protectBits"`
+	LMC                             uint8                 `json:"lmc"`
+	LinkSpeedActive                 LinkSpeed             `json:"linkSpeedActive"`
+	LinkSpeedEnabled                LinkSpeedEnabled      `json:"linkSpeedEnabled"`
+	NeighborMTU                     MTU                   `json:"neighborMTU"`
+	SMSL                            uint8                 `json:"smsl"`
+	VLCap                           VLCap                 `json:"vlCap"`
+	InitType                        uint8                 `json:"initType"`
+	VLHighLimit                     uint8                 `json:"vlHighLimit"`
+	VLArbHighCap                    uint8                 `json:"vlArbHighCap"`
+	VLArbLowCap                     uint8                 `json:"vlArbLowCap"`
+	InitTypeReply                   uint8                 `json:"initTypeReply"`
+	MTUCap                          MTU                   `json:"mtuCap"`
+	VLStallCount                    uint8                 `json:"vlStallCount"`
+	HOQLife                         uint8                 `json:"hoqLife"`
+	OperationalVLs                  OperVLs               `json:"operationalVLs"`
+	PartitionEnforcementInbound     uint8                 `json:"partitionEnforcementInbound"`
+	PartitionEnforcementOutbound    uint8                 `json:"partitionEnforcementOutbound"`
+	FilterRawInbound                uint8                 `json:"filterRawInbound"`
+	FilterRawOutbound               uint8                 `json:"filterRawOutbound"`
+	MKeyViolations                  uint16                `json:"mKeyViolations"`
+	PKeyViolations                  uint16                `json:"pKeyViolations"`
+	QKeyViolations                  uint16                `json:"qKeyViolations"`
+	GUIDCap                         uint8                 `json:"guidCap"`
+	ClientReregister                uint8                 `json:"clientReregister"`
+	McastPkeyTrapSuppressionEnabled uint8                 `json:"mcastPkeyTrapSuppressionEnabled"`
+	SubnetTimeout                   uint8                 `json:"subnetTimeout"`
+	RespTimeValue                   uint8                 `json:"respTimeValue"`
+	LocalPhyErrors                  uint8                 `json:"localPhyErrors"`
+	OverrunErrors                   uint8                 `json:"overrunErrors"`
+	MaxCreditHint                   uint16                `json:"maxCreditHint"`
+	RoundTrip                       uint32                `json:"roundTrip"`
+	CapabilityMask2                 uint16                `json:"capabilityMask2"`
+	LinkSpeedExtActive              LinkSpeedExt          `json:"linkSpeedExtActive"`
+	LinkSpeedExtSupported           LinkSpeedExtSupported `json:"linkSpeedExtSupported"`
+	LinkSpeedExtEnabled             LinkSpeedExtEnabled   `json:"linkSpeedExtEnabled"`
 }
 
 var layoutPortInfo = Layout{Name: "PortInfo", Class: ClassSMI, ID: AttrPortInfo, Size: 64, New: func() Attribute { return new(PortInfo) }, Fields: []Field{
@@ -594,29 +811,29 @@ func (a *PortInfo) UnmarshalBinary(data []byte) error {
 	a.DiagCode = uint16(binary.BigEndian.Uint16(data[24:]))
 	a.MKeyLeasePeriod = uint16(binary.BigEndian.Uint16(data[26:]))
 	a.LocalPortNum = uint8(data[28])
-	a.LinkWidthEnabled = uint8(data[29])
-	a.LinkWidthSupported = uint8(data[30])
-	a.LinkWidthActive = uint8(data[31])
-	a.LinkSpeedSupported = uint8(getBits(data[32:33], 4, 0xf))
-	a.LinkState = uint8(getBits(data[32:33], 0, 0xf))
-	a.PhysLinkState = uint8(getBits(data[33:34], 4, 0xf))
-	a.LinkDownDefState = uint8(getBits(data[33:34], 0, 0xf))
+	a.LinkWidthEnabled = LinkWidthEnabled(data[29])
+	a.LinkWidthSupported = LinkWidthSupported(data[30])
+	a.LinkWidthActive = LinkWidth(data[31])
+	a.LinkSpeedSupported = LinkSpeedSupported(getBits(data[32:33], 4, 0xf))
+	a.LinkState = PortState(getBits(data[32:33], 0, 0xf))
+	a.PhysLinkState = PhysPortState(getBits(data[33:34], 4, 0xf))
+	a.LinkDownDefState = LinkDownDefState(getBits(data[33:34], 0, 0xf))
 	a.ProtectBits = uint8(getBits(data[34:35], 6, 0x3))
 	a.LMC = uint8(getBits(data[34:35], 0, 0x7))
-	a.LinkSpeedActive = uint8(getBits(data[35:36], 4, 0xf))
-	a.LinkSpeedEnabled = uint8(getBits(data[35:36], 0, 0xf))
-	a.NeighborMTU = uint8(getBits(data[36:37], 4, 0xf))
+	a.LinkSpeedActive = LinkSpeed(getBits(data[35:36], 4, 0xf))
+	a.LinkSpeedEnabled = LinkSpeedEnabled(getBits(data[35:36], 0, 0xf))
+	a.NeighborMTU = MTU(getBits(data[36:37], 4, 0xf))
 	a.SMSL = uint8(getBits(data[36:37], 0, 0xf))
-	a.VLCap = uint8(getBits(data[37:38], 4, 0xf))
+	a.VLCap = VLCap(getBits(data[37:38], 4, 0xf))
 	a.InitType = uint8(getBits(data[37:38], 0, 0xf))
 	a.VLHighLimit = uint8(data[38])
 	a.VLArbHighCap = uint8(data[39])
 	a.VLArbLowCap = uint8(data[40])
 	a.InitTypeReply = uint8(getBits(data[41:42], 4, 0xf))
-	a.MTUCap = uint8(getBits(data[41:42], 0, 0xf))
+	a.MTUCap = MTU(getBits(data[41:42], 0, 0xf))
 	a.VLStallCount = uint8(getBits(data[42:43], 5, 0x7))
 	a.HOQLife = uint8(getBits(data[42:43], 0, 0x1f))
-	a.OperationalVLs = uint8(getBits(data[43:44], 4, 0xf))
+	a.OperationalVLs = OperVLs(getBits(data[43:44], 4, 0xf))
 	a.PartitionEnforcementInbound = uint8(getBits(data[43:44], 3, 0x1))
 	a.PartitionEnforcementOutbound = uint8(getBits(data[43:44], 2, 0x1))
 	a.FilterRawInbound = uint8(getBits(data[43:44], 1, 0x1))
@@ -634,9 +851,9 @@ func (a *PortInfo) UnmarshalBinary(data []byte) error {
 	a.MaxCreditHint = uint16(binary.BigEndian.Uint16(data[54:]))
 	a.RoundTrip = uint32(getBits(data[57:60], 0, 0xffffff))
 	a.CapabilityMask2 = uint16(binary.BigEndian.Uint16(data[60:]))
-	a.LinkSpeedExtActive = uint8(getBits(data[62:63], 4, 0xf))
-	a.LinkSpeedExtSupported = uint8(getBits(data[62:63], 0, 0xf))
-	a.LinkSpeedExtEnabled = uint8(getBits(data[63:64], 0, 0x1f))
+	a.LinkSpeedExtActive = LinkSpeedExt(getBits(data[62:63], 4, 0xf))
+	a.LinkSpeedExtSupported = LinkSpeedExtSupported(getBits(data[62:63], 0, 0xf))
+	a.LinkSpeedExtEnabled = LinkSpeedExtEnabled(getBits(data[63:64], 0, 0x1f))
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package mad
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,5 +102,63 @@ func TestStatusString(t *testing.T) {
 		if got := tt.s.String(); got != tt.want {
 			t.Errorf("Status(%#04x).String() = %q, want %q", uint16(tt.s), got, tt.want)
 		}
+	}
+}
+
+// TestGeneratedEnums checks the generated enums' String against the
+// dumper's texts and that JSON keeps them numbers.
+func TestGeneratedEnums(t *testing.T) {
+	got := []string{
+		NodeTypeCA.String(), NodeTypeSwitch.String(), NodeType(7).String(),
+		PortStateActive.String(), PhysPortStateLinkUp.String(), LinkDownDefStatePolling.String(),
+		LinkWidth4X.String(), LinkWidthEnabled(LinkWidth1X | LinkWidth4X).String(),
+		LinkSpeedQDR.String(), LinkSpeedExtEDR.String(), MTU4096.String(), VLCapVL0To7.String(),
+	}
+	want := []string{
+		"Channel Adapter", "Switch", "?(7)?",
+		"Active", "LinkUp", "Polling",
+		"4X", "1X or 4X",
+		"10.0 Gbps", "25.78125 Gbps", "4096", "VL0-7",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected enum texts (-want +got):\n%s", diff)
+	}
+	set := LinkWidthSupported(LinkWidth1X | LinkWidth12X)
+	if !set.Has(LinkWidth12X) || set.Has(LinkWidth4X) {
+		t.Errorf("LinkWidthSupported(%d).Has: wrong members", uint8(set))
+	}
+	b, err := json.Marshal(PortInfo{LinkState: PortStateActive, NeighborMTU: MTU2048})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"linkState":4`, `"neighborMTU":4`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("PortInfo JSON %s lacks %s", b, want)
+		}
+	}
+}
+
+func TestNodeTypeAbbrev(t *testing.T) {
+	var got []string
+	for _, nt := range []NodeType{0, NodeTypeCA, NodeTypeSwitch, NodeTypeRouter, 4} {
+		got = append(got, nt.Abbrev())
+	}
+	if diff := cmp.Diff([]string{"", "CA", "Switch", "Router", ""}, got); diff != "" {
+		t.Errorf("unexpected abbreviations (-want +got):\n%s", diff)
+	}
+}
+
+// TestPortCapBits checks the capability bit constants against the names
+// the dumper prints for them.
+func TestPortCapBits(t *testing.T) {
+	got := map[string]uint32{}
+	for _, bit := range []uint32{PortCapIsSM, PortCapIsSMDisabled, PortCapIsExtendedSpeedsSupported, PortCapIsCapabilityMask2Supported} {
+		got[portCapNames[bitIndex(bit)]] = bit
+	}
+	got[portCap2Names[bitIndex(PortCap2IsPortInfoExtendedSupported)]] = PortCap2IsPortInfoExtendedSupported
+	want := map[string]uint32{"IsSM": 1 << 1, "IsSMdisabled": 1 << 10, "IsExtendedSpeedsSupported": 1 << 14,
+		"IsCapabilityMask2Supported": 1 << 15, "IsPortInfoExtendedSupported": 1 << 1}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected capability bits (-want +got):\n%s", diff)
 	}
 }

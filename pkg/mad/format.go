@@ -2,6 +2,8 @@ package mad
 
 import (
 	"strconv"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 // appendNamed appends v in one of libibmad's named formats: link widths and
@@ -196,6 +198,16 @@ func appendCapMask(b []byte, v uint32, names []string) []byte {
 	return b
 }
 
+// PortInfo:CapabilityMask and CapabilityMask2 bits that tools test; the
+// names are those libibmad dumps (portCapNames, portCap2Names).
+const (
+	PortCapIsSM                         = 1 << 1
+	PortCapIsSMDisabled                 = 1 << 10
+	PortCapIsExtendedSpeedsSupported    = 1 << 14
+	PortCapIsCapabilityMask2Supported   = 1 << 15
+	PortCap2IsPortInfoExtendedSupported = 1 << 1
+)
+
 // portCapNames names PortInfo:CapabilityMask's bits as libibmad does.
 var portCapNames = [32]string{
 	1:  "IsSM",
@@ -252,3 +264,14 @@ func (f Format) Text(v uint32) string { return string(appendNamed(nil, f, v)) }
 
 // AppendText appends what Text returns to b.
 func (f Format) AppendText(b []byte, v uint32) []byte { return appendNamed(b, f, v) }
+
+// Abbrev returns the short name infiniband-diags' fabric tools give a node
+// type (iblinkinfo's nodetype_str, libibnetdisc's cache): "CA", "Switch" or
+// "Router", the names the kernel's node_type numbering (the same for these
+// three) has in rdma.NodeType; "" for other values.
+func (t NodeType) Abbrev() string {
+	if r := rdma.NodeType(t); r.IsIB() {
+		return r.String()
+	}
+	return ""
+}

@@ -244,7 +244,7 @@ func TestPMA(t *testing.T) {
 // the type given whose ports have the capabilities given, and keeps the
 // PortInfo modifiers asked.
 type pieFake struct {
-	nodeType      uint8
+	nodeType      mad.NodeType
 	capMask       uint32
 	capMask2      uint16
 	mu            sync.Mutex

@@ -21,19 +21,8 @@ const (
 	VLArbEntriesPerBlock = 32
 )
 
-// PortInfo:CapabilityMask and CapabilityMask2 bits the tools test (IBA
-// 14.2.5.6).
-const (
-	PortCapIsExtendedSpeedsSupported    = 1 << 14
-	PortCapIsCapabilityMask2Supported   = 1 << 15
-	PortCap2IsPortInfoExtendedSupported = 1 << 1
-)
-
-// nodeTypeSwitch is NodeInfo:NodeType of a switch (IBA 14.2.5.3).
-const nodeTypeSwitch = 2
-
 // IsSwitch reports whether the node is a switch.
-func (n *NodeInfo) IsSwitch() bool { return n.NodeType == nodeTypeSwitch }
+func (n *NodeInfo) IsSwitch() bool { return n.NodeType == NodeTypeSwitch }
 
 // HasMlnxExtPortInfo reports whether infiniband-diags reads Mellanox's
 // extended port info (MlnxExtPortInfo) from the node: the devices its

@@ -341,7 +341,7 @@ func parseCache(b []byte) (*Fabric, error) {
 		n := &Node{SMALID: rdma.LID(le.Uint16(r)), SMALMC: r[2], EnhancedPort0: r[3] != 0}
 		copy(n.SwitchInfoRaw[:], r[4:])
 		n.GUID = rdma.GUID(le.Uint64(r[68:]))
-		n.Type = NodeType(r[76])
+		n.Type = mad.NodeType(r[76])
 		n.NumPorts = int(r[77])
 		copy(n.InfoRaw[:], r[78:])
 		copy(n.DescRaw[:], r[142:])
@@ -469,7 +469,7 @@ func (n *Node) finishLoad(switchInfo bool) {
 	n.Info.UnmarshalBinary(n.InfoRaw[:])
 	n.entry = n.Info.LocalPortNum
 	n.Desc = nodeDesc(n.DescRaw[:])
-	if n.Type == Switch && (switchInfo || !allZero(n.SwitchInfoRaw[:])) {
+	if n.Type == mad.NodeTypeSwitch && (switchInfo || !allZero(n.SwitchInfoRaw[:])) {
 		n.SwitchInfo = new(mad.SwitchInfo)
 		n.SwitchInfo.UnmarshalBinary(n.SwitchInfoRaw[:])
 	}
@@ -705,32 +705,24 @@ func (nj *nodeJSON) node() (*Node, error) {
 }
 
 // typeName names a node type in JSON: CA, Switch, Router, or the number.
-func typeName(t NodeType) string {
-	switch t {
-	case CA:
-		return "CA"
-	case Switch:
-		return "Switch"
-	case Router:
-		return "Router"
+func typeName(t mad.NodeType) string {
+	if s := t.Abbrev(); s != "" {
+		return s
 	}
 	return strconv.Itoa(int(t))
 }
 
-func parseTypeName(s string) (NodeType, error) {
-	switch s {
-	case "CA":
-		return CA, nil
-	case "Switch":
-		return Switch, nil
-	case "Router":
-		return Router, nil
+func parseTypeName(s string) (mad.NodeType, error) {
+	for _, t := range []mad.NodeType{mad.NodeTypeCA, mad.NodeTypeSwitch, mad.NodeTypeRouter} {
+		if s == t.Abbrev() {
+			return t, nil
+		}
 	}
 	v, err := strconv.ParseUint(s, 10, 8)
 	if err != nil {
 		return 0, fmt.Errorf("type %q: want CA, Switch, Router or a number up to 255", s)
 	}
-	return NodeType(v), nil
+	return mad.NodeType(v), nil
 }
 
 // parsePath reads a route FormatPath wrote; "" is no route.

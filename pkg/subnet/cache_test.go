@@ -32,7 +32,7 @@ type fabricView struct {
 
 type nodeView struct {
 	GUID          rdma.GUID
-	Type          subnet.NodeType
+	Type          mad.NodeType
 	NumPorts      int
 	Desc          string
 	Path          string
@@ -62,7 +62,7 @@ type portView struct {
 
 func view(f *subnet.Fabric) fabricView {
 	v := fabricView{From: f.From.GUID.String(), FromPort: f.FromPort, MaxHops: f.MaxHops, All: descs(f.All()),
-		Switches: descs(f.ByType(subnet.Switch)), CAs: descs(f.ByType(subnet.CA))}
+		Switches: descs(f.ByType(mad.NodeTypeSwitch)), CAs: descs(f.ByType(mad.NodeTypeCA))}
 	for _, n := range f.Nodes {
 		nv := nodeView{GUID: n.GUID, Type: n.Type, NumPorts: n.NumPorts, Desc: n.Desc, SMALID: n.SMALID, SMALMC: n.SMALMC,
 			EnhancedPort0: n.EnhancedPort0, Info: n.Info, InfoRaw: hex.EncodeToString(n.InfoRaw[:]),
@@ -250,10 +250,10 @@ func TestCacheGolden(t *testing.T) {
 	t.Run("2sw2path4hca", func(t *testing.T) {
 		golden := readFile(t, "testdata/2sw2path4hca.hca1.cache")
 		got := readCache(t, golden)
-		if diff := cmp.Diff("Switch2 Switch1", descs(got.ByType(subnet.Switch))); diff != "" {
+		if diff := cmp.Diff("Switch2 Switch1", descs(got.ByType(mad.NodeTypeSwitch))); diff != "" {
 			t.Errorf("switch order (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff("Hca4 Hca2 Hca3 Hca1", descs(got.ByType(subnet.CA))); diff != "" {
+		if diff := cmp.Diff("Hca4 Hca2 Hca3 Hca1", descs(got.ByType(mad.NodeTypeCA))); diff != "" {
 			t.Errorf("CA order (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff("Hca4 Hca2 Switch2 Hca3 Switch1 Hca1", descs(got.All())); diff != "" {

@@ -17,7 +17,7 @@ import (
 // libibnetdisc's node and switch lists hold.
 type chSpec struct {
 	desc   string
-	typ    NodeType
+	typ    mad.NodeType
 	ports  int
 	guid   rdma.GUID
 	vendor uint32
@@ -41,11 +41,11 @@ func chassisFabric(t *testing.T, specs []chSpec, wires []chWire) *Fabric {
 	byDesc := make(map[string]*Node)
 	for _, s := range specs {
 		n := &Node{GUID: s.guid, Type: s.typ, NumPorts: s.ports, Desc: s.desc,
-			Info: mad.NodeInfo{NodeType: uint8(s.typ), NumPorts: uint8(s.ports), SystemImageGUID: s.sys,
+			Info: mad.NodeInfo{NodeType: s.typ, NumPorts: uint8(s.ports), SystemImageGUID: s.sys,
 				NodeGUID: s.guid, PortGUID: s.guid, DeviceID: s.dev, VendorID: s.vendor}}
 		n.Ports = make([]*Port, s.ports+1)
 		first := 1
-		if s.typ == Switch {
+		if s.typ == mad.NodeTypeSwitch {
 			first = 0
 		}
 		for num := first; num <= s.ports; num++ {
@@ -169,12 +169,12 @@ func TestGroupChassis(t *testing.T) {
 		// so none is returned and nothing is in a chassis.
 		name: "ibsim",
 		specs: []chSpec{
-			{desc: "Hca1", typ: CA, ports: 2, guid: 0x100000, sys: 0x100000},
-			{desc: "Switch1", typ: Switch, ports: 8, guid: 0x200000, sys: 0x200000},
-			{desc: "Hca2", typ: CA, ports: 2, guid: 0x100003, sys: 0x100003},
-			{desc: "Switch2", typ: Switch, ports: 8, guid: 0x200001, sys: 0x200001},
-			{desc: "Hca3", typ: CA, ports: 2, guid: 0x100006, sys: 0x100006},
-			{desc: "Hca4", typ: CA, ports: 2, guid: 0x100009, sys: 0x100009},
+			{desc: "Hca1", typ: mad.NodeTypeCA, ports: 2, guid: 0x100000, sys: 0x100000},
+			{desc: "Switch1", typ: mad.NodeTypeSwitch, ports: 8, guid: 0x200000, sys: 0x200000},
+			{desc: "Hca2", typ: mad.NodeTypeCA, ports: 2, guid: 0x100003, sys: 0x100003},
+			{desc: "Switch2", typ: mad.NodeTypeSwitch, ports: 8, guid: 0x200001, sys: 0x200001},
+			{desc: "Hca3", typ: mad.NodeTypeCA, ports: 2, guid: 0x100006, sys: 0x100006},
+			{desc: "Hca4", typ: mad.NodeTypeCA, ports: 2, guid: 0x100009, sys: 0x100009},
 		},
 		wires: []chWire{{"Hca1", 1, "Switch1", 1}, {"Hca2", 2, "Switch1", 2}, {"Switch1", 3, "Switch2", 3},
 			{"Switch1", 4, "Switch2", 4}, {"Hca3", 1, "Switch2", 1}, {"Hca4", 1, "Switch2", 2}},
@@ -184,8 +184,8 @@ func TestGroupChassis(t *testing.T) {
 		// the nodes.
 		name: "no SystemImageGUID",
 		specs: []chSpec{
-			{desc: "Hca1", typ: CA, ports: 1, guid: 0x100000},
-			{desc: "Switch1", typ: Switch, ports: 8, guid: 0x200000},
+			{desc: "Hca1", typ: mad.NodeTypeCA, ports: 1, guid: 0x100000},
+			{desc: "Switch1", typ: mad.NodeTypeSwitch, ports: 8, guid: 0x200000},
 		},
 		wires: []chWire{{"Hca1", 1, "Switch1", 1}},
 		nodes: map[string]nodeView{},
@@ -196,12 +196,12 @@ func TestGroupChassis(t *testing.T) {
 		// (pass_on_spines_catch_lines).
 		name: "ISR9288",
 		specs: []chSpec{
-			{desc: "host-a", typ: CA, ports: 1, guid: 0x0002c90300000a00, vendor: mlx, dev: 0x6282, sys: 0x0002c90300000a01},
-			{desc: "L1", typ: Switch, ports: 24, guid: 0x0008f10400401001, vendor: vtr, dev: devSLB24, sys: vtrSy},
-			{desc: "S1", typ: Switch, ports: 24, guid: 0x0008f10400401011, vendor: vtr, dev: devSFB12, sys: vtrSy},
-			{desc: "S2", typ: Switch, ports: 24, guid: 0x0008f10400401012, vendor: vtr, dev: devSFB12DDR, sys: vtrSy},
-			{desc: "L2", typ: Switch, ports: 24, guid: 0x0008f10400401002, vendor: vtr, dev: devSLB24DDR, sys: vtrSy},
-			{desc: "host-b", typ: CA, ports: 1, guid: 0x0002c90300000b00, vendor: mlx, dev: 0x6282, sys: 0x0002c90300000b01},
+			{desc: "host-a", typ: mad.NodeTypeCA, ports: 1, guid: 0x0002c90300000a00, vendor: mlx, dev: 0x6282, sys: 0x0002c90300000a01},
+			{desc: "L1", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400401001, vendor: vtr, dev: devSLB24, sys: vtrSy},
+			{desc: "S1", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400401011, vendor: vtr, dev: devSFB12, sys: vtrSy},
+			{desc: "S2", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400401012, vendor: vtr, dev: devSFB12DDR, sys: vtrSy},
+			{desc: "L2", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400401002, vendor: vtr, dev: devSLB24DDR, sys: vtrSy},
+			{desc: "host-b", typ: mad.NodeTypeCA, ports: 1, guid: 0x0002c90300000b00, vendor: mlx, dev: 0x6282, sys: 0x0002c90300000b01},
 		},
 		wires: []chWire{{"L1", 1, "S1", 1}, {"L1", 2, "S2", 1}, {"L2", 1, "S1", 4},
 			{"host-a", 1, "L1", 13}, {"host-b", 1, "L2", 20}},
@@ -233,13 +233,13 @@ func TestGroupChassis(t *testing.T) {
 		// ports are placed by get_router_slot and sit among the lines.
 		name: "ISR9096 and ISR2012",
 		specs: []chSpec{
-			{desc: "9096-LA", typ: Switch, ports: 24, guid: 0x0008f10400500001, vendor: vtr, dev: devSLB8, sys: 0x0008f104005000ff},
-			{desc: "9096-SP", typ: Switch, ports: 24, guid: 0x0008f10400500010, vendor: vtr, dev: devSFB4, sys: 0x0008f104005000ff},
-			{desc: "9096-LB", typ: Switch, ports: 24, guid: 0x0008f10400500002, vendor: vtr, dev: devSLB24DDR, sys: 0x0008f104005000ff},
-			{desc: "9096-RT", typ: Router, ports: 2, guid: 0x0008f10400500020, vendor: vtr, dev: devIBIPRouter, sys: 0x0008f104005000ff},
-			{desc: "2012-LC", typ: Switch, ports: 24, guid: 0x0008f10400600001, vendor: vtr, dev: devSLB2024, sys: 0x0008f104006000ff},
-			{desc: "2012-SF", typ: Switch, ports: 24, guid: 0x0008f10400600011, vendor: vtr, dev: devSFB2012, sys: 0x0008f104006000ff},
-			{desc: "2012-CA", typ: CA, ports: 1, guid: 0x0008f10400600030, vendor: vtr, dev: 0x5a44, sys: 0x0008f10400600030},
+			{desc: "9096-LA", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400500001, vendor: vtr, dev: devSLB8, sys: 0x0008f104005000ff},
+			{desc: "9096-SP", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400500010, vendor: vtr, dev: devSFB4, sys: 0x0008f104005000ff},
+			{desc: "9096-LB", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400500002, vendor: vtr, dev: devSLB24DDR, sys: 0x0008f104005000ff},
+			{desc: "9096-RT", typ: mad.NodeTypeRouter, ports: 2, guid: 0x0008f10400500020, vendor: vtr, dev: devIBIPRouter, sys: 0x0008f104005000ff},
+			{desc: "2012-LC", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400600001, vendor: vtr, dev: devSLB2024, sys: 0x0008f104006000ff},
+			{desc: "2012-SF", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400600011, vendor: vtr, dev: devSFB2012, sys: 0x0008f104006000ff},
+			{desc: "2012-CA", typ: mad.NodeTypeCA, ports: 1, guid: 0x0008f10400600030, vendor: vtr, dev: 0x5a44, sys: 0x0008f10400600030},
 		},
 		wires: []chWire{{"9096-LA", 1, "9096-SP", 7}, {"9096-LB", 4, "9096-SP", 4}, {"9096-RT", 1, "9096-SP", 20},
 			{"2012-LC", 2, "2012-SF", 3}, {"2012-CA", 1, "2012-SF", 10}, {"9096-LB", 13, "2012-LC", 13}},
@@ -283,10 +283,10 @@ func TestGroupChassis(t *testing.T) {
 		// not follow, so the CA on spine port 25 is not placed.
 		name: "ISR4700",
 		specs: []chSpec{
-			{desc: "LN", typ: Switch, ports: 36, guid: 0x0008f10400700001, vendor: vtr, dev: devSLB4018, sys: 0x0008f104007000ff},
-			{desc: "SPX", typ: Switch, ports: 36, guid: 0x0008f10400700010, vendor: vtr, dev: devSFB4700X2, sys: 0x0008f104007000ff},
-			{desc: "ext-ca", typ: CA, ports: 1, guid: 0x0008f10400700030, vendor: vtr, dev: 0x5a44, sys: 0x0008f10400700030},
-			{desc: "host", typ: CA, ports: 1, guid: 0x0002c90300000c00, vendor: mlx, dev: 0x6282, sys: 0x0002c90300000c00},
+			{desc: "LN", typ: mad.NodeTypeSwitch, ports: 36, guid: 0x0008f10400700001, vendor: vtr, dev: devSLB4018, sys: 0x0008f104007000ff},
+			{desc: "SPX", typ: mad.NodeTypeSwitch, ports: 36, guid: 0x0008f10400700010, vendor: vtr, dev: devSFB4700X2, sys: 0x0008f104007000ff},
+			{desc: "ext-ca", typ: mad.NodeTypeCA, ports: 1, guid: 0x0008f10400700030, vendor: vtr, dev: 0x5a44, sys: 0x0008f10400700030},
+			{desc: "host", typ: mad.NodeTypeCA, ports: 1, guid: 0x0002c90300000c00, vendor: mlx, dev: 0x6282, sys: 0x0002c90300000c00},
 		},
 		wires: []chWire{{"LN", 3, "SPX", 5}, {"ext-ca", 1, "SPX", 25}, {"host", 1, "LN", 20}},
 		want: []chassisView{{
@@ -310,16 +310,16 @@ func TestGroupChassis(t *testing.T) {
 		// (fill_mellanox_chassis_record), grouped by SystemImageGUID.
 		name: "Mellanox",
 		specs: []chSpec{
-			{desc: "hca", typ: CA, ports: 1, guid: 0x0002c90300001110, vendor: mlx, dev: 0x673c, sys: 0x0002c90300001111},
-			{desc: "MF0;ib-director:IS5100/L05/U1", typ: Switch, ports: 36, guid: 0x0002c903000a0005, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
-			{desc: "MF0;ib-director:IS5100/S02/U1", typ: Switch, ports: 36, guid: 0x0002c903000a0102, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
-			{desc: "MF0;ib-director:ABCDEFGHIJKLMNOPQRSTUVWXYZ/S03/U2", typ: Switch, ports: 36, guid: 0x0002c903000a0103, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
-			{desc: "MF0;ib-director:IS5100/L12:LeafBoard/U1", typ: Switch, ports: 36, guid: 0x0002c903000a000c, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
-			{desc: "MF0;ib-director:IS5100/L05/U1 again", typ: Switch, ports: 36, guid: 0x0002c903000a0015, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
-			{desc: "mgmt", typ: Switch, ports: 8, guid: 0x0002c903000a0200, vendor: mlx, dev: 0xb924, sys: mlxSy},
-			{desc: "MF0;ib-director:IS5100/S19/U1", typ: Switch, ports: 36, guid: 0x0002c903000a0119, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
-			{desc: "chassis-ca", typ: CA, ports: 1, guid: 0x0002c903000a0300, vendor: mlx, dev: 0x673c, sys: mlxSy},
-			{desc: "MF0;ib-director:IS5100/L40/U1", typ: Switch, ports: 36, guid: 0x0002c903000a0028, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
+			{desc: "hca", typ: mad.NodeTypeCA, ports: 1, guid: 0x0002c90300001110, vendor: mlx, dev: 0x673c, sys: 0x0002c90300001111},
+			{desc: "MF0;ib-director:IS5100/L05/U1", typ: mad.NodeTypeSwitch, ports: 36, guid: 0x0002c903000a0005, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
+			{desc: "MF0;ib-director:IS5100/S02/U1", typ: mad.NodeTypeSwitch, ports: 36, guid: 0x0002c903000a0102, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
+			{desc: "MF0;ib-director:ABCDEFGHIJKLMNOPQRSTUVWXYZ/S03/U2", typ: mad.NodeTypeSwitch, ports: 36, guid: 0x0002c903000a0103, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
+			{desc: "MF0;ib-director:IS5100/L12:LeafBoard/U1", typ: mad.NodeTypeSwitch, ports: 36, guid: 0x0002c903000a000c, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
+			{desc: "MF0;ib-director:IS5100/L05/U1 again", typ: mad.NodeTypeSwitch, ports: 36, guid: 0x0002c903000a0015, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
+			{desc: "mgmt", typ: mad.NodeTypeSwitch, ports: 8, guid: 0x0002c903000a0200, vendor: mlx, dev: 0xb924, sys: mlxSy},
+			{desc: "MF0;ib-director:IS5100/S19/U1", typ: mad.NodeTypeSwitch, ports: 36, guid: 0x0002c903000a0119, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
+			{desc: "chassis-ca", typ: mad.NodeTypeCA, ports: 1, guid: 0x0002c903000a0300, vendor: mlx, dev: 0x673c, sys: mlxSy},
+			{desc: "MF0;ib-director:IS5100/L40/U1", typ: mad.NodeTypeSwitch, ports: 36, guid: 0x0002c903000a0028, vendor: mlx, dev: devMellanoxIS4, sys: mlxSy},
 		},
 		wires: []chWire{
 			{"hca", 1, "MF0;ib-director:IS5100/L05/U1", 1},
@@ -363,11 +363,11 @@ func TestGroupChassis(t *testing.T) {
 		// byte 4 (topspin_chassisguid).
 		name: "Topspin",
 		specs: []chSpec{
-			{desc: "ts-ca", typ: CA, ports: 2, guid: 0x0005ad0003234500, vendor: vendorTopspin, dev: 0x5a44, sys: 0x0005ad0003234567},
-			{desc: "ts-sw1", typ: Switch, ports: 24, guid: 0x0005ad0001234500, vendor: vendorTopspin, dev: 0xa87c, sys: 0x0005ad0001234567},
-			{desc: "lone", typ: Switch, ports: 24, guid: 0x0005ad0001777700, vendor: vendorTopspin, dev: 0xa87c, sys: 0x0005ad0001777777},
-			{desc: "ts-sw2", typ: Switch, ports: 24, guid: 0x0005ad0002234500, vendor: vendorTopspin, dev: 0xa87c, sys: 0x0005ad0002234567},
-			{desc: "ic-sw", typ: Switch, ports: 24, guid: 0x00066a0009234500, vendor: vendorInfiniCon, dev: 0xa87c, sys: 0x0005ad0009234567},
+			{desc: "ts-ca", typ: mad.NodeTypeCA, ports: 2, guid: 0x0005ad0003234500, vendor: vendorTopspin, dev: 0x5a44, sys: 0x0005ad0003234567},
+			{desc: "ts-sw1", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0005ad0001234500, vendor: vendorTopspin, dev: 0xa87c, sys: 0x0005ad0001234567},
+			{desc: "lone", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0005ad0001777700, vendor: vendorTopspin, dev: 0xa87c, sys: 0x0005ad0001777777},
+			{desc: "ts-sw2", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0005ad0002234500, vendor: vendorTopspin, dev: 0xa87c, sys: 0x0005ad0002234567},
+			{desc: "ic-sw", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x00066a0009234500, vendor: vendorInfiniCon, dev: 0xa87c, sys: 0x0005ad0009234567},
 		},
 		wires: []chWire{{"ts-ca", 1, "ts-sw1", 1}, {"ts-sw1", 2, "ts-sw2", 2}, {"ts-sw2", 3, "ic-sw", 3}, {"lone", 1, "ic-sw", 1}},
 		want: []chassisView{{
@@ -390,10 +390,10 @@ func TestGroupChassis(t *testing.T) {
 		// own. xs-hca is not Xsigo's by vendor, only by GUID.
 		name: "Xsigo",
 		specs: []chSpec{
-			{desc: "xs-hca", typ: CA, ports: 1, guid: 0x0013970200001234, vendor: mlx, dev: 0x6282, sys: 0x0013970200001234},
-			{desc: "xs-leaf1", typ: Switch, ports: 24, guid: 0x0013970102aabb00, vendor: vendorXsigo, dev: 0x1, sys: 0x0013970102aabbcc},
-			{desc: "xs-leaf2", typ: Switch, ports: 24, guid: 0x0013970103aabb00, vendor: vendorXsigo, dev: 0x1, sys: 0x0013970103aabbcc},
-			{desc: "xs-tca", typ: CA, ports: 1, guid: 0x0013970300005678, vendor: vendorXsigo, dev: 0x2, sys: 0x0013970300005678},
+			{desc: "xs-hca", typ: mad.NodeTypeCA, ports: 1, guid: 0x0013970200001234, vendor: mlx, dev: 0x6282, sys: 0x0013970200001234},
+			{desc: "xs-leaf1", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0013970102aabb00, vendor: vendorXsigo, dev: 0x1, sys: 0x0013970102aabbcc},
+			{desc: "xs-leaf2", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0013970103aabb00, vendor: vendorXsigo, dev: 0x1, sys: 0x0013970103aabbcc},
+			{desc: "xs-tca", typ: mad.NodeTypeCA, ports: 1, guid: 0x0013970300005678, vendor: vendorXsigo, dev: 0x2, sys: 0x0013970300005678},
 		},
 		wires: []chWire{{"xs-hca", 1, "xs-leaf1", 1}, {"xs-tca", 1, "xs-leaf2", 1}, {"xs-leaf1", 10, "xs-leaf2", 10}},
 		want: []chassisView{{
@@ -414,12 +414,12 @@ func TestGroupChassis(t *testing.T) {
 		// order too.
 		name: "numbering",
 		specs: []chSpec{
-			{desc: "p1", typ: Switch, ports: 8, guid: 0x10, sys: 0xaaa},
-			{desc: "p2", typ: CA, ports: 1, guid: 0x11, sys: 0xaaa},
-			{desc: "LB", typ: Switch, ports: 24, guid: 0x0008f10400500002, vendor: vtr, dev: devSLB24, sys: vtrSy},
-			{desc: "SP", typ: Switch, ports: 24, guid: 0x0008f10400500010, vendor: vtr, dev: devSFB4, sys: vtrSy},
-			{desc: "q1", typ: Switch, ports: 8, guid: 0x20, sys: 0xbbb},
-			{desc: "q2", typ: Switch, ports: 8, guid: 0x21, sys: 0xbbb},
+			{desc: "p1", typ: mad.NodeTypeSwitch, ports: 8, guid: 0x10, sys: 0xaaa},
+			{desc: "p2", typ: mad.NodeTypeCA, ports: 1, guid: 0x11, sys: 0xaaa},
+			{desc: "LB", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400500002, vendor: vtr, dev: devSLB24, sys: vtrSy},
+			{desc: "SP", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400500010, vendor: vtr, dev: devSFB4, sys: vtrSy},
+			{desc: "q1", typ: mad.NodeTypeSwitch, ports: 8, guid: 0x20, sys: 0xbbb},
+			{desc: "q2", typ: mad.NodeTypeSwitch, ports: 8, guid: 0x21, sys: 0xbbb},
 		},
 		wires: []chWire{{"LB", 1, "SP", 1}, {"p1", 1, "LB", 13}, {"p1", 2, "p2", 1}, {"q1", 1, "q2", 1}, {"q1", 2, "p1", 3}},
 		want: []chassisView{{
@@ -450,10 +450,10 @@ func TestGroupChassis(t *testing.T) {
 		// own nodes) is then 1. Neither joins a chassis.
 		name: "GUID of a Voltaire chassis",
 		specs: []chSpec{
-			{desc: "LB", typ: Switch, ports: 24, guid: 0x0008f10400500002, vendor: vtr, dev: devSLB24, sys: vtrSy},
-			{desc: "SP", typ: Switch, ports: 24, guid: 0x0008f10400500010, vendor: vtr, dev: devSFB4, sys: vtrSy},
-			{desc: "odd2", typ: CA, ports: 1, guid: 0x30, sys: 0x0008f1040050000f},
-			{desc: "odd1", typ: CA, ports: 1, guid: 0x31, sys: 0x0008f1040050000f},
+			{desc: "LB", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400500002, vendor: vtr, dev: devSLB24, sys: vtrSy},
+			{desc: "SP", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400500010, vendor: vtr, dev: devSFB4, sys: vtrSy},
+			{desc: "odd2", typ: mad.NodeTypeCA, ports: 1, guid: 0x30, sys: 0x0008f1040050000f},
+			{desc: "odd1", typ: mad.NodeTypeCA, ports: 1, guid: 0x31, sys: 0x0008f1040050000f},
 		},
 		wires: []chWire{{"LB", 1, "SP", 1}, {"odd1", 1, "LB", 13}, {"odd2", 1, "LB", 14}},
 		want: []chassisView{{
@@ -471,8 +471,8 @@ func TestGroupChassis(t *testing.T) {
 		// discovery.
 		name: "spine without lines",
 		specs: []chSpec{
-			{desc: "SP", typ: Switch, ports: 24, guid: 0x0008f10400500010, vendor: vtr, dev: devSFB4, sys: vtrSy},
-			{desc: "ca", typ: CA, ports: 1, guid: 0x40, sys: 0x40},
+			{desc: "SP", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400500010, vendor: vtr, dev: devSFB4, sys: vtrSy},
+			{desc: "ca", typ: mad.NodeTypeCA, ports: 1, guid: 0x40, sys: 0x40},
 		},
 		wires:  []chWire{{"ca", 1, "SP", 1}},
 		nodes:  map[string]nodeView{},
@@ -484,9 +484,9 @@ func TestGroupChassis(t *testing.T) {
 		// fails.
 		name: "other Voltaire switch on a spine",
 		specs: []chSpec{
-			{desc: "LB", typ: Switch, ports: 24, guid: 0x0008f10400500002, vendor: vtr, dev: devSLB24, sys: vtrSy},
-			{desc: "SP", typ: Switch, ports: 24, guid: 0x0008f10400500010, vendor: vtr, dev: devSFB4, sys: vtrSy},
-			{desc: "isr9024", typ: Switch, ports: 24, guid: 0x0008f10400800000, vendor: vtr, dev: 0x5a06, sys: 0x0008f10400800000},
+			{desc: "LB", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400500002, vendor: vtr, dev: devSLB24, sys: vtrSy},
+			{desc: "SP", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400500010, vendor: vtr, dev: devSFB4, sys: vtrSy},
+			{desc: "isr9024", typ: mad.NodeTypeSwitch, ports: 24, guid: 0x0008f10400800000, vendor: vtr, dev: 0x5a06, sys: 0x0008f10400800000},
 		},
 		wires: []chWire{{"LB", 4, "SP", 1}, {"isr9024", 1, "SP", 2}},
 		// The front panel numbers were set before the failure.
@@ -548,8 +548,8 @@ func TestChassisNumberWraps(t *testing.T) {
 	for i := range 257 {
 		sys := rdma.GUID(0x1000 + 257 - i)
 		specs = append(specs,
-			chSpec{desc: fmt.Sprintf("a%d", i), typ: Switch, ports: 1, guid: rdma.GUID(2*i + 1), sys: sys},
-			chSpec{desc: fmt.Sprintf("b%d", i), typ: Switch, ports: 1, guid: rdma.GUID(2*i + 2), sys: sys})
+			chSpec{desc: fmt.Sprintf("a%d", i), typ: mad.NodeTypeSwitch, ports: 1, guid: rdma.GUID(2*i + 1), sys: sys},
+			chSpec{desc: fmt.Sprintf("b%d", i), typ: mad.NodeTypeSwitch, ports: 1, guid: rdma.GUID(2*i + 2), sys: sys})
 	}
 	f := chassisFabric(t, specs, nil)
 	list := f.GroupChassis()

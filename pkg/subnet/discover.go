@@ -145,18 +145,18 @@ func (w *walker) level(probes []probe) ([]*Port, error) {
 		}
 		n := w.f.byGUID[a.ni.NodeGUID]
 		if n == nil {
-			n = &Node{GUID: a.ni.NodeGUID, Type: NodeType(a.ni.NodeType), NumPorts: int(a.ni.NumPorts),
+			n = &Node{GUID: a.ni.NodeGUID, Type: a.ni.NodeType, NumPorts: int(a.ni.NumPorts),
 				Info: a.ni, InfoRaw: a.raw, Path: pr.path, entry: a.ni.LocalPortNum}
 			n.Ports = make([]*Port, n.NumPorts+1)
 			w.f.byGUID[n.GUID] = n
 			w.f.Nodes = append(w.f.Nodes, n)
 			fresh = append(fresh, n)
-			if n.Type == Switch {
+			if n.Type == mad.NodeTypeSwitch {
 				for num := 0; num <= n.NumPorts; num++ {
 					ports = append(ports, n.port(num))
 				}
 			}
-		} else if n.NumPorts != int(a.ni.NumPorts) || n.Type != NodeType(a.ni.NodeType) {
+		} else if n.NumPorts != int(a.ni.NumPorts) || n.Type != a.ni.NodeType {
 			w.fail("NodeInfo", pr.path, n, 0, fmt.Errorf("node %s answers with %d ports of type %d, before %d ports of type %d",
 				n.GUID, a.ni.NumPorts, a.ni.NodeType, n.NumPorts, n.Type))
 			continue
@@ -170,7 +170,7 @@ func (w *walker) level(probes []probe) ([]*Port, error) {
 			}
 		}
 		p := n.port(num)
-		if _, seen := w.portPath[p]; n.Type != Switch && pr.back == 0 && !seen {
+		if _, seen := w.portPath[p]; n.Type != mad.NodeTypeSwitch && pr.back == 0 && !seen {
 			// A CA port's PortInfo goes by the path that reached it.
 			p.GUID = a.ni.PortGUID
 			w.portPath[p] = pr.path
@@ -211,7 +211,7 @@ func (w *walker) read(fresh []*Node, ports []*Port) error {
 		var first []func()
 		rest = nil
 		for _, p := range ports {
-			if p.Num == 0 || p.Node.Type != Switch {
+			if p.Num == 0 || p.Node.Type != mad.NodeTypeSwitch {
 				first = append(first, portInfo(p))
 			} else {
 				rest = append(rest, p)
@@ -231,7 +231,7 @@ func (w *walker) read(fresh []*Node, ports []*Port) error {
 			}
 			n.Desc = nodeDesc(n.DescRaw[:])
 		})
-		if n.Type == Switch {
+		if n.Type == mad.NodeTypeSwitch {
 			jobs = append(jobs, func() {
 				if err := w.getVia(n.Path, w.lidOf(n, nil), mad.AttrSwitchInfo, "SwitchInfo", 0, &n.SwitchInfoRaw); err != nil {
 					w.fail("SwitchInfo", n.Path, n, 0, err)
@@ -255,12 +255,12 @@ func (w *walker) read(fresh []*Node, ports []*Port) error {
 			continue
 		}
 		p.BaseLID, p.LMC = rdma.LID(p.Info.LID), p.Info.LMC
-		if p.Num == 0 && p.Node.Type == Switch {
+		if p.Num == 0 && p.Node.Type == mad.NodeTypeSwitch {
 			p.Node.SMALID, p.Node.SMALMC = p.BaseLID, p.LMC
 		}
 	}
 	for _, p := range ports {
-		if p.Node.Type == Switch && p.Num != 0 {
+		if p.Node.Type == mad.NodeTypeSwitch && p.Num != 0 {
 			p.BaseLID, p.LMC = p.Node.SMALID, p.Node.SMALMC
 		}
 	}
@@ -293,14 +293,14 @@ func (w *walker) read(fresh []*Node, ports []*Port) error {
 // node.
 func (w *walker) follow(level []probe, p *Port, start []uint8) []probe {
 	n := p.Node
-	if p.Num == 0 || p.Info == nil || p.Info.PhysLinkState != physLinkUp || p.Remote != nil {
+	if p.Num == 0 || p.Info == nil || p.Info.PhysLinkState != mad.PhysPortStateLinkUp || p.Remote != nil {
 		return level
 	}
-	if n.Type != Switch && !(n == w.f.From && p.Num == w.f.FromPort) {
+	if n.Type != mad.NodeTypeSwitch && !(n == w.f.From && p.Num == w.f.FromPort) {
 		return level
 	}
 	path := w.pathTo(p)
-	if n.Type != Switch && len(path) > 2 {
+	if n.Type != mad.NodeTypeSwitch && len(path) > 2 {
 		// A walk that starts at a CA some hops away: the CA's link
 		// leads back to the node before it on the route.
 		return append(level, probe{path: path[:len(path)-1], from: p, back: path[len(path)-1]})
@@ -321,7 +321,7 @@ func (w *walker) follow(level []probe, p *Port, start []uint8) []probe {
 // pathTo returns the directed route the SMPs about port p go by: the
 // route that reached the port for a CA, the node's route for a switch.
 func (w *walker) pathTo(p *Port) []uint8 {
-	if p.Node.Type != Switch {
+	if p.Node.Type != mad.NodeTypeSwitch {
 		if path, ok := w.portPath[p]; ok {
 			return path
 		}
@@ -344,7 +344,7 @@ func (w *walker) lidOf(n *Node, p *Port) rdma.LID {
 		}
 		return rdma.LID(q.Info.LID)
 	}
-	if n.Type == Switch {
+	if n.Type == mad.NodeTypeSwitch {
 		if p != nil && p.Num == 0 {
 			return 0 // the LID comes from it
 		}
@@ -434,10 +434,10 @@ func checkNodeInfo(ni *mad.NodeInfo, raw []byte) error {
 	if err := ni.UnmarshalBinary(raw); err != nil {
 		return err
 	}
-	switch NodeType(ni.NodeType) {
-	case CA, Switch, Router:
+	switch ni.NodeType {
+	case mad.NodeTypeCA, mad.NodeTypeSwitch, mad.NodeTypeRouter:
 	default:
-		return errors.New("NodeInfo: unknown node type " + NodeType(ni.NodeType).String())
+		return errors.New("NodeInfo: unknown node type " + ni.NodeType.String())
 	}
 	if ni.NumPorts == 0 {
 		return errors.New("NodeInfo: no ports")
@@ -445,7 +445,7 @@ func checkNodeInfo(ni *mad.NodeInfo, raw []byte) error {
 	if int(ni.LocalPortNum) > int(ni.NumPorts) {
 		return fmt.Errorf("NodeInfo: local port %d of %d", ni.LocalPortNum, ni.NumPorts)
 	}
-	if NodeType(ni.NodeType) != Switch && ni.LocalPortNum == 0 {
+	if ni.NodeType != mad.NodeTypeSwitch && ni.LocalPortNum == 0 {
 		return errors.New("NodeInfo: local port 0 of a channel adapter")
 	}
 	return nil
@@ -455,8 +455,8 @@ func checkNodeInfo(ni *mad.NodeInfo, raw []byte) error {
 // MlnxExtPortInfo: a Mellanox device that may run FDR10, link up at QDR
 // without an extended speed.
 func wantsExtInfo(p *Port) bool {
-	return p.Info != nil && supportsExtInfo(p.Node) && p.Info.PhysLinkState == physLinkUp &&
-		p.Info.LinkSpeedActive == 4 && p.LinkSpeedExtActive() == 0
+	return p.Info != nil && supportsExtInfo(p.Node) && p.Info.PhysLinkState == mad.PhysPortStateLinkUp &&
+		p.Info.LinkSpeedActive == mad.LinkSpeedQDR && p.LinkSpeedExtActive() == 0
 }
 
 // supportsExtInfo reports whether the node's device ID is one libibnetdisc

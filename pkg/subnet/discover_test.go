@@ -59,7 +59,7 @@ func visits(f *subnet.Fabric) string {
 			state = "new"
 		}
 		port := v.Port
-		if v.Node.Type == subnet.Switch {
+		if v.Node.Type == mad.NodeTypeSwitch {
 			port = 0
 		}
 		fmt.Fprintf(&b, "%s -> %s %s {%016x} portnum %d lid %d-%d %q\n", subnet.FormatPath(v.Path), state,
@@ -76,10 +76,10 @@ func TestDiscoverOrder(t *testing.T) {
 	if f.Partial() {
 		t.Fatalf("errors: %v", f.Errors)
 	}
-	if diff := cmp.Diff("Switch2 Switch1", descs(f.ByType(subnet.Switch))); diff != "" {
+	if diff := cmp.Diff("Switch2 Switch1", descs(f.ByType(mad.NodeTypeSwitch))); diff != "" {
 		t.Errorf("switch order (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff("Hca4 Hca2 Hca3 Hca1", descs(f.ByType(subnet.CA))); diff != "" {
+	if diff := cmp.Diff("Hca4 Hca2 Hca3 Hca1", descs(f.ByType(mad.NodeTypeCA))); diff != "" {
 		t.Errorf("CA order (-want +got):\n%s", diff)
 	}
 	// ibnetdiscover -s, LIDs as the fake numbers them (file order).
@@ -149,7 +149,7 @@ func TestDiscoverFromSwitch(t *testing.T) {
 	if len(f.Nodes) != 6 || f.Partial() {
 		t.Fatalf("%d nodes, errors %v", len(f.Nodes), f.Errors)
 	}
-	if diff := cmp.Diff("Switch1 Switch2", descs(f.ByType(subnet.Switch))); diff != "" {
+	if diff := cmp.Diff("Switch1 Switch2", descs(f.ByType(mad.NodeTypeSwitch))); diff != "" {
 		t.Errorf("switch order (-want +got):\n%s", diff)
 	}
 	if f.From.Desc != "Switch2" || f.FromPort != 0 {
@@ -197,7 +197,7 @@ func TestDiscoverFaults(t *testing.T) {
 		if len(f.Nodes) != 6 || f.Partial() {
 			t.Fatalf("%d nodes, errors %v", len(f.Nodes), f.Errors)
 		}
-		if diff := cmp.Diff("Switch2 Switch1", descs(f.ByType(subnet.Switch))); diff != "" {
+		if diff := cmp.Diff("Switch2 Switch1", descs(f.ByType(mad.NodeTypeSwitch))); diff != "" {
 			t.Errorf("switch order (-want +got):\n%s", diff)
 		}
 	})

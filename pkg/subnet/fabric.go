@@ -2,7 +2,6 @@ package subnet
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
@@ -13,36 +12,10 @@ import (
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
-// NodeType is the NodeInfo NodeType of a node.
-type NodeType uint8
-
-// Node types (IBA 14.2.5.3).
-const (
-	CA     NodeType = 1
-	Switch NodeType = 2
-	Router NodeType = 3
-)
-
-// String names the type as libibmad's node_type dump does.
-func (t NodeType) String() string {
-	switch t {
-	case CA:
-		return "Channel Adapter"
-	case Switch:
-		return "Switch"
-	case Router:
-		return "Router"
-	}
-	return fmt.Sprintf("?(%d)?", uint8(t))
-}
-
-// Physical port state LinkUp (PortInfo PortPhysicalState).
-const physLinkUp = 5
-
 // Node is one node of the fabric: a CA, switch or router.
 type Node struct {
 	GUID     rdma.GUID
-	Type     NodeType
+	Type     mad.NodeType
 	NumPorts int
 	// Info is the NodeInfo of the first time the node was reached; for a
 	// CA its PortGUID and LocalPortNum are those of that port. InfoRaw
@@ -216,7 +189,7 @@ func (e *QueryError) Unwrap() error { return e.Err }
 // the raw NodeInfo the cache keeps.
 func (n *Node) SetSystemImageGUID(g rdma.GUID) {
 	n.Info.SystemImageGUID = g
-	binary.BigEndian.PutUint64(n.InfoRaw[4:], uint64(g))
+	n.Info.AppendBinary(n.InfoRaw[:0])
 }
 
 // FormatPath prints a directed route as "0,1,3".
@@ -254,7 +227,7 @@ func (f *Fabric) Partial() bool { return len(f.Errors) > 0 }
 
 // ByType returns the nodes of type t in the order libibnetdisc lists them:
 // the most recently discovered first.
-func (f *Fabric) ByType(t NodeType) []*Node {
+func (f *Fabric) ByType(t mad.NodeType) []*Node {
 	var out []*Node
 	for i := len(f.Nodes) - 1; i >= 0; i-- {
 		if f.Nodes[i].Type == t {
@@ -297,7 +270,7 @@ func (n *Node) port(num int) *Port {
 // node's port GUID.
 func (n *Node) newPort(num int) Port {
 	p := Port{Node: n, Num: num}
-	if n.Type == Switch {
+	if n.Type == mad.NodeTypeSwitch {
 		p.GUID = n.Info.PortGUID
 	}
 	return p
@@ -307,7 +280,7 @@ func (n *Node) newPort(num int) Port {
 // it: for a switch, that of port 0.
 func (p *Port) capMask() uint32 {
 	q := p
-	if p.Node.Type == Switch {
+	if p.Node.Type == mad.NodeTypeSwitch {
 		q = p.Node.Ports[0]
 	}
 	if q == nil || q.Info == nil {
@@ -316,13 +289,10 @@ func (p *Port) capMask() uint32 {
 	return q.Info.CapabilityMask
 }
 
-// capHasExtSpeeds is PortInfo CapabilityMask bit 14, IsExtendedSpeedsSupported.
-const capHasExtSpeeds = 1 << 14
-
 // LinkSpeedExtActive returns the port's LinkSpeedExtActive where the
 // capability mask says it is valid, 0 otherwise.
-func (p *Port) LinkSpeedExtActive() uint8 {
-	if p.Info == nil || p.capMask()&capHasExtSpeeds == 0 {
+func (p *Port) LinkSpeedExtActive() mad.LinkSpeedExt {
+	if p.Info == nil || p.capMask()&mad.PortCapIsExtendedSpeedsSupported == 0 {
 		return 0
 	}
 	return p.Info.LinkSpeedExtActive
@@ -332,7 +302,7 @@ func (p *Port) LinkSpeedExtActive() uint8 {
 // switch port needs port 0's PortInfo).
 func (p *Port) HasCapMask() bool {
 	q := p
-	if p.Node.Type == Switch {
+	if p.Node.Type == mad.NodeTypeSwitch {
 		q = p.Node.Ports[0]
 	}
 	return q != nil && q.Info != nil
@@ -341,7 +311,7 @@ func (p *Port) HasCapMask() bool {
 // LID returns the LID the C tools print for the port's node: a switch's
 // port 0 LID, or the port's base LID.
 func (p *Port) LID() rdma.LID {
-	if p.Node.Type == Switch {
+	if p.Node.Type == mad.NodeTypeSwitch {
 		return p.Node.SMALID
 	}
 	return p.BaseLID

@@ -69,7 +69,7 @@ func (l *LinkLine) AppendPort(b []byte, p *Port, prefix string) []byte {
 	} else {
 		b = append(b, "      "...)
 	}
-	if n.Type != Switch && !l.OneLine {
+	if n.Type != mad.NodeTypeSwitch && !l.OneLine {
 		b = append(appendGUID(b, uint64(p.GUID)), ' ')
 	}
 	b = append(appendInt(b, int(p.LID()), 6), ' ')
@@ -180,7 +180,7 @@ func (p *Port) CouldBe() (widthMsg, speedMsg string) {
 	if w := maxWidth(pi.LinkWidthSupported & ri.LinkWidthSupported); w&uint32(pi.LinkWidthActive) == 0 {
 		widthMsg = couldBeText(mad.FormatLinkWidth, w)
 	}
-	if p.capMask()&capHasExtSpeeds != 0 && r.capMask()&capHasExtSpeeds != 0 &&
+	if p.capMask()&mad.PortCapIsExtendedSpeedsSupported != 0 && r.capMask()&mad.PortCapIsExtendedSpeedsSupported != 0 &&
 		pi.LinkSpeedExtSupported != 0 && ri.LinkSpeedExtSupported != 0 {
 		if s := highestBit(uint32(pi.LinkSpeedExtSupported & ri.LinkSpeedExtSupported)); s&uint32(pi.LinkSpeedExtActive) == 0 {
 			speedMsg = couldBeText(mad.FormatLinkSpeedExt, s)
@@ -204,7 +204,7 @@ func (p *Port) CouldBe() (widthMsg, speedMsg string) {
 }
 
 // maxWidth is ibdiag_common.c's get_max_width: the widest width in a set.
-func maxWidth(set uint8) uint32 {
+func maxWidth(set mad.LinkWidthSupported) uint32 {
 	r := 0
 	switch {
 	case set&8 != 0:

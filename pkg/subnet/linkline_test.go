@@ -13,18 +13,18 @@ import (
 // HDR supported), port 2 is down with nothing there, port 3 is up with
 // its far end unknown, and port 4 is front-panel port 7, disabled.
 func linkLineFabric() *Node {
-	sw := &Node{GUID: 0x200000, Type: Switch, NumPorts: 4, Ports: make([]*Port, 5), SMALID: 1, Desc: "Switch1"}
+	sw := &Node{GUID: 0x200000, Type: mad.NodeTypeSwitch, NumPorts: 4, Ports: make([]*Port, 5), SMALID: 1, Desc: "Switch1"}
 	up := mad.PortInfo{LinkState: 4, PhysLinkState: 5, LinkWidthActive: 2, LinkWidthSupported: 3, LinkSpeedActive: 1,
 		LinkSpeedSupported: 1, LinkSpeedExtActive: 2, LinkSpeedExtSupported: 3, HOQLife: 16, VLStallCount: 7}
 	down := mad.PortInfo{LinkState: 1, PhysLinkState: 3}
-	sw.Ports[0] = &Port{Node: sw, Num: 0, GUID: 0x200000, BaseLID: 1, Info: &mad.PortInfo{CapabilityMask: capHasExtSpeeds}}
+	sw.Ports[0] = &Port{Node: sw, Num: 0, GUID: 0x200000, BaseLID: 1, Info: &mad.PortInfo{CapabilityMask: mad.PortCapIsExtendedSpeedsSupported}}
 	for num, pi := range map[int]mad.PortInfo{1: up, 2: down, 3: up, 4: down} {
 		sw.Ports[num] = &Port{Node: sw, Num: num, GUID: 0x200000, BaseLID: 1, Info: &pi}
 	}
 	sw.Ports[4].ExtNum = 7
-	ca := &Node{GUID: 0x100000, Type: CA, NumPorts: 1, Ports: make([]*Port, 2), Desc: "Hca1"}
+	ca := &Node{GUID: 0x100000, Type: mad.NodeTypeCA, NumPorts: 1, Ports: make([]*Port, 2), Desc: "Hca1"}
 	caInfo := up
-	caInfo.CapabilityMask = capHasExtSpeeds
+	caInfo.CapabilityMask = mad.PortCapIsExtendedSpeedsSupported
 	caInfo.LinkWidthSupported, caInfo.LinkSpeedExtSupported = 7, 7
 	ca.Ports[1] = &Port{Node: ca, Num: 1, GUID: 0x100001, BaseLID: 2, Info: &caInfo, Remote: sw.Ports[1]}
 	sw.Ports[1].Remote = ca.Ports[1]
@@ -66,7 +66,8 @@ func TestPortCouldBe(t *testing.T) {
 	ca.Info.LinkWidthSupported, ca.Info.LinkSpeedExtSupported = 7, 3
 	tests := []struct {
 		name              string
-		widths, extSpeeds uint8
+		widths            mad.LinkWidthSupported
+		extSpeeds         mad.LinkSpeedExtSupported
 		wantWidth, wantSp string
 	}{
 		{"at its best", 3, 3, "", ""},

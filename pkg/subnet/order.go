@@ -110,10 +110,10 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 		if num == 0 || !f.linkUp(p) {
 			return
 		}
-		if !(n.Type == Switch && num != st.node(n).entry) && !(n == f.From && num == f.FromPort) {
+		if !(n.Type == mad.NodeTypeSwitch && num != st.node(n).entry) && !(n == f.From && num == f.FromPort) {
 			return
 		}
-		if n.Type != Switch && n == f.From && len(path) > 2 {
+		if n.Type != mad.NodeTypeSwitch && n == f.From && len(path) > 2 {
 			hops++
 			push(qitem{kind: qNodeInfo, path: path[:len(path)-1], from: p})
 			return
@@ -165,12 +165,12 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 			w.visits = append(w.visits, v)
 			if !seen {
 				push(qitem{kind: qNodeDesc, node: n})
-				if n.Type == Switch {
+				if n.Type == mad.NodeTypeSwitch {
 					push(qitem{kind: qSwitchInfo, node: n})
 					push(qitem{kind: qPortInfo, node: n, num: 0, path: it.path})
 				}
 			}
-			if n.Type != Switch {
+			if n.Type != mad.NodeTypeSwitch {
 				push(qitem{kind: qPortInfo, node: n, num: p.Num, path: it.path})
 			}
 		case qNodeDesc:
@@ -185,7 +185,7 @@ func (f *Fabric) walkQueue(start []uint8, extInfo bool) queueWalk {
 				*done = true
 				w.ports = append(w.ports, p)
 			}
-			if it.num == 0 && n.Type == Switch {
+			if it.num == 0 && n.Type == mad.NodeTypeSwitch {
 				for num := 1; num <= n.NumPorts; num++ {
 					push(qitem{kind: qPortInfo, node: n, num: num, path: it.path})
 				}
@@ -217,7 +217,7 @@ func (f *Fabric) linkUp(p *Port) bool {
 	if p.Info == nil {
 		return f.noPortInfo && p.Remote != nil
 	}
-	return p.Info.PhysLinkState == physLinkUp
+	return p.Info.PhysLinkState == mad.PhysPortStateLinkUp
 }
 
 // walkState is walkQueue's bookkeeping per node and per port, in slices
@@ -307,7 +307,7 @@ func (f *Fabric) index() {
 			if p == nil || p.GUID == 0 {
 				continue
 			}
-			if n.Type == Switch && p.Num != 0 {
+			if n.Type == mad.NodeTypeSwitch && p.Num != 0 {
 				continue
 			}
 			f.portByGUID[p.GUID] = p

@@ -2,7 +2,6 @@ package subnet
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"sync"
 
@@ -10,14 +9,33 @@ import (
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
-// SA record attribute IDs and the parts of them DiscoverSA reads (IBA
-// 15.2.5; offsets in bytes).
-const (
-	saNodeRecord       mad.AttrID = 0x11 // LID 0, NodeInfo 4, NodeDescription 44
-	saPortInfoRecord   mad.AttrID = 0x12 // EndportLID 0, PortNum 2, PortInfo 4
-	saSwitchInfoRecord mad.AttrID = 0x14 // LID 0, SwitchInfo 4
-	saLinkRecord       mad.AttrID = 0x20 // FromLID 0, FromPort 2, ToPort 3, ToLID 4
-	niLocalPortOffset             = 36   // NodeInfo's LocalPortNum byte
+// The SA records DiscoverSA reads (IBA 15.2.5).
+var (
+	nodeRecordLayout       = (&mad.NodeRecord{}).Layout()
+	portInfoRecordLayout   = (&mad.PortInfoRecord{}).Layout()
+	switchInfoRecordLayout = (&mad.SwitchInfoRecord{}).Layout()
+	linkRecordLayout       = (&mad.LinkRecord{}).Layout()
+)
+
+// embeddedAt returns the byte offset of the attribute a record embeds,
+// by the record's layout and the embedded attribute's first field:
+// where the cache's raw copy of that attribute starts.
+func embeddedAt(l *mad.Layout, first string) int {
+	f, ok := l.Field(first)
+	if !ok {
+		panic("subnet: " + l.Name + " has no field " + first)
+	}
+	return f.Offset / 8
+}
+
+var (
+	// portInfoAt and switchInfoAt are where a PortInfoRecord's PortInfo
+	// and a SwitchInfoRecord's SwitchInfo start; the cache keeps their
+	// bytes as received, reserved bits included.
+	portInfoAt    = embeddedAt(portInfoRecordLayout, "PortInfo.MKey")
+	switchInfoAt  = embeddedAt(switchInfoRecordLayout, "SwitchInfo.LinearFDBCap")
+	portInfoLen   = (&mad.PortInfo{}).Layout().Size
+	switchInfoLen = (&mad.SwitchInfo{}).Layout().Size
 )
 
 // SAOptions choose what DiscoverSA reads.
@@ -47,34 +65,25 @@ func DiscoverSA(ctx context.Context, x *mad.Transactor, opts SAOptions) (*Fabric
 	if !ok {
 		return nil, fmt.Errorf("SA discovery: the local port knows no SM LID to ask the SA")
 	}
-	queries := []struct {
-		attr mad.AttrID
-		name string
-		min  int
-	}{
-		{saNodeRecord, "NodeRecord", 108},
-		{saPortInfoRecord, "PortInfoRecord", 68},
-		{saSwitchInfoRecord, "SwitchInfoRecord", 24},
-		{saLinkRecord, "LinkRecord", 6},
-	}
+	queries := []*mad.Layout{nodeRecordLayout, portInfoRecordLayout, switchInfoRecordLayout, linkRecordLayout}
 	recs := make([][][]byte, len(queries))
 	errs := make([]error, len(queries))
 	sent := make([]int, len(queries))
 	var wg sync.WaitGroup
 	for i, q := range queries {
-		if opts.NoPortInfo && q.attr == saPortInfoRecord {
+		if opts.NoPortInfo && q == portInfoRecordLayout {
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: q.attr, Name: q.name})
+			res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: q.ID, Name: q.Name})
 			if err != nil {
 				errs[i] = fmt.Errorf("SA discovery: %w", err)
 				return
 			}
-			if len(res.Records) > 0 && res.RecordLen < q.min {
-				errs[i] = fmt.Errorf("SA discovery: %ss of %d bytes, want %d", q.name, res.RecordLen, q.min)
+			if len(res.Records) > 0 && res.RecordLen < q.Size {
+				errs[i] = fmt.Errorf("SA discovery: %ss of %d bytes, want %d", q.Name, res.RecordLen, q.Size)
 				return
 			}
 			recs[i] = res.Records
@@ -107,11 +116,15 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 	f.noPortInfo = noPortInfo
 	byGUID := make(map[rdma.GUID]*Node, len(nodeRecs))
 	// By LID, up to the highest a NodeRecord holds: the records name
-	// ports by LID some 500,000 times on a 30,000-node fabric, too many
-	// for maps.
+	// ports by LID once per port and link end, so a slice index beats a
+	// map lookup there.
+	nodes := make([]mad.NodeRecord, len(nodeRecs))
 	top := 0
-	for _, r := range nodeRecs {
-		top = max(top, int(binary.BigEndian.Uint16(r)))
+	for i, r := range nodeRecs {
+		if err := nodes[i].UnmarshalBinary(r); err != nil {
+			return nil, fmt.Errorf("SA discovery: %w", err)
+		}
+		top = max(top, int(nodes[i].LID))
 	}
 	switchByLID := make([]*Node, top+1)
 	caPortByLID := make([]*Port, top+1)
@@ -120,27 +133,26 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 	switchPorts := make([][]Port, top+1)
 	// The NodeInfo of each CA port as the SA has it (the port's GUID and
 	// number): the node takes that of the port the walk enters it by.
-	caInfo := make(map[*Port][]byte, len(nodeRecs))
+	caInfo := make(map[*Port]mad.NodeInfo, len(nodeRecs))
 
-	for _, r := range nodeRecs {
-		lid := rdma.LID(binary.BigEndian.Uint16(r))
-		raw := r[4:44]
-		var ni mad.NodeInfo
-		ni.UnmarshalBinary(raw)
+	for i := range nodes {
+		lid, ni := rdma.LID(nodes[i].LID), nodes[i].NodeInfo
 		if ni.NodeGUID == 0 || ni.NumPorts == 0 {
 			continue
 		}
 		n := byGUID[ni.NodeGUID]
 		if n == nil {
-			n = &Node{GUID: ni.NodeGUID, Type: NodeType(ni.NodeType), NumPorts: int(ni.NumPorts), Info: ni,
+			n = &Node{GUID: ni.NodeGUID, Type: ni.NodeType, NumPorts: int(ni.NumPorts), Info: ni,
 				Ports: make([]*Port, int(ni.NumPorts)+1)}
-			copy(n.InfoRaw[:], raw)
-			copy(n.DescRaw[:], r[44:108])
+			// NodeInfo has no reserved bits: its encoding is the bytes
+			// received.
+			ni.AppendBinary(n.InfoRaw[:0])
+			n.DescRaw = nodes[i].NodeDescription.NodeDescription
 			n.Desc = nodeDesc(n.DescRaw[:])
 			byGUID[n.GUID] = n
 			f.Nodes = append(f.Nodes, n)
 		}
-		if n.Type == Switch {
+		if n.Type == mad.NodeTypeSwitch {
 			switchByLID[lid] = n
 			switchPorts[lid] = make([]Port, n.NumPorts+1)
 			if noPortInfo {
@@ -164,7 +176,7 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 			p.BaseLID = lid
 		}
 		caPortByLID[lid] = p
-		caInfo[p] = raw
+		caInfo[p] = ni
 	}
 	// portAt finds the port an SA record names by LID and number.
 	portAt := func(lid rdma.LID, num int) *Port {
@@ -188,27 +200,31 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 		}
 		return nil
 	}
-	infos := make([]mad.PortInfo, len(portRecs)) // one allocation for them all
+	ports := make([]mad.PortInfoRecord, len(portRecs)) // one allocation for them all
 	for i, r := range portRecs {
-		p := portAt(rdma.LID(binary.BigEndian.Uint16(r)), int(r[2]))
+		rec := &ports[i]
+		if err := rec.UnmarshalBinary(r); err != nil {
+			return nil, fmt.Errorf("SA discovery: %w", err)
+		}
+		p := portAt(rdma.LID(rec.EndportLID), int(rec.PortNum))
 		if p == nil {
 			continue
 		}
-		copy(p.InfoRaw[:], r[4:68])
-		pi := &infos[i]
-		pi.UnmarshalBinary(p.InfoRaw[:])
-		p.Info = pi
+		copy(p.InfoRaw[:], r[portInfoAt:portInfoAt+portInfoLen])
+		p.Info = &rec.PortInfo
 	}
 	for _, r := range switchRecs {
-		lid := int(binary.BigEndian.Uint16(r))
+		var rec mad.SwitchInfoRecord
+		if err := rec.UnmarshalBinary(r); err != nil {
+			return nil, fmt.Errorf("SA discovery: %w", err)
+		}
+		lid := int(rec.LID)
 		if lid > top || switchByLID[lid] == nil {
 			continue
 		}
 		n := switchByLID[lid]
-		copy(n.SwitchInfoRaw[:], r[4:24])
-		si := new(mad.SwitchInfo)
-		si.UnmarshalBinary(n.SwitchInfoRaw[:])
-		n.SwitchInfo, n.EnhancedPort0 = si, si.EnhancedPort0 != 0
+		copy(n.SwitchInfoRaw[:], r[switchInfoAt:switchInfoAt+switchInfoLen])
+		n.SwitchInfo, n.EnhancedPort0 = &rec.SwitchInfo, rec.SwitchInfo.EnhancedPort0 != 0
 	}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
@@ -216,7 +232,7 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 				p.BaseLID, p.LMC = rdma.LID(p.Info.LID), p.Info.LMC
 			}
 		}
-		if n.Type == Switch && n.Ports[0] != nil {
+		if n.Type == mad.NodeTypeSwitch && n.Ports[0] != nil {
 			n.SMALID, n.SMALMC = n.Ports[0].BaseLID, n.Ports[0].LMC
 			for _, p := range n.Ports[1:] {
 				if p != nil {
@@ -226,8 +242,12 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 		}
 	}
 	for _, r := range linkRecs {
-		a := portAt(rdma.LID(binary.BigEndian.Uint16(r)), int(r[2]))
-		b := portAt(rdma.LID(binary.BigEndian.Uint16(r[4:])), int(r[3]))
+		var rec mad.LinkRecord
+		if err := rec.UnmarshalBinary(r); err != nil {
+			return nil, fmt.Errorf("SA discovery: %w", err)
+		}
+		a := portAt(rdma.LID(rec.FromLID), int(rec.FromPort))
+		b := portAt(rdma.LID(rec.ToLID), int(rec.ToPort))
 		if a != nil && b != nil && (noPortInfo || a.Info != nil && b.Info != nil) {
 			link(a, b)
 		}
@@ -235,7 +255,7 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if p != nil && p.GUID == local && (n.Type != Switch || p.Num == 0) {
+			if p != nil && p.GUID == local && (n.Type != mad.NodeTypeSwitch || p.Num == 0) {
 				f.From, f.FromPort = n, p.Num
 			}
 		}
@@ -255,11 +275,11 @@ func fabricFromRecords(nodeRecs, portRecs, switchRecs, linkRecs [][]byte, local 
 			continue
 		}
 		n := v.Node
-		if raw, ok := caInfo[n.Port(v.Port)]; ok {
-			copy(n.InfoRaw[:], raw)
+		if ni, ok := caInfo[n.Port(v.Port)]; ok {
+			n.Info = ni
 		}
-		n.InfoRaw[niLocalPortOffset] = byte(v.Port)
-		n.Info.UnmarshalBinary(n.InfoRaw[:])
+		n.Info.LocalPortNum = uint8(v.Port)
+		n.Info.AppendBinary(n.InfoRaw[:0])
 		n.entry = uint8(v.Port)
 	}
 	return f, nil

@@ -2,11 +2,13 @@ package subnet
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -114,11 +116,11 @@ func TestFabricFromRecordsMany(t *testing.T) {
 			if p.Info == nil {
 				t.Fatalf("%s port %d has no PortInfo", n.Desc, p.Num)
 			}
-			up := p.Info.PhysLinkState == physLinkUp
+			up := p.Info.PhysLinkState == mad.PhysPortStateLinkUp
 			if up != (p.Remote != nil) {
 				t.Errorf("%s %#x port %d: up %v, linked %v", n.Desc, n.GUID, p.Num, up, p.Remote != nil)
 			}
-			if n.Type != Switch && p.BaseLID != rdma.LID(n.GUID-0xa0000) {
+			if n.Type != mad.NodeTypeSwitch && p.BaseLID != rdma.LID(n.GUID-0xa0000) {
 				t.Errorf("CA %#x has LID %d", n.GUID, p.BaseLID)
 			}
 		}
@@ -228,7 +230,7 @@ func TestFabricFromRecordsNoPortInfo(t *testing.T) {
 			for _, n := range lean.Nodes {
 				for num, p := range n.Ports {
 					switch {
-					case p == nil && n.Type == Switch:
+					case p == nil && n.Type == mad.NodeTypeSwitch:
 						t.Errorf("%s has no port %d", n.Desc, num)
 					case p != nil && p.Info != nil:
 						t.Errorf("%s port %d has a PortInfo", n.Desc, num)
@@ -240,5 +242,33 @@ func TestFabricFromRecordsNoPortInfo(t *testing.T) {
 	// Without a link record the local port still counts as answered.
 	if _, err := fabricFromRecords([][]byte{saNode(2, 1, 1, 0xa0, 0xa1, 1, "A")}, nil, nil, nil, 0xa1, true); err != nil {
 		t.Errorf("a lone CA without PortInfoRecords: %v", err)
+	}
+}
+
+// TestRecordOffsets checks where the records embed the attributes whose
+// bytes the cache keeps: IBA 15.2.5's offsets.
+func TestRecordOffsets(t *testing.T) {
+	got := []int{portInfoAt, portInfoLen, switchInfoAt, switchInfoLen}
+	if diff := cmp.Diff([]int{4, 64, 4, 20}, got); diff != "" {
+		t.Errorf("unexpected record offsets (-want +got):\n%s", diff)
+	}
+}
+
+// TestShortRecords: a record shorter than its attribute is an error, not
+// a panic.
+func TestShortRecords(t *testing.T) {
+	node := saNode(2, 1, 1, 0xa0, 0xa1, 1, "A")
+	short := [][]byte{node[:20]}
+	for name, recs := range map[string][4][][]byte{
+		"NodeRecord":       {short, nil, nil, nil},
+		"PortInfoRecord":   {[][]byte{node}, short, nil, nil},
+		"SwitchInfoRecord": {[][]byte{node}, nil, short, nil},
+		"LinkRecord":       {[][]byte{node}, nil, nil, [][]byte{node[:4]}},
+	} {
+		_, err := fabricFromRecords(recs[0], recs[1], recs[2], recs[3], 0xa1, false)
+		var short *mad.ShortDataError
+		if !errors.As(err, &short) || short.Attr != name {
+			t.Errorf("a short %s: %v, want a ShortDataError of %s", name, err, name)
+		}
 	}
 }

@@ -42,18 +42,11 @@ func (a *AttachInfo) MatchedByDescription() bool {
 // names it.
 const DeviceName = "ibsim0"
 
-// Node types in NodeInfo.
-const (
-	NodeTypeCA     = 1
-	NodeTypeSwitch = 2
-	NodeTypeRouter = 3
-)
-
 // NodeInfo is the 64-byte NodeInfo attribute (IBA 14.2.5.3) with the fields
 // the device view needs decoded. pkg/mad's attribute types decode Raw fully.
 type NodeInfo struct {
 	Raw             [64]byte
-	NodeType        uint8 // NodeTypeCA, NodeTypeSwitch or NodeTypeRouter
+	NodeType        mad.NodeType
 	NumPorts        uint8
 	SystemImageGUID rdma.GUID
 	NodeGUID        rdma.GUID
@@ -68,7 +61,7 @@ func (n *NodeInfo) UnmarshalBinary(b []byte) error {
 	}
 	copy(n.Raw[:], b)
 	be := binary.BigEndian
-	n.NodeType = b[2]
+	n.NodeType = mad.NodeType(b[2])
 	n.NumPorts = b[3]
 	n.SystemImageGUID = rdma.GUID(be.Uint64(b[4:]))
 	n.NodeGUID = rdma.GUID(be.Uint64(b[12:]))

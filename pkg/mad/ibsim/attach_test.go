@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 func TestAttachCaptured(t *testing.T) {
@@ -17,14 +18,14 @@ func TestAttachCaptured(t *testing.T) {
 	}{
 		{
 			host: "Hca1",
-			wantNI: NodeInfo{NodeType: NodeTypeCA, NumPorts: 2, SystemImageGUID: 0x100000,
+			wantNI: NodeInfo{NodeType: mad.NodeTypeCA, NumPorts: 2, SystemImageGUID: 0x100000,
 				NodeGUID: 0x100000, PortGUID: 0x100000, LocalPort: 1},
 			wantPI: PortInfo{CapMask: 0x0050c048, LocalPort: 1, LinkWidthActive: 2,
 				State: PortStateInit, PhysState: 5, LinkSpeedActive: 1},
 		},
 		{
 			host: "Switch1",
-			wantNI: NodeInfo{NodeType: NodeTypeSwitch, NumPorts: 8, SystemImageGUID: 0x200000,
+			wantNI: NodeInfo{NodeType: mad.NodeTypeSwitch, NumPorts: 8, SystemImageGUID: 0x200000,
 				NodeGUID: 0x200000, PortGUID: 0x200000, LocalPort: 0},
 			wantPI: PortInfo{CapMask: 0x0000c048, LocalPort: 0, LinkWidthActive: 2,
 				State: PortStateActive, PhysState: 5, LinkSpeedActive: 1},

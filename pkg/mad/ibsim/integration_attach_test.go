@@ -32,7 +32,7 @@ func TestIntegrationIBSimAttachHca1(t *testing.T) {
 	}
 	gotNI := info.NodeInfo
 	gotNI.Raw = [64]byte{}
-	wantNI := NodeInfo{NodeType: NodeTypeCA, NumPorts: 2, SystemImageGUID: guidHca1,
+	wantNI := NodeInfo{NodeType: mad.NodeTypeCA, NumPorts: 2, SystemImageGUID: guidHca1,
 		NodeGUID: guidHca1, PortGUID: guidHca1, LocalPort: 1}
 	if diff := cmp.Diff(wantNI, gotNI); diff != "" {
 		t.Errorf("unexpected NodeInfo (-want +got):\n%s", diff)
@@ -136,7 +136,7 @@ func TestIntegrationIBSimInet(t *testing.T) {
 	r := query(t, c, drNodeInfo(0x55, 0, 1))
 	var ni NodeInfo
 	ni.UnmarshalBinary(r.MAD[mad.SMPDataOffset:])
-	if r.Status != 0 || ni.NodeType != NodeTypeSwitch {
+	if r.Status != 0 || ni.NodeType != mad.NodeTypeSwitch {
 		t.Errorf("status %v, node type %d; want a switch's NodeInfo", r.Status, ni.NodeType)
 	}
 }

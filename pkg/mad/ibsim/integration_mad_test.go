@@ -20,13 +20,13 @@ func TestIntegrationIBSimDRNodeInfo(t *testing.T) {
 		name     string
 		path     []byte
 		wantGUID rdma.GUID
-		wantType uint8
+		wantType mad.NodeType
 		wantPort uint8 // NodeInfo's LocalPort: the port the SMP entered by
 		wantRet  []byte
 	}{
-		{"local port", []byte{0}, guidHca1, NodeTypeCA, 1, []byte{1}},
-		{"one hop", []byte{0, 1}, guidSwitch1, NodeTypeSwitch, 1, []byte{1, 1}},
-		{"two hops", []byte{0, 1, 3}, guidSwitch2, NodeTypeSwitch, 3, []byte{1, 1, 3}},
+		{"local port", []byte{0}, guidHca1, mad.NodeTypeCA, 1, []byte{1}},
+		{"one hop", []byte{0, 1}, guidSwitch1, mad.NodeTypeSwitch, 1, []byte{1, 1}},
+		{"two hops", []byte{0, 1, 3}, guidSwitch2, mad.NodeTypeSwitch, 3, []byte{1, 1, 3}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

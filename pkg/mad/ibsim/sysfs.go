@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"testing/fstest"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -33,7 +34,7 @@ func (a *AttachInfo) SysFS() fs.FS {
 
 	dev := "class/infiniband/" + DeviceName
 	dir(dev)
-	file(dev+"/node_type", "%x: %s\n", ni.NodeType, nodeTypeName(ni.NodeType))
+	file(dev+"/node_type", "%x: %s\n", uint8(ni.NodeType), nodeTypeName(ni.NodeType))
 	file(dev+"/fw_ver", "%x\n", a.Vendor.FWVersion)
 	file(dev+"/hw_rev", "%x\n", a.Vendor.HWVersion)
 	file(dev+"/hca_type", "simulator\n")
@@ -72,13 +73,13 @@ func (a *AttachInfo) SysFS() fs.FS {
 // class/infiniband_mad/abi_version.
 const umadABIVersion = 5
 
-func nodeTypeName(t uint8) string {
+func nodeTypeName(t mad.NodeType) string {
 	switch t {
-	case NodeTypeCA:
+	case mad.NodeTypeCA:
 		return "CA"
-	case NodeTypeSwitch:
+	case mad.NodeTypeSwitch:
 		return "SWITCH"
-	case NodeTypeRouter:
+	case mad.NodeTypeRouter:
 		return "ROUTER"
 	}
 	return "<unknown>"

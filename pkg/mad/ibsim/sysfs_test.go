@@ -6,6 +6,7 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // The device view from the shim's start-up replies must equal the tree the
@@ -104,7 +105,7 @@ func TestSysFSStateNames(t *testing.T) {
 }
 
 func TestSysFSNodeTypes(t *testing.T) {
-	for typ, want := range map[uint8]string{1: "1: CA\n", 2: "2: SWITCH\n", 3: "3: ROUTER\n", 0x1a: "1a: <unknown>\n"} {
+	for typ, want := range map[mad.NodeType]string{1: "1: CA\n", 2: "2: SWITCH\n", 3: "3: ROUTER\n", 0x1a: "1a: <unknown>\n"} {
 		a := AttachInfo{NodeInfo: NodeInfo{NodeType: typ}}
 		tree, err := readTree(a.SysFS())
 		if err != nil {

@@ -6,6 +6,7 @@
 package subnettest
 
 import (
+	"cmp"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -15,12 +16,6 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
-)
-
-// Node types, as NodeInfo gives them.
-const (
-	CA     = 1
-	Switch = 2
 )
 
 // Fabric is a set of nodes and the port SMPs enter it by.
@@ -38,12 +33,14 @@ type Fabric struct {
 // Node is one node of a fake fabric.
 type Node struct {
 	ID       string // the net file's node ID
-	Type     uint8
+	Type     mad.NodeType
 	GUID     rdma.GUID
 	Desc     string
 	DeviceID uint16
 	VendorID uint32
-	Ports    []*Port // 0..N; a CA's port 0 is nil
+	// SystemImageGUID is NodeInfo's; 0 gives the node's GUID.
+	SystemImageGUID rdma.GUID
+	Ports           []*Port // 0..N; a CA's port 0 is nil
 	// Dead nodes answer nothing.
 	Dead bool
 	// NoLIDRoute nodes answer only directed-route SMPs, as a switch
@@ -71,8 +68,9 @@ type Port struct {
 	// Down ports keep their cable but the link is not up.
 	Down bool
 	// Speed and Width are LinkSpeedActive and LinkWidthActive.
-	Speed, Width uint8
-	CapMask      uint32
+	Speed   mad.LinkSpeed
+	Width   mad.LinkWidth
+	CapMask uint32
 	// FDR10 makes the port's MlnxExtPortInfo say it runs FDR10 (a
 	// Mellanox link that PortInfo shows as QDR).
 	FDR10 bool
@@ -98,18 +96,18 @@ func FromNet(data, local string) (*Fabric, error) {
 		}
 		n.Ports = make([]*Port, nn.Ports+1)
 		if nn.Type == simfabric.NodeSwitch {
-			n.Type, n.GUID = Switch, swGUID
+			n.Type, n.GUID = mad.NodeTypeSwitch, swGUID
 			swGUID++
 			n.Ports[0] = &Port{Node: n, Num: 0, GUID: n.GUID, LID: lid, CapMask: 0x00000008}
 			lid++
 			for i := 1; i <= nn.Ports; i++ {
-				n.Ports[i] = &Port{Node: n, Num: i, GUID: n.GUID, Speed: 1, Width: 2}
+				n.Ports[i] = &Port{Node: n, Num: i, GUID: n.GUID, Speed: mad.LinkSpeedSDR, Width: mad.LinkWidth4X}
 			}
 		} else {
-			n.Type, n.GUID = CA, caGUID
+			n.Type, n.GUID = mad.NodeTypeCA, caGUID
 			caGUID++
 			for i := 1; i <= nn.Ports; i++ {
-				n.Ports[i] = &Port{Node: n, Num: i, GUID: caGUID, LID: lid, Speed: 1, Width: 2, CapMask: 0x02010048}
+				n.Ports[i] = &Port{Node: n, Num: i, GUID: caGUID, LID: lid, Speed: mad.LinkSpeedSDR, Width: mad.LinkWidth4X, CapMask: 0x02010048}
 				caGUID++
 				lid++
 			}
@@ -131,7 +129,7 @@ func FromNet(data, local string) (*Fabric, error) {
 		return nil, fmt.Errorf("no node %q", local)
 	}
 	f.LocalPort = 1
-	if f.Local.Type == Switch {
+	if f.Local.Type == mad.NodeTypeSwitch {
 		f.LocalPort = 0
 	}
 	return f, nil
@@ -228,7 +226,7 @@ func (f *Fabric) Handle(req *mad.Packet) []mad.Packet {
 func (f *Fabric) walk(path []byte) (*Node, int) {
 	n, entry := f.Local, f.LocalPort
 	for i := 1; i < len(path); i++ {
-		if n.Dead || (n.Type != Switch && i > 1) {
+		if n.Dead || (n.Type != mad.NodeTypeSwitch && i > 1) {
 			return nil, 0
 		}
 		out := int(path[i])
@@ -267,7 +265,7 @@ func (n *Node) answer(id mad.AttrID, mod uint32, entry int) ([]byte, mad.Status)
 	switch id {
 	case mad.AttrNodeInfo:
 		ni := &mad.NodeInfo{BaseVersion: 1, ClassVersion: 1, NodeType: n.Type, NumPorts: uint8(len(n.Ports) - 1),
-			SystemImageGUID: n.GUID, NodeGUID: n.GUID, PortGUID: n.Ports[max(entry, 0)].GUID, PartitionCap: 64,
+			SystemImageGUID: cmp.Or(n.SystemImageGUID, n.GUID), NodeGUID: n.GUID, PortGUID: n.Ports[max(entry, 0)].GUID, PartitionCap: 64,
 			DeviceID: n.DeviceID, LocalPortNum: uint8(entry), VendorID: n.VendorID}
 		a = ni
 	case mad.AttrNodeDescription:
@@ -275,7 +273,7 @@ func (n *Node) answer(id mad.AttrID, mod uint32, entry int) ([]byte, mad.Status)
 		copy(d.NodeDescription[:], n.Desc)
 		a = &d
 	case mad.AttrSwitchInfo:
-		if n.Type != Switch {
+		if n.Type != mad.NodeTypeSwitch {
 			return nil, statusBadAttr
 		}
 		a = &mad.SwitchInfo{LinearFDBCap: 0xc000, MulticastFDBCap: 0x200, LinearFDBTop: 0x10, LifeTimeValue: 18}
@@ -291,7 +289,7 @@ func (n *Node) answer(id mad.AttrID, mod uint32, entry int) ([]byte, mad.Status)
 		a = e
 	case mad.AttrPortInfo:
 		num := int(mod & 0xff)
-		if n.Type != Switch && num == 0 {
+		if n.Type != mad.NodeTypeSwitch && num == 0 {
 			num = entry
 		}
 		if num >= len(n.Ports) || n.Ports[num] == nil {
@@ -311,21 +309,22 @@ func (n *Node) answer(id mad.AttrID, mod uint32, entry int) ([]byte, mad.Status)
 // info returns the port's PortInfo as asked through entry.
 func (p *Port) info(entry int) *mad.PortInfo {
 	lidPort := p
-	if p.Node.Type == Switch {
+	if p.Node.Type == mad.NodeTypeSwitch {
 		lidPort = p.Node.Ports[0]
 	}
 	pi := &mad.PortInfo{LID: uint16(lidPort.LID), LMC: lidPort.LMC, CapabilityMask: p.CapMask,
-		LocalPortNum: uint8(entry), LinkWidthEnabled: 3, LinkWidthSupported: 3, LinkWidthActive: p.Width,
-		LinkSpeedSupported: 1, LinkSpeedActive: p.Speed, LinkSpeedEnabled: 1, VLCap: 4, MTUCap: 4, NeighborMTU: 4}
+		LocalPortNum: uint8(entry), LinkWidthEnabled: mad.LinkWidthEnabled(mad.LinkWidth1X | mad.LinkWidth4X), LinkWidthSupported: mad.LinkWidthSupported(mad.LinkWidth1X | mad.LinkWidth4X), LinkWidthActive: p.Width,
+		LinkSpeedSupported: mad.LinkSpeedSupported(mad.LinkSpeedSDR), LinkSpeedActive: p.Speed, LinkSpeedEnabled: mad.LinkSpeedEnabled(mad.LinkSpeedSDR),
+		VLCap: mad.VLCapVL0To7, MTUCap: mad.MTU2048, NeighborMTU: mad.MTU2048}
 	switch {
 	case p.Num == 0:
-		pi.LinkState, pi.PhysLinkState = 4, 5
+		pi.LinkState, pi.PhysLinkState = mad.PortStateActive, mad.PhysPortStateLinkUp
 	case p.Remote == nil:
-		pi.LinkState, pi.PhysLinkState = 1, 2 // Down, Polling
+		pi.LinkState, pi.PhysLinkState = mad.PortStateDown, mad.PhysPortStatePolling
 	case p.Down || p.Remote.Down:
-		pi.LinkState, pi.PhysLinkState = 1, 3 // Down, Disabled
+		pi.LinkState, pi.PhysLinkState = mad.PortStateDown, mad.PhysPortStateDisabled
 	default:
-		pi.LinkState, pi.PhysLinkState = 4, 5 // Active, LinkUp
+		pi.LinkState, pi.PhysLinkState = mad.PortStateActive, mad.PhysPortStateLinkUp
 	}
 	return pi
 }

@@ -15,11 +15,11 @@ func TestGeneratedUpToDate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	attrs, err := parse(string(src))
+	tab, err := parse(string(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := generate(attrs)
+	want, err := generate(tab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +34,7 @@ func TestGeneratedUpToDate(t *testing.T) {
 
 func TestParseErrors(t *testing.T) {
 	tests := []struct{ src, want string }{
-		{"X 0 8 uint X", "1: field before the first attr line"},
+		{"X 0 8 uint X", "1: field outside an attr"},
 		{"attr A smp", "1: want: attr <Name> <class> <ID|->"},
 		{"attr a smp 1\nX 0 8 uint X", "1: attribute name \"a\" is not an exported Go name"},
 		{"attr A xyz 1", "1: unknown class \"xyz\""},
@@ -78,6 +78,16 @@ func TestParseErrors(t *testing.T) {
 		{"attr A sa 1\nX 0 8 uint X comp=0\nattr B sa 2\nA 0 8 attr A comp=0\nattr C sa 3\nB 0 8 attr B comp=0", "6: C.B: B embeds attributes itself"},
 		{"attr A smp 1\nX 0 8 uint X alias=y\nY 8 8 uint Y\nattr B sa 2\nA 0 16 attr A comp=0", "5: B: member name \"a.y\" of A.Y is also A.X's"},
 		{"attr A smp 1\nX 0 8 uint X comp=10\nattr B sa 2\nA 0 8 attr A comp=60", "4: B.A.X: component bits past 63"},
+		{"enum E", "1: want: enum <Type> <format>"},
+		{"enum e mtu", "1: enum name \"e\" is not an exported Go name"},
+		{"enum E nosuch", "1: unknown format \"nosuch\""},
+		{"enum E mtu A", "1: \"A\": want <Name>=<value> or set=<Enum>"},
+		{"enum E mtu A-B=1", "1: value name \"A-B\""},
+		{"enum E mtu A=256", "1: A=256: want an 8-bit number"},
+		{"enum E mtu\nenum E vlcap", "2: enum E defined twice"},
+		{"enum E mtu\nenum F mtu", "2: format mtu already has enum E"},
+		{"enum E linkwidthen set=W", "1: E: set=W names no enum of single values"},
+		{"attr A smp 1\nX 0 8 uint X\nenum E mtu\nY 8 8 uint Y", "4: field outside an attr"},
 	}
 	for _, tt := range tests {
 		_, err := parse(tt.src)
@@ -88,15 +98,16 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	attrs, err := parse("# comment\nattr Demo pma 0x12 # trailing\nLID 16 16 uint Lid\nState 32 4 portstate - type=uint8 dump=36\nGID 64 128 array GID type=rdma.GID\n")
+	tab, err := parse("# comment\nattr Demo pma 0x12 # trailing\nLID 16 16 uint Lid\nState 32 4 portstate - type=uint8 dump=36\nGID 64 128 array GID type=rdma.GID\n")
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []*attr{{Name: "Demo", Class: "ClassPerf", ID: 0x12, line: 2, Fields: []field{
 		{Name: "LID", Offset: 16, Width: 16, Format: "uint", Label: "Lid", Type: "uint16", Dump: 16, line: 3},
-		{Name: "State", Offset: 32, Width: 4, Format: "portstate", Type: "uint8", Dump: 36, line: 4},
-		{Name: "GID", Offset: 64, Width: 128, Format: "array", Label: "GID", Type: "rdma.GID", Dump: 64, line: 5},
+		{Name: "State", Offset: 32, Width: 4, Format: "portstate", Type: "uint8", Dump: 36, typed: true, line: 4},
+		{Name: "GID", Offset: 64, Width: 128, Format: "array", Label: "GID", Type: "rdma.GID", Dump: 64, typed: true, line: 5},
 	}}}
+	attrs := tab.Attrs
 	if diff := cmp.Diff(want, attrs, cmp.AllowUnexported(attr{}, field{})); diff != "" {
 		t.Errorf("parse (-want +got):\n%s", diff)
 	}
@@ -108,11 +119,12 @@ func TestParse(t *testing.T) {
 // TestParseRecord reads an SA record that embeds an attribute and checks
 // the flattened fields: names, offsets, component bits and member names.
 func TestParseRecord(t *testing.T) {
-	attrs, err := parse("attr E smp -\nB 8 8 uint B alias=bee\nA 0 8 uint A\n" +
+	tab, err := parse("attr E smp -\nB 8 8 uint B alias=bee\nA 0 8 uint A\n" +
 		"attr R sa 0x11 size=5 const=no\nServiceID 0 16 hex - comp=0,1\nE 16 16 attr E comp=3 alias=elem\n")
 	if err != nil {
 		t.Fatal(err)
 	}
+	attrs := tab.Attrs
 	r := attrs[1]
 	if r.Class != "ClassSA" || r.Size != 5 || !r.NoConst || r.size() != 5 {
 		t.Errorf("R: class %s, size= %d, const=no %v, size() %d", r.Class, r.Size, r.NoConst, r.size())
@@ -136,7 +148,7 @@ func TestParseRecord(t *testing.T) {
 	if diff := cmp.Diff(want, flat, cmp.AllowUnexported(flatField{})); diff != "" {
 		t.Errorf("flatten (-want +got):\n%s", diff)
 	}
-	if _, err := generate(attrs); err != nil {
+	if _, err := generate(tab); err != nil {
 		t.Errorf("generate: %v", err)
 	}
 }
@@ -161,6 +173,40 @@ func TestJSONName(t *testing.T) {
 	} {
 		if got := jsonName(in); got != want {
 			t.Errorf("jsonName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestParseEnums checks that a field of an enum's format gets the enum's
+// type unless it is wider than 8 bits or says type=.
+func TestParseEnums(t *testing.T) {
+	tab, err := parse("enum W linkwidth A=1 B=2\nenum S linkwidthen set=W\n" +
+		"attr X smp 1\nW 0 8 linkwidth W\nS 8 8 linkwidthen S\nT 16 8 linkwidth T type=uint8\nU 24 24 linkwidthen U\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantEnums := []*enum{
+		{Name: "W", Format: "linkwidth", Values: []enumValue{{"A", 1}, {"B", 2}}, Fields: []string{"X.W"}, line: 1},
+		{Name: "S", Format: "linkwidthen", Of: "W", Fields: []string{"X.S"}, line: 2},
+	}
+	if diff := cmp.Diff(wantEnums, tab.Enums, cmp.AllowUnexported(enum{})); diff != "" {
+		t.Errorf("enums (-want +got):\n%s", diff)
+	}
+	var got []string
+	for _, f := range tab.Attrs[0].Fields {
+		got = append(got, f.Name+" "+f.Type)
+	}
+	if diff := cmp.Diff([]string{"W W", "S S", "T uint8", "U uint32"}, got); diff != "" {
+		t.Errorf("field types (-want +got):\n%s", diff)
+	}
+	out, err := generate(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"type W uint8", "WA W = 1", "func (v W) String() string { return FormatLinkWidth.Text(uint32(v)) }",
+		"func (v S) Has(w W) bool", "a.W = W(data[0])"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("generated code lacks %q", want)
 		}
 	}
 }

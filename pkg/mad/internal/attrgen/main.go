@@ -22,12 +22,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "attrgen:", err)
 		os.Exit(1)
 	}
-	attrs, err := parse(string(src))
+	tab, err := parse(string(src))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "attrgen: %s:%v\n", os.Args[1], err)
 		os.Exit(1)
 	}
-	out, err := generate(attrs)
+	out, err := generate(tab)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "attrgen:", err)
 		os.Exit(1)

@@ -38,6 +38,8 @@ type field struct {
 	Comp []int
 	// Alias is python-rdma's member name where it differs (alias=).
 	Alias string
+	// typed is set when the line gives type=.
+	typed bool
 	// Block names the element attribute of a "block" field, Count how
 	// many elements it holds; Type is then [Count]Block.
 	Block string
@@ -110,9 +112,17 @@ var fieldIdent = regexp.MustCompile(`^[A-Z][A-Za-z0-9_]*$`)
 // memberIdent is a python-rdma member name.
 var memberIdent = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 
+// table is what the attribute table declares.
+type table struct {
+	Attrs []*attr
+	Enums []*enum
+}
+
 // parse reads the table. Errors name the line: "12: ...".
-func parse(src string) ([]*attr, error) {
+func parse(src string) (*table, error) {
 	var attrs []*attr
+	var enums []*enum
+	var cur *attr // the attribute field lines belong to
 	names := map[string]bool{}
 	for i, line := range strings.Split(src, "\n") {
 		n := i + 1
@@ -121,6 +131,15 @@ func parse(src string) ([]*attr, error) {
 		}
 		words := strings.Fields(line)
 		if len(words) == 0 {
+			continue
+		}
+		if words[0] == "enum" {
+			e, err := parseEnum(words, n)
+			if err != nil {
+				return nil, err
+			}
+			enums = append(enums, e)
+			cur = nil
 			continue
 		}
 		if words[0] == "attr" {
@@ -133,12 +152,13 @@ func parse(src string) ([]*attr, error) {
 			}
 			names[a.Name] = true
 			attrs = append(attrs, a)
+			cur = a
 			continue
 		}
-		if len(attrs) == 0 {
-			return nil, fmt.Errorf("%d: field before the first attr line", n)
+		if cur == nil {
+			return nil, fmt.Errorf("%d: field outside an attr", n)
 		}
-		a := attrs[len(attrs)-1]
+		a := cur
 		f, err := parseField(words, n)
 		if err != nil {
 			return nil, err
@@ -164,7 +184,10 @@ func parse(src string) ([]*attr, error) {
 	if err := checkComponents(attrs); err != nil {
 		return nil, err
 	}
-	return attrs, nil
+	if err := typeEnums(attrs, enums); err != nil {
+		return nil, err
+	}
+	return &table{Attrs: attrs, Enums: enums}, nil
 }
 
 func parseAttr(words []string, n int) (*attr, error) {
@@ -234,7 +257,7 @@ func parseField(words []string, n int) (field, error) {
 		k, v, _ := strings.Cut(opt, "=")
 		switch k {
 		case "type":
-			f.Type = v
+			f.Type, f.typed = v, true
 		case "dump":
 			if f.Dump, err = strconv.Atoi(v); err != nil || f.Dump < 0 {
 				return f, fmt.Errorf("%d: dump offset %q", n, v)
