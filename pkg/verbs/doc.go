@@ -10,7 +10,8 @@
 // bandwidth test's send loop (QP.Stream) runs whole in the driver, in one
 // call, out of the Go scheduler's way.
 //
-// The C calls sit behind an unexported driver interface in one file; the
+// The C calls sit behind an unexported driver interface in one file
+// (driver_cgo.go, its C helpers in ibt_verbs.c); the
 // state machine and the checks are Go on top of it, and the tests run
 // them on a fake driver. Run-time failures are errors: *VerbError names
 // the verb and the object and wraps the errno (ENODEV and EPERM match

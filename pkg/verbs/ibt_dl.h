@@ -1,13 +1,13 @@
 /*
  * ibt_dl.h: libibverbs loaded with dlopen(3) on first use, for the cgo
  * files of package verbs. ibtool is one binary for every tool; linked
- * against libibverbs (and through it libnl), each run of every tool paid
- * for loading them, some 4 ms, and a machine without libibverbs could not
- * start any tool. The types and the inline helpers that go through a
- * context's ops (ibv_poll_cq, ibv_post_send, ibv_post_recv,
- * ibv_req_notify_cq) still come from <infiniband/verbs.h>; the library's
- * own functions are called through ibt_fn only. One file defines
- * IBT_DEFINE before including this, which makes the table and the loader.
+ * against libibverbs (and through it libnl), every run of every tool would
+ * load them, and a machine without libibverbs could not start any tool.
+ * The types and the inline helpers that go through a context's ops
+ * (ibv_poll_cq, ibv_post_send, ibv_post_recv, ibv_req_notify_cq) still
+ * come from <infiniband/verbs.h>; the library's own functions are called
+ * through ibt_fn only. One file (ibt_verbs.c) defines IBT_DEFINE before
+ * including this, which makes the table and the loader.
  */
 #ifndef IBT_DL_H
 #define IBT_DL_H

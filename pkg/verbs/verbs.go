@@ -2,43 +2,8 @@
 
 package verbs
 
-/*
-#cgo LDFLAGS: -ldl
-#include <errno.h>
-#include <stdlib.h>
-#include "ibt_dl.h"
-
-static int ibt_count(struct ibv_device **l) {
-	int n = 0;
-	while (l && l[n])
-		n++;
-	return n;
-}
-
-static const char *ibt_path(struct ibv_device *d) { return d->ibdev_path; }
-
-static int ibt_transport(struct ibv_device *d) { return d->transport_type; }
-
-// ibt_query_gid reads GID idx of port and its sysfs type as
-// ibv_query_gid_type reports it: 0 IB/RoCE v1 (also for an empty entry),
-// 1 RoCE v2, 2 when the type does not read (ibv_devinfo's invalid type).
-static int ibt_query_gid(struct ibv_context *ctx, int port, int idx, union ibv_gid *gid, int *type) {
-	struct ibv_gid_entry e = {};
-	int rc = ibtv_query_gid(ctx, port, idx, gid);
-	if (rc)
-		return rc;
-	rc = ibtv_query_gid_ex(ctx, port, idx, &e, 0);
-	if (rc == ENODATA)
-		*type = 0;
-	else if (rc)
-		*type = 2;
-	else
-		*type = (e.gid_type == IBV_GID_TYPE_IB || e.gid_type == IBV_GID_TYPE_ROCE_V1) ? 0 : 1;
-	return 0;
-}
-
-static int ibt_comp_vectors(struct ibv_context *ctx) { return ctx->num_comp_vectors; }
-*/
+// #cgo LDFLAGS: -ldl
+// #include "ibt_verbs.h"
 import "C"
 
 import (

@@ -1,0 +1,367 @@
+//go:build cgo && !noverbs
+
+// ibt_verbs.c is the C side of package verbs' cgo driver (ibt_verbs.h
+// declares what Go calls). It also defines libibverbs' function table and
+// its loader (IBT_DEFINE, ibt_dl.h), once for the package.
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <arpa/inet.h>
+#define IBT_DEFINE
+#include "ibt_verbs.h"
+
+// ibt_build_swr makes wr (with its one SGE in sge) from in; next is NULL.
+static void ibt_build_swr(const struct ibt_swr *in, struct ibv_send_wr *wr, struct ibv_sge *sge) {
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = in->wr_id;
+	if (in->length) {
+		sge->addr = in->addr;
+		sge->length = in->length;
+		sge->lkey = in->lkey;
+		wr->sg_list = sge;
+		wr->num_sge = 1;
+	}
+	wr->opcode = in->opcode;
+	wr->send_flags = in->flags;
+	wr->wr.rdma.remote_addr = in->raddr;
+	wr->wr.rdma.rkey = in->rkey;
+	if (in->opcode == IBV_WR_RDMA_WRITE_WITH_IMM || in->opcode == IBV_WR_SEND_WITH_IMM)
+		wr->imm_data = htonl(in->imm);
+}
+
+int ibt_post_send(struct ibv_qp *qp, struct ibt_swr *in, int n, struct ibv_send_wr *wr, struct ibv_sge *sge) {
+	struct ibv_send_wr *bad = NULL;
+	int i;
+	for (i = 0; i < n; i++) {
+		ibt_build_swr(&in[i], &wr[i], &sge[i]);
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	return ibv_post_send(qp, wr, &bad);
+}
+
+int ibt_post_recv(struct ibv_qp *qp, struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge) {
+	struct ibv_recv_wr *bad = NULL;
+	int i;
+	for (i = 0; i < n; i++) {
+		memset(&wr[i], 0, sizeof(wr[i]));
+		wr[i].wr_id = in[i].wr_id;
+		sge[i].addr = in[i].addr;
+		sge[i].length = in[i].length;
+		sge[i].lkey = in[i].lkey;
+		wr[i].sg_list = &sge[i];
+		wr[i].num_sge = 1;
+		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
+	}
+	return ibv_post_recv(qp, wr, &bad);
+}
+
+static void ibt_flat_wc(const struct ibv_wc *wc, struct ibt_wc *out) {
+	out->wr_id = wc->wr_id;
+	out->status = wc->status;
+	out->opcode = wc->opcode;
+	out->vendor_err = wc->vendor_err;
+	out->byte_len = wc->byte_len;
+	out->has_imm = (wc->wc_flags & IBV_WC_WITH_IMM) != 0;
+	out->imm = out->has_imm ? ntohl(wc->imm_data) : 0;
+	out->qp_num = wc->qp_num;
+	out->src_qp = wc->src_qp;
+}
+
+int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out) {
+	int got = ibv_poll_cq(cq, n, wc), i;
+	for (i = 0; i < got; i++)
+		ibt_flat_wc(&wc[i], &out[i]);
+	return got;
+}
+
+static int64_t ibt_mono_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+// ibt_cycles is the CPU's cycle counter where user space may read it, as
+// perftest's get_cycles: reading the clock can be a system call (a guest
+// whose clock source is the HPET), too slow for a stamp per request.
+// Stamps become times against two clock readings, at the start and the
+// end of the run.
+static inline uint64_t ibt_cycles(void) {
+#if defined(__x86_64__) || defined(__i386__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t)hi << 32) | lo;
+#elif defined(__aarch64__)
+	uint64_t v;
+	__asm__ __volatile__("mrs %0, cntvct_el0" : "=r"(v));
+	return v;
+#else
+	return (uint64_t)ibt_mono_ns();
+#endif
+}
+
+static int ibt_stream_post(struct ibv_qp *qp, struct ibt_stream *s, struct ibv_send_wr *wr, int signalled) {
+	struct ibv_send_wr *bad = NULL;
+	int rc;
+	wr->wr_id = (uint64_t)s->scnt;
+	wr->send_flags = s->wr.flags | (signalled ? IBV_SEND_SIGNALED : 0);
+	if (s->record)
+		s->posted[s->scnt] = ibt_cycles();
+	rc = ibv_post_send(qp, wr, &bad);
+	if (rc != 0) {
+		s->failed = IBT_FAIL_POST;
+		s->err = rc > 0 ? rc : errno;
+		return -1;
+	}
+	s->scnt++;
+	return 0;
+}
+
+#define IBT_STREAM_WC 16
+
+// ibt_stream_stopped reports whether Go asked the loop to stop (the
+// context ended), marking the run stopped.
+static int ibt_stream_stopped(struct ibt_stream *s) {
+	if (__atomic_load_n(&s->stop, __ATOMIC_RELAXED)) {
+		s->failed = IBT_STOPPED;
+		return 1;
+	}
+	return 0;
+}
+
+// ibt_stream_reap polls the CQ once; with events, when the CQ is empty,
+// it asks for an event, polls again and sleeps on the channel. It returns
+// the completions taken, or -1 with s->failed set.
+static int ibt_stream_reap(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibt_stream *s) {
+	struct ibv_wc wc[IBT_STREAM_WC];
+	int n = ibv_poll_cq(cq, IBT_STREAM_WC, wc), i, rc;
+	if (n == 0 && s->events) {
+		if ((rc = ibv_req_notify_cq(cq, 0)) != 0) {
+			s->failed = IBT_FAIL_NOTIFY;
+			s->err = rc > 0 ? rc : errno;
+			return -1;
+		}
+		n = ibv_poll_cq(cq, IBT_STREAM_WC, wc);
+		if (n == 0) {
+			struct ibv_cq *ecq;
+			void *ectx;
+			struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+			// Wait for the event in slices, so that the end of the
+			// run's context is seen while no completion comes (a
+			// peer that died).
+			for (;;) {
+				int pr = poll(&pfd, 1, 100);
+				if (pr > 0)
+					break;
+				if (pr < 0 && errno != EINTR) {
+					s->failed = IBT_FAIL_EVENT;
+					s->err = errno;
+					return -1;
+				}
+				if (ibt_stream_stopped(s))
+					return -1;
+			}
+			if (ibtv_get_cq_event(ch, &ecq, &ectx) != 0) {
+				s->failed = IBT_FAIL_EVENT;
+				s->err = errno;
+				return -1;
+			}
+			ibtv_ack_cq_events(ecq, 1);
+			n = ibv_poll_cq(cq, IBT_STREAM_WC, wc);
+		}
+	}
+	if (n < 0) {
+		s->failed = IBT_FAIL_POLL;
+		s->err = EIO;
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		uint64_t now;
+		if (wc[i].status != IBV_WC_SUCCESS) {
+			ibt_flat_wc(&wc[i], &s->wc);
+			s->failed = IBT_FAIL_WC;
+			return -1;
+		}
+		now = ibt_cycles();
+		s->ccnt = (int64_t)wc[i].wr_id + 1;
+		s->last_cyc = now;
+		if (s->record && wc[i].wr_id < (uint64_t)s->count)
+			s->completed[wc[i].wr_id] = now;
+	}
+	return n;
+}
+
+// ibt_stream_run is perftest's run_iter_bw: with a count, post until count
+// requests went and all completed; otherwise post for duration_ns,
+// counting the completions between from_ns and to_ns, then one last
+// signalled request, and wait for all.
+void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibt_stream *s) {
+	struct ibv_send_wr wr;
+	struct ibv_sge sge;
+	int mod = s->signal_every, n;
+	ibt_build_swr(&s->wr, &wr, &sge); // the ID and flags are set per post
+	s->start_ns = ibt_mono_ns();
+	s->start_cyc = s->last_cyc = ibt_cycles();
+	if (s->count > 0) {
+		while (s->ccnt < s->count) {
+			while (s->scnt < s->count && s->scnt - s->ccnt < s->depth)
+				if (ibt_stream_post(qp, s, &wr, s->scnt % mod == mod - 1 || s->scnt == s->count - 1) < 0)
+					goto out;
+			if (ibt_stream_reap(cq, ch, s) < 0 || ibt_stream_stopped(s))
+				goto out;
+		}
+		goto out;
+	}
+	{
+		int sampling = 0, sampled = 0, idle = 0, check = 1;
+		int64_t c0 = 0, t0 = 0;
+		for (;;) {
+			// The clock is read when completions came, and every 64
+			// empty polls: it may be a system call.
+			if (check) {
+				int64_t now = ibt_mono_ns() - s->start_ns;
+				if (!sampling && !sampled && now >= s->from_ns) {
+					sampling = 1;
+					c0 = s->ccnt;
+					t0 = now;
+				}
+				if (sampling && now >= s->to_ns) {
+					sampling = 0;
+					sampled = 1;
+					s->window = s->ccnt - c0;
+					s->window_ns = now - t0;
+				}
+				if (now >= s->duration_ns)
+					break;
+			}
+			while (s->scnt - s->ccnt < s->depth)
+				if (ibt_stream_post(qp, s, &wr, s->scnt % mod == mod - 1) < 0)
+					goto out;
+			if ((n = ibt_stream_reap(cq, ch, s)) < 0 || ibt_stream_stopped(s))
+				goto out;
+			check = n > 0 || ++idle % 64 == 0;
+		}
+		while (s->scnt - s->ccnt >= s->depth)
+			if (ibt_stream_reap(cq, ch, s) < 0 || ibt_stream_stopped(s))
+				goto out;
+		if (ibt_stream_post(qp, s, &wr, 1) < 0)
+			goto out;
+		while (s->ccnt < s->scnt)
+			if (ibt_stream_reap(cq, ch, s) < 0 || ibt_stream_stopped(s))
+				goto out;
+	}
+out:
+	s->end_ns = ibt_mono_ns();
+	s->end_cyc = ibt_cycles();
+}
+
+int ibt_req_notify(struct ibv_cq *cq, int solicited) { return ibv_req_notify_cq(cq, solicited); }
+
+struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
+		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got) {
+	struct ibv_qp_init_attr a;
+	struct ibv_qp *qp;
+	memset(&a, 0, sizeof(a));
+	a.send_cq = scq;
+	a.recv_cq = rcq;
+	a.qp_type = IBV_QPT_RC;
+	a.sq_sig_all = sigall;
+	a.cap.max_send_wr = swr;
+	a.cap.max_recv_wr = rwr;
+	a.cap.max_send_sge = ssge;
+	a.cap.max_recv_sge = rsge;
+	a.cap.max_inline_data = inl;
+	qp = ibtv_create_qp(pd, &a);
+	if (qp)
+		*got = a.cap;
+	return qp;
+}
+
+uint32_t ibt_qp_num(struct ibv_qp *qp) { return qp->qp_num; }
+
+int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access) {
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = port;
+	a.pkey_index = pkey_index;
+	a.qp_access_flags = access;
+	return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint32_t rq_psn, int dlid, int sl,
+		int global, const uint8_t *dgid, int sgid_index, int hop_limit, int tclass, uint32_t flow_label,
+		int max_dest_rd_atomic, int min_rnr_timer) {
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu;
+	a.dest_qp_num = dqpn;
+	a.rq_psn = rq_psn;
+	a.max_dest_rd_atomic = max_dest_rd_atomic;
+	a.min_rnr_timer = min_rnr_timer;
+	a.ah_attr.dlid = dlid;
+	a.ah_attr.sl = sl;
+	a.ah_attr.port_num = port;
+	if (global) {
+		a.ah_attr.is_global = 1;
+		memcpy(a.ah_attr.grh.dgid.raw, dgid, 16);
+		a.ah_attr.grh.sgid_index = sgid_index;
+		a.ah_attr.grh.hop_limit = hop_limit;
+		a.ah_attr.grh.traffic_class = tclass;
+		a.ah_attr.grh.flow_label = flow_label;
+	}
+	return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+		IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+}
+
+int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int rnr_retry, int max_rd_atomic) {
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = sq_psn;
+	a.timeout = timeout;
+	a.retry_cnt = retry;
+	a.rnr_retry = rnr_retry;
+	a.max_rd_atomic = max_rd_atomic;
+	return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+int ibt_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq) {
+	void *cq_ctx;
+	return ibtv_get_cq_event(ch, cq, &cq_ctx);
+}
+
+int ibt_count(struct ibv_device **l) {
+	int n = 0;
+	while (l && l[n])
+		n++;
+	return n;
+}
+
+const char *ibt_path(struct ibv_device *d) { return d->ibdev_path; }
+
+int ibt_transport(struct ibv_device *d) { return d->transport_type; }
+
+// ibt_query_gid reads GID idx of port and its sysfs type as
+// ibv_query_gid_type reports it: 0 IB/RoCE v1 (also for an empty entry),
+// 1 RoCE v2, 2 when the type does not read (ibv_devinfo's invalid type).
+int ibt_query_gid(struct ibv_context *ctx, int port, int idx, union ibv_gid *gid, int *type) {
+	struct ibv_gid_entry e = {};
+	int rc = ibtv_query_gid(ctx, port, idx, gid);
+	if (rc)
+		return rc;
+	rc = ibtv_query_gid_ex(ctx, port, idx, &e, 0);
+	if (rc == ENODATA)
+		*type = 0;
+	else if (rc)
+		*type = 2;
+	else
+		*type = (e.gid_type == IBV_GID_TYPE_IB || e.gid_type == IBV_GID_TYPE_ROCE_V1) ? 0 : 1;
+	return 0;
+}
+
+int ibt_comp_vectors(struct ibv_context *ctx) { return ctx->num_comp_vectors; }

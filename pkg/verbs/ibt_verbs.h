@@ -1,0 +1,84 @@
+/*
+ * ibt_verbs.h: the C side of package verbs' cgo driver (ibt_verbs.c),
+ * which the cgo files include. The helpers build work request lists, flatten
+ * completions and run a bandwidth test's send loop in C, so that the Go
+ * code passes plain structs without pointers across the cgo boundary and a
+ * whole run is one call. libibverbs itself is reached through ibt_dl.h.
+ */
+#ifndef IBT_VERBS_H
+#define IBT_VERBS_H
+
+#include <stdint.h>
+#include "ibt_dl.h"
+
+/* ibt_swr and ibt_rwr are work requests without pointers, which Go code
+ * fills in C memory; ibt_post_send and ibt_post_recv build the ibv_*_wr
+ * lists from them and post them in one call. */
+struct ibt_swr {
+	uint64_t wr_id, addr, raddr;
+	uint32_t length, lkey, rkey, imm;
+	int opcode, flags;
+};
+
+struct ibt_rwr {
+	uint64_t wr_id, addr;
+	uint32_t length, lkey;
+};
+
+/* ibt_wc is struct ibv_wc's fields without its unions, immediate data in
+ * host order. */
+struct ibt_wc {
+	uint64_t wr_id;
+	uint32_t status, opcode, vendor_err, byte_len, imm, has_imm, qp_num, src_qp;
+};
+
+/* ibt_stream is one QP.Stream run in C (stream.go says why): the request
+ * and parameters in, the counts and cycle stamps out. */
+struct ibt_stream {
+	struct ibt_swr wr;
+	int64_t count, duration_ns, from_ns, to_ns;
+	int depth, signal_every, events, record;
+	uint64_t *posted, *completed; /* record: count cycle stamps each */
+	int stop;                     /* set by Go when the context ends */
+
+	int64_t scnt, ccnt, window, window_ns, start_ns, end_ns;
+	uint64_t start_cyc, end_cyc, last_cyc;
+	int failed, err;
+	struct ibt_wc wc;
+};
+
+/* What ended an ibt_stream run early, in its failed field. */
+enum { IBT_FAIL_POST = 1, IBT_FAIL_POLL, IBT_FAIL_WC, IBT_FAIL_NOTIFY, IBT_FAIL_EVENT, IBT_STOPPED };
+
+/* Posting and polling: n requests or completions a call, wr, sge and wc
+ * being the caller's scratch arrays of n. */
+int ibt_post_send(struct ibv_qp *qp, struct ibt_swr *in, int n, struct ibv_send_wr *wr, struct ibv_sge *sge);
+int ibt_post_recv(struct ibv_qp *qp, struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge);
+int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out);
+
+/* ibt_stream_run is perftest's run_iter_bw on s; see ibt_verbs.c. */
+void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibt_stream *s);
+
+int ibt_req_notify(struct ibv_cq *cq, int solicited);
+int ibt_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq);
+
+/* RC queue pairs: creation, and the moves to INIT, RTR and RTS with the
+ * attributes as plain arguments. */
+struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
+		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got);
+uint32_t ibt_qp_num(struct ibv_qp *qp);
+int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access);
+int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint32_t rq_psn, int dlid, int sl,
+		int global, const uint8_t *dgid, int sgid_index, int hop_limit, int tclass, uint32_t flow_label,
+		int max_dest_rd_atomic, int min_rnr_timer);
+int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int rnr_retry, int max_rd_atomic);
+
+/* Devices: the fields of a device list, a device and a context that Go
+ * reads, and a GID with its type. */
+int ibt_count(struct ibv_device **l);
+const char *ibt_path(struct ibv_device *d);
+int ibt_transport(struct ibv_device *d);
+int ibt_query_gid(struct ibv_context *ctx, int port, int idx, union ibv_gid *gid, int *type);
+int ibt_comp_vectors(struct ibv_context *ctx);
+
+#endif
