@@ -129,7 +129,7 @@ func decodeMadRun(o *decodeMadOptions) error {
 	switch {
 	case l == nil:
 		b = fmt.Appendf(b, "# attribute %#04x of class %v: not one ibtool decodes; its data:\n", uint16(h.AttrID), h.MgmtClass)
-		b = appendXdump(b, data[headerLenOf(h):])
+		b = mad.AppendXdump(b, data[headerLenOf(h):])
 	case len(data) < off+l.Size:
 		return fmt.Errorf("%s: %d bytes, too short for %s's data (%d bytes at %d)", name, len(data), l.Name, l.Size, off)
 	default:
@@ -263,7 +263,7 @@ func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error
 	line("ComponentMask", "0x%016x", mask)
 	if l == nil {
 		b = fmt.Appendf(b, "# SA attribute %#04x: not one ibtool decodes; its data:\n", uint16(h.AttrID))
-		b = appendXdump(b, data[saHeaderLen:])
+		b = mad.AppendXdump(b, data[saHeaderLen:])
 	}
 	for i, rec := range recs {
 		b = fmt.Appendf(b, "# %s %d\n", l.Name, i+1)
