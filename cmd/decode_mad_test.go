@@ -1,8 +1,9 @@
 package cmd
 
 import (
-	"encoding/binary"
+	"bytes"
 	"encoding/hex"
+	"sort"
 	"strings"
 	"testing"
 
@@ -99,14 +100,34 @@ func FuzzParseHex(f *testing.F) {
 	})
 }
 
+// saGetTableRespHex is the one DATA segment of a GetTableResp to a
+// GetTable of attr, carrying records, in hex.
+func saGetTableRespHex(t *testing.T, attr mad.AttrID, records ...mad.Attribute) string {
+	t.Helper()
+	h := mad.Header{BaseVersion: 1, MgmtClass: mad.ClassSA, ClassVersion: 2, Method: mad.MethodGetTable, AttrID: attr}
+	req, err := h.AppendBinary(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req = append(req, bytes.Repeat([]byte{0}, mad.Size-len(req))...)
+	var recs [][]byte
+	recLen := 0
+	for _, r := range records {
+		b, err := r.AppendBinary(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, recLen = append(recs, b), len(b)
+	}
+	return hex.EncodeToString(mad.RMPPSegments(madtest.SAResponse(&mad.Packet{MAD: req}, 0, recLen, recs...), mad.SAHeaderEnd)[0])
+}
+
 func TestDecodeMadSA(t *testing.T) {
-	req := &mad.Packet{MAD: make([]byte, 256)}
-	req.MAD[0], req.MAD[1], req.MAD[2], req.MAD[3] = 1, 3, 2, byte(mad.MethodGetTable)
-	binary.BigEndian.PutUint16(req.MAD[16:], 0x20) // LinkRecord
-	// The one DATA segment of a GetTableResp of two LinkRecords.
-	m := mad.RMPPSegments(madtest.SAResponse(req, 0, 8, []byte{0, 1, 3, 1, 0, 2}, []byte{0, 2, 1, 3, 0, 1}), 56)[0]
+	in := saGetTableRespHex(t, mad.AttrLinkRecord,
+		&mad.LinkRecord{FromLID: 1, FromPort: 3, ToPort: 1, ToLID: 2},
+		&mad.LinkRecord{FromLID: 2, FromPort: 1, ToPort: 3, ToLID: 1})
 	f, out, errOut := testFactory(nil)
-	f.IO.In = strings.NewReader(hex.EncodeToString(m))
+	f.IO.In = strings.NewReader(in)
 	if code := Main([]string{"decode_mad"}, f); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -127,5 +148,43 @@ ToLID:...........................1
 `
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("decode_mad (-want +got):\n%s", diff)
+	}
+}
+
+// TestDecodeMadJSONKeys pins the keys of --json: an SMP attribute, one
+// ibtool has no layout for, SA records and an SA attribute without one.
+func TestDecodeMadJSONKeys(t *testing.T) {
+	smp := switch2NodeInfo + strings.Repeat("00 00 00 00 00 00 00 00  00 00 00 00 00 00 00 00\n", 7)
+	header := []string{"header", "header.AttrID", "header.AttrMod", "header.BaseVersion", "header.ClassSpecific",
+		"header.ClassVersion", "header.Method", "header.MgmtClass", "header.Status", "header.TID"}
+	saHeader := append([]string{"attributeOffset", "componentMask", "rmpp", "rmpp.Flags", "rmpp.PayloadLength",
+		"rmpp.RespTime", "rmpp.SegmentNumber", "rmpp.Status", "rmpp.Type", "rmpp.Version", "smKey"}, header...)
+	tests := []struct {
+		name string
+		in   string
+		want []string
+	}{
+		{"NodeInfo", smp, append([]string{"attribute", "data", "data.baseVersion", "data.classVersion",
+			"data.deviceID", "data.localPortNum", "data.nodeGUID", "data.nodeType", "data.numPorts", "data.partitionCap",
+			"data.portGUID", "data.revision", "data.systemImageGUID", "data.vendorID"}, header...)},
+		{"unknown SMP attribute", strings.Replace(smp, "00 11 00 00", "ff 01 00 00", 1), header},
+		{"LinkRecords", saGetTableRespHex(t, mad.AttrLinkRecord, &mad.LinkRecord{FromLID: 1}, &mad.LinkRecord{FromLID: 2}),
+			append([]string{"attribute", "records", "records[].fromLID", "records[].fromPort", "records[].toLID",
+				"records[].toPort"}, saHeader...)},
+		{"unknown SA attribute", saGetTableRespHex(t, 0xff01), saHeader},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, out, errOut := testFactory(nil)
+			f.IO.In = strings.NewReader(tt.in)
+			if code := Main([]string{"decode_mad", "--json"}, f); code != 0 {
+				t.Fatalf("exit %d: %s", code, errOut)
+			}
+			want := append([]string(nil), tt.want...)
+			sort.Strings(want)
+			if diff := cmp.Diff(want, jsonDocKeys(t, out.String())); diff != "" {
+				t.Errorf("unexpected keys (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

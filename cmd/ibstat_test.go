@@ -2,12 +2,14 @@ package cmd
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -440,14 +442,18 @@ func TestWriteJSONList(t *testing.T) {
 	for _, items := range [][]any{
 		nil,
 		{rec{A: 1, B: "x<y>", C: []int{1, 2}}},
-		{rec{A: 1}, rec{B: "two", D: map[string]string{"k": "v"}}, map[string]any{"z": []any{}}},
+		{rec{A: 1}, rec{B: "two", D: map[string]string{"k": "v"}}, struct {
+			Z []any `json:"z"`
+		}{[]any{}}},
 	} {
 		var want, got bytes.Buffer
 		doc := items
 		if doc == nil {
 			doc = []any{}
 		}
-		if err := writeJSONDocument(&want, map[string]any{"records": doc}); err != nil {
+		if err := writeJSONDocument(&want, struct {
+			Records []any `json:"records"`
+		}{doc}); err != nil {
 			t.Fatal(err)
 		}
 		if err := writeJSONList(&got, "records", items); err != nil {
@@ -457,4 +463,41 @@ func TestWriteJSONList(t *testing.T) {
 			t.Errorf("%d items (-want +got):\n%s", len(items), diff)
 		}
 	}
+}
+
+// jsonDocKeys returns the key paths of a JSON document, sorted and each
+// once: "a.b" for key b of object a, "a[].b" for key b of a's elements.
+// Tests pin a tool's --json schema with it.
+func jsonDocKeys(t *testing.T, doc string) []string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatalf("not one JSON document: %v\n%s", err, doc)
+	}
+	seen := map[string]bool{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, x := range v {
+				p := k
+				if prefix != "" {
+					p = prefix + "." + k
+				}
+				seen[p] = true
+				walk(p, x)
+			}
+		case []any:
+			for _, x := range v {
+				walk(prefix+"[]", x)
+			}
+		}
+	}
+	walk("", v)
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

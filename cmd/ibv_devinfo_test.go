@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -198,5 +199,41 @@ func TestIbvDevinfoVerbose(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// TestIbvDevinfoJSONKeys pins the keys of --json, with and without -l.
+func TestIbvDevinfoJSONKeys(t *testing.T) {
+	device := []string{"devices[].device"}
+	for _, k := range []string{"attr", "attr.atomicCap", "attr.completionTimestampMask", "attr.deviceCapFlags",
+		"attr.deviceCapFlagsEx", "attr.hcaCoreClock", "attr.localCaAckDelay", "attr.maxDmSize", "attr.maxMrSize",
+		"attr.maxPkeys", "attr.maxWqTypeRq", "attr.numCompVectors", "attr.odpGeneralCaps", "attr.pageSizeCap",
+		"attr.rawPacketCaps", "fwVer", "hwVer", "name", "nodeGUID", "physPortCnt", "ports", "ports[].activeMtu",
+		"ports[].activeSpeed", "ports[].activeWidth", "ports[].badPkeyCntr", "ports[].gidTblLen", "ports[].gids",
+		"ports[].initTypeReply", "ports[].lid", "ports[].linkLayer", "ports[].lmc", "ports[].maxMsgSz",
+		"ports[].maxMtu", "ports[].maxVlNum", "ports[].physState", "ports[].pkeyTblLen", "ports[].port",
+		"ports[].portCapFlags", "ports[].portCapFlags2", "ports[].qkeyViolCntr", "ports[].smLid", "ports[].smSl",
+		"ports[].state", "ports[].subnetTimeout", "sysImageGUID", "transport", "vendorId", "vendorPartId"} {
+		device = append(device, "devices[].device."+k)
+	}
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"--json", "-l"}, []string{"devices"}},
+		{[]string{"--json"}, append([]string{"devices", "devices[].boardId", "devices[].hcaId"}, device...)},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			got, err := runIbvDevinfo(t, fakeVerbs, nil, tt.args...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := append([]string(nil), tt.want...)
+			sort.Strings(want)
+			if diff := cmp.Diff(want, jsonDocKeys(t, got)); diff != "" {
+				t.Errorf("unexpected keys (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

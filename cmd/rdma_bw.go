@@ -270,7 +270,7 @@ func rdmaBwRun(o *rdmaBwOptions) error {
 	if err := peer.exchange("ready", struct{}{}, &ready); err != nil {
 		return err
 	}
-	rep := &bwReport{o: o, p: p, s: s, local: local, remote: remote, mtu: pathMTU(o, local, remote)}
+	rep := &bwReport{o: o, p: p, s: s, device: s.dev.Name(), local: local, remote: remote, mtu: pathMTU(o, local, remote)}
 	if err := rep.begin(); err != nil {
 		return err
 	}
@@ -428,6 +428,7 @@ type bwReport struct {
 	o             *rdmaBwOptions
 	p             bwParams
 	s             *bwSession
+	device        string // s's device name
 	local, remote bwDest
 	mtu           verbs.MTU
 	results       []bwJSONResult
@@ -455,7 +456,7 @@ func (r *bwReport) begin() error {
 		kind += "Bidirectional "
 	}
 	b = fmt.Appendf(b, "                    %sBW Test\n", kind)
-	b = fmt.Appendf(b, " Dual-port       : OFF\t\tDevice         : %s\n", r.s.dev.Name())
+	b = fmt.Appendf(b, " Dual-port       : OFF\t\tDevice         : %s\n", r.device)
 	b = fmt.Appendf(b, " Number of qps   : 1\t\tTransport type : IB\n")
 	b = fmt.Appendf(b, " Connection type : RC\t\tUsing SRQ      : OFF\n")
 	if o.Server != "" || p.Bidir {
@@ -497,7 +498,7 @@ func (r *bwReport) end() error {
 		role = "client"
 	}
 	return writeJSONDocument(r.o.IO.Out, map[string]any{
-		"test": "RDMA_Write", "role": role, "device": r.s.dev.Name(), "ibPort": r.o.IBPort, "gidIndex": r.s.gidIndex,
+		"test": "RDMA_Write", "role": role, "device": r.device, "ibPort": r.o.IBPort, "gidIndex": r.s.gidIndex,
 		"bidirectional": r.p.Bidir, "connectionType": "RC", "mtu": r.mtu.Bytes(), "txDepth": r.p.TxDepth,
 		"cqModeration": r.p.CQMod, "maxInlineData": r.s.inline, "duration": r.p.Duration,
 		"local": r.local, "remote": r.remote, "results": r.results,

@@ -332,3 +332,32 @@ func tcpPair(t *testing.T) (net.Conn, net.Conn) {
 	t.Cleanup(func() { a.Close(); b.Close() })
 	return a, b
 }
+
+// bwFakeReport is a client's report of one size, for --json, on a
+// session that was never opened.
+func bwFakeReport(out *strings.Builder) *bwReport {
+	o := &rdmaBwOptions{Server: "h", IBPort: 1, JSON: true, IO: IOStreams{Out: out}}
+	r := &bwReport{o: o, p: bwParams{Size: 65536, Iters: 5000, TxDepth: 128, CQMod: 1, Seed: 7},
+		s: &bwSession{gidIndex: -1, inline: 220}, device: "mlx5_0",
+		local: bwDest{LID: 1, QPN: 0x11}, remote: bwDest{LID: 2, QPN: 0x12}, mtu: 5}
+	st := bwStats{Size: 65536, Iters: 5000, Elapsed: time.Second, PeakPerMsg: 100000}
+	r.add(bwJSONResult{bwResult: st.result(nil, false), DataVerified: true, SentSHA256: "ab", ReceivedSHA256: "cd"})
+	return r
+}
+
+// TestRdmaBwJSONKeys pins the keys of --json.
+func TestRdmaBwJSONKeys(t *testing.T) {
+	var out strings.Builder
+	if err := bwFakeReport(&out).end(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"bidirectional", "connectionType", "cqModeration", "device", "duration", "gidIndex", "ibPort",
+		"local", "local.gid", "local.lid", "local.mtu", "local.psn", "local.qpn", "local.rkey", "local.vaddr",
+		"maxInlineData", "mtu", "remote", "remote.gid", "remote.lid", "remote.mtu", "remote.psn", "remote.qpn",
+		"remote.rkey", "remote.vaddr", "results", "results[].bwAverage", "results[].bwPeak", "results[].dataVerified",
+		"results[].iterations", "results[].msgRateMpps", "results[].receivedSHA256", "results[].sentSHA256",
+		"results[].size", "results[].unit", "role", "test", "txDepth"}
+	if diff := cmp.Diff(want, jsonDocKeys(t, out.String())); diff != "" {
+		t.Errorf("unexpected keys (-want +got):\n%s", diff)
+	}
+}
