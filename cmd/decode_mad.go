@@ -1,7 +1,6 @@
 package cmd
 
 import (
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -118,10 +117,9 @@ func decodeMadRun(o *decodeMadOptions) error {
 	}
 	l, off := layoutFor(h)
 	if o.JSON {
-		doc := map[string]any{"header": h}
+		doc := decodeMadDoc{Header: h}
 		if l != nil && len(data) >= off+l.Size {
-			doc["attribute"] = l.Name
-			doc["data"] = l.Decode(data[off:])
+			doc.Attribute, doc.Data = l.Name, l.Decode(data[off:])
 		}
 		return writeJSONDocument(o.IO.Out, doc)
 	}
@@ -138,6 +136,27 @@ func decodeMadRun(o *decodeMadOptions) error {
 	}
 	_, err = o.IO.Out.Write(b)
 	return err
+}
+
+// decodeMadDoc is the --json document of a MAD other than an SA one: the
+// attribute and its data when ibtool has its layout.
+type decodeMadDoc struct {
+	Attribute string        `json:"attribute,omitempty"`
+	Data      mad.Attribute `json:"data,omitempty"`
+	Header    mad.Header    `json:"header"`
+}
+
+// decodeSADoc is the --json document of an SA MAD. Records is there
+// (null when the MAD has none) exactly when ibtool has the attribute's
+// layout.
+type decodeSADoc struct {
+	Attribute       string           `json:"attribute,omitempty"`
+	AttributeOffset int              `json:"attributeOffset"`
+	ComponentMask   string           `json:"componentMask"`
+	Header          mad.Header       `json:"header"`
+	Records         *[]mad.Attribute `json:"records,omitempty"`
+	RMPP            mad.RMPPHeader   `json:"rmpp"`
+	SMKey           string           `json:"smKey"`
 }
 
 // headerLenOf returns where a MAD's class data starts: after the common
@@ -162,17 +181,23 @@ func layoutFor(h mad.Header) (*mad.Layout, int) {
 		}
 		switch {
 		case l.Class == class:
-		case l.Name == "ClassPortInfo" && class != mad.ClassSMI:
+		// ClassPortInfo's layout is the same in every GMP class.
+		case l.ID == mad.AttrClassPortInfo && class != mad.ClassSMI:
 		default:
 			continue
 		}
-		if l.Name == "CongestionLogSwitch" && class == mad.ClassCC {
-			return l, 32
+		if l.ID == mad.AttrCongestionLogSwitch && class == mad.ClassCC {
+			return l, ccLogDataOffset
 		}
 		return l, mad.SMPDataOffset
 	}
 	return nil, 0
 }
+
+// ccLogDataOffset is where a CongestionLog's data starts: in the CC MAD's
+// log data area right after the CC_Key, where other CC attributes' data
+// starts at the management data (byte 64).
+const ccLogDataOffset = 32
 
 // appendHeader prints the common MAD header, one dotted line a field.
 func appendHeader(b []byte, h mad.Header) []byte {
@@ -192,20 +217,16 @@ func appendHeader(b []byte, h mad.Header) []byte {
 	return b
 }
 
-// saHeaderLen is where an SA MAD's records start: after the MAD, RMPP and
-// SA headers.
-const saHeaderLen = 56
-
 // decodeSA prints an SA MAD: the common header, the RMPP and SA headers,
 // and its records, as many as AttributeOffset fits in the data (one for
 // methods other than GetTableResp).
 func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error {
-	if len(data) < saHeaderLen {
-		return usageErrorf("%s: %d bytes, shorter than the SA headers (%d)", name, len(data), saHeaderLen)
-	}
 	var r mad.RMPPHeader
+	var sa mad.SAHeader
+	if err := sa.UnmarshalBinary(data); err != nil {
+		return usageErrorf("%s: %d bytes, shorter than the SA headers (%d)", name, len(data), mad.SAHeaderEnd)
+	}
 	r.UnmarshalBinary(data)
-	smKey, attrOff, mask := binary.BigEndian.Uint64(data[36:]), int(binary.BigEndian.Uint16(data[44:])), binary.BigEndian.Uint64(data[48:])
 	var l *mad.Layout
 	for _, c := range mad.SALayouts {
 		if c.ID == h.AttrID {
@@ -216,17 +237,17 @@ func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error
 	// The last (or only) segment of an RMPP message says how much of it
 	// is data: PayloadLength counts from the end of the RMPP header.
 	if r.Flags&mad.RMPPActive != 0 && r.Flags&mad.RMPPLast != 0 && len(data) == mad.Size {
-		if end := mad.RMPPHeaderOffset + mad.RMPPHeaderLen + int(r.PayloadLength); end >= saHeaderLen && end < len(data) {
+		if end := mad.RMPPHeaderOffset + mad.RMPPHeaderLen + int(r.PayloadLength); end >= mad.SAHeaderEnd && end < len(data) {
 			data = data[:end]
 		}
 	}
 	var recs [][]byte
 	if l != nil {
-		step := attrOff * 8
+		step := sa.RecordLen()
 		if h.Method != mad.MethodGetTableResp || step == 0 {
 			step = l.Size
 		}
-		for rest := data[saHeaderLen:]; len(rest) >= l.Size; rest = rest[min(step, len(rest)):] {
+		for rest := data[mad.SAHeaderEnd:]; len(rest) >= l.Size; rest = rest[min(step, len(rest)):] {
 			recs = append(recs, rest[:l.Size])
 			if h.Method != mad.MethodGetTableResp || step < l.Size {
 				break
@@ -234,15 +255,14 @@ func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error
 		}
 	}
 	if o.JSON {
-		doc := map[string]any{"header": h, "rmpp": r, "smKey": fmt.Sprintf("0x%016x", smKey),
-			"attributeOffset": attrOff, "componentMask": fmt.Sprintf("0x%016x", mask)}
+		doc := decodeSADoc{Header: h, RMPP: r, SMKey: fmt.Sprintf("0x%016x", sa.SMKey),
+			AttributeOffset: int(sa.AttributeOffset), ComponentMask: fmt.Sprintf("0x%016x", sa.ComponentMask)}
 		if l != nil {
-			doc["attribute"] = l.Name
-			var out []any
+			var out []mad.Attribute
 			for _, rec := range recs {
 				out = append(out, l.Decode(rec))
 			}
-			doc["records"] = out
+			doc.Attribute, doc.Records = l.Name, &out
 		}
 		return writeJSONDocument(o.IO.Out, doc)
 	}
@@ -258,12 +278,12 @@ func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error
 	line("RMPPStatus", "%d", r.Status)
 	line("SegmentNumber", "%d", r.SegmentNumber)
 	line("PayloadLength", "%d", r.PayloadLength)
-	line("SM_Key", "0x%016x", smKey)
-	line("AttributeOffset", "%d", attrOff)
-	line("ComponentMask", "0x%016x", mask)
+	line("SM_Key", "0x%016x", sa.SMKey)
+	line("AttributeOffset", "%d", sa.AttributeOffset)
+	line("ComponentMask", "0x%016x", sa.ComponentMask)
 	if l == nil {
 		b = fmt.Appendf(b, "# SA attribute %#04x: not one ibtool decodes; its data:\n", uint16(h.AttrID))
-		b = mad.AppendXdump(b, data[saHeaderLen:])
+		b = mad.AppendXdump(b, data[mad.SAHeaderEnd:])
 	}
 	for i, rec := range recs {
 		b = fmt.Appendf(b, "# %s %d\n", l.Name, i+1)
