@@ -185,7 +185,7 @@ func appendDevinfo(b []byte, d *verbs.Device, board string, onlyPort int, verbos
 			continue
 		}
 		b = fmt.Appendf(b, "\t\tport:\t%d\n", p.Num)
-		b = fmt.Appendf(b, "\t\t\tstate:\t\t\t%s (%d)\n", verbsPortState(p.State), p.State)
+		b = fmt.Appendf(b, "\t\t\tstate:\t\t\t%s (%d)\n", p.State, int(p.State))
 		b = fmt.Appendf(b, "\t\t\tmax_mtu:\t\t%s (%d)\n", verbsMTU(p.MaxMTU), p.MaxMTU)
 		b = fmt.Appendf(b, "\t\t\tactive_mtu:\t\t%s (%d)\n", verbsMTU(p.ActiveMTU), p.ActiveMTU)
 		b = fmt.Appendf(b, "\t\t\tsm_lid:\t\t\t%d\n", p.SMLID)
@@ -220,20 +220,6 @@ func transportStr(t int) string {
 		return "unspecified"
 	}
 	return "invalid transport"
-}
-
-func verbsPortState(s int) string {
-	switch s {
-	case 1:
-		return "PORT_DOWN"
-	case 2:
-		return "PORT_INIT"
-	case 3:
-		return "PORT_ARMED"
-	case 4:
-		return "PORT_ACTIVE"
-	}
-	return "invalid state"
 }
 
 func verbsMTU(m int) string {

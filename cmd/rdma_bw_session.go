@@ -45,9 +45,9 @@ func openBwSession(o *rdmaBwOptions) (*bwSession, error) {
 		s.close()
 		return nil, err
 	}
-	if s.port.State != 4 {
+	if s.port.State != verbs.PortStateActive {
 		s.close()
-		return nil, fmt.Errorf("%s port %d is %s (%d), not PORT_ACTIVE", dev.Name(), o.IBPort, verbsPortState(s.port.State), s.port.State)
+		return nil, fmt.Errorf("%s port %d is %s (%d), not PORT_ACTIVE", dev.Name(), o.IBPort, s.port.State, int(s.port.State))
 	}
 	if s.port.LinkLayer == verbs.LinkLayerEthernet && s.gidIndex < 0 {
 		s.gidIndex = 0

@@ -356,7 +356,7 @@ func TestOpen(t *testing.T) {
 		t.Errorf("first device %q", c.Name())
 	}
 	p := must(c.QueryPort(1))
-	if p.Num != 1 || p.State != 4 {
+	if p.Num != 1 || p.State != PortStateActive {
 		t.Errorf("port %+v", p)
 	}
 	if g := must(c.QueryGID(1, 0)); g != f.gid {
@@ -418,8 +418,11 @@ func TestStrings(t *testing.T) {
 	got := strings.Join([]string{WCSuccess.String(), WCTMRndvIncomplete.String(), WCStatus(99).String(),
 		QPStateErr.String(), QPState(9).String(), OpSend.String(), OpSendImm.String(), OpRDMARead.String(), Opcode(7).String(),
 		WCSend.String(), WCRDMARead.String(), WCRecv.String(), WCOpcode(5).String(),
-		fmt.Sprint(MTU4096.Bytes(), MTU256.Bytes(), MTU(0).Bytes())}, ",")
-	want := "success,TM rendezvous error,unknown,ERR,state 9,SEND,SEND_WITH_IMM,RDMA_READ,opcode 7,SEND,RDMA_READ,RECV,opcode 5,4096 256 0"
+		fmt.Sprint(MTU4096.Bytes(), MTU256.Bytes(), MTU(0).Bytes()),
+		PortStateDown.String(), PortStateInit.String(), PortStateArmed.String(), PortStateActive.String(),
+		PortStateNop.String(), PortStateActiveDefer.String(), PortState(9).String()}, ",")
+	want := "success,TM rendezvous error,unknown,ERR,state 9,SEND,SEND_WITH_IMM,RDMA_READ,opcode 7,SEND,RDMA_READ,RECV,opcode 5,4096 256 0," +
+		"PORT_DOWN,PORT_INIT,PORT_ARMED,PORT_ACTIVE,invalid state,invalid state,invalid state"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected names (-want +got):\n%s", diff)
 	}

@@ -38,7 +38,7 @@ type fakeDriver struct {
 func useFake(t *testing.T) *fakeDriver {
 	t.Helper()
 	f := &fakeDriver{fail: map[string]error{}, devices: []string{"mlx5_0", "rxe0"},
-		port: Port{State: 4, ActiveMTU: 3, LinkLayer: LinkLayerEthernet}, gid: [16]byte{0: 0xfe, 1: 0x80, 15: 1}}
+		port: Port{State: PortStateActive, ActiveMTU: 3, LinkLayer: LinkLayerEthernet}, gid: [16]byte{0: 0xfe, 1: 0x80, 15: 1}}
 	old := drv
 	drv = f
 	t.Cleanup(func() { drv = old })

@@ -87,16 +87,46 @@ type Attr struct {
 	NumCompVectors                                              int    `json:"numCompVectors"`
 }
 
+// PortState is a port's logical state (enum ibv_port_state).
+type PortState int
+
+// Port states.
+const (
+	PortStateNop         PortState = 0
+	PortStateDown        PortState = 1
+	PortStateInit        PortState = 2
+	PortStateArmed       PortState = 3
+	PortStateActive      PortState = 4
+	PortStateActiveDefer PortState = 5
+)
+
+// String names the state as ibv_devinfo prints it ("PORT_ACTIVE"), and
+// "invalid state" for the states it has no name for (NOP, ACTIVE_DEFER
+// and others).
+func (s PortState) String() string {
+	switch s {
+	case PortStateDown:
+		return "PORT_DOWN"
+	case PortStateInit:
+		return "PORT_INIT"
+	case PortStateArmed:
+		return "PORT_ARMED"
+	case PortStateActive:
+		return "PORT_ACTIVE"
+	}
+	return "invalid state"
+}
+
 // Port is one port's attributes (struct ibv_port_attr).
 type Port struct {
-	Num       int    `json:"port"`
-	State     int    `json:"state"`
-	MaxMTU    int    `json:"maxMtu"`
-	ActiveMTU int    `json:"activeMtu"`
-	SMLID     uint16 `json:"smLid"`
-	LID       uint16 `json:"lid"`
-	LMC       uint8  `json:"lmc"`
-	LinkLayer int    `json:"linkLayer"`
+	Num       int       `json:"port"`
+	State     PortState `json:"state"`
+	MaxMTU    int       `json:"maxMtu"`
+	ActiveMTU int       `json:"activeMtu"`
+	SMLID     uint16    `json:"smLid"`
+	LID       uint16    `json:"lid"`
+	LMC       uint8     `json:"lmc"`
+	LinkLayer int       `json:"linkLayer"`
 
 	MaxMsgSz      uint32 `json:"maxMsgSz"`
 	PortCapFlags  uint32 `json:"portCapFlags"`

@@ -142,7 +142,7 @@ func query(dev *C.struct_ibv_device) (Device, error) {
 
 // portFromAttr is struct ibv_port_attr as a Port (without its GIDs).
 func portFromAttr(p int, pa *C.struct_ibv_port_attr) Port {
-	return Port{Num: p, State: int(pa.state), MaxMTU: int(pa.max_mtu), ActiveMTU: int(pa.active_mtu),
+	return Port{Num: p, State: PortState(pa.state), MaxMTU: int(pa.max_mtu), ActiveMTU: int(pa.active_mtu),
 		SMLID: uint16(pa.sm_lid), LID: uint16(pa.lid), LMC: uint8(pa.lmc), LinkLayer: int(pa.link_layer),
 		MaxMsgSz: uint32(pa.max_msg_sz), PortCapFlags: uint32(pa.port_cap_flags), PortCapFlags2: uint16(pa.port_cap_flags2),
 		MaxVLNum: uint8(pa.max_vl_num), BadPKeyCntr: uint32(pa.bad_pkey_cntr), QKeyViolCntr: uint32(pa.qkey_viol_cntr),
