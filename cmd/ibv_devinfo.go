@@ -103,7 +103,7 @@ func ibvDevinfoRun(o *ibvDevinfoOptions) error {
 			return err
 		}
 		if o.JSON {
-			return writeJSONDocument(o.IO.Out, map[string]any{"devices": names})
+			return writeJSONDocument(o.IO.Out, ibvDevinfoNames{Devices: names})
 		}
 		s := "s"
 		if len(names) == 1 {
@@ -137,7 +137,7 @@ func ibvDevinfoRun(o *ibvDevinfoOptions) error {
 		return errors.New("no IB devices found")
 	}
 	var b []byte
-	var doc []map[string]any
+	var doc []ibvDevinfoDevice
 	var problems sysfsProblems
 	for i := range devs {
 		d := &devs[i]
@@ -152,13 +152,31 @@ func ibvDevinfoRun(o *ibvDevinfoOptions) error {
 			problems.add(err)
 		}
 		b = appendDevinfo(b, d, board, o.Port, o.Verbose)
-		doc = append(doc, map[string]any{"hcaId": d.Name, "device": d, "boardId": board})
+		doc = append(doc, ibvDevinfoDevice{HCAID: d.Name, Device: d, BoardID: board})
 	}
 	if o.JSON {
-		return problems.result(writeJSONDocument(o.IO.Out, map[string]any{"devices": doc}))
+		return problems.result(writeJSONDocument(o.IO.Out, ibvDevinfoDoc{Devices: doc}))
 	}
 	_, err = o.IO.Out.Write(b)
 	return problems.result(err)
+}
+
+// ibvDevinfoNames is the --json document of -l.
+type ibvDevinfoNames struct {
+	Devices []string `json:"devices"`
+}
+
+// ibvDevinfoDoc is the --json document: every device shown, with its
+// board ID, which is not one of the device's verbs attributes.
+type ibvDevinfoDoc struct {
+	Devices []ibvDevinfoDevice `json:"devices"`
+}
+
+// ibvDevinfoDevice is one device of ibvDevinfoDoc.
+type ibvDevinfoDevice struct {
+	BoardID string        `json:"boardId"`
+	Device  *verbs.Device `json:"device"`
+	HCAID   string        `json:"hcaId"`
 }
 
 // appendDevinfo is devinfo.c's print_hca_cap.

@@ -497,10 +497,30 @@ func (r *bwReport) end() error {
 	if r.o.Server != "" {
 		role = "client"
 	}
-	return writeJSONDocument(r.o.IO.Out, map[string]any{
-		"test": "RDMA_Write", "role": role, "device": r.device, "ibPort": r.o.IBPort, "gidIndex": r.s.gidIndex,
-		"bidirectional": r.p.Bidir, "connectionType": "RC", "mtu": r.mtu.Bytes(), "txDepth": r.p.TxDepth,
-		"cqModeration": r.p.CQMod, "maxInlineData": r.s.inline, "duration": r.p.Duration,
-		"local": r.local, "remote": r.remote, "results": r.results,
+	return writeJSONDocument(r.o.IO.Out, bwJSONDoc{
+		Test: "RDMA_Write", Role: role, Device: r.device, IBPort: r.o.IBPort, GIDIndex: r.s.gidIndex,
+		Bidirectional: r.p.Bidir, ConnectionType: "RC", MTU: r.mtu.Bytes(), TxDepth: r.p.TxDepth,
+		CQModeration: r.p.CQMod, MaxInlineData: r.s.inline, Duration: r.p.Duration,
+		Local: r.local, Remote: r.remote, Results: r.results,
 	})
+}
+
+// bwJSONDoc is the --json document: the settings, both sides' addresses
+// and a result for each size.
+type bwJSONDoc struct {
+	Bidirectional  bool           `json:"bidirectional"`
+	ConnectionType string         `json:"connectionType"`
+	CQModeration   int            `json:"cqModeration"`
+	Device         string         `json:"device"`
+	Duration       int            `json:"duration"`
+	GIDIndex       int            `json:"gidIndex"`
+	IBPort         int            `json:"ibPort"`
+	Local          bwDest         `json:"local"`
+	MaxInlineData  int            `json:"maxInlineData"`
+	MTU            int            `json:"mtu"`
+	Remote         bwDest         `json:"remote"`
+	Results        []bwJSONResult `json:"results"`
+	Role           string         `json:"role"`
+	Test           string         `json:"test"`
+	TxDepth        int            `json:"txDepth"`
 }
