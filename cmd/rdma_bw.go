@@ -280,7 +280,7 @@ func rdmaBwRun(o *rdmaBwOptions) error {
 	if o.Server == "" {
 		seed = ^seed
 	}
-	fillPattern(s.sendHalf(), seed)
+	verbs.Pattern(seed).Fill(s.sendHalf())
 	sender := o.Server != "" || p.Bidir
 	for _, size := range p.sizes() {
 		if err := bwOneSize(ctx, o, p, s, peer, rep, size, sender); err != nil {
@@ -415,9 +415,7 @@ func bwVerify(o *rdmaBwOptions, p bwParams, s *bwSession, size int, sender, peer
 		return &bwDataError{Size: size, Direction: me + " to " + them, Sent: mine.SentSum, Got: check.RecvSum, Offset: -1}
 	}
 	if peerSends && theirs.SentSum != got.RecvSum {
-		want := make([]byte, size)
-		fillPattern(want, peerSeed)
-		return &bwDataError{Size: size, Direction: them + " to " + me, Sent: theirs.SentSum, Got: got.RecvSum, Offset: firstDiff(s.recvHalf()[:size], want)}
+		return &bwDataError{Size: size, Direction: them + " to " + me, Sent: theirs.SentSum, Got: got.RecvSum, Offset: verbs.Pattern(peerSeed).FirstDiff(s.recvHalf()[:size])}
 	}
 	return nil
 }

@@ -1,11 +1,8 @@
 package cmd
 
 import (
-	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"math/rand/v2"
 	"time"
 )
 
@@ -108,32 +105,8 @@ func appendResult(b []byte, r bwResult) []byte {
 	return fmt.Appendf(b, " %-7d    %-10d       %-7.2f            %-7.2f\t\t   %-7.6f\n", r.Size, r.Iters, r.BWPeak, r.BWAvg, r.MsgRate)
 }
 
-// fillPattern writes the seeded pseudo-random bytes the receiver checks.
-func fillPattern(b []byte, seed uint64) {
-	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
-	var w [8]byte
-	for i := 0; i < len(b); i += 8 {
-		binary.LittleEndian.PutUint64(w[:], r.Uint64())
-		copy(b[i:], w[:])
-	}
-}
-
 // checksum is the SHA-256 of b in hex.
 func checksum(b []byte) string { return fmt.Sprintf("%x", sha256.Sum256(b)) }
-
-// firstDiff is the offset of the first byte where got differs from want,
-// or -1.
-func firstDiff(got, want []byte) int {
-	if bytes.Equal(got, want) {
-		return -1
-	}
-	for i := range got {
-		if i >= len(want) || got[i] != want[i] {
-			return i
-		}
-	}
-	return len(got)
-}
 
 // cHex formats v as C's printf("%#0*x") does: no 0x for zero.
 func cHex(v uint64, width int) string {

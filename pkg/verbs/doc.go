@@ -8,7 +8,8 @@
 // (QP) moved through INIT, RTR and RTS (with a GRH on RoCE), posting RDMA
 // WRITE, WRITE with immediate, SEND and receives, and polling. A
 // bandwidth test's send loop (QP.Stream) runs whole in the driver, in one
-// call, out of the Go scheduler's way.
+// call, out of the Go scheduler's way. Pattern is the seeded data such a
+// test writes and its receiver checks.
 //
 // The C calls sit behind an unexported driver interface in one file
 // (driver_cgo.go, its C helpers in ibt_verbs.c); the
