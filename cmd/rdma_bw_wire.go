@@ -79,21 +79,49 @@ type bwEnvelope struct {
 type bwPeer struct {
 	conn net.Conn
 	r    *bufio.Reader
-	enc  *json.Encoder
 	role string // the peer's role, for messages: "server" or "client"
 }
 
 func newBwPeer(conn net.Conn, role string) *bwPeer {
-	return &bwPeer{conn: conn, r: bufio.NewReader(conn), enc: json.NewEncoder(conn), role: role}
+	return &bwPeer{conn: conn, r: bufio.NewReader(conn), role: role}
+}
+
+// appendBwMessage appends one line of the channel: message v of kind in
+// its envelope.
+func appendBwMessage(b []byte, kind string, v any) ([]byte, error) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return b, err
+	}
+	line, err := json.Marshal(bwEnvelope{Kind: kind, Body: body})
+	if err != nil {
+		return b, err
+	}
+	return append(append(b, line...), '\n'), nil
+}
+
+// decodeBwMessage decodes one line of the channel. It returns the kind
+// the line says; v holds the message only when that is kind (a message
+// of another kind is left undecoded). The error is the line's or the
+// body's that does not parse.
+func decodeBwMessage(line []byte, kind string, v any) (string, error) {
+	var e bwEnvelope
+	if err := json.Unmarshal(line, &e); err != nil {
+		return "", err
+	}
+	if e.Kind != kind {
+		return e.Kind, nil
+	}
+	return e.Kind, json.Unmarshal(e.Body, v)
 }
 
 // send writes one message of kind.
 func (p *bwPeer) send(kind string, v any) error {
-	body, err := json.Marshal(v)
+	line, err := appendBwMessage(nil, kind, v)
 	if err != nil {
 		return err
 	}
-	if err := p.enc.Encode(bwEnvelope{Kind: kind, Body: body}); err != nil {
+	if _, err := p.conn.Write(line); err != nil {
 		return fmt.Errorf("sending %s to the %s: %w", kind, p.role, err)
 	}
 	return nil
@@ -108,15 +136,12 @@ func (p *bwPeer) recv(kind string, v any) error {
 		}
 		return fmt.Errorf("waiting for the %s's %s: %w", p.role, kind, err)
 	}
-	var e bwEnvelope
-	if err := json.Unmarshal(line, &e); err != nil {
+	got, err := decodeBwMessage(line, kind, v)
+	if err != nil {
 		return fmt.Errorf("the %s's %s does not parse: %w", p.role, kind, err)
 	}
-	if e.Kind != kind {
-		return fmt.Errorf("the %s sent %q where this side expected %q: are both rdma_bw of the same version?", p.role, e.Kind, kind)
-	}
-	if err := json.Unmarshal(e.Body, v); err != nil {
-		return fmt.Errorf("the %s's %s does not parse: %w", p.role, kind, err)
+	if got != kind {
+		return fmt.Errorf("the %s sent %q where this side expected %q: are both rdma_bw of the same version?", p.role, got, kind)
 	}
 	return nil
 }

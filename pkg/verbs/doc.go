@@ -12,9 +12,8 @@
 // test writes and its receiver checks.
 //
 // The C calls sit behind an unexported driver interface in one file
-// (driver_cgo.go, its C helpers in ibt_verbs.c); the
-// state machine and the checks are Go on top of it, and the tests run
-// them on a fake driver. Run-time failures are errors: *VerbError names
+// (driver_cgo.go, its C helpers in ibt_verbs.c); the state machine and the
+// checks are Go on top of it, and the tests run them on a fake driver. Run-time failures are errors: *VerbError names
 // the verb and the object and wraps the errno (ENODEV and EPERM match
 // os.ErrNotExist and os.ErrPermission), a work request that failed is a
 // *CompletionError. Misuse is a bug and panics with a message that says
