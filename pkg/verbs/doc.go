@@ -13,13 +13,14 @@
 //
 // The C calls sit behind an unexported driver interface in one file
 // (driver_cgo.go, its C helpers in ibt_verbs.c); the state machine and the
-// checks are Go on top of it, and the tests run them on a fake driver. Run-time failures are errors: *VerbError names
-// the verb and the object and wraps the errno (ENODEV and EPERM match
-// os.ErrNotExist and os.ErrPermission), a work request that failed is a
-// *CompletionError. Misuse is a bug and panics with a message that says
-// what was misused: posting on a QP that is not connected or was
-// destroyed, using a closed PD, MR, CQ or context, closing an object
-// that others still use, naming memory outside an MR.
+// checks are Go on top of it, and the tests run them on a fake driver.
+// Run-time failures are errors: *VerbError names the verb and the object
+// and wraps the errno (ENODEV and EPERM match os.ErrNotExist and
+// os.ErrPermission), a work request that failed is a *CompletionError.
+// Misuse is a bug and panics with a message that says what was misused:
+// posting on a QP that is not connected or was destroyed, using a closed
+// PD, MR, CQ or context, closing an object that others still use, naming
+// memory outside an MR.
 //
 // Built without cgo (CGO_ENABLED=0) or with the noverbs tag, Open and the
 // device list return ErrNoVerbs, so the rest of ibtool builds and runs
