@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/trace"
 )
 
@@ -219,10 +220,16 @@ func TestTraceBadFiles(t *testing.T) {
 // TestTraceMAD: a MAD on QP0 is one message, its header on the line and,
 // with -v, its attribute field by field as decode_mad prints it.
 func TestTraceMAD(t *testing.T) {
-	m := make([]byte, 256)
-	m[0], m[1], m[2], m[3] = 1, 0x01, 1, 0x81 // SMI GetResp
-	m[17] = 0x11                              // NodeInfo
-	m[64], m[65] = 1, 1                       // BaseVersion, ClassVersion
+	h := mad.Header{BaseVersion: 1, MgmtClass: mad.ClassSMI, ClassVersion: 1, Method: mad.MethodGetResp, AttrID: mad.AttrNodeInfo}
+	m, err := h.AppendBinary(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = append(m, bytes.Repeat([]byte{0}, mad.SMPDataOffset-len(m))...)
+	if m, err = (&mad.NodeInfo{BaseVersion: 1, ClassVersion: 1}).AppendBinary(m); err != nil {
+		t.Fatal(err)
+	}
+	m = append(m, bytes.Repeat([]byte{0}, mad.Size-len(m))...)
 	p := &trace.Packet{Encap: trace.EncapIB, Src: trace.LIDAddr(1), Dst: trace.LIDAddr(2), LRH: &trace.LRH{SLID: 1, DLID: 2},
 		BTH:        trace.BTH{Opcode: trace.Opcode(trace.TransportUD)<<5 | trace.Opcode(trace.OpSendOnly), PKey: 0xffff, PSN: 7},
 		ExtHeaders: trace.ExtHeaders{DETH: &trace.DETH{SrcQP: 0}}, Payload: m}
