@@ -16,10 +16,10 @@ import (
 // request. Every post that rings a software device's doorbell does that
 // device's work in the call (Soft-RoCE sends the whole message there), so
 // the Go scheduler sees a long call, hands the goroutine's processor to
-// another thread, and moves the goroutine between threads; its monitor
-// thread wakes thousands of times a second meanwhile. On Soft-RoCE under
-// emulation that cost a tenth of the bandwidth. In one call the loop stays
-// on one thread and the scheduler sleeps.
+// another thread, and moves the goroutine between threads, its monitor
+// thread waking meanwhile: the test would measure the scheduler as much
+// as the device (docs/rdma_bw.md has the figures). In one call the loop
+// stays on one thread and the scheduler sleeps.
 type Stream struct {
 	// WR is posted again and again. The loop sets its ID to the
 	// request's sequence number, from 0, and its Signaled flag.
