@@ -182,7 +182,7 @@ type ibvDevinfoDevice struct {
 // appendDevinfo is devinfo.c's print_hca_cap.
 func appendDevinfo(b []byte, d *verbs.Device, board string, onlyPort int, verbose bool) []byte {
 	b = fmt.Appendf(b, "hca_id:\t%s\n", d.Name)
-	b = fmt.Appendf(b, "\ttransport:\t\t\t%s (%d)\n", transportStr(d.Transport), d.Transport)
+	b = fmt.Appendf(b, "\ttransport:\t\t\t%s (%d)\n", d.Transport, int(d.Transport))
 	if d.FWVer != "" {
 		b = fmt.Appendf(b, "\tfw_ver:\t\t\t\t%s\n", d.FWVer)
 	}
@@ -204,12 +204,12 @@ func appendDevinfo(b []byte, d *verbs.Device, board string, onlyPort int, verbos
 		}
 		b = fmt.Appendf(b, "\t\tport:\t%d\n", p.Num)
 		b = fmt.Appendf(b, "\t\t\tstate:\t\t\t%s (%d)\n", p.State, int(p.State))
-		b = fmt.Appendf(b, "\t\t\tmax_mtu:\t\t%s (%d)\n", verbsMTU(p.MaxMTU), p.MaxMTU)
-		b = fmt.Appendf(b, "\t\t\tactive_mtu:\t\t%s (%d)\n", verbsMTU(p.ActiveMTU), p.ActiveMTU)
+		b = fmt.Appendf(b, "\t\t\tmax_mtu:\t\t%s (%d)\n", p.MaxMTU, int(p.MaxMTU))
+		b = fmt.Appendf(b, "\t\t\tactive_mtu:\t\t%s (%d)\n", p.ActiveMTU, int(p.ActiveMTU))
 		b = fmt.Appendf(b, "\t\t\tsm_lid:\t\t\t%d\n", p.SMLID)
 		b = fmt.Appendf(b, "\t\t\tport_lid:\t\t%d\n", p.LID)
 		b = fmt.Appendf(b, "\t\t\tport_lmc:\t\t0x%02x\n", p.LMC)
-		b = fmt.Appendf(b, "\t\t\tlink_layer:\t\t%s\n", linkLayerStr(p.LinkLayer))
+		b = fmt.Appendf(b, "\t\t\tlink_layer:\t\t%s\n", p.LinkLayer)
 		if verbose {
 			b = appendPortVerbose(b, d, &p)
 		}
@@ -222,42 +222,6 @@ func appendDevinfo(b []byte, d *verbs.Device, board string, onlyPort int, verbos
 // hex digits.
 func guidQuads(g uint64) string {
 	return fmt.Sprintf("%04x:%04x:%04x:%04x", g>>48&0xffff, g>>32&0xffff, g>>16&0xffff, g&0xffff)
-}
-
-func transportStr(t int) string {
-	switch t {
-	case verbs.TransportIB:
-		return "InfiniBand"
-	case verbs.TransportIWARP:
-		return "iWARP"
-	case verbs.TransportUSNIC:
-		return "usNIC"
-	case verbs.TransportUSNICUDP:
-		return "usNIC UDP"
-	case verbs.TransportUnspecified:
-		return "unspecified"
-	}
-	return "invalid transport"
-}
-
-func verbsMTU(m int) string {
-	switch m {
-	case 1, 2, 3, 4, 5:
-		return fmt.Sprint(128 << m)
-	}
-	return "invalid MTU"
-}
-
-func linkLayerStr(l int) string {
-	switch l {
-	case verbs.LinkLayerUnspecified:
-		return "Unspecified"
-	case verbs.LinkLayerInfiniBand:
-		return "InfiniBand"
-	case verbs.LinkLayerEthernet:
-		return "Ethernet"
-	}
-	return "Unknown"
 }
 
 // verbsFlag names one bit of a capability mask, as devinfo.c prints it.

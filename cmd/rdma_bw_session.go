@@ -100,7 +100,7 @@ func (s *bwSession) setup(o *rdmaBwOptions, p bwParams) error {
 // dest is what the peer needs to reach this side.
 func (s *bwSession) dest() bwDest {
 	return bwDest{LID: s.port.LID, QPN: s.qp.Num(), PSN: s.psn, GID: s.gid, RKey: s.mr.RKey(),
-		Addr: s.mr.Addr() + uint64(s.half), MTU: s.port.ActiveMTU}
+		Addr: s.mr.Addr() + uint64(s.half), MTU: int(s.port.ActiveMTU)}
 }
 
 // pathMTU is the smaller of the two ports' MTUs, and -m's when given.

@@ -420,9 +420,16 @@ func TestStrings(t *testing.T) {
 		WCSend.String(), WCRDMARead.String(), WCRecv.String(), WCOpcode(5).String(),
 		fmt.Sprint(MTU4096.Bytes(), MTU256.Bytes(), MTU(0).Bytes()),
 		PortStateDown.String(), PortStateInit.String(), PortStateArmed.String(), PortStateActive.String(),
-		PortStateNop.String(), PortStateActiveDefer.String(), PortState(9).String()}, ",")
+		PortStateNop.String(), PortStateActiveDefer.String(), PortState(9).String(),
+		MTU256.String(), MTU4096.String(), MTU(6).String(),
+		TransportIB.String(), TransportIWARP.String(), TransportUSNIC.String(), TransportUSNICUDP.String(),
+		TransportUnspecified.String(), TransportUnknown.String(),
+		LinkLayerUnspecified.String(), LinkLayerInfiniBand.String(), LinkLayerEthernet.String(), LinkLayer(3).String()}, ",")
 	want := "success,TM rendezvous error,unknown,ERR,state 9,SEND,SEND_WITH_IMM,RDMA_READ,opcode 7,SEND,RDMA_READ,RECV,opcode 5,4096 256 0," +
-		"PORT_DOWN,PORT_INIT,PORT_ARMED,PORT_ACTIVE,invalid state,invalid state,invalid state"
+		"PORT_DOWN,PORT_INIT,PORT_ARMED,PORT_ACTIVE,invalid state,invalid state,invalid state," +
+		"256,4096,invalid MTU," +
+		"InfiniBand,iWARP,usNIC,usNIC UDP,unspecified,invalid transport," +
+		"Unspecified,InfiniBand,Ethernet,Unknown"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected names (-want +got):\n%s", diff)
 	}

@@ -2,6 +2,7 @@ package verbs
 
 import (
 	"fmt"
+	"strconv"
 	"syscall"
 )
 
@@ -47,6 +48,15 @@ func (m MTU) Bytes() int {
 		return 0
 	}
 	return 128 << m
+}
+
+// String is the MTU in bytes as ibv_devinfo prints it ("4096"), and
+// "invalid MTU" for a value that is not an MTU.
+func (m MTU) String() string {
+	if b := m.Bytes(); b != 0 {
+		return strconv.Itoa(b)
+	}
+	return "invalid MTU"
 }
 
 // QPCaps are a QP's queue sizes: asked for at CreateQP, and what the

@@ -9,36 +9,74 @@ var ErrNoVerbs = errors.New("ibtool was built without verbs (CGO_ENABLED=0 or -t
 // ibtool loads on first use, cannot be loaded.
 var ErrNoLibibverbs = errors.New("libibverbs could not be loaded")
 
-// Transport types (enum ibv_transport_type).
+// Transport is a device's transport type (enum ibv_transport_type).
+type Transport int
+
+// Transport types.
 const (
-	TransportUnknown     = -1
-	TransportIB          = 0
-	TransportIWARP       = 1
-	TransportUSNIC       = 2
-	TransportUSNICUDP    = 3
-	TransportUnspecified = 4
+	TransportUnknown     Transport = -1
+	TransportIB          Transport = 0
+	TransportIWARP       Transport = 1
+	TransportUSNIC       Transport = 2
+	TransportUSNICUDP    Transport = 3
+	TransportUnspecified Transport = 4
 )
 
-// Link layers (IBV_LINK_LAYER_*).
+// String names the transport as ibv_devinfo prints it ("InfiniBand"), and
+// "invalid transport" for a value it has no name for.
+func (t Transport) String() string {
+	switch t {
+	case TransportIB:
+		return "InfiniBand"
+	case TransportIWARP:
+		return "iWARP"
+	case TransportUSNIC:
+		return "usNIC"
+	case TransportUSNICUDP:
+		return "usNIC UDP"
+	case TransportUnspecified:
+		return "unspecified"
+	}
+	return "invalid transport"
+}
+
+// LinkLayer is a port's link layer (IBV_LINK_LAYER_*).
+type LinkLayer int
+
+// Link layers.
 const (
-	LinkLayerUnspecified = 0
-	LinkLayerInfiniBand  = 1
-	LinkLayerEthernet    = 2
+	LinkLayerUnspecified LinkLayer = 0
+	LinkLayerInfiniBand  LinkLayer = 1
+	LinkLayerEthernet    LinkLayer = 2
 )
+
+// String names the link layer as ibv_devinfo prints it ("InfiniBand",
+// "Ethernet"), and "Unknown" for a value it has no name for.
+func (l LinkLayer) String() string {
+	switch l {
+	case LinkLayerUnspecified:
+		return "Unspecified"
+	case LinkLayerInfiniBand:
+		return "InfiniBand"
+	case LinkLayerEthernet:
+		return "Ethernet"
+	}
+	return "Unknown"
+}
 
 // Device is one RDMA device as libibverbs opens and queries it.
 type Device struct {
-	Name         string `json:"name"`
-	Transport    int    `json:"transport"`
-	IBDevPath    string `json:"-"` // the sysfs directory libibverbs read it from
-	FWVer        string `json:"fwVer"`
-	NodeGUID     uint64 `json:"nodeGUID"`
-	SysImageGUID uint64 `json:"sysImageGUID"`
-	VendorID     uint32 `json:"vendorId"`
-	VendorPartID uint32 `json:"vendorPartId"`
-	HWVer        uint32 `json:"hwVer"`
-	PhysPortCnt  int    `json:"physPortCnt"`
-	Ports        []Port `json:"ports"`
+	Name         string    `json:"name"`
+	Transport    Transport `json:"transport"`
+	IBDevPath    string    `json:"-"` // the sysfs directory libibverbs read it from
+	FWVer        string    `json:"fwVer"`
+	NodeGUID     uint64    `json:"nodeGUID"`
+	SysImageGUID uint64    `json:"sysImageGUID"`
+	VendorID     uint32    `json:"vendorId"`
+	VendorPartID uint32    `json:"vendorPartId"`
+	HWVer        uint32    `json:"hwVer"`
+	PhysPortCnt  int       `json:"physPortCnt"`
+	Ports        []Port    `json:"ports"`
 	// Attr holds the rest of the device's attributes (ibv_devinfo -v).
 	Attr Attr `json:"attr"`
 }
@@ -121,12 +159,12 @@ func (s PortState) String() string {
 type Port struct {
 	Num       int       `json:"port"`
 	State     PortState `json:"state"`
-	MaxMTU    int       `json:"maxMtu"`
-	ActiveMTU int       `json:"activeMtu"`
+	MaxMTU    MTU       `json:"maxMtu"`
+	ActiveMTU MTU       `json:"activeMtu"`
 	SMLID     uint16    `json:"smLid"`
 	LID       uint16    `json:"lid"`
 	LMC       uint8     `json:"lmc"`
-	LinkLayer int       `json:"linkLayer"`
+	LinkLayer LinkLayer `json:"linkLayer"`
 
 	MaxMsgSz      uint32 `json:"maxMsgSz"`
 	PortCapFlags  uint32 `json:"portCapFlags"`

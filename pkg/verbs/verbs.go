@@ -71,7 +71,7 @@ func Devices() ([]Device, error) {
 
 // query opens one device and reads what ibv_devinfo prints.
 func query(dev *C.struct_ibv_device) (Device, error) {
-	d := Device{Name: C.GoString(C.ibtv_get_device_name(dev)), IBDevPath: C.GoString(C.ibt_path(dev)), Transport: int(C.ibt_transport(dev))}
+	d := Device{Name: C.GoString(C.ibtv_get_device_name(dev)), IBDevPath: C.GoString(C.ibt_path(dev)), Transport: Transport(C.ibt_transport(dev))}
 	ctx, err := C.ibtv_open_device(dev)
 	if ctx == nil {
 		return d, fmt.Errorf("%s: failed to open device: %w", d.Name, err)
@@ -142,8 +142,8 @@ func query(dev *C.struct_ibv_device) (Device, error) {
 
 // portFromAttr is struct ibv_port_attr as a Port (without its GIDs).
 func portFromAttr(p int, pa *C.struct_ibv_port_attr) Port {
-	return Port{Num: p, State: PortState(pa.state), MaxMTU: int(pa.max_mtu), ActiveMTU: int(pa.active_mtu),
-		SMLID: uint16(pa.sm_lid), LID: uint16(pa.lid), LMC: uint8(pa.lmc), LinkLayer: int(pa.link_layer),
+	return Port{Num: p, State: PortState(pa.state), MaxMTU: MTU(pa.max_mtu), ActiveMTU: MTU(pa.active_mtu),
+		SMLID: uint16(pa.sm_lid), LID: uint16(pa.lid), LMC: uint8(pa.lmc), LinkLayer: LinkLayer(pa.link_layer),
 		MaxMsgSz: uint32(pa.max_msg_sz), PortCapFlags: uint32(pa.port_cap_flags), PortCapFlags2: uint16(pa.port_cap_flags2),
 		MaxVLNum: uint8(pa.max_vl_num), BadPKeyCntr: uint32(pa.bad_pkey_cntr), QKeyViolCntr: uint32(pa.qkey_viol_cntr),
 		SMSL: uint8(pa.sm_sl), PKeyTblLen: int(pa.pkey_tbl_len), GIDTblLen: int(pa.gid_tbl_len),
