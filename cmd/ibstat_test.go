@@ -2,14 +2,12 @@ package cmd
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -463,41 +461,4 @@ func TestWriteJSONList(t *testing.T) {
 			t.Errorf("%d items (-want +got):\n%s", len(items), diff)
 		}
 	}
-}
-
-// jsonDocKeys returns the key paths of a JSON document, sorted and each
-// once: "a.b" for key b of object a, "a[].b" for key b of a's elements.
-// Tests pin a tool's --json schema with it.
-func jsonDocKeys(t *testing.T, doc string) []string {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(doc), &v); err != nil {
-		t.Fatalf("not one JSON document: %v\n%s", err, doc)
-	}
-	seen := map[string]bool{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				p := k
-				if prefix != "" {
-					p = prefix + "." + k
-				}
-				seen[p] = true
-				walk(p, x)
-			}
-		case []any:
-			for _, x := range v {
-				walk(prefix+"[]", x)
-			}
-		}
-	}
-	walk("", v)
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
