@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ibtool/ibtool/internal/jsonkeys"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
 )
@@ -187,7 +188,7 @@ func TestDecodeMadJSONKeys(t *testing.T) {
 			if err := json.Unmarshal([]byte(out.String()), &doc); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, jsonKeyPaths(doc)); diff != "" {
+			if diff := cmp.Diff(want, jsonkeys.Leaves(doc)); diff != "" {
 				t.Errorf("unexpected keys (-want +got):\n%s", diff)
 			}
 		})

@@ -184,3 +184,6 @@ func RenderError(w io.Writer, tool string, err error, verbosity int) {
 		fmt.Fprintf(w, "  while %s\n", contexts[i])
 	}
 }
+
+// scriptFailed is the exit code of a per-node check script that failed.
+const scriptFailed = 255

@@ -26,9 +26,6 @@ import (
 // colours included; the fabric-wide ones query every node at once and
 // print in the topology's order.
 
-// scriptFailed is the exit code of a per-node check script that failed.
-const scriptFailed = 255
-
 // scriptIBPath is where the scripts find the C tools (@IBSCRIPTPATH@): it
 // shows in the error lines smpquery and perfquery print, which the scripts
 // pass on.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/spf13/cobra"
 )
 
 // TestNetCheckRun runs the fabric-wide scripts on fakeNetCheck's topology
@@ -46,4 +47,28 @@ func TestNetCheckRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fakeNetCheck parses a fabric-wide script's arguments and gives it a
+// topology of the fake: Hca1 on port 1 of switch LID 1.
+func fakeNetCheck(t *testing.T, name string, args []string) *netCheckOptions {
+	t.Helper()
+	var tool netCheckTool
+	for _, nt := range netCheckTools {
+		if nt.name == name {
+			tool = nt
+		}
+	}
+	o := parsedOptions(t, name, func(f *Factory, runF func(*netCheckOptions) error) *cobra.Command {
+		return newNetCheckCmd(f, tool, runF)
+	}, args)
+	o.Topology = func() ([]byte, error) {
+		return []byte(`Switch	8 "S-0000000000200000"		# "Switch1" base port 0 lid 1 lmc 0
+[1]	"H-0000000000100000"[1](100001) 		# "Hca1" lid 2 4xSDR
+
+Ca	2 "H-0000000000100000"		# "Hca1"
+[1](100001) 	"S-0000000000200000"[1]		# lid 2 lmc 0 "Switch1" lid 1 4xSDR
+`), nil
+	}
+	return o
 }

@@ -84,7 +84,7 @@ Ca	2 "H-0000000000100003"		# "Hca2"
 Ca	2 "H-0000000000100000"		# "Hca1"
 [1](100001) 	"S-0000000000200000"[1]		# lid 2 lmc 0 "Switch1" lid 1 4xSDR
 `
-	lines := splitLines(topo)
+	lines := strings.FieldsFunc(topo, func(r rune) bool { return r == '\n' })
 	for _, c := range []struct {
 		kind   int
 		target string

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/jsonkeys"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
@@ -236,7 +237,7 @@ func TestIbvDevinfoJSONKeys(t *testing.T) {
 			if err := json.Unmarshal([]byte(got), &doc); err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(want, jsonKeyPaths(doc)); diff != "" {
+			if diff := cmp.Diff(want, jsonkeys.Leaves(doc)); diff != "" {
 				t.Errorf("unexpected keys (-want +got):\n%s", diff)
 			}
 		})

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/spf13/cobra"
 
+	"github.com/ibtool/ibtool/internal/jsonkeys"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
@@ -280,7 +281,7 @@ func TestRdmaBwJSONKeys(t *testing.T) {
 	if err := json.Unmarshal([]byte(out.String()), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(want, jsonKeyPaths(doc)); diff != "" {
+	if diff := cmp.Diff(want, jsonkeys.Leaves(doc)); diff != "" {
 		t.Errorf("unexpected keys (-want +got):\n%s", diff)
 	}
 }

@@ -7,35 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ibtool/ibtool/internal/jsonkeys"
 )
-
-// jsonKeyPaths returns the sorted key paths of a decoded JSON document:
-// "records[].nodeInfo.portGUID", a list's elements as "[]".
-func jsonKeyPaths(v any) []string {
-	set := map[string]bool{}
-	var walk func(path string, v any)
-	walk = func(path string, v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, e := range v {
-				walk(strings.TrimPrefix(path+"."+k, "."), e)
-			}
-		case []any:
-			for _, e := range v {
-				walk(path+"[]", e)
-			}
-		default:
-			set[path] = true
-		}
-	}
-	walk("", v)
-	paths := make([]string, 0, len(set))
-	for p := range set {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	return paths
-}
 
 // prefixed returns the paths with "records[]." before each.
 func prefixed(paths ...string) []string {
@@ -126,7 +99,7 @@ func TestSaqueryJSONKeys(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &doc); err != nil {
 				t.Fatalf("%v: %s", err, out)
 			}
-			if diff := cmp.Diff(tt.want, jsonKeyPaths(doc)); diff != "" {
+			if diff := cmp.Diff(tt.want, jsonkeys.Leaves(doc)); diff != "" {
 				t.Errorf("JSON keys (-want +got):\n%s", diff)
 			}
 		})

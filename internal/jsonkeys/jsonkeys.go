@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Paths returns the sorted, distinct paths of the document's leaves (values
@@ -67,4 +68,33 @@ func walk(d *json.Decoder, at string, seen map[string]bool) error {
 		seen[at+map[json.Delim]string{'{': "{}", '[': "[]"}[delim]] = true
 	}
 	return nil
+}
+
+// Leaves returns the sorted, distinct paths of the leaves of a decoded JSON
+// document (json.Unmarshal into an any): as Paths, but empty objects and
+// arrays, having no leaves, give no path.
+func Leaves(v any) []string {
+	set := map[string]bool{}
+	var walkValue func(path string, v any)
+	walkValue = func(path string, v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				walkValue(strings.TrimPrefix(path+"."+k, "."), e)
+			}
+		case []any:
+			for _, e := range v {
+				walkValue(path+"[]", e)
+			}
+		default:
+			set[path] = true
+		}
+	}
+	walkValue("", v)
+	paths := make([]string, 0, len(set))
+	for p := range set {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	return paths
 }

@@ -1,6 +1,7 @@
 package jsonkeys
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -32,5 +33,16 @@ func TestPaths(t *testing.T) {
 		if _, err := Paths([]byte(bad)); err == nil {
 			t.Errorf("Paths(%q): no error", bad)
 		}
+	}
+}
+
+func TestLeaves(t *testing.T) {
+	var doc any
+	if err := json.Unmarshal([]byte(`{"a":{"b":1,"c":[{"d":true},{"e":null}]},"empty":[],"none":{}}`), &doc); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"a.b", "a.c[].d", "a.c[].e"}
+	if diff := cmp.Diff(want, Leaves(doc)); diff != "" {
+		t.Errorf("unexpected leaves (-want +got):\n%s", diff)
 	}
 }
