@@ -198,3 +198,27 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("unknown shell: exit %d, want %d", code, ExitUsage)
 	}
 }
+
+func mustTool(t *testing.T, name string) Tool {
+	t.Helper()
+	tool, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tool
+}
+func TestDryRunFlag(t *testing.T) {
+	for _, tool := range []string{"init_all_ports", "set_port_state", "ibportstate", "perfquery", "sminfo", "ibccconfig", "ibsendtrap", "ibclearcounters", "ibclearerrors", "set_nodedesc", "ibqueryerrors", "vendstat"} {
+		f, _, _ := testFactory(nil)
+		c := ToolCommand(f, mustTool(t, tool))
+		if c.Flags().Lookup("dry-run") == nil {
+			t.Errorf("%s has no --dry-run", tool)
+		}
+	}
+	for _, tool := range []string{"ibchecknet", "ibroute", "smpquery"} {
+		f, _, _ := testFactory(nil)
+		if c := ToolCommand(f, mustTool(t, tool)); c.Flags().Lookup("dry-run") != nil {
+			t.Errorf("%s, which sends no Set, has --dry-run", tool)
+		}
+	}
+}

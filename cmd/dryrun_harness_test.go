@@ -1,0 +1,147 @@
+package cmd
+
+import (
+	"bytes"
+	"encoding/hex"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/subnet"
+)
+
+// dryRunPortInfo is the PortInfo every port of dryRunFabric has: an
+// Active 4X SDR port of LID 2 whose SM is at LID 1.
+var dryRunPortInfo = mad.PortInfo{LID: 2, SMLID: 1, LocalPortNum: 1, LinkState: stateActive, PhysLinkState: 5,
+	LinkWidthEnabled: 2, LinkWidthSupported: 3, LinkWidthActive: 2,
+	LinkSpeedSupported: 1, LinkSpeedEnabled: 1, LinkSpeedActive: 1, MKeyLeasePeriod: 15}
+
+// dryRunFabric answers Gets as one CA (Hca1's NodeInfo, dryRunPortInfo,
+// an SM, a PMA with AllPortSelect) would, and counts the requests by
+// whether their method changes state.
+type dryRunFabric struct {
+	mu            sync.Mutex
+	gets, changes int
+}
+
+func (ff *dryRunFabric) handle(req *mad.Packet) []mad.Packet {
+	var h mad.Header
+	h.UnmarshalBinary(req.MAD)
+	ff.mu.Lock()
+	if h.Method.ChangesState() {
+		ff.changes++
+	} else {
+		ff.gets++
+	}
+	ff.mu.Unlock()
+	var data []byte
+	switch {
+	case h.MgmtClass.IsSMP() && h.AttrID == mad.AttrNodeInfo:
+		data, _ = hex.DecodeString(hca1NodeInfo)
+	case h.MgmtClass.IsSMP() && h.AttrID == mad.AttrPortInfo:
+		data, _ = dryRunPortInfo.MarshalBinary()
+	case h.MgmtClass.IsSMP() && h.AttrID == mad.AttrSMInfo:
+		si := mad.SMInfo{GUID: 0x200000, ActCount: 7, Priority: 1, SMState: 3}
+		data, _ = si.MarshalBinary()
+	case h.MgmtClass == mad.ClassPerf && h.AttrID == mad.AttrClassPortInfo:
+		cpi := mad.ClassPortInfo{CapabilityMask: uint16(mad.PMAAllPortSelect | mad.PMAXmitWait)}
+		data, _ = cpi.MarshalBinary()
+	case h.MgmtClass == mad.ClassPerf && h.AttrID == mad.AttrPortCounters:
+		pc := mad.PortCounters{PortSelect: req.MAD[mad.SMPDataOffset+1], SymbolErrorCounter: 5}
+		data, _ = pc.MarshalBinary()
+	}
+	return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, data)}
+}
+
+// transactor returns a transactor on the fake with o's options, dry run
+// included, the plans' lines going to out.
+func (ff *dryRunFabric) transactor(o *CommonOptions, out io.Writer) *mad.Transactor {
+	opts := o.transactorOptions()
+	opts.Timeout = 50 * time.Millisecond
+	o.setDryRun(out, &opts)
+	return mad.NewTransactor(madtest.New(ff.handle), opts)
+}
+
+// dryRunLocal is the local port of the fake: Hca1's port 1, LID 2.
+var dryRunLocal = &rdma.Port{Number: 1, LID: 2, SMLID: 1}
+
+// parsedOptions parses a tool's arguments and returns its options.
+func parsedOptions[O any](t *testing.T, name string, newCmd func(*Factory, func(*O) error) *cobra.Command, args []string) *O {
+	t.Helper()
+	var got *O
+	err := parseToolArgs(t, name, func(f *Factory) *cobra.Command {
+		return newCmd(f, func(o *O) error { got = o; return nil })
+	}, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+// dryRunFakeFabric is a discovered fabric for init_all_ports and
+// set_port_state: Hca1 port 1 cabled to port 1 of an 8-port switch, Hca2
+// port 1 to its port 2; every cabled port Active.
+func dryRunFakeFabric() *subnet.Fabric {
+	raw, _ := dryRunPortInfo.MarshalBinary()
+	port := func(n *subnet.Node, num int) *subnet.Port {
+		pi := dryRunPortInfo
+		p := &subnet.Port{Node: n, Num: num, Info: &pi}
+		copy(p.InfoRaw[:], raw)
+		n.Ports[num] = p
+		return p
+	}
+	hca1 := &subnet.Node{GUID: 0x100000, Type: mad.NodeTypeCA, NumPorts: 2, Ports: make([]*subnet.Port, 3), Path: []uint8{0}}
+	sw := &subnet.Node{GUID: 0x200000, Type: mad.NodeTypeSwitch, NumPorts: 8, Ports: make([]*subnet.Port, 9), Path: []uint8{0, 1}}
+	hca2 := &subnet.Node{GUID: 0x300000, Type: mad.NodeTypeCA, NumPorts: 2, Ports: make([]*subnet.Port, 3), Path: []uint8{0, 1, 2}}
+	link := func(a, b *subnet.Port) { a.Remote, b.Remote = b, a }
+	link(port(hca1, 1), port(sw, 1))
+	link(port(sw, 2), port(hca2, 1))
+	return &subnet.Fabric{Nodes: []*subnet.Node{hca1, sw, hca2}, From: hca1, FromPort: 1}
+}
+
+// dryRunCase is one tool run with --dry-run against a dryRunFabric.
+type dryRunCase struct {
+	name string
+	run  func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error
+	// wantGets says the tool reads the fabric.
+	wantGets bool
+	// want is the whole output, or its end when suffix is set.
+	want   string
+	suffix bool
+}
+
+// runDryRunCases runs each case against a fresh fake: the Gets reach it, no
+// Set or Trap does, and stdout has what was read and the plan.
+func runDryRunCases(t *testing.T, tests []dryRunCase) {
+	t.Helper()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ff := &dryRunFabric{}
+			var out bytes.Buffer
+			if err := tt.run(t, ff, &out); err != nil {
+				t.Fatalf("run: %v\n%s", err, out.String())
+			}
+			if ff.changes != 0 {
+				t.Errorf("%d state-changing MADs reached the transport, want none", ff.changes)
+			}
+			if tt.wantGets && ff.gets == 0 {
+				t.Errorf("no Get reached the transport")
+			}
+			got := out.String()
+			if tt.suffix && strings.HasSuffix(got, tt.want) {
+				return
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("unexpected output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
