@@ -20,7 +20,7 @@ import (
 
 // dryRunPortInfo is the PortInfo every port of dryRunFabric has: an
 // Active 4X SDR port of LID 2 whose SM is at LID 1.
-var dryRunPortInfo = mad.PortInfo{LID: 2, SMLID: 1, LocalPortNum: 1, LinkState: stateActive, PhysLinkState: 5,
+var dryRunPortInfo = mad.PortInfo{LID: 2, SMLID: 1, LocalPortNum: 1, LinkState: mad.PortStateActive, PhysLinkState: 5,
 	LinkWidthEnabled: 2, LinkWidthSupported: 3, LinkWidthActive: 2,
 	LinkSpeedSupported: 1, LinkSpeedEnabled: 1, LinkSpeedActive: 1, MKeyLeasePeriod: 15}
 

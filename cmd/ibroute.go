@@ -137,7 +137,7 @@ func checkSwitch(ctx context.Context, q *mad.Querier) (*switchInfo, error) {
 	if _, err := q.Get(ctx, &nd, 0); err != nil {
 		return nil, err
 	}
-	if ni.NodeType != nodeTypeSwitch {
+	if ni.NodeType != mad.NodeTypeSwitch {
 		return nil, fmt.Errorf("%s is not a switch (NodeType %d)", q.Path, ni.NodeType)
 	}
 	sw := &switchInfo{ni: ni, desc: nd.NodeDescription.String()}
