@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"context"
-	"encoding/binary"
 	"strings"
 	"testing"
 	"time"
@@ -52,7 +51,9 @@ func nodeRec(lid uint16, typ mad.NodeType, guid uint64, desc string) []byte {
 
 func (s *fakeSA) respond(req *mad.Packet) []byte {
 	s.reqs = append(s.reqs, req)
-	mask := binary.BigEndian.Uint64(req.MAD[48:]) // the SA header's ComponentMask
+	var sah mad.SAHeader
+	_ = sah.UnmarshalBinary(req.MAD)
+	mask := sah.ComponentMask
 	tmpl := req.MAD[56:]
 	var h mad.Header
 	h.UnmarshalBinary(req.MAD)
@@ -207,7 +208,9 @@ func TestSaquery(t *testing.T) {
 				t.Errorf("output (-want +got):\n%s", diff)
 			}
 			last := sa.reqs[len(sa.reqs)-1]
-			if got := binary.BigEndian.Uint64(last.MAD[48:]); got != tt.wantMask {
+			var sah mad.SAHeader
+			_ = sah.UnmarshalBinary(last.MAD)
+			if got := sah.ComponentMask; got != tt.wantMask {
 				t.Errorf("last request's component mask %#x, want %#x", got, tt.wantMask)
 			}
 		})
