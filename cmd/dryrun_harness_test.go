@@ -109,13 +109,13 @@ func dryRunFakeFabric() *subnet.Fabric {
 
 // dryRunCase is one tool run with --dry-run against a dryRunFabric.
 type dryRunCase struct {
-	name string
-	run  func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error
+	Name string
+	Run  func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error
 	// wantGets says the tool reads the fabric.
-	wantGets bool
+	WantGets bool
 	// want is the whole output, or its end when suffix is set.
-	want   string
-	suffix bool
+	Want   string
+	Suffix bool
 }
 
 // runDryRunCases runs each case against a fresh fake: the Gets reach it, no
@@ -123,23 +123,23 @@ type dryRunCase struct {
 func runDryRunCases(t *testing.T, tests []dryRunCase) {
 	t.Helper()
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.Name, func(t *testing.T) {
 			ff := &dryRunFabric{}
 			var out bytes.Buffer
-			if err := tt.run(t, ff, &out); err != nil {
+			if err := tt.Run(t, ff, &out); err != nil {
 				t.Fatalf("run: %v\n%s", err, out.String())
 			}
 			if ff.changes != 0 {
 				t.Errorf("%d state-changing MADs reached the transport, want none", ff.changes)
 			}
-			if tt.wantGets && ff.gets == 0 {
+			if tt.WantGets && ff.gets == 0 {
 				t.Errorf("no Get reached the transport")
 			}
 			got := out.String()
-			if tt.suffix && strings.HasSuffix(got, tt.want) {
+			if tt.Suffix && strings.HasSuffix(got, tt.Want) {
 				return
 			}
-			if diff := cmp.Diff(tt.want, got); diff != "" {
+			if diff := cmp.Diff(tt.Want, got); diff != "" {
 				t.Errorf("unexpected output (-want +got):\n%s", diff)
 			}
 		})
