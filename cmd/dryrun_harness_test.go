@@ -118,6 +118,11 @@ type dryRunCase struct {
 	Suffix bool
 }
 
+// newDryRunCase is a dryRunCase, field by field.
+func newDryRunCase(name string, run func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error, wantGets bool, want string, suffix bool) dryRunCase {
+	return dryRunCase{Name: name, Run: run, WantGets: wantGets, Want: want, Suffix: suffix}
+}
+
 // runDryRunCases runs each case against a fresh fake: the Gets reach it, no
 // Set or Trap does, and stdout has what was read and the plan.
 func runDryRunCases(t *testing.T, tests []dryRunCase) {

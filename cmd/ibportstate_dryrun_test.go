@@ -12,7 +12,7 @@ import (
 // TestDryRunSMPTools runs ibportstate, sminfo and ibsendtrap with --dry-run against the fake.
 func TestDryRunSMPTools(t *testing.T) {
 	runDryRunCases(t, []dryRunCase{
-		{"ibportstate disable", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
+		newDryRunCase("ibportstate disable", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
 			o := parsedOptions(t, "ibportstate", newIbportstateCmd, []string{"--dry-run", "2", "1", "disable"})
 			o.IO.Out = out
 			o.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.transactor(&o.Common, out), dryRunLocal, nil }
@@ -35,8 +35,8 @@ MkeyLeasePeriod:.................15
 ProtectBits:.....................0
 Disable may be irreversible
 dry-run: SubnSet(PortInfo) from=madtest0/1 lid=2 attrmod=0x1 PhysLinkState=Disabled
-`, false},
-		{"ibportstate speed width", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
+`, false),
+		newDryRunCase("ibportstate speed width", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
 			o := parsedOptions(t, "ibportstate", newIbportstateCmd, []string{"--dry-run", "-D", "0,1", "1", "width", "3", "speed", "1", "fdr10", "1"})
 			o.IO.Out = out
 			o.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.transactor(&o.Common, out), dryRunLocal, nil }
@@ -44,22 +44,22 @@ dry-run: SubnSet(PortInfo) from=madtest0/1 lid=2 attrmod=0x1 PhysLinkState=Disab
 		}, true, `ProtectBits:.....................0
 dry-run: SubnSet(MlnxExtPortInfo) from=madtest0/1 dr=0,1 attrmod=0x1 StateChangeEnable=0x01 LinkSpeedEnabled=0x01
 dry-run: SubnSet(PortInfo) from=madtest0/1 dr=0,1 attrmod=0x1 LinkWidthEnabled="1X or 4X"
-`, true},
-		{"sminfo", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
+`, true),
+		newDryRunCase("sminfo", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
 			o := parsedOptions(t, "sminfo", newSminfoCmd, []string{"--dry-run", "-p", "14", "1", "1"})
 			o.IO.Out = out
 			o.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.transactor(&o.Common, out), dryRunLocal, nil }
 			return sminfoRun(o)
 		}, true, `sminfo: sm lid 1 sm guid 0x200000, activity count 7 priority 1 state 3 SMINFO_MASTER
 dry-run: SubnSet(SMInfo) from=madtest0/1 lid=1 attrmod=0x1 Priority=14 SMState=2
-`, false},
-		{"ibsendtrap", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
+`, false),
+		newDryRunCase("ibsendtrap", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
 			o := parsedOptions(t, "ibsendtrap", newIbsendtrapCmd, []string{"--dry-run", "local_link_integrity", "1"})
 			o.IO.Out = out
 			o.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.transactor(&o.Common, out), dryRunLocal, nil }
 			return ibsendtrapRun(o)
-		}, true, "dry-run: SubnTrap(Notice) from=madtest0/1 lid=1 attrmod=0x0 IsGeneric=1 Type=1 ProducerType=\"Channel Adapter\" TrapNumber=129 IssuerLID=2 " +
-			"DataDetails=000000020100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000\n", false},
+		}, true, "dry-run: SubnTrap(Notice) from=madtest0/1 lid=1 attrmod=0x0 IsGeneric=1 Type=1 ProducerType=\"Channel Adapter\" TrapNumber=129 IssuerLID=2 "+
+			"DataDetails=000000020100000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000\n", false),
 	})
 }
 

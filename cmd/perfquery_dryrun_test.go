@@ -13,20 +13,20 @@ import (
 // TestDryRunPerfTools runs perfquery and ibclearerrors with --dry-run against the fake.
 func TestDryRunPerfTools(t *testing.T) {
 	runDryRunCases(t, []dryRunCase{
-		{"perfquery -r", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
+		newDryRunCase("perfquery -r", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
 			o := parsedOptions(t, "perfquery", newPerfqueryCmd, []string{"--dry-run", "-r", "2", "1"})
 			o.IO.Out = out
 			o.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.transactor(&o.Common, out), dryRunLocal, nil }
 			return perfqueryRun(o)
-		}, true, "PortXmitWait:....................0\n" +
-			"dry-run: PerfSet(PortCounters) from=madtest0/1 lid=2 attrmod=0x0 PortSelect=1 CounterSelect=0xffff CounterSelect2=0x01\n", true},
-		{"perfquery -R -x", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
+		}, true, "PortXmitWait:....................0\n"+
+			"dry-run: PerfSet(PortCounters) from=madtest0/1 lid=2 attrmod=0x0 PortSelect=1 CounterSelect=0xffff CounterSelect2=0x01\n", true),
+		newDryRunCase("perfquery -R -x", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
 			o := parsedOptions(t, "perfquery", newPerfqueryCmd, []string{"--dry-run", "-R", "-x", "2", "1"})
 			o.IO.Out = out
 			o.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.transactor(&o.Common, out), dryRunLocal, nil }
 			return perfqueryRun(o)
-		}, true, "dry-run: PerfSet(PortCountersExtended) from=madtest0/1 lid=2 attrmod=0x0 PortSelect=1 CounterSelect=0xffff CounterSelect2=0x00001fff\n", false},
-		{"ibclearerrors", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
+		}, true, "dry-run: PerfSet(PortCountersExtended) from=madtest0/1 lid=2 attrmod=0x0 PortSelect=1 CounterSelect=0xffff CounterSelect2=0x00001fff\n", false),
+		newDryRunCase("ibclearerrors", func(t *testing.T, ff *dryRunFabric, out *bytes.Buffer) error {
 			o := fakeNetCheck(t, "ibclearerrors", []string{"--dry-run"})
 			o.IO.Out = out
 			o.Open = func() (*mad.Transactor, error) { return ff.transactor(&o.Common, out), nil }
@@ -37,7 +37,7 @@ dry-run: PerfSet(PortCounters) from=madtest0/1 lid=2 attrmod=0x0 PortSelect=1 Co
 *** WARNING ***: this command is deprecated; Please use "ibqueryerrors -k"
 
 ## Summary: 2 nodes cleared 0 errors
-`, false},
+`, false),
 	})
 }
 
