@@ -264,3 +264,16 @@ func TestPerfqueryRun(t *testing.T) {
 		})
 	}
 }
+
+// TestPerfquerySysfsRoot checks that a MAD tool reports a --sysfs that is
+// not there as the local tools do: a usage error naming the flag.
+func TestPerfquerySysfsRoot(t *testing.T) {
+	f, out, errOut := testFactory(nil)
+	if code := Main([]string{"perfquery", "--sysfs", "/nonexistent"}, f); code != ExitUsage || out.Len() != 0 {
+		t.Errorf("exit %d, stdout %q; want %d and nothing", code, out, ExitUsage)
+	}
+	want := "perfquery: --sysfs /nonexistent: no such directory; want the sysfs mount point, such as /sys\n"
+	if diff := cmp.Diff(want, errOut.String()); diff != "" {
+		t.Errorf("unexpected stderr (-want +got):\n%s", diff)
+	}
+}

@@ -236,7 +236,6 @@ func TestSysfsRoot(t *testing.T) {
 		{[]string{"ibstatus", "--sysfs", "/nonexistent"}, nil, "ibstatus: --sysfs /nonexistent: no such directory" + want},
 		{[]string{"ibv_devices", "--sysfs", "/nonexistent"}, nil, "ibv_devices: --sysfs /nonexistent: no such directory" + want},
 		{[]string{"set_nodedesc", "-v", "--sysfs", "/nonexistent"}, nil, "set_nodedesc: --sysfs /nonexistent: no such directory" + want},
-		{[]string{"perfquery", "--sysfs", "/nonexistent"}, nil, "perfquery: --sysfs /nonexistent: no such directory" + want},
 		// The flag wins over the variable, as for every other setting.
 		{[]string{"ibstat", "--sysfs", "/nonexistent"}, map[string]string{"IBTOOL_SYSFS": "/sys"}, "ibstat: --sysfs /nonexistent: no such directory" + want},
 	}
