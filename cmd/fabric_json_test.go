@@ -2,12 +2,14 @@ package cmd
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/internal/jsonkeys"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
 
@@ -25,7 +27,7 @@ func execFabricCmd(c *cobra.Command, args []string) error {
 // externalPort, ibnetdiscover's enhancedPort0 and errors.
 func TestFabricJSONKeys(t *testing.T) {
 	fab := fakeTwoSwitches(t, func(ff *subnettest.Fabric) { ff.Node("Hca2").Ports[1].Width = mad.LinkWidth1X })
-	topo := fakeTopologyText(t, fab, true)
+	topo := subnet.TopologyText(fab, true, time.Time{})
 	run := map[string]func(args ...string) string{
 		"ibnetdiscover": func(args ...string) string {
 			out, _, err := runIbnetdiscover(t, fab, args...)

@@ -201,28 +201,28 @@ func ibnetdiscoverRun(o *ibnetdiscoverOptions) error {
 		// The walk's lines go to standard output, the topology where
 		// it is asked for, as in infiniband-diags.
 		sw := bufio.NewWriter(o.IO.Out)
-		(&topology{w: sw, f: fab}).visits()
+		(&subnet.TopologyWriter{W: sw, Fabric: fab}).Visits()
 		if err := sw.Flush(); err != nil {
 			return err
 		}
 	}
 	w := newTableWriter(out)
-	t := &topology{w: w, f: fab, names: o.names, full: o.Full, group: o.Group}
+	t := &subnet.TopologyWriter{W: w, Fabric: fab, Names: o.names, Full: o.Full, Group: o.Group}
 	switch {
 	case o.Ports:
-		t.ports()
+		t.Ports()
 	case len(o.List) > 0:
-		t.list(o.List)
+		t.List(o.List)
 	case orig != nil:
-		t.diff(orig, fab, o.DiffCheck)
+		t.Diff(orig, topologyDiffCheck(o.DiffCheck))
 	case o.Format == "dot":
-		t.dot()
+		t.Dot()
 	default:
 		if o.Group {
-			t.chassis = fab.GroupChassis()
+			t.Chassis = fab.GroupChassis()
 		}
-		t.header(o.Now(), o.MaxHops)
-		t.dump()
+		t.Header(o.Now(), o.MaxHops)
+		t.Dump()
 	}
 	if err := w.Flush(); err != nil {
 		return err
@@ -293,9 +293,8 @@ func fabricJSON(f *subnet.Fabric, names *nodemap.Map) any {
 				if p == nil || (p.Num == 0 && n.Type == mad.NodeTypeSwitch) {
 					continue
 				}
-				l := linkOf(p)
-				pj := portJSON{Port: p.Num, PortGUID: p.GUID.String(), LID: int(p.BaseLID), LMC: int(p.LMC),
-					LinkWidthActive: linkWidthCompat(l.width), LinkSpeedActive: l.speedString()}
+				pj := portJSON{Port: p.Num, PortGUID: p.GUID.String(), LID: int(p.BaseLID), LMC: int(p.LMC)}
+				pj.LinkWidthActive, pj.LinkSpeedActive = subnet.LinkCompat(p)
 				if p.Info != nil {
 					pj.LinkState, pj.PhysLinkState = int(p.Info.LinkState), int(p.Info.PhysLinkState)
 				}

@@ -24,27 +24,28 @@ func savedFabric(t *testing.T, fab *subnet.Fabric) string {
 // and Switch2's port 1 is down.
 func downHca2(ff *subnettest.Fabric) { ff.Node("Hca2").Ports[1].Down = true }
 
+// TestIbnetdiscoverDiff checks that --diff reads the cached fabric and
+// --diffcheck picks the checks; subnet's TopologyWriter tests the text.
 func TestIbnetdiscoverDiff(t *testing.T) {
-	orig := savedFabric(t, fakeTwoSwitches(t, nil))
+	origFab := fakeTwoSwitches(t, nil)
+	orig := savedFabric(t, origFab)
 	cur := fakeTwoSwitches(t, downHca2)
 	tests := []struct {
-		args []string
-		want string
+		args   []string
+		checks subnet.DiffCheck
 	}{
-		{[]string{"--diff", orig}, "\nvendid=0x0\ndevid=0x0\nsysimgguid=0x200001\nswitchguid=0x200001(200001)\n" +
-			"Switch\t8 \"S-0000000000200001\"\t\t# \"Switch2\" base port 0 lid 2 lmc 0\n" +
-			"< [1]\t\"H-0000000000100003\"[1](100004) \t\t# \"Hca2\" lid 5 4xSDR\n" +
-			"\n< vendid=0x0\n< devid=0x0\n< sysimgguid=0x100003\n< caguid=0x100003\n< Ca\t2 \"H-0000000000100003\"\t\t# \"Hca2\"\n" +
-			"< [1](100004) \t\"S-0000000000200001\"[1]\t\t# lid 5 lmc 0 \"Switch2\" lid 2 4xSDR\n"},
-		// Switches only, without ports: nothing changed there.
-		{[]string{"--diff", orig, "--diffcheck", "sw,lid,nodedesc"}, ""},
+		{[]string{"--diff", orig}, subnet.DiffSwitches | subnet.DiffCAs | subnet.DiffRouters | subnet.DiffPorts},
+		{[]string{"--diff", orig, "--diffcheck", "CA,lid"}, subnet.DiffCAs | subnet.DiffLIDs},
+		{[]string{"--diff", orig, "--diffcheck", "sw,router,port,nodedesc"},
+			subnet.DiffSwitches | subnet.DiffRouters | subnet.DiffPorts | subnet.DiffNodeDescs},
 	}
 	for _, tt := range tests {
 		out, _, err := runIbnetdiscover(t, cur, tt.args...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(tt.want, out); diff != "" {
+		want := topologyWriterOutput(cur, func(w *subnet.TopologyWriter) { w.Diff(origFab, tt.checks) })
+		if diff := cmp.Diff(want, out); diff != "" || out == "" {
 			t.Errorf("ibnetdiscover %v (-want +got):\n%s", tt.args[2:], diff)
 		}
 	}

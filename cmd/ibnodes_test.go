@@ -3,8 +3,10 @@ package cmd
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // TestPickNodeLines runs the scripts' awk programs on topology lines,
@@ -111,7 +113,7 @@ func runNodeList(t *testing.T, k nodeListKind, topo []byte, args ...string) stri
 // TestNodeListTools runs each node list tool on the two-switch fabric's
 // topology: the lines the scripts print, in their order.
 func TestNodeListTools(t *testing.T) {
-	topo := fakeTopologyText(t, fakeTwoSwitches(t, nil), false)
+	topo := subnet.TopologyText(fakeTwoSwitches(t, nil), false, time.Time{})
 	hosts := `Ca	: 0x0000000000100009 ports 2 "Hca4"
 Ca	: 0x0000000000100003 ports 2 "Hca2"
 Ca	: 0x0000000000100006 ports 2 "Hca3"

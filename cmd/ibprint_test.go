@@ -4,8 +4,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // runNodePrint runs an ibprint tool with args on topology text, kept in a
@@ -40,7 +42,7 @@ func runNodePrintErr(t *testing.T, name string, topo []byte, args ...string) (st
 // TestNodePrintTools finds nodes of the two-switch fabric's grouped
 // topology by name and by GUID.
 func TestNodePrintTools(t *testing.T) {
-	topo := fakeTopologyText(t, fakeTwoSwitches(t, nil), true)
+	topo := subnet.TopologyText(fakeTwoSwitches(t, nil), true, time.Time{})
 	hca2 := "Ca\t2 \"H-0000000000100003\"\t\t# \"Hca2\"\n[1](100004) \t\"S-0000000000200001\"[1]\t\t# lid 5 lmc 0 \"Switch2\" lid 2 4xSDR\n"
 	tests := []struct {
 		name string

@@ -1,12 +1,12 @@
 package cmd
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // infiniband-diags' Perl scripts (ibidsverify, ibfindnodesusing) share an
@@ -61,14 +61,5 @@ func (f *Factory) topologyText(tool string, o *CommonOptions, d *discoveryOption
 	if err != nil {
 		return nil, withContext(err, "discovery")
 	}
-	var b bytes.Buffer
-	w := bufio.NewWriter(&b)
-	t := &topology{w: w, f: fab, group: group}
-	if group {
-		t.chassis = fab.GroupChassis()
-	}
-	t.header(time.Now(), false)
-	t.dump()
-	w.Flush()
-	return b.Bytes(), reportPartial(tool, fab, f.IO.ErrOut)
+	return subnet.TopologyText(fab, group, time.Now()), reportPartial(tool, fab, f.IO.ErrOut)
 }

@@ -50,22 +50,12 @@ func descs(nodes []*subnet.Node) string {
 	return strings.Join(s, " ")
 }
 
-// visits renders Visits as ibnetdiscover -s prints them.
-func visits(f *subnet.Fabric) string {
-	var b strings.Builder
-	for _, v := range f.Visits {
-		state := "known"
-		if v.New {
-			state = "new"
-		}
-		port := v.Port
-		if v.Node.Type == mad.NodeTypeSwitch {
-			port = 0
-		}
-		fmt.Fprintf(&b, "%s -> %s %s {%016x} portnum %d lid %d-%d %q\n", subnet.FormatPath(v.Path), state,
-			v.Node.Type, uint64(v.Node.GUID), port, v.LID, int(v.LID)+1<<v.LMC-1, v.Desc)
-	}
-	return b.String()
+// visits renders Visits as ibnetdiscover -s prints them, without the
+// constant prefix.
+func visits(t *testing.T, f *subnet.Fabric) string {
+	t.Helper()
+	out := topologyOutput(t, f, (*subnet.TopologyWriter).Visits)
+	return strings.ReplaceAll(out, "DR path slid 0; dlid 0; ", "")
 }
 
 // TestDiscoverOrder checks the order against what infiniband-diags 44's
@@ -92,7 +82,7 @@ func TestDiscoverOrder(t *testing.T) {
 0,1,3,2 -> new Channel Adapter {0000000000100009} portnum 1 lid 0-0 ""
 0,1,3,5 -> known Switch {0000000000200000} portnum 0 lid 1-1 "Switch1"
 `
-	if diff := cmp.Diff(want, visits(f)); diff != "" {
+	if diff := cmp.Diff(want, visits(t, f)); diff != "" {
 		t.Errorf("visits (-want +got):\n%s", diff)
 	}
 	if f.MaxHops != 3 {
@@ -260,7 +250,7 @@ func TestDiscoverLIDRouted(t *testing.T) {
 		if diff := cmp.Diff(descs(want.All()), descs(got.All())); diff != "" {
 			t.Errorf("nodes (-want +got):\n%s", diff)
 		}
-		if diff := cmp.Diff(visits(want), visits(got)); diff != "" {
+		if diff := cmp.Diff(visits(t, want), visits(t, got)); diff != "" {
 			t.Errorf("visits (-want +got):\n%s", diff)
 		}
 		for _, n := range want.Nodes {

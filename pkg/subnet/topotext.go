@@ -1,18 +1,19 @@
-package cmd
+package subnet
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
-	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // This file renders a fabric as infiniband-diags 44's ibnetdiscover prints
-// it (ibnetdiscover.c): the topology, the node lists and the ports report.
+// it (ibnetdiscover.c): the topology, the node lists, the ports report,
+// the walk's lines and a Graphviz graph.
 
 // linkWidthCompat names a LinkWidthActive value as ibnetdiscover's
 // dump_linkwidth_compat does.
@@ -83,10 +84,9 @@ func (l portLink) speedString() string {
 	return linkSpeedExtCompat(l.ext, l.speed, l.fdr10)
 }
 
-// linkOf reads p's link as the topology dump does: a switch port's speeds
-// count only when port 0 was read (its capability mask tells whether the
-// extended speed is valid).
-func linkOf(p *subnet.Port) portLink {
+// activeLink reads what p's PortInfo and MlnxExtPortInfo say of its link,
+// without the extended speed.
+func activeLink(p *Port) portLink {
 	var l portLink
 	if p.Info != nil {
 		l.width, l.speed, l.vlCap = p.Info.LinkWidthActive, p.Info.LinkSpeedActive, p.Info.VLCap
@@ -94,6 +94,14 @@ func linkOf(p *subnet.Port) portLink {
 	if p.ExtInfo != nil {
 		l.fdr10 = p.ExtInfo.LinkSpeedActive
 	}
+	return l
+}
+
+// linkOf reads p's link as the topology dump does: a switch port's speeds
+// count only when port 0 was read (its capability mask tells whether the
+// extended speed is valid).
+func linkOf(p *Port) portLink {
+	l := activeLink(p)
 	if !p.HasCapMask() {
 		if p.Node.Type == mad.NodeTypeSwitch {
 			l.speed = 0
@@ -106,7 +114,7 @@ func linkOf(p *subnet.Port) portLink {
 
 // quotedNodeName is ibnetdiscover's node_name: "S-<guid>", "H-<guid>" or
 // "R-<guid>", quotes included.
-func quotedNodeName(n *subnet.Node) string {
+func quotedNodeName(n *Node) string {
 	c := "?"
 	switch n.Type {
 	case mad.NodeTypeSwitch:
@@ -122,81 +130,114 @@ func quotedNodeName(n *subnet.Node) string {
 // cleanDesc is rdma-core's clean_nodedesc: unprintable bytes become spaces.
 func cleanDesc(s string) string { return (*nodemap.Map)(nil).Name(0, s) }
 
-// topology writes ibnetdiscover's outputs for one fabric.
-type topology struct {
-	w     *bufio.Writer
-	f     *subnet.Fabric
-	names *nodemap.Map
-	full  bool // -f
-	group bool // -g
-	// chassis are the fabric's chassis (-g).
-	chassis []*subnet.Chassis
+// LinkCompat names p's active link width and speed as ibnetdiscover's
+// topology does ("4x", "QDR"), with its rules for a port whose capability
+// mask was not read.
+func LinkCompat(p *Port) (width, speed string) {
+	l := linkOf(p)
+	return linkWidthCompat(l.width), l.speedString()
+}
+
+// TopologyWriter writes a fabric as infiniband-diags 44's ibnetdiscover
+// prints it: the topology file, the node lists, the ports report, the
+// walk's lines, a Graphviz graph and the differences from another fabric.
+type TopologyWriter struct {
+	// W receives the text; the caller flushes it.
+	W *bufio.Writer
+	// Fabric is the fabric written.
+	Fabric *Fabric
+	// Names names the nodes; nil: their descriptions, cleaned.
+	Names *nodemap.Map
+	// Full is ibnetdiscover -f: port lines add the raw speed, width and
+	// VLCap.
+	Full bool
+	// Group is -g: chassis numbers, slots and external port numbers.
+	Group bool
+	// Chassis are the fabric's chassis (Fabric.GroupChassis), written
+	// first by Dump under Group.
+	Chassis []*Chassis
+}
+
+// TopologyText renders fab as ibnetdiscover prints it (as ibnetdiscover
+// -g when group is set), its header dated now.
+func TopologyText(fab *Fabric, group bool, now time.Time) []byte {
+	var b bytes.Buffer
+	w := bufio.NewWriter(&b)
+	t := &TopologyWriter{W: w, Fabric: fab, Group: group}
+	if group {
+		t.Chassis = fab.GroupChassis()
+	}
+	t.Header(now, false)
+	t.Dump()
+	w.Flush() // a bytes.Buffer takes all
+	return b.Bytes()
 }
 
 // name is the node's name in the map, or its cleaned description.
-func (t *topology) name(n *subnet.Node) string { return t.names.Name(uint64(n.GUID), n.Desc) }
+func (t *TopologyWriter) name(n *Node) string { return t.Names.Name(uint64(n.GUID), n.Desc) }
 
-// header writes the topology file header.
-func (t *topology) header(now time.Time, maxHops bool) {
-	fmt.Fprintf(t.w, "#\n# Topology file: generated on %s\n#\n", now.Format("Mon Jan _2 15:04:05 2006"))
+// Header writes the topology file's header, dated now; maxHops adds
+// ibnetdiscover -m's hop and MAD counts.
+func (t *TopologyWriter) Header(now time.Time, maxHops bool) {
+	fmt.Fprintf(t.W, "#\n# Topology file: generated on %s\n#\n", now.Format("Mon Jan _2 15:04:05 2006"))
 	if maxHops {
-		fmt.Fprintf(t.w, "# Reported max hops discovered: %d\n# Total MADs used: %d\n", t.f.MaxHops, t.f.MADs)
+		fmt.Fprintf(t.W, "# Reported max hops discovered: %d\n# Total MADs used: %d\n", t.Fabric.MaxHops, t.Fabric.MADs)
 	}
-	fmt.Fprintf(t.w, "# Initiated from node %016x port %016x\n", uint64(t.f.From.GUID), uint64(t.f.From.Info.PortGUID))
+	fmt.Fprintf(t.W, "# Initiated from node %016x port %016x\n", uint64(t.Fabric.From.GUID), uint64(t.Fabric.From.Info.PortGUID))
 }
 
 // ids writes a node's vendid, devid and sysimgguid lines (out_ids).
-func (t *topology) ids(n *subnet.Node, chname, prefix string) {
-	fmt.Fprintf(t.w, "\n%svendid=0x%x\n%sdevid=0x%x\n", prefix, n.Info.VendorID, prefix, n.Info.DeviceID)
+func (t *TopologyWriter) ids(n *Node, chname, prefix string) {
+	fmt.Fprintf(t.W, "\n%svendid=0x%x\n%sdevid=0x%x\n", prefix, n.Info.VendorID, prefix, n.Info.DeviceID)
 	sys := n.Info.SystemImageGUID
 	if sys != 0 {
-		fmt.Fprintf(t.w, "%ssysimgguid=0x%x", prefix, uint64(sys))
+		fmt.Fprintf(t.W, "%ssysimgguid=0x%x", prefix, uint64(sys))
 	}
-	inChassis := t.group && n.Chassis != 0
+	inChassis := t.Group && n.Chassis != 0
 	if inChassis {
-		fmt.Fprintf(t.w, "\t\t# Chassis %d", n.Chassis)
+		fmt.Fprintf(t.W, "\t\t# Chassis %d", n.Chassis)
 		if chname != "" {
-			fmt.Fprintf(t.w, " (%s)", cleanDesc(chname))
+			fmt.Fprintf(t.W, " (%s)", cleanDesc(chname))
 		}
-		if subnet.IsXsigoTCA(n.GUID) {
+		if IsXsigoTCA(n.GUID) {
 			if p := n.Port(1); p != nil && p.Remote != nil {
-				fmt.Fprintf(t.w, " slot %d", p.Remote.Num)
+				fmt.Fprintf(t.W, " slot %d", p.Remote.Num)
 			}
 		}
 	}
 	if sys != 0 || inChassis {
-		t.w.WriteByte('\n')
+		t.W.WriteByte('\n')
 	}
 }
 
 // switchNode writes a switch's header lines (out_switch).
-func (t *topology) switchNode(n *subnet.Node, chname, idPrefix, swPrefix string) {
+func (t *TopologyWriter) switchNode(n *Node, chname, idPrefix, swPrefix string) {
 	t.ids(n, chname, idPrefix)
-	fmt.Fprintf(t.w, "%sswitchguid=0x%x(%x)", idPrefix, uint64(n.GUID), uint64(n.Info.PortGUID))
-	if t.group {
-		t.w.WriteString("\t# ")
+	fmt.Fprintf(t.W, "%sswitchguid=0x%x(%x)", idPrefix, uint64(n.GUID), uint64(n.Info.PortGUID))
+	if t.Group {
+		t.W.WriteString("\t# ")
 		if s := n.ChassisType(); s != "" {
-			t.w.WriteString(s + " ")
+			t.W.WriteString(s + " ")
 		}
-		t.w.WriteString(n.ChassisSlot())
+		t.W.WriteString(n.ChassisSlot())
 	}
-	t.w.WriteByte('\n')
+	t.W.WriteByte('\n')
 	t.switchDetail(n, swPrefix)
-	t.w.WriteByte('\n')
+	t.W.WriteByte('\n')
 }
 
 // switchDetail writes the Switch line (out_switch_detail), no newline.
-func (t *topology) switchDetail(n *subnet.Node, prefix string) {
+func (t *TopologyWriter) switchDetail(n *Node, prefix string) {
 	sp0 := "base"
 	if n.EnhancedPort0 {
 		sp0 = "enhanced"
 	}
-	fmt.Fprintf(t.w, "%sSwitch\t%d %s\t\t# \"%s\" %s port 0 lid %d lmc %d", prefix, n.NumPorts, quotedNodeName(n),
+	fmt.Fprintf(t.W, "%sSwitch\t%d %s\t\t# \"%s\" %s port 0 lid %d lmc %d", prefix, n.NumPorts, quotedNodeName(n),
 		t.name(n), sp0, n.SMALID, n.SMALMC)
 }
 
 // caNode writes a CA's or router's header lines (out_ca).
-func (t *topology) caNode(n *subnet.Node, chname, idPrefix, caPrefix string) {
+func (t *TopologyWriter) caNode(n *Node, chname, idPrefix, caPrefix string) {
 	t.ids(n, chname, idPrefix)
 	typ := "???"
 	switch n.Type {
@@ -205,16 +246,16 @@ func (t *topology) caNode(n *subnet.Node, chname, idPrefix, caPrefix string) {
 	case mad.NodeTypeRouter:
 		typ = "rt"
 	}
-	fmt.Fprintf(t.w, "%s%sguid=0x%x\n", idPrefix, typ, uint64(n.GUID))
+	fmt.Fprintf(t.W, "%s%sguid=0x%x\n", idPrefix, typ, uint64(n.GUID))
 	t.caDetail(n, caPrefix)
-	if t.group && subnet.IsXsigoHCA(n.GUID) {
-		t.w.WriteString(" (scp)")
+	if t.Group && IsXsigoHCA(n.GUID) {
+		t.W.WriteString(" (scp)")
 	}
-	t.w.WriteByte('\n')
+	t.W.WriteByte('\n')
 }
 
 // caDetail writes the Ca or Rt line (out_ca_detail), no newline.
-func (t *topology) caDetail(n *subnet.Node, prefix string) {
+func (t *TopologyWriter) caDetail(n *Node, prefix string) {
 	typ := "???"
 	switch n.Type {
 	case mad.NodeTypeCA:
@@ -222,13 +263,13 @@ func (t *topology) caDetail(n *subnet.Node, prefix string) {
 	case mad.NodeTypeRouter:
 		typ = "Rt"
 	}
-	fmt.Fprintf(t.w, "%s%s\t%d %s\t\t# \"%s\"", prefix, typ, n.NumPorts, quotedNodeName(n), cleanDesc(n.Desc))
+	fmt.Fprintf(t.W, "%s%s\t%d %s\t\t# \"%s\"", prefix, typ, n.NumPorts, quotedNodeName(n), cleanDesc(n.Desc))
 }
 
 // extPort is "[ext N]" for a chassis port with an external number under
 // -g, "" otherwise.
-func (t *topology) extPort(p *subnet.Port) string {
-	if t.group && p.ExtNum != 0 {
+func (t *TopologyWriter) extPort(p *Port) string {
+	if t.Group && p.ExtNum != 0 {
 		return fmt.Sprintf("[ext %d]", p.ExtNum)
 	}
 	return ""
@@ -237,14 +278,8 @@ func (t *topology) extPort(p *subnet.Port) string {
 // switchLink reads p's link as out_switch_port does, whatever the node:
 // speeds only when the node has a port 0 that was read, the extended
 // speed when port 0's capability mask says it is valid.
-func switchLink(p *subnet.Port) portLink {
-	var l portLink
-	if p.Info != nil {
-		l.width, l.speed, l.vlCap = p.Info.LinkWidthActive, p.Info.LinkSpeedActive, p.Info.VLCap
-	}
-	if p.ExtInfo != nil {
-		l.fdr10 = p.ExtInfo.LinkSpeedActive
-	}
+func switchLink(p *Port) portLink {
+	l := activeLink(p)
 	p0 := p.Node.Port(0)
 	if p0 == nil || p0.Info == nil {
 		l.speed = 0
@@ -257,47 +292,47 @@ func switchLink(p *subnet.Port) portLink {
 }
 
 // switchPort writes one port line of a switch (out_switch_port).
-func (t *topology) switchPort(p *subnet.Port, prefix string) {
+func (t *TopologyWriter) switchPort(p *Port, prefix string) {
 	r := p.Remote
 	l := switchLink(p)
-	fmt.Fprintf(t.w, "%s[%d]%s\t%s[%d]%s", prefix, p.Num, t.extPort(p), quotedNodeName(r.Node), r.Num, t.extPort(r))
+	fmt.Fprintf(t.W, "%s[%d]%s\t%s[%d]%s", prefix, p.Num, t.extPort(p), quotedNodeName(r.Node), r.Num, t.extPort(r))
 	if r.Node.Type != mad.NodeTypeSwitch {
-		fmt.Fprintf(t.w, "(%x) ", uint64(r.GUID))
+		fmt.Fprintf(t.W, "(%x) ", uint64(r.GUID))
 	}
-	fmt.Fprintf(t.w, "\t\t# \"%s\" lid %d %s%s", t.name(r.Node), r.LID(), linkWidthCompat(l.width), l.speedString())
-	if t.full {
-		fmt.Fprintf(t.w, " s=%d w=%d v=%d", l.speed, l.width, l.vlCap)
+	fmt.Fprintf(t.W, "\t\t# \"%s\" lid %d %s%s", t.name(r.Node), r.LID(), linkWidthCompat(l.width), l.speedString())
+	if t.Full {
+		fmt.Fprintf(t.W, " s=%d w=%d v=%d", l.speed, l.width, l.vlCap)
 	}
-	if subnet.IsXsigoTCA(r.GUID) {
-		fmt.Fprintf(t.w, " slot %d", p.Num)
-	} else if subnet.IsXsigoHCA(r.GUID) {
-		t.w.WriteString(" (scp)")
+	if IsXsigoTCA(r.GUID) {
+		fmt.Fprintf(t.W, " slot %d", p.Num)
+	} else if IsXsigoHCA(r.GUID) {
+		t.W.WriteString(" (scp)")
 	}
-	t.w.WriteByte('\n')
+	t.W.WriteByte('\n')
 }
 
 // caPort writes one port line of a CA or router (out_ca_port).
-func (t *topology) caPort(p *subnet.Port, prefix string) {
+func (t *TopologyWriter) caPort(p *Port, prefix string) {
 	r := p.Remote
 	l := linkOf(p)
-	fmt.Fprintf(t.w, "%s[%d]", prefix, p.Num)
+	fmt.Fprintf(t.W, "%s[%d]", prefix, p.Num)
 	if p.Node.Type != mad.NodeTypeSwitch {
-		fmt.Fprintf(t.w, "(%x) ", uint64(p.GUID))
+		fmt.Fprintf(t.W, "(%x) ", uint64(p.GUID))
 	}
-	fmt.Fprintf(t.w, "\t%s[%d]%s", quotedNodeName(r.Node), r.Num, t.extPort(r))
+	fmt.Fprintf(t.W, "\t%s[%d]%s", quotedNodeName(r.Node), r.Num, t.extPort(r))
 	if r.Node.Type != mad.NodeTypeSwitch {
-		fmt.Fprintf(t.w, " (%x) ", uint64(r.GUID))
+		fmt.Fprintf(t.W, " (%x) ", uint64(r.GUID))
 	}
-	fmt.Fprintf(t.w, "\t\t# lid %d lmc %d \"%s\" lid %d %s%s", p.BaseLID, p.LMC, t.name(r.Node), r.LID(),
+	fmt.Fprintf(t.W, "\t\t# lid %d lmc %d \"%s\" lid %d %s%s", p.BaseLID, p.LMC, t.name(r.Node), r.LID(),
 		linkWidthCompat(l.width), l.speedString())
-	if t.full {
-		fmt.Fprintf(t.w, " s=%d w=%d v=%d", l.speed, l.width, l.vlCap)
+	if t.Full {
+		fmt.Fprintf(t.W, " s=%d w=%d v=%d", l.speed, l.width, l.vlCap)
 	}
-	t.w.WriteByte('\n')
+	t.W.WriteByte('\n')
 }
 
 // node writes a node and its linked ports.
-func (t *topology) node(n *subnet.Node, chname string) {
+func (t *TopologyWriter) node(n *Node, chname string) {
 	if n.Type == mad.NodeTypeSwitch {
 		t.switchNode(n, chname, "", "")
 	} else {
@@ -316,21 +351,22 @@ func (t *topology) node(n *subnet.Node, chname string) {
 	}
 }
 
-// dump writes the whole topology (dump_topology).
-func (t *topology) dump() {
-	if t.group {
+// Dump writes the topology after its header (dump_topology), the chassis
+// first under Group.
+func (t *TopologyWriter) Dump() {
+	if t.Group {
 		t.chassisNodes()
-		t.w.WriteString("\nNon-Chassis Nodes\n")
+		t.W.WriteString("\nNon-Chassis Nodes\n")
 	}
-	for _, n := range t.f.ByType(mad.NodeTypeSwitch) {
-		if t.group && n.Chassis != 0 {
+	for _, n := range t.Fabric.ByType(mad.NodeTypeSwitch) {
+		if t.Group && n.Chassis != 0 {
 			continue
 		}
 		t.node(n, "")
 	}
 	for _, typ := range []mad.NodeType{mad.NodeTypeCA, mad.NodeTypeRouter} {
-		for _, n := range t.f.ByType(typ) {
-			if t.group && n.Chassis != 0 {
+		for _, n := range t.Fabric.ByType(typ) {
+			if t.Group && n.Chassis != 0 {
 				continue
 			}
 			t.node(n, "")
@@ -338,19 +374,20 @@ func (t *topology) dump() {
 	}
 }
 
-// list writes the -l, -H, -S or -R node list (list_nodes).
-func (t *topology) list(types []mad.NodeType) {
+// List writes the nodes of the given types, a line each, as -l, -H, -S
+// and -R do (list_nodes).
+func (t *TopologyWriter) List(types []mad.NodeType) {
 	for _, typ := range types {
 		name := map[mad.NodeType]string{mad.NodeTypeSwitch: "Switch", mad.NodeTypeCA: "Ca", mad.NodeTypeRouter: "Router"}[typ]
-		for _, n := range t.f.ByType(typ) {
-			fmt.Fprintf(t.w, "%s\t : 0x%016x ports %d devid 0x%x vendid 0x%x \"%s\"\n", name, uint64(n.GUID),
+		for _, n := range t.Fabric.ByType(typ) {
+			fmt.Fprintf(t.W, "%s\t : 0x%016x ports %d devid 0x%x vendid 0x%x \"%s\"\n", name, uint64(n.GUID),
 				n.NumPorts, n.Info.DeviceID, n.Info.VendorID, t.name(n))
 		}
 	}
 }
 
 // portsTypeCompat is ports_nt_str_compat: SW, CA or RT.
-func portsTypeCompat(n *subnet.Node) string {
+func portsTypeCompat(n *Node) string {
 	switch n.Type {
 	case mad.NodeTypeSwitch:
 		return "SW"
@@ -362,10 +399,10 @@ func portsTypeCompat(n *subnet.Node) string {
 	return "??"
 }
 
-// ports writes the -p ports report (dump_ports_report): every node, ports
+// Ports writes the -p ports report (dump_ports_report): every node, ports
 // from the highest number down.
-func (t *topology) ports() {
-	for _, n := range t.f.All() {
+func (t *TopologyWriter) Ports() {
+	for _, n := range t.Fabric.All() {
 		for num := n.NumPorts; num > 0; num-- {
 			p := n.Port(num)
 			if p == nil {
@@ -375,22 +412,22 @@ func (t *topology) ports() {
 			if !p.HasCapMask() {
 				l = portLink{fdr10: l.fdr10}
 			}
-			fmt.Fprintf(t.w, "%2s %5d %2d 0x%016x %s %s", portsTypeCompat(n), p.LID(), p.Num, uint64(p.GUID),
+			fmt.Fprintf(t.W, "%2s %5d %2d 0x%016x %s %s", portsTypeCompat(n), p.LID(), p.Num, uint64(p.GUID),
 				linkWidthCompat(l.width), l.speedString())
 			if r := p.Remote; r != nil {
-				fmt.Fprintf(t.w, " - %2s %5d %2d 0x%016x ( '%s' - '%s' )\n", portsTypeCompat(r.Node), r.LID(), r.Num,
+				fmt.Fprintf(t.W, " - %2s %5d %2d 0x%016x ( '%s' - '%s' )\n", portsTypeCompat(r.Node), r.LID(), r.Num,
 					uint64(r.GUID), t.name(n), t.name(r.Node))
 			} else {
-				fmt.Fprintf(t.w, "%36s'%s'\n", "", t.name(n))
+				fmt.Fprintf(t.W, "%36s'%s'\n", "", t.name(n))
 			}
 		}
 	}
 }
 
-// visits writes the -s lines: each NodeInfo answer of the walk, as
+// Visits writes the -s lines: each NodeInfo answer of the walk, as
 // libibnetdisc's dump_endnode prints it.
-func (t *topology) visits() {
-	for _, v := range t.f.Visits {
+func (t *TopologyWriter) Visits() {
+	for _, v := range t.Fabric.Visits {
 		state := "known"
 		if v.New {
 			state = "new"
@@ -399,20 +436,20 @@ func (t *topology) visits() {
 		if v.Node.Type == mad.NodeTypeSwitch {
 			port = 0
 		}
-		fmt.Fprintf(t.w, "DR path slid 0; dlid 0; %s -> %s %s {%016x} portnum %d lid %d-%d \"%s\"\n",
-			subnet.FormatPath(v.Path), state, v.Node.Type, uint64(v.Node.GUID), port, v.LID, int(v.LID)+1<<v.LMC-1, v.Desc)
+		fmt.Fprintf(t.W, "DR path slid 0; dlid 0; %s -> %s %s {%016x} portnum %d lid %d-%d \"%s\"\n",
+			FormatPath(v.Path), state, v.Node.Type, uint64(v.Node.GUID), port, v.LID, int(v.LID)+1<<v.LMC-1, v.Desc)
 	}
 }
 
-// dot writes the fabric as a Graphviz graph: a vertex per node (switches
+// Dot writes the fabric as a Graphviz graph: a vertex per node (switches
 // as boxes, CAs as ellipses, routers as diamonds) labelled with its name,
 // GUID and LID, and an edge per link labelled with its width and speed,
 // each end with its port number.
-func (t *topology) dot() {
-	t.w.WriteString("graph fabric {\n\tgraph [overlap=false];\n")
-	var nodes []*subnet.Node
+func (t *TopologyWriter) Dot() {
+	t.W.WriteString("graph fabric {\n\tgraph [overlap=false];\n")
+	var nodes []*Node
 	for _, typ := range []mad.NodeType{mad.NodeTypeSwitch, mad.NodeTypeCA, mad.NodeTypeRouter} {
-		nodes = append(nodes, t.f.ByType(typ)...)
+		nodes = append(nodes, t.Fabric.ByType(typ)...)
 	}
 	for _, n := range nodes {
 		shape := map[mad.NodeType]string{mad.NodeTypeSwitch: "box", mad.NodeTypeCA: "ellipse", mad.NodeTypeRouter: "diamond"}[n.Type]
@@ -425,10 +462,10 @@ func (t *topology) dot() {
 				}
 			}
 		}
-		fmt.Fprintf(t.w, "\t%s [shape=%s, label=\"%s\\n0x%016x\\nlid %d\"];\n", quotedNodeName(n), shape,
+		fmt.Fprintf(t.W, "\t%s [shape=%s, label=\"%s\\n0x%016x\\nlid %d\"];\n", quotedNodeName(n), shape,
 			dotEscape(t.name(n)), uint64(n.GUID), lid)
 	}
-	done := make(map[*subnet.Port]bool)
+	done := make(map[*Port]bool)
 	for _, n := range nodes {
 		for num := 1; num <= n.NumPorts; num++ {
 			p := n.Port(num)
@@ -440,11 +477,11 @@ func (t *topology) dot() {
 			if n.Type == mad.NodeTypeSwitch {
 				l = switchLink(p)
 			}
-			fmt.Fprintf(t.w, "\t%s -- %s [taillabel=\"%d\", headlabel=\"%d\", label=\"%s%s\"];\n", quotedNodeName(n),
+			fmt.Fprintf(t.W, "\t%s -- %s [taillabel=\"%d\", headlabel=\"%d\", label=\"%s%s\"];\n", quotedNodeName(n),
 				quotedNodeName(p.Remote.Node), p.Num, p.Remote.Num, linkWidthCompat(l.width), l.speedString())
 		}
 	}
-	t.w.WriteString("}\n")
+	t.W.WriteString("}\n")
 }
 
 // dotEscape escapes a name for a quoted Graphviz string.

@@ -1,57 +1,56 @@
-package cmd
+package subnet
 
 import (
 	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/mad"
-	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // chassisNodes writes the chassis sections of -g.
-func (t *topology) chassisNodes() {
-	for _, ch := range t.chassis {
+func (t *TopologyWriter) chassisNodes() {
+	for _, ch := range t.Chassis {
 		if ch.Num == 0 {
 			continue
 		}
-		fmt.Fprintf(t.w, "\nChassis %d", ch.Num)
+		fmt.Fprintf(t.W, "\nChassis %d", ch.Num)
 		// out_chassis looks the GUID up by number: the first chassis
 		// with it, which differs only when numbers wrap past 255.
-		guid := subnet.ChassisGUID(t.chassis, ch.Num)
+		guid := ChassisGUID(t.Chassis, ch.Num)
 		if guid != 0 {
-			fmt.Fprintf(t.w, " (guid 0x%x)", uint64(guid))
+			fmt.Fprintf(t.W, " (guid 0x%x)", uint64(guid))
 		}
-		t.w.WriteByte('\n')
+		t.W.WriteByte('\n')
 		chname := ""
-		if subnet.IsXsigoGUID(ch.GUID) {
+		if IsXsigoGUID(ch.GUID) {
 			for _, n := range ch.Nodes {
-				if subnet.IsXsigoHCA(n.GUID) {
+				if IsXsigoHCA(n.GUID) {
 					chname = n.Desc
-					fmt.Fprintf(t.w, "Hostname: %s\n", cleanDesc(n.Desc))
+					fmt.Fprintf(t.W, "Hostname: %s\n", cleanDesc(n.Desc))
 				}
 			}
 		}
 		// Spine and line slots print as switches whatever the node is
 		// (a Voltaire router or CA on a spine port), as ibnetdiscover
 		// does.
-		t.w.WriteString("\n# Spine Nodes")
+		t.W.WriteString("\n# Spine Nodes")
 		for _, n := range ch.Spines[1:] {
 			if n != nil {
 				t.asSwitch(n, chname)
 			}
 		}
-		t.w.WriteString("\n# Line Nodes")
+		t.W.WriteString("\n# Line Nodes")
 		for _, n := range ch.Lines[1:] {
 			if n != nil {
 				t.asSwitch(n, chname)
 			}
 		}
-		t.w.WriteString("\n# Chassis Switches")
+		t.W.WriteString("\n# Chassis Switches")
 		for _, n := range ch.Nodes {
 			if n.Type == mad.NodeTypeSwitch {
 				t.node(n, chname)
 			}
 		}
-		t.w.WriteString("\n# Chassis CAs")
+		t.W.WriteString("\n# Chassis CAs")
 		for _, n := range ch.Nodes {
 			if n.Type == mad.NodeTypeCA {
 				t.node(n, chname)
@@ -61,7 +60,7 @@ func (t *topology) chassisNodes() {
 }
 
 // asSwitch writes a node and its linked ports as a switch.
-func (t *topology) asSwitch(n *subnet.Node, chname string) {
+func (t *TopologyWriter) asSwitch(n *Node, chname string) {
 	t.switchNode(n, chname, "", "")
 	for num := 1; num <= n.NumPorts; num++ {
 		if p := n.Port(num); p != nil && p.Remote != nil {

@@ -1,4 +1,4 @@
-package cmd
+package subnet_test
 
 import (
 	"strings"
@@ -6,20 +6,18 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
 
-// TestTopologyChassis groups the two switches, given one system image
-// GUID, into a chassis and checks -g's chassis section.
-func TestTopologyChassis(t *testing.T) {
-	fab := fakeTwoSwitches(t, func(ff *subnettest.Fabric) {
+// TestTopologyWriterChassis groups the two switches, given one system
+// image GUID, into a chassis and checks -g's chassis section.
+func TestTopologyWriterChassis(t *testing.T) {
+	fab := twoSwitchFabric(t, func(ff *subnettest.Fabric) {
 		ff.Node("Switch1").SystemImageGUID = 0x2000ff
 		ff.Node("Switch2").SystemImageGUID = 0x2000ff
 	})
-	out, _, err := runIbnetdiscover(t, fab, "-g")
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := string(subnet.TopologyText(fab, true, generated))
 	i := strings.Index(out, "\nChassis 1")
 	if i < 0 {
 		t.Fatalf("no chassis section in:\n%s", out)
