@@ -6,16 +6,17 @@ import (
 	"io"
 	"regexp"
 
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/spf13/cobra"
 )
 
-func newCompletionCmd(f *Factory, root *cobra.Command) *cobra.Command {
+func newCompletionCmd(f *cmdutil.Factory, root *cobra.Command) *cobra.Command {
 	return &cobra.Command{
 		Use:   "completion bash|zsh|fish",
 		Short: "print a shell completion script",
 		Long: "completion prints a script that completes ibtool's tools and flags, and the same\n" +
 			"for every tool called through its symlink.\nbash: source <(ibtool completion bash)",
-		Args:      cobra.MatchAll(argsRange(1, 1), onlyShells),
+		Args:      cobra.MatchAll(cmdutil.ArgsRange(1, 1), onlyShells),
 		ValidArgs: []string{"bash", "zsh", "fish"},
 		RunE: func(c *cobra.Command, args []string) error {
 			return writeCompletion(f.IO.Out, root, args[0])
@@ -43,7 +44,7 @@ func writeCompletion(w io.Writer, root *cobra.Command, shell string) error {
 	}
 	fishLine := regexp.MustCompile(`(?m)^complete (.*)-c ibtool (.*)$`)
 	fishLines := fishLine.FindAll(buf.Bytes(), -1)
-	for _, t := range Tools() {
+	for _, t := range cmdutil.Tools() {
 		switch shell {
 		case "bash":
 			fmt.Fprintf(&buf, "complete -o default -F __start_ibtool %s\n", t.Name)
@@ -65,5 +66,5 @@ func onlyShells(_ *cobra.Command, args []string) error {
 	case "bash", "zsh", "fish":
 		return nil
 	}
-	return usageErrorf("unknown shell %q: want bash, zsh or fish", args[0])
+	return cmdutil.UsageErrorf("unknown shell %q: want bash, zsh or fish", args[0])
 }

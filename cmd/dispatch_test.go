@@ -9,19 +9,20 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/spf13/cobra"
 )
 
 // echoTool is a tool registered only in tests: it prints its arguments and
 // fails in the ways the tests ask for.
 func init() {
-	register(Tool{Name: "zz-echo", Summary: "test tool", New: func(f *Factory) *cobra.Command {
-		var o CommonOptions
+	cmdutil.Register(cmdutil.Tool{Name: "zz-echo", Summary: "test tool", New: func(f *cmdutil.Factory) *cobra.Command {
+		var o cmdutil.CommonOptions
 		c := &cobra.Command{
 			Use:  "zz-echo [fail|usage|findings|context] ARGS",
-			Args: argsRange(0, 3),
+			Args: cmdutil.ArgsRange(0, 3),
 			RunE: func(c *cobra.Command, args []string) error {
-				if err := o.finish(c); err != nil {
+				if err := o.Finish(c); err != nil {
 					return err
 				}
 				if len(args) > 0 {
@@ -29,18 +30,18 @@ func init() {
 					case "fail":
 						return errors.New("it broke")
 					case "usage":
-						return usageErrorf("bad thing %q", "x")
+						return cmdutil.UsageErrorf("bad thing %q", "x")
 					case "findings":
-						return &FindingsError{Summary: "2 errors found"}
+						return &cmdutil.FindingsError{Summary: "2 errors found"}
 					case "context":
-						return withContext(withContext(errors.New("timeout"), "querying PortInfo"), "resolving path to 12")
+						return cmdutil.WithContext(cmdutil.WithContext(errors.New("timeout"), "querying PortInfo"), "resolving path to 12")
 					}
 				}
 				fmt.Fprintf(f.IO.Out, "args=%q verbose=%d\n", args, o.Verbose)
 				return nil
 			},
 		}
-		addCommonFlags(c, &o, flagsLocalPort|flagsMAD|flagsJSON)
+		cmdutil.AddCommonFlags(c, f, &o, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON)
 		return c
 	}})
 }
@@ -56,20 +57,20 @@ func TestMainDispatch(t *testing.T) {
 		{"subcommand", []string{"ibtool", "zz-echo", "a", "b"}, 0, "args=[\"a\" \"b\"] verbose=0\n", ""},
 		{"symlink", []string{"/usr/sbin/zz-echo", "a"}, 0, "args=[\"a\"] verbose=0\n", ""},
 		{"symlink verbose and debug", []string{"zz-echo", "-vv", "-d"}, 0, "args=[] verbose=3\n", ""},
-		{"unknown tool", []string{"ibtool", "nosuchtool"}, ExitUsage, "", "ibtool: unknown tool \"nosuchtool\"; run 'ibtool' for the list of tools\n"},
-		{"runtime failure", []string{"ibtool", "zz-echo", "fail"}, ExitFailure, "", "zz-echo: it broke\n"},
-		{"usage error", []string{"zz-echo", "usage"}, ExitUsage, "", "zz-echo: bad thing \"x\"\n"},
-		{"findings", []string{"zz-echo", "findings"}, ExitFindings, "", "zz-echo: 2 errors found\n"},
-		{"too many args", []string{"zz-echo", "1", "2", "3", "4"}, ExitUsage, "", "zz-echo: expected at most 3 argument(s), got 4: [\"4\"]\nRun 'zz-echo --help' for usage.\n"},
-		{"bad flag", []string{"zz-echo", "--nosuch"}, ExitUsage, "", "zz-echo: unknown flag: --nosuch\nRun 'zz-echo --help' for usage.\n"},
-		{"bad flag value", []string{"zz-echo", "-P", "x"}, ExitUsage, "", "zz-echo: invalid port number \"x\": want a decimal number or 0x and hex digits\n"},
-		{"context short", []string{"zz-echo", "context"}, ExitFailure, "", "zz-echo: resolving path to 12: timeout\n"},
-		{"context verbose", []string{"zz-echo", "-v", "context"}, ExitFailure, "", "zz-echo: timeout\n  while querying PortInfo\n  while resolving path to 12\n"},
+		{"unknown tool", []string{"ibtool", "nosuchtool"}, cmdutil.ExitUsage, "", "ibtool: unknown tool \"nosuchtool\"; run 'ibtool' for the list of tools\n"},
+		{"runtime failure", []string{"ibtool", "zz-echo", "fail"}, cmdutil.ExitFailure, "", "zz-echo: it broke\n"},
+		{"usage error", []string{"zz-echo", "usage"}, cmdutil.ExitUsage, "", "zz-echo: bad thing \"x\"\n"},
+		{"findings", []string{"zz-echo", "findings"}, cmdutil.ExitFindings, "", "zz-echo: 2 errors found\n"},
+		{"too many args", []string{"zz-echo", "1", "2", "3", "4"}, cmdutil.ExitUsage, "", "zz-echo: expected at most 3 argument(s), got 4: [\"4\"]\nRun 'zz-echo --help' for usage.\n"},
+		{"bad flag", []string{"zz-echo", "--nosuch"}, cmdutil.ExitUsage, "", "zz-echo: unknown flag: --nosuch\nRun 'zz-echo --help' for usage.\n"},
+		{"bad flag value", []string{"zz-echo", "-P", "x"}, cmdutil.ExitUsage, "", "zz-echo: invalid port number \"x\": want a decimal number or 0x and hex digits\n"},
+		{"context short", []string{"zz-echo", "context"}, cmdutil.ExitFailure, "", "zz-echo: resolving path to 12: timeout\n"},
+		{"context verbose", []string{"zz-echo", "-v", "context"}, cmdutil.ExitFailure, "", "zz-echo: timeout\n  while querying PortInfo\n  while resolving path to 12\n"},
 		{"version", []string{"zz-echo", "-V"}, 0, "zz-echo (ibtool) test\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, out, errOut := testFactory(nil)
+			f, out, errOut := cmdutil.NewTestFactory(nil)
 			code := Main(tt.args, f)
 			if code != tt.wantCode {
 				t.Errorf("exit code = %d, want %d (stderr %q)", code, tt.wantCode, errOut)
@@ -85,25 +86,25 @@ func TestMainDispatch(t *testing.T) {
 }
 
 func TestListTools(t *testing.T) {
-	f, out, _ := testFactory(nil)
+	f, out, _ := cmdutil.NewTestFactory(nil)
 	if code := Main([]string{"ibtool"}, f); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
 	var want strings.Builder
-	for _, tool := range Tools() {
+	for _, tool := range cmdutil.Tools() {
 		fmt.Fprintf(&want, "%s\t%s\n", tool.Name, tool.Summary)
 	}
 	if diff := cmp.Diff(want.String(), out.String()); diff != "" {
 		t.Errorf("unexpected piped listing (-want +got):\n%s", diff)
 	}
 
-	f, out, _ = testFactory(nil)
+	f, out, _ = cmdutil.NewTestFactory(nil)
 	f.IO.OutIsTTY = true
 	if code := Main([]string{"ibtool"}, f); code != 0 {
 		t.Fatalf("exit code %d", code)
 	}
 	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
-	if got, want := len(lines), len(Tools())+1; got != want {
+	if got, want := len(lines), len(cmdutil.Tools())+1; got != want {
 		t.Fatalf("terminal listing has %d lines, want %d:\n%s", got, want, out)
 	}
 	col := strings.Index(lines[0], "SUMMARY")
@@ -120,7 +121,7 @@ func TestRegisterDuplicatePanics(t *testing.T) {
 			t.Error("registering a tool twice did not panic")
 		}
 	}()
-	register(Tool{Name: "zz-echo", New: func(*Factory) *cobra.Command { return nil }})
+	cmdutil.Register(cmdutil.Tool{Name: "zz-echo", New: func(*cmdutil.Factory) *cobra.Command { return nil }})
 }
 
 func TestLinks(t *testing.T) {
@@ -134,13 +135,13 @@ func TestLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := func() (int, string) {
-		f, _, errOut := testFactory(nil)
+		f, _, errOut := cmdutil.NewTestFactory(nil)
 		return Main([]string{"ibtool", "links", "--target", bin, links}, f), errOut.String()
 	}
 	if code, msg := run(); code != 0 {
 		t.Fatalf("links: exit %d: %s", code, msg)
 	}
-	for _, tool := range Tools() {
+	for _, tool := range cmdutil.Tools() {
 		got, err := os.Readlink(filepath.Join(links, tool.Name))
 		if err != nil || got != bin {
 			t.Errorf("link %s -> %q (%v), want %q", tool.Name, got, err, bin)
@@ -157,21 +158,21 @@ func TestLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, msg := run()
-	if code != ExitFailure || !strings.Contains(msg, "refusing to overwrite") || !strings.Contains(msg, victim) {
+	if code != cmdutil.ExitFailure || !strings.Contains(msg, "refusing to overwrite") || !strings.Contains(msg, victim) {
 		t.Errorf("links over a regular file: exit %d, %q", code, msg)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "keep" {
 		t.Errorf("regular file was changed to %q", b)
 	}
-	f, _, errOut := testFactory(nil)
-	if code := Main([]string{"ibtool", "links", filepath.Join(dir, "nodir")}, f); code != ExitUsage {
+	f, _, errOut := cmdutil.NewTestFactory(nil)
+	if code := Main([]string{"ibtool", "links", filepath.Join(dir, "nodir")}, f); code != cmdutil.ExitUsage {
 		t.Errorf("links to a missing dir: exit %d, %q", code, errOut)
 	}
 }
 
 func TestCompletion(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "fish"} {
-		f, out, errOut := testFactory(nil)
+		f, out, errOut := cmdutil.NewTestFactory(nil)
 		if code := Main([]string{"ibtool", "completion", shell}, f); code != 0 {
 			t.Fatalf("%s: exit %d: %s", shell, code, errOut)
 		}
@@ -181,7 +182,7 @@ func TestCompletion(t *testing.T) {
 	}
 	// The scripts ask the typed word for completions: through a symlink too.
 	for _, argv := range [][]string{{"ibtool", "__complete", "zz-"}, {"ibtool", "__complete", "zz-echo", "--js"}, {"zz-echo", "__complete", "--js"}} {
-		f, out, errOut := testFactory(nil)
+		f, out, errOut := cmdutil.NewTestFactory(nil)
 		if code := Main(argv, f); code != 0 {
 			t.Fatalf("%q: exit %d: %s", argv, code, errOut)
 		}
@@ -193,15 +194,15 @@ func TestCompletion(t *testing.T) {
 			t.Errorf("%q completes to %q, want %s among them", argv, out, want)
 		}
 	}
-	f, _, _ := testFactory(nil)
-	if code := Main([]string{"ibtool", "completion", "tcsh"}, f); code != ExitUsage {
-		t.Errorf("unknown shell: exit %d, want %d", code, ExitUsage)
+	f, _, _ := cmdutil.NewTestFactory(nil)
+	if code := Main([]string{"ibtool", "completion", "tcsh"}, f); code != cmdutil.ExitUsage {
+		t.Errorf("unknown shell: exit %d, want %d", code, cmdutil.ExitUsage)
 	}
 }
 
-func mustTool(t *testing.T, name string) Tool {
+func mustTool(t *testing.T, name string) cmdutil.Tool {
 	t.Helper()
-	tool, err := Lookup(name)
+	tool, err := cmdutil.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,15 +210,15 @@ func mustTool(t *testing.T, name string) Tool {
 }
 func TestDryRunFlag(t *testing.T) {
 	for _, tool := range []string{"init_all_ports", "set_port_state", "ibportstate", "perfquery", "sminfo", "ibccconfig", "ibsendtrap", "ibclearcounters", "ibclearerrors", "set_nodedesc", "ibqueryerrors", "vendstat"} {
-		f, _, _ := testFactory(nil)
-		c := ToolCommand(f, mustTool(t, tool))
+		f, _, _ := cmdutil.NewTestFactory(nil)
+		c := cmdutil.ToolCommand(f, mustTool(t, tool))
 		if c.Flags().Lookup("dry-run") == nil {
 			t.Errorf("%s has no --dry-run", tool)
 		}
 	}
 	for _, tool := range []string{"ibchecknet", "ibroute", "smpquery"} {
-		f, _, _ := testFactory(nil)
-		if c := ToolCommand(f, mustTool(t, tool)); c.Flags().Lookup("dry-run") != nil {
+		f, _, _ := cmdutil.NewTestFactory(nil)
+		if c := cmdutil.ToolCommand(f, mustTool(t, tool)); c.Flags().Lookup("dry-run") != nil {
 			t.Errorf("%s, which sends no Set, has --dry-run", tool)
 		}
 	}

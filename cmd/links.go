@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/spf13/cobra"
 )
 
@@ -16,14 +17,14 @@ type linksOptions struct {
 	target string // the ibtool binary the links point at
 }
 
-func newLinksCmd(f *Factory) *cobra.Command {
+func newLinksCmd(f *cmdutil.Factory) *cobra.Command {
 	o := &linksOptions{}
 	c := &cobra.Command{
 		Use:   "links DIR",
 		Short: "create a symlink named after each tool in DIR",
 		Long: "links creates DIR/TOOL -> ibtool for every tool, so 'perfquery 12 1' runs 'ibtool perfquery 12 1'.\n" +
 			"Existing links to ibtool are replaced; any other file of a tool's name is left alone and nothing is created.",
-		Args: argsRange(1, 1),
+		Args: cmdutil.ArgsRange(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.dir = args[0]
 			if o.target == "" {
@@ -42,7 +43,7 @@ func newLinksCmd(f *Factory) *cobra.Command {
 
 // makeLinks creates the symlinks, or none of them when a file of a tool's
 // name exists that is not a link to the same ibtool.
-func makeLinks(f *Factory, o *linksOptions) error {
+func makeLinks(f *cmdutil.Factory, o *linksOptions) error {
 	target, err := filepath.Abs(o.target)
 	if err != nil {
 		return err
@@ -52,11 +53,11 @@ func makeLinks(f *Factory, o *linksOptions) error {
 		return fmt.Errorf("resolving %s: %w", target, err)
 	}
 	if st, err := os.Stat(o.dir); err != nil || !st.IsDir() {
-		return usageErrorf("%s is not a directory", o.dir)
+		return cmdutil.UsageErrorf("%s is not a directory", o.dir)
 	}
 	var conflicts []string
 	var replace []string
-	for _, t := range Tools() {
+	for _, t := range cmdutil.Tools() {
 		p := filepath.Join(o.dir, t.Name)
 		st, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -82,7 +83,7 @@ func makeLinks(f *Factory, o *linksOptions) error {
 		}
 	}
 	n := 0
-	for _, t := range Tools() {
+	for _, t := range cmdutil.Tools() {
 		if err := os.Symlink(target, filepath.Join(o.dir, t.Name)); err != nil {
 			return err
 		}

@@ -28,10 +28,7 @@ func generate(dir string) error {
 	}
 	f := cmd.NewFactory("dev")
 	header := &doc.GenManHeader{Section: "8", Source: "ibtool", Manual: "InfiniBand diagnostics"}
-	pages := []*cobra.Command{cmd.NewRootCommand(f)}
-	for _, t := range cmd.Tools() {
-		pages = append(pages, cmd.ToolCommand(f, t))
-	}
+	pages := append([]*cobra.Command{cmd.NewRootCommand(f)}, cmd.ToolCommands(f)...)
 	for _, c := range pages {
 		c.DisableAutoGenTag = true
 		path := filepath.Join(dir, c.Name()+".8")

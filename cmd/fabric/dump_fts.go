@@ -1,0 +1,556 @@
+package fabric
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/nodemap"
+	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/subnet"
+)
+
+// dump_fts discovers the fabric and dumps every switch's forwarding table
+// as ibroute does, each switch reached by the directed route discovery
+// found it by (infiniband-diags' dump_fts.c). dump_lfts and dump_mfts (with
+// and without .sh) are infiniband-diags' wrapper scripts: dump_fts, or
+// dump_fts -M, then a deprecation warning on standard output.
+
+func init() {
+	cmdutil.Register(cmdutil.Tool{Name: "dump_fts", Summary: "dump the forwarding tables of every switch",
+		New: func(f *cmdutil.Factory) *cobra.Command { return newDumpFtsCmd(f, "dump_fts", false, nil) }})
+	for _, name := range []string{"dump_lfts", "dump_lfts.sh"} {
+		cmdutil.Register(cmdutil.Tool{Name: name, Summary: "dump the unicast forwarding tables of every switch (dump_fts)",
+			New: func(f *cmdutil.Factory) *cobra.Command { return newDumpFtsCmd(f, name, false, nil) }})
+	}
+	for _, name := range []string{"dump_mfts", "dump_mfts.sh"} {
+		cmdutil.Register(cmdutil.Tool{Name: name, Summary: "dump the multicast forwarding tables of every switch (dump_fts -M)",
+			New: func(f *cmdutil.Factory) *cobra.Command { return newDumpFtsCmd(f, name, true, nil) }})
+	}
+}
+
+// dumpFtsOptions are dump_fts's parsed flags and arguments.
+type dumpFtsOptions struct {
+	IO        cmdutil.IOStreams
+	Common    cmdutil.CommonOptions
+	Discovery cmdutil.DiscoveryOptions
+	Tool      string
+	// Script is set for the dump_lfts and dump_mfts wrappers, which
+	// print a warning after the dump.
+	Script           bool
+	All              bool // -a
+	Brief            bool // -n
+	Multicast        bool // -M
+	StartLID, EndLID int
+	// Discover walks the fabric; Transactor opens the MAD transport for
+	// the tables.
+	Discover func() (*subnet.Fabric, error)
+	names    *nodemap.Map
+}
+
+func newDumpFtsCmd(f *cmdutil.Factory, name string, multicast bool, runF func(*dumpFtsOptions) error) *cobra.Command {
+	o := &dumpFtsOptions{IO: f.IO, Tool: name, Script: name != "dump_fts", Multicast: multicast}
+	c := &cobra.Command{
+		Use:   name + " [options] [<startlid> [<endlid>]]",
+		Short: "dump the forwarding tables of every switch",
+		Long: name + ` discovers the fabric and prints every switch's linear forwarding table
+(or, with -M, its multicast forwarding table) as ibroute does, with each
+LID's destination looked up in the discovered fabric. The tables of all
+switches are read at once.`,
+		Example: fmt.Sprintf("  %s\n  %s -n 0x10 0x20\n  %s -a", name, name, name),
+		Args:    cmdutil.ArgsRange(0, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.Finish(c); err != nil {
+				return err
+			}
+			if err := o.Discovery.Finish(); err != nil {
+				return err
+			}
+			for i, dst := range []*int{&o.StartLID, &o.EndLID} {
+				if len(args) > i {
+					n, err := cmdutil.ParseUintArg(args[i], 0xffff)
+					if err != nil {
+						return cmdutil.UsageErrorf("invalid LID %q: %v", args[i], err)
+					}
+					*dst = int(n)
+				}
+			}
+			o.Discover = func() (*subnet.Fabric, error) { return f.DiscoverFabric(name, &o.Common, &o.Discovery, nil) }
+			if runF != nil {
+				return runF(o)
+			}
+			return dumpFtsRun(o)
+		},
+	}
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsNodeMap|cmdutil.FlagsJSON)
+	cmdutil.AddDiscoveryFlags(c, &o.Common, &o.Discovery)
+	fl := c.Flags()
+	fl.BoolVarP(&o.All, "all", "a", false, "show all lids, even invalid entries")
+	fl.BoolVarP(&o.Brief, "no_dests", "n", false, "do not try to resolve destinations")
+	fl.BoolVarP(&o.Multicast, "Multicast", "M", multicast, "show multicast forwarding tables")
+	return c
+}
+
+// switchTable is what was read of one switch's table: the LFT blocks by
+// number or the MFT blocks by attribute modifier, and the errors.
+type switchTable struct {
+	node *subnet.Node
+	lft  map[uint32]*mad.LinearForwardingTable
+	mft  map[uint32]*mad.MulticastForwardingTable
+	errs []error
+}
+
+// has reports whether the block of attribute modifier mod was read.
+func (t *switchTable) has(mod uint32) bool {
+	if t.mft != nil {
+		return t.mft[mod] != nil
+	}
+	return t.lft[mod] != nil
+}
+
+// portMask returns the port mask of mlid at position, 0 when its block
+// was not read.
+func (t *switchTable) portMask(mlid, position int) uint16 {
+	if b := t.mft[mad.MFTModifier(mad.MFTBlock(mlid), position)]; b != nil {
+		return b.PortMask(mlid)
+	}
+	return 0
+}
+
+func dumpFtsRun(o *dumpFtsOptions) error {
+	var err error
+	if o.names, err = o.Common.LoadNodeMap(o.Tool, o.IO.ErrOut); err != nil {
+		return err
+	}
+	fab, err := o.Discover()
+	if err != nil {
+		return cmdutil.WithContext(err, "discovery")
+	}
+	partial := cmdutil.ReportPartial(o.Tool, fab, o.IO.ErrOut)
+	x, err := o.Common.Transactor()
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	switches := fab.ByType(mad.NodeTypeSwitch)
+	tables := readTables(o.Common.Context(), x, switches, o)
+	if o.Common.JSON {
+		failed := 0
+		for _, t := range tables {
+			for _, e := range t.errs {
+				fmt.Fprintf(o.IO.ErrOut, "%s: %v\n", o.Tool, e)
+			}
+			failed += len(t.errs)
+		}
+		if err := cmdutil.WriteJSONDocument(o.IO.Out, ftsJSON(o, fab, tables)); err != nil {
+			return err
+		}
+		if failed > 0 && partial == nil {
+			partial = fmt.Errorf("%d forwarding table reads failed", failed)
+		}
+		return partial
+	}
+	w := bufio.NewWriterSize(o.IO.Out, 64<<10)
+	dests := &lidDests{fab: fab, names: o.names, text: make(map[int]string)}
+	failed := 0
+	for _, t := range tables {
+		if t.node.SwitchInfo == nil {
+			fmt.Fprintf(o.IO.ErrOut, "%s: switch %s %q: no SwitchInfo; table not read\n", o.Tool, t.node.GUID, t.node.Desc)
+			failed++
+			continue
+		}
+		for _, e := range t.errs {
+			fmt.Fprintf(o.IO.ErrOut, "%s: %v\n", o.Tool, e)
+		}
+		failed += len(t.errs)
+		if o.Multicast {
+			writeSwitchMFT(w, o, t)
+		} else {
+			writeSwitchLFT(w, o, dests, t)
+		}
+	}
+	if o.Script {
+		cmd := "dump_fts"
+		if o.Multicast {
+			cmd = "dump_fts -M"
+		}
+		fmt.Fprintf(w, "\n*** WARNING ***: this command has been replaced by %s\n\n\n", cmd)
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if failed > 0 && partial == nil {
+		partial = fmt.Errorf("%d forwarding table reads failed", failed)
+	}
+	return partial
+}
+
+// lftRange is the LID range dump_unicast_tables reads for a switch.
+func (o *dumpFtsOptions) lftRange(n *subnet.Node, warn bool) (start, end int) {
+	start, end = o.StartLID, o.EndLID
+	top := int(n.SwitchInfo.LinearFDBTop)
+	if end == 0 || end > top {
+		end = top
+	}
+	if end > mad.MaxUnicastLID {
+		if warn {
+			fmt.Fprintf(o.IO.ErrOut, "%s: warning: illegal lft top %d, truncate to %d\n", o.Tool, end, mad.MaxUnicastLID)
+		}
+		end = mad.MaxUnicastLID
+	}
+	return start, end
+}
+
+// mftRange is the MLID range dump_multicast_tables reads for a switch.
+func (o *dumpFtsOptions) mftRange(n *subnet.Node, warn bool) (start, end int) {
+	w := io.Discard
+	if warn {
+		w = o.IO.ErrOut
+	}
+	return mftRange(w, o.Tool, o.StartLID, o.EndLID, int(n.SwitchInfo.MulticastFDBCap), int(n.SwitchInfo.MulticastFDBTop), o.All)
+}
+
+// readTables reads every switch's table blocks, all in flight at once up
+// to the transactor's window.
+func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node, o *dumpFtsOptions) []*switchTable {
+	type job struct {
+		t   *switchTable
+		mod uint32
+	}
+	var jobs []job
+	tables := make([]*switchTable, len(switches))
+	for i, n := range switches {
+		tables[i] = &switchTable{node: n}
+		if o.Multicast {
+			tables[i].mft = make(map[uint32]*mad.MulticastForwardingTable)
+		} else {
+			tables[i].lft = make(map[uint32]*mad.LinearForwardingTable)
+		}
+	}
+	if o.Discovery.Mode == "sa" {
+		// The tables from the SA's records too, in one query; what it
+		// lacks is read by SMP below.
+		if err := saTables(ctx, x, tables, o); err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "%s: warning: %v; reading the tables by SMP\n", o.Tool, err)
+		}
+	}
+	for _, t := range tables {
+		n := t.node
+		if n.SwitchInfo == nil {
+			continue
+		}
+		add := func(mod uint32) {
+			if !t.has(mod) {
+				jobs = append(jobs, job{t, mod})
+			}
+		}
+		if o.Multicast {
+			start, end := o.mftRange(n, false)
+			for block := mad.MFTBlock(start); block <= mad.MFTBlock(end); block++ {
+				for j := range mad.MFTPositions(n.NumPorts) {
+					add(mad.MFTModifier(block, j))
+				}
+			}
+		} else {
+			start, end := o.lftRange(n, false)
+			for block := mad.LFTBlock(start); block < mad.LFTBlock(end+mad.LFTBlockSize-1); block++ {
+				add(uint32(block))
+			}
+		}
+	}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, x.Window())
+	for _, j := range jobs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			q := &mad.Querier{X: x, Path: mad.Path{DR: j.t.node.Path}, Key: o.Discovery.MKey}
+			var b mad.Attribute
+			if o.Multicast {
+				b = new(mad.MulticastForwardingTable)
+			} else {
+				b = new(mad.LinearForwardingTable)
+			}
+			_, err := q.Get(ctx, b, j.mod)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				j.t.errs = append(j.t.errs, fmt.Errorf("switch %s %q (DR path %s): %w", j.t.node.GUID, j.t.node.Desc,
+					subnet.FormatPath(j.t.node.Path), err))
+				return
+			}
+			j.t.keep(j.mod, b)
+		}()
+	}
+	wg.Wait()
+	return tables
+}
+
+// keep stores a block read by SMP under its attribute modifier.
+func (t *switchTable) keep(mod uint32, b mad.Attribute) {
+	switch b := b.(type) {
+	case *mad.LinearForwardingTable:
+		t.lft[mod] = b
+	case *mad.MulticastForwardingTable:
+		t.mft[mod] = b
+	}
+}
+
+// saTables fills the switches' table blocks from the SA's LFTRecords
+// (MFTRecords with -M), all switches' in one SubnAdmGetTable, keyed as the
+// SMPs' attribute modifiers are.
+func saTables(ctx context.Context, x *mad.Transactor, tables []*switchTable, o *dumpFtsOptions) error {
+	// Named in messages as saquery names them.
+	l, name := (&mad.LinearForwardingTableRecord{}).Layout(), "LFTRecord"
+	if o.Multicast {
+		l, name = (&mad.MulticastForwardingTableRecord{}).Layout(), "MFTRecord"
+	}
+	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: l.ID, Name: name, SMKey: o.Common.SMKey})
+	if err != nil {
+		return err
+	}
+	byLID := make(map[uint16]*switchTable, len(tables))
+	for _, t := range tables {
+		if t.node.SwitchInfo != nil && t.node.SMALID != 0 {
+			byLID[uint16(t.node.SMALID)] = t
+		}
+	}
+	for _, r := range res.Records {
+		if o.Multicast {
+			var rec mad.MulticastForwardingTableRecord
+			if err := rec.UnmarshalBinary(r); err != nil {
+				return fmt.Errorf("SubnAdmGetTable(%s): %w", name, err)
+			}
+			if t := byLID[rec.LID]; t != nil {
+				t.mft[rec.AttrMod()] = &rec.MulticastForwardingTable
+			}
+			continue
+		}
+		var rec mad.LinearForwardingTableRecord
+		if err := rec.UnmarshalBinary(r); err != nil {
+			return fmt.Errorf("SubnAdmGetTable(%s): %w", name, err)
+		}
+		if t := byLID[rec.LID]; t != nil {
+			t.lft[rec.AttrMod()] = &rec.LinearForwardingTable
+		}
+	}
+	return nil
+}
+
+// drPathString is libibmad's portid2str of a directed route from here.
+func drPathString(p []uint8) string { return "DR path slid 0; dlid 0; " + subnet.FormatPath(p) }
+
+// lidDests caches the destination text of each LID (dump_lid's
+// ": (Switch portguid 0x...: 'name')"), the same for every switch.
+type lidDests struct {
+	fab   *subnet.Fabric
+	names *nodemap.Map
+	text  map[int]string
+}
+
+// of returns the LID's port (nil when the fabric has none) and its text.
+func (d *lidDests) of(lid int) (*subnet.Port, string) {
+	p := d.fab.PortByLID(rdma.LID(lid))
+	if p == nil {
+		return nil, ": (node info not available fabric scan)"
+	}
+	t, ok := d.text[lid]
+	if !ok {
+		t = fmt.Sprintf(": (%s portguid 0x%016x: '%s')", string(appendNodeType(nil, uint8(p.Node.Type))), uint64(p.GUID),
+			d.names.Name(uint64(p.Node.GUID), p.Node.Desc))
+		d.text[lid] = t
+	}
+	return p, t
+}
+
+// appendLFTLine appends "0x%04x %03d " and the text, as dump_unicast_tables
+// prints a LID.
+func appendLFTLine(b []byte, lid, port int, text string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '0', 'x', hex[lid>>12&0xf], hex[lid>>8&0xf], hex[lid>>4&0xf], hex[lid&0xf], ' ')
+	b = append(b, byte('0'+port/100%10), byte('0'+port/10%10), byte('0'+port%10), ' ')
+	b = append(b, text...)
+	return append(b, '\n')
+}
+
+// writeSwitchLFT prints one switch's unicast table (dump_unicast_tables),
+// each LID's destination looked up in the fabric (dump_lid).
+func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, dests *lidDests, t *switchTable) {
+	n := t.node
+	start, end := o.lftRange(n, true)
+	fmt.Fprintf(w, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, drPathString(n.Path),
+		uint64(n.GUID), o.names.Name(uint64(n.GUID), n.Desc))
+	w.WriteString("  Lid  Out   Destination\n       Port     Info \n")
+	count := 0
+	var paths lmcPaths
+	var line []byte
+	for block := mad.LFTBlock(start); block < mad.LFTBlock(end+mad.LFTBlockSize-1); block++ {
+		lft := t.lft[uint32(block)]
+		if lft == nil {
+			continue
+		}
+		for lid := max(block*mad.LFTBlockSize, start); lid < min((block+1)*mad.LFTBlockSize, end+1); lid++ {
+			port := int(lft.Port(lid))
+			valid := port <= n.NumPorts
+			if !valid && !o.All {
+				continue
+			}
+			text := ""
+			if !o.Brief {
+				var inRange bool
+				text, inRange = paths.within(lid, valid)
+				switch {
+				case inRange:
+				case !valid:
+					text = ": (illegal port)"
+				default:
+					var p *subnet.Port
+					if p, text = dests.of(lid); p != nil {
+						paths.port(p.GUID, int(p.BaseLID), int(p.LMC))
+					} else {
+						paths.port(0, 0, 0)
+					}
+				}
+			}
+			line = appendLFTLine(line[:0], lid, port&0xff, text)
+			w.Write(line)
+			count++
+		}
+	}
+	fmt.Fprintf(w, "%d %slids dumped \n", count, validWord(o.All))
+}
+
+// writeSwitchMFT prints one switch's multicast table
+// (dump_multicast_tables).
+func writeSwitchMFT(w *bufio.Writer, o *dumpFtsOptions, t *switchTable) {
+	n := t.node
+	start, end := o.mftRange(n, true)
+	nports := n.NumPorts
+	fmt.Fprintf(w, "Multicast mlids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, drPathString(n.Path),
+		uint64(n.GUID), o.names.Name(uint64(n.GUID), n.Desc))
+	if o.Brief {
+		w.WriteString(" MLid       Port Mask\n")
+	} else {
+		if nports > 9 {
+			w.WriteString("            ")
+			for i := 0; i <= nports; i++ {
+				c := byte(' ')
+				if i%10 == 0 {
+					c = byte('0' + i/10)
+				}
+				w.WriteByte(c)
+				w.WriteByte(' ')
+			}
+			w.WriteByte('\n')
+		}
+		w.WriteString("     Ports: ")
+		for i := 0; i <= nports; i++ {
+			fmt.Fprintf(w, "%d ", i%10)
+		}
+		w.WriteString("\n MLid\n")
+	}
+	if o.Common.Verbose > 0 {
+		fmt.Fprintf(w, "Switch multicast mlid capability is %d top is 0x%x\n", n.SwitchInfo.MulticastFDBCap, n.SwitchInfo.MulticastFDBTop)
+	}
+	masks := make([]uint16, mad.MFTPositions(nports))
+	count := 0
+	for block := mad.MFTBlock(start); block <= mad.MFTBlock(end); block++ {
+		first := mad.MinMulticastLID + block*mad.MFTBlockSize
+		for mlid := max(first, start); mlid < min(first+mad.MFTBlockSize, end+1); mlid++ {
+			nonzero := false
+			for j := range masks {
+				masks[j] = t.portMask(mlid, j)
+				nonzero = nonzero || masks[j] != 0
+			}
+			if !nonzero && !o.All {
+				continue
+			}
+			fmt.Fprintf(w, "0x%04x      ", mlid)
+			if o.Brief {
+				for _, m := range masks {
+					fmt.Fprintf(w, "%04x", m)
+				}
+			} else {
+				for i := 0; i <= nports; i++ {
+					c := byte(' ')
+					if masks[i/mad.MFTPortsPerMask]&(1<<(i%mad.MFTPortsPerMask)) != 0 {
+						c = 'x'
+					}
+					w.WriteByte(c)
+					w.WriteByte(' ')
+				}
+			}
+			w.WriteByte('\n')
+			count++
+		}
+	}
+	fmt.Fprintf(w, "%d %smlids dumped \n", count, validWord(o.All))
+}
+
+// ftsJSON is the --json document: each switch with the entries it routes
+// (unicast: LID, port and destination; multicast: MLID and ports).
+func ftsJSON(o *dumpFtsOptions, fab *subnet.Fabric, tables []*switchTable) any {
+	type entryJSON struct {
+		LID         int    `json:"lid"`
+		Port        int    `json:"port,omitempty"`
+		Ports       []int  `json:"ports,omitempty"`
+		Destination string `json:"destination,omitempty"`
+		PortGUID    string `json:"portGUID,omitempty"`
+	}
+	type switchJSON struct {
+		NodeGUID    string      `json:"nodeGUID"`
+		Description string      `json:"description"`
+		LID         int         `json:"lid"`
+		Path        string      `json:"path"`
+		Entries     []entryJSON `json:"entries"`
+	}
+	out := []switchJSON{}
+	for _, t := range tables {
+		n := t.node
+		if n.SwitchInfo == nil {
+			continue
+		}
+		sj := switchJSON{NodeGUID: n.GUID.String(), Description: o.names.Name(uint64(n.GUID), n.Desc), LID: int(n.SMALID),
+			Path: subnet.FormatPath(n.Path), Entries: []entryJSON{}}
+		if o.Multicast {
+			start, end := o.mftRange(n, false)
+			for mlid := start; mlid <= end; mlid++ {
+				var ports []int
+				for j := range mad.MFTPositions(n.NumPorts) {
+					ports = mad.MaskPorts(ports, t.portMask(mlid, j), j, 0, n.NumPorts)
+				}
+				if len(ports) > 0 || o.All {
+					sj.Entries = append(sj.Entries, entryJSON{LID: mlid, Ports: ports})
+				}
+			}
+		} else {
+			start, end := o.lftRange(n, false)
+			for lid := start; lid <= end; lid++ {
+				lft := t.lft[uint32(mad.LFTBlock(lid))]
+				if lft == nil {
+					continue
+				}
+				port := int(lft.Port(lid))
+				if port > n.NumPorts && !o.All {
+					continue
+				}
+				e := entryJSON{LID: lid, Port: port}
+				if p := fab.PortByLID(rdma.LID(lid)); p != nil && port <= n.NumPorts && !o.Brief {
+					e.Destination = o.names.Name(uint64(p.Node.GUID), p.Node.Desc)
+					e.PortGUID = p.GUID.String()
+				}
+				sj.Entries = append(sj.Entries, e)
+			}
+		}
+		out = append(out, sj)
+	}
+	return out
+}

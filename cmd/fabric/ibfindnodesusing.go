@@ -1,0 +1,319 @@
+package fabric
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/endport"
+)
+
+// ibfindnodesusing is infiniband-diags' Perl script of that name: for a
+// switch port it lists the CAs whose routes leave by that port, and those
+// whose routes come back in by its peer. It reads the kept ibnetdiscover -g
+// topology (see kept_topology.go) with the script's patterns and the
+// switches' forwarding tables with ibroute.
+
+func init() {
+	cmdutil.Register(cmdutil.Tool{
+		Name:    "ibfindnodesusing",
+		Summary: "list the nodes routed through a switch port",
+		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbfindnodesusingCmd(f, nil) },
+	})
+}
+
+// ibfindnodesusingOptions are ibfindnodesusing's parsed flags and arguments.
+type ibfindnodesusingOptions struct {
+	IO         cmdutil.IOStreams
+	Common     cmdutil.CommonOptions
+	Discovery  cmdutil.DiscoveryOptions
+	Regenerate bool
+	CacheDir   string
+	// Switch is the switch argument as the script formats it
+	// ("0x%016s"), Port the port argument as typed.
+	Switch, Port string
+	// Topology makes a fresh ibnetdiscover -g topology; Route dumps a
+	// switch's unicast table (ibroute -G GUID).
+	Topology func() ([]byte, error)
+	Route    func(guid string) ([]byte, error)
+}
+
+func newIbfindnodesusingCmd(f *cmdutil.Factory, runF func(*ibfindnodesusingOptions) error) *cobra.Command {
+	o := &ibfindnodesusingOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "ibfindnodesusing [options] <switch_guid> <port>",
+		Short: "list the nodes routed through a switch port",
+		Long: `ibfindnodesusing lists the channel adapters whose routes leave a switch by the
+given port, and those whose routes come back in through the port at the
+other end of its link, as infiniband-diags' script does. It reads the
+ibnetdiscover -g topology kept in /var/cache/infiniband-diags (discovered
+when missing or with -R) and the switches' forwarding tables.`,
+		Example: "  ibfindnodesusing -R 0x0002c90200401234 12",
+		Args:    cmdutil.ArgsRange(0, 2),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.Finish(c); err != nil {
+				return err
+			}
+			if err := o.Discovery.Finish(); err != nil {
+				return err
+			}
+			if len(args) < 2 || args[1] == "" {
+				return &cmdutil.UsageError{Err: fmt.Errorf("want a switch GUID and a port"), Syntax: true}
+			}
+			o.Switch, o.Port = formatScriptGUID(args[0]), args[1]
+			o.Topology = func() ([]byte, error) {
+				return cmdutil.TopologyText(f, "ibfindnodesusing", &o.Common, &o.Discovery, true)
+			}
+			o.Route = func(guid string) ([]byte, error) {
+				t, err := endport.ParseTarget(guid, endport.GUID)
+				if err != nil {
+					return nil, err
+				}
+				var out bytes.Buffer
+				common := o.Common
+				common.JSON = false // the dump is parsed as text
+				ro := &ibrouteOptions{IO: cmdutil.IOStreams{Out: &out, ErrOut: o.IO.ErrOut}, Common: common, Target: t}
+				err = ibrouteRun(ro)
+				return out.Bytes(), err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return ibfindnodesusingRun(o)
+		},
+	}
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON)
+	cmdutil.AddDiscoveryFlags(c, &o.Common, &o.Discovery)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Regenerate, "R", "R", false, "discover again instead of reusing the kept topology")
+	fl.StringVar(&o.CacheDir, "cache-dir", defaultTopologyCacheDir, "where the reused topology is kept")
+	return c
+}
+
+// formatScriptGUID is IBswcountlimits.pm's format_guid: lower case, then
+// "0x" and the digits right-aligned in 16 zero-padded places.
+func formatScriptGUID(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r >= 'A' && r <= 'F' {
+			return r + 'a' - 'A'
+		}
+		return r
+	}, s)
+	if i := strings.Index(s, "0x"); i >= 0 {
+		s = s[i+2:]
+	}
+	if len(s) < 16 {
+		s = strings.Repeat("0", 16-len(s)) + s
+	}
+	return "0x" + s
+}
+
+// linkEnd is one switch port's peer, as get_link_ends records it.
+type linkEnd struct {
+	remGUID, remPort, remDesc string
+}
+
+// The scripts' patterns.
+var (
+	fnuSwitch    = cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.*`)
+	fnuLinkSw    = cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+#.*"(.*)".* lid (\d+).*`)
+	fnuLinkEnds  = cmdutil.LazyRegexp(`^\[(\d+)\](?:\[ext \d+\])?\s+"[HSR]-(.+)"\[(\d+)\](?:\[ext \d+\])?(\(.+\))?\s+#.*"(.*)"\.* lid (\d+).*`)
+	fnuRouteLine = cmdutil.LazyRegexp(`\w+\s+(\d+)\s+:\s+\(Channel Adapter.*:\s+'(.*)'\)`)
+	// trailing splits a host name into its prefix and trailing digits.
+	trailing = cmdutil.LazyRegexp(`^(.*?)(\d*)$`)
+)
+
+// linkEnds parses the switches' port lines of a topology (get_link_ends):
+// by switch GUID ("0x" and 16 digits) and port.
+func linkEnds(text []byte) map[string]map[string]linkEnd {
+	ends := map[string]map[string]linkEnd{}
+	inSwitch := false
+	guid := ""
+	for _, line := range strings.Split(string(text), "\n") {
+		if m := fnuLinkSw().FindStringSubmatch(line); m != nil {
+			guid, inSwitch = m[1], true
+		}
+		if inSwitch {
+			if m := fnuLinkEnds().FindStringSubmatch(line); m != nil {
+				if ends["0x"+guid] == nil {
+					ends["0x"+guid] = map[string]linkEnd{}
+				}
+				ends["0x"+guid][m[1]] = linkEnd{remGUID: "0x" + m[2], remPort: m[3], remDesc: m[5]}
+			}
+		}
+		if strings.HasPrefix(line, "Ca") || strings.HasPrefix(line, "Rt") {
+			inSwitch = false
+		}
+	}
+	return ends
+}
+
+// routedHosts is get_hosts_routed: the CAs an ibroute dump sends out of
+// port.
+func routedHosts(dump []byte, port string) []string {
+	want, _ := strconv.Atoi(port)
+	var hosts []string
+	for _, line := range strings.Split(string(dump), "\n") {
+		if m := fnuRouteLine().FindStringSubmatch(line); m != nil {
+			if n, _ := strconv.Atoi(m[1]); n == want {
+				hosts = append(hosts, m[2])
+			}
+		}
+	}
+	return hosts
+}
+
+// compressHostlist is the script's compress_hostlist (with sortn and
+// comp2) on its list, which starts with an undefined entry: names are
+// grouped by the prefix before their trailing digits, runs of consecutive
+// numbers become "first-last", prefixes are sorted, and the undefined
+// entry becomes a leading empty name. It returns the words the script
+// prints, joined by spaces.
+func compressHostlist(hosts []string) string {
+	type entry struct {
+		name  string
+		undef bool
+	}
+	list := []entry{{undef: true}}
+	for _, h := range hosts {
+		list = append(list, entry{name: h})
+	}
+	num := func(s string) int {
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	// sortn: by the trailing number, stable.
+	sort.SliceStable(list, func(i, j int) bool {
+		return num(trailing().FindStringSubmatch(list[i].name)[2]) < num(trailing().FindStringSubmatch(list[j].name)[2])
+	})
+	// comp2: per prefix, groups of numbers; a number joins the current
+	// group when the group's last number is one less (an empty group's
+	// last counts as 0).
+	groups := map[string][][]string{}
+	index := map[string]int{}
+	for _, e := range list {
+		m := trailing().FindStringSubmatch(e.name)
+		prefix, digits := m[1], m[2]
+		g := groups[prefix]
+		i := index[prefix]
+		for len(g) <= i {
+			g = append(g, nil)
+		}
+		last := 0
+		if cur := g[i]; len(cur) > 0 {
+			last = num(cur[len(cur)-1])
+		}
+		if last != num(digits)-1 {
+			i++
+			index[prefix] = i
+			for len(g) <= i {
+				g = append(g, nil)
+			}
+		}
+		g[i] = append(g[i], digits)
+		groups[prefix] = g
+	}
+	var prefixes []string
+	for p := range groups {
+		prefixes = append(prefixes, p)
+	}
+	sort.Strings(prefixes)
+	var out []string
+	for _, p := range prefixes {
+		for _, g := range groups[p] {
+			switch {
+			case len(g) > 1:
+				out = append(out, p+g[0]+"-"+g[len(g)-1])
+			case len(g) == 1:
+				out = append(out, p+g[0])
+			}
+		}
+	}
+	// The script joins with commas, splits on them (dropping trailing
+	// empty fields) and prints the words with spaces.
+	for len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return strings.Join(out, " ")
+}
+
+// portUsersJSON is ibfindnodesusing's --json document: the switch port,
+// its peer, and the hosts routed out of and back in through the link, as
+// the words of the text's compressed host lists.
+type portUsersJSON struct {
+	Description       string   `json:"description"`
+	Port              string   `json:"port"`
+	RemoteDescription string   `json:"remoteDescription"`
+	RemoteGUID        string   `json:"remoteGUID"`
+	RemotePort        string   `json:"remotePort"`
+	RoutedIn          []string `json:"routedIn"`
+	RoutedOut         []string `json:"routedOut"`
+	SwitchGUID        string   `json:"switchGUID"`
+}
+
+func ibfindnodesusingRun(o *ibfindnodesusingOptions) error {
+	k := &cmdutil.KeptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate, Fresh: o.Topology}
+	text, partial := k.Read()
+	if text == nil {
+		return partial
+	}
+	ends := linkEnds(text)
+	guid, desc, found := "", "", false
+	for _, line := range strings.Split(string(text), "\n") {
+		if m := fnuSwitch().FindStringSubmatch(line); m != nil {
+			guid, desc = m[1], m[2]
+			if "0x"+guid == o.Switch || strings.Contains(desc, o.Switch+" ") || strings.Contains(desc, o.Switch+"\t") {
+				found = true
+				break
+			}
+		}
+	}
+	if !found {
+		fmt.Fprintf(o.IO.Out, "Switch \"%s\" not found\n   Try running with the \"-R\" or \"-P\" option.\n", o.Switch)
+		return &cmdutil.FindingsError{Summary: fmt.Sprintf("switch %s not found", o.Switch)}
+	}
+	switchGUID := "0x" + guid
+	end := ends[switchGUID][o.Port]
+	hosts := func(guid, port string) string {
+		if guid == "" {
+			return compressHostlist(nil)
+		}
+		dump, err := o.Route(guid)
+		if err != nil {
+			fmt.Fprintf(o.IO.ErrOut, "ibfindnodesusing: ibroute -G %s: %v\n", guid, err)
+		}
+		return compressHostlist(routedHosts(dump, port))
+	}
+	out, back := hosts(switchGUID, o.Port), hosts(end.remGUID, end.remPort)
+	if o.Common.JSON {
+		words := func(s string) []string {
+			w := strings.Fields(s)
+			if w == nil {
+				w = []string{}
+			}
+			return w
+		}
+		if err := cmdutil.WriteJSONDocument(o.IO.Out, portUsersJSON{
+			SwitchGUID: switchGUID, Port: o.Port, Description: desc,
+			RemoteGUID: end.remGUID, RemotePort: end.remPort, RemoteDescription: end.remDesc,
+			RoutedOut: words(out), RoutedIn: words(back),
+		}); err != nil {
+			return err
+		}
+		return partial
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s %s (%s)  ==>>  %s %s (%s)\n", switchGUID, o.Port, desc, end.remGUID, end.remPort, end.remDesc)
+	fmt.Fprintf(&b, "%s\n\n", out)
+	fmt.Fprintf(&b, "%s %s (%s)  <<==  %s %s (%s)\n", switchGUID, o.Port, desc, end.remGUID, end.remPort, end.remDesc)
+	fmt.Fprintf(&b, "%s\n", back)
+	if _, err := o.IO.Out.Write(b.Bytes()); err != nil {
+		return err
+	}
+	return partial
+}

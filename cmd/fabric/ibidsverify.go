@@ -1,0 +1,223 @@
+package fabric
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/spf13/cobra"
+)
+
+// ibidsverify is infiniband-diags' Perl script of that name: it reads an
+// ibnetdiscover -g topology (kept in a cache directory and reused unless
+// -R) and reports LID 0, duplicate LIDs, node GUIDs and port GUIDs. ibtool
+// parses the topology text with the script's patterns, so a topology from
+// either tool gives the same report.
+
+func init() {
+	cmdutil.Register(cmdutil.Tool{
+		Name:    "ibidsverify",
+		Summary: "check the fabric for LID 0 and duplicate LIDs and GUIDs",
+		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbidsverifyCmd(f, nil) },
+	})
+}
+
+// defaultTopologyCacheDir is where infiniband-diags' scripts keep the
+// topology they reuse (IBswcountlimits.pm).
+const defaultTopologyCacheDir = "/var/cache/infiniband-diags"
+
+// ibidsverifyOptions are ibidsverify's parsed flags.
+type ibidsverifyOptions struct {
+	IO        cmdutil.IOStreams
+	Common    cmdutil.CommonOptions
+	Discovery cmdutil.DiscoveryOptions
+	// Regenerate is -R: discover again even when a topology is cached.
+	Regenerate bool
+	// CacheDir holds the reused topology file.
+	CacheDir string
+	// Topology writes a fresh ibnetdiscover -g topology.
+	Topology func() ([]byte, error)
+}
+
+func newIbidsverifyCmd(f *cmdutil.Factory, runF func(*ibidsverifyOptions) error) *cobra.Command {
+	o := &ibidsverifyOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "ibidsverify [options]",
+		Short: "check the fabric for LID 0 and duplicate LIDs and GUIDs",
+		Long: `ibidsverify checks the fabric's LIDs and GUIDs: a LID 0, or a LID, node GUID
+or port GUID defined twice, is printed; the exit status is then 1. Like
+infiniband-diags' script it reads the ibnetdiscover -g topology kept in
+/var/cache/infiniband-diags/ibnetdiscover-CA-PORT.topology and discovers
+(and keeps) it only when there is none or with -R.`,
+		Example: "  ibidsverify -R",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.Finish(c); err != nil {
+				return err
+			}
+			if err := o.Discovery.Finish(); err != nil {
+				return err
+			}
+			o.Topology = func() ([]byte, error) { return cmdutil.TopologyText(f, "ibidsverify", &o.Common, &o.Discovery, true) }
+			if runF != nil {
+				return runF(o)
+			}
+			return ibidsverifyRun(o)
+		},
+	}
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON)
+	cmdutil.AddDiscoveryFlags(c, &o.Common, &o.Discovery)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Regenerate, "R", "R", false, "discover again instead of reusing the cached topology")
+	fl.StringVar(&o.CacheDir, "cache-dir", defaultTopologyCacheDir, "where the reused topology is kept")
+	return c
+}
+
+func ibidsverifyRun(o *ibidsverifyOptions) error {
+	k := &cmdutil.KeptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate, Fresh: o.Topology}
+	text, partial := k.Read()
+	if text == nil {
+		return partial
+	}
+	report, bad := verifyIDs(text)
+	if o.Common.JSON {
+		findings := []string{}
+		for _, l := range strings.Split(strings.TrimSuffix(string(report), "\n"), "\n") {
+			if l != "" {
+				findings = append(findings, l)
+			}
+		}
+		if err := cmdutil.WriteJSONDocument(o.IO.Out, struct {
+			Findings []string `json:"findings"`
+		}{findings}); err != nil {
+			return err
+		}
+	} else if _, err := o.IO.Out.Write(report); err != nil {
+		return err
+	}
+	if partial != nil {
+		return partial
+	}
+	if bad {
+		return &cmdutil.FindingsError{Summary: "LIDs or GUIDs are zero or duplicated"}
+	}
+	return nil
+}
+
+// ibidsverify.pl's patterns.
+var (
+	idsCAGUID     = cmdutil.LazyRegexp(`^(?:caguid|rtguid)=(.*)`)
+	idsSwitchGUID = cmdutil.LazyRegexp(`^switchguid=(.*)`)
+	idsSwitchBoth = cmdutil.LazyRegexp(`^switchguid=(.*)\((.*)\)`)
+	idsSwitchLine = cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`)
+	// A CA's or router's port line, by the kind of node at the other end.
+	idsPortPeers = []func() *regexp.Regexp{
+		cmdutil.LazyRegexp(`"S-(.*)# lid (\d+) .*`),
+		cmdutil.LazyRegexp(`^.*"H-(.*)# lid (\d+) .*`),
+		cmdutil.LazyRegexp(`^.*"R-(.*)# lid (\d+) .*`),
+	}
+	idsPortGUID = cmdutil.LazyRegexp(`^\[(\d+)\]\((.*)\)`)
+)
+
+// verifyIDs checks a topology as ibidsverify.pl does and returns what it
+// prints and whether something was wrong.
+func verifyIDs(text []byte) ([]byte, bool) {
+	var out bytes.Buffer
+	bad := false
+	lids := map[string]string{}      // LID -> node GUID
+	nodeGUIDs := map[string]string{} // node GUID -> LID
+	portGUIDs := map[string]string{} // port GUID -> LID
+	// The script compares GUIDs to 0 as strings: a GUID read as "0x0"
+	// never matches, so only a bare "0" counts as zero.
+	insertLID := func(lid, nodeGUID, nodeType string) {
+		if lid == "0" {
+			fmt.Fprintf(&out, "LID 0 found for %s NodeGUID %s\n", nodeType, nodeGUID)
+			bad = true
+			return
+		}
+		if g, ok := lids[lid]; ok {
+			fmt.Fprintf(&out, "LID %s already defined for NodeGUID %s\n", lid, g)
+			bad = true
+			return
+		}
+		lids[lid] = nodeGUID
+	}
+	insertNodeGUID := func(lid, nodeGUID, nodeType string) {
+		if nodeGUID == "0" {
+			fmt.Fprintf(&out, "%s GUID 0x0 found with LID %s\n", nodeType, lid)
+			bad = true
+			return
+		}
+		if l, ok := nodeGUIDs[nodeGUID]; ok {
+			fmt.Fprintf(&out, "NodeGUID %s already defined for LID %s\n", nodeGUID, l)
+			bad = true
+			return
+		}
+		nodeGUIDs[nodeGUID] = lid
+	}
+	insertPortGUID := func(lid, portGUID, nodeType, nodeGUID string) {
+		if portGUID == "0" {
+			fmt.Fprintf(&out, "%s GUID 0x0 found with LID %s\n", nodeType, lid)
+			bad = true
+			return
+		}
+		if l, ok := portGUIDs[portGUID]; ok {
+			fmt.Fprintf(&out, "PortGUID %s already defined for LID %s\n", portGUID, l)
+			bad = true
+			return
+		}
+		portGUIDs[portGUID] = lid
+		if _, ok := nodeGUIDs[portGUID]; ok && nodeGUID != portGUID {
+			fmt.Fprintf(&out, "PortGUID %s is an invalid duplicate of a NodeGUID\n", portGUID)
+			bad = true
+		}
+	}
+	var nodeType, nodeGUID, portGUID, lid string
+	firstPort := false
+	for _, line := range strings.SplitAfter(string(text), "\n") {
+		line = strings.TrimSuffix(line, "\n")
+		if m := idsCAGUID().FindStringSubmatch(line); m != nil {
+			nodeGUID, nodeType = m[1], ""
+		}
+		if m := idsSwitchGUID().FindStringSubmatch(line); m != nil {
+			nodeGUID, portGUID, nodeType = m[1], "", ""
+		}
+		if m := idsSwitchBoth().FindStringSubmatch(line); m != nil {
+			nodeGUID, portGUID = m[1], "0x"+m[2]
+		}
+		if m := idsSwitchLine().FindStringSubmatch(line); m != nil {
+			nodeType, firstPort, lid = "switch", true, m[3]
+			insertLID(lid, nodeGUID, nodeType)
+			insertNodeGUID(lid, nodeGUID, nodeType)
+			if portGUID != "" {
+				insertPortGUID(lid, portGUID, nodeType, nodeGUID)
+			}
+		}
+		if strings.HasPrefix(line, "Ca") {
+			nodeType, firstPort = "ca", true
+		}
+		if strings.HasPrefix(line, "Rt") {
+			nodeType, firstPort = "router", true
+		}
+		if nodeType != "ca" && nodeType != "router" {
+			continue
+		}
+		for _, re := range idsPortPeers {
+			if m := re().FindStringSubmatch(line); m != nil {
+				lid = m[2]
+				insertLID(lid, nodeGUID, nodeType)
+				if firstPort {
+					insertNodeGUID(lid, nodeGUID, nodeType)
+					firstPort = false
+				}
+			}
+		}
+		if m := idsPortGUID().FindStringSubmatch(line); m != nil {
+			portGUID = "0x" + m[2]
+			insertPortGUID(lid, portGUID, nodeType, nodeGUID)
+		}
+	}
+	return out.Bytes(), bad
+}

@@ -1,0 +1,222 @@
+package fabric
+
+import (
+	"bufio"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/spf13/cobra"
+)
+
+// ibprintca, ibprintswitch and ibprintrt are infiniband-diags' deprecated
+// Perl scripts (ibprintca.pl, ...): they print one node's lines of the kept
+// ibnetdiscover -g topology (see kept_topology.go), found by GUID (-G) or by
+// a name matched in its description. ibtool reads the same topology with
+// the scripts' patterns and quirks: the port lines of every matching node
+// are gathered and printed, sorted, when the next node of the kind starts
+// (so ibprintswitch and ibprintrt print none for the last one).
+
+// nodePrintKind is one of the three scripts.
+type nodePrintKind struct {
+	name, summary string
+	// node matches the kind's node lines: the GUID and the description.
+	node func() *regexp.Regexp
+	// ends lists the line prefixes that end a node of the kind.
+	ends []string
+	// list is the node list tool -l runs; what names the kind in
+	// messages.
+	list, what string
+	// flushAtEnd says the ports of a node still open at the end of the
+	// file are printed (ibprintca only).
+	flushAtEnd bool
+	// notFound is the message when nothing matched.
+	notFound string
+}
+
+var nodePrintKinds = []nodePrintKind{
+	{name: "ibprintca", summary: "print a channel adapter's lines of the topology (deprecated script)",
+		node: cmdutil.LazyRegexp(`^Ca.*"H-(.*)"\s+# (.*)`), ends: []string{"Switch", "Rt"}, list: "Ca", what: "CA's", flushAtEnd: true,
+		notFound: "\"%s\" not found\n   Try running with the \"-R\" option.\n   If still not found the node is probably down."},
+	{name: "ibprintswitch", summary: "print a switch's lines of the topology (deprecated script)",
+		node: cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.*`), ends: []string{"Ca"}, list: "Switch", what: "switches",
+		notFound: "Switch \"%s\" not found\n   Try running with the \"-R\" option."},
+	{name: "ibprintrt", summary: "print a router's lines of the topology (deprecated script)",
+		node: cmdutil.LazyRegexp(`^Rt.*"R-(.*)"\s+# (.*)`), ends: []string{"Switch", "Ca"}, list: "Rt", what: "Router's",
+		notFound: "\"%s\" not found\n   Try running with the \"-R\" option.\n   If still not found the node is probably down."},
+}
+
+func init() {
+	for _, k := range nodePrintKinds {
+		for _, name := range []string{k.name, k.name + ".pl"} {
+			cmdutil.Register(cmdutil.Tool{Name: name, Summary: k.summary, New: func(f *cmdutil.Factory) *cobra.Command { return newNodePrintCmd(f, name, k, nil) }})
+		}
+	}
+}
+
+// nodePrintOptions are the parsed flags and argument of an ibprint tool.
+type nodePrintOptions struct {
+	IO        cmdutil.IOStreams
+	Common    cmdutil.CommonOptions
+	Discovery cmdutil.DiscoveryOptions
+	Kind      nodePrintKind
+	// Regenerate is -R, List -l, GUID -G.
+	Regenerate, List, GUID bool
+	CacheDir               string
+	// Target is the GUID ("0x" and 16 digits with -G) or name to find.
+	Target string
+	// Topology makes a fresh ibnetdiscover -g topology.
+	Topology func() ([]byte, error)
+}
+
+func newNodePrintCmd(f *cmdutil.Factory, name string, k nodePrintKind, runF func(*nodePrintOptions) error) *cobra.Command {
+	o := &nodePrintOptions{IO: f.IO, Kind: k}
+	c := &cobra.Command{
+		Use:   name + " [options] [-G <guid> | <name>]",
+		Short: k.summary,
+		Long: fmt.Sprintf(`%s prints the node line and port lines of the %s named (by node GUID with
+-G, otherwise a name matched as a word of its description, a regular
+expression) from the ibnetdiscover -g topology kept in
+/var/cache/infiniband-diags, as infiniband-diags' %s.pl does; the topology is
+discovered (and kept) when missing or with -R. -l lists the nodes of the kind
+instead.`, name, strings.ToLower(strings.TrimSuffix(k.what, "'s")), k.name),
+		Example: fmt.Sprintf("  %s -R -l\n  %s -G 0x0002c90300a1b2c4", name, name),
+		Args:    cmdutil.ArgsRange(0, 1),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.Finish(c); err != nil {
+				return err
+			}
+			if err := o.Discovery.Finish(); err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				o.Target = args[0]
+			}
+			if o.GUID {
+				o.Target = formatScriptGUID(o.Target)
+			}
+			if o.Target == "" && !o.List {
+				return &cmdutil.UsageError{Err: fmt.Errorf("want a node name, or -G and a GUID"), Syntax: true}
+			}
+			o.Topology = func() ([]byte, error) { return cmdutil.TopologyText(f, name, &o.Common, &o.Discovery, true) }
+			if runF != nil {
+				return runF(o)
+			}
+			return nodePrintRun(o)
+		},
+	}
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON)
+	cmdutil.AddDiscoveryFlags(c, &o.Common, &o.Discovery)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Regenerate, "R", "R", false, "discover again instead of reusing the kept topology")
+	fl.BoolVarP(&o.List, "list", "l", false, "list the nodes of the kind")
+	fl.BoolVarP(&o.GUID, "Guid", "G", false, "the node is given by GUID")
+	fl.StringVar(&o.CacheDir, "cache-dir", defaultTopologyCacheDir, "where the reused topology is kept")
+	return c
+}
+
+// nodePrintJSON is an ibprint tool's --json: the matching nodes' lines.
+type nodePrintJSON struct {
+	Matches int      `json:"matches"`
+	Lines   []string `json:"lines"`
+}
+
+func nodePrintRun(o *nodePrintOptions) error {
+	kept := &cmdutil.KeptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate, Fresh: o.Topology}
+	text, partial := kept.Read()
+	if text == nil {
+		return partial
+	}
+	if o.List {
+		lo := &nodeListOptions{IO: o.IO, Common: o.Common, Kind: nodeListKind{name: o.Kind.list, keywords: []string{o.Kind.list}},
+			Topology: func() ([]byte, error) { return text, partial }}
+		return nodeListRun(lo)
+	}
+	var desc *regexp.Regexp
+	if re, err := regexp.Compile(`[\s"]` + o.Target + `[\s"]`); err == nil {
+		desc = re
+	} else {
+		return cmdutil.UsageErrorf("invalid name %q: %v", o.Target, err)
+	}
+	lines, found := printNode(text, o.Kind, o.Target, desc)
+	if o.Common.JSON {
+		out := nodePrintJSON{Matches: found, Lines: []string{}}
+		for _, l := range lines {
+			out.Lines = append(out.Lines, strings.TrimSuffix(l, "\n"))
+		}
+		if err := cmdutil.WriteJSONDocument(o.IO.Out, out); err != nil {
+			return err
+		}
+	} else {
+		w := bufio.NewWriter(o.IO.Out)
+		for _, l := range lines {
+			w.WriteString(l)
+		}
+		if found > 1 {
+			fmt.Fprintf(w, "\nWARNING: Found %d %s with the name \"%s\"\n", found, o.Kind.what, o.Target)
+		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
+	}
+	if partial != nil {
+		return partial
+	}
+	if found == 0 {
+		return &cmdutil.StatusError{Code: cmdutil.ScriptFailed, Summary: fmt.Sprintf(o.Kind.notFound, o.Target)}
+	}
+	return nil
+}
+
+// printNode is the scripts' main loop: the lines printed and how many
+// nodes matched.
+func printNode(text []byte, k nodePrintKind, target string, desc *regexp.Regexp) ([]string, int) {
+	var out []string
+	ports := map[int]string{} // never emptied, as in the scripts
+	flush := func() {
+		nums := make([]int, 0, len(ports))
+		for n := range ports {
+			nums = append(nums, n)
+		}
+		sort.Ints(nums)
+		for _, n := range nums {
+			out = append(out, ports[n])
+		}
+	}
+	in, found := false, 0
+	for _, line := range strings.SplitAfter(string(text), "\n") {
+		if line == "" {
+			continue
+		}
+		if m := k.node().FindStringSubmatch(strings.TrimSuffix(line, "\n")); m != nil {
+			if in {
+				in = false
+				flush()
+			}
+			if "0x"+m[1] == target || desc.MatchString(m[2]) {
+				out = append(out, line)
+				in = true
+				found++
+			}
+		}
+		for _, e := range k.ends {
+			if strings.HasPrefix(line, e) {
+				in = false
+			}
+		}
+		if m := printPortLine().FindStringSubmatch(line); m != nil && in {
+			n, _ := strconv.Atoi(m[1])
+			ports[n] = line
+		}
+	}
+	if in && k.flushAtEnd {
+		flush()
+	}
+	return out, found
+}
+
+// printPortLine is the scripts' /^\[(\d+)\].*/.
+var printPortLine = cmdutil.LazyRegexp(`^\[(\d+)\]`)

@@ -1,0 +1,457 @@
+package fabric
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/nodemap"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+func init() {
+	cmdutil.Register(cmdutil.Tool{
+		Name:    "ibroute",
+		Summary: "dump a switch's unicast or multicast forwarding table",
+		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbrouteCmd(f, nil) },
+	})
+}
+
+// ibrouteOptions are ibroute's parsed flags and arguments.
+type ibrouteOptions struct {
+	IO     cmdutil.IOStreams
+	Common cmdutil.CommonOptions
+	Target endport.Target
+	// StartLID and EndLID bound the dump; 0 means from the first, or to
+	// the table's top.
+	StartLID, EndLID int
+	All              bool // -a: invalid entries too
+	Brief            bool // -n: no destination lookups
+	Multicast        bool // -M: the multicast table
+	names            *nodemap.Map
+}
+
+func newIbrouteCmd(f *cmdutil.Factory, runF func(*ibrouteOptions) error) *cobra.Command {
+	o := &ibrouteOptions{IO: f.IO}
+	c := &cobra.Command{
+		Use:   "ibroute [options] <dest dr_path|lid|guid> [<startlid> [<endlid>]]",
+		Short: "dump a switch's unicast or multicast forwarding table",
+		Long: `ibroute reads a switch's linear forwarding table (or, with -M, its multicast
+forwarding table) and prints it as infiniband-diags' ibroute does: each LID
+with its output port and, unless -n, the node and port GUID the LID leads to.
+The destinations are looked up in parallel.`,
+		Example: `  ibroute 4              # LIDs with valid output ports of the switch at LID 4
+  ibroute -a 4           # every LID, invalid ports too
+  ibroute -n 4           # no destination lookups
+  ibroute 4 0x10 0x20    # a LID range
+  ibroute -M 4           # non-empty MLIDs
+  ibroute -D 0,1         # the switch one hop away by direct route`,
+		Args: cmdutil.ArgsRange(1, 3),
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.Finish(c); err != nil {
+				return err
+			}
+			t, err := o.Common.ParseTarget(args[0])
+			if err != nil {
+				return err
+			}
+			o.Target = t
+			for i, dst := range []*int{&o.StartLID, &o.EndLID} {
+				if len(args) > i+1 {
+					n, err := cmdutil.ParseUintArg(args[i+1], 0xffff)
+					if err != nil {
+						return cmdutil.UsageErrorf("invalid LID %q: %v", args[i+1], err)
+					}
+					*dst = int(n)
+				}
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return ibrouteRun(o)
+		},
+	}
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsNodeMap|cmdutil.FlagsSA)
+	fl := c.Flags()
+	fl.BoolVarP(&o.All, "all", "a", false, "show all lids, even invalid entries")
+	fl.BoolVarP(&o.Brief, "no_dests", "n", false, "do not try to resolve destinations")
+	fl.BoolVarP(&o.Multicast, "Multicast", "M", false, "show multicast forwarding tables")
+	return c
+}
+
+// switchInfo is what ibroute learns about the switch first.
+type switchInfo struct {
+	ni   *mad.NodeInfo
+	si   mad.SwitchInfo
+	desc string
+}
+
+func ibrouteRun(o *ibrouteOptions) error {
+	p, err := o.Target.Path()
+	if err != nil {
+		return err
+	}
+	if o.names, err = o.Common.LoadNodeMap("ibroute", o.IO.ErrOut); err != nil {
+		return err
+	}
+	x, err := o.Common.Transactor()
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	ctx := o.Common.Context()
+	if p, err = x.Resolve(ctx, p); err != nil {
+		return err
+	}
+	q := mad.NewQuerier(x, p)
+	sw, err := checkSwitch(ctx, q)
+	if err != nil {
+		return err
+	}
+	sw.desc = o.names.Name(uint64(sw.ni.NodeGUID), sw.desc)
+	if o.Multicast {
+		return dumpMulticast(ctx, o, q, sw)
+	}
+	return dumpUnicast(ctx, o, q, sw)
+}
+
+func (sw *switchInfo) dumped() dumpedSwitch {
+	return dumpedSwitch{NodeDescription: sw.desc, NodeGUID: sw.ni.NodeGUID}
+}
+
+// checkSwitch reads NodeInfo, NodeDescription and SwitchInfo, and fails
+// unless the node is a switch.
+func checkSwitch(ctx context.Context, q *mad.Querier) (*switchInfo, error) {
+	ni := new(mad.NodeInfo)
+	if _, err := q.Get(ctx, ni, 0); err != nil {
+		return nil, err
+	}
+	var nd mad.NodeDescription
+	if _, err := q.Get(ctx, &nd, 0); err != nil {
+		return nil, err
+	}
+	if ni.NodeType != mad.NodeTypeSwitch {
+		return nil, fmt.Errorf("%s is not a switch (NodeType %d)", q.Path, ni.NodeType)
+	}
+	sw := &switchInfo{ni: ni, desc: nd.NodeDescription.String()}
+	if _, err := q.Get(ctx, &sw.si, 0); err != nil {
+		return nil, err
+	}
+	return sw, nil
+}
+
+// lftEntry is one LID of the unicast dump.
+type lftEntry struct {
+	LID     int    `json:"lid"`
+	Port    int    `json:"port"`
+	Valid   bool   `json:"valid"`
+	Dest    string `json:"destination,omitempty"`
+	text    string // what follows the port in the text
+	destErr bool
+}
+
+// dumpedSwitch is the switch a dump is of, in --json.
+type dumpedSwitch struct {
+	NodeDescription string    `json:"nodeDescription"`
+	NodeGUID        rdma.GUID `json:"nodeGUID"`
+}
+
+// unicastJSON is ibroute's --json document of a unicast dump.
+type unicastJSON struct {
+	EndLID  int        `json:"endLid"`
+	Entries []lftEntry `json:"entries"`
+	dumpedSwitch
+	StartLID int    `json:"startLid"`
+	Switch   string `json:"switch"`
+}
+
+func dumpUnicast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *switchInfo) error {
+	nports := int(sw.ni.NumPorts)
+	top := int(sw.si.LinearFDBTop)
+	start, end := o.StartLID, o.EndLID
+	if end == 0 || end > top {
+		end = top
+	}
+	if end > mad.MaxUnicastLID {
+		fmt.Fprintf(o.IO.ErrOut, "ibroute: warning: illegal lft top %d, truncate to %d\n", end, mad.MaxUnicastLID)
+		end = mad.MaxUnicastLID
+	}
+	var entries []lftEntry
+	// infiniband-diags reads blocks up to ALIGN(end, 64)/64, exclusive: an
+	// end that is a multiple of 64 leaves its own block out.
+	for block := mad.LFTBlock(start); block < mad.LFTBlock(end+mad.LFTBlockSize-1); block++ {
+		var lft mad.LinearForwardingTable
+		if _, err := q.Get(ctx, &lft, uint32(block)); err != nil {
+			return cmdutil.WithContext(err, "reading LFT block %d", block)
+		}
+		for lid := max(block*mad.LFTBlockSize, start); lid < min((block+1)*mad.LFTBlockSize, end+1); lid++ {
+			port := int(lft.Port(lid))
+			valid := port <= nports
+			if !valid && !o.All {
+				continue
+			}
+			entries = append(entries, lftEntry{LID: lid, Port: port, Valid: valid})
+		}
+	}
+	if !o.Brief {
+		describeDestinations(ctx, q.X, entries, o.names)
+	}
+	if o.Common.JSON {
+		return cmdutil.WriteJSONDocument(o.IO.Out, unicastJSON{Switch: q.Path.String(), dumpedSwitch: sw.dumped(),
+			StartLID: start, EndLID: end, Entries: entries})
+	}
+	b := fmt.Appendf(nil, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, q.Path, uint64(sw.ni.NodeGUID), sw.desc)
+	b = append(b, "  Lid  Out   Destination\n       Port     Info \n"...)
+	for _, e := range entries {
+		b = fmt.Appendf(b, "0x%04x %03d %s\n", e.LID, e.Port&0xff, e.text)
+	}
+	b = fmt.Appendf(b, "%d %slids dumped \n", len(entries), validWord(o.All))
+	_, err := o.IO.Out.Write(b)
+	return err
+}
+
+func validWord(all bool) string {
+	if all {
+		return ""
+	}
+	return "valid "
+}
+
+// lmcPaths is dump_lid's state from LID to LID of a forwarding table dump:
+// the LID range of the last destination port with an LMC, whose other
+// LIDs print as "path #n out of m", and the port GUID last looked up.
+type lmcPaths struct {
+	base, last int
+	portGUID   rdma.GUID
+}
+
+// within returns the text of a LID inside the last LMC range, if it is.
+func (s *lmcPaths) within(lid int, valid bool) (string, bool) {
+	if lid > s.last {
+		return "", false
+	}
+	switch {
+	case !valid:
+		return fmt.Sprintf(": (path #%d - illegal port)", lid-s.base), true
+	case s.portGUID == 0:
+		return fmt.Sprintf(": (path #%d out of %d)", lid-s.base+1, s.last-s.base+1), true
+	}
+	return fmt.Sprintf(": (path #%d out of %d: portguid %s)", lid-s.base+1, s.last-s.base+1, s.portGUID), true
+}
+
+// port records the destination port a LID was looked up to (GUID 0 when
+// the lookup failed); a port with an LMC starts a new range.
+func (s *lmcPaths) port(guid rdma.GUID, baseLID, lmc int) {
+	s.portGUID = guid
+	if lmc > 0 {
+		s.base, s.last = baseLID, baseLID+(1<<lmc)-1
+	}
+}
+
+// lidDest is what a destination LID's NodeInfo, PortInfo and NodeDesc say.
+type lidDest struct {
+	ok       bool
+	nodeType uint8
+	portGUID rdma.GUID
+	baseLID  int
+	lmc      int
+	desc     string
+	nodeGUID rdma.GUID
+}
+
+// describeDestinations looks every valid entry's LID up, in parallel, and
+// writes each entry's text as infiniband-diags' dump_lid does, including
+// its "path #n out of m" for the LIDs of a port with an LMC.
+func describeDestinations(ctx context.Context, x *mad.Transactor, entries []lftEntry, names *nodemap.Map) {
+	dests := make([]lidDest, len(entries))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 64)
+	for i := range entries {
+		if !entries[i].Valid {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			dests[i] = lookupLID(ctx, x, entries[i].LID)
+		}()
+	}
+	wg.Wait()
+	var paths lmcPaths
+	for i := range entries {
+		e := &entries[i]
+		if t, ok := paths.within(e.LID, e.Valid); ok {
+			e.text = t
+			continue
+		}
+		if !e.Valid {
+			e.text = ": (illegal port)"
+			continue
+		}
+		d := dests[i]
+		if !d.ok {
+			paths.port(0, 0, 0)
+			e.text = ": (unknown node and type)"
+			continue
+		}
+		paths.port(d.portGUID, d.baseLID, d.lmc)
+		typ := string(appendNodeType(nil, d.nodeType))
+		desc := names.Name(uint64(d.nodeGUID), d.desc)
+		e.text = fmt.Sprintf(": (%s portguid %s: '%s')", typ, d.portGUID, desc)
+		e.Dest = desc
+	}
+}
+
+// appendNodeType prints a node type as libibmad's mad_dump_node_type.
+func appendNodeType(b []byte, t uint8) []byte {
+	f := mad.Field{Width: 8, Format: mad.FormatNodeType}
+	return f.AppendValue(b, []byte{t})
+}
+
+// lookupLID reads a LID's NodeDescription, PortInfo and NodeInfo.
+func lookupLID(ctx context.Context, x *mad.Transactor, lid int) lidDest {
+	q := mad.NewQuerier(x, mad.LIDPath(rdma.LID(lid)))
+	var nd mad.NodeDescription
+	var pi mad.PortInfo
+	var ni mad.NodeInfo
+	for _, a := range []mad.Attribute{&nd, &pi, &ni} {
+		if _, err := q.Get(ctx, a, 0); err != nil {
+			return lidDest{}
+		}
+	}
+	return lidDest{ok: true, nodeType: uint8(ni.NodeType), portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String(), nodeGUID: ni.NodeGUID}
+}
+
+// mftEntry is one MLID of the multicast dump.
+type mftEntry struct {
+	MLID  int      `json:"mlid"`
+	Masks []uint16 `json:"portMasks"` // 16 ports a mask, port 0 first
+	Ports []int    `json:"ports"`
+}
+
+// multicastJSON is ibroute's --json document of a multicast dump.
+type multicastJSON struct {
+	EndMLID int        `json:"endMlid"`
+	Entries []mftEntry `json:"entries"`
+	dumpedSwitch
+	StartMLID int    `json:"startMlid"`
+	Switch    string `json:"switch"`
+}
+
+func dumpMulticast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *switchInfo) error {
+	nports := int(sw.ni.NumPorts)
+	capacity := int(sw.si.MulticastFDBCap)
+	top := int(sw.si.MulticastFDBTop)
+	start, end := mftRange(o.IO.ErrOut, "ibroute", o.StartLID, o.EndLID, capacity, top, o.All)
+	positions := mad.MFTPositions(nports)
+	var entries []mftEntry
+	tables := make([]mad.MulticastForwardingTable, positions)
+	for block := mad.MFTBlock(start); block <= mad.MFTBlock(end); block++ {
+		for j := range tables {
+			if _, err := q.Get(ctx, &tables[j], mad.MFTModifier(block, j)); err != nil {
+				return cmdutil.WithContext(err, "reading MFT block %d, ports %d-%d", block, j*mad.MFTPortsPerMask, (j+1)*mad.MFTPortsPerMask-1)
+			}
+		}
+		first := mad.MinMulticastLID + block*mad.MFTBlockSize
+		for mlid := max(first, start); mlid < min(first+mad.MFTBlockSize, end+1); mlid++ {
+			e := mftEntry{MLID: mlid, Ports: []int{}}
+			nonzero := false
+			for j := range tables {
+				m := tables[j].PortMask(mlid)
+				e.Masks = append(e.Masks, m)
+				nonzero = nonzero || m != 0
+				e.Ports = mad.MaskPorts(e.Ports, m, j, 0, nports)
+			}
+			if nonzero || o.All {
+				entries = append(entries, e)
+			}
+		}
+	}
+	if o.Common.JSON {
+		return cmdutil.WriteJSONDocument(o.IO.Out, multicastJSON{Switch: q.Path.String(), dumpedSwitch: sw.dumped(),
+			StartMLID: start, EndMLID: end, Entries: entries})
+	}
+	return writeMulticast(o.IO.Out, o, q.Path, sw, start, end, nports, entries)
+}
+
+// mftRange is the MLID range infiniband-diags' dump_multicast_tables reads
+// of a switch, from the range asked (0: from the first, to the top) and
+// the switch's capacity and top, with its warnings to w.
+func mftRange(w io.Writer, tool string, start, end, capacity, top int, all bool) (int, int) {
+	if end == 0 || end > mad.MinMulticastLID+capacity-1 {
+		end = mad.MinMulticastLID + capacity - 1
+	}
+	if !all && top != 0 && top < end {
+		if top < mad.MinMulticastLID-1 {
+			fmt.Fprintf(w, "%s: warning: illegal top mlid %x\n", tool, top)
+		} else {
+			end = top
+		}
+	}
+	if start == 0 {
+		start = mad.MinMulticastLID
+	} else if start < mad.MinMulticastLID {
+		fmt.Fprintf(w, "%s: warning: illegal start mlid %x, set to %x\n", tool, start, mad.MinMulticastLID)
+		start = mad.MinMulticastLID
+	}
+	if end > mad.MaxMulticastLID {
+		fmt.Fprintf(w, "%s: warning: illegal end mlid %x, truncate to %x\n", tool, end, mad.MaxMulticastLID)
+		end = mad.MaxMulticastLID
+	}
+	return start, end
+}
+
+// writeMulticast prints the multicast dump as infiniband-diags does.
+func writeMulticast(w io.Writer, o *ibrouteOptions, p mad.Path, sw *switchInfo, start, end, nports int, entries []mftEntry) error {
+	b := fmt.Appendf(nil, "Multicast mlids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, p, uint64(sw.ni.NodeGUID), sw.desc)
+	if o.Brief {
+		b = append(b, " MLid       Port Mask\n"...)
+	} else {
+		if nports > 9 {
+			b = append(b, "            "...)
+			for i := 0; i <= nports; i++ {
+				c := byte(' ')
+				if i%10 == 0 {
+					c = byte('0' + i/10)
+				}
+				b = append(b, c, ' ')
+			}
+			b = append(b, '\n')
+		}
+		b = append(b, "     Ports: "...)
+		for i := 0; i <= nports; i++ {
+			b = fmt.Appendf(b, "%d ", i%10)
+		}
+		b = append(b, "\n MLid\n"...)
+	}
+	if o.Common.Verbose > 0 {
+		b = fmt.Appendf(b, "Switch multicast mlid capability is %d top is 0x%x\n", sw.si.MulticastFDBCap, sw.si.MulticastFDBTop)
+	}
+	for _, e := range entries {
+		b = fmt.Appendf(b, "0x%04x      ", e.MLID)
+		if o.Brief {
+			for _, m := range e.Masks {
+				b = fmt.Appendf(b, "%04x", m)
+			}
+		} else {
+			for i := 0; i <= nports; i++ {
+				c := byte(' ')
+				if e.Masks[i/mad.MFTPortsPerMask]&(1<<(i%mad.MFTPortsPerMask)) != 0 {
+					c = 'x'
+				}
+				b = append(b, c, ' ')
+			}
+		}
+		b = append(b, '\n')
+	}
+	b = fmt.Appendf(b, "%d %smlids dumped \n", len(entries), validWord(o.All))
+	_, err := w.Write(b)
+	return err
+}

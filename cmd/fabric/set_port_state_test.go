@@ -1,0 +1,129 @@
+package fabric
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/subnet"
+)
+
+// portSet is one SubnSet(PortInfo) a fake received: the directed route,
+// the port and the states set.
+type portSet struct {
+	Path            string
+	Port            uint32
+	LinkState       uint8
+	PhysLinkState   uint8
+	SpeedWidthUnset bool // LinkSpeedEnabled and LinkWidthEnabled 0
+}
+
+// portStateFake answers PortInfo Gets with dryRunPortInfo and records
+// the Sets; nothing answers at the directed route dead.
+type portStateFake struct {
+	dead string
+	mu   sync.Mutex
+	sets []portSet
+}
+
+func (ff *portStateFake) handle(req *mad.Packet) []mad.Packet {
+	var h mad.Header
+	var dr mad.DRSMPHeader
+	if h.UnmarshalBinary(req.MAD) != nil || dr.UnmarshalBinary(req.MAD) != nil || h.AttrID != mad.AttrPortInfo {
+		return nil
+	}
+	path := subnet.FormatPath(dr.InitialPath[:dr.HopCount+1])
+	if path == ff.dead {
+		return nil
+	}
+	pi := cmdtest.DryRunPortInfo
+	if h.Method == mad.MethodSet {
+		if err := pi.UnmarshalBinary(req.MAD[mad.SMPDataOffset:]); err != nil {
+			return nil
+		}
+		ff.mu.Lock()
+		ff.sets = append(ff.sets, portSet{Path: path, Port: h.AttrMod,
+			LinkState: uint8(pi.LinkState), PhysLinkState: uint8(pi.PhysLinkState),
+			SpeedWidthUnset: pi.LinkSpeedEnabled == 0 && pi.LinkWidthEnabled == 0})
+		ff.mu.Unlock()
+	}
+	data, _ := pi.MarshalBinary()
+	return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, data)}
+}
+
+func (ff *portStateFake) transactor() (*mad.Transactor, error) {
+	return mad.NewTransactor(madtest.New(ff.handle), mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1}), nil
+}
+
+func TestParsePortTarget(t *testing.T) {
+	tests := []struct {
+		arg      string
+		wantKind endport.Kind
+		wantPort int
+		wantErr  string
+	}{
+		{arg: "0,1,3@5", wantKind: endport.DirectRoute, wantPort: 5},
+		{arg: "12", wantKind: endport.LID, wantPort: -1},
+		{arg: "0x0002c90200401234@12", wantKind: endport.GUID, wantPort: 12},
+		{arg: "12@x", wantErr: "x"},
+		{arg: "zz@1", wantErr: "zz"},
+	}
+	for _, tt := range tests {
+		got, err := parsePortTarget(tt.arg)
+		if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
+			continue
+		}
+		if diff := cmp.Diff([2]any{tt.wantKind, tt.wantPort}, [2]any{got.Target.Kind, got.Port}); diff != "" {
+			t.Errorf("%q: unexpected kind and port (-want +got):\n%s", tt.arg, diff)
+		}
+	}
+}
+
+// TestSetPortStateRun sets ports of dryRunFakeFabric: each Set goes by a
+// route that avoids the links changed, with the states asked and the
+// enabled speeds and widths left alone.
+func TestSetPortStateRun(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantSets []portSet
+		wantErr  string
+	}{
+		{name: "disable switch port", args: []string{"--disable", "0,1@2"},
+			wantSets: []portSet{{Path: "0,1", Port: 2, PhysLinkState: physDisabled, SpeedWidthUnset: true}}},
+		{name: "enable", args: []string{"--enable", "0,1@2"},
+			wantSets: []portSet{{Path: "0,1", Port: 2, PhysLinkState: physPolling, SpeedWidthUnset: true}}},
+		{name: "init", args: []string{"--init", "0,1@2"},
+			wantSets: []portSet{{Path: "0,1", Port: 2, LinkState: stateDown, SpeedWidthUnset: true}}},
+		{name: "disable and init", args: []string{"--disable", "--init", "0,1@2"},
+			wantSets: []portSet{{Path: "0,1", Port: 2, LinkState: stateDown, PhysLinkState: physDisabled, SpeedWidthUnset: true}}},
+		{name: "CA behind the link", args: []string{"--init", "0,1,2"}, wantErr: "try its peer 0x0000000000200000 port 2"},
+		{name: "switch port needed", args: []string{"--init", "0,1"}, wantErr: "need a port number"},
+		{name: "no such port", args: []string{"--init", "0,1@9"}, wantErr: "has no port 9"},
+		{name: "not in the subnet", args: []string{"--init", "0,4"}, wantErr: "could not find"},
+		{name: "no route around", args: []string{"--disable", "0,1@1"}, wantErr: "no directed route"},
+		{name: "nothing to do", args: []string{"0,1@1"}, wantErr: "nothing to do"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ff := &portStateFake{}
+			_, errOut, err := runWith(t, newSetPortStateCmd, func(o *setPortStateOptions) error {
+				o.Discover = func() (*subnet.Fabric, error) { return cmdtest.DryRunFakeFabric(), nil }
+				o.Common.Open = cmdtest.NoPort(ff.transactor)
+				return setPortStateRun(o)
+			}, tt.args...)
+			if !wantRunErr(t, err, errOut, tt.wantErr) {
+				return
+			}
+			if diff := cmp.Diff(tt.wantSets, ff.sets); diff != "" {
+				t.Errorf("unexpected Sets (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -1,0 +1,255 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/nodemap"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+// flagSet selects which groups of shared flags a tool takes.
+type flagSet uint
+
+const (
+	// FlagsLocalPort adds -C/--Ca, -P/--Port and --port: the local end port.
+	FlagsLocalPort flagSet = 1 << iota
+	// FlagsMAD adds -t/--timeout and --retries.
+	FlagsMAD
+	// FlagsJSON adds --json.
+	FlagsJSON
+	// FlagsTarget adds -L/--Lid, -G/--Guid and -D/--Direct, which assert
+	// the kind of the target address (parseTarget).
+	FlagsTarget
+	// FlagsNodeMap adds --node-name-map.
+	FlagsNodeMap
+	// FlagsNoDebugShort leaves -d to the tool (iblinkinfo's --down):
+	// --debug stays.
+	FlagsNoDebugShort
+	// FlagsSA adds --sa: SMP Gets answered by the SA's records.
+	FlagsSA
+	// FlagsDryRun adds --dry-run: plan the MADs that change state, send
+	// none of them (dryrun.go).
+	FlagsDryRun
+)
+
+// CommonOptions are the flags shared by every tool, parsed before the tool runs.
+type CommonOptions struct {
+	CA       string // -C: local CA name
+	CAPort   int    // -P: local port number (0: the first active port)
+	PortSpec string // --port ca/port, port GUID or GID
+	// Local is the local end port -C/-P or --port name, parsed by finish;
+	// the zero Local is the default port.
+	Local   endport.Local
+	portArg string // -P as typed: decimal or 0x hex, never octal
+	// asLID, asGUID and asDR are -L, -G and -D.
+	asLID, asGUID, asDR bool
+	Timeout             time.Duration // -t: per-MAD timeout
+	Retries             int           // --retries: resends after a timeout
+	Verbose             int           // -v, repeatable; -d counts too
+	JSON                bool          // --json: one JSON document instead of text
+	Sim                 bool          // --sim: use the ibsim simulator instead of the kernel
+	Sysfs               string        // --sysfs: sysfs mount point (default $IBTOOL_SYSFS or /sys)
+	NodeMap             string        // --node-name-map: node name map file ("": the default, if there)
+	ViaSA               bool          // --sa: ask the SA for the records instead of sending SMPs
+	SMKey               uint64        // --smkey: the SM_Key of --sa's queries
+	DryRun              bool          // --dry-run: print the state-changing MADs instead of sending them
+	PlanLog             *dryRunLog    // what --dry-run did not send
+	timeoutM            int           // -t as infiniband-diags takes it, in milliseconds
+	Ctx                 context.Context
+	// Open returns the run's transactor and local port, opened on the
+	// first call (Factory.OpenMAD). AddCommonFlags sets it; tests
+	// replace it with a fake.
+	Open func() (*mad.Transactor, *rdma.Port, error)
+	// discovery, when the tool discovers the fabric, gives the
+	// transactor its window.
+	discovery *DiscoveryOptions
+}
+
+// Transactor is Open for tools that do not need the local port.
+func (o *CommonOptions) Transactor() (*mad.Transactor, error) {
+	x, _, err := o.Open()
+	return x, err
+}
+
+// AddCommonFlags registers the shared flags of the groups in set on c, plus
+// the ones every tool takes (-v, -d, --sim, --sysfs), and sets o.Open.
+func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet) {
+	o.Open = func() (*mad.Transactor, *rdma.Port, error) { return f.OpenMAD(o) }
+	fl := c.Flags()
+	fl.CountVarP(&o.Verbose, "verbose", "v", "increase verbosity (-vv also dumps MADs)")
+	if set&FlagsNoDebugShort != 0 {
+		fl.Count("debug", "raise debug level (same as -v)")
+	} else {
+		fl.CountP("debug", "d", "raise debug level (same as -v)")
+	}
+	fl.BoolVar(&o.Sim, "sim", false, "use the ibsim simulator (also IBTOOL_SIM=1 or IBSIM_SOCKNAME set)")
+	fl.StringVar(&o.Sysfs, "sysfs", "", "sysfs mount point (default $IBTOOL_SYSFS or /sys)")
+	if set&FlagsLocalPort != 0 {
+		fl.StringVarP(&o.CA, "Ca", "C", "", "local CA name")
+		fl.StringVarP(&o.portArg, "Port", "P", "", "local CA port number (decimal or 0x hex)")
+		fl.StringVar(&o.PortSpec, "port", "", "local end port as ca/port, port GUID or port GID")
+	}
+	if set&FlagsMAD != 0 {
+		fl.IntVarP(&o.timeoutM, "timeout", "t", 0, "timeout per MAD in milliseconds (0: the default)")
+		fl.IntVar(&o.Retries, "retries", 2, "resends of a MAD after a timeout (2: three tries, as libibmad)")
+	}
+	if set&FlagsTarget != 0 {
+		AddTargetFlags(c, o, "LGD")
+	}
+	if set&FlagsJSON != 0 {
+		fl.BoolVar(&o.JSON, "json", false, "print one JSON document")
+	}
+	if set&FlagsNodeMap != 0 {
+		fl.StringVar(&o.NodeMap, "node-name-map", "", "node name map file (default "+nodemap.DefaultPath+" when there)")
+	}
+	if set&FlagsSA != 0 {
+		fl.BoolVar(&o.ViaSA, "sa", false, "ask the SA for the records instead of sending SMPs (LID targets)")
+		fl.Uint64Var(&o.SMKey, "smkey", 1, "SM_Key of the SA queries --sa sends (opensm's default key is 1)")
+	}
+	if set&FlagsDryRun != 0 {
+		fl.BoolVar(&o.DryRun, "dry-run", false, "read as usual, but print each MAD that would change the fabric (Set, Trap) instead of sending it")
+	}
+}
+
+// Finish folds flags that need post-processing into o: -d into the
+// verbosity, -t milliseconds into Timeout, and -C/-P or --port into Local.
+// A malformed value is a one-line usage error.
+func (o *CommonOptions) Finish(c *cobra.Command) error {
+	o.Ctx = c.Context()
+	if d, err := c.Flags().GetCount("debug"); err == nil {
+		o.Verbose += d
+	}
+	if o.timeoutM < 0 {
+		return UsageErrorf("invalid timeout %d ms: want 0 (the default) or more", o.timeoutM)
+	}
+	if o.timeoutM > 0 {
+		o.Timeout = time.Duration(o.timeoutM) * time.Millisecond
+	}
+	if o.Retries < 0 {
+		return UsageErrorf("invalid --retries %d: want 0 or more", o.Retries)
+	}
+	if n := Count(o.asLID, o.asGUID, o.asDR); n > 1 {
+		return UsageErrorf("-L, -G and -D each assert the kind of the target; give at most one")
+	}
+	return o.finishLocal()
+}
+
+// finishLocal parses -C, -P and --port into o.Local.
+func (o *CommonOptions) finishLocal() error {
+	if o.portArg != "" {
+		n, err := ParsePortNumber(o.portArg)
+		if err != nil {
+			return err
+		}
+		o.CAPort = n
+	}
+	if o.PortSpec != "" {
+		if o.CA != "" || o.portArg != "" {
+			return UsageErrorf("--port %q and -C/-P both name the local port; give one", o.PortSpec)
+		}
+		l, err := endport.ParseLocal(o.PortSpec)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		o.Local = l
+		return nil
+	}
+	l, err := endport.FromFlags(o.CA, o.CAPort)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	o.Local = l
+	return nil
+}
+
+// Context is the command's context: it ends on SIGINT or SIGTERM, so tools
+// release what they hold on the fabric (ibsim slots, umad agents) on the way
+// out.
+func (o *CommonOptions) Context() context.Context {
+	if o.Ctx == nil {
+		return context.Background()
+	}
+	return o.Ctx
+}
+
+// targetKind is the kind -L, -G or -D asserts, or endport.Any.
+func (o *CommonOptions) targetKind() endport.Kind {
+	switch {
+	case o.asLID:
+		return endport.LID
+	case o.asGUID:
+		return endport.GUID
+	case o.asDR:
+		return endport.DirectRoute
+	}
+	return endport.Any
+}
+
+// ParseTarget parses a target address argument. Its format decides the
+// kind; -L, -G or -D only assert it. A malformed target, or one of another
+// kind than asserted, is a one-line usage error.
+func (o *CommonOptions) ParseTarget(s string) (endport.Target, error) {
+	t, err := endport.ParseTarget(s, o.targetKind())
+	if err != nil {
+		return endport.Target{}, &UsageError{Err: err}
+	}
+	return t, nil
+}
+
+func Count(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// AddTargetFlags adds the target assertions named by letters (L, G, D):
+// tools whose own options take some of those letters (perfquery's -D is
+// --xmtdisc, ibaddr's -L is --Lid_show) add only the others.
+func AddTargetFlags(c *cobra.Command, o *CommonOptions, letters string) {
+	fl := c.Flags()
+	for _, l := range letters {
+		switch l {
+		case 'L':
+			fl.BoolVarP(&o.asLID, "Lid", "L", false, "the target must be a LID (the format decides anyway)")
+		case 'G':
+			fl.BoolVarP(&o.asGUID, "Guid", "G", false, "the target must be a port GUID (the format decides anyway)")
+		case 'D':
+			fl.BoolVarP(&o.asDR, "Direct", "D", false, "the target must be a directed-route path (0,1,3)")
+		}
+	}
+}
+
+// LoadNodeMap reads the node name map --node-name-map names, or the
+// default one when it exists. A bad named map is a usage error; a bad
+// default map is a warning on errOut, and no map, as infiniband-diags
+// does.
+func (o *CommonOptions) LoadNodeMap(tool string, errOut io.Writer) (*nodemap.Map, error) {
+	m, err := nodemap.Load(o.NodeMap)
+	if err == nil {
+		return m, nil
+	}
+	if o.NodeMap != "" {
+		return nil, &UsageError{Err: err}
+	}
+	fmt.Fprintf(errOut, "%s: warning: %v; not using it\n", tool, err)
+	return nil, nil
+}
+
+// LazyRegexp returns a regexp compiled on first use, so that tools that
+// never use it do not pay for it at start-up.
+func LazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}

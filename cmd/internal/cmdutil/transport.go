@@ -1,0 +1,213 @@
+package cmdutil
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/ibsim"
+	"github.com/ibtool/ibtool/pkg/mad/umad"
+	"github.com/ibtool/ibtool/pkg/rdma"
+)
+
+// kernelGrace is how much longer than the kernel ibtool waits for a
+// response on umad, so the kernel's timeout report comes first and frees
+// the TID for the resend.
+const kernelGrace = 50 * time.Millisecond
+
+// fabricAccess is a run's one transactor, its local port and the error
+// opening them gave, set once.
+type fabricAccess struct {
+	once sync.Once
+	x    *mad.Transactor
+	port *rdma.Port
+	err  error
+}
+
+// OpenMAD returns the run's transactor and the local port its MADs leave
+// from. The first call opens the transport the options name (the simulator
+// or the kernel's umad) with -t, --retries, -vv's MAD dump, --dry-run and
+// the discovery's window; later calls return the same ones, so a
+// fabric-wide tool's discovery and the queries after it share one
+// transport. The run closes it when the tool returns.
+func (f *Factory) OpenMAD(o *CommonOptions) (*mad.Transactor, *rdma.Port, error) {
+	if f.fabric == nil {
+		f.fabric = &fabricAccess{}
+	}
+	a := f.fabric
+	a.once.Do(func() {
+		opts := o.TransactorOptions()
+		if o.discovery != nil {
+			opts.Window = o.discovery.window()
+		}
+		a.x, a.port, a.err = f.openTransactorOpts(o, opts)
+	})
+	return a.x, a.port, a.err
+}
+
+// closeMAD closes what OpenMAD opened, if anything.
+func (f *Factory) closeMAD() {
+	if f.fabric != nil && f.fabric.x != nil {
+		f.fabric.x.Close()
+	}
+}
+
+func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOptions) (*mad.Transactor, *rdma.Port, error) {
+	var tr mad.Transport
+	var port *rdma.Port
+	var err error
+	if f.UseSim(o) {
+		tr, port, err = f.openSimTransport(o)
+	} else {
+		tr, port, err = f.openKernelTransport(o)
+		opts.Grace = kernelGrace
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.Verbose >= 2 {
+		opts.Trace = madTracer(f.IO.ErrOut)
+	}
+	if opts.Gone == nil {
+		opts.Gone = transportGone(o.Context())
+	}
+	o.SetDryRun(f.IO.Out, &opts)
+	if port != nil && opts.SA == nil {
+		opts.SA = &mad.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: o.SMKey, PKeys: port.PKeys}
+	}
+	return mad.NewTransactor(tr, opts), port, nil
+}
+
+// TransactorOptions turns -t and --retries into a transactor's options.
+func (o *CommonOptions) TransactorOptions() mad.TransactorOptions {
+	opts := mad.TransactorOptions{Timeout: o.Timeout, Retries: o.Retries, ViaSA: o.ViaSA}
+	if o.Retries == 0 {
+		opts.Retries = -1 // --retries 0: one try
+	}
+	return opts
+}
+
+// madTracer returns a Trace func that hex-dumps each MAD to w.
+func madTracer(w io.Writer) func(out bool, p *mad.Packet) {
+	return func(out bool, p *mad.Packet) {
+		dir := "received from"
+		if out {
+			dir = "sending to"
+		}
+		fmt.Fprintf(w, "%s LID %d QP %d (status %d):\n%s", dir, p.Addr.LID, p.Addr.QPN, int(p.Status), hex.Dump(p.MAD))
+	}
+}
+
+// openSimTransport attaches to ibsim as the environment says and checks
+// that the local end port the flags name is the attach point, device
+// ibsim0, as libumad2sim shows it to the C tools. The caller closes the
+// transport, which frees ibsim's client slot.
+func (f *Factory) openSimTransport(o *CommonOptions) (mad.Transport, *rdma.Port, error) {
+	return f.openSimTransportAs(o, false)
+}
+
+// openSimTransportAs is openSimTransport, attaching with the SM flag when
+// asSM: ibsim hands unsolicited GMPs (a ping to a server) only to such a
+// client.
+func (f *Factory) openSimTransportAs(o *CommonOptions, asSM bool) (mad.Transport, *rdma.Port, error) {
+	cfg, err := ibsim.FromEnv(f.Getenv)
+	if err != nil {
+		return nil, nil, &UsageError{Err: err}
+	}
+	cfg.IsSM = cfg.IsSM || asSM
+	c, err := ibsim.Dial(o.Context(), cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	devs := rdma.NewFS(c.SysFS(), ibsim.DeviceName+" (simulator)")
+	_, port, err := o.Local.Resolve(devs)
+	if err != nil {
+		c.Close()
+		return nil, nil, o.localPortError(err)
+	}
+	return c, port, nil
+}
+
+// openKernelTransport opens the umad device of the local end port the
+// flags name (the first active port by default) in the sysfs tree --sysfs,
+// $IBTOOL_SYSFS or /sys describes.
+func (f *Factory) openKernelTransport(o *CommonOptions) (mad.Transport, *rdma.Port, error) {
+	return f.openKernelTransportWith(o, nil)
+}
+
+// OpenServerTransport opens the transport of a server tool (ibping -S,
+// ibsysstat -S): on the kernel with agents that receive the requests it
+// answers, on the simulator attached with the SM flag.
+func (f *Factory) OpenServerTransport(o *CommonOptions, agents []umad.Agent) (mad.Transport, *rdma.Port, error) {
+	if f.UseSim(o) {
+		return f.openSimTransportAs(o, true)
+	}
+	return f.openKernelTransportWith(o, agents)
+}
+
+func (f *Factory) openKernelTransportWith(o *CommonOptions, agents []umad.Agent) (mad.Transport, *rdma.Port, error) {
+	fsys, root, err := f.LocalSysfs(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	devs := rdma.NewFS(fsys, root)
+	dev, port, err := o.Local.Resolve(devs)
+	if err != nil {
+		return nil, nil, o.localPortError(err)
+	}
+	p, err := umad.Open(o.Context(), devs, dev.Name, port.Number, umad.Options{Agents: agents})
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, port, nil
+}
+
+// localPortError classes a failure to find the local end port: a usage
+// error when the flags named one (-C, -P, --port), a runtime failure when
+// the default found nothing usable (no devices, no active port).
+func (o *CommonOptions) localPortError(err error) error {
+	if o.Local == (endport.Local{}) {
+		return err
+	}
+	return &UsageError{Err: err}
+}
+
+// smpPath turns a target into the path an SMP takes (endport.Target.Path).
+func smpPath(t endport.Target) (mad.Path, error) { return t.Path() }
+
+// ShareCPUsWithSimulator, when the tool talks to an ibsim on this machine,
+// caps the Go scheduler at one CPU fewer than the machine has while the
+// tool trades MADs with it one answer at a time, and returns what undoes
+// that. ibsim answers on one thread; a second scheduler thread of
+// ibtool's only takes that thread's CPU (docs/bench.md has the sweeps and
+// walks this shortens, and why reading the SA's tables is left alone: the
+// reader would share its CPU with the garbage collector).
+func (f *Factory) ShareCPUsWithSimulator(o *CommonOptions) (restore func()) {
+	if !f.UseSim(o) || f.Getenv("IBSIM_SERVER_NAME") != "" {
+		return func() {}
+	}
+	n := runtime.GOMAXPROCS(0)
+	if want := min(n, runtime.NumCPU()-1); want >= 1 && want < n {
+		runtime.GOMAXPROCS(want)
+		return func() { runtime.GOMAXPROCS(n) }
+	}
+	return func() {}
+}
+
+// GMPPath turns a target into the LID route a GMP takes, or the global
+// route (GRH) a GID target asks for, which Transactor.Resolve turns into a
+// LID route through the SA where there is one (on RoCE the GRH stays);
+// what names the MADs in the message for a DR path ("performance MADs").
+func GMPPath(t endport.Target, what string) (mad.Path, error) {
+	p, err := t.LIDRoutedPath(what)
+	if errors.Is(err, endport.ErrNotLIDRouted) {
+		return p, &UsageError{Err: err}
+	}
+	return p, err
+}

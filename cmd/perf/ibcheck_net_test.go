@@ -1,0 +1,77 @@
+package perf
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/spf13/cobra"
+)
+
+// TestNetCheckRun runs the fabric-wide scripts on fakeNetCheck's topology
+// (Hca1 on port 1 of Switch1) against dryRunFabric, whose every port is
+// Active 4X and whose PMAs count 5 symbol errors.
+func TestNetCheckRun(t *testing.T) {
+	tests := []struct {
+		tool     string
+		args     []string
+		want     string
+		wantCode int
+	}{
+		{"ibcheckerrors", []string{"-N"}, "\n*** WARNING ***: this command is deprecated; Please use \"ibqueryerrors\"\n" +
+			"## Summary: 2 nodes checked, 0 bad nodes found\n##          2 ports checked, 0 ports have errors beyond threshold\n", 0},
+		{"ibcheckstate", []string{"-N"}, "\n*** WARNING ***: this command is deprecated\n\n" +
+			"## Summary: 2 nodes checked, 0 bad nodes found\n##          2 ports checked, 0 ports with bad state found\n", 0},
+		// The script's warning lacks its closing quote.
+		{"ibdatacounters", []string{"-N"}, "# Port counters: Lid 1 port 255 (CapMask: 0x1100)\n" +
+			"PortRcvData:.........................0\nPortRcvPkts:.........................0\n" +
+			"# Port counters: Lid 2 port 1 (CapMask: 0x1100)\n" +
+			"PortRcvData:.........................0\nPortRcvPkts:.........................0\n" +
+			"*** WARNING ***: this command is deprecated; Please use \"ibqueryerrors --counters\n\n" +
+			"## Summary: 2 nodes checked, 0 bad nodes found\n##          2 ports checked\n", 0},
+		{"ibchecknet", []string{"-N"}, "\n# Checking Ca: nodeguid 0x0000000000100000\n\n" +
+			"*** WARNING ***: this command is deprecated; Please use \"ibqueryerrors\"\n" +
+			"## Summary: 2 nodes checked, 0 bad nodes found\n##          2 ports checked, 0 bad ports found\n" +
+			"##          0 ports have errors beyond threshold\n", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.tool, func(t *testing.T) {
+			ff := &cmdtest.DryRunFabric{}
+			var out bytes.Buffer
+			o := fakeNetCheck(t, tt.tool, tt.args)
+			o.IO.Out = &out
+			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, &out), nil, nil }
+			checkScriptResult(t, netCheckRun(o), tt.wantCode, tt.want, out.String())
+			if ff.Changes != 0 {
+				t.Errorf("%d Sets sent by a check", ff.Changes)
+			}
+		})
+	}
+}
+
+// fakeNetCheck parses a fabric-wide script's arguments and gives it a
+// topology of the fake: Hca1 on port 1 of switch LID 1.
+func fakeNetCheck(t *testing.T, name string, args []string) *netCheckOptions {
+	t.Helper()
+	var tool netCheckTool
+	for _, nt := range netCheckTools {
+		if nt.name == name {
+			tool = nt
+		}
+	}
+	o := cmdtest.ParsedOptions(t, name, func(f *cmdutil.Factory, runF func(*netCheckOptions) error) *cobra.Command {
+		return newNetCheckCmd(f, tool, runF)
+	}, args)
+	o.Topology = func() ([]byte, error) {
+		return []byte(`Switch	8 "S-0000000000200000"		# "Switch1" base port 0 lid 1 lmc 0
+[1]	"H-0000000000100000"[1](100001) 		# "Hca1" lid 2 4xSDR
+
+Ca	2 "H-0000000000100000"		# "Hca1"
+[1](100001) 	"S-0000000000200000"[1]		# lid 2 lmc 0 "Switch1" lid 1 4xSDR
+`), nil
+	}
+	return o
+}
