@@ -1,10 +1,13 @@
-// Package cmd holds one cobra command per ibtool tool, the registry that the
-// busybox dispatch in main.go looks tools up in, the flags every tool shares,
-// the table printer, and the one place errors become messages and exit codes.
+// Package cmd is ibtool's busybox front: Main finds the tool that argv[0]
+// (a symlink) or argv[1] names and runs it; with no tool it lists them.
+// It also holds the built-in commands (links, completion) and families.go,
+// which links every tool family in.
 //
-// A tool file registers itself from init with a Tool value: its name as
-// operators type it (the infiniband-diags name, e.g. "perfquery" or
-// "dump_lfts.sh"), a one-line summary, and a constructor that builds its
-// *cobra.Command from a *Factory. Command logic takes the Factory's streams
-// and plain options, so tests run it without a process.
+// The tools live in family packages below (cmd/smp, cmd/sa, cmd/perf,
+// cmd/fabric, cmd/cc, cmd/vs, cmd/local, cmd/rdma, cmd/trace) that register
+// themselves with cmd/internal/cmdutil, where the plumbing every tool shares
+// is: the Factory, the common options, the run, errors and exit codes,
+// output. A family never imports another family (families_test.go checks
+// it): what two families share lives in cmdutil or in pkg/.
+// docs/architecture.md says how a command runs and how to add one.
 package cmd

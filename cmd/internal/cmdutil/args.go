@@ -65,6 +65,7 @@ func ParseOUI(s string) (uint32, error) {
 	return uint32(n), nil
 }
 
+// FlagError makes cobra's flag errors usage errors that point to --help.
 func FlagError(_ *cobra.Command, err error) error { return &UsageError{Err: err, Syntax: true} }
 
 // ArgsRange accepts between min and max positional arguments (max < 0: no

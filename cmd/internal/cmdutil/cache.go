@@ -62,6 +62,8 @@ func SaveFabric(path string, fab *subnet.Fabric) error {
 // DiffFlags are the checks of --diff, as --diffcheck names them.
 type DiffFlags uint
 
+// The checks --diffcheck names: sw, ca, router, port, lid, nodedesc and
+// (iblinkinfo's) state.
 const (
 	DiffSwitch DiffFlags = 1 << iota
 	DiffCA

@@ -205,6 +205,7 @@ func (o *CommonOptions) ParseTarget(s string) (endport.Target, error) {
 	return t, nil
 }
 
+// Count returns how many of bs are true (flags that exclude each other).
 func Count(bs ...bool) int {
 	n := 0
 	for _, b := range bs {

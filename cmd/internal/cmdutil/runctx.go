@@ -20,21 +20,22 @@ import (
 // removed). The second ends every query of a fabric-wide tool at once, so
 // the tool reports the one cause instead of one failed query per node.
 
-// run is one invocation of ibtool: the context its tool runs under, and
+// Run is one invocation of ibtool: the context its tool runs under, and
 // the streams as they were, for the final message.
-type run struct {
+type Run struct {
 	ctx    context.Context
 	f      *Factory
 	errOut io.Writer
 	// settle stops catching signals and makes sure one caught is the
-	// context's cause; stop also releases the context.
+	// context's cause; Stop also releases the context.
 	settle func()
-	Stop   func()
+	// Stop ends the run: call it when the invocation is over.
+	Stop func()
 }
 
 // NewRun starts catching SIGINT and SIGTERM for one invocation on f's
 // streams.
-func NewRun(f *Factory) *run {
+func NewRun(f *Factory) *Run {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
@@ -61,7 +62,7 @@ func NewRun(f *Factory) *run {
 		})
 	}
 	gone := func(err error) { cancel(&transportGoneError{Err: err}) }
-	return &run{
+	return &Run{
 		ctx:    context.WithValue(ctx, goneKey{}, gone),
 		f:      f,
 		errOut: f.IO.ErrOut,
@@ -78,7 +79,7 @@ func NewRun(f *Factory) *run {
 // tool goes on to print comes from queries that failed for that one
 // reason; after a signal, the C tool would have died. A tool whose normal
 // end is a signal (Tool.SignalIsEnd) keeps what it prints after one.
-func (r *run) FactoryFor(t Tool) *Factory {
+func (r *Run) FactoryFor(t Tool) *Factory {
 	f := *r.f
 	f.fabric = &fabricAccess{}
 	f.IO.Out = &mutedAfterEnd{ctx: r.ctx, w: r.f.IO.Out, keepOnSignal: t.SignalIsEnd}
@@ -152,8 +153,8 @@ func withCause(ctx context.Context, err error, signalIsEnd bool) error {
 
 // Execute runs c with args and turns its error into a message and exit
 // code, written to the unfiltered error stream: f's streams may be muted by
-// then (see run).
-func (r *run) Execute(f *Factory, t Tool, name string, c *cobra.Command, args []string) int {
+// then (see Run).
+func (r *Run) Execute(f *Factory, t Tool, name string, c *cobra.Command, args []string) int {
 	c.SetArgs(args)
 	c.SetIn(f.IO.In)
 	c.SetOut(f.IO.Out)
