@@ -364,7 +364,7 @@ func (d *lidDests) of(lid int) (*subnet.Port, string) {
 	}
 	t, ok := d.text[lid]
 	if !ok {
-		t = fmt.Sprintf(": (%s portguid 0x%016x: '%s')", string(appendNodeType(nil, uint8(p.Node.Type))), uint64(p.GUID),
+		t = fmt.Sprintf(": (%s portguid 0x%016x: '%s')", p.Node.Type.String(), uint64(p.GUID),
 			d.names.Name(uint64(p.Node.GUID), p.Node.Desc))
 		d.text[lid] = t
 	}

@@ -274,8 +274,6 @@ func linkState(p *subnet.Port) mad.PortState {
 	return p.Info.LinkState
 }
 
-// capIsExtendedSpeeds is PortInfo CapabilityMask bit 14.
-const capIsExtendedSpeeds = 1 << 14
 
 // filtered reports whether --filterdownports hides the port: down here
 // and down in the filter fabric (filterdownport_check).

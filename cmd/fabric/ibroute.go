@@ -257,7 +257,7 @@ func (s *lmcPaths) port(guid rdma.GUID, baseLID, lmc int) {
 // lidDest is what a destination LID's NodeInfo, PortInfo and NodeDesc say.
 type lidDest struct {
 	ok       bool
-	nodeType uint8
+	nodeType mad.NodeType
 	portGUID rdma.GUID
 	baseLID  int
 	lmc      int
@@ -302,17 +302,11 @@ func describeDestinations(ctx context.Context, x *mad.Transactor, entries []lftE
 			continue
 		}
 		paths.port(d.portGUID, d.baseLID, d.lmc)
-		typ := string(appendNodeType(nil, d.nodeType))
+		typ := d.nodeType.String()
 		desc := names.Name(uint64(d.nodeGUID), d.desc)
 		e.text = fmt.Sprintf(": (%s portguid %s: '%s')", typ, d.portGUID, desc)
 		e.Dest = desc
 	}
-}
-
-// appendNodeType prints a node type as libibmad's mad_dump_node_type.
-func appendNodeType(b []byte, t uint8) []byte {
-	f := mad.Field{Width: 8, Format: mad.FormatNodeType}
-	return f.AppendValue(b, []byte{t})
 }
 
 // lookupLID reads a LID's NodeDescription, PortInfo and NodeInfo.
@@ -326,7 +320,7 @@ func lookupLID(ctx context.Context, x *mad.Transactor, lid int) lidDest {
 			return lidDest{}
 		}
 	}
-	return lidDest{ok: true, nodeType: uint8(ni.NodeType), portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String(), nodeGUID: ni.NodeGUID}
+	return lidDest{ok: true, nodeType: ni.NodeType, portGUID: ni.PortGUID, baseLID: int(pi.LID), lmc: int(pi.LMC), desc: nd.NodeDescription.String(), nodeGUID: ni.NodeGUID}
 }
 
 // mftEntry is one MLID of the multicast dump.

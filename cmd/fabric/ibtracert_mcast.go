@@ -75,7 +75,7 @@ func (t *tracer) mcastTrace(from mad.Path, mlid int, target rdma.GUID) (*mcastNo
 					if err := t.get(n.path, &pi, uint32(p)); err != nil {
 						return nil, fmt.Errorf("can't reach node %s port %d: %w", n.path, p, err)
 					}
-					if pi.PhysLinkState != 5 { // LinkUp
+					if pi.PhysLinkState != mad.PhysPortStateLinkUp {
 						continue
 					}
 					if len(path.DR) >= mad.MaxHops {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -18,12 +19,6 @@ func init() {
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newInitAllPortsCmd(f, nil) },
 	})
 }
-
-// PortState values (PortInfo:PortState) init_all_ports looks at.
-const (
-	stateArmed  = 3
-	stateActive = 4
-)
 
 // initAllPortsOptions are init_all_ports' parsed flags.
 type initAllPortsOptions struct {
@@ -78,7 +73,7 @@ func activePorts(fab *subnet.Fabric) [][]*subnet.Port {
 			if p == nil || p.Num == 0 || p.Info == nil || len(n.Path) == 0 {
 				continue
 			}
-			if s := p.Info.LinkState; s == stateArmed || s == stateActive {
+			if s := p.Info.LinkState; s == mad.PortStateArmed || s == mad.PortStateActive {
 				byHops[len(n.Path)] = append(byHops[len(n.Path)], p)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -18,7 +19,7 @@ func TestActivePorts(t *testing.T) {
 	// port 1 Armed, which is reset too.
 	fab.Nodes[2].Ports[2] = nil
 	armed := cmdtest.DryRunPortInfo
-	armed.LinkState = stateArmed
+	armed.LinkState = mad.PortStateArmed
 	fab.Nodes[1].Ports[1].Info = &armed
 	var got [][]string
 	for _, wave := range activePorts(fab) {
@@ -51,7 +52,7 @@ func TestInitAllPortsRun(t *testing.T) {
 		t.Fatalf("%v\nstderr: %s", err, errOut)
 	}
 	set := func(path string, port uint32) portSet {
-		return portSet{Path: path, Port: port, LinkState: stateDown, SpeedWidthUnset: true}
+		return portSet{Path: path, Port: port, LinkState: mad.PortStateDown, SpeedWidthUnset: true}
 	}
 	want := []portSet{set("0,1,2", 1), set("0,1", 1), set("0,1", 2), set("0", 1)}
 	// Within a wave the Sets go out together.

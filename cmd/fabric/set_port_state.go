@@ -26,13 +26,6 @@ func init() {
 	})
 }
 
-// PortInfo state values set_port_state writes.
-const (
-	physDisabled = 3 // PortPhysicalState Disabled
-	physPolling  = 2 // PortPhysicalState Polling: enable
-	stateDown    = 1 // PortState Down: the link retrains and comes back in Init
-)
-
 // portTarget is one TARGET@PORT argument.
 type portTarget struct {
 	Arg    string
@@ -46,8 +39,8 @@ type setPortStateOptions struct {
 	IO        cmdutil.IOStreams
 	Common    cmdutil.CommonOptions
 	Discovery cmdutil.DiscoveryOptions
-	// PhysState is --disable (3) or --enable (2); Init is --init.
-	PhysState uint8
+	// PhysState is --disable (Disabled) or --enable (Polling); Init is --init.
+	PhysState mad.PhysPortState
 	Init      bool
 	Targets   []portTarget
 	Discover  func() (*subnet.Fabric, error)
@@ -79,9 +72,9 @@ them all. TARGET is a LID, port GUID or DR path; PORT is the port number
 			case disable && enable:
 				return cmdutil.UsageErrorf("--disable and --enable: give one")
 			case disable:
-				o.PhysState = physDisabled
+				o.PhysState = mad.PhysPortStateDisabled
 			case enable:
-				o.PhysState = physPolling
+				o.PhysState = mad.PhysPortStatePolling
 			}
 			if o.PhysState == 0 && !o.Init {
 				return cmdutil.UsageErrorf("nothing to do: give --disable, --enable or --init")
@@ -264,20 +257,20 @@ func setPortStateRun(o *setPortStateOptions) error {
 // and no change to the enabled link speeds and widths (0), as
 // python-rdma's port state tools send it. A dry run's plan shows what
 // differs from pi.
-func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, pi mad.PortInfo, down bool, phys uint8, mkey uint64) error {
+func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, pi mad.PortInfo, down bool, phys mad.PhysPortState, mkey uint64) error {
 	before, err := pi.MarshalBinary()
 	if err != nil {
 		return err
 	}
 	pi.LinkState = 0 // no change
 	if down {
-		pi.LinkState = stateDown
+		pi.LinkState = mad.PortStateDown
 	}
 	switch phys {
-	case physDisabled:
-		pi.PhysLinkState = physDisabled
-	case physPolling:
-		pi.PhysLinkState = physPolling
+	case mad.PhysPortStateDisabled:
+		pi.PhysLinkState = mad.PhysPortStateDisabled
+	case mad.PhysPortStatePolling:
+		pi.PhysLinkState = mad.PhysPortStatePolling
 	default:
 		pi.PhysLinkState = 0 // no change
 	}

@@ -19,8 +19,8 @@ import (
 type portSet struct {
 	Path            string
 	Port            uint32
-	LinkState       uint8
-	PhysLinkState   uint8
+	LinkState       mad.PortState
+	PhysLinkState   mad.PhysPortState
 	SpeedWidthUnset bool // LinkSpeedEnabled and LinkWidthEnabled 0
 }
 
@@ -49,7 +49,7 @@ func (ff *portStateFake) handle(req *mad.Packet) []mad.Packet {
 		}
 		ff.mu.Lock()
 		ff.sets = append(ff.sets, portSet{Path: path, Port: h.AttrMod,
-			LinkState: uint8(pi.LinkState), PhysLinkState: uint8(pi.PhysLinkState),
+			LinkState: pi.LinkState, PhysLinkState: pi.PhysLinkState,
 			SpeedWidthUnset: pi.LinkSpeedEnabled == 0 && pi.LinkWidthEnabled == 0})
 		ff.mu.Unlock()
 	}
@@ -96,13 +96,13 @@ func TestSetPortStateRun(t *testing.T) {
 		wantErr  string
 	}{
 		{name: "disable switch port", args: []string{"--disable", "0,1@2"},
-			wantSets: []portSet{{Path: "0,1", Port: 2, PhysLinkState: physDisabled, SpeedWidthUnset: true}}},
+			wantSets: []portSet{{Path: "0,1", Port: 2, PhysLinkState: mad.PhysPortStateDisabled, SpeedWidthUnset: true}}},
 		{name: "enable", args: []string{"--enable", "0,1@2"},
-			wantSets: []portSet{{Path: "0,1", Port: 2, PhysLinkState: physPolling, SpeedWidthUnset: true}}},
+			wantSets: []portSet{{Path: "0,1", Port: 2, PhysLinkState: mad.PhysPortStatePolling, SpeedWidthUnset: true}}},
 		{name: "init", args: []string{"--init", "0,1@2"},
-			wantSets: []portSet{{Path: "0,1", Port: 2, LinkState: stateDown, SpeedWidthUnset: true}}},
+			wantSets: []portSet{{Path: "0,1", Port: 2, LinkState: mad.PortStateDown, SpeedWidthUnset: true}}},
 		{name: "disable and init", args: []string{"--disable", "--init", "0,1@2"},
-			wantSets: []portSet{{Path: "0,1", Port: 2, LinkState: stateDown, PhysLinkState: physDisabled, SpeedWidthUnset: true}}},
+			wantSets: []portSet{{Path: "0,1", Port: 2, LinkState: mad.PortStateDown, PhysLinkState: mad.PhysPortStateDisabled, SpeedWidthUnset: true}}},
 		{name: "CA behind the link", args: []string{"--init", "0,1,2"}, wantErr: "try its peer 0x0000000000200000 port 2"},
 		{name: "switch port needed", args: []string{"--init", "0,1"}, wantErr: "need a port number"},
 		{name: "no such port", args: []string{"--init", "0,1@9"}, wantErr: "has no port 9"},

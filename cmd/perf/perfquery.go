@@ -405,7 +405,7 @@ func (q *perfquery) rsfecActive() bool {
 	if !q.caps.Has(mad.PMARSFECCounters) {
 		return false
 	}
-	pie, _, err := mad.GetPortInfoExtended(q.ctx, q.pma.Q, q.o.Port)
+	pie, _, err := q.pma.Q.PortInfoExtended(q.ctx, q.o.Port)
 	if err != nil {
 		fmt.Fprintf(q.o.IO.ErrOut, "perfquery: warning: %v\n", err)
 		return false

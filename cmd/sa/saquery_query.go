@@ -251,7 +251,7 @@ func (q *saQuerier) printNodeRecords() error {
 	for _, n := range nodes {
 		switch o.Print {
 		case saPrintCADescs:
-			if n.NodeInfo.NodeType == 1 {
+			if n.NodeInfo.NodeType == mad.NodeTypeCA {
 				if o.Common.JSON {
 					q.json = append(q.json, n)
 					continue
@@ -297,18 +297,12 @@ func (q *saQuerier) printNodeRecord(n *nodeRecord) {
 	}
 }
 
-// Capability mask bits -s asks for (PortInfo:CapabilityMask).
-const (
-	capIsSM         = 1 << 1
-	capIsSMDisabled = 1 << 10
-)
-
 // isSMRecords is -s: the PortInfoRecords with IsSM, then IsSMdisabled.
 func (q *saQuerier) isSMRecords() error {
 	for _, c := range []struct {
 		head string
 		mask uint32
-	}{{"IsSM ports\n", capIsSM}, {"\nIsSMdisabled ports\n", capIsSMDisabled}} {
+	}{{"IsSM ports\n", mad.PortCapIsSM}, {"\nIsSMdisabled ports\n", mad.PortCapIsSMDisabled}} {
 		s := newSelector(pirLayout)
 		s.store("PortInfo.CapabilityMask", uint64(c.mask))
 		if s.err != nil {

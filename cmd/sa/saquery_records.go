@@ -114,14 +114,17 @@ func strncmp64(s string, field []byte) bool {
 	return true
 }
 
-var nodeTypeNames = []string{"UNKNOWN", "Channel Adapter", "Switch", "Router"}
+// nodeTypeText is the node type as saquery's NodeRecord dump names it: the
+// dumper's names, and UNKNOWN for any other value.
+func nodeTypeText(t mad.NodeType) string {
+	if t < mad.NodeTypeCA || t > mad.NodeTypeRouter {
+		return "UNKNOWN"
+	}
+	return t.String()
+}
 
 func (r *nodeRecord) writeText(w io.Writer, t *saText) {
 	ni := &r.NodeInfo
-	nt := int(ni.NodeType)
-	if nt >= len(nodeTypeNames) {
-		nt = 0
-	}
 	fmt.Fprintf(w, "NodeRecord dump:\n"+
 		"\t\tlid.....................%d\n"+
 		"\t\treserved................0x%X\n"+
@@ -138,7 +141,7 @@ func (r *nodeRecord) writeText(w io.Writer, t *saText) {
 		"\t\tport_num................%d\n"+
 		"\t\tvendor_id...............0x%X\n"+
 		"\t\tNodeDescription.........%s\n",
-		r.LID, r.Reserved, ni.BaseVersion, ni.ClassVersion, nodeTypeNames[nt], ni.NumPorts,
+		r.LID, r.Reserved, ni.BaseVersion, ni.ClassVersion, nodeTypeText(ni.NodeType), ni.NumPorts,
 		uint64(ni.SystemImageGUID), uint64(ni.NodeGUID), uint64(ni.PortGUID), ni.PartitionCap,
 		ni.DeviceID, ni.Revision, ni.LocalPortNum, ni.VendorID,
 		t.name(ni.NodeGUID, r.NodeDescription))

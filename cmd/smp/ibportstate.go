@@ -345,16 +345,6 @@ func (r *ibportstate) run(q *mad.Querier, local *rdma.Port) error {
 	return r.peer(q, st, local)
 }
 
-// PortInfo's LinkState and PhysLinkState values a Set writes (IBA
-// 14.2.5.6); 0 is no change.
-const (
-	linkStateDown     = 1
-	linkStateArm      = 3
-	linkStateActive   = 4
-	physStatePolling  = 2
-	physStateDisabled = 3
-)
-
 // change sends the PortInfo Set the operations ask for and shows the
 // result.
 func (r *ibportstate) change(q *mad.Querier, st *portState) error {
@@ -370,22 +360,22 @@ func (r *ibportstate) change(q *mad.Querier, st *portState) error {
 	pi.LinkState, pi.PhysLinkState = 0, 0 // no change
 	switch o.Op {
 	case opOn:
-		if st.pi.PhysLinkState != physStateDisabled {
+		if st.pi.PhysLinkState != mad.PhysPortStateDisabled {
 			r.printf("Port is already in enable state\n")
 			return r.flush()
 		}
-		pi.PhysLinkState = physStatePolling
+		pi.PhysLinkState = mad.PhysPortStatePolling
 	case opEnable, opReset:
-		pi.PhysLinkState = physStatePolling
+		pi.PhysLinkState = mad.PhysPortStatePolling
 	case opOff, opDisable:
 		r.printf("Disable may be irreversible\n")
-		pi.PhysLinkState = physStateDisabled
+		pi.PhysLinkState = mad.PhysPortStateDisabled
 	case opDown:
-		pi.LinkState = linkStateDown
+		pi.LinkState = mad.PortStateDown
 	case opArm:
-		pi.LinkState = linkStateArm
+		pi.LinkState = mad.PortStateArmed
 	case opActive:
-		pi.LinkState = linkStateActive
+		pi.LinkState = mad.PortStateActive
 	}
 	// Enabled speeds and width are always written; 0 is no change.
 	pi.LinkSpeedEnabled = mad.LinkSpeedEnabled(o.Set["speed"])

@@ -272,7 +272,7 @@ func PortNumbers(ctx context.Context, q *Querier) ([]int, error) {
 		return nil, fmt.Errorf("NodeInfo says the node has no ports")
 	}
 	start := 1
-	if ni.NodeType == pmaSwitchNodeType {
+	if ni.NodeType == NodeTypeSwitch {
 		var si SwitchInfo
 		if _, err := q.Get(ctx, &si, 0); err != nil {
 			return nil, err
@@ -287,9 +287,6 @@ func PortNumbers(ctx context.Context, q *Querier) ([]int, error) {
 	}
 	return ports, nil
 }
-
-// pmaSwitchNodeType is NodeInfo's NodeType of a switch.
-const pmaSwitchNodeType = 2
 
 // PortInfoExtended's CapabilityMask bit and FECModeActive values that say
 // a port runs RS-FEC (IBA 14.2.5.21).

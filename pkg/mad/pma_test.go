@@ -269,7 +269,7 @@ func (f *pieFake) handle(req *mad.Packet) []mad.Packet {
 	return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, data)}
 }
 
-func TestGetPortInfoExtended(t *testing.T) {
+func TestQuerierPortInfoExtended(t *testing.T) {
 	tests := []struct {
 		name    string
 		fake    *pieFake
@@ -286,7 +286,7 @@ func TestGetPortInfoExtended(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			x := mad.NewTransactor(madtest.New(tt.fake.handle), mad.TransactorOptions{Timeout: time.Second})
 			defer x.Close()
-			pie, data, err := mad.GetPortInfoExtended(context.Background(), mad.NewQuerier(x, mad.LIDPath(3)), 2)
+			pie, data, err := mad.NewQuerier(x, mad.LIDPath(3)).PortInfoExtended(context.Background(), 2)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, mad.ErrNoPortInfoExtended) {
 					t.Errorf("error %v, want %q", err, tt.wantErr)

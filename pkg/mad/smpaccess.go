@@ -3,7 +3,6 @@ package mad
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/rdma"
@@ -131,10 +130,10 @@ func (q *Querier) PortInfoExtended(ctx context.Context, port int) (*PortInfoExte
 		return nil, nil, err
 	}
 	if pi.CapabilityMask&PortCapIsCapabilityMask2Supported == 0 {
-		return nil, nil, errors.New("port info extended not supported: the port has no CapabilityMask2")
+		return nil, nil, fmt.Errorf("%w: the port has no CapabilityMask2", ErrNoPortInfoExtended)
 	}
 	if pi.CapabilityMask2&PortCap2IsPortInfoExtendedSupported == 0 {
-		return nil, nil, fmt.Errorf("port info extended not supported: CapabilityMask2 0x%x does not indicate PortInfoExtended", pi.CapabilityMask2)
+		return nil, nil, fmt.Errorf("%w: CapabilityMask2 0x%x does not indicate PortInfoExtended", ErrNoPortInfoExtended, pi.CapabilityMask2)
 	}
 	var pie PortInfoExtended
 	data, err := q.Get(ctx, &pie, uint32(port))

@@ -27,9 +27,6 @@ type LinkLine struct {
 // NoPeerText ends the line of a port that is down and has no far end.
 const NoPeerText = "           [  ] \"\" ( )\n"
 
-// linkStateDown is PortInfo's LinkState of a port that is down.
-const linkStateDown = 1
-
 // zeroPortInfo and zeroExtInfo stand for attributes not read; never
 // written.
 var (
@@ -78,7 +75,7 @@ func (l *LinkLine) AppendPort(b []byte, p *Port, prefix string) []byte {
 	switch {
 	case p.Remote != nil:
 		return l.AppendPeer(b, p, l.OneLine)
-	case p.InfoOrZero().LinkState == linkStateDown:
+	case p.InfoOrZero().LinkState == mad.PortStateDown:
 		return append(b, NoPeerText...)
 	}
 	return append(b, "    \"Port not available\"\n"...)
@@ -96,7 +93,7 @@ func (l *LinkLine) AppendLink(b []byte, p *Port) []byte {
 	} else {
 		width, speed = 0, 0
 	}
-	if pi.LinkState != linkStateDown {
+	if pi.LinkState != mad.PortStateDown {
 		b = append(b, '(')
 		b = appendRight(b, 3, func(b []byte) []byte { return mad.FormatLinkWidth.AppendText(b, width) })
 		b = append(b, ' ')
@@ -109,7 +106,7 @@ func (l *LinkLine) AppendLink(b []byte, p *Port) []byte {
 	b = append(b, '/')
 	b = appendRight(b, 8, func(b []byte) []byte { return mad.FormatPhysPortState.AppendText(b, uint32(pi.PhysLinkState)) })
 	b = append(b, ')')
-	if pi.LinkState != linkStateDown && l.Additional {
+	if pi.LinkState != mad.PortStateDown && l.Additional {
 		b = strconv.AppendUint(append(b, " (HOQ:"...), uint64(pi.HOQLife), 10)
 		b = strconv.AppendUint(append(b, " VL_Stall:"...), uint64(pi.VLStallCount), 10)
 		b = append(b, ')')
