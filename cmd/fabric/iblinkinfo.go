@@ -274,7 +274,6 @@ func linkState(p *subnet.Port) mad.PortState {
 	return p.Info.LinkState
 }
 
-
 // filtered reports whether --filterdownports hides the port: down here
 // and down in the filter fabric (filterdownport_check).
 func (l *linkPrinter) filtered(p *subnet.Port) bool {
