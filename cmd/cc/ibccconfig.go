@@ -133,7 +133,6 @@ func ibccconfigRun(o *ibccconfigOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	ctx := o.Common.Context()
 	if p, err = x.Resolve(ctx, p); err != nil {
 		return err

@@ -175,7 +175,6 @@ func ibccqueryRun(o *ibccqueryOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	ctx := o.Common.Context()
 	if p, err = x.Resolve(ctx, p); err != nil {
 		return err

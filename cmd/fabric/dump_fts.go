@@ -137,7 +137,6 @@ func dumpFtsRun(o *dumpFtsOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	switches := fab.ByType(mad.NodeTypeSwitch)
 	tables := readTables(o.Common.Context(), x, switches, o)
 	if o.Common.JSON {

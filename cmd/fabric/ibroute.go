@@ -104,7 +104,6 @@ func ibrouteRun(o *ibrouteOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	ctx := o.Common.Context()
 	if p, err = x.Resolve(ctx, p); err != nil {
 		return err

@@ -480,7 +480,6 @@ func ibtracertRun(o *ibtracertOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	t := &tracer{o: o, ctx: o.Common.Context(), x: x, brief: o.Brief, names: names}
 	var traces []traceJSON
 	for i, pair := range o.Pairs {

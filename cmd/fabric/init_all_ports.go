@@ -102,7 +102,6 @@ func initAllPortsRun(o *initAllPortsOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	ctx := o.Common.Context()
 	var mu sync.Mutex
 	failed := 0

@@ -232,7 +232,6 @@ func setPortStateRun(o *setPortStateOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	ctx := o.Common.Context()
 	for _, c := range changes {
 		q := &mad.Querier{X: x, Path: mad.Path{DR: c.path}, Key: o.Discovery.MKey}

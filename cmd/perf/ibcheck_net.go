@@ -309,7 +309,6 @@ func netCheckRun(o *netCheckOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	n := &netCheck{
 		o:       o,
 		k:       &nodeChecker{ctx: o.Common.Context(), x: x, style: o.Style, th: defaultErrThresholds},

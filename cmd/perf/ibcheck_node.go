@@ -199,7 +199,6 @@ func nodeCheckRun(o *nodeCheckOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	k := &nodeChecker{ctx: o.Common.Context(), x: x, style: o.Style, guid: o.GUID, th: o.Thresholds}
 	r := o.Tool.check(k, o.Target, o.Port)
 	if o.Common.JSON {

@@ -201,7 +201,6 @@ func ibqueryerrorsRun(o *ibqueryerrorsOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	var sls map[rdma.LID]uint8
 	if !o.SkipSL {
 		// The SL to each destination from the SA's PathRecords, as

@@ -142,7 +142,6 @@ func ibswportwatchRun(o *ibswportwatchOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	ctx := o.Common.Context()
 	k := &nodeChecker{ctx: ctx, x: x, guid: o.GUID}
 	var resolveOut bytes.Buffer // the scripts' FAILED line, not wanted here

@@ -269,7 +269,6 @@ func perfqueryRun(o *perfqueryOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	var path mad.Path
 	if o.Target == nil {
 		if local.LID == 0 || local.LID >= rdma.LID(0xc000) {

@@ -34,7 +34,6 @@ func saqueryRun(o *saqueryOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	if _, err := x.SAPath(); err != nil {
 		return fmt.Errorf("failed to bind to the SA: %w", err)
 	}

@@ -98,7 +98,6 @@ func ibaddrRun(o *ibaddrOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	var path mad.Path
 	if o.Target != nil {
 		if path, err = o.Target.Path(); err != nil {

@@ -281,7 +281,6 @@ func ibportstateRun(o *ibportstateOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	ctx := o.Common.Context()
 	if p, err = x.Resolve(ctx, p); err != nil {
 		return err

@@ -149,7 +149,6 @@ func ibsendtrapRun(o *ibsendtrapOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	if local.SMLID == 0 || local.SMLID > 0xbfff {
 		return fmt.Errorf("the local port %d knows no SM (SM LID %d)", local.Number, local.SMLID)
 	}

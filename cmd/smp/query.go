@@ -174,7 +174,6 @@ func queryRun(o *queryOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	var p mad.Path
 	switch {
 	case o.Target != nil && o.Class == mad.ClassSMI:

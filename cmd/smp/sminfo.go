@@ -127,7 +127,6 @@ func sminfoRun(o *sminfoOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	var path mad.Path
 	if o.Target != nil {
 		if path, err = o.Target.Path(); err != nil {

@@ -86,7 +86,6 @@ func smpdumpRun(o *smpdumpOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	if p, err = x.Resolve(o.Common.Context(), p); err != nil {
 		return err
 	}

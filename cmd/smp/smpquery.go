@@ -184,7 +184,6 @@ func smpqueryRun(o *smpqueryOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	ctx := o.Common.Context()
 	if p, err = x.Resolve(ctx, p); err != nil {
 		return err

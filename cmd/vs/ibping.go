@@ -228,7 +228,6 @@ func ibpingRun(o *ibpingOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	if p, err = x.Resolve(o.Common.Context(), p); err != nil {
 		return err
 	}

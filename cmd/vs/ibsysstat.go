@@ -170,7 +170,6 @@ func ibsysstatRun(o *ibsysstatOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	if p, err = x.Resolve(o.Common.Context(), p); err != nil {
 		return err
 	}

@@ -156,7 +156,6 @@ func vendstatRun(o *vendstatOptions) error {
 	if err != nil {
 		return err
 	}
-	defer x.Close()
 	var p mad.Path
 	if o.Target != nil {
 		if p, err = cmdutil.GMPPath(*o.Target, "vendor MADs"); err != nil {
