@@ -6,8 +6,9 @@ import (
 	"io"
 	"regexp"
 
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 )
 
 func newCompletionCmd(f *cmdutil.Factory, root *cobra.Command) *cobra.Command {

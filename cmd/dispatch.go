@@ -3,8 +3,9 @@ package cmd
 import (
 	"path/filepath"
 
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 )
 
 // Main runs ibtool with the process arguments and returns the exit code.

@@ -9,8 +9,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 )
 
 // echoTool is a tool registered only in tests: it prints its arguments and

@@ -6,8 +6,9 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 )
 
 // ibidsverify is infiniband-diags' Perl script of that name: it reads an

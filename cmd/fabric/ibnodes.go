@@ -5,8 +5,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 )
 
 // ibhosts, ibswitches, ibrouters and ibnodes are shell scripts in

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )

@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 )
 
 // ibprintca, ibprintswitch and ibprintrt are infiniband-diags' deprecated

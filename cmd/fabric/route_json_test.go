@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 )
 

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/rdma"
-	"github.com/spf13/cobra"
 )
 
 func init() {

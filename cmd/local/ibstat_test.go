@@ -8,9 +8,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/spf13/cobra"
 )
 
 func TestIbstatArgs(t *testing.T) {

@@ -8,9 +8,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/rdma"
-	"github.com/spf13/cobra"
 )
 
 func init() {

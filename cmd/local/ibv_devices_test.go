@@ -8,10 +8,11 @@ import (
 	"testing/fstest"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/rdma"
-	"github.com/spf13/cobra"
 )
 
 func TestIbvDevicesArgs(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 )
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 )

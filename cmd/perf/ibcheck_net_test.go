@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
-	"github.com/spf13/cobra"
 )
 
 // TestNetCheckRun runs the fabric-wide scripts on fakeNetCheck's topology

@@ -9,10 +9,11 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
-	"github.com/spf13/cobra"
 )
 
 // CheckParseErr checks what parsing a tool's arguments returned: a usage

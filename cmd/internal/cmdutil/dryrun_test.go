@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
