@@ -73,7 +73,7 @@ cached fabric still diffs cleanly against the live one.`,
 			return ibcacheeditRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, 0)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsConfig)
 	fl := c.Flags()
 	fl.StringVar(&sw, "switchguid", "", "BEFOREGUID:AFTERGUID: the switch GUID to change")
 	fl.StringVar(&ca, "caguid", "", "BEFOREGUID:AFTERGUID: the CA GUID to change")

@@ -76,7 +76,7 @@ PORT is decimal or 0x hex; a leading zero is decimal, not octal.`,
 	fl.BoolVarP(&o.ListCAs, "list_of_cas", "l", false, "list all IB devices")
 	fl.BoolVarP(&o.Short, "short", "s", false, "short output: the CA headers without ports")
 	fl.BoolVarP(&o.PortList, "port_list", "p", false, "show the port GUIDs")
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsJSON)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsJSON|cmdutil.FlagsConfig)
 	return c
 }
 

@@ -395,6 +395,9 @@ func (o *saqueryOptions) parse(args []string) error {
 func (o *saqueryOptions) parseParams() error {
 	p := &o.p
 	p.hopLimit, p.reversible, p.numbPath, p.qosClass, p.sl, p.proxyJoin = -1, -1, -1, -1, -1, -1
+	if key, ok := o.Common.ConfigSAKey(); ok {
+		o.SMKey = key // ibdiag.conf's sa_key; --smkey below wins
+	}
 	for _, v := range []struct {
 		name, arg string
 		max       uint64

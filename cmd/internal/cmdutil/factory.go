@@ -27,6 +27,10 @@ type Factory struct {
 	Getenv func(string) string
 	// Version is the ibtool version string printed by -V.
 	Version string
+	// IBDiagConf is the ibdiag.conf tools read before -z's file and
+	// their flags: $IBTOOL_IBDIAG_CONF, else infiniband-diags' default.
+	// Empty: none (tests).
+	IBDiagConf string
 	// fabric is the run's MAD access, opened on first use (OpenMAD) and
 	// closed when the tool returns. Each run's Factory has its own.
 	fabric *fabricAccess
@@ -42,8 +46,9 @@ func NewFactory(version string) *Factory {
 			OutIsTTY:    isTerminal(os.Stdout),
 			ErrOutIsTTY: isTerminal(os.Stderr),
 		},
-		Getenv:  os.Getenv,
-		Version: version,
+		Getenv:     os.Getenv,
+		Version:    version,
+		IBDiagConf: defaultIBDiagConf(os.Getenv),
 	}
 }
 

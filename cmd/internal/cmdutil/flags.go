@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/ibdiagconf"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
@@ -39,6 +40,10 @@ const (
 	// FlagsDryRun adds --dry-run: plan the MADs that change state, send
 	// none of them (dryrun.go).
 	FlagsDryRun
+	// FlagsConfig adds -z/--config and reads ibdiag.conf (config.go).
+	// FlagsLocalPort and FlagsMAD imply it: every infiniband-diags tool
+	// that parses its options with ibdiag_process_opts takes -z.
+	FlagsConfig
 )
 
 // CommonOptions are the flags shared by every tool, parsed before the tool runs.
@@ -63,8 +68,16 @@ type CommonOptions struct {
 	SMKey               uint64        // --smkey: the SM_Key of --sa's queries
 	DryRun              bool          // --dry-run: print the state-changing MADs instead of sending them
 	PlanLog             *dryRunLog    // what --dry-run did not send
-	timeoutM            int           // -t as infiniband-diags takes it, in milliseconds
-	Ctx                 context.Context
+	ConfigFile          string        // -z: an ibdiag.conf read over the default one
+	// Config is what the ibdiag.conf files set, read by Finish: the
+	// common options take CA, Port, timeout and sa_key from it where
+	// their flags were not given; tools read the other keys.
+	Config ibdiagconf.Settings
+	// defaultConfig is the ibdiag.conf read first (Factory.IBDiagConf).
+	defaultConfig string
+	saFlags       bool // FlagsSA registered --smkey
+	timeoutM      int  // -t as infiniband-diags takes it, in milliseconds
+	Ctx           context.Context
 	// Open returns the run's transactor and local port, opened on the
 	// first call (Factory.OpenMAD). AddCommonFlags sets it; tests
 	// replace it with a fake.
@@ -93,6 +106,10 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 	}
 	fl.BoolVar(&o.Sim, "sim", false, "use the ibsim simulator (also IBTOOL_SIM=1 or IBSIM_SOCKNAME set)")
 	fl.StringVar(&o.Sysfs, "sysfs", "", "sysfs mount point (default $IBTOOL_SYSFS or /sys)")
+	if set&(FlagsLocalPort|FlagsMAD|FlagsConfig) != 0 {
+		o.defaultConfig = f.IBDiagConf
+		fl.StringVarP(&o.ConfigFile, "config", "z", "", "read defaults from this ibdiag.conf after "+ibdiagconf.DefaultPath+" (flags win)")
+	}
 	if set&FlagsLocalPort != 0 {
 		fl.StringVarP(&o.CA, "Ca", "C", "", "local CA name")
 		fl.StringVarP(&o.portArg, "Port", "P", "", "local CA port number (decimal or 0x hex)")
@@ -112,6 +129,7 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 		fl.StringVar(&o.NodeMap, "node-name-map", "", "node name map file (default "+nodemap.DefaultPath+" when there)")
 	}
 	if set&FlagsSA != 0 {
+		o.saFlags = true
 		fl.BoolVar(&o.ViaSA, "sa", false, "ask the SA for the records instead of sending SMPs (LID targets)")
 		fl.Uint64Var(&o.SMKey, "smkey", 1, "SM_Key of the SA queries --sa sends (opensm's default key is 1)")
 	}
@@ -120,11 +138,15 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 	}
 }
 
-// Finish folds flags that need post-processing into o: -d into the
-// verbosity, -t milliseconds into Timeout, and -C/-P or --port into Local.
-// A malformed value is a one-line usage error.
+// Finish folds flags that need post-processing into o: ibdiag.conf's
+// values into the flags not given, -d into the verbosity, -t milliseconds
+// into Timeout, and -C/-P or --port into Local. A malformed value is a
+// one-line usage error.
 func (o *CommonOptions) Finish(c *cobra.Command) error {
 	o.Ctx = c.Context()
+	if err := o.loadConfig(c.Flags()); err != nil {
+		return err
+	}
 	if d, err := c.Flags().GetCount("debug"); err == nil {
 		o.Verbose += d
 	}
