@@ -62,21 +62,22 @@ func (k Key) String() string {
 // where Has says its key was in a file.
 type Settings struct {
 	CA        string
-	Port      int            // 0 to 255; 0: the first active port
-	TimeoutMS int            // 0: the tool's default
-	MLXEPI    bool           // MLX_EPI; without the key, discovery reads it
-	MKey      uint64         // m_key
-	SAKey     uint64         // sa_key
-	NDFormat  string         // nd_format
-	lines     map[Key]string // "path:line" of the line that set each key
-	set       Key
+	Port      int    // 0 to 255; 0: the first active port
+	TimeoutMS int    // 0: the tool's default
+	MLXEPI    bool   // MLX_EPI; without the key, discovery reads it
+	MKey      uint64 // m_key
+	SAKey     uint64 // sa_key
+	NDFormat  string // nd_format
+	// Lines holds "path:line" of the line that set each key; a key
+	// not in it no file set.
+	Lines map[Key]string
 }
 
 // Has reports whether a file set k.
-func (s *Settings) Has(k Key) bool { return s.set&k != 0 }
+func (s *Settings) Has(k Key) bool { return s.Lines[k] != "" }
 
 // Where returns "path:line" of the line that set k, or "" when none did.
-func (s *Settings) Where(k Key) string { return s.lines[k] }
+func (s *Settings) Where(k Key) string { return s.Lines[k] }
 
 // LineError reports a line of an ibdiag.conf that is malformed or that
 // infiniband-diags would read otherwise than its text says.
@@ -158,11 +159,10 @@ func (s *Settings) parseLine(text, where string) error {
 	if err := s.set1(k, value); err != nil {
 		return fmt.Errorf("%s=%s: %w", k, value, err)
 	}
-	s.set |= k
-	if s.lines == nil {
-		s.lines = map[Key]string{}
+	if s.Lines == nil {
+		s.Lines = map[Key]string{}
 	}
-	s.lines[k] = where
+	s.Lines[k] = where
 	return nil
 }
 
