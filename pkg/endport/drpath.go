@@ -50,12 +50,13 @@ func (p DRPath) join(sep byte) string {
 // most 64 entries (mad.MaxHops, the size of the SMP's path arrays), so at
 // most 63 hops. "0" alone is the local port.
 //
-// Spaces and a trailing comma are rejected, although infiniband-diags
-// (atoi) and python-rdma ("0,1," is its documented form) accept them: a
-// path is one shell word, so a space or an empty last entry almost always
-// means a variable that expanded to nothing ("0,$a,$b"), and the shorter
-// path it leaves silently addresses a different node. An empty entry
-// anywhere is rejected for the same reason (atoi reads it as port 0).
+// One trailing comma is allowed and changes nothing ("0,1," is "0,1", and
+// "0," the local port): it is python-rdma's documented form
+// (rdma.path.from_string drops one empty last entry). Any other empty entry
+// ("0,,1", "0,1,,") and any whitespace are rejected, although
+// infiniband-diags reads them with atoi as port 0: an empty entry in the
+// middle almost always means a variable that expanded to nothing
+// ("0,$a,1"), and the path it leaves silently addresses a different node.
 func ParseDRPath(s string) (DRPath, error) {
 	p, reason := parseHops(s, ',')
 	if reason != "" {
@@ -64,7 +65,8 @@ func ParseDRPath(s string) (DRPath, error) {
 	return p, nil
 }
 
-// parseHops parses port numbers separated by sep, as ParseDRPath describes.
+// parseHops parses port numbers separated by sep, one trailing sep
+// allowed, as ParseDRPath describes.
 func parseHops(s string, sep byte) (DRPath, string) {
 	form := "want port numbers 0 to 255 separated by " + sepName(sep) + "s, starting with 0, such as " + DRPath{0, 1, 3}.join(sep)
 	switch {
@@ -72,10 +74,11 @@ func parseHops(s string, sep byte) (DRPath, string) {
 		return nil, "empty; " + form
 	case hasSpace(s):
 		return nil, "contains whitespace; " + form
-	case s[len(s)-1] == sep:
-		return nil, "trailing " + sepName(sep) + "; " + form
+	case s == string(sep):
+		return nil, "no port numbers; " + form
 	}
-	fields := strings.Split(s, string(sep))
+	trimmed := strings.TrimSuffix(s, string(sep))
+	fields := strings.Split(trimmed, string(sep))
 	if len(fields) > mad.MaxHops {
 		return nil, strconv.Itoa(len(fields)-1) + " hops; at most " + strconv.Itoa(mad.MaxHops-1) + " fit in an SMP"
 	}
@@ -94,7 +97,7 @@ func parseHops(s string, sep byte) (DRPath, string) {
 		p[i] = uint8(n)
 	}
 	if p[0] != 0 {
-		return nil, "must start with 0, the local port (did you mean 0" + string(sep) + s + "?)"
+		return nil, "must start with 0, the local port (did you mean 0" + string(sep) + trimmed + "?)"
 	}
 	return p, ""
 }

@@ -23,6 +23,10 @@ func TestParseDRPath(t *testing.T) {
 		{"0,1,3", DRPath{0, 1, 3}, 2, "0,1,3"},
 		{"0,0,0", DRPath{0, 0, 0}, 2, "0,0,0"},
 		{"0,010,0255", DRPath{0, 10, 255}, 2, "0,10,255"}, // never octal
+		{"0,", DRPath{0}, 0, "0"},                         // python-rdma's trailing comma
+		{"0,1,", DRPath{0, 1}, 1, "0,1"},
+		{"0,1,3,", DRPath{0, 1, 3}, 2, "0,1,3"},
+		{max + ",", maxPath, 63, max},
 		{max, maxPath, 63, max},
 	}
 	for _, tt := range tests {
@@ -52,12 +56,18 @@ func TestParseDRPathErrors(t *testing.T) {
 		{"0,\t1", `invalid DR path "0,\t1": contains whitespace; ` + form},
 		{"1", `invalid DR path "1": must start with 0, the local port (did you mean 0,1?)`},
 		{"1,2", `invalid DR path "1,2": must start with 0, the local port (did you mean 0,1,2?)`},
-		{"0,1,", `invalid DR path "0,1,": trailing comma; ` + form},
+		{",", `invalid DR path ",": no port numbers; ` + form},
+		{"0,1,,", `invalid DR path "0,1,,": empty entry 2; ` + form},
+		{"0,,", `invalid DR path "0,,": empty entry 1; ` + form},
+		{",0", `invalid DR path ",0": empty entry 0; ` + form},
+		{"1,2,", `invalid DR path "1,2,": must start with 0, the local port (did you mean 0,1,2?)`},
+		{"0,1, ", `invalid DR path "0,1, ": contains whitespace; ` + form},
 		{"0,,1", `invalid DR path "0,,1": empty entry 1; ` + form},
 		{"0,256", `invalid DR path "0,256": entry 1 is 256; a port number is 0 to 255`},
 		{"0,a", `invalid DR path "0,a": entry 1 "a" is not a decimal port number`},
 		{"0;1", `invalid DR path "0;1": entry 0 "0;1" is not a decimal port number`},
 		{"0" + strings.Repeat(",1", 64), `invalid DR path "0` + strings.Repeat(",1", 64) + `": 64 hops; at most 63 fit in an SMP`},
+		{"0" + strings.Repeat(",1", 64) + ",", `invalid DR path "0` + strings.Repeat(",1", 64) + `,": 64 hops; at most 63 fit in an SMP`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {

@@ -126,8 +126,8 @@ func TestParsePathSpecErrors(t *testing.T) {
 		// drPath.
 		{"IBDRPath(drPath=0)", "drPath: want port numbers separated by colons, such as 0:1:3: (python-rdma's form; 0: is the local port)"},
 		{"IBDRPath(drPath=0,1)", "drPath: want port numbers separated by colons, such as 0:1:3: (python-rdma's form; 0: is the local port)"},
-		{"IBDRPath(drPath=:)", "drPath: empty; want port numbers 0 to 255 separated by colons, starting with 0, such as 0:1:3"},
-		{"IBDRPath(drPath=0::)", "drPath: trailing colon; want port numbers 0 to 255 separated by colons, starting with 0, such as 0:1:3"},
+		{"IBDRPath(drPath=:)", "drPath: no port numbers; want port numbers 0 to 255 separated by colons, starting with 0, such as 0:1:3"},
+		{"IBDRPath(drPath=0::)", "drPath: empty entry 1; want port numbers 0 to 255 separated by colons, starting with 0, such as 0:1:3"},
 		{"IBDRPath(drPath=0::1)", "drPath: empty entry 1; want port numbers 0 to 255 separated by colons, starting with 0, such as 0:1:3"},
 		{"IBDRPath(drPath=1:2:)", "drPath: must start with 0, the local port (did you mean 0:1:2?)"},
 		{"IBDRPath(drPath=0:256:)", "drPath: entry 1 is 256; a port number is 0 to 255"},

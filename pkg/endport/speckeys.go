@@ -191,7 +191,7 @@ var drPathKey = specKey{
 		if !strings.ContainsRune(v, ':') {
 			return "want port numbers separated by colons, such as 0:1:3: (python-rdma's form; 0: is the local port)"
 		}
-		dr, reason := parseHops(strings.TrimSuffix(v, ":"), ':')
+		dr, reason := parseHops(v, ':')
 		if reason != "" {
 			return reason
 		}

@@ -46,6 +46,8 @@ func TestParseTarget(t *testing.T) {
 		{"0,1", Target{Kind: DirectRoute, DR: DRPath{0, 1}}, "0,1"},
 		{"0,1,3", Target{Kind: DirectRoute, DR: DRPath{0, 1, 3}}, "0,1,3"},
 		{"0,01,255", Target{Kind: DirectRoute, DR: DRPath{0, 1, 255}}, "0,1,255"},
+		{"0,1,3,", Target{Kind: DirectRoute, DR: DRPath{0, 1, 3}}, "0,1,3"}, // python-rdma's form
+		{"0,", Target{Kind: DirectRoute, DR: DRPath{0}}, "0"},
 		{"IBPath(DLID=12, SL=1)", Target{Kind: FullPath, Spec: &PathSpec{DLID: ptr[rdma.LID](12), SL: ptr[uint8](1)}}, "IBPath(DLID=12, SL=1)"},
 		{"IBDRPath(DLID=6,drPath=0:12)", Target{Kind: FullPath, Spec: &PathSpec{DR: true, DLID: ptr[rdma.LID](6), DRPath: DRPath{0, 12}}}, "IBDRPath(DLID=6, drPath=0:12:)"},
 	}
@@ -144,9 +146,8 @@ func TestParseTargetErrors(t *testing.T) {
 		{"0,256", Any, `invalid DR path "0,256": entry 1 is 256; a port number is 0 to 255`},
 		{"0,1,99999999999999999999", Any, `invalid DR path "0,1,99999999999999999999": entry 2 is 99999999999999999999; a port number is 0 to 255`},
 		{"1,2", Any, `invalid DR path "1,2": must start with 0, the local port (did you mean 0,1,2?)`},
-		{"0,1,3,", Any, `invalid DR path "0,1,3,": trailing comma; ` + drForm},
-		{"0,", Any, `invalid DR path "0,": trailing comma; ` + drForm},
-		{",", Any, `invalid DR path ",": trailing comma; ` + drForm},
+		{"0,1,3,,", Any, `invalid DR path "0,1,3,,": empty entry 3; ` + drForm},
+		{",", Any, `invalid DR path ",": no port numbers; ` + drForm},
 		{",0,1", Any, `invalid DR path ",0,1": empty entry 0; ` + drForm},
 		{"0,,1", Any, `invalid DR path "0,,1": empty entry 1; ` + drForm},
 		{"0,-1", Any, `invalid DR path "0,-1": entry 1 "-1" is not a decimal port number`},
