@@ -9,7 +9,10 @@
 // (FromFlags; port 0, or none, is the first usable port). --port takes one
 // spec, the forms python-rdma's ibtool takes for -P (ParseLocal):
 // mlx5_0, mlx5_0/1, a bare port number, a port GUID (0x0002c90300a1b2c4 or
-// 0002:c903:00a1:b2c4) or a port GID (fe80::2:c903:a1:b2c4).
+// 0002:c903:00a1:b2c4) or a port GID (fe80::2:c903:a1:b2c4), and a node
+// GUID with a port number (0x0002c90300a1b2c3/1). FromFlagArgs takes -C and
+// -P as typed: -C is a device name or, as in python-rdma, a node GUID; -P
+// is a port number or, without -C, any --port spec.
 //
 // # Target
 //
@@ -18,7 +21,7 @@
 //
 //	IBPath(DLID=12, SL=1)    anything with "(": a python-rdma path spec (ParsePathSpec)
 //	fe80::1%mlx5_0/1         "%": a scoped GID, GID%end-port (no bare port number)
-//	0,1,3                    ",": a DR path (ParseDRPath)
+//	0,1,3                    ",": a DR path (ParseDRPath; one trailing comma, 0,1,, is allowed)
 //	0002:c903:00a1:b2c4      ":" and four non-empty groups: a port GUID
 //	fe80::2:c903:a1:b2c4     other ":": a GID in IPv6 notation
 //	0x1a                     0x and 1 to 4 hex digits: a LID

@@ -65,6 +65,7 @@ func FuzzParseLocal(f *testing.F) {
 	for _, s := range []string{
 		"", "mlx5_0", "mlx5_0/1", "mlx5_0/01", "mlx5_0/0", "1", "0", "256", "0x1a", "0x0002c90300a1b2c4",
 		"0002:c903:00a1:b2c4", "fe80::2:c903:a1:b2c4", "::", "mlx5_0/", "/1", "m@x", "..", "fe80::1%mlx5_0",
+		"0x0002c90300a1b2c3/1", "0002:c903:00a1:b2c3/0", "0x0/1", "fe80::1/1", "0x12/",
 	} {
 		f.Add(s)
 	}
@@ -87,10 +88,53 @@ func FuzzParseLocal(f *testing.F) {
 		if again.String() != str {
 			t.Errorf("String not canonical: %q, then %q", str, again.String())
 		}
-		if got.Kind == ByName && got.CA != "" {
-			if l, err := FromFlags(got.CA, int(got.Port)); err != nil || l != got {
-				t.Errorf("FromFlags(%q, %d) = %v, %v; want %v", got.CA, got.Port, l, err, got)
+		ca := ""
+		switch {
+		case got.Kind == ByName && got.CA != "":
+			ca = got.CA
+		case got.Kind == ByNodeGUID:
+			ca = got.GUID.String()
+		}
+		if ca != "" {
+			if l, err := FromFlags(ca, int(got.Port)); err != nil || l != got {
+				t.Errorf("FromFlags(%q, %d) = %v, %v; want %v", ca, got.Port, l, err, got)
 			}
+		}
+	})
+}
+
+// FuzzFromFlagArgs checks -C and -P as typed: errors are one line, a -P
+// that is a port number means that port (the infiniband-diags meaning is
+// kept whatever else -P takes), and a -P alone that is no number means
+// what --port would.
+func FuzzFromFlagArgs(f *testing.F) {
+	for _, s := range [][2]string{
+		{"", ""}, {"mlx5_0", "1"}, {"mlx5_0", "0x10"}, {"", "010"}, {"", "mlx5_0/1"}, {"", "0x0002c90300a1b2c4"},
+		{"", "0x0000000000000001"}, {"", "fe80::1"}, {"0x0002c90300a1b2c3", "2"}, {"0002:c903:00a1:b2c3", ""},
+		{"mlx5_0", "mlx5_0/1"}, {"", "256"}, {"", "0x100"}, {"", "-1"}, {"0x0", "1"},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, ca, port string) {
+		got, err := FromFlagArgs(ca, port)
+		if err != nil {
+			if strings.ContainsRune(err.Error(), '\n') {
+				t.Errorf("FromFlagArgs(%q, %q): error is not one line: %q", ca, port, err)
+			}
+			return
+		}
+		if n, reason := parseNumber(port, 255); port == "" || reason == "" {
+			want, err := FromFlags(ca, int(n))
+			if err != nil || want != got {
+				t.Errorf("FromFlagArgs(%q, %q) = %v; want FromFlags(%q, %d) = %v, %v", ca, port, got, ca, n, want, err)
+			}
+			return
+		}
+		if ca != "" {
+			t.Fatalf("FromFlagArgs(%q, %q) = %v: with -C, -P must be a port number", ca, port, got)
+		}
+		if want, err := ParseLocal(port); err != nil || want != got {
+			t.Errorf("FromFlagArgs(%q, %q) = %v; want ParseLocal(%q) = %v, %v", ca, port, got, port, want, err)
 		}
 	})
 }

@@ -63,6 +63,8 @@ func (l Local) Resolve(src DeviceSource) (*rdma.Device, *rdma.Port, error) {
 		}
 	case l.Kind == ByGID:
 		d, p, reason = l.resolveGID(devs)
+	case l.Kind == ByNodeGUID:
+		d, p, reason = l.resolveNodeGUID(devs)
 	case len(devs) == 0:
 		reason = "no RDMA devices"
 	case l.CA != "":
@@ -73,7 +75,8 @@ func (l Local) Resolve(src DeviceSource) (*rdma.Device, *rdma.Port, error) {
 	if p == nil {
 		return nil, nil, &ResolveError{Local: l.String(), Reason: reason}
 	}
-	if l.Kind == ByName && (l.CA == "" || l.Port == 0) && d.NodeType != rdma.NodeTypeSwitch && len(p.Unread) > 0 {
+	picked := l.Kind == ByName && (l.CA == "" || l.Port == 0) || l.Kind == ByNodeGUID && l.Port == 0
+	if picked && d.NodeType != rdma.NodeTypeSwitch && len(p.Unread) > 0 {
 		// The port was picked as an InfiniBand port by its link layer,
 		// which did not read: libibumad's default "IB" may be wrong.
 		return nil, nil, fmt.Errorf("picking a local end port: %w", p.Unread[0])
@@ -95,20 +98,43 @@ func (l Local) resolveGID(devs []*rdma.Device) (*rdma.Device, *rdma.Port, string
 
 func (l Local) resolveCA(devs []*rdma.Device) (*rdma.Device, *rdma.Port, string) {
 	for _, d := range devs {
-		if d.Name != l.CA {
-			continue
+		if d.Name == l.CA {
+			return l.portOf(d)
 		}
-		if l.Port == 0 {
-			p, _, reason := pickPort(d, 0)
-			return d, p, reason
-		}
-		// libibumad opens an explicit device and port as given.
-		if p := d.Port(int(l.Port)); p != nil {
-			return d, p, ""
-		}
-		return nil, nil, d.Name + " has no port " + strconv.Itoa(int(l.Port))
 	}
 	return nil, nil, fmt.Sprintf("no RDMA device %q (have %s)", l.CA, deviceNames(devs))
+}
+
+// resolveNodeGUID picks the port of the device whose node GUID l names,
+// as resolveCA does for a name (python-rdma's find_node_guid finds the
+// device).
+func (l Local) resolveNodeGUID(devs []*rdma.Device) (*rdma.Device, *rdma.Port, string) {
+	for _, d := range devs {
+		if d.NodeGUID == l.GUID {
+			return l.portOf(d)
+		}
+	}
+	have := make([]string, len(devs))
+	for i, d := range devs {
+		have[i] = d.Name + " " + d.NodeGUID.String()
+	}
+	if len(have) == 0 {
+		return nil, nil, "no RDMA devices"
+	}
+	return nil, nil, "no RDMA device has node GUID " + l.GUID.String() + " (have " + strings.Join(have, ", ") + ")"
+}
+
+// portOf picks port l.Port of d, the device l names.
+func (l Local) portOf(d *rdma.Device) (*rdma.Device, *rdma.Port, string) {
+	if l.Port == 0 {
+		p, _, reason := pickPort(d, 0)
+		return d, p, reason
+	}
+	// libibumad opens an explicit device and port as given.
+	if p := d.Port(int(l.Port)); p != nil {
+		return d, p, ""
+	}
+	return nil, nil, d.Name + " has no port " + strconv.Itoa(int(l.Port))
 }
 
 func (l Local) resolveAnyCA(devs []*rdma.Device) (*rdma.Device, *rdma.Port, string) {

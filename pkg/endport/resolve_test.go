@@ -53,6 +53,7 @@ func TestResolve(t *testing.T) {
 	up := device("up0", rdma.NodeTypeCA,
 		port(1, initial, linkUp, "InfiniBand", 0x51),
 		port(2, down, poll, "InfiniBand", 0x52))
+	mlx50.NodeGUID, sw.NodeGUID, up.NodeGUID = 0x100, 0x300, 0x500
 
 	tests := []struct {
 		name  string
@@ -85,6 +86,12 @@ func TestResolve(t *testing.T) {
 		{"GUID missing", Local{Kind: ByGUID, GUID: 0x99}, devices{mlx50}, `local end port "0x0000000000000099": no local port has GUID 0x0000000000000099`},
 		{"GID in table", Local{Kind: ByGID, GID: rdma.NewGID(sitePrefix, 0x12)}, devices{up, mlx50}, "mlx5_0/2"},
 		{"link-local GID by GUID", Local{Kind: ByGID, GID: rdma.NewGID(linkLocalPrefix, 0x51)}, devices{mlx50, up}, "up0/1"},
+		{"node GUID", Local{Kind: ByNodeGUID, GUID: 0x500}, devices{mlx50, up}, "up0/1"},
+		{"node GUID and port", Local{Kind: ByNodeGUID, GUID: 0x500, Port: 2}, devices{mlx50, up}, "up0/2"},
+		{"node GUID without the port", Local{Kind: ByNodeGUID, GUID: 0x500, Port: 3}, devices{up}, `local end port "0x0000000000000500/3": up0 has no port 3`},
+		{"node GUID of a switch", Local{Kind: ByNodeGUID, GUID: 0x300}, devices{mlx50, sw}, "sw0/0"},
+		{"node GUID missing", Local{Kind: ByNodeGUID, GUID: 0x99}, devices{mlx50, up}, `local end port "0x0000000000000099/0": no RDMA device has node GUID 0x0000000000000099 (have mlx5_0 0x0000000000000100, up0 0x0000000000000500)`},
+		{"node GUID, no devices", Local{Kind: ByNodeGUID, GUID: 0x99}, devices{}, `local end port "0x0000000000000099/0": no RDMA devices`},
 		{"site GID not by GUID", Local{Kind: ByGID, GID: rdma.NewGID(sitePrefix, 0x51)}, devices{up}, `local end port "fec0::51": no local port has GID fec0::51`},
 	}
 	for _, tt := range tests {
@@ -128,6 +135,8 @@ func TestResolveFS(t *testing.T) {
 		{"0c42:a103:00a1:b2c5", "mlx5_0/2"},
 		{"fe80::c42:a103:a1:b2c4", "mlx5_0/1"},
 		{"mlx5_1", "mlx5_1/1"},
+		{"0x0c42a10300a1b2c4/2", "mlx5_0/2"},
+		{"0c42:a103:0065:4320/0", "mlx5_1/1"},
 		{"mlx5_2", `local end port "mlx5_2": no RDMA device "mlx5_2" (have mlx5_0, mlx5_1)`},
 	}
 	for _, tt := range tests {
