@@ -64,7 +64,7 @@ func TestMainDispatch(t *testing.T) {
 		{"findings", []string{"zz-echo", "findings"}, cmdutil.ExitFindings, "", "zz-echo: 2 errors found\n"},
 		{"too many args", []string{"zz-echo", "1", "2", "3", "4"}, cmdutil.ExitUsage, "", "zz-echo: expected at most 3 argument(s), got 4: [\"4\"]\nRun 'zz-echo --help' for usage.\n"},
 		{"bad flag", []string{"zz-echo", "--nosuch"}, cmdutil.ExitUsage, "", "zz-echo: unknown flag: --nosuch\nRun 'zz-echo --help' for usage.\n"},
-		{"bad flag value", []string{"zz-echo", "-P", "x"}, cmdutil.ExitUsage, "", "zz-echo: invalid port number \"x\": want a decimal number or 0x and hex digits\n"},
+		{"bad flag value", []string{"zz-echo", "-P", "256"}, cmdutil.ExitUsage, "", "zz-echo: invalid port number \"256\": out of range 0 to 255\n"},
 		{"context short", []string{"zz-echo", "context"}, cmdutil.ExitFailure, "", "zz-echo: resolving path to 12: timeout\n"},
 		{"context verbose", []string{"zz-echo", "-v", "context"}, cmdutil.ExitFailure, "", "zz-echo: timeout\n  while querying PortInfo\n  while resolving path to 12\n"},
 		{"version", []string{"zz-echo", "-V"}, 0, "zz-echo (ibtool) test\n", ""},

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,7 +25,8 @@ type DiscoveryOptions struct {
 	MaxHops int
 	// NoMlxEPI turns off MlnxExtPortInfo queries.
 	NoMlxEPI bool
-	// Mode is --discovery: "dr", "lid" or "sa".
+	// Mode is --discovery: "dr", "lid" or "sa", folded to lower case by
+	// Finish (python-rdma spells them DR, LID, SA).
 	Mode string
 	// SANoPortInfo, set by a tool that reads no PortInfo, has SA
 	// discovery leave out the PortInfoRecords.
@@ -48,13 +50,16 @@ func AddDiscoveryFlags(c *cobra.Command, o *CommonOptions, d *DiscoveryOptions) 
 	fl.IntVarP(&d.Outstanding, "outstanding_smps", "o", 0, fmt.Sprintf("SMPs in flight at once during the scan (default %d)", defaultOutstanding))
 	fl.StringVarP(&d.mkeyArg, "m_key", "y", "", "M_Key to send in every SMP (decimal or 0x hex)")
 	fl.BoolVar(&d.NoMlxEPI, "no-mlx-epi", false, "do not read MlnxExtPortInfo (FDR10) from Mellanox QDR links")
-	fl.StringVar(&d.Mode, "discovery", "dr", "dr: every SMP by directed route; lid: a node's SMPs by LID once its LID is known; sa: the SA's records, no SMPs")
+	fl.StringVar(&d.Mode, "discovery", "dr", "dr: every SMP by directed route; lid: a node's SMPs by LID once its LID is known; sa: the SA's records, no SMPs (any case)")
 }
 
 // Finish checks and folds the discovery flags.
 func (d *DiscoveryOptions) Finish() error {
-	if d.Mode != "dr" && d.Mode != "lid" && d.Mode != "sa" {
-		return UsageErrorf("invalid --discovery %q: want dr, lid or sa", d.Mode)
+	switch mode := strings.ToLower(d.Mode); mode {
+	case "dr", "lid", "sa":
+		d.Mode = mode
+	default:
+		return UsageErrorf("invalid --discovery %q: want dr, lid or sa (any case)", d.Mode)
 	}
 	if d.Outstanding < 0 {
 		return UsageErrorf("invalid -o %d: want 1 or more", d.Outstanding)

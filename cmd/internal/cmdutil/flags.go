@@ -48,13 +48,13 @@ const (
 
 // CommonOptions are the flags shared by every tool, parsed before the tool runs.
 type CommonOptions struct {
-	CA       string // -C: local CA name
-	CAPort   int    // -P: local port number (0: the first active port)
+	CA       string // -C: local CA name or node GUID, as typed
+	CAPort   int    // -P as a port number (0: the first active port, or -P named no number)
 	PortSpec string // --port ca/port, port GUID or GID
 	// Local is the local end port -C/-P or --port name, parsed by finish;
 	// the zero Local is the default port.
 	Local   endport.Local
-	portArg string // -P as typed: decimal or 0x hex, never octal
+	portArg string // -P as typed: a port number (decimal or 0x hex, never octal) or, without -C, an end-port spec
 	// asLID, asGUID and asDR are -L, -G and -D.
 	asLID, asGUID, asDR bool
 	Timeout             time.Duration // -t: per-MAD timeout
@@ -111,8 +111,8 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 		fl.StringVarP(&o.ConfigFile, "config", "z", "", "read defaults from this ibdiag.conf after "+ibdiagconf.DefaultPath+" (flags win)")
 	}
 	if set&FlagsLocalPort != 0 {
-		fl.StringVarP(&o.CA, "Ca", "C", "", "local CA name")
-		fl.StringVarP(&o.portArg, "Port", "P", "", "local CA port number (decimal or 0x hex)")
+		fl.StringVarP(&o.CA, "Ca", "C", "", "local CA name or node GUID")
+		fl.StringVarP(&o.portArg, "Port", "P", "", "local CA port number (decimal or 0x hex); without -C also ca/port, port GUID or port GID")
 		fl.StringVar(&o.PortSpec, "port", "", "local end port as ca/port, port GUID or port GID")
 	}
 	if set&FlagsMAD != 0 {
@@ -165,15 +165,9 @@ func (o *CommonOptions) Finish(c *cobra.Command) error {
 	return o.finishLocal()
 }
 
-// finishLocal parses -C, -P and --port into o.Local.
+// finishLocal parses -C, -P and --port into o.Local: -C and -P take
+// python-rdma's forms besides infiniband-diags' (endport.FromFlagArgs).
 func (o *CommonOptions) finishLocal() error {
-	if o.portArg != "" {
-		n, err := ParsePortNumber(o.portArg)
-		if err != nil {
-			return err
-		}
-		o.CAPort = n
-	}
 	if o.PortSpec != "" {
 		if o.CA != "" || o.portArg != "" {
 			return UsageErrorf("--port %q and -C/-P both name the local port; give one", o.PortSpec)
@@ -185,11 +179,14 @@ func (o *CommonOptions) finishLocal() error {
 		o.Local = l
 		return nil
 	}
-	l, err := endport.FromFlags(o.CA, o.CAPort)
+	l, err := endport.FromFlagArgs(o.CA, o.portArg)
 	if err != nil {
 		return &UsageError{Err: err}
 	}
 	o.Local = l
+	if l.Kind == endport.ByName || l.Kind == endport.ByNodeGUID {
+		o.CAPort = int(l.Port)
+	}
 	return nil
 }
 

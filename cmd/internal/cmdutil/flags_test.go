@@ -44,6 +44,16 @@ func TestCommonLocalFlags(t *testing.T) {
 		{"port guid", []string{"--port", "0x0002c90300a1b2c4"}, "local=0x0002c90300a1b2c4 kind=port GUID timeout=0s retries=2\n"},
 		{"port gid", []string{"--port", "fe80::2:c903:a1:b2c4"}, "local=fe80::2:c903:a1:b2c4 kind=port GID timeout=0s retries=2\n"},
 		{"timeout and retries", []string{"-t", "250", "--retries", "0"}, "local= kind=name timeout=250ms retries=0\n"},
+		// python-rdma's forms of -C and -P.
+		{"-C node GUID", []string{"-C", "0x0002c90300a1b2c3"}, "local=0x0002c90300a1b2c3/0 kind=node GUID timeout=0s retries=2\n"},
+		{"-C node GUID and -P", []string{"-C", "0002:c903:00a1:b2c3", "-P", "2"}, "local=0x0002c90300a1b2c3/2 kind=node GUID timeout=0s retries=2\n"},
+		{"-P device/port", []string{"-P", "mlx5_1/1"}, "local=mlx5_1/1 kind=name timeout=0s retries=2\n"},
+		{"-P device", []string{"-P", "mlx5_1"}, "local=mlx5_1 kind=name timeout=0s retries=2\n"},
+		{"-P port GUID", []string{"-P", "0x0002c90300a1b2c4"}, "local=0x0002c90300a1b2c4 kind=port GUID timeout=0s retries=2\n"},
+		{"-P port GUID colons", []string{"-P", "0002:c903:00a1:b2c4"}, "local=0x0002c90300a1b2c4 kind=port GUID timeout=0s retries=2\n"},
+		{"-P port GID", []string{"-P", "fe80::2:c903:a1:b2c4"}, "local=fe80::2:c903:a1:b2c4 kind=port GID timeout=0s retries=2\n"},
+		{"-P number alone", []string{"-P", "2"}, "local=2 kind=name timeout=0s retries=2\n"},
+		{"-P hex number stays a number", []string{"-P", "0x0000000000000002"}, "local=2 kind=name timeout=0s retries=2\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -65,12 +75,19 @@ func TestCommonLocalFlagsMalformed(t *testing.T) {
 		args    []string
 		wantErr string
 	}{
-		{[]string{"-P", "x"}, `invalid port number "x"`},
-		{[]string{"-P", "-1"}, `invalid port number "-1"`},
-		{[]string{"-P", "+1"}, `invalid port number "+1"`},
+		{[]string{"-P", "x/y"}, `invalid port "x/y"`},
+		{[]string{"-P", "-1"}, `invalid port "-1"`},
+		{[]string{"-P", "+1"}, `invalid port "+1"`},
 		{[]string{"-P", "256"}, `invalid port number "256"`},
-		{[]string{"-P", "0x"}, `invalid port number "0x"`},
-		{[]string{"-P", "1.5"}, `invalid port number "1.5"`},
+		{[]string{"-P", "0x100"}, `invalid port number "0x100"`},
+		{[]string{"-P", "0x"}, `invalid port "0x"`},
+		{[]string{"-P", "1.5"}, `invalid port "1.5"`},
+		{[]string{"-C", "mlx5_0", "-P", "x"}, `invalid port number "x"`},
+		{[]string{"-C", "mlx5_0", "-P", "mlx5_0/1"}, "-C names the device, so -P takes a port number"},
+		{[]string{"-C", "mlx5_0", "-P", "0x0002c90300a1b2c4"}, "-C names the device, so -P takes a port number"},
+		{[]string{"-C", "0x0"}, `invalid node GUID "0x0"`},
+		{[]string{"-C", "0xg"}, `invalid node GUID "0xg"`},
+		{[]string{"--port", "mlx5_0", "-P", "mlx5_0/1"}, "both name the local port"},
 		{[]string{"-C", "mlx5 0"}, `"mlx5 0"`},
 		{[]string{"-C", "0mlx"}, `"0mlx"`},
 		{[]string{"-C", strings.Repeat("a", 64)}, "CA name"},
@@ -98,6 +115,66 @@ func TestCommonLocalFlagsMalformed(t *testing.T) {
 			msg := errOut.String()
 			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "zz-local: ") || !strings.Contains(msg, tt.wantErr) {
 				t.Errorf("stderr %q: want one line \"zz-local: ...%s...\"", msg, tt.wantErr)
+			}
+		})
+	}
+}
+
+// zz-discovery is a test tool that prints the discovery mode its flags
+// name.
+func init() {
+	Register(Tool{Name: "zz-discovery", Summary: "test tool", New: func(f *Factory) *cobra.Command {
+		var o CommonOptions
+		var d DiscoveryOptions
+		c := &cobra.Command{
+			Use:  "zz-discovery",
+			Args: ArgsRange(0, 0),
+			RunE: func(c *cobra.Command, _ []string) error {
+				if err := o.Finish(c); err != nil {
+					return err
+				}
+				if err := d.Finish(); err != nil {
+					return err
+				}
+				fmt.Fprintf(f.IO.Out, "mode=%s\n", d.Mode)
+				return nil
+			},
+		}
+		AddCommonFlags(c, f, &o, FlagsLocalPort|FlagsMAD)
+		AddDiscoveryFlags(c, &o, &d)
+		return c
+	}})
+}
+
+// TestDiscoveryMode checks --discovery in any case: python-rdma spells
+// the modes DR, LID and SA, infiniband-diags' ibtool users dr, lid, sa.
+func TestDiscoveryMode(t *testing.T) {
+	tests := []struct {
+		args     []string
+		want     string
+		wantExit int
+	}{
+		{nil, "mode=dr\n", 0},
+		{[]string{"--discovery", "SA"}, "mode=sa\n", 0},
+		{[]string{"--discovery", "sa"}, "mode=sa\n", 0},
+		{[]string{"--discovery", "Lid"}, "mode=lid\n", 0},
+		{[]string{"--discovery=DR"}, "mode=dr\n", 0},
+		{[]string{"--discovery", "SMP"}, "", ExitUsage},
+		{[]string{"--discovery", ""}, "", ExitUsage},
+		{[]string{"--discovery", "s a"}, "", ExitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			f, out, errOut := NewTestFactory(nil)
+			code := RunTool(append([]string{"zz-discovery"}, tt.args...), f)
+			if code != tt.wantExit {
+				t.Fatalf("exit code %d, want %d; stderr %q", code, tt.wantExit, errOut)
+			}
+			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
+				t.Errorf("unexpected output (-want +got):\n%s", diff)
+			}
+			if tt.wantExit != 0 && !strings.Contains(errOut.String(), "want dr, lid or sa (any case)") {
+				t.Errorf("stderr %q: want the modes named", errOut)
 			}
 		})
 	}
