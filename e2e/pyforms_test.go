@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"context"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibtool/ibtool/internal/simfabric"
+)
+
+// TestPythonRdmaForms checks python-rdma's address forms (docs/addresses.md)
+// against infiniband-diags' own for the same port: a DR path with a
+// trailing comma, -P as DEVICE/PORT, port GUID, GID or number alone, -C as
+// a node GUID, --discovery in upper case.
+func TestPythonRdmaForms(t *testing.T) {
+	f := smallFabric(t)
+	nodeGUID, portGUID := simGUIDs(t, f, "Hca1")
+	g := strings.TrimPrefix(portGUID, "0x")
+	gid := "fe80:0:0:0:" + g[0:4] + ":" + g[4:8] + ":" + g[8:12] + ":" + g[12:16]
+	// NodeInfo of the local node by DR path 0 shows the port sent from
+	// (LocalPortNum).
+	local := []string{"smpquery", "-C", "ibsim0", "-P", "1", "-D", "nodeinfo", "0"}
+	tests := []struct {
+		name      string
+		ref, ours []string
+	}{
+		{"DR path trailing comma", []string{"smpquery", "-D", "nodeinfo", "0,1"}, []string{"smpquery", "nodeinfo", "0,1,"}},
+		{"-D DR path trailing comma", []string{"smpquery", "-D", "nodeinfo", "0,1,3"}, []string{"smpquery", "-D", "nodeinfo", "0,1,3,"}},
+		{"DR path 0,", []string{"smpquery", "-D", "nodedesc", "0"}, []string{"smpquery", "nodedesc", "0,"}},
+		{"iblinkinfo -D trailing comma", []string{"iblinkinfo", "-D", "0,1"}, []string{"iblinkinfo", "-D", "0,1,"}},
+		{"-P DEVICE/PORT", local, []string{"smpquery", "-P", "ibsim0/1", "-D", "nodeinfo", "0"}},
+		{"-P port GUID colons", local, []string{"smpquery", "-P", g[0:4] + ":" + g[4:8] + ":" + g[8:12] + ":" + g[12:16], "nodeinfo", "0"}},
+		{"-P port GUID", local, []string{"smpquery", "-P", portGUID, "-D", "nodeinfo", "0"}},
+		{"-P port GID", local, []string{"smpquery", "-P", gid, "-D", "nodeinfo", "0"}},
+		{"-P number", local, []string{"smpquery", "-P", "1", "-D", "nodeinfo", "0"}},
+		{"-C ibsim0 -P 1", local, local},
+		{"-C node GUID", local, []string{"smpquery", "-C", nodeGUID, "-P", "1", "-D", "nodeinfo", "0"}},
+		{"-C node GUID alone", local, []string{"smpquery", "-C", nodeGUID, "nodeinfo", "0"}},
+		{"-P node GUID/port", local, []string{"smpquery", "-P", nodeGUID + "/1", "nodeinfo", "0"}},
+		{"--discovery SA", []string{"ibhosts"}, []string{"ibhosts", "--discovery", "SA"}},
+		{"--discovery LID", []string{"ibswitches"}, []string{"ibswitches", "--discovery", "Lid"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			sameOutput(t, f, "Hca1", func(b []byte) []byte { return b }, tt.ref, tt.ours)
+		})
+	}
+	t.Run("errors", func(t *testing.T) {
+		ibtoolFails(t, f, "Hca1", 2, "no RDMA device has node GUID 0x0000000000999999", "smpquery", "-C", "0x999999", "nodeinfo", "0")
+		ibtoolFails(t, f, "Hca1", 2, "-C names the device, so -P takes a port number", "smpquery", "-C", "ibsim0", "-P", "ibsim0/1", "nodeinfo", "0")
+		ibtoolFails(t, f, "Hca1", 2, `invalid DR path "0,1,,": empty entry 2`, "smpquery", "nodeinfo", "0,1,,")
+		// The attach point has port 1 only: a -P that names another port
+		// is looked for, not ignored.
+		ibtoolFails(t, f, "Hca1", 2, "ibsim0 has no port 2", "smpquery", "-P", "ibsim0/2", "nodeinfo", "0")
+		ibtoolFails(t, f, "Hca1", 2, "no local port has GUID 0x0000000000999999", "smpquery", "-P", "0x0000000000999999", "nodeinfo", "0")
+	})
+}
+
+var (
+	ibstatNodeGUID = regexp.MustCompile(`Node GUID: (0x[0-9a-f]{16})`)
+	ibstatPortGUID = regexp.MustCompile(`Port GUID: (0x[0-9a-f]{16})`)
+)
+
+// simGUIDs returns the node GUID and port GUID of the simulator's attach
+// point at host, as ibstat reads them.
+func simGUIDs(t *testing.T, f *simfabric.Fabric, host string) (node, port string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, host, "ibstat", "ibsim0")
+	if err != nil || exit != 0 {
+		t.Fatalf("ibstat ibsim0: exit %d, %v, stderr %q", exit, err, errOut)
+	}
+	n, p := ibstatNodeGUID.FindSubmatch(out), ibstatPortGUID.FindSubmatch(out)
+	if n == nil || p == nil {
+		t.Fatalf("ibstat ibsim0 shows no node and port GUID:\n%s", out)
+	}
+	return string(n[1]), string(p[1])
+}
