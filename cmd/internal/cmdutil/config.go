@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"io/fs"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -64,7 +65,7 @@ func (o *CommonOptions) applyConfig(fl *pflag.FlagSet) error {
 		o.CA = cfg.CA
 	}
 	if cfg.Has(ibdiagconf.KeyPort) && unset("Port") && !portSpec {
-		o.CAPort = cfg.Port
+		o.portArg = strconv.Itoa(cfg.Port)
 	}
 	if cfg.Has(ibdiagconf.KeyTimeout) && unset("timeout") {
 		o.timeoutM = cfg.TimeoutMS
