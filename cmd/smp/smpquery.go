@@ -95,9 +95,11 @@ prints the reply as infiniband-diags' smpquery does.
 
 Supported ops (and aliases, case insensitive):
 ` + ops.String() + `
-The target is a LID (12, 0x1a) or a DR path (0,1,3); its format decides which,
--L and -D only assert it. A GUID or GID target needs the SA, which
-ibtool does not query yet.`,
+The target is a LID (12, 0x1a), a DR path (0,1,3), a port GUID
+(0x0002c90300a1b2c4) or a GID (fe80::2:c903:a1:b2c4); its format decides
+which, -L, -G and -D only assert it. GUIDs and GIDs are resolved to a LID
+through the SA; a scoped GID (fe80::2:c903:a1:b2c4%mlx5_0/1) is also asked
+from the local port its scope names.`,
 		Example: `  smpquery nodeinfo 3          # NodeInfo of LID 3
   smpquery -D nodedesc 0,1     # NodeDesc one hop away by direct route
   smpquery --json ni 0         # this port's NodeInfo as JSON`,

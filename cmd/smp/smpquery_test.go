@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
@@ -125,4 +126,69 @@ func TestSmpqueryRunErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSmpqueryScopedGID checks that a scoped GID target is resolved
+// through the SA's PathRecord to a LID and gives what the same query by
+// that LID gives; the scope picks the local port (cmdutil), not the route.
+func TestSmpqueryScopedGID(t *testing.T) {
+	const switchGID = "fe80::20:0" // smpFabric's switch, port GUID 0x200000, LID 2
+	run := func(t *testing.T, args ...string) (string, []mad.Packet, error) {
+		t.Helper()
+		fabric := newSMPFabric()
+		var asked []mad.Packet
+		h := func(req *mad.Packet) []mad.Packet {
+			if req.MAD[1] != byte(mad.ClassSA) {
+				return fabric.handle(req)
+			}
+			asked = append(asked, *req)
+			var q mad.PathRecord
+			if err := q.UnmarshalBinary(req.MAD[mad.SAHeaderEnd:]); err != nil || q.DGID.GUID() != 0x200000 {
+				return []mad.Packet{madtest.Reply(req, 0x0d00, mad.SAHeaderEnd, nil)} // ERR_NO_RECORDS
+			}
+			rec := mad.PathRecord{DGID: q.DGID, SGID: q.SGID, DLID: 2, SLID: 2, SL: 0, PKey: 0xffff}
+			b, _ := rec.MarshalBinary()
+			return []mad.Packet{madtest.Reply(req, 0, mad.SAHeaderEnd, b)}
+		}
+		o, out, _ := parseSMPTool(t, "smpquery", newSmpqueryCmd, args)
+		o.IO.Out = out
+		o.Common.Open = cmdtest.NoPort(func() (*mad.Transactor, error) {
+			opts := o.Common.TransactorOptions()
+			opts.Timeout = 20 * time.Millisecond
+			opts.SA = &mad.SAAddress{SMLID: 1, PortGUID: 0x200000, LID: 2}
+			return mad.NewTransactor(madtest.New(h), opts), nil
+		})
+		err := smpqueryRun(o)
+		return out.String(), asked, err
+	}
+	for _, tt := range []struct{ byLID, byGID []string }{
+		{[]string{"ni", "2"}, []string{"ni", switchGID + "%mlx5_0/1"}},
+		{[]string{"nd", "2"}, []string{"nd", switchGID + "%mlx5_0"}},
+		{[]string{"pi", "2", "3"}, []string{"pi", switchGID + "%0x0002c90300a1b2c4", "3"}},
+		{[]string{"ni", "2"}, []string{"ni", "IBPath(DGID=" + switchGID + ", end_port=mlx5_0/1)"}},
+	} {
+		t.Run(strings.Join(tt.byGID, " "), func(t *testing.T) {
+			want, _, err := run(t, tt.byLID...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, asked, err := run(t, tt.byGID...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("unexpected output by GID (-want +got):\n%s", diff)
+			}
+			if len(asked) != 1 {
+				t.Errorf("%d SA queries, want one PathRecord", len(asked))
+			}
+		})
+	}
+	t.Run("GID the SA does not know", func(t *testing.T) {
+		_, _, err := run(t, "ni", "fe80::99:1%mlx5_0/1")
+		const want = "resolving GID fe80::99:1 through the SA"
+		if cmdutil.ExitCode(err) != cmdutil.ExitFailure || err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v (exit %d), want exit %d and %q", err, cmdutil.ExitCode(err), cmdutil.ExitFailure, want)
+		}
+	})
 }

@@ -36,6 +36,10 @@
 // ParseTarget with LID, GUID or DirectRoute fails with a *MismatchError
 // when the format says otherwise. Malformed input is a *rdma.ParseError.
 //
+// A target may name the local end port it is reached from (Target.EndPort:
+// a scoped GID's scope, a path spec's end_port); Local.ResolveScoped then
+// picks that port where it agrees with the flags, as python-rdma does.
+//
 // Every type prints its canonical form with String (and MarshalText, for
 // JSON), which the parsers read back to the same value: LIDs in decimal,
 // GUIDs as 0x and 16 hex digits, GIDs in short IPv6 form, DR paths as

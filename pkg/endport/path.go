@@ -15,7 +15,8 @@ var ErrNotLIDRouted = errors.New("LID routed")
 // Path returns the path an SMP to t takes: a LID, a DR path, or a path
 // spec of either kind. A GUID or GID target becomes a path that names it
 // (Path.GUID, Path.DGID): the SA turns it into a LID
-// (mad.Transactor.Resolve).
+// (mad.Transactor.Resolve). A scoped GID's path is its GID's; its scope
+// picks the port the MADs leave from (Local.ResolveScoped), not the route.
 func (t Target) Path() (mad.Path, error) {
 	switch t.Kind {
 	case LID:
@@ -26,11 +27,11 @@ func (t Target) Path() (mad.Path, error) {
 		return t.Spec.path(t)
 	case GUID:
 		return mad.Path{GUID: t.GUID}, nil
-	case GID:
+	case GID, ScopedGID:
 		gid := t.GID
 		return mad.Path{DGID: &gid}, nil
 	}
-	return mad.Path{}, fmt.Errorf("target %s: resolving a %s to a LID needs the SA, which ibtool does not query yet; give a LID or a DR path", t, t.Kind)
+	return mad.Path{}, fmt.Errorf("target %s: a %s names no port", t, t.Kind)
 }
 
 func (s *PathSpec) path(t Target) (mad.Path, error) {
@@ -48,8 +49,12 @@ func (s *PathSpec) path(t Target) (mad.Path, error) {
 			p.SL = *s.SL
 		}
 		return p, nil
+	case s.DGID != nil:
+		// As a GID target: the SA gives the LID and SL (Transactor.Resolve).
+		gid := *s.DGID
+		return mad.Path{DGID: &gid}, nil
 	}
-	return mad.Path{}, fmt.Errorf("target %s: resolving a %s to a LID needs the SA, which ibtool does not query yet; give a LID or a DR path", t, t.Kind)
+	return mad.Path{}, fmt.Errorf("target %s: an IBPath needs a DLID or a DGID", t)
 }
 
 // LIDRoutedPath is Path for a GMP: what names a directed route is an error

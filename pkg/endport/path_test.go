@@ -15,6 +15,7 @@ import (
 func TestTargetPath(t *testing.T) {
 	sl := uint8(2)
 	lid := rdma.LID(12)
+	gid := rdma.NewGID(0xfe80<<48, 0x0002c90300a1b2c4)
 	tests := []struct {
 		in      string
 		want    mad.Path
@@ -24,7 +25,10 @@ func TestTargetPath(t *testing.T) {
 		{in: "12", want: mad.LIDPath(12)},
 		{in: "0,1,3", want: mad.DRPath(0, 1, 3), lidOnly: true},
 		{in: "0x0002c90300a1b2c4", want: mad.Path{GUID: 0x0002c90300a1b2c4}},
+		{in: "fe80::2:c903:a1:b2c4", want: mad.Path{DGID: &gid}},
+		{in: "fe80::2:c903:a1:b2c4%mlx5_0/1", want: mad.Path{DGID: &gid}},
 		{in: "IBPath(DLID=12, SL=2)", want: mad.Path{LID: lid, SL: sl}},
+		{in: "IBPath(DGID=fe80::2:c903:a1:b2c4, end_port='mlx5_0/1')", want: mad.Path{DGID: &gid}},
 		{in: "IBDRPath(drPath=0:1:)", want: mad.DRPath(0, 1), lidOnly: true},
 		{in: "IBDRPath(DLID=6, drPath=0:1:)", wantErr: "directed routes with a LID-routed part are not supported yet"},
 	}

@@ -53,6 +53,11 @@ func (l Local) Resolve(src DeviceSource) (*rdma.Device, *rdma.Port, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing local RDMA devices: %w", err)
 	}
+	return l.resolveIn(devs)
+}
+
+// resolveIn is Resolve among devs.
+func (l Local) resolveIn(devs []*rdma.Device) (*rdma.Device, *rdma.Port, error) {
 	var d *rdma.Device
 	var p *rdma.Port
 	var reason string

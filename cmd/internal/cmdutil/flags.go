@@ -53,7 +53,11 @@ type CommonOptions struct {
 	PortSpec string // --port ca/port, port GUID or GID
 	// Local is the local end port -C/-P or --port name, parsed by finish;
 	// the zero Local is the default port.
-	Local   endport.Local
+	Local endport.Local
+	// scopes are the local end ports the targets name for themselves
+	// (endport.Target.EndPort), which must agree with Local and pick the
+	// port when Local is the default (resolveLocal).
+	scopes  []endport.Local
 	portArg string // -P as typed: a port number (decimal or 0x hex, never octal) or, without -C, an end-port spec
 	// asLID, asGUID and asDR are -L, -G and -D.
 	asLID, asGUID, asDR bool
@@ -215,11 +219,16 @@ func (o *CommonOptions) targetKind() endport.Kind {
 
 // ParseTarget parses a target address argument. Its format decides the
 // kind; -L, -G or -D only assert it. A malformed target, or one of another
-// kind than asserted, is a one-line usage error.
+// kind than asserted, is a one-line usage error. The local end port a
+// target names (a scoped GID's scope, a path spec's end_port) is kept for
+// when the transactor opens, which sends from it.
 func (o *CommonOptions) ParseTarget(s string) (endport.Target, error) {
 	t, err := endport.ParseTarget(s, o.targetKind())
 	if err != nil {
 		return endport.Target{}, &UsageError{Err: err}
+	}
+	if l, ok := t.EndPort(); ok {
+		o.scopes = append(o.scopes, l)
 	}
 	return t, nil
 }

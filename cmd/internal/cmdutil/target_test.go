@@ -2,11 +2,15 @@ package cmdutil
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 // zz-target is a test tool that prints the target address it is given.
@@ -113,6 +117,69 @@ func TestTargetArgumentMalformed(t *testing.T) {
 			msg := errOut.String()
 			if strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "zz-target: ") || !strings.Contains(msg, tt.wantErr) {
 				t.Errorf("stderr %q: want one line \"zz-target: ...%s...\"", msg, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestTargetScopePicksLocalPort checks that the end port a target names
+// (a scoped GID's scope, a path spec's end_port) is the port the run opens,
+// that it must agree with -C, -P and --port as python-rdma's ibtool asks,
+// and that a disagreement is a usage error.
+func TestTargetScopePicksLocalPort(t *testing.T) {
+	devs := rdma.NewFS(os.DirFS("../../../pkg/rdma/testdata/mlx5"), "/sys")
+	tests := []struct {
+		args     []string // flags, then the targets
+		want     string   // device/port, or the error
+		wantCode int
+	}{
+		{[]string{"12"}, "mlx5_0/1", 0},
+		{[]string{"fe80::1"}, "mlx5_0/1", 0},
+		{[]string{"fe80::1%mlx5_0/2"}, "mlx5_0/2", 0},
+		{[]string{"fe80::1%mlx5_1"}, "mlx5_1/1", 0},
+		{[]string{"IBPath(DGID=fe80::1, end_port=mlx5_0/2)"}, "mlx5_0/2", 0},
+		{[]string{"-C", "mlx5_0", "fe80::1%mlx5_0/2"}, "mlx5_0/2", 0},
+		{[]string{"-C", "mlx5_0", "-P", "2", "fe80::1%mlx5_0/2"}, "mlx5_0/2", 0},
+		{[]string{"--port", "0c42:a103:00a1:b2c4", "fe80::1%mlx5_0/1"}, "mlx5_0/1", 0},
+		{[]string{"fe80::1%mlx5_0/1", "fe80::2%mlx5_0"}, "mlx5_0/1", 0},
+		{[]string{"-C", "mlx5_0", "fe80::1%mlx5_1/1"},
+			`target end port "mlx5_1/1" is mlx5_1 port 1, not on device "mlx5_0" that the local end port names`, ExitUsage},
+		{[]string{"-P", "1", "fe80::1%mlx5_0/2"},
+			`target end port "mlx5_0/2" is mlx5_0 port 2, but the local end port "1" is mlx5_0 port 1`, ExitUsage},
+		{[]string{"fe80::1%mlx5_0/1", "fe80::2%mlx5_1/1"},
+			`target end port "mlx5_1/1" is mlx5_1 port 1, but another target's end port "mlx5_0/1" is mlx5_0 port 1`, ExitUsage},
+		{[]string{"fe80::1%mlx5_7/1"}, `local end port "mlx5_7/1": no RDMA device "mlx5_7" (have mlx5_0, mlx5_1)`, ExitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			f, _, _ := NewTestFactory(nil)
+			var o CommonOptions
+			c := &cobra.Command{Use: "zz"}
+			AddCommonFlags(c, f, &o, FlagsLocalPort|FlagsTarget)
+			if err := c.ParseFlags(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			if err := o.Finish(c); err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range c.Flags().Args() {
+				if _, err := o.ParseTarget(a); err != nil {
+					t.Fatal(err)
+				}
+			}
+			d, p, err := o.resolveLocal(devs)
+			got := ""
+			if err != nil {
+				err = o.localPortError(err)
+				got = err.Error()
+			} else {
+				got = d.Name + "/" + strconv.Itoa(p.Number)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("unexpected local end port (-want +got):\n%s", diff)
+			}
+			if code := ExitCode(err); code != tt.wantCode {
+				t.Errorf("exit code %d, want %d", code, tt.wantCode)
 			}
 		})
 	}

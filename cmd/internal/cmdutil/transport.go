@@ -126,7 +126,7 @@ func (f *Factory) openSimTransportAs(o *CommonOptions, asSM bool) (mad.Transport
 		return nil, nil, err
 	}
 	devs := rdma.NewFS(c.SysFS(), ibsim.DeviceName+" (simulator)")
-	_, port, err := o.Local.Resolve(devs)
+	_, port, err := o.resolveLocal(devs)
 	if err != nil {
 		c.Close()
 		return nil, nil, o.localPortError(err)
@@ -157,7 +157,7 @@ func (f *Factory) openKernelTransportWith(o *CommonOptions, agents []umad.Agent)
 		return nil, nil, err
 	}
 	devs := rdma.NewFS(fsys, root)
-	dev, port, err := o.Local.Resolve(devs)
+	dev, port, err := o.resolveLocal(devs)
 	if err != nil {
 		return nil, nil, o.localPortError(err)
 	}
@@ -168,11 +168,18 @@ func (f *Factory) openKernelTransportWith(o *CommonOptions, agents []umad.Agent)
 	return p, port, nil
 }
 
+// resolveLocal finds the local end port the flags and the targets' scopes
+// name (endport.Local.ResolveScoped).
+func (o *CommonOptions) resolveLocal(devs endport.DeviceSource) (*rdma.Device, *rdma.Port, error) {
+	return o.Local.ResolveScoped(devs, o.scopes...)
+}
+
 // localPortError classes a failure to find the local end port: a usage
-// error when the flags named one (-C, -P, --port), a runtime failure when
-// the default found nothing usable (no devices, no active port).
+// error when the flags or a target named one (-C, -P, --port, a scoped
+// GID), a runtime failure when the default found nothing usable (no
+// devices, no active port).
 func (o *CommonOptions) localPortError(err error) error {
-	if o.Local == (endport.Local{}) {
+	if o.Local == (endport.Local{}) && len(o.scopes) == 0 {
 		return err
 	}
 	return &UsageError{Err: err}
