@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -47,7 +48,7 @@ infiniband-diags' ibcacheedit does: for a replaced board, say, so that a
 cached fabric still diffs cleanly against the live one.`,
 		Example: `  ibcacheedit --switchguid 0x0002c90200401234:0x0002c90200405678 old.cache new.cache
   ibcacheedit --portguid 0x100000:0x100001:0x100011 old.cache new.cache`,
-		Args: cobra.ExactArgs(2),
+		Args: ibcacheeditArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.Finish(c); err != nil {
 				return err
@@ -80,6 +81,19 @@ cached fabric still diffs cleanly against the live one.`,
 	fl.StringVar(&sys, "sysimgguid", "", "BEFOREGUID:AFTERGUID: the system image GUID to change")
 	fl.StringVar(&port, "portguid", "", "NODEGUID:BEFOREGUID:AFTERGUID: the port GUID to change")
 	return c
+}
+
+// ibcacheeditArgs wants the two cache files and names the one missing, as
+// infiniband-diags' ibcacheedit does, but as a usage error (exit 2, with
+// the hint to --help) rather than its iberror (exit 255).
+func ibcacheeditArgs(c *cobra.Command, args []string) error {
+	switch len(args) {
+	case 0:
+		return &cmdutil.UsageError{Err: errors.New("original cache file not specified"), Syntax: true}
+	case 1:
+		return &cmdutil.UsageError{Err: errors.New("new cache file not specified"), Syntax: true}
+	}
+	return cmdutil.ArgsRange(2, 2)(c, args)
 }
 
 // parseGUIDEdit parses BEFORE:AFTER (parts 2) or NODE:BEFORE:AFTER

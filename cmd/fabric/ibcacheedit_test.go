@@ -119,3 +119,33 @@ func TestIbcacheeditRun(t *testing.T) {
 		})
 	}
 }
+
+// TestIbcacheeditArgs checks that missing or extra cache files are usage
+// errors: exit 2, the file named, and the hint to --help.
+func TestIbcacheeditArgs(t *testing.T) {
+	const hint = "Run 'ibcacheedit --help' for usage.\n"
+	tests := []struct {
+		args    []string
+		wantErr string
+	}{
+		{nil, "ibcacheedit: original cache file not specified\n" + hint},
+		{[]string{"--switchguid", "0x1:0x2"}, "ibcacheedit: original cache file not specified\n" + hint},
+		{[]string{"old.cache"}, "ibcacheedit: new cache file not specified\n" + hint},
+		{[]string{"a", "b", "c"}, "ibcacheedit: expected at most 2 argument(s), got 3: [\"c\"]\n" + hint},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			f, out, errOut := cmdutil.NewTestFactory(nil)
+			code := cmdutil.RunTool(append([]string{"ibcacheedit"}, tt.args...), f)
+			if code != cmdutil.ExitUsage {
+				t.Errorf("exit code %d, want %d", code, cmdutil.ExitUsage)
+			}
+			if out.Len() != 0 {
+				t.Errorf("stdout %q, want nothing", out)
+			}
+			if diff := cmp.Diff(tt.wantErr, errOut.String()); diff != "" {
+				t.Errorf("unexpected stderr (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
