@@ -2,6 +2,7 @@ package cmd
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -11,13 +12,22 @@ import (
 // Main runs ibtool with the process arguments and returns the exit code.
 // args[0] names a tool when ibtool is reached through a symlink
 // ("perfquery 12 1"); otherwise args[1] does ("ibtool perfquery 12 1"), and
-// with no argument ibtool lists its tools.
+// with no argument ibtool lists its tools. A program name that is neither
+// a tool nor ibtool's own (isIbtoolName), an unknown tool after "ibtool",
+// and "ibtool help" of one are usage errors: one line naming the tool,
+// exit 2.
 func Main(args []string, f *cmdutil.Factory) int {
 	if len(args) == 0 {
 		args = []string{"ibtool"}
 	}
-	if _, err := cmdutil.Lookup(filepath.Base(args[0])); err == nil {
+	prog := filepath.Base(args[0])
+	if _, err := cmdutil.Lookup(prog); err == nil {
 		return cmdutil.RunTool(args, f)
+	}
+	if !isIbtoolName(prog) {
+		// A symlink with a name that is no tool: listing the tools, or
+		// taking args[1] for the tool, would run what was not asked for.
+		return unknownTool(f, prog)
 	}
 	r := cmdutil.NewRun(f)
 	defer r.Stop()
@@ -33,12 +43,33 @@ func Main(args []string, f *cmdutil.Factory) int {
 	if len(args) > 1 {
 		name := args[1]
 		if !isFlag(name) && !isBuiltin(root, name) {
-			_, err := cmdutil.Lookup(name)
-			cmdutil.RenderError(f.IO.ErrOut, "ibtool", err, 0)
-			return cmdutil.ExitCode(err)
+			return unknownTool(f, name)
+		}
+		// cobra's help of an unknown topic prints the root's usage and
+		// succeeds.
+		if name == "help" && len(args) > 2 && !isFlag(args[2]) && !isBuiltin(root, args[2]) {
+			if _, err := cmdutil.Lookup(args[2]); err != nil {
+				return unknownTool(f, args[2])
+			}
 		}
 	}
 	return r.Execute(f, cmdutil.Tool{SignalIsEnd: true}, "ibtool", root, args[1:])
+}
+
+// unknownTool reports that name is no tool, as a usage error.
+func unknownTool(f *cmdutil.Factory, name string) int {
+	_, err := cmdutil.Lookup(name)
+	cmdutil.RenderError(f.IO.ErrOut, "ibtool", err, 0)
+	return cmdutil.ExitCode(err)
+}
+
+// isIbtoolName reports whether a program name is ibtool's own: "ibtool",
+// or a copy of it named with a suffix after - . or _ ("ibtool-1.2",
+// "ibtool.new", "ibtool_amd64"). Any other name is a symlink's, which
+// must name a tool.
+func isIbtoolName(prog string) bool {
+	rest, ok := strings.CutPrefix(prog, "ibtool")
+	return ok && (rest == "" || strings.ContainsRune("-._", rune(rest[0])))
 }
 
 func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }

@@ -59,6 +59,12 @@ func TestMainDispatch(t *testing.T) {
 		{"symlink", []string{"/usr/sbin/zz-echo", "a"}, 0, "args=[\"a\"] verbose=0\n", ""},
 		{"symlink verbose and debug", []string{"zz-echo", "-vv", "-d"}, 0, "args=[] verbose=3\n", ""},
 		{"unknown tool", []string{"ibtool", "nosuchtool"}, cmdutil.ExitUsage, "", "ibtool: unknown tool \"nosuchtool\"; run 'ibtool' for the list of tools\n"},
+		{"symlink of an unknown tool", []string{"/usr/sbin/nosuchtool"}, cmdutil.ExitUsage, "", "ibtool: unknown tool \"nosuchtool\"; run 'ibtool' for the list of tools\n"},
+		{"symlink of an unknown tool, a tool after it", []string{"nosuchtool", "zz-echo", "a"}, cmdutil.ExitUsage, "", "ibtool: unknown tool \"nosuchtool\"; run 'ibtool' for the list of tools\n"},
+		{"symlink of a name ibtool starts", []string{"ibtoolx", "zz-echo"}, cmdutil.ExitUsage, "", "ibtool: unknown tool \"ibtoolx\"; run 'ibtool' for the list of tools\n"},
+		{"help of an unknown tool", []string{"ibtool", "help", "nosuchtool"}, cmdutil.ExitUsage, "", "ibtool: unknown tool \"nosuchtool\"; run 'ibtool' for the list of tools\n"},
+		{"versioned copy", []string{"/opt/bin/ibtool-1.2", "zz-echo", "a"}, 0, "args=[\"a\"] verbose=0\n", ""},
+		{"copy with a dot", []string{"ibtool.new", "zz-echo"}, 0, "args=[] verbose=0\n", ""},
 		{"runtime failure", []string{"ibtool", "zz-echo", "fail"}, cmdutil.ExitFailure, "", "zz-echo: it broke\n"},
 		{"usage error", []string{"zz-echo", "usage"}, cmdutil.ExitUsage, "", "zz-echo: bad thing \"x\"\n"},
 		{"findings", []string{"zz-echo", "findings"}, cmdutil.ExitFindings, "", "zz-echo: 2 errors found\n"},
@@ -81,6 +87,22 @@ func TestMainDispatch(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.wantErr, errOut.String()); diff != "" {
 				t.Errorf("unexpected stderr (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestHelp checks that "ibtool help" of a tool or a built-in command prints
+// its help and succeeds, as --help does.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"help", "zz-echo"}, {"help", "links"}, {"help"}, {"help", "help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			f, out, errOut := cmdutil.NewTestFactory(nil)
+			if code := Main(append([]string{"ibtool"}, args...), f); code != 0 || errOut.Len() != 0 {
+				t.Errorf("exit code %d, stderr %q; want 0 and nothing", code, errOut)
+			}
+			if !strings.Contains(out.String(), "Usage:") {
+				t.Errorf("stdout %q: want the help", out)
 			}
 		})
 	}
