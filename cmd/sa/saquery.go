@@ -178,6 +178,28 @@ func findSAQuery(name string) *saQueryType {
 	return nil
 }
 
+// isRecordName reports whether a first argument that names no query has
+// the form of a record or attribute name (letters and digits ending in
+// Record or Info: BogusRecord, NodeInfo), which then is a typo, not the
+// node description infiniband-diags takes any other word for. -N keeps
+// such a word a node description.
+func isRecordName(s string) bool {
+	lower := strings.ToLower(s)
+	stem, ok := strings.CutSuffix(lower, "record")
+	if !ok {
+		stem, ok = strings.CutSuffix(lower, "info")
+	}
+	if !ok || stem == "" {
+		return false
+	}
+	for i, c := range lower {
+		if !('a' <= c && c <= 'z' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
 // saQueryByLayout returns the record type of the layout, or nil.
 func saQueryByLayout(l *mad.Layout) *saQueryType {
 	for _, q := range saQueryTypes {
@@ -334,6 +356,8 @@ func (o *saqueryOptions) parse(args []string) error {
 		if len(args) > 0 {
 			if query = findSAQuery(args[0]); query != nil {
 				args = args[1:]
+			} else if isRecordName(args[0]) {
+				return cmdutil.UsageErrorf("unknown record %q; 'saquery --help' lists the query names (for a node described so: saquery -N %s)", args[0], args[0])
 			}
 		}
 		if query == nil {

@@ -230,6 +230,8 @@ func TestSaqueryErrors(t *testing.T) {
 		{[]string{"--slid", "x"}, `invalid --slid "x": want a decimal number or 0x and hex digits`},
 		{[]string{"--sgid-to-dgid", "fe80::1"}, `invalid --sgid-to-dgid "fe80::1": want <sgid>-<dgid>`},
 		{[]string{"NR", "nosuch"}, `failed to find lid for "nosuch": no NodeRecord has that description`},
+		{[]string{"BogusRecord"}, `unknown record "BogusRecord"; 'saquery --help' lists the query names (for a node described so: saquery -N BogusRecord)`},
+		{[]string{"nodeinfo", "12"}, `unknown record "nodeinfo"; 'saquery --help' lists the query names (for a node described so: saquery -N nodeinfo)`},
 		{[]string{"NR", "0"}, `Invalid lid specified: "0"`},
 		{[]string{"SR"}, "SubnAdmGetTable(ServiceRecord) to Lid 1: MAD status 0x0c00: SA status 12"},
 		{[]string{"-N", "LID=2"}, `LID=2: MEMBER=VALUE selects the fields of a record query (NR, PIR, PR, ...)`},
@@ -242,5 +244,51 @@ func TestSaqueryErrors(t *testing.T) {
 				t.Errorf("error %v, want %q", err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestSaqueryRecordNames checks which first arguments are query names,
+// which are node descriptions (as infiniband-diags takes any other word),
+// and which are record names saquery does not know: those are usage
+// errors found before any device is looked for.
+func TestSaqueryRecordNames(t *testing.T) {
+	for _, tt := range []struct {
+		arg  string
+		want bool
+	}{
+		{"BogusRecord", true},
+		{"bogusrecord", true},
+		{"NodeInfo", true},
+		{"Port2Info", true},
+		{"Record", false},
+		{"info", false},
+		{"Hca1", false},
+		{"host-info", false},
+		{"2Record", false},
+	} {
+		if got := isRecordName(tt.arg); got != tt.want {
+			t.Errorf("isRecordName(%q) = %v, want %v", tt.arg, got, tt.want)
+		}
+	}
+	for _, name := range []string{"NodeRecord", "NR", "ClassPortInfo", "GUIDInfoRecord", "SMInfoRecord"} {
+		if findSAQuery(name) == nil {
+			t.Errorf("%s is no query; isRecordName would refuse it", name)
+		}
+	}
+
+	// -N keeps the word a node description, as infiniband-diags has it:
+	// no node has it, nothing is printed.
+	if out, err := runSaquery(t, newFakeSA(), "-N", "BogusRecord"); err != nil || out != "" {
+		t.Errorf("-N BogusRecord: %q, %v; want nothing printed", out, err)
+	}
+
+	f, out, errOut := cmdutil.NewTestFactory(map[string]string{"IBTOOL_SYSFS": t.TempDir()})
+	code := cmdutil.RunTool([]string{"saquery", "BogusRecord"}, f)
+	const want = "saquery: unknown record \"BogusRecord\"; 'saquery --help' lists the query names (for a node described so: saquery -N BogusRecord)\n"
+	if code != cmdutil.ExitUsage || out.Len() != 0 {
+		t.Errorf("exit code %d, stdout %q; want %d and nothing", code, out, cmdutil.ExitUsage)
+	}
+	if diff := cmp.Diff(want, errOut.String()); diff != "" {
+		t.Errorf("unexpected stderr (-want +got):\n%s", diff)
 	}
 }
