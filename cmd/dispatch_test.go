@@ -47,6 +47,14 @@ func init() {
 	}})
 }
 
+// zz-cobra-args checks its arguments with cobra's own validator, as a few
+// tools do.
+func init() {
+	cmdutil.Register(cmdutil.Tool{Name: "zz-cobra-args", Summary: "test tool", New: func(f *cmdutil.Factory) *cobra.Command {
+		return &cobra.Command{Use: "zz-cobra-args A B", Args: cobra.ExactArgs(2), RunE: func(*cobra.Command, []string) error { return nil }}
+	}})
+}
+
 func TestMainDispatch(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -74,6 +82,8 @@ func TestMainDispatch(t *testing.T) {
 		{"context short", []string{"zz-echo", "context"}, cmdutil.ExitFailure, "", "zz-echo: resolving path to 12: timeout\n"},
 		{"context verbose", []string{"zz-echo", "-v", "context"}, cmdutil.ExitFailure, "", "zz-echo: timeout\n  while querying PortInfo\n  while resolving path to 12\n"},
 		{"version", []string{"zz-echo", "-V"}, 0, "zz-echo (ibtool) test\n", ""},
+		{"cobra's argument check", []string{"zz-cobra-args", "a"}, cmdutil.ExitUsage, "", "zz-cobra-args: accepts 2 arg(s), received 1\nRun 'zz-cobra-args --help' for usage.\n"},
+		{"cobra's argument check passes", []string{"ibtool", "zz-cobra-args", "a", "b"}, 0, "", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

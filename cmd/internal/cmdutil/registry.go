@@ -76,5 +76,19 @@ func ToolCommand(f *Factory, t Tool) *cobra.Command {
 		c.Flags().BoolP("version", "V", false, "print the version")
 	}
 	c.SetFlagErrorFunc(FlagError)
+	if check := c.Args; check != nil {
+		c.Args = func(c *cobra.Command, args []string) error { return argsUsageError(check(c, args)) }
+	}
 	return c
+}
+
+// argsUsageError makes a failed check of the positional arguments a usage
+// error, as ArgsRange's are: cobra's own checks (cobra.NoArgs,
+// cobra.ExactArgs) return plain errors, which would exit 3.
+func argsUsageError(err error) error {
+	var u *UsageError
+	if err == nil || errors.As(err, &u) {
+		return err
+	}
+	return &UsageError{Err: err, Syntax: true}
 }
