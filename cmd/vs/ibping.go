@@ -33,13 +33,11 @@ type ibpingOptions struct {
 	Target endport.Target
 	Count  uint64 // 0: until interrupted
 	Flood  bool
-	OUI    uint32
-	Server bool
-	ouiArg string
+	vendorClassFlags
 }
 
 func newIbpingCmd(f *cmdutil.Factory, runF func(*ibpingOptions) error) *cobra.Command {
-	o := &ibpingOptions{IO: f.IO, OUI: mad.OUIOpenIB}
+	o := &ibpingOptions{IO: f.IO}
 	c := &cobra.Command{
 		Use:   "ibping [options] <dest lid|guid>",
 		Short: "ping a port's ibping server, or be one (-S)",
@@ -59,17 +57,11 @@ unsolicited requests only to such a client.`,
 			if err := o.Common.Finish(c); err != nil {
 				return err
 			}
-			if o.ouiArg != "" {
-				n, err := cmdutil.ParseOUI(o.ouiArg)
-				if err != nil {
-					return err
-				}
-				o.OUI = n
+			serve, err := o.finish(args)
+			if err != nil {
+				return err
 			}
-			if o.Server {
-				if len(args) > 0 {
-					return cmdutil.UsageErrorf("-S serves on the local port: no destination (%q)", args[0])
-				}
+			if serve {
 				return pingServe(o.Common.Context(), f, &o.Common, o.IO, mad.ClassOpenIBPing, o.OUI, false, func(mad.Header) mad.OpenIBText { return hostAndDomain() })
 			}
 			if len(args) == 0 {
@@ -91,8 +83,7 @@ unsolicited requests only to such a client.`,
 	cmdutil.AddTargetFlags(c, &o.Common, "LG")
 	fl.Uint64VarP(&o.Count, "count", "c", 0, "stop after count packets")
 	fl.BoolVarP(&o.Flood, "flood", "f", false, "flood destination")
-	fl.StringVarP(&o.ouiArg, "oui", "o", "", "use specified OUI number")
-	fl.BoolVarP(&o.Server, "Server", "S", false, "start in server mode")
+	o.add(c)
 	return c
 }
 

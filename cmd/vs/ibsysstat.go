@@ -32,13 +32,11 @@ type ibsysstatOptions struct {
 	Common cmdutil.CommonOptions
 	Target endport.Target
 	Attr   mad.AttrID
-	OUI    uint32
-	Server bool
-	ouiArg string
+	vendorClassFlags
 }
 
 func newIbsysstatCmd(f *cmdutil.Factory, runF func(*ibsysstatOptions) error) *cobra.Command {
-	o := &ibsysstatOptions{IO: f.IO, OUI: mad.OUIOpenIB, Attr: mad.AttrSysstatPing}
+	o := &ibsysstatOptions{IO: f.IO, Attr: mad.AttrSysstatPing}
 	c := &cobra.Command{
 		Use:   "ibsysstat [options] <dest lid|guid> [<op>]",
 		Short: "ask a port's ibsysstat server for its host name or CPUs, or be one (-S)",
@@ -57,17 +55,11 @@ do and ends with a line saying how many it left out.`,
 			if err := o.Common.Finish(c); err != nil {
 				return err
 			}
-			if o.ouiArg != "" {
-				n, err := cmdutil.ParseOUI(o.ouiArg)
-				if err != nil {
-					return err
-				}
-				o.OUI = n
+			serve, err := o.finish(args)
+			if err != nil {
+				return err
 			}
-			if o.Server {
-				if len(args) > 0 {
-					return cmdutil.UsageErrorf("-S serves on the local port: no destination (%q)", args[0])
-				}
+			if serve {
 				return pingServe(o.Common.Context(), f, &o.Common, o.IO, mad.ClassOpenIBSysstat, o.OUI, true, func(h mad.Header) mad.OpenIBText { return sysstatReply(h.AttrID) })
 			}
 			if len(args) == 0 {
@@ -92,10 +84,8 @@ do and ends with a line saying how many it left out.`,
 		},
 	}
 	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON)
-	fl := c.Flags()
 	cmdutil.AddTargetFlags(c, &o.Common, "LG")
-	fl.StringVarP(&o.ouiArg, "oui", "o", "", "use specified OUI number")
-	fl.BoolVarP(&o.Server, "Server", "S", false, "start in server mode")
+	o.add(c)
 	return c
 }
 
