@@ -12,7 +12,6 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/internal/jsonkeys"
-	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
 )
 
@@ -23,12 +22,7 @@ func runIbccconfig(t *testing.T, h madtest.Handler, args ...string) (string, err
 	o := cmdtest.ParsedOptions(t, "ibccconfig", newIbccconfigCmd, args)
 	var out strings.Builder
 	o.IO.Out = &out
-	o.Common.Open = cmdtest.NoPort(func() (*mad.Transactor, error) {
-		opts := o.Common.TransactorOptions()
-		opts.Timeout = 10 * time.Millisecond
-		o.Common.SetDryRun(&out, &opts)
-		return mad.NewTransactor(madtest.New(h), opts), nil
-	})
+	o.Common.Open = cmdtest.FakeOpen(&o.Common, h, 10*time.Millisecond, &out)
 	o.Common.Ctx = context.Background()
 	err := ibccconfigRun(o)
 	return out.String(), err

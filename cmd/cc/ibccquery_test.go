@@ -69,11 +69,7 @@ func runIbccquery(t *testing.T, h madtest.Handler, args ...string) (string, erro
 	o := cmdtest.ParsedOptions(t, "ibccquery", newIbccqueryCmd, args)
 	var out strings.Builder
 	o.IO.Out = &out
-	o.Common.Open = cmdtest.NoPort(func() (*mad.Transactor, error) {
-		opts := o.Common.TransactorOptions()
-		opts.Timeout = 10 * time.Millisecond
-		return mad.NewTransactor(madtest.New(h), opts), nil
-	})
+	o.Common.Open = cmdtest.FakeOpen(&o.Common, h, 10*time.Millisecond, nil)
 	o.Common.Ctx = context.Background()
 	err := ibccqueryRun(o)
 	return out.String(), err

@@ -113,12 +113,7 @@ func runQueryErrors(t *testing.T, pma *errorsPMA, args ...string) (string, error
 	var out, errOut bytes.Buffer
 	o.IO.Out, o.IO.ErrOut = &out, &errOut
 	o.Discover = func([]uint8, int) (*subnet.Fabric, error) { return errorsFakeFabric(), nil }
-	o.Common.Open = cmdtest.NoPort(func() (*mad.Transactor, error) {
-		opts := o.Common.TransactorOptions()
-		opts.Timeout = time.Second
-		o.Common.SetDryRun(&out, &opts)
-		return mad.NewTransactor(madtest.New(pma.handle), opts), nil
-	})
+	o.Common.Open = cmdtest.FakeOpen(&o.Common, pma.handle, time.Second, &out)
 	o.ShareCPUs = nil
 	err := ibqueryerrorsRun(o)
 	if errOut.Len() > 0 {

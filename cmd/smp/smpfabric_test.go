@@ -93,10 +93,7 @@ var smpLocal = &rdma.Port{Number: 1, LID: 2, SMLID: 1}
 // transactor returns a transactor on h with o's options, dry run
 // included, the plans' lines going to out.
 func smpTestTransactor(o *cmdutil.CommonOptions, h madtest.Handler, out *bytes.Buffer) *mad.Transactor {
-	opts := o.TransactorOptions()
-	opts.Timeout = 20 * time.Millisecond
-	o.SetDryRun(out, &opts)
-	return mad.NewTransactor(madtest.New(h), opts)
+	return cmdtest.FakeTransactor(o, h, 20*time.Millisecond, out)
 }
 
 // smpToolRunners run each of the SMP tools on a fake fabric: they parse

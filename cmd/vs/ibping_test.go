@@ -39,11 +39,7 @@ func runIbping(t *testing.T, h madtest.Handler, args ...string) (string, error) 
 	o := cmdtest.ParsedOptions(t, "ibping", newIbpingCmd, args)
 	var out strings.Builder
 	o.IO.Out = &out
-	o.Common.Open = cmdtest.NoPort(func() (*mad.Transactor, error) {
-		opts := o.Common.TransactorOptions()
-		opts.Timeout = 10 * time.Millisecond
-		return mad.NewTransactor(madtest.New(h), opts), nil
-	})
+	o.Common.Open = cmdtest.FakeOpen(&o.Common, h, 10*time.Millisecond, nil)
 	o.Common.Ctx = context.Background()
 	err := ibpingRun(o)
 	return out.String(), err

@@ -65,10 +65,7 @@ func (ff *DryRunFabric) handle(req *mad.Packet) []mad.Packet {
 // Transactor returns a transactor on the fake with o's options, dry run
 // included, the plans' lines going to out.
 func (ff *DryRunFabric) Transactor(o *cmdutil.CommonOptions, out io.Writer) *mad.Transactor {
-	opts := o.TransactorOptions()
-	opts.Timeout = 50 * time.Millisecond
-	o.SetDryRun(out, &opts)
-	return mad.NewTransactor(madtest.New(ff.handle), opts)
+	return FakeTransactor(o, ff.handle, 50*time.Millisecond, out)
 }
 
 // DryRunLocal is the local port of the fake: Hca1's port 1, LID 2.
@@ -149,5 +146,23 @@ func RunDryRunCases(t *testing.T, tests []DryRunCase) {
 				t.Errorf("unexpected output (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// FakeTransactor returns a transactor on a madtest fake that answers with
+// h: o's options (-t, --retries, --sa, --dry-run) but the timeout given,
+// the plans of a dry run going to out.
+func FakeTransactor(o *cmdutil.CommonOptions, h madtest.Handler, timeout time.Duration, out io.Writer) *mad.Transactor {
+	opts := o.TransactorOptions()
+	opts.Timeout = timeout
+	o.SetDryRun(out, &opts)
+	return mad.NewTransactor(madtest.New(h), opts)
+}
+
+// FakeOpen is FakeTransactor as CommonOptions.Open gives it, with no local
+// port.
+func FakeOpen(o *cmdutil.CommonOptions, h madtest.Handler, timeout time.Duration, out io.Writer) func() (*mad.Transactor, *rdma.Port, error) {
+	return func() (*mad.Transactor, *rdma.Port, error) {
+		return FakeTransactor(o, h, timeout, out), nil, nil
 	}
 }
