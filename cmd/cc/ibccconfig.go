@@ -83,15 +83,10 @@ Supported ops (and aliases, case insensitive):
 			if err := o.Common.Finish(c); err != nil {
 				return err
 			}
-			for i := range ccConfigOps {
-				if strings.EqualFold(args[0], ccConfigOps[i].Name) || strings.EqualFold(args[0], ccConfigOps[i].Alias) {
-					o.Op = &ccConfigOps[i]
-				}
-			}
-			if o.Op == nil {
-				return cmdutil.UsageErrorf("operation '%s' not supported", args[0])
-			}
 			var err error
+			if o.Op, err = cmdutil.FindOperation(ccConfigOps, args[0], func(op *ccConfigOp) (string, string) { return op.Name, op.Alias }); err != nil {
+				return err
+			}
 			if o.CCKey, err = parseCCKey(o.ccKeyArg); err != nil {
 				return err
 			}

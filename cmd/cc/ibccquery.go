@@ -108,15 +108,10 @@ func parseCCKey(s string) (uint64, error) {
 }
 
 func (o *ibccqueryOptions) parse(args []string) error {
-	for i := range ccOps {
-		if strings.EqualFold(args[0], ccOps[i].Name) || strings.EqualFold(args[0], ccOps[i].Alias) {
-			o.Op = &ccOps[i]
-		}
-	}
-	if o.Op == nil {
-		return cmdutil.UsageErrorf("operation '%s' not supported", args[0])
-	}
 	var err error
+	if o.Op, err = cmdutil.FindOperation(ccOps, args[0], func(op *ccOp) (string, string) { return op.Name, op.Alias }); err != nil {
+		return err
+	}
 	if o.CCKey, err = parseCCKey(o.ccKeyArg); err != nil {
 		return err
 	}

@@ -126,15 +126,11 @@ from the local port its scope names.`,
 
 // parseArgs picks the operation and parses the target.
 func (o *smpqueryOptions) parseArgs(args []string) error {
-	for i := range smpqueryOps {
-		op := &smpqueryOps[i]
-		if strings.EqualFold(args[0], op.Name) || strings.EqualFold(args[0], op.Alias) {
-			o.Op = op
-		}
+	op, err := cmdutil.FindOperation(smpqueryOps, args[0], func(op *smpqueryOp) (string, string) { return op.Name, op.Alias })
+	if err != nil {
+		return err
 	}
-	if o.Op == nil {
-		return cmdutil.UsageErrorf("operation '%s' not supported", args[0])
-	}
+	o.Op = op
 	if o.Combined {
 		// <lid> <dr_path>, as infiniband-diags' -c takes them.
 		if len(args) < 3 {

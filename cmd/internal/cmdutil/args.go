@@ -81,3 +81,19 @@ func ArgsRange(min, max int) cobra.PositionalArgs {
 		return nil
 	}
 }
+
+// FindOperation returns the operation of ops that name names, by its name
+// or alias in any case (smpquery's "NodeInfo" or "ni"), or the usage error
+// infiniband-diags gives for an operation it does not know.
+func FindOperation[T any](ops []T, name string, names func(*T) (name, alias string)) (*T, error) {
+	var found *T
+	for i := range ops {
+		if n, a := names(&ops[i]); strings.EqualFold(name, n) || strings.EqualFold(name, a) {
+			found = &ops[i]
+		}
+	}
+	if found == nil {
+		return nil, UsageErrorf("operation '%s' not supported", name)
+	}
+	return found, nil
+}
