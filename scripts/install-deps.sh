@@ -4,10 +4,10 @@
 # the bench's RMPP layer, internal/simfabric/rmppshim) when any is missing.
 # On a fresh machine the package lists may be stale: when the install fails,
 # update them once and try again. With arguments, installs those packages
-# instead.
+# instead. bash-completion is for the completion tests (e2e).
 set -euo pipefail
 
-pkgs=(ibsim-utils libumad2sim0 opensm infiniband-diags ibverbs-utils libibverbs-dev pkg-config time gcc libc6-dev)
+pkgs=(ibsim-utils libumad2sim0 opensm infiniband-diags ibverbs-utils libibverbs-dev pkg-config time gcc libc6-dev bash-completion)
 [ $# -eq 0 ] || pkgs=("$@")
 
 missing=()
