@@ -3,6 +3,7 @@
 #   make test   install the bench's Debian packages when missing, run every test
 #   make bench  codec benchmarks; ibtool vs infiniband-diags timed on a fat tree
 #   make test-vm   boot a Debian guest in qemu and check ibtool on a real kernel (Soft-RoCE)
+#   make deb    a Debian package of bin/ibtool (installs beside infiniband-diags)
 
 GO        ?= go
 BIN       := bin/ibtool
@@ -14,7 +15,7 @@ TAGS      ?= netgo,osusergo
 FUZZTIME  ?= 60s
 TESTFLAGS ?= -timeout 25m
 
-.PHONY: all build deps test test-vm unit fuzz vet man demo links clean bench
+.PHONY: all build deps test test-vm unit fuzz vet man demo links clean bench deb
 
 all: build
 
@@ -38,8 +39,14 @@ test: deps build vet
 # The real-kernel checks: a Debian bookworm guest (built once and cached in
 # /var/cache/ibtool-vm) boots under qemu with software emulation, makes a
 # Soft-RoCE device and compares ibtool with rdma-core and infiniband-diags.
+# The guest also installs the package from make deb (scripts/vm/checks/40-deb.sh).
 test-vm: build
-	@scripts/vm/run.sh $(BIN)
+	@deb=$$(scripts/mkdeb.sh $(BIN) bin) && IBTOOL_VM_DEB=$$deb scripts/vm/run.sh $(BIN)
+
+# bin/ibtool_VERSION_ARCH.deb: the binary, its tool symlinks in
+# /usr/lib/ibtool/bin, man pages and completions (scripts/mkdeb.sh).
+deb: build
+	@scripts/mkdeb.sh $(BIN) bin
 
 # Unit tests only: no simulator needed.
 unit:

@@ -10,7 +10,8 @@
 # each scripts/vm/checks/*.sh in name order. IBTOOL_VM_ONLY=PATTERN runs
 # only the check files whose names match the shell pattern (and none of
 # guest-test.sh's own). Files a check writes to $H/out in the guest land
-# in IBTOOL_VM_OUT on the host when it is set.
+# in IBTOOL_VM_OUT on the host when it is set. IBTOOL_VM_DEB names a .deb
+# (make deb) that checks/40-deb.sh installs and removes in the guest.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(realpath "${1:-bin/ibtool}")
@@ -23,6 +24,8 @@ cp "$bin" "$share/ibtool"
 cp "$here/guest-test.sh" "$share/guest-test.sh"
 mkdir -p "$share/checks" "$share/out"
 cp "$here"/checks/*.sh "$share/checks/" 2>/dev/null || true
+# The Debian package, when make test-vm built one (checks/40-deb.sh).
+[ -z "${IBTOOL_VM_DEB:-}" ] || cp "$IBTOOL_VM_DEB" "$share/ibtool.deb"
 printf '%s\n' "${IBTOOL_VM_ONLY:-}" >"$share/only"
 
 echo "vm: booting $img (tcg, watchdog ${timeout}s)" >&2
