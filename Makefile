@@ -33,6 +33,7 @@ vet:
 # required here, so a missing simulator fails instead of skipping.
 test: deps build vet
 	CGO_ENABLED=0 $(GO) build -o /dev/null .
+	$(GO) run ./scripts/optcheck
 	IBTOOL_REQUIRE_BENCH=1 IBTOOL_BIN=$(CURDIR)/$(BIN) $(GO) test $(TESTFLAGS) ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=5s
 

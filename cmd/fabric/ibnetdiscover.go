@@ -105,7 +105,7 @@ of the fabric is printed, and the exit status is 3.`,
 			return ibnetdiscoverRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNodeMap)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNodeMap|cmdutil.FlagsNoSMPortShort)
 	cmdutil.AddDiscoveryFlags(c, &o.Common, &o.Discovery)
 	fl := c.Flags()
 	fl.BoolVarP(&o.Full, "full", "f", false, "show full information (ports' speed and width, vlcap)")

@@ -120,7 +120,7 @@ node's after its report, and send none.`,
 			return ibqueryerrorsRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNodeMap|cmdutil.FlagsDryRun)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNodeMap|cmdutil.FlagsDryRun|cmdutil.FlagsNoSMPortShort)
 	cmdutil.AddDiscoveryFlags(c, &o.Common, &o.Discovery)
 	fl := c.Flags()
 	fl.StringArrayVarP(&suppress, "suppress", "s", nil, "suppress the errors listed (err1,err2,...)")

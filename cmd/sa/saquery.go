@@ -260,7 +260,7 @@ Queries node records by default.`,
 			return saqueryRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNodeMap)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNodeMap|cmdutil.FlagsNoSMPortShort)
 	fl := c.Flags()
 	b := &o.flags
 	fl.BoolVarP(&b.p, "p", "p", false, "get PathRecord info")
@@ -279,6 +279,10 @@ Queries node records by default.`,
 	fl.BoolVarP(&b.I, "I", "I", false, "get InformInfoRecord (subscription) info")
 	fl.BoolVarP(&b.D, "list", "D", false, "the node desc of the CA's")
 	fl.BoolVarP(&o.ShowKeys, "show_keys", "K", false, "display security keys in output")
+	// infiniband-diags' saquery man page lists -o (its binary rejects
+	// it); saquery's queries go one at a time, so the value changes
+	// nothing.
+	fl.IntP("outstanding_smps", "o", 2, "SMPs in flight at once (accepted for the man page; saquery sends its queries one at a time)")
 	p := &o.p
 	fl.StringVar(&p.srcToDst, "src-to-dst", "", "get a PathRecord for <src:dst> where src and dst are either node names or LIDs")
 	fl.StringVar(&p.sgidToDgid, "sgid-to-dgid", "", "get a PathRecord for <sgid-dgid> where sgid and dgid are addresses in IPv6 format")

@@ -35,6 +35,19 @@ func (e *TimeoutError) Error() string {
 // Timeout reports true, for errors.As users that test net.Error style.
 func (e *TimeoutError) Timeout() bool { return true }
 
+// RetryError reports a try that timed out when tries were left: the
+// request goes again (TransactorOptions.Errors).
+type RetryError struct {
+	Request string        // what was asked: "SubnGet(NodeInfo)"
+	To      string        // where: "Lid 12"
+	Retry   int           // the resend about to go: 1 for the second try
+	Timeout time.Duration // how long the try waited
+}
+
+func (e *RetryError) Error() string {
+	return fmt.Sprintf("%s to %s: retry %d (timeout %d ms)", e.Request, e.To, e.Retry, e.Timeout.Milliseconds())
+}
+
 // StatusError reports a response whose MAD status is not zero.
 type StatusError struct {
 	Request string // what was asked: "SubnGet(PortInfo)"

@@ -31,6 +31,11 @@ type TransactorOptions struct {
 	// Trace, when set, sees every MAD sent (out) and received. It must
 	// not keep p, whose storage is reused.
 	Trace func(out bool, p *Packet)
+	// Errors, when set, hears of every request that failed (the error Do
+	// returns) and of every try that timed out with tries left (a
+	// *RetryError): libibmad's -e, which shows them as they happen even
+	// where a tool carries on past the failure.
+	Errors func(err error)
 	// SA, when set, is where Resolve asks for the path to a port GUID.
 	SA *SAAddress
 	// ViaSA answers SMP Gets from the SA's records instead of asking the
@@ -226,6 +231,14 @@ func (t *Transactor) fail(err error) {
 // came, a *StatusError when the response's status is not zero (with the
 // response), and a *ReplyError for a malformed response.
 func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
+	resp, err := t.do(ctx, r)
+	if err != nil && t.opts.Errors != nil && ctx.Err() == nil {
+		t.opts.Errors(err)
+	}
+	return resp, err
+}
+
+func (t *Transactor) do(ctx context.Context, r *Request) (*Response, error) {
 	if t.opts.DryRun != nil && r.Method.ChangesState() {
 		return t.plan(ctx, r)
 	}
@@ -354,6 +367,9 @@ func (t *Transactor) Do(ctx context.Context, r *Request) (*Response, error) {
 				t.fail(err)
 			}
 			return nil, err
+		}
+		if t.opts.Errors != nil {
+			t.opts.Errors(&RetryError{Request: r.String(), To: r.Path.String(), Retry: try, Timeout: timeout})
 		}
 	}
 }

@@ -44,6 +44,9 @@ const (
 	// FlagsLocalPort and FlagsMAD imply it: every infiniband-diags tool
 	// that parses its options with ibdiag_process_opts takes -z.
 	FlagsConfig
+	// FlagsNoSMPortShort leaves -s to the tool (ibnetdiscover's --show,
+	// saquery's isSM query, ...): FlagsMAD's --sm_port stays.
+	FlagsNoSMPortShort
 )
 
 // CommonOptions are the flags shared by every tool, parsed before the tool runs.
@@ -73,6 +76,9 @@ type CommonOptions struct {
 	DryRun              bool          // --dry-run: print the state-changing MADs instead of sending them
 	PlanLog             *dryRunLog    // what --dry-run did not send
 	ConfigFile          string        // -z: an ibdiag.conf read over the default one
+	SMPort              rdma.LID      // -s/--sm_port: the SM's LID for SA queries (0: the one the local port knows)
+	ShowErrors          bool          // -e/--errors: show failed sends and receives, timeouts and retries on stderr
+	smPortArg           string        // -s as typed
 	// Config is what the ibdiag.conf files set, read by Finish: the
 	// common options take CA, Port, timeout and sa_key from it where
 	// their flags were not given; tools read the other keys.
@@ -122,6 +128,12 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 	if set&FlagsMAD != 0 {
 		fl.IntVarP(&o.timeoutM, "timeout", "t", 0, "timeout per MAD in milliseconds (0: the default)")
 		fl.IntVar(&o.Retries, "retries", 2, "resends of a MAD after a timeout (2: three tries, as libibmad)")
+		smShort := "s"
+		if set&FlagsNoSMPortShort != 0 || fl.ShorthandLookup("s") != nil {
+			smShort = ""
+		}
+		fl.StringVarP(&o.smPortArg, "sm_port", smShort, "", "the SM's LID for SA queries, instead of the SM LID the local port knows")
+		fl.BoolVarP(&o.ShowErrors, "errors", "e", false, "show send and receive errors: each retry, timeout and error status, as it happens")
 	}
 	if set&FlagsTarget != 0 {
 		AddTargetFlags(c, o, "LGD")
@@ -162,6 +174,13 @@ func (o *CommonOptions) Finish(c *cobra.Command) error {
 	}
 	if o.Retries < 0 {
 		return UsageErrorf("invalid --retries %d: want 0 or more", o.Retries)
+	}
+	if o.smPortArg != "" {
+		l, err := rdma.ParseLID(o.smPortArg)
+		if err != nil || l == 0 || l >= 0xc000 {
+			return UsageErrorf("invalid --sm_port %q: want the SM's unicast LID (1 to 0xbfff)", o.smPortArg)
+		}
+		o.SMPort = l
 	}
 	if n := Count(o.asLID, o.asGUID, o.asDR); n > 1 {
 		return UsageErrorf("-L, -G and -D each assert the kind of the target; give at most one")

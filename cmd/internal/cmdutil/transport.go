@@ -74,12 +74,19 @@ func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOption
 	if o.Verbose >= 2 {
 		opts.Trace = madTracer(f.IO.ErrOut)
 	}
+	if o.ShowErrors {
+		opts.Errors = madErrorReporter(f.IO.ErrOut)
+	}
 	if opts.Gone == nil {
 		opts.Gone = transportGone(o.Context())
 	}
 	o.SetDryRun(f.IO.Out, &opts)
 	if port != nil && opts.SA == nil {
-		opts.SA = &mad.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: o.SMKey, PKeys: port.PKeys}
+		smLID := port.SMLID
+		if o.SMPort != 0 {
+			smLID = o.SMPort
+		}
+		opts.SA = &mad.SAAddress{SMLID: smLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: o.SMKey, PKeys: port.PKeys}
 	}
 	return mad.NewTransactor(tr, opts), port, nil
 }
@@ -91,6 +98,30 @@ func (o *CommonOptions) TransactorOptions() mad.TransactorOptions {
 		opts.Retries = -1 // --retries 0: one try
 	}
 	return opts
+}
+
+// madErrorReporter returns an Errors func that shows each failed MAD
+// exchange on w as libibmad's -e does (rpc.c): a line for each retry, for
+// a request that timed out for good, and for a response with an error
+// status, whether or not the tool carries on.
+func madErrorReporter(w io.Writer) func(error) {
+	var mu sync.Mutex // discovery's requests fail from many goroutines
+	return func(err error) {
+		var msg string
+		var te *mad.TimeoutError
+		var se *mad.StatusError
+		switch {
+		case errors.As(err, &te):
+			msg = fmt.Sprintf("timeout after %d tries, %d ms: %s to %s", te.Tries, te.Elapsed.Milliseconds(), te.Request, te.To)
+		case errors.As(err, &se):
+			msg = fmt.Sprintf("MAD completed with error status 0x%x; %s to %s", uint16(se.Status), se.Request, se.To)
+		default:
+			msg = err.Error()
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(w, "ibwarn: %s\n", msg)
+	}
 }
 
 // madTracer returns a Trace func that hex-dumps each MAD to w.
