@@ -1,0 +1,143 @@
+package exporter
+
+import (
+	"context"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+)
+
+// counter is one port counter the exporter reports: the PMA field it is
+// read from and infiniband_exporter's metric name for it (after
+// "infiniband_switch_" or "infiniband_hca_").
+type counter struct {
+	field  string
+	metric string
+	kind   counterKind
+}
+
+// counterKind says where a counter is read from.
+type counterKind int
+
+const (
+	// kindData: PortCountersExtended where the PMA has it (64 bits),
+	// else PortCounters (32 bits); counted in 4-byte words.
+	kindData counterKind = iota
+	// kindPackets: as kindData, counted in packets.
+	kindPackets
+	// kindIETF: the unicast and multicast packet counters, only in
+	// PortCountersExtended with PMAExtendedWidth.
+	kindIETF
+	// kindError: PortCountersExtended with PMAAdditionalPortCounters
+	// (64 bits), else PortCounters' narrow field.
+	kindError
+	// kindXmitWait: as kindError, but in PortCounters only with
+	// PMAXmitWait.
+	kindXmitWait
+	// kindQP1Dropped: as kindError, but in PortCounters only with
+	// PMAQP1Dropped.
+	kindQP1Dropped
+)
+
+// counters are the counters in infiniband_exporter's order; their
+// indexes are bits of PortReading's masks.
+var counters = []counter{
+	{"PortXmitData", "port_transmit_data_bytes_total", kindData},
+	{"PortRcvData", "port_receive_data_bytes_total", kindData},
+	{"PortXmitPkts", "port_transmit_packets_total", kindPackets},
+	{"PortRcvPkts", "port_receive_packets_total", kindPackets},
+	{"PortUnicastXmitPkts", "port_unicast_transmit_packets_total", kindIETF},
+	{"PortUnicastRcvPkts", "port_unicast_receive_packets_total", kindIETF},
+	{"PortMulticastXmitPkts", "port_multicast_transmit_packets_total", kindIETF},
+	{"PortMulticastRcvPkts", "port_multicast_receive_packets_total", kindIETF},
+	{"SymbolErrorCounter", "port_symbol_error_total", kindError},
+	{"LinkErrorRecoveryCounter", "port_link_error_recovery_total", kindError},
+	{"LinkDownedCounter", "port_link_downed_total", kindError},
+	{"PortRcvErrors", "port_receive_errors_total", kindError},
+	{"PortRcvRemotePhysicalErrors", "port_receive_remote_physical_errors_total", kindError},
+	{"PortRcvSwitchRelayErrors", "port_receive_switch_relay_errors_total", kindError},
+	{"PortXmitDiscards", "port_transmit_discards_total", kindError},
+	{"PortXmitConstraintErrors", "port_transmit_constraint_errors_total", kindError},
+	{"PortRcvConstraintErrors", "port_receive_constraint_errors_total", kindError},
+	{"LocalLinkIntegrityErrors", "port_local_link_integrity_errors_total", kindError},
+	{"ExcessiveBufferOverrunErrors", "port_excessive_buffer_overrun_errors_total", kindError},
+	{"VL15Dropped", "port_vl15_dropped_total", kindError},
+	{"PortXmitWait", "port_transmit_wait_total", kindXmitWait},
+	{"QP1Dropped", "port_qp1_dropped_total", kindQP1Dropped},
+}
+
+// PortReading is one port's counters as a sweep read them.
+type PortReading struct {
+	Port int
+	// Values are the counters' values in counters' order, data counters
+	// in 4-byte words as the PMA counts them.
+	Values [numCounters]uint64
+	// Present has bit i set when counter i was read; Saturated when it
+	// was read from a field narrower than 64 bits that stood at its
+	// largest value, where the PMA stops counting.
+	Present, Saturated uint32
+	// Extended is set when the data counters came from
+	// PortCountersExtended.
+	Extended bool
+}
+
+const numCounters = 22
+
+// needsPortCounters reports whether some counter of a PMA with caps comes
+// from PortCounters.
+func needsPortCounters(caps mad.PMACapabilities) bool {
+	return !caps.ExtendedCounters() || !caps.Has2(mad.PMAAdditionalPortCounters)
+}
+
+// readPort reads port num's counters at pma: PortCounters where some
+// counter needs it, PortCountersExtended where the PMA has it.
+func readPort(ctx context.Context, pma *mad.PMA, caps mad.PMACapabilities, num int) (PortReading, error) {
+	r := PortReading{Port: num}
+	var pc mad.PortCounters
+	var pce mad.PortCountersExtended
+	var narrow, wide []byte
+	var err error
+	if needsPortCounters(caps) {
+		if narrow, err = pma.Get(ctx, &pc, num); err != nil {
+			return r, err
+		}
+	}
+	if caps.ExtendedCounters() {
+		if wide, err = pma.Get(ctx, &pce, num); err != nil {
+			return r, err
+		}
+		r.Extended = true
+	}
+	narrowL, wideL := pc.Layout(), pce.Layout()
+	for i, c := range counters {
+		useWide := false
+		switch c.kind {
+		case kindData, kindPackets:
+			useWide = r.Extended
+		case kindIETF:
+			if !r.Extended || !caps.Has(mad.PMAExtendedWidth) {
+				continue
+			}
+			useWide = true
+		case kindError, kindXmitWait, kindQP1Dropped:
+			useWide = r.Extended && caps.Has2(mad.PMAAdditionalPortCounters)
+			if !useWide && (c.kind == kindXmitWait && !caps.Has(mad.PMAXmitWait) || c.kind == kindQP1Dropped && !caps.Has(mad.PMAQP1Dropped)) {
+				continue
+			}
+		}
+		data, l := narrow, narrowL
+		if useWide {
+			data, l = wide, wideL
+		}
+		f, ok := l.Field(c.field)
+		if !ok || len(data) == 0 {
+			continue
+		}
+		v := f.Value(data)
+		r.Values[i] = v
+		r.Present |= 1 << i
+		if f.Width < 64 && v == 1<<f.Width-1 {
+			r.Saturated |= 1 << i
+		}
+	}
+	return r, nil
+}

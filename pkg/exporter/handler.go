@@ -1,0 +1,59 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// ContentType is the text exposition format's content type.
+const ContentType = "text/plain; version=0.0.4; charset=utf-8"
+
+// scrapeTimeoutHeader is where Prometheus says how long it waits for a
+// scrape.
+const scrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
+
+// ScrapeDeadline is how long a scrape may sweep: the time Prometheus
+// says it waits (its X-Prometheus-Scrape-Timeout-Seconds header) less a
+// margin to write the answer (a tenth of it, at most half a second), or
+// max when the header is missing, malformed or longer.
+func ScrapeDeadline(h http.Header, max time.Duration) time.Duration {
+	s, err := strconv.ParseFloat(h.Get(scrapeTimeoutHeader), 64)
+	if err != nil || s <= 0 {
+		return max
+	}
+	d := time.Duration(s * float64(time.Second))
+	d -= min(d/10, 500*time.Millisecond)
+	if max > 0 && d > max {
+		return max
+	}
+	return d
+}
+
+// Handler serves the metrics: each request is one Collect, within the
+// scrape's deadline (ScrapeDeadline with maxScrape). report, when set, is
+// told what went wrong in each scrape.
+func (c *Collector) Handler(maxScrape time.Duration, report func(Summary)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		if d := ScrapeDeadline(r.Header, maxScrape); d > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, d)
+			defer cancel()
+		}
+		samples, sum := c.Collect(ctx)
+		if report != nil {
+			report(sum)
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, samples); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", ContentType)
+		w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
+		w.Write(buf.Bytes())
+	})
+}
