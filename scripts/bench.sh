@@ -9,7 +9,10 @@
 # which runs once per tool on ibsim alone (no SM: DR discovery needs none);
 # BENCH_FABRIC_HOSTS (default 4000) for the fabric-wide tools on a 3-level
 # tree with opensm; BENCH_SA_DISCOVERY=0 skips the discovery of the big tree
-# with opensm up (DR against ibtool's SA discovery).
+# with opensm up (DR against ibtool's SA discovery); BENCH_EXPORTER=0 skips
+# the exporter rows on the 3-level tree, BENCH_EXPORTER_HCA=0 their
+# --collector.hca rows, and BENCH_INFINIBAND_EXPORTER=PATH times the real
+# infiniband_exporter too (scripts/bench-exporter.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-bin/ibtool}")
@@ -78,6 +81,9 @@ for pair in "ibnetdiscover" "ibnetdiscover -p" "ibswitches" "iblinkinfo" "ibquer
 	ours=$(ms "$bin" $ourcmd)
 	printf '%-40s %10s ms %10s ms %7sx%s\n' "$ourcmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')" "$same"
 done
+# ibtool exporter against infiniband_exporter on the same tree
+# (scripts/bench-exporter.sh; BENCH_EXPORTER=0 skips it).
+[ "${BENCH_EXPORTER:-1}" = 0 ] || scripts/bench-exporter.sh "$bin" "$tmp/simfab"
 "$tmp/simfab" stop "$SIMFAB_DIR"
 
 # Discovery of a big fabric: wall and CPU time, memory, SMPs sent, and the
