@@ -39,6 +39,11 @@ func Main(args []string, f *cmdutil.Factory) int {
 			return r.Execute(tf, t, "ibtool", newRoot(tf, []cmdutil.Tool{t}), args[1:])
 		}
 	}
+	if leanRoot(args[1:]) {
+		// "ibtool" and "ibtool --version" print the list or the version:
+		// no tool's command is looked at, so none is built.
+		return r.Execute(f, cmdutil.Tool{SignalIsEnd: true}, "ibtool", newRoot(f, nil), args[1:])
+	}
 	root := NewRootCommand(f)
 	if len(args) > 1 {
 		name := args[1]
@@ -70,6 +75,20 @@ func unknownTool(f *cmdutil.Factory, name string) int {
 func isIbtoolName(prog string) bool {
 	rest, ok := strings.CutPrefix(prog, "ibtool")
 	return ok && (rest == "" || strings.ContainsRune("-._", rune(rest[0])))
+}
+
+// leanRoot reports whether the root command runs args without its tools
+// below it: with no argument (the tool list comes from the registry) and
+// for the version. Help, completion, links and flag errors show or walk the
+// tools, so they get the whole tree.
+func leanRoot(args []string) bool {
+	switch len(args) {
+	case 0:
+		return true
+	case 1:
+		return args[0] == "--version" || args[0] == "-v"
+	}
+	return false
 }
 
 func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }

@@ -26,6 +26,7 @@ go test -run '^$' -bench . -benchmem ./pkg/mad/ | grep -E '^Benchmark' |
 
 tmp=$(mktemp -d)
 go build -o "$tmp/simfab" ./scripts/simfab
+go build -o "$tmp/startbench" ./scripts/startbench
 # The C tools' LD_PRELOAD: the bench's RMPP layer, then the umad2sim shim.
 shim=$("$tmp/simfab" preload)
 "$tmp/simfab" fattree -levels 2 -hosts "$hosts" -radix "$radix" >"$tmp/fabric.net"
@@ -43,6 +44,38 @@ ms() {
 }
 
 leaf_lid=$("$bin" ibaddr -L 0,1 | awk '{print $3}')
+
+# Start-up (docs/bench.md, Start-up): ibtool --version against an empty Go
+# program and a small cobra program built the same way (cgo on, as bin/ibtool,
+# and CGO_ENABLED=0), then the single-target tools against infiniband-diags
+# under the shim; alternating runs, medians of wall, CPU and page faults.
+start_rows() {
+	local src="$tmp/startprog" srt=${BENCH_START_RUNS:-21}
+	mkdir -p "$src/empty" "$src/emptycgo" "$src/cobra"
+	printf 'package main\n\nfunc main() {}\n' >"$src/empty/main.go"
+	printf 'package main\n\nimport "C"\n\nfunc main() {}\n' >"$src/emptycgo/main.go"
+	printf 'package main\n\nimport (\n\t"os"\n\n\t"github.com/spf13/cobra"\n)\n\nfunc main() {\n\troot := &cobra.Command{Use: "small", Version: "1", Run: func(*cobra.Command, []string) {}}\n\troot.AddCommand(&cobra.Command{Use: "a", Run: func(*cobra.Command, []string) {}})\n\tif root.Execute() != nil {\n\t\tos.Exit(1)\n\t}\n}\n' >"$src/cobra/main.go"
+	# Built inside the module (cobra's version is ibtool's), with make build's tags.
+	local pkgdir=internal/zz_startbench_$$
+	mkdir -p "$pkgdir" && cp -r "$src"/* "$pkgdir"/
+	for p in empty emptycgo cobra; do go build -tags 'netgo,osusergo' -o "$tmp/$p" "./$pkgdir/$p"; done
+	CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$tmp/ibtool-static" .
+	rm -rf "$pkgdir"
+	echo
+	echo "== start-up: medians of $srt alternating runs; x = reference / this (targets: --version x >= 0.67, within 1.5 times an empty program; tools x >= 1.5 against infiniband-diags)"
+	"$tmp/startbench" -runs "$srt" \
+		"ibtool --version vs empty|$tmp/empty|$bin --version" \
+		"ibtool --version vs empty cgo|$tmp/emptycgo|$bin --version" \
+		"ibtool (static) --version vs empty|$tmp/empty|$tmp/ibtool-static --version" \
+		"small cobra --version vs empty|$tmp/empty|$tmp/cobra --version"
+	echo
+	local pre="LD_PRELOAD=${shim// /:} RMPPSHIM_GUARD=1" rows=() c
+	for c in "smpquery -D portinfo 0,1 1" "perfquery $leaf_lid 1" "sminfo" "ibaddr" "smpdump -D 0,1 0x15" "ibportstate -D 0,1 1 query"; do
+		rows+=("$c|$pre $c|$bin $c")
+	done
+	"$tmp/startbench" -runs "$srt" -dir "$tmp" "${rows[@]}"
+}
+start_rows
 echo
 echo "== $hosts hosts, radix $radix, attached at H-0001; mean of $runs runs (wall time)"
 printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio

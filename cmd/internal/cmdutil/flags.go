@@ -299,5 +299,20 @@ func (o *CommonOptions) LoadNodeMap(tool string, errOut io.Writer) (*nodemap.Map
 // LazyRegexp returns a regexp compiled on first use, so that tools that
 // never use it do not pay for it at start-up.
 func LazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+	// One object and its method value: sync.OnceValue's closures cost
+	// five allocations at every package-level use, before main.
+	l := &lazyRegexp{expr: expr}
+	return l.get
+}
+
+// lazyRegexp is a regexp compiled on its first get.
+type lazyRegexp struct {
+	once sync.Once
+	expr string
+	re   *regexp.Regexp
+}
+
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+	return l.re
 }

@@ -26,7 +26,9 @@ type Tool struct {
 // ErrUnknownTool is wrapped by the error returned for a name that is not a tool.
 var ErrUnknownTool = errors.New("unknown tool")
 
-var registry = map[string]Tool{}
+// registry is sized for every tool at once: growing it tool by tool cost
+// allocations in every family's init.
+var registry = make(map[string]Tool, 128)
 
 // Register adds t to the registry. Registering a name twice is a programming
 // error and panics at init.

@@ -1,15 +1,19 @@
 package cmdutil
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
+
+	"github.com/olekukonko/tablewriter"
 )
 
-// tablePrinter is the one way ibtool prints new tabular views: aligned
-// columns under an upper-case header on a terminal, tab-separated rows
-// without a header when piped, so scripts can cut and awk them.
+// tablePrinter is the one way ibtool prints its own tabular views (the
+// tool list, trace --summary): aligned columns under an upper-case header
+// on a terminal, drawn by tablewriter; tab-separated rows without a header
+// when piped, so scripts can cut and awk them. Views infiniband-diags has
+// print its text, not a table.
 type tablePrinter struct {
 	w      io.Writer
 	tty    bool
@@ -35,23 +39,41 @@ func (t *tablePrinter) Render() error {
 		}
 		return nil
 	}
-	// Columns two spaces apart, left-aligned; cells hold no tabs.
-	tw := tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
+	var buf bytes.Buffer
+	tw := tablewriter.NewWriter(&buf)
+	// Borderless, left-aligned columns two spaces apart, never wrapped:
+	// the layout ibtool printed before tablewriter drew it.
+	tw.SetBorder(false)
+	tw.SetHeaderLine(false)
+	tw.SetColumnSeparator("")
+	tw.SetCenterSeparator("")
+	tw.SetRowSeparator("")
+	tw.SetNoWhiteSpace(true)
+	tw.SetTablePadding("  ")
+	tw.SetAutoWrapText(false)
+	tw.SetAutoFormatHeaders(false)
+	tw.SetHeaderAlignment(tablewriter.ALIGN_LEFT)
+	tw.SetAlignment(tablewriter.ALIGN_LEFT)
 	header := make([]string, len(t.header))
 	for i, h := range t.header {
 		header[i] = strings.ToUpper(h)
 	}
-	line := func(cells []string) {
+	tw.SetHeader(header)
+	for _, r := range t.rows {
 		row := make([]string, len(t.header))
-		copy(row, cells)
+		copy(row, r)
 		for i := range row {
 			row[i] = strings.ReplaceAll(row[i], "\t", " ")
 		}
-		fmt.Fprintln(tw, strings.TrimRight(strings.Join(row, "\t"), "\t"))
+		tw.Append(row)
 	}
-	line(header)
-	for _, r := range t.rows {
-		line(r)
+	tw.Render()
+	// tablewriter pads the last column too; a terminal line ends at its
+	// text.
+	for line := range strings.Lines(buf.String()) {
+		if _, err := io.WriteString(t.w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+			return err
+		}
 	}
-	return tw.Flush()
+	return nil
 }
