@@ -72,6 +72,7 @@ type PlannedField struct {
 // reply a caller sees: the request itself as a GetResp, marked DryRun, so
 // code that reads a reply finds data and no port is said to have answered.
 func (t *Transactor) plan(ctx context.Context, r *Request) (*Response, error) {
+	r = t.withMKey(r)
 	m := make([]byte, Size)
 	class, err := r.encode(m, 0)
 	if err != nil {

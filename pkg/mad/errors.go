@@ -14,6 +14,11 @@ type TimeoutError struct {
 	// Unsent counts the tries the transport could not send within the
 	// timeout, because its peer took nothing (a stopped simulator).
 	Unsent int
+	// Class is the class the request went as and MKey the M_Key it
+	// carried, when an SMP: a port whose M_Key check fails drops the SMP,
+	// so a timeout may mean a missing or wrong key (MaybeMKeyProtected).
+	Class Class
+	MKey  uint64
 }
 
 func (e *TimeoutError) Error() string {
@@ -31,6 +36,11 @@ func (e *TimeoutError) Error() string {
 	}
 	return fmt.Sprintf("%s to %s: no response after %s (%v%s)", e.Request, e.To, tries, e.Elapsed.Round(time.Millisecond), unsent)
 }
+
+// MaybeMKeyProtected reports whether the request was an SMP, which an
+// M_Key protected port drops without an answer when the M_Key check
+// fails (IBA 14.2.4): the timeout may come from the key, not the path.
+func (e *TimeoutError) MaybeMKeyProtected() bool { return e.Class.IsSMP() }
 
 // Timeout reports true, for errors.As users that test net.Error style.
 func (e *TimeoutError) Timeout() bool { return true }

@@ -11,7 +11,8 @@ type Querier struct {
 	X    *Transactor
 	Path Path
 	// Key is sent as the M_Key of SMPs and the CC_Key of congestion
-	// control MADs.
+	// control MADs; an SMP's 0 takes the transactor's M_Key
+	// (TransactorOptions.MKey).
 	Key uint64
 	// Class, when not 0, is the class the MADs go as, for attributes
 	// every class has (ClassPortInfo, whose layout is the PMA's).

@@ -57,6 +57,11 @@ type TransactorOptions struct {
 	// changes state (Method.ChangesState) instead of the transport: Do
 	// returns a reply marked Response.DryRun, Send nothing.
 	DryRun func(ctx context.Context, p *Plan) error
+	// MKey is the M_Key of every SMP whose request carries none
+	// (Request.MKey 0), LID-routed and directed-route alike: the key
+	// libibmad's smp_mkey_set gives every SMP of a port (-y). A port
+	// whose M_Key check fails drops the SMP unanswered (IBA 14.2.4).
+	MKey uint64
 }
 
 // How a try resends what it lost, as fractions of its timeout. A request
@@ -245,6 +250,7 @@ func (t *Transactor) do(ctx context.Context, r *Request) (*Response, error) {
 	if t.opts.ViaSA && r.Class.IsSMP() {
 		return t.doViaSA(ctx, r)
 	}
+	r = t.withMKey(r)
 	select {
 	case t.window <- struct{}{}:
 		defer func() { <-t.window }()
@@ -359,7 +365,7 @@ func (t *Transactor) do(ctx context.Context, r *Request) (*Response, error) {
 			x.reset()
 		}
 		if try > t.opts.Retries {
-			err := &TimeoutError{Request: r.String(), To: r.Path.String(), Tries: try, Elapsed: time.Since(start), Unsent: unsent}
+			err := &TimeoutError{Request: r.String(), To: r.Path.String(), Tries: try, Elapsed: time.Since(start), Unsent: unsent, Class: class, MKey: r.MKey}
 			if unsent > 0 {
 				// The transport's peer read nothing for a whole
 				// timeout (a stopped simulator): every other request
@@ -372,6 +378,17 @@ func (t *Transactor) do(ctx context.Context, r *Request) (*Response, error) {
 			t.opts.Errors(&RetryError{Request: r.String(), To: r.Path.String(), Retry: try, Timeout: timeout})
 		}
 	}
+}
+
+// withMKey returns r with the transactor's M_Key when r is an SMP that
+// carries none; r itself is left alone, as callers may reuse it.
+func (t *Transactor) withMKey(r *Request) *Request {
+	if t.opts.MKey == 0 || r.MKey != 0 || !r.Class.IsSMP() {
+		return r
+	}
+	keyed := *r
+	keyed.MKey = t.opts.MKey
+	return &keyed
 }
 
 // packetPool holds the request packets of Do, each with a MAD's buffer.
@@ -610,6 +627,7 @@ func (t *Transactor) Send(ctx context.Context, r *Request) error {
 		_, err := t.plan(ctx, r)
 		return err
 	}
+	r = t.withMKey(r)
 	out := &Packet{MAD: make([]byte, Size), Timeout: t.opts.Timeout}
 	class, err := r.encode(out.MAD, uint64(t.nextTID.Add(1)))
 	if err != nil {

@@ -1,7 +1,9 @@
 package madtest
 
 import (
+	"encoding/binary"
 	"sync"
+	"time"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 )
@@ -15,8 +17,12 @@ type SMARequest struct {
 	Method mad.Method
 	AttrID mad.AttrID
 	Mod    uint32
+	// MKey is the M_Key the SMP carried.
+	MKey uint64
 	// Data is the request's attribute data (64 bytes).
 	Data []byte
+	// Dropped says the M_Key check failed: the SMA did not answer.
+	Dropped bool
 }
 
 type smaKey struct {
@@ -27,13 +33,23 @@ type smaKey struct {
 // SMA answers SMPs as one node's subnet management agent would, from
 // typed attributes: a Get returns what Put stored for the attribute and
 // modifier, a Set stores its data and returns it, other methods (a Trap)
-// get no answer, and an attribute with nothing stored is answered with status "method/attribute combination
-// unsupported". It answers by LID and by directed route alike; a test
-// routes requests to SMAs by their path itself.
+// get no answer, and an attribute with nothing stored is answered with
+// status "method/attribute combination unsupported". It answers by LID
+// and by directed route alike; a test routes requests to SMAs by their
+// path itself.
+//
+// The SMA checks M_Keys as IBA 14.2.4 has a port do, with the M_Key,
+// M_KeyProtectBits and M_KeyLeasePeriod of its PortInfo (sma_mkey.go):
+// with a PortInfo M_Key of 0, or none stored, every SMP passes.
 type SMA struct {
 	mu       sync.Mutex
 	attrs    map[smaKey][]byte
 	requests []SMARequest
+	// leaseEnd is when the M_Key lease started by a violation runs out
+	// and the protect bits fall to 0; zero when no lease runs.
+	leaseEnd time.Time
+	// Now is the clock of the M_Key lease; nil means time.Now.
+	Now func() time.Time
 }
 
 // NewSMA returns an SMA with no attributes.
@@ -67,14 +83,23 @@ func (s *SMA) Handle(req *mad.Packet) []mad.Packet {
 		return nil
 	}
 	data := req.MAD[mad.SMPDataOffset : mad.SMPDataOffset+mad.SMPDataLen]
+	mkey := binary.BigEndian.Uint64(req.MAD[smpMKeyOffset:])
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.requests = append(s.requests, SMARequest{Method: h.Method, AttrID: h.AttrID, Mod: h.AttrMod, Data: append([]byte(nil), data...)})
+	passed := s.checkMKey(h.Method, mkey)
+	s.requests = append(s.requests, SMARequest{Method: h.Method, AttrID: h.AttrID, Mod: h.AttrMod, MKey: mkey,
+		Data: append([]byte(nil), data...), Dropped: !passed})
+	if !passed {
+		return nil // IBA 14.2.4: a failed M_Key check gets no response
+	}
 	key := smaKey{h.AttrID, uint64(h.AttrMod)}
 	switch h.Method {
 	case mad.MethodGet:
 	case mad.MethodSet:
 		s.attrs[key] = append([]byte(nil), data...)
+		if h.AttrID == mad.AttrPortInfo {
+			s.setProtection(data)
+		}
 	default:
 		return nil // a Trap or a response: nothing answers
 	}
@@ -84,6 +109,9 @@ func (s *SMA) Handle(req *mad.Packet) []mad.Packet {
 	}
 	if !ok {
 		return []mad.Packet{Reply(req, mad.StatusMethodAttrUnsupported, mad.SMPDataOffset, nil)}
+	}
+	if h.Method == mad.MethodGet && h.AttrID == mad.AttrPortInfo {
+		reply = s.hideMKey(reply, mkey)
 	}
 	return []mad.Packet{Reply(req, mad.StatusOK, mad.SMPDataOffset, reply)}
 }
