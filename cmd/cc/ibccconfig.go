@@ -101,7 +101,7 @@ Supported ops (and aliases, case insensitive):
 			return ibccconfigRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsDryRun)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsDryRun|cmdutil.FlagsMKey)
 	fl := c.Flags()
 	cmdutil.AddTargetFlags(c, &o.Common, "LG")
 	fl.StringVarP(&o.ccKeyArg, "cckey", "c", "", "CC key")

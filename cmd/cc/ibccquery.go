@@ -87,7 +87,7 @@ Supported ops (and aliases, case insensitive):
 			return ibccqueryRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsMKey)
 	fl := c.Flags()
 	cmdutil.AddTargetFlags(c, &o.Common, "LG")
 	fl.StringVarP(&o.ccKeyArg, "cckey", "c", "", "CC key")

@@ -271,7 +271,7 @@ func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node,
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			q := &mad.Querier{X: x, Path: mad.Path{DR: j.t.node.Path}, Key: o.Discovery.MKey}
+			q := &mad.Querier{X: x, Path: mad.Path{DR: j.t.node.Path}}
 			var b mad.Attribute
 			if o.Multicast {
 				b = new(mad.MulticastForwardingTable)

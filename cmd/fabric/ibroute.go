@@ -77,7 +77,7 @@ The destinations are looked up in parallel.`,
 			return ibrouteRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsNodeMap|cmdutil.FlagsSA)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsNodeMap|cmdutil.FlagsSA|cmdutil.FlagsMKey)
 	fl := c.Flags()
 	fl.BoolVarP(&o.All, "all", "a", false, "show all lids, even invalid entries")
 	fl.BoolVarP(&o.Brief, "no_dests", "n", false, "do not try to resolve destinations")

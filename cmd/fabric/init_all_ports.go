@@ -119,7 +119,7 @@ func initAllPortsRun(o *initAllPortsOptions) error {
 				if o.Common.DryRun {
 					ctx, scopes[i] = cmdutil.WithPlanScope(ctx)
 				}
-				err := setPortInfo(ctx, x, p.Node.Path, p.Num, *p.Info, true, 0, o.Discovery.MKey)
+				err := setPortInfo(ctx, x, p.Node.Path, p.Num, *p.Info, true, 0)
 				mu.Lock()
 				defer mu.Unlock()
 				switch {

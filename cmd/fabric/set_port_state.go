@@ -234,14 +234,14 @@ func setPortStateRun(o *setPortStateOptions) error {
 	}
 	ctx := o.Common.Context()
 	for _, c := range changes {
-		q := &mad.Querier{X: x, Path: mad.Path{DR: c.path}, Key: o.Discovery.MKey}
+		q := &mad.Querier{X: x, Path: mad.Path{DR: c.path}}
 		if _, err := q.Get(ctx, &c.info, uint32(c.port.Num)); err != nil {
 			return cmdutil.WithContext(err, "%s", c.arg)
 		}
 	}
 	// Every Get first, then every Set, as python-rdma does.
 	for _, c := range changes {
-		if err := setPortInfo(ctx, x, c.path, c.port.Num, c.info, o.Init, o.PhysState, o.Discovery.MKey); err != nil {
+		if err := setPortInfo(ctx, x, c.path, c.port.Num, c.info, o.Init, o.PhysState); err != nil {
 			return cmdutil.WithContext(err, "%s", c.arg)
 		}
 		if o.Common.Verbose > 0 && !o.Common.DryRun {
@@ -256,7 +256,7 @@ func setPortStateRun(o *setPortStateOptions) error {
 // and no change to the enabled link speeds and widths (0), as
 // python-rdma's port state tools send it. A dry run's plan shows what
 // differs from pi.
-func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, pi mad.PortInfo, down bool, phys mad.PhysPortState, mkey uint64) error {
+func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, pi mad.PortInfo, down bool, phys mad.PhysPortState) error {
 	before, err := pi.MarshalBinary()
 	if err != nil {
 		return err
@@ -274,7 +274,7 @@ func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, 
 		pi.PhysLinkState = 0 // no change
 	}
 	pi.LinkSpeedEnabled, pi.LinkWidthEnabled = 0, 0
-	q := &mad.Querier{X: x, Path: mad.Path{DR: path}, Key: mkey}
+	q := &mad.Querier{X: x, Path: mad.Path{DR: path}}
 	_, err = q.Set(ctx, &pi, uint32(num), before)
 	return err
 }

@@ -127,7 +127,7 @@ and CounterSelect2 above bit 15).`,
 			return perfqueryRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsDryRun)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsDryRun|cmdutil.FlagsMKey)
 	fl := c.Flags()
 	// perfquery's -D is --xmtdisc, so the target assertions are -L and -G only.
 	cmdutil.AddTargetFlags(c, &o.Common, "LG")

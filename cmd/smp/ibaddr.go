@@ -75,7 +75,7 @@ Without a target it shows the local port.`,
 			return ibaddrRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsSA)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsSA|cmdutil.FlagsMKey)
 	fl := c.Flags()
 	// ibaddr's -L is --Lid_show, so the target assertions are -G and -D.
 	cmdutil.AddTargetFlags(c, &o.Common, "GD")

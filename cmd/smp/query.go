@@ -83,7 +83,7 @@ Attributes: ` + strings.Join(names, ", ") + ".",
 			return queryRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsSA)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsSA|cmdutil.FlagsMKey)
 	fl := c.Flags()
 	fl.StringVarP(&o.modArg, "attribute-id", "a", "", "the attribute modifier of the request")
 	fl.StringArrayVarP(&o.Fields, "field", "f", nil, "set a field of the request: NAME=VALUE (repeatable)")

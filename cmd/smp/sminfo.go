@@ -76,7 +76,7 @@ reads and prints the SMInfo as it is, then prints the Set instead of sending it.
 			return sminfoRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsSA|cmdutil.FlagsDryRun|cmdutil.FlagsNoSMPortShort)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsSA|cmdutil.FlagsDryRun|cmdutil.FlagsNoSMPortShort|cmdutil.FlagsMKey)
 	fl := c.Flags()
 	fl.StringVarP(&o.stateArg, "state", "s", "", "set SM state (0-3)")
 	fl.StringVarP(&o.priorityArg, "priority", "p", "", "set SM priority (0-15)")

@@ -117,7 +117,7 @@ from the local port its scope names.`,
 			return smpqueryRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsNodeMap|cmdutil.FlagsSA)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsNodeMap|cmdutil.FlagsSA|cmdutil.FlagsMKey)
 	c.Flags().BoolVarP(&o.Extended, "extended", "x", false, "use extended speeds (PortInfo)")
 	c.Flags().BoolVarP(&o.ShowKeys, "show_keys", "K", false, "display security keys in output")
 	c.Flags().BoolVarP(&o.Combined, "combined", "c", false, "use Combined route address argument: <lid> <dr_path>")

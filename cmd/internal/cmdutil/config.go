@@ -73,10 +73,10 @@ func (o *CommonOptions) applyConfig(fl *pflag.FlagSet) error {
 	if cfg.Has(ibdiagconf.KeySAKey) && o.saFlags && unset("smkey") {
 		o.SMKey = cfg.SAKey
 	}
+	if cfg.Has(ibdiagconf.KeyMKey) && unset("m_key") {
+		o.MKey = cfg.MKey
+	}
 	if d := o.discovery; d != nil {
-		if cfg.Has(ibdiagconf.KeyMKey) && unset("m_key") {
-			d.MKey = cfg.MKey
-		}
 		if cfg.Has(ibdiagconf.KeyMLXEPI) && unset("no-mlx-epi") {
 			d.NoMlxEPI = !cfg.MLXEPI
 		}

@@ -27,7 +27,7 @@ func init() {
 				if err := d.Finish(); err != nil {
 					return err
 				}
-				fmt.Fprintf(f.IO.Out, "local=%s timeout=%v smkey=%#x mkey=%#x mlxepi=%v\n", o.Local, o.Timeout, o.SMKey, d.MKey, !d.NoMlxEPI)
+				fmt.Fprintf(f.IO.Out, "local=%s timeout=%v smkey=%#x mkey=%#x mlxepi=%v\n", o.Local, o.Timeout, o.SMKey, o.MKey, !d.NoMlxEPI)
 				return nil
 			},
 		}

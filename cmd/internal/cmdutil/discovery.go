@@ -18,9 +18,6 @@ import (
 type DiscoveryOptions struct {
 	// Outstanding is -o: SMPs in flight at once (0: ibtool's default).
 	Outstanding int
-	// MKey is -y: the M_Key sent in every SMP.
-	MKey    uint64
-	mkeyArg string
 	// MaxHops bounds the walk (0: no bound).
 	MaxHops int
 	// NoMlxEPI turns off MlnxExtPortInfo queries.
@@ -48,7 +45,7 @@ func AddDiscoveryFlags(c *cobra.Command, o *CommonOptions, d *DiscoveryOptions) 
 	o.discovery = d
 	fl := c.Flags()
 	fl.IntVarP(&d.Outstanding, "outstanding_smps", "o", 0, fmt.Sprintf("SMPs in flight at once during the scan (default %d)", defaultOutstanding))
-	fl.StringVarP(&d.mkeyArg, "m_key", "y", "", "M_Key to send in every SMP (decimal or 0x hex)")
+	addMKeyFlag(c, o)
 	fl.BoolVar(&d.NoMlxEPI, "no-mlx-epi", false, "do not read MlnxExtPortInfo (FDR10) from Mellanox QDR links")
 	fl.StringVar(&d.Mode, "discovery", "dr", "dr: every SMP by directed route; lid: a node's SMPs by LID once its LID is known; sa: the SA's records, no SMPs (any case)")
 }
@@ -63,13 +60,6 @@ func (d *DiscoveryOptions) Finish() error {
 	}
 	if d.Outstanding < 0 {
 		return UsageErrorf("invalid -o %d: want 1 or more", d.Outstanding)
-	}
-	if d.mkeyArg != "" {
-		n, err := ParseUintArg(d.mkeyArg, 1<<64-1)
-		if err != nil {
-			return UsageErrorf("invalid M_Key %q: %v", d.mkeyArg, err)
-		}
-		d.MKey = n
 	}
 	return nil
 }
@@ -106,7 +96,7 @@ func (f *Factory) walkFabric(o *CommonOptions, d *DiscoveryOptions, from []uint8
 		}
 		return subnet.DiscoverSA(o.Context(), x, subnet.SAOptions{NoPortInfo: d.SANoPortInfo})
 	}
-	so := subnet.Options{From: from, MaxHops: d.MaxHops, MlnxExtPortInfo: !d.NoMlxEPI, MKey: d.MKey, LIDRouted: d.Mode == "lid"}
+	so := subnet.Options{From: from, MaxHops: d.MaxHops, MlnxExtPortInfo: !d.NoMlxEPI, LIDRouted: d.Mode == "lid"}
 	var progress *progressLine
 	if f.IO.ErrOutIsTTY {
 		progress = &progressLine{w: f.IO.ErrOut}

@@ -173,7 +173,7 @@ func RenderError(w io.Writer, tool string, err error, verbosity int) {
 		contexts = append(contexts, ce.Context)
 		root = ce.Err
 	}
-	msg := root.Error()
+	msg := strings.TrimRight(root.Error(), "\n") + mkeyHint(root)
 	if verbosity == 0 && len(contexts) > 0 {
 		// Without -v the outermost context still says what failed.
 		msg = contexts[0] + ": " + msg

@@ -47,6 +47,9 @@ const (
 	// FlagsNoSMPortShort leaves -s to the tool (ibnetdiscover's --show,
 	// saquery's isSM query, ...): FlagsMAD's --sm_port stays.
 	FlagsNoSMPortShort
+	// FlagsMKey adds -y/--m_key: the M_Key of every SMP the run sends
+	// (mkey.go). AddDiscoveryFlags implies it.
+	FlagsMKey
 )
 
 // CommonOptions are the flags shared by every tool, parsed before the tool runs.
@@ -73,6 +76,8 @@ type CommonOptions struct {
 	NodeMap             string        // --node-name-map: node name map file ("": the default, if there)
 	ViaSA               bool          // --sa: ask the SA for the records instead of sending SMPs
 	SMKey               uint64        // --smkey: the SM_Key of --sa's queries
+	MKey                uint64        // -y: the M_Key of every SMP (ibdiag.conf's m_key when not given)
+	mkeyArg             string        // -y as typed
 	DryRun              bool          // --dry-run: print the state-changing MADs instead of sending them
 	PlanLog             *dryRunLog    // what --dry-run did not send
 	ConfigFile          string        // -z: an ibdiag.conf read over the default one
@@ -149,6 +154,9 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 		fl.BoolVar(&o.ViaSA, "sa", false, "ask the SA for the records instead of sending SMPs (LID targets)")
 		fl.Uint64Var(&o.SMKey, "smkey", 1, "SM_Key of the SA queries --sa sends (opensm's default key is 1)")
 	}
+	if set&FlagsMKey != 0 {
+		addMKeyFlag(c, o)
+	}
 	if set&FlagsDryRun != 0 {
 		fl.BoolVar(&o.DryRun, "dry-run", false, "read as usual, but print each MAD that would change the fabric (Set, Trap) instead of sending it")
 	}
@@ -161,6 +169,9 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 func (o *CommonOptions) Finish(c *cobra.Command) error {
 	o.Ctx = c.Context()
 	if err := o.loadConfig(c.Flags()); err != nil {
+		return err
+	}
+	if err := o.finishMKey(); err != nil {
 		return err
 	}
 	if d, err := c.Flags().GetCount("debug"); err == nil {

@@ -91,9 +91,10 @@ func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOption
 	return mad.NewTransactor(tr, opts), port, nil
 }
 
-// TransactorOptions turns -t and --retries into a transactor's options.
+// TransactorOptions turns -t, --retries and -y into a transactor's
+// options: the transactor puts -y's M_Key in every SMP.
 func (o *CommonOptions) TransactorOptions() mad.TransactorOptions {
-	opts := mad.TransactorOptions{Timeout: o.Timeout, Retries: o.Retries, ViaSA: o.ViaSA}
+	opts := mad.TransactorOptions{Timeout: o.Timeout, Retries: o.Retries, ViaSA: o.ViaSA, MKey: o.MKey}
 	if o.Retries == 0 {
 		opts.Retries = -1 // --retries 0: one try
 	}

@@ -38,13 +38,15 @@ type smaKey struct {
 // and by directed route alike; a test routes requests to SMAs by their
 // path itself.
 //
-// The SMA checks M_Keys as IBA 14.2.4 has a port do, with the M_Key,
-// M_KeyProtectBits and M_KeyLeasePeriod of its PortInfo (sma_mkey.go):
-// with a PortInfo M_Key of 0, or none stored, every SMP passes.
+// After CheckMKeys the SMA checks M_Keys as IBA 14.2.4 has a port do,
+// with the M_Key, M_KeyProtectBits and M_KeyLeasePeriod of its PortInfo
+// (sma_mkey.go).
 type SMA struct {
-	mu       sync.Mutex
-	attrs    map[smaKey][]byte
-	requests []SMARequest
+	mu sync.Mutex
+	// checkMKeys is set by CheckMKeys.
+	checkMKeys bool
+	attrs      map[smaKey][]byte
+	requests   []SMARequest
 	// leaseEnd is when the M_Key lease started by a violation runs out
 	// and the protect bits fall to 0; zero when no lease runs.
 	leaseEnd time.Time

@@ -10,7 +10,7 @@ import (
 // directed-route (IBA 14.2.1.1 and 14.2.1.2).
 const smpMKeyOffset = 24
 
-// The M_Key check of IBA 14.2.4, as the SMA does it. The port's M_Key,
+// The M_Key check of IBA 14.2.4, as the SMA does it after CheckMKeys. The port's M_Key,
 // M_KeyProtectBits and M_KeyLeasePeriod are those of the PortInfo a Get
 // with modifier 0 returns (the one stored for 0, else for AnyMod): the
 // SMA has one M_Key, as a switch's ports all go by port 0's.
@@ -30,9 +30,22 @@ const smpMKeyOffset = 24
 // passes the check stops a running lease. The SMA sends no Bad M_Key
 // trap (256).
 
+// CheckMKeys makes the SMA check the M_Key of every SMP; it returns s. An
+// SMA that does not lets every SMP pass, whatever its PortInfo's M_Key:
+// the fake fabrics of tool tests show keys without guarding with them.
+func (s *SMA) CheckMKeys() *SMA {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.checkMKeys = true
+	return s
+}
+
 // protection returns the PortInfo the M_Key check reads and where it is
 // stored, or false when there is none.
 func (s *SMA) protection() (*mad.PortInfo, smaKey, bool) {
+	if !s.checkMKeys {
+		return nil, smaKey{}, false
+	}
 	for _, k := range []smaKey{{mad.AttrPortInfo, 0}, {mad.AttrPortInfo, AnyMod}} {
 		if data, ok := s.attrs[k]; ok {
 			var pi mad.PortInfo

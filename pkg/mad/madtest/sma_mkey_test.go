@@ -21,7 +21,8 @@ func protectedSMA(t *testing.T, bits uint8, lease uint16, key uint64) (*madtest.
 	t.Helper()
 	sma := madtest.NewSMA().
 		Put(&mad.NodeInfo{NodeType: 1, NumPorts: 2}, 0).
-		Put(&mad.PortInfo{MKey: portKey, ProtectBits: bits, MKeyLeasePeriod: lease, LID: 7}, madtest.AnyMod)
+		Put(&mad.PortInfo{MKey: portKey, ProtectBits: bits, MKeyLeasePeriod: lease, LID: 7}, madtest.AnyMod).
+		CheckMKeys()
 	x := mad.NewTransactor(madtest.New(sma.Handle), mad.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: -1, MKey: key})
 	t.Cleanup(func() { x.Close() })
 	return sma, x
