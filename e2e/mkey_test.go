@@ -32,8 +32,9 @@ func TestMKeyOnTheWire(t *testing.T) {
 		args []string
 		key  string // the M_Key bytes every SMP must carry, in hex
 		// staleGetData: the C tool's Gets carry what its buffer held
-		// (ibportstate reads PortInfo into the buffer NodeInfo came in),
-		// which no SMA reads; the data of Gets is left out.
+		// (ibportstate reads PortInfo, perfquery SwitchInfo, into the
+		// buffer NodeInfo came in), which no SMA reads; the data of Gets
+		// is left out.
 		staleGetData bool
 	}{
 		{"smpquery", []string{"-y", "0x1234", "portinfo", "1"}, "0000000000001234", false},
@@ -45,6 +46,7 @@ func TestMKeyOnTheWire(t *testing.T) {
 		{"ibroute", []string{"-y", "0x1234", "1"}, "0000000000001234", false},
 		{"ibportstate", []string{"-y", "0x1234", "2", "1"}, "0000000000001234", true},
 		{"ibtracert", []string{"-y", "0x1234", "2", "3"}, "0000000000001234", false},
+		{"perfquery", []string{"-y", "0x1234", "-a", "-l", "1"}, "0000000000001234", true},
 	}
 	for _, tt := range tests {
 		name := strings.ReplaceAll(tt.tool+" "+strings.Join(tt.args, " "), conf, "ibdiag.conf")
@@ -161,4 +163,37 @@ func ibtoolSentSMPs(stderr []byte, noGetData bool) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// TestMKeyEverySMP checks that the fabric-wide tools, whose SMPs
+// libibnetdisc sends without dumping them, put -y's M_Key in every SMP
+// they send, the discovery's and the queries' after it.
+func TestMKeyEverySMP(t *testing.T) {
+	f := smallFabric(t)
+	for _, args := range [][]string{
+		{"ibnetdiscover"}, {"iblinkinfo"}, {"ibqueryerrors"}, {"dump_lfts"}, {"ibswitches"},
+		{"ibnetdiscover", "--discovery", "lid"}, {"perfquery", "-a", "-l", "1"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Parallel()
+			ours := run(t, "ibtool "+args[0], func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunIbtool(ctx, ibtoolBin, "Hca1", args[0], append([]string{"-vv", "-y", "0xfedcba9876543210"}, args[1:]...)...)
+			})
+			if ours.exit != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", ours.exit, ours.stderr)
+			}
+			smps, err := ibtoolSentSMPs(ours.stderr, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(smps) == 0 {
+				t.Fatal("no SMP sent")
+			}
+			for _, m := range smps {
+				if k := m[48:64]; k != "fedcba9876543210" {
+					t.Errorf("an SMP with M_Key %s:\n%s", k, m)
+				}
+			}
+		})
+	}
 }
