@@ -1,10 +1,15 @@
 package cmdutil
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 )
@@ -15,20 +20,59 @@ func addMKeyFlag(c *cobra.Command, o *CommonOptions) {
 	if c.Flags().Lookup("m_key") != nil {
 		return
 	}
-	c.Flags().StringVarP(&o.mkeyArg, "m_key", "y", "", "M_Key to send in every SMP, decimal or 0x hex (default: ibdiag.conf's m_key, else 0)")
+	c.Flags().StringVarP(&o.mkeyArg, "m_key", "y", "", "M_Key to send in every SMP, decimal or 0x hex; not a number (x): ask for it (default: ibdiag.conf's m_key, else 0)")
 }
 
-// finishMKey parses -y into o.MKey over what ibdiag.conf's m_key set.
+// finishMKey parses -y into o.MKey over what ibdiag.conf's m_key set. A
+// value that is not a number ("x") has the operator type the key at a
+// prompt, as infiniband-diags does (getpass), so that it stays out of the
+// shell's history and the process list; a malformed number is an error.
 func (o *CommonOptions) finishMKey() error {
 	if o.mkeyArg == "" {
 		return nil
 	}
 	n, err := ParseUintArg(o.mkeyArg, 1<<64-1)
-	if err != nil {
+	if err == nil {
+		o.MKey = n
+		return nil
+	}
+	if c := o.mkeyArg[0]; c >= '0' && c <= '9' || o.readSecret == nil {
 		return UsageErrorf("invalid M_Key %q: %v", o.mkeyArg, err)
+	}
+	typed, rerr := o.readSecret("M_Key: ")
+	if rerr != nil {
+		return UsageErrorf("invalid M_Key %q, and none could be read at the prompt: %v", o.mkeyArg, rerr)
+	}
+	if n, err = ParseUintArg(typed, 1<<64-1); err != nil {
+		return UsageErrorf("invalid M_Key typed at the prompt: %v", err)
 	}
 	o.MKey = n
 	return nil
+}
+
+// readSecret writes prompt to errOut and reads one line from in, with the
+// terminal's echo off when in is one. The line's end is dropped; errOut
+// gets the newline nothing echoed.
+func readSecret(in io.Reader, errOut io.Writer, prompt string) (string, error) {
+	fmt.Fprint(errOut, prompt)
+	defer fmt.Fprintln(errOut)
+	if f, ok := in.(*os.File); ok {
+		if t, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS); err == nil {
+			quiet := *t
+			quiet.Lflag &^= unix.ECHO
+			if err := unix.IoctlSetTermios(int(f.Fd()), unix.TCSETS, &quiet); err == nil {
+				defer unix.IoctlSetTermios(int(f.Fd()), unix.TCSETS, t)
+			}
+		}
+	}
+	line, err := bufio.NewReader(in).ReadString('\n')
+	switch {
+	case err == nil, errors.Is(err, io.EOF) && line != "":
+		return strings.TrimRight(line, "\r\n"), nil
+	case errors.Is(err, io.EOF):
+		return "", errors.New("end of input")
+	}
+	return "", err
 }
 
 // mkeyHint is what RenderError adds to a timeout of an SMP: a port whose

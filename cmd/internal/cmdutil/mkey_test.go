@@ -40,30 +40,37 @@ func TestMKeyFlag(t *testing.T) {
 		name     string
 		def      string // the default ibdiag.conf
 		args     []string
+		in       string // what the operator types at the prompt
 		want     string
 		wantCode int
 	}{
-		{"none", "", nil, "mkey=0x0\n", 0},
-		{"hex", "", []string{"-y", "0x1234"}, "mkey=0x1234\n", 0},
-		{"decimal, long", "", []string{"--m_key", "4660"}, "mkey=0x1234\n", 0},
-		{"leading zero is decimal", "", []string{"-y", "010"}, "mkey=0xa\n", 0},
-		{"all ones", "", []string{"-y", "0xffffffffffffffff"}, "mkey=0xffffffffffffffff\n", 0},
-		{"ibdiag.conf's m_key", conf, nil, "mkey=0x1234\n", 0},
-		{"-z's m_key", "", []string{"-z", conf}, "mkey=0x1234\n", 0},
-		{"the flag wins", conf, []string{"-y", "7"}, "mkey=0x7\n", 0},
-		{"the flag wins over -z after it", "", []string{"-y", "7", "-z", conf}, "mkey=0x7\n", 0},
-		{"not a number", "", []string{"-y", "xyz"}, "", ExitUsage},
-		{"too big", "", []string{"-y", "0x10000000000000000"}, "", ExitUsage},
+		{"none", "", nil, "", "mkey=0x0\n", 0},
+		{"hex", "", []string{"-y", "0x1234"}, "", "mkey=0x1234\n", 0},
+		{"decimal, long", "", []string{"--m_key", "4660"}, "", "mkey=0x1234\n", 0},
+		{"leading zero is decimal", "", []string{"-y", "010"}, "", "mkey=0xa\n", 0},
+		{"all ones", "", []string{"-y", "0xffffffffffffffff"}, "", "mkey=0xffffffffffffffff\n", 0},
+		{"ibdiag.conf's m_key", conf, nil, "", "mkey=0x1234\n", 0},
+		{"-z's m_key", "", []string{"-z", conf}, "", "mkey=0x1234\n", 0},
+		{"the flag wins", conf, []string{"-y", "7"}, "", "mkey=0x7\n", 0},
+		{"the flag wins over -z after it", "", []string{"-y", "7", "-z", conf}, "", "mkey=0x7\n", 0},
+		{"asks for it", "", []string{"-y", "x"}, "0x1234\n", "mkey=0x1234\n", 0},
+		{"asks for it, no newline", conf, []string{"-y", "x"}, "99", "mkey=0x63\n", 0},
+		{"nothing typed", "", []string{"-y", "x"}, "", "", ExitUsage},
+		{"a bad key typed", "", []string{"-y", "x"}, "0xg\n", "", ExitUsage},
+		{"malformed number", "", []string{"-y", "0x12g"}, "0x1234\n", "", ExitUsage},
+		{"too big", "", []string{"-y", "0x10000000000000000"}, "", "", ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, out, errOut := NewTestFactory(map[string]string{ibdiagConfEnv: tt.def})
+			f.IO.In = strings.NewReader(tt.in)
 			code := RunTool(append([]string{"zz-mkey"}, tt.args...), f)
 			if code != tt.wantCode {
 				t.Fatalf("exit code %d, stderr %q; want %d", code, errOut, tt.wantCode)
 			}
+			msg := strings.TrimPrefix(errOut.String(), "M_Key: \n")
 			if code != 0 {
-				if !strings.HasPrefix(errOut.String(), "zz-mkey: invalid M_Key ") {
+				if !strings.HasPrefix(msg, "zz-mkey: invalid M_Key ") || strings.Count(msg, "\n") != 1 {
 					t.Errorf("stderr %q, want a line naming the M_Key", errOut)
 				}
 				return
