@@ -181,7 +181,7 @@ func TestIbnetdiscoverUsage(t *testing.T) {
 		want string
 	}{
 		{[]string{"-o", "-1"}, "invalid -o -1"},
-		{[]string{"-y", "xyz"}, `invalid M_Key "xyz"`},
+		{[]string{"-y", "0x1g"}, `invalid M_Key "0x1g"`},
 		{[]string{"a", "b"}, "expected at most 1 argument"},
 	} {
 		_, _, err := runIbnetdiscover(t, nil, tt.args...)

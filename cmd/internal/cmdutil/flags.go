@@ -97,8 +97,6 @@ type CommonOptions struct {
 	// first call (Factory.OpenMAD). AddCommonFlags sets it; tests
 	// replace it with a fake.
 	Open func() (*mad.Transactor, *rdma.Port, error)
-	// readSecret reads a key the operator types at a prompt (-y x).
-	readSecret func(prompt string) (string, error)
 	// discovery, when the tool discovers the fabric, gives the
 	// transactor its window.
 	discovery *DiscoveryOptions
@@ -114,7 +112,6 @@ func (o *CommonOptions) Transactor() (*mad.Transactor, error) {
 // the ones every tool takes (-v, -d, --sim, --sysfs), and sets o.Open.
 func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet) {
 	o.Open = func() (*mad.Transactor, *rdma.Port, error) { return f.OpenMAD(o) }
-	o.readSecret = func(prompt string) (string, error) { return readSecret(f.IO.In, f.IO.ErrOut, prompt) }
 	fl := c.Flags()
 	fl.CountVarP(&o.Verbose, "verbose", "v", "increase verbosity (-vv also dumps MADs)")
 	if set&FlagsNoDebugShort != 0 {
@@ -174,7 +171,7 @@ func (o *CommonOptions) Finish(c *cobra.Command) error {
 	if err := o.loadConfig(c.Flags()); err != nil {
 		return err
 	}
-	if err := o.finishMKey(); err != nil {
+	if err := o.finishMKey(c.InOrStdin(), c.ErrOrStderr()); err != nil {
 		return err
 	}
 	if d, err := c.Flags().GetCount("debug"); err == nil {

@@ -27,7 +27,8 @@ func addMKeyFlag(c *cobra.Command, o *CommonOptions) {
 // value that is not a number ("x") has the operator type the key at a
 // prompt, as infiniband-diags does (getpass), so that it stays out of the
 // shell's history and the process list; a malformed number is an error.
-func (o *CommonOptions) finishMKey() error {
+// The prompt goes to errOut, the key is read from in.
+func (o *CommonOptions) finishMKey(in io.Reader, errOut io.Writer) error {
 	if o.mkeyArg == "" {
 		return nil
 	}
@@ -36,10 +37,10 @@ func (o *CommonOptions) finishMKey() error {
 		o.MKey = n
 		return nil
 	}
-	if c := o.mkeyArg[0]; c >= '0' && c <= '9' || o.readSecret == nil {
+	if c := o.mkeyArg[0]; c >= '0' && c <= '9' {
 		return UsageErrorf("invalid M_Key %q: %v", o.mkeyArg, err)
 	}
-	typed, rerr := o.readSecret("M_Key: ")
+	typed, rerr := readSecret(in, errOut, "M_Key: ")
 	if rerr != nil {
 		return UsageErrorf("invalid M_Key %q, and none could be read at the prompt: %v", o.mkeyArg, rerr)
 	}
