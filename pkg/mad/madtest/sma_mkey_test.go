@@ -158,3 +158,20 @@ func TestSMAMKeySetChangesKey(t *testing.T) {
 		t.Errorf("Get with the new key: %v", err)
 	}
 }
+
+// TestSMAMKeyUnchecked checks that an SMA without CheckMKeys answers
+// whatever M_Key its PortInfo holds: the tool tests' fake fabrics show
+// keys without guarding with them.
+func TestSMAMKeyUnchecked(t *testing.T) {
+	sma := madtest.NewSMA().Put(&mad.PortInfo{MKey: portKey, ProtectBits: 3, LID: 7}, madtest.AnyMod)
+	x := mad.NewTransactor(madtest.New(sma.Handle), mad.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: -1})
+	defer x.Close()
+	q := mad.NewQuerier(x, mad.LIDPath(7))
+	var pi mad.PortInfo
+	if _, err := q.Get(context.Background(), &pi, 1); err != nil || pi.MKey != portKey {
+		t.Fatalf("Get without the key: M_Key %#x, %v; want %#x", pi.MKey, err, portKey)
+	}
+	if _, err := q.Set(context.Background(), &mad.PortInfo{LID: 8}, 1, nil); err != nil {
+		t.Fatalf("Set without the key: %v", err)
+	}
+}
