@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"regexp"
 	"strings"
@@ -79,4 +80,48 @@ func simGUIDs(t *testing.T, f *simfabric.Fabric, host string) (node, port string
 		t.Fatalf("ibstat ibsim0 shows no node and port GUID:\n%s", out)
 	}
 	return string(n[1]), string(p[1])
+}
+
+// TestViaSATools checks python-rdma's --sa on the tools that had none:
+// SMP Gets answered by the SA's records, a DR target found as a LID
+// through the SA's LinkRecords. Each prints what infiniband-diags' SMPs
+// read; the check scripts, whose reference is checked elsewhere, print
+// what ibtool prints without --sa.
+func TestViaSATools(t *testing.T) {
+	f := smallFabric(t)
+	for _, c := range []struct{ ref, ours []string }{
+		{[]string{"smpdump", "-D", "0,1,3", "0x15"}, []string{"smpdump", "--sa", "-D", "0,1,3", "0x15"}},
+		{[]string{"smpdump", "3", "0x11"}, []string{"smpdump", "--sa", "3", "0x11"}},
+		{[]string{"ibtracert", "1", "4"}, []string{"ibtracert", "--sa", "1", "4"}},
+		{[]string{"ibtracert", "4", "6"}, []string{"ibtracert", "--sa", "4", "6"}},
+		{[]string{"ibportstate", "-D", "0,1,3", "1", "query"}, []string{"ibportstate", "--sa", "-D", "0,1,3", "1", "query"}},
+		{[]string{"ibportstate", "-D", "0,1", "3", "query"}, []string{"ibportstate", "--sa", "-D", "0,1", "3", "query"}},
+		{[]string{"perfquery", "3", "1"}, []string{"perfquery", "--sa", "0,1,3", "1"}},
+		{[]string{"perfquery", "-x", "1", "3"}, []string{"perfquery", "--sa", "-x", "0,1", "3"}},
+	} {
+		t.Run(strings.Join(c.ours, " "), func(t *testing.T) {
+			sameOutput(t, f, "Hca1", func(b []byte) []byte { return b }, c.ref, c.ours)
+		})
+	}
+	for _, c := range [][]string{
+		{"ibchecknode", "3"}, {"ibcheckport", "3", "1"}, {"ibcheckportstate", "3", "1"},
+		{"ibcheckportwidth", "3", "1"}, {"ibcheckerrs", "3", "1"}, {"ibdatacounts", "3", "1"},
+		{"ibswportwatch", "-n", "1", "3", "1"},
+	} {
+		t.Run(strings.Join(c, " ")+" --sa", func(t *testing.T) {
+			want := run(t, "ibtool "+c[0], func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunIbtool(ctx, ibtoolBin, "Hca1", c[0], c[1:]...)
+			})
+			got := run(t, "ibtool "+c[0]+" --sa", func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunIbtool(ctx, ibtoolBin, "Hca1", c[0], append([]string{"--sa"}, c[1:]...)...)
+			})
+			if want.exit != got.exit || !bytes.Equal(want.stdout, got.stdout) {
+				t.Errorf("with --sa exit %d, without %d (-without +with):\n%s", got.exit, want.exit, simfabric.Diff(want.stdout, got.stdout))
+			}
+		})
+	}
+	t.Run("errors", func(t *testing.T) {
+		ibtoolFails(t, f, "Hca1", 3, "no LinkRecord from Lid 1 port 7", "smpquery", "--sa", "nodeinfo", "-D", "0,1,7")
+		ibtoolFails(t, f, "Hca1", 2, "performance MADs are LID routed", "perfquery", "0,1")
+	})
 }

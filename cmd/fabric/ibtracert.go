@@ -94,7 +94,7 @@ port); with --ports-file, pairs of them read from a file, one pair a line.`,
 			return ibtracertRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNodeMap|cmdutil.FlagsMKey)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNodeMap|cmdutil.FlagsMKey|cmdutil.FlagsSA)
 	fl := c.Flags()
 	cmdutil.AddTargetFlags(c, &o.Common, "LG")
 	fl.BoolVarP(&o.Brief, "no_info", "n", false, "simple format")

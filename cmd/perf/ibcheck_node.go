@@ -107,7 +107,7 @@ as the script takes them.`,
 			return nodeCheckRun(o)
 		}),
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNoSMPortShort)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNoSMPortShort|cmdutil.FlagsSA)
 	fl := c.Flags()
 	fl.BoolVarP(&o.GUID, "Guid", "G", false, "the target is a port GUID")
 	fl.BoolVarP(&o.Style.NoColor, "nocolor", "N", false, "no colours")

@@ -100,7 +100,7 @@ new and old value. It runs until stopped, or -n cycles.`,
 			return ibswportwatchRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsSA)
 	fl := c.Flags()
 	fl.Float64VarP(&o.Pause, "pause", "p", 10, "seconds between counter polls")
 	fl.IntVarP(&o.Cycles, "cycles", "n", -1, "run this many cycles, then exit (-1: for ever)")

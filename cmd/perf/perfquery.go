@@ -127,7 +127,7 @@ and CounterSelect2 above bit 15).`,
 			return perfqueryRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsDryRun|cmdutil.FlagsMKey)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsDryRun|cmdutil.FlagsMKey|cmdutil.FlagsSA)
 	fl := c.Flags()
 	// perfquery's -D is --xmtdisc, so the target assertions are -L and -G only.
 	cmdutil.AddTargetFlags(c, &o.Common, "LG")
@@ -276,9 +276,7 @@ func perfqueryRun(o *perfqueryOptions) error {
 		}
 		path = mad.LIDPath(local.LID)
 		o.Port = local.Number
-	} else if path, err = cmdutil.GMPPath(*o.Target, "performance MADs"); err != nil {
-		return err
-	} else if path, err = x.Resolve(o.Common.Context(), path); err != nil {
+	} else if path, err = o.Common.GMPTarget(x, *o.Target, "performance MADs"); err != nil {
 		return err
 	}
 	q := &perfquery{o: o, ctx: o.Common.Context(), pma: mad.NewPMA(x, path)}

@@ -105,7 +105,7 @@ vls N, mtu N, lid N, smlid N, lmc N, mkey N, mkeylease N, mkeyprot N.`,
 			return ibportstateRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsDryRun|cmdutil.FlagsMKey)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsDryRun|cmdutil.FlagsMKey|cmdutil.FlagsSA)
 	c.Flags().BoolVarP(&o.ShowKeys, "show_keys", "K", false, "display security keys in output")
 	return c
 }

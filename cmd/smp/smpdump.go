@@ -70,7 +70,7 @@ status when it is not zero, as infiniband-diags' smpdump does.`,
 			return smpdumpRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNoSMPortShort|cmdutil.FlagsMKey)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNoSMPortShort|cmdutil.FlagsMKey|cmdutil.FlagsSA)
 	fl := c.Flags()
 	cmdutil.AddTargetFlags(c, &o.Common, "LD")
 	fl.BoolVarP(&o.String, "string", "s", false, "print the data as a string")

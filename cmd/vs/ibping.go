@@ -78,7 +78,7 @@ unsolicited requests only to such a client.`,
 			return ibpingRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsSA)
 	fl := c.Flags()
 	cmdutil.AddTargetFlags(c, &o.Common, "LG")
 	fl.Uint64VarP(&o.Count, "count", "c", 0, "stop after count packets")
@@ -211,15 +211,15 @@ type pingStats struct {
 }
 
 func ibpingRun(o *ibpingOptions) error {
-	p, err := cmdutil.GMPPath(o.Target, "ping MADs")
-	if err != nil {
+	if err := o.Common.CheckGMPTarget(o.Target, "ping MADs"); err != nil {
 		return err
 	}
 	x, err := o.Common.Transactor()
 	if err != nil {
 		return err
 	}
-	if p, err = x.Resolve(o.Common.Context(), p); err != nil {
+	p, err := o.Common.GMPTarget(x, o.Target, "ping MADs")
+	if err != nil {
 		return err
 	}
 	ctx := o.Common.Context()

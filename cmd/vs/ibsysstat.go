@@ -83,7 +83,7 @@ do and ends with a line saying how many it left out.`,
 			return ibsysstatRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsSA)
 	cmdutil.AddTargetFlags(c, &o.Common, "LG")
 	o.add(c)
 	return c
@@ -152,15 +152,15 @@ func cpuInfo(path string) []byte {
 }
 
 func ibsysstatRun(o *ibsysstatOptions) error {
-	p, err := cmdutil.GMPPath(o.Target, "sysstat MADs")
-	if err != nil {
+	if err := o.Common.CheckGMPTarget(o.Target, "sysstat MADs"); err != nil {
 		return err
 	}
 	x, err := o.Common.Transactor()
 	if err != nil {
 		return err
 	}
-	if p, err = x.Resolve(o.Common.Context(), p); err != nil {
+	p, err := o.Common.GMPTarget(x, o.Target, "sysstat MADs")
+	if err != nil {
 		return err
 	}
 	r, err := x.Do(o.Common.Context(), &mad.Request{Path: p, Class: mad.ClassOpenIBSysstat, Method: mad.MethodGet, AttrID: o.Attr, Name: sysstatName(o.Attr), OUI: o.OUI})

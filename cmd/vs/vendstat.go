@@ -75,7 +75,7 @@ and send none.`,
 			return vendstatRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsDryRun)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsTarget|cmdutil.FlagsDryRun|cmdutil.FlagsSA)
 	fl := c.Flags()
 	fl.BoolVarP(&o.GeneralInfo, "N", "N", false, "show IS3 or IS4 general information")
 	fl.BoolVarP(&o.XmitWait, "w", "w", false, "show IS3 port xmit wait counters")
@@ -158,10 +158,7 @@ func vendstatRun(o *vendstatOptions) error {
 	}
 	var p mad.Path
 	if o.Target != nil {
-		if p, err = cmdutil.GMPPath(*o.Target, "vendor MADs"); err != nil {
-			return err
-		}
-		if p, err = x.Resolve(o.Common.Context(), p); err != nil {
+		if p, err = o.Common.GMPTarget(x, *o.Target, "vendor MADs"); err != nil {
 			return err
 		}
 	} else {

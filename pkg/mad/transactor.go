@@ -40,7 +40,9 @@ type TransactorOptions struct {
 	SA *SAAddress
 	// ViaSA answers SMP Gets from the SA's records instead of asking the
 	// nodes (python-rdma's --sa): NodeInfo from the NodeRecord, PortInfo
-	// from the PortInfoRecord, and so on; LID targets only.
+	// from the PortInfoRecord, and so on, a directed route found as a LID
+	// through the SA's LinkRecords. Sets, and Gets no record carries, go
+	// as SMPs, as python-rdma's SATransactor sends them.
 	ViaSA bool
 	// Grace is added to Timeout for the wait in user space, while the
 	// transport is asked to time a request out after Timeout. The kernel
@@ -101,6 +103,8 @@ type Transactor struct {
 	closed atomic.Bool
 
 	res resolver
+	// viaSADR keeps where directed routes end, for ViaSA.
+	viaSADR drLIDs
 }
 
 // NewTransactor starts a Transactor on tr. Close stops it and closes tr.
@@ -250,6 +254,12 @@ func (t *Transactor) do(ctx context.Context, r *Request) (*Response, error) {
 	if t.opts.ViaSA && r.Class.IsSMP() {
 		return t.doViaSA(ctx, r)
 	}
+	return t.transact(ctx, r)
+}
+
+// transact puts r on the transport and waits for its response: do past the
+// dry run and --sa.
+func (t *Transactor) transact(ctx context.Context, r *Request) (*Response, error) {
 	r = t.withMKey(r)
 	select {
 	case t.window <- struct{}{}:

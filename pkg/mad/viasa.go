@@ -151,20 +151,22 @@ func (e *NoRecordError) Error() string {
 	return fmt.Sprintf("%s to %s through the SA: no %s matches", e.Request, e.To, e.Record)
 }
 
-// doViaSA answers the SMP r from the SA's record for it.
+// doViaSA answers the SMP r from the SA's record for it. A Set, or a Get
+// of an attribute no record carries, is sent as the SMP it is, as
+// python-rdma's SATransactor does (it wraps SubnGet only, and falls back
+// to the SMP for the attributes it has no record for).
 func (t *Transactor) doViaSA(ctx context.Context, r *Request) (*Response, error) {
 	m, ok := viaSA[r.AttrID]
-	path := r.Path
-	if sa := t.opts.SA; sa != nil && path.IsDR() && path.Hops() == 0 && path.LID == 0 {
-		path = LIDPath(sa.LID) // the local port
+	if !ok || r.Method != MethodGet {
+		return t.transact(ctx, r)
 	}
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("%v to %v: no SA record carries this attribute; drop --sa", r, r.Path)
-	case r.Method != MethodGet:
-		return nil, fmt.Errorf("%v to %v: the SA answers Gets only; drop --sa", r, r.Path)
-	case path.IsDR() || path.LID == 0:
-		return nil, fmt.Errorf("%v to %v: the SA's records are by LID; give a LID target with --sa", r, r.Path)
+	end, err := t.viaSALID(ctx, r.Path)
+	if err != nil {
+		return nil, fmt.Errorf("%v to %v through the SA: %w", r, r.Path, err)
+	}
+	lid := end.lid
+	if lid == 0 {
+		return nil, fmt.Errorf("%v to %v: the SA's records are by LID, and the target has none", r, r.Path)
 	}
 	attr := smpLayout(r.AttrID)
 	if attr == nil {
@@ -178,7 +180,7 @@ func (t *Transactor) doViaSA(ctx context.Context, r *Request) (*Response, error)
 	if t.opts.SA != nil {
 		smKey = t.opts.SA.SMKey
 	}
-	tmpl, mask, err := m.template(path.LID, r.AttrMod)
+	tmpl, mask, err := m.template(lid, r.AttrMod)
 	if err != nil {
 		return nil, err
 	}
@@ -204,12 +206,23 @@ func (t *Transactor) doViaSA(ctx context.Context, r *Request) (*Response, error)
 	if rec == nil {
 		return nil, &NoRecordError{Request: r.String(), To: r.Path.String(), Record: m.recordName()}
 	}
-	// The response an SMP would have brought: a LID-routed SubnGetResp
-	// with the attribute in the SMP data area.
+	// The response an SMP would have brought: a SubnGetResp with the
+	// attribute in the SMP data area, directed with the D bit in its
+	// status when the request was (smpdump prints that status).
 	out := make([]byte, Size)
 	h := Header{BaseVersion: BaseVersion, MgmtClass: ClassSMI, ClassVersion: 1, Method: MethodGetResp,
 		TID: res.Response.Header.TID, AttrID: r.AttrID, AttrMod: r.AttrMod}
+	if r.Path.IsDR() {
+		h.MgmtClass, h.Status = ClassSMIDirect, DirectionBit
+	}
 	h.MarshalTo(out)
 	copy(out[SMPDataOffset:], rec[off:off+n])
+	if r.AttrID == AttrNodeInfo && end.port != 0 {
+		// A directed SMP's NodeInfo names the port it entered by; the
+		// SA's record names the port the SM's did.
+		if f, ok := attr.Field("LocalPortNum"); ok {
+			out[SMPDataOffset+f.Offset/8] = end.port
+		}
+	}
 	return &Response{Header: h, MAD: out, Tries: res.Response.Tries, data: SMPDataOffset, end: SMPDataOffset + SMPDataLen}, nil
 }

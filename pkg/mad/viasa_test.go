@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -14,16 +15,32 @@ import (
 )
 
 // viaSAFake is an SA with the PortInfoRecords of a 3-port switch at LID
-// 1 (ports 0 to 2, port n's PortInfo bytes all n+1) and the NodeRecord
-// of LID 1; it keeps the requests.
+// 1 (ports 0 to 2, port n's PortInfo bytes all n+1), the NodeRecord of
+// LID 1 and the LinkRecords of the links LID 1 port 2 to LID 4 port 1 and
+// LID 4 port 2 to LID 1 port 1; it keeps the requests and answers SMPs
+// with an empty GetResp.
 type viaSAFake struct {
 	reqs []*mad.Packet
 }
 
 func (s *viaSAFake) respond(req *mad.Packet) []byte {
 	s.reqs = append(s.reqs, req)
+	if req.MAD[1] == byte(mad.ClassSMI) || req.MAD[1] == byte(mad.ClassSMIDirect) {
+		m := append([]byte(nil), req.MAD[:256]...)
+		m[3] = byte(mad.MethodGetResp)
+		return m
+	}
 	tmpl, mask := req.MAD[56:], binary.BigEndian.Uint64(req.MAD[48:])
 	switch binary.BigEndian.Uint16(req.MAD[16:]) {
+	case 0x20:
+		var recs [][]byte
+		for _, l := range [][]byte{{0, 1, 2, 1, 0, 4}, {0, 4, 2, 1, 0, 1}} {
+			if mask&1 != 0 && binary.BigEndian.Uint16(tmpl) != binary.BigEndian.Uint16(l) || mask&2 != 0 && tmpl[2] != l[2] {
+				continue
+			}
+			recs = append(recs, l)
+		}
+		return madtest.SAResponse(req, 0, 8, recs...)
 	case 0x11:
 		if binary.BigEndian.Uint16(tmpl) != 1 {
 			return madtest.SAResponse(req, 0, 112)
@@ -93,17 +110,47 @@ func TestViaSA(t *testing.T) {
 	if _, err := get(mad.LIDPath(9), mad.AttrNodeInfo, 0); !errors.As(err, &nr) {
 		t.Errorf("no record: %v", err)
 	}
-	for _, c := range []struct {
-		r    mad.Request
-		want string
-	}{
-		{mad.Request{Path: mad.DRPath(0, 1), Method: mad.MethodGet, AttrID: mad.AttrNodeInfo}, "the SA's records are by LID"},
-		{mad.Request{Path: mad.LIDPath(1), Method: mad.MethodSet, AttrID: mad.AttrPortInfo}, "the SA answers Gets only"},
-		{mad.Request{Path: mad.LIDPath(1), Method: mad.MethodGet, AttrID: 0xff90}, "no SA record carries this attribute"},
+	// A directed route is found as a LID through the LinkRecords, each
+	// link asked for once.
+	before := len(fake.reqs)
+	if r, err := get(mad.DRPath(0, 2, 2, 2), mad.AttrNodeDescription, 0); err == nil || !strings.Contains(err.Error(), "no NodeRecord") {
+		t.Errorf("NodeDescription by 0,2,2,2 (Lid 4): %v, %v", r, err)
+	}
+	if _, err := get(mad.DRPath(0, 2, 2), mad.AttrNodeDescription, 0); err != nil {
+		t.Errorf("NodeDescription by 0,2,2 (Lid 1): %v", err)
+	}
+	// NodeInfo by a directed route names the port the route entered by,
+	// the last link's ToPort, as the node's SMA would.
+	if r, err := get(mad.DRPath(0, 2, 2), mad.AttrNodeInfo, 0); err != nil || r.Data()[36] != 1 {
+		t.Errorf("NodeInfo by 0,2,2: LocalPortNum of %v, %v; want 1", r, err)
+	}
+	var links []string
+	for _, q := range fake.reqs[before:] {
+		if binary.BigEndian.Uint16(q.MAD[16:]) == 0x20 {
+			links = append(links, fmt.Sprintf("%d/%d", binary.BigEndian.Uint16(q.MAD[56:]), q.MAD[58]))
+		}
+	}
+	if diff := cmp.Diff([]string{"1/2", "4/2", "1/2"}, links); diff != "" {
+		t.Errorf("LinkRecords asked for (-want +got):\n%s", diff)
+	}
+	if _, err := get(mad.DRPath(0, 3), mad.AttrNodeInfo, 0); err == nil || !strings.Contains(err.Error(), "no LinkRecord from Lid 1 port 3") {
+		t.Errorf("a hop with no link: %v", err)
+	}
+
+	// A Set, and a Get no record carries, go as SMPs.
+	for _, c := range []mad.Request{
+		{Path: mad.LIDPath(1), Method: mad.MethodSet, AttrID: mad.AttrPortInfo, Data: make([]byte, 64)},
+		{Path: mad.DRPath(0, 1), Method: mad.MethodGet, AttrID: 0xff90},
 	} {
-		c.r.Class = mad.ClassSMI
-		if _, err := x.Do(ctx, &c.r); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%v: error %v, want %q", c.r.String(), err, c.want)
+		c.Class = mad.ClassSMI
+		if c.Path.IsDR() {
+			c.Class = mad.ClassSMIDirect
+		}
+		if _, err := x.Do(ctx, &c); err != nil {
+			t.Errorf("%v: %v", c.String(), err)
+		}
+		if last := fake.reqs[len(fake.reqs)-1]; last.MAD[1] != byte(c.Class) || binary.BigEndian.Uint16(last.MAD[16:]) != uint16(c.AttrID) {
+			t.Errorf("%v went as class %#x attribute %#x, not as the SMP", c.String(), last.MAD[1], binary.BigEndian.Uint16(last.MAD[16:]))
 		}
 	}
 }

@@ -250,3 +250,34 @@ func GMPPath(t endport.Target, what string) (mad.Path, error) {
 	}
 	return p, err
 }
+
+// GMPTarget returns the path GMPs to t take, resolved (Transactor.Resolve):
+// GMPPath's, except that with --sa a DR target is turned into the LID it
+// ends at through the SA's LinkRecords, as python-rdma's --sa does.
+func (o *CommonOptions) GMPTarget(x *mad.Transactor, t endport.Target, what string) (mad.Path, error) {
+	if o.viaSADR(t) {
+		p, _ := t.Path()
+		return x.LIDRoute(o.Context(), p)
+	}
+	p, err := GMPPath(t, what)
+	if err != nil {
+		return p, err
+	}
+	return x.Resolve(o.Context(), p)
+}
+
+// CheckGMPTarget returns the usage error GMPTarget would for t, before a
+// transactor is opened.
+func (o *CommonOptions) CheckGMPTarget(t endport.Target, what string) error {
+	if o.viaSADR(t) {
+		return nil
+	}
+	_, err := GMPPath(t, what)
+	return err
+}
+
+// viaSADR reports whether t is a DR target that --sa turns into a LID.
+func (o *CommonOptions) viaSADR(t endport.Target) bool {
+	p, err := t.Path()
+	return o.ViaSA && err == nil && p.IsDR()
+}
