@@ -125,3 +125,21 @@ func TestViaSATools(t *testing.T) {
 		ibtoolFails(t, f, "Hca1", 2, "performance MADs are LID routed", "perfquery", "0,1")
 	})
 }
+
+// TestSAPath checks python-rdma's --sa-path: the SA is asked at the path
+// given instead of the local port's SM (opensm runs on Switch1, LID 1 and
+// port GUID 0x200000), and it implies --sa.
+func TestSAPath(t *testing.T) {
+	f := smallFabric(t)
+	ref := []string{"smpquery", "nodeinfo", "4"}
+	for _, sa := range []string{"1", "0x200000", "IBPath(DLID=1, SL=0)"} {
+		t.Run(sa, func(t *testing.T) {
+			sameOutput(t, f, "Hca1", func(b []byte) []byte { return b }, ref, []string{"smpquery", "--sa-path", sa, "nodeinfo", "4"})
+		})
+	}
+	t.Run("errors", func(t *testing.T) {
+		// Hca2 (LID 4) runs no SA.
+		ibtoolFails(t, f, "Hca1", 3, "SubnAdmGetTable(NodeRecord) to Lid 4: no response", "smpquery", "--sa-path", "4", "-t", "100", "nodeinfo", "4")
+		ibtoolFails(t, f, "Hca1", 2, "SA queries are LID routed", "smpquery", "--sa-path", "0,1", "nodeinfo", "4")
+	})
+}

@@ -78,6 +78,8 @@ type CommonOptions struct {
 	SMKey               uint64        // --smkey: the SM_Key of --sa's queries
 	MKey                uint64        // -y: the M_Key of every SMP (ibdiag.conf's m_key when not given)
 	mkeyArg             string        // -y as typed
+	SAPathArg           string        // --sa-path: where SA queries go (python-rdma's), implies --sa
+	saPath              *mad.Path     // --sa-path parsed (finishSAPath)
 	DryRun              bool          // --dry-run: print the state-changing MADs instead of sending them
 	PlanLog             *dryRunLog    // what --dry-run did not send
 	ConfigFile          string        // -z: an ibdiag.conf read over the default one
@@ -153,6 +155,7 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 		o.saFlags = true
 		fl.BoolVar(&o.ViaSA, "sa", false, "ask the SA for the records instead of sending SMPs (LID targets)")
 		fl.Uint64Var(&o.SMKey, "smkey", 1, "SM_Key of the SA queries --sa sends (opensm's default key is 1)")
+		fl.StringVar(&o.SAPathArg, "sa-path", "", "send SA queries to this LID, port GUID, GID or IBPath(...) instead of the local port's SM; implies --sa")
 	}
 	if set&FlagsMKey != 0 {
 		addMKeyFlag(c, o)
@@ -195,6 +198,9 @@ func (o *CommonOptions) Finish(c *cobra.Command) error {
 	}
 	if n := Count(o.asLID, o.asGUID, o.asDR); n > 1 {
 		return UsageErrorf("-L, -G and -D each assert the kind of the target; give at most one")
+	}
+	if err := o.finishSAPath(); err != nil {
+		return err
 	}
 	return o.finishLocal()
 }

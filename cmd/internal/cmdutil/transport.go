@@ -88,7 +88,12 @@ func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOption
 		}
 		opts.SA = &mad.SAAddress{SMLID: smLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: o.SMKey, PKeys: port.PKeys}
 	}
-	return mad.NewTransactor(tr, opts), port, nil
+	x := mad.NewTransactor(tr, opts)
+	if err := o.useSAPath(x, opts.SA); err != nil {
+		x.Close()
+		return nil, nil, err
+	}
+	return x, port, nil
 }
 
 // TransactorOptions turns -t, --retries and -y into a transactor's
