@@ -79,6 +79,7 @@ of the fabric is printed, and the exit status is 3.`,
 			if err := o.Discovery.Finish(); err != nil {
 				return err
 			}
+			o.Cache = o.Discovery.Cache
 			if len(args) == 1 {
 				o.TopologyFile = args[0]
 			}
@@ -118,7 +119,10 @@ of the fabric is printed, and the exit status is 3.`,
 	fl.BoolVarP(&o.Ports, "ports", "p", false, "obtain a ports report")
 	fl.BoolVarP(&o.MaxHops, "max_hops", "m", false, "report max hops discovered and the MADs used")
 	fl.StringVar(&o.Format, "format", "topology", "topology (infiniband-diags' format) or dot (Graphviz)")
-	fl.StringVar(&o.Cache, "cache", "", "write the fabric to this cache file (libibnetdisc's format; JSON when it ends in .json)")
+	// infiniband-diags' --cache writes a fresh discovery; the shared
+	// flag (python-rdma's) would read the file when it is there.
+	o.Discovery.WritesCache = true
+	fl.Lookup("cache").Usage = "write the fabric to this cache file (libibnetdisc's format; JSON when it ends in .json)"
 	fl.StringVar(&o.LoadCache, "load-cache", "", "read the fabric from this cache file instead of discovering")
 	fl.StringVar(&o.Diff, "diff", "", "print what changed since the fabric in this cache file")
 	fl.StringVar(&o.diffCheckArg, "diffcheck", "", "what --diff compares: sw,ca,router,port,lid,nodedesc (default sw,ca,router,port)")

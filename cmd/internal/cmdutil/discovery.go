@@ -28,6 +28,13 @@ type DiscoveryOptions struct {
 	// SANoPortInfo, set by a tool that reads no PortInfo, has SA
 	// discovery leave out the PortInfoRecords.
 	SANoPortInfo bool
+	// Cache is --cache and RefreshCache --refresh-cache: python-rdma's
+	// discovery cache (discovery_cache.go).
+	Cache        string
+	RefreshCache bool
+	// WritesCache, set by ibnetdiscover, leaves Cache to the tool:
+	// infiniband-diags' ibnetdiscover --cache writes a fresh discovery.
+	WritesCache bool
 }
 
 // defaultOutstanding is the window discovery uses unless -o says otherwise:
@@ -47,6 +54,8 @@ func AddDiscoveryFlags(c *cobra.Command, o *CommonOptions, d *DiscoveryOptions) 
 	fl.IntVarP(&d.Outstanding, "outstanding_smps", "o", 0, fmt.Sprintf("SMPs in flight at once during the scan (default %d)", defaultOutstanding))
 	addMKeyFlag(c, o)
 	fl.BoolVar(&d.NoMlxEPI, "no-mlx-epi", false, "do not read MlnxExtPortInfo (FDR10) from Mellanox QDR links")
+	fl.StringVar(&d.Cache, "cache", "", "python-rdma's discovery cache: read the fabric from this file when it is there, else discover and write it ($C/${CA} device, $P/${PORT} port, $A both)")
+	fl.BoolVar(&d.RefreshCache, "refresh-cache", false, "discover even when the --cache file is there, and write it anew")
 	fl.StringVar(&d.Mode, "discovery", "dr", "dr: every SMP by directed route; lid: a node's SMPs by LID once its LID is known; sa: the SA's records, no SMPs (any case)")
 }
 
@@ -69,13 +78,31 @@ func (d *DiscoveryOptions) Finish() error {
 // gives chassis ports their external numbers). Progress goes to stderr when
 // it is a terminal. The queries that failed are left in the fabric's Errors
 // for the caller to report.
+//
+// With --cache the fabric comes from the cache file when it is there, and
+// a fresh discovery is written to it (discovery_cache.go).
 func (f *Factory) DiscoverFabric(tool string, o *CommonOptions, d *DiscoveryOptions, from []uint8) (*subnet.Fabric, error) {
+	var cache string
+	if d.usesCache(from) {
+		var err error
+		if cache, err = f.cacheFile(o, d); err != nil {
+			return nil, err
+		}
+		if fab, err := f.loadCached(tool, o, d, cache); fab != nil || err != nil {
+			return fab, err
+		}
+	}
 	fab, err := f.walkFabric(o, d, from)
 	if err != nil {
 		return nil, err
 	}
 	if _, err := fab.GroupChassisErr(); err != nil {
 		fmt.Fprintf(f.IO.ErrOut, "%s: warning: %v; chassis are not grouped\n", tool, err)
+	}
+	if cache != "" {
+		if err := f.saveCached(tool, o, fab, cache); err != nil {
+			return nil, err
+		}
 	}
 	return fab, nil
 }
