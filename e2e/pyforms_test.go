@@ -143,3 +143,20 @@ func TestSAPath(t *testing.T) {
 		ibtoolFails(t, f, "Hca1", 2, "SA queries are LID routed", "smpquery", "--sa-path", "0,1", "nodeinfo", "4")
 	})
 }
+
+// TestIbtracertPythonRdma checks python-rdma's ibtracert forms against
+// infiniband-diags' two-address trace: one address traces from this port
+// (Hca1, LID 2), -r swaps source and destination.
+func TestIbtracertPythonRdma(t *testing.T) {
+	f := smallFabric(t)
+	for _, c := range []struct{ ref, ours []string }{
+		{[]string{"ibtracert", "4", "2"}, []string{"ibtracert", "-r", "2", "4"}},
+		{[]string{"ibtracert", "2", "4"}, []string{"ibtracert", "4"}},
+		{[]string{"ibtracert", "4", "2"}, []string{"ibtracert", "--reverse", "4"}},
+		{[]string{"ibtracert", "-n", "6", "1"}, []string{"ibtracert", "-n", "-r", "1", "6"}},
+	} {
+		t.Run(strings.Join(c.ours, " "), func(t *testing.T) {
+			sameOutput(t, f, "Hca1", func(b []byte) []byte { return b }, c.ref, c.ours)
+		})
+	}
+}

@@ -45,21 +45,28 @@ type ibtracertOptions struct {
 	// unicast).
 	MLID     int
 	mlidText string
+	// Reverse is -r: each pair traced from its destination back to its
+	// source (python-rdma's --reverse).
+	Reverse bool
 }
 
 func newIbtracertCmd(f *cmdutil.Factory, runF func(*ibtracertOptions) error) *cobra.Command {
 	o := &ibtracertOptions{IO: f.IO}
 	c := &cobra.Command{
-		Use:   "ibtracert [options] <src-addr> <dest-addr>",
+		Use:   "ibtracert [options] [<src-addr>] <dest-addr>",
 		Short: "trace the unicast or multicast route between two ports through the forwarding tables",
 		Long: `ibtracert follows the route from one port to another hop by hop, reading each
 switch's linear forwarding table, and prints every hop as infiniband-diags'
 ibtracert does. With -m, it follows the multicast forwarding tables of an
 MLID instead, breadth first from the source until it reaches the
 destination. The addresses are LIDs, GUIDs, GIDs or DR paths (from this
-port); with --ports-file, pairs of them read from a file, one pair a line.`,
+port); with --ports-file, pairs of them read from a file, one pair a line.
+As in python-rdma's ibtracert, one address traces from this port to it,
+and -r swaps source and destination.`,
 		Example: `  ibtracert 4 16         # the path between LIDs 4 and 16
   ibtracert -n 4 16      # GUIDs and ports only
+  ibtracert 16           # from this port to LID 16 (python-rdma's form)
+  ibtracert -r 16        # from LID 16 back to this port
   ibtracert --ports-file pairs.txt
   ibtracert -m 0xc000 4 16   # the multicast route of MLID 0xc000 from 4 to 16`,
 		Args: cmdutil.ArgsRange(0, 2),
@@ -77,16 +84,27 @@ port); with --ports-file, pairs of them read from a file, one pair a line.`,
 				}
 				o.MLID = int(n)
 			}
-			if o.PortsFile == "" && len(args) != 2 {
-				return &cmdutil.UsageError{Err: fmt.Errorf("expected <src-addr> <dest-addr>, got %d argument(s)", len(args)), Syntax: true}
+			if o.PortsFile == "" && len(args) == 0 {
+				return &cmdutil.UsageError{Err: fmt.Errorf("expected <src-addr> <dest-addr>, got no arguments"), Syntax: true}
 			}
-			if len(args) == 2 {
+			switch len(args) {
+			case 1:
+				// python-rdma's one-address form: from the local port.
+				if err := o.addPair("0", args[0]); err != nil {
+					return err
+				}
+			case 2:
 				if err := o.addPair(args[0], args[1]); err != nil {
 					return err
 				}
 			}
 			if err := o.readPortsFile(); err != nil {
 				return err
+			}
+			if o.Reverse {
+				for i, p := range o.Pairs {
+					o.Pairs[i] = [2]endport.Target{p[1], p[0]}
+				}
 			}
 			if runF != nil {
 				return runF(o)
@@ -101,6 +119,7 @@ port); with --ports-file, pairs of them read from a file, one pair a line.`,
 	fl.BoolVarP(&o.Force, "force", "f", false, "force")
 	fl.StringVar(&o.PortsFile, "ports-file", "", "port pairs file")
 	fl.StringVarP(&o.mlidText, "mlid", "m", "", "multicast trace of the mlid")
+	fl.BoolVarP(&o.Reverse, "reverse", "r", false, "trace from <dest-addr> back to <src-addr> (python-rdma's; with one address, from it to this port)")
 	return c
 }
 
