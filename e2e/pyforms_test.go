@@ -160,3 +160,33 @@ func TestIbtracertPythonRdma(t *testing.T) {
 		})
 	}
 }
+
+// TestIblinkinfoPythonRdma checks python-rdma's iblinkinfo flags against
+// infiniband-diags' iblinkinfo: --up prints its lines less the Polling
+// ports, -g (port GUIDs, which infiniband-diags prints anyway) the same.
+func TestIblinkinfoPythonRdma(t *testing.T) {
+	f := smallFabric(t)
+	dropPolling := func(b []byte) []byte {
+		var out []byte
+		for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+			if !bytes.Contains(line, []byte("Polling)")) {
+				out = append(out, line...)
+			}
+		}
+		return out
+	}
+	t.Run("--up", func(t *testing.T) {
+		sameOutput(t, f, "Hca1", dropPolling, []string{"iblinkinfo"}, []string{"iblinkinfo", "--up"})
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out, _, _, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "iblinkinfo", "--up")
+		if err != nil || bytes.Contains(out, []byte("Polling")) {
+			t.Errorf("iblinkinfo --up shows Polling ports (%v):\n%s", err, out)
+		}
+	})
+	for _, c := range [][]string{{"-g"}, {"--portguids", "-l"}} {
+		t.Run(strings.Join(c, " "), func(t *testing.T) {
+			sameOutput(t, f, "Hca1", func(b []byte) []byte { return b }, append([]string{"iblinkinfo"}, c[1:]...), append([]string{"iblinkinfo"}, c...))
+		})
+	}
+}

@@ -35,9 +35,15 @@ type iblinkinfoOptions struct {
 	drArg string
 	// Hops is -n: hops to scan beyond the -D node (0: 1 with -D, else
 	// no bound).
-	Hops       int
-	All        bool // -a
-	DownOnly   bool // -d
+	Hops     int
+	All      bool // -a
+	DownOnly bool // -d
+	// UpOnly is python-rdma's --up: leave out the ports whose physical
+	// state is Polling (no cable, or a far end not answering).
+	UpOnly bool
+	// PortGUIDs is python-rdma's -g: port GUIDs rather than node GUIDs,
+	// which infiniband-diags' lines show anyway.
+	PortGUIDs  bool
 	Line       bool // -l
 	Additional bool // -p
 	// Only is --switches-only or --cas-only; 0 for every type.
@@ -131,6 +137,8 @@ iblinkinfo does.`,
 	fl.IntVarP(&o.Hops, "hops", "n", 0, "hops to scan beyond the -D node (default 1)")
 	fl.BoolVarP(&o.All, "all", "a", false, "print every node of a partial scan")
 	fl.BoolVarP(&o.DownOnly, "down", "d", false, "print only down links")
+	fl.BoolVar(&o.UpOnly, "up", false, "print only links that are not Polling (python-rdma's)")
+	fl.BoolVarP(&o.PortGUIDs, "portguids", "g", false, "show port GUIDs, not node GUIDs (python-rdma's; what infiniband-diags' lines show anyway)")
 	fl.BoolVarP(&o.Line, "line", "l", false, "print each link on one line")
 	fl.BoolVarP(&o.Additional, "additional", "p", false, "print additional port settings (HOQLife, VLStallCount)")
 	fl.BoolVar(&switchesOnly, "switches-only", false, "print only switches")
@@ -242,7 +250,7 @@ func (l *linkPrinter) node(n *subnet.Node, prefix string) {
 		if p == nil {
 			continue
 		}
-		if l.o.DownOnly && linkState(p) != mad.PortStateDown {
+		if !l.o.shows(p) {
 			continue
 		}
 		if !header && !l.o.Line {
@@ -264,6 +272,14 @@ func (l *linkPrinter) header(n *subnet.Node, prefix string) {
 		return
 	}
 	fmt.Fprintf(l.w, "%s%s: %s:\n", prefix, nodeTypeName(n), l.name(n))
+}
+
+// shows reports whether -d and --up leave the port in.
+func (o *iblinkinfoOptions) shows(p *subnet.Port) bool {
+	if o.DownOnly && linkState(p) != mad.PortStateDown {
+		return false
+	}
+	return !o.UpOnly || p.InfoOrZero().PhysLinkState != mad.PhysPortStatePolling
 }
 
 // linkState is the port's PortState, 0 when its PortInfo was not read.
@@ -337,7 +353,7 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 			LID: int(n.SMALID), Ports: []portJSON{}}
 		for num := 1; num <= n.NumPorts; num++ {
 			p := n.Port(num)
-			if p == nil || (o.DownOnly && linkState(p) != mad.PortStateDown) {
+			if p == nil || !o.shows(p) {
 				continue
 			}
 			pi := p.InfoOrZero()
