@@ -49,6 +49,7 @@ type rdmaBwOptions struct {
 	Bidir     bool   // -b
 	All       bool   // -a
 	TCPPort   int    // -p
+	IPv6      bool   // -6: the exchange over IPv6 only (python-rdma's AF_INET6)
 	Gbits     bool   // --report_gbits
 	TxDepth   int    // -t
 	CQMod     int    // -Q
@@ -109,6 +110,7 @@ fails the run (exit 3).`,
 	fl.BoolVarP(&o.Bidir, "bidirectional", "b", false, "measure bidirectional bandwidth")
 	fl.BoolVarP(&o.All, "all", "a", false, "run sizes from 2 till 2^23")
 	fl.IntVarP(&o.TCPPort, "port", "p", bwDefaultTCPPort, "TCP port of the out-of-band exchange")
+	fl.BoolVarP(&o.IPv6, "ipv6", "6", false, "use IPv6 for the out-of-band exchange (python-rdma's)")
 	fl.BoolVar(&o.Gbits, "report_gbits", false, "report bandwidth in Gb/sec instead of MB/sec")
 	fl.BoolP("CPU-freq", "F", false, "accepted for perftest compatibility (rdma_bw times with the monotonic clock)")
 	fl.IntVarP(&o.TxDepth, "tx-depth", "t", 128, "size of the send queue (1 to 15000)")
@@ -311,16 +313,20 @@ func checkBwParams(p bwParams) error {
 // (client).
 func bwConnect(ctx context.Context, o *rdmaBwOptions) (*bwPeer, error) {
 	addr := net.JoinHostPort(o.Server, strconv.Itoa(o.TCPPort))
+	network := "tcp"
+	if o.IPv6 {
+		network = "tcp6"
+	}
 	if o.Server != "" {
 		var d net.Dialer
-		conn, err := d.DialContext(ctx, "tcp", addr)
+		conn, err := d.DialContext(ctx, network, addr)
 		if err != nil {
 			return nil, fmt.Errorf("connecting to the server: %w", err)
 		}
 		return newBwPeer(conn, "server"), nil
 	}
 	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
+	ln, err := lc.Listen(ctx, network, addr)
 	if err != nil {
 		return nil, fmt.Errorf("listening for the client: %w", err)
 	}
