@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/trace"
 )
 
 func init() {
@@ -31,8 +32,11 @@ type decodeMadOptions struct {
 	IO     cmdutil.IOStreams
 	Offset int
 	UMAD   bool
-	JSON   bool
-	File   string
+	// LRH is -l: the data is an InfiniBand packet from its LRH on
+	// (python-rdma's decode_mad -l), the MAD its UD payload.
+	LRH  bool
+	JSON bool
+	File string
 }
 
 func newDecodeMadCmd(f *cmdutil.Factory) *cobra.Command {
@@ -58,8 +62,25 @@ every field as libibmad labels them. python-rdma's decode_mad.`,
 	fl := c.Flags()
 	fl.IntVarP(&o.Offset, "offset", "o", 0, "skip this many bytes first")
 	fl.BoolVar(&o.UMAD, "umad", false, "the data starts with a kernel umad header (64 bytes)")
+	fl.BoolVarP(&o.LRH, "lrh", "l", false, "the data is an InfiniBand packet from its LRH on (LRH, GRH, BTH, DETH, then the MAD)")
 	fl.BoolVar(&o.JSON, "json", false, "one JSON document")
 	return c
+}
+
+// madOfPacket returns the MAD an InfiniBand packet (from its LRH on)
+// carries to or from QP0 or QP1, past its LRH, GRH, BTH and DETH, as
+// python-rdma's decode_link finds it.
+func madOfPacket(data []byte) ([]byte, error) {
+	// A packet pasted without its ICRC and VCRC is taken as one cut
+	// there: python-rdma slices the headers off and never looks for them.
+	p := trace.Decode(trace.Frame{Link: trace.LinkInfiniBand, Data: data, OrigLen: len(data) + 6}, trace.DecodeOptions{})
+	switch {
+	case p.MADData != nil:
+		return p.MADData, nil
+	case p.Err != nil:
+		return nil, fmt.Errorf("the packet does not decode: %v", p.Err)
+	}
+	return nil, fmt.Errorf("the packet carries no MAD (%s to QP %d)", p.BTH.Opcode, p.BTH.DestQP)
 }
 
 // parseHex reads hex digits, ignoring white space, colons and 0x prefixes.
@@ -108,6 +129,11 @@ func decodeMadRun(o *decodeMadOptions) error {
 			return cmdutil.UsageErrorf("%s: %d bytes, shorter than a umad header (%d)", name, len(data), umadHeaderLen)
 		}
 		data = data[umadHeaderLen:]
+	}
+	if o.LRH {
+		if data, err = madOfPacket(data); err != nil {
+			return cmdutil.UsageErrorf("%s: %v", name, err)
+		}
 	}
 	var h mad.Header
 	if err := h.UnmarshalBinary(data); err != nil {
