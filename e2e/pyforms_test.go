@@ -190,3 +190,36 @@ func TestIblinkinfoPythonRdma(t *testing.T) {
 		})
 	}
 }
+
+// TestSmpdumpDecode checks python-rdma's smpdump -p: after the reply's
+// header, the attribute's fields are what infiniband-diags' smpquery
+// prints for the same attribute (less its "# Node info: ..." line). The
+// M_Key shows, as in smpdump's hex, where smpquery says <not displayed>.
+func TestSmpdumpDecode(t *testing.T) {
+	mkey := regexp.MustCompile(`(?m)^Mkey:\.*.*$`)
+	f := smallFabric(t)
+	for _, c := range []struct{ ref, ours []string }{
+		{[]string{"smpquery", "nodeinfo", "3"}, []string{"smpdump", "-p", "3", "0x11"}},
+		{[]string{"smpquery", "-D", "portinfo", "0,1", "3"}, []string{"smpdump", "--decode", "0,1", "0x15", "3"}},
+		{[]string{"smpquery", "switchinfo", "1"}, []string{"smpdump", "-p", "1", "0x12"}},
+	} {
+		t.Run(strings.Join(c.ours, " "), func(t *testing.T) {
+			ref := run(t, c.ref[0], func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunReference(ctx, "Hca1", c.ref[0], c.ref[1:]...)
+			})
+			got := run(t, "ibtool "+c.ours[0], func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunIbtool(ctx, ibtoolBin, "Hca1", c.ours[0], c.ours[1:]...)
+			})
+			_, want, _ := bytes.Cut(ref.stdout, []byte("\n"))
+			_, fields, ok := bytes.Cut(got.stdout, []byte("AttributeModifier:"))
+			if ok {
+				_, fields, _ = bytes.Cut(fields, []byte("\n# "))
+				_, fields, _ = bytes.Cut(fields, []byte("\n"))
+			}
+			want, fields = mkey.ReplaceAll(want, []byte("Mkey")), mkey.ReplaceAll(fields, []byte("Mkey"))
+			if ref.exit != 0 || got.exit != 0 || !ok || !bytes.Equal(want, fields) {
+				t.Errorf("exit %d and %d; smpdump's fields differ from smpquery's (-want +got):\n%s\n%s", ref.exit, got.exit, simfabric.Diff(want, fields), got.stdout)
+			}
+		})
+	}
+}

@@ -28,6 +28,9 @@ type smpdumpOptions struct {
 	Mod    uint32
 	// String is -s: print the data as text up to its first NUL.
 	String bool
+	// Decode is -p: print the whole reply decoded, header and fields
+	// (python-rdma's smpdump --decode), instead of the data in hex.
+	Decode bool
 }
 
 func newSmpdumpCmd(f *cmdutil.Factory, runF func(*smpdumpOptions) error) *cobra.Command {
@@ -74,6 +77,7 @@ status when it is not zero, as infiniband-diags' smpdump does.`,
 	fl := c.Flags()
 	cmdutil.AddTargetFlags(c, &o.Common, "LD")
 	fl.BoolVarP(&o.String, "string", "s", false, "print the data as a string")
+	fl.BoolVarP(&o.Decode, "decode", "p", false, "print the whole reply decoded: its header and, for attributes ibtool knows, every field (python-rdma's)")
 	return c
 }
 
@@ -107,6 +111,13 @@ func smpdumpRun(o *smpdumpOptions) error {
 		}{o.Attr, o.Mod, fmt.Sprintf("%x", data), status, p.String()})
 	}
 	var b []byte
+	if o.Decode {
+		if b, err = mad.AppendMADDump(nil, r.MAD); err != nil {
+			return fmt.Errorf("decoding the reply: %w", err)
+		}
+		_, err = o.IO.Out.Write(b)
+		return err
+	}
 	if o.String {
 		for _, c := range data {
 			if c == 0 {

@@ -142,24 +142,16 @@ func decodeMadRun(o *decodeMadOptions) error {
 	if h.MgmtClass == mad.ClassSA {
 		return decodeSA(o, name, h, data)
 	}
-	l, off := layoutFor(h)
 	if o.JSON {
 		doc := decodeMadDoc{Header: h}
-		if l != nil && len(data) >= off+l.Size {
+		if l, off := mad.LayoutOfMAD(h); l != nil && len(data) >= off+l.Size {
 			doc.Attribute, doc.Data = l.Name, l.Decode(data[off:])
 		}
 		return cmdutil.WriteJSONDocument(o.IO.Out, doc)
 	}
-	b := appendHeader(nil, h)
-	switch {
-	case l == nil:
-		b = fmt.Appendf(b, "# attribute %#04x of class %v: not one ibtool decodes; its data:\n", uint16(h.AttrID), h.MgmtClass)
-		b = mad.AppendXdump(b, data[headerLenOf(h):])
-	case len(data) < off+l.Size:
-		return fmt.Errorf("%s: %d bytes, too short for %s's data (%d bytes at %d)", name, len(data), l.Name, l.Size, off)
-	default:
-		b = fmt.Appendf(b, "# %s\n", l.Name)
-		b = l.AppendDump(b, data[off:])
+	b, err := mad.AppendMADDump(nil, data)
+	if err != nil {
+		return fmt.Errorf("%s: %v", name, err)
 	}
 	_, err = o.IO.Out.Write(b)
 	return err
@@ -184,64 +176,6 @@ type decodeSADoc struct {
 	Records         *[]mad.Attribute `json:"records,omitempty"`
 	RMPP            mad.RMPPHeader   `json:"rmpp"`
 	SMKey           string           `json:"smKey"`
-}
-
-// headerLenOf returns where a MAD's class data starts: after the common
-// header, or the SMP's fixed fields.
-func headerLenOf(h mad.Header) int {
-	if h.MgmtClass.IsSMP() || h.MgmtClass == mad.ClassPerf || h.MgmtClass == mad.ClassCC {
-		return mad.SMPDataOffset
-	}
-	return mad.HeaderLen
-}
-
-// layoutFor finds the generated layout of a MAD's attribute, and where its
-// data starts in the MAD.
-func layoutFor(h mad.Header) (*mad.Layout, int) {
-	class := h.MgmtClass
-	if class == mad.ClassSMIDirect {
-		class = mad.ClassSMI
-	}
-	for _, l := range mad.Layouts {
-		if l.ID != h.AttrID || l.ID == 0 {
-			continue
-		}
-		switch {
-		case l.Class == class:
-		// ClassPortInfo's layout is the same in every GMP class.
-		case l.ID == mad.AttrClassPortInfo && class != mad.ClassSMI:
-		default:
-			continue
-		}
-		if l.ID == mad.AttrCongestionLogSwitch && class == mad.ClassCC {
-			return l, ccLogDataOffset
-		}
-		return l, mad.SMPDataOffset
-	}
-	return nil, 0
-}
-
-// ccLogDataOffset is where a CongestionLog's data starts: in the CC MAD's
-// log data area right after the CC_Key, where other CC attributes' data
-// starts at the management data (byte 64).
-const ccLogDataOffset = 32
-
-// appendHeader prints the common MAD header, one dotted line a field.
-func appendHeader(b []byte, h mad.Header) []byte {
-	line := func(label, format string, a ...any) {
-		b = mad.AppendDotted(b, label)
-		b = fmt.Appendf(b, format, a...)
-		b = append(b, '\n')
-	}
-	line("BaseVersion", "%d", h.BaseVersion)
-	line("MgmtClass", "%#02x (%v)", uint8(h.MgmtClass), h.MgmtClass)
-	line("ClassVersion", "%d", h.ClassVersion)
-	line("Method", "%#02x (%v)", uint8(h.Method), h.Method)
-	line("Status", "0x%04x", uint16(h.Status))
-	line("TransactionID", "0x%016x", h.TID)
-	line("AttributeID", "0x%04x", uint16(h.AttrID))
-	line("AttributeModifier", "0x%08x", h.AttrMod)
-	return b
 }
 
 // decodeSA prints an SA MAD: the common header, the RMPP and SA headers,
@@ -293,7 +227,7 @@ func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error
 		}
 		return cmdutil.WriteJSONDocument(o.IO.Out, doc)
 	}
-	b := appendHeader(nil, h)
+	b := mad.AppendHeaderDump(nil, h)
 	line := func(label, format string, a ...any) {
 		b = mad.AppendDotted(b, label)
 		b = fmt.Appendf(b, format, a...)

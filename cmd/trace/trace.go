@@ -409,8 +409,8 @@ func appendTraceMAD(b []byte, data []byte) []byte {
 	if h == nil {
 		return b
 	}
-	d := appendHeader(nil, *h)
-	if l, off := layoutFor(*h); l != nil && len(data) >= off+l.Size {
+	d := mad.AppendHeaderDump(nil, *h)
+	if l, off := mad.LayoutOfMAD(*h); l != nil && len(data) >= off+l.Size {
 		d = fmt.Appendf(d, "# %s\n", l.Name)
 		d = l.AppendDump(d, data[off:])
 	}
