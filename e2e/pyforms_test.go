@@ -223,3 +223,33 @@ func TestSmpdumpDecode(t *testing.T) {
 		})
 	}
 }
+
+// TestIbswportwatchCounterSets checks python-rdma's ibswportwatch counter
+// sets: a poll shows the counters infiniband-diags' perfquery shows for
+// the same set, by their IBA names, without perfquery's PortSelect and
+// CounterSelect.
+func TestIbswportwatchCounterSets(t *testing.T) {
+	f := smallFabric(t)
+	label := regexp.MustCompile(`(?m)^([A-Za-z0-9]+):(\.*)`)
+	for _, set := range []string{"-E", "-D"} { // ibsim has no SL counters (-X, -S)
+		t.Run(set, func(t *testing.T) {
+			ref := run(t, "perfquery", func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunReference(ctx, "Hca1", "perfquery", set, "3", "1")
+			})
+			got := run(t, "ibtool ibswportwatch", func(ctx context.Context) ([]byte, []byte, int, error) {
+				return f.RunIbtool(ctx, ibtoolBin, "Hca1", "ibswportwatch", set, "-n", "0", "3", "1")
+			})
+			var want []byte
+			for _, line := range bytes.SplitAfter(ref.stdout, []byte("\n"))[1:] {
+				if !bytes.HasPrefix(line, []byte("PortSelect:")) && !bytes.HasPrefix(line, []byte("CounterSelect:")) {
+					want = append(want, line...)
+				}
+			}
+			want = label.ReplaceAll(want, []byte("$1.$2"))
+			head, fields, _ := bytes.Cut(got.stdout, []byte("\n"))
+			if ref.exit != 0 || got.exit != 0 || string(head) != "# Port counters: Lid 3 port 1" || !bytes.Equal(want, fields) {
+				t.Errorf("exit %d and %d, header %q (-want +got):\n%s", ref.exit, got.exit, head, simfabric.Diff(want, fields))
+			}
+		})
+	}
+}

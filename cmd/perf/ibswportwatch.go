@@ -60,6 +60,13 @@ type ibswportwatchOptions struct {
 	GUID         bool
 	Target, Port string
 	Sleep        func(ctx context.Context, d time.Duration) error
+	// Set is the attribute a counter-set flag of python-rdma's picks
+	// (ibswportwatch_sets.go), nil for the script's output; AllPorts is
+	// its -a. Now times the polls for their rates.
+	Set      *mad.Layout
+	sets     []bool
+	AllPorts bool
+	Now      func() time.Time
 }
 
 func newIbswportwatchCmd(f *cmdutil.Factory, name string, runF func(*ibswportwatchOptions) error) *cobra.Command {
@@ -92,6 +99,9 @@ new and old value. It runs until stopped, or -n cycles.`,
 			if _, err := cmdutil.ParsePortArg(args[1]); err != nil {
 				return cmdutil.UsageErrorf("port %q: %v", args[1], err)
 			}
+			if err := o.finishSets(); err != nil {
+				return err
+			}
 			o.Target, o.Port = args[0], args[1]
 			o.Sleep = sleepCtx
 			if runF != nil {
@@ -106,6 +116,7 @@ new and old value. It runs until stopped, or -n cycles.`,
 	fl.IntVarP(&o.Cycles, "cycles", "n", -1, "run this many cycles, then exit (-1: for ever)")
 	fl.BoolVarP(&o.Bytes, "bytes", "b", false, "report bytes/second and packets/second")
 	fl.BoolVarP(&o.GUID, "Guid", "G", false, "the address is a port GUID")
+	addSwportwatchSetFlags(c, o)
 	return c
 }
 
@@ -152,6 +163,9 @@ func ibswportwatchRun(o *ibswportwatchOptions) error {
 			kind = "guid"
 		}
 		return fmt.Errorf("%s %s: address resolution failed (no port answers there)", kind, o.Target)
+	}
+	if o.Set != nil {
+		return swportwatchSetRun(o, k, t)
 	}
 	read := func() (map[string]uint64, error) {
 		pc, _, fail, _ := k.counters(t, o.Port)
