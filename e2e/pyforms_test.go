@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ibtool/ibtool/internal/simfabric"
 )
 
@@ -252,4 +254,37 @@ func TestIbswportwatchCounterSets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestIntNames checks python-rdma's --int-names: the names are those of
+// python-rdma's documented dump of MADClassPortInfo (doc/ibtool.rst, its
+// query example), dotted to column 33 without a colon, and the values
+// are what infiniband-diags prints beside its labels.
+func TestIntNames(t *testing.T) {
+	f := smallFabric(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "query", "--int-names", "PerfGet", "ClassPortInfo", "3")
+	if err != nil || exit != 0 {
+		t.Fatalf("query --int-names: exit %d, %v, %s", exit, err, errOut)
+	}
+	python := []string{"BaseVersion", "ClassVersion", "CapabilityMask", "CapabilityMask2", "RespTimeValue",
+		"RedirectGID", "RedirectTC", "RedirectSL", "RedirectFL", "RedirectLID", "RedirectPKey", "RedirectQP", "RedirectQKey",
+		"TrapGID", "TrapTC", "TrapSL", "TrapFL", "TrapLID", "TrapPKey", "TrapHL", "TrapQP", "TrapQKey"}
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n")[1:] {
+		name, _, _ := strings.Cut(line, ".")
+		names = append(names, name)
+		if i := strings.IndexFunc(line[len(name):], func(r rune) bool { return r != '.' }); len(name)+i != 33 {
+			t.Errorf("value of %q not at column 33", line)
+		}
+	}
+	if diff := cmp.Diff(python, names); diff != "" {
+		t.Errorf("names (-python-rdma +ibtool):\n%s", diff)
+	}
+
+	// Only the names change: the values are infiniband-diags'.
+	values := func(b []byte) []byte { return regexp.MustCompile(`(?m)^[A-Za-z0-9]+:?\.+`).ReplaceAll(b, nil) }
+	sameOutput(t, f, "Hca1", values, []string{"smpquery", "nodeinfo", "3"}, []string{"smpquery", "--int-names", "nodeinfo", "3"})
+	sameOutput(t, f, "Hca1", values, []string{"perfquery", "3", "1"}, []string{"perfquery", "--int-names", "3", "1"})
 }

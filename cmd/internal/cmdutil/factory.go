@@ -34,6 +34,8 @@ type Factory struct {
 	// fabric is the run's MAD access, opened on first use (OpenMAD) and
 	// closed when the tool returns. Each run's Factory has its own.
 	fabric *fabricAccess
+	// names rewrites the run's output for --int-names (intnames.go).
+	names *fieldNamer
 }
 
 // NewFactory returns a Factory on the process's real streams and environment.

@@ -147,6 +147,9 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 	}
 	if set&FlagsJSON != 0 {
 		fl.BoolVar(&o.JSON, "json", false, "print one JSON document")
+		if f.names != nil {
+			fl.BoolVar(&f.names.on, "int-names", false, "name fields as the IBA does (python-rdma's names), not as libibmad labels them")
+		}
 	}
 	if set&FlagsNodeMap != 0 {
 		fl.StringVar(&o.NodeMap, "node-name-map", "", "node name map file (default "+nodemap.DefaultPath+" when there)")

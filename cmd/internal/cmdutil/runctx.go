@@ -82,7 +82,8 @@ func NewRun(f *Factory) *Run {
 func (r *Run) FactoryFor(t Tool) *Factory {
 	f := *r.f
 	f.fabric = &fabricAccess{}
-	f.IO.Out = &mutedAfterEnd{ctx: r.ctx, w: r.f.IO.Out, keepOnSignal: t.SignalIsEnd}
+	f.names = &fieldNamer{w: r.f.IO.Out}
+	f.IO.Out = &mutedAfterEnd{ctx: r.ctx, w: f.names, keepOnSignal: t.SignalIsEnd}
 	f.IO.ErrOut = &mutedAfterEnd{ctx: r.ctx, w: r.f.IO.ErrOut, keepOnSignal: t.SignalIsEnd}
 	return &f
 }
@@ -160,6 +161,9 @@ func (r *Run) Execute(f *Factory, t Tool, name string, c *cobra.Command, args []
 	c.SetOut(f.IO.Out)
 	c.SetErr(f.IO.ErrOut)
 	ran, err := c.ExecuteContextC(r.ctx)
+	if f.names != nil {
+		f.names.flush()
+	}
 	f.closeMAD()
 	r.settle()
 	err = withCause(r.ctx, err, t.SignalIsEnd)

@@ -1,0 +1,34 @@
+package mad
+
+import (
+	"strings"
+	"sync"
+)
+
+// fieldNames maps each libibmad label of the attribute table to its
+// field's name (the last part of the Go name: "LocalPortNum" for
+// "LocalPort"); no label stands for two names (TestFieldName).
+var fieldNames = sync.OnceValue(func() map[string]string {
+	m := make(map[string]string)
+	for _, l := range Layouts {
+		for _, f := range l.Fields {
+			if f.Label == "" {
+				continue
+			}
+			name := f.Name
+			if i := strings.LastIndexByte(name, '.'); i >= 0 {
+				name = name[i+1:]
+			}
+			m[f.Label] = name
+		}
+	}
+	return m
+})
+
+// FieldName returns the IBA name of the field libibmad labels label
+// ("BaseVersion" for "BaseVers"): the names python-rdma prints with
+// --int-names.
+func FieldName(label string) (string, bool) {
+	n, ok := fieldNames()[label]
+	return n, ok
+}
