@@ -117,8 +117,11 @@ func TestViaSATools(t *testing.T) {
 			got := run(t, "ibtool "+c[0]+" --sa", func(ctx context.Context) ([]byte, []byte, int, error) {
 				return f.RunIbtool(ctx, ibtoolBin, "Hca1", c[0], append([]string{"--sa"}, c[1:]...)...)
 			})
-			if want.exit != got.exit || !bytes.Equal(want.stdout, got.stdout) {
-				t.Errorf("with --sa exit %d, without %d (-without +with):\n%s", got.exit, want.exit, simfabric.Diff(want.stdout, got.stdout))
+			// The data counters move with other tests' MADs.
+			counts := regexp.MustCompile(`(Data|Pkts):\.*\d+`)
+			w, g := counts.ReplaceAll(want.stdout, []byte("$1")), counts.ReplaceAll(got.stdout, []byte("$1"))
+			if want.exit != got.exit || !bytes.Equal(w, g) {
+				t.Errorf("with --sa exit %d, without %d (-without +with):\n%s", got.exit, want.exit, simfabric.Diff(w, g))
 			}
 		})
 	}
