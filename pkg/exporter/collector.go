@@ -184,10 +184,10 @@ func appendPort(out []Sample, topo *Topology, descs *deviceDescs, d *Device, p *
 		add(widthEnabled, float64(n), guid, port)
 	}
 	if rateOK {
-		add(speedActive, rate.raw*1e9, guid, port)
+		add(speedActive, rate.raw*1e9/8, guid, port)
 	}
 	if r, ok := enabledRate(p); ok {
-		add(speedEnabled, r.raw*1e9, guid, port)
+		add(speedEnabled, r.raw*1e9/8, guid, port)
 	}
 	return out
 }
