@@ -101,7 +101,8 @@ type counterField struct {
 
 // counterFields are counters' fields, looked up once: a scrape reads
 // them for every port.
-var counterFields = sync.OnceValue(func() (fs [numCounters]counterField) {
+var counterFields = sync.OnceValue(func() *[numCounters]counterField {
+	fs := new([numCounters]counterField)
 	narrow, wide := new(mad.PortCounters).Layout(), new(mad.PortCountersExtended).Layout()
 	for i, c := range counters {
 		fs[i].narrow, fs[i].hasNarrow = narrow.Field(c.field)

@@ -132,7 +132,8 @@ func selectionOf(switches, cas bool) selection {
 }
 
 // portLabels are the port numbers' labels, made once.
-var portLabels = sync.OnceValue(func() (l [256]string) {
+var portLabels = sync.OnceValue(func() []string {
+	l := make([]string, 256)
 	for i := range l {
 		l[i] = strconv.Itoa(i)
 	}
