@@ -17,7 +17,8 @@
 # for each switch with a cabled port `perfquery -l -x -G GUID PORTS` (the
 # cabled ports, comma-separated), one at a time (--perfquery.max-concurrent
 # defaults to 1); with --collector.hca the same for each HCA after the
-# switches. Its --collector.switch.rcv-err-details (-E per port) and
+# switches (the real exporter's registry runs its switch and HCA
+# collectors at the same time, so there the model is the slower). Its --collector.switch.rcv-err-details (-E per port) and
 # ibswinfo collectors are off by default and left out.
 set -euo pipefail
 bin=$(realpath "$1")
@@ -92,10 +93,12 @@ freeport() {
 
 # scrape_rows NAME ARGS...: starts `ibtool exporter ARGS` on a free port,
 # waits for its first answer (discovery included), then times one scrape
-# (wall by curl, the exporter's and ibsim's CPU from /proc) and
-# $scrapes more, and prints the RSS after the first and the last.
+# (wall by curl, the exporter's and ibsim's CPU from /proc, the sweep's
+# time by the exporter's own collector_duration_seconds) and $scrapes
+# more, reading the RSS after each: after the first, the least and most
+# over the others, and after the last.
 scrape_rows() {
-	local name=$1 port url e c0 c1 i0 i1 r1 r100 t0 t1
+	local name=$1 port url e c0 c1 i0 i1 r1 r rmin rmax t0 t1 sweep
 	shift
 	port=$(freeport)
 	url="http://127.0.0.1:$port/metrics"
@@ -111,13 +114,19 @@ scrape_rows() {
 	c1=$(cpu "$exporter_pid") i1=$(cpu "$ibsim_pid")
 	r1=$(rss_mb "$exporter_pid")
 	wall[$name]=$e
-	printf '%-50s %8.2fs %8ss %8ss %8sMB\n' "$name" "$e" "$(secs $((c1 - c0)))" "$(secs $((i1 - i0)))" "$r1"
+	sweep=$(awk -F'[{} ]' '$1 == "infiniband_exporter_collector_duration_seconds" && $2 !~ /ibnetdiscover/ { gsub(/collector=|"/, "", $2); printf "%s%s %.2f s", s, $2, $NF; s = ", " }' "$tmp/scrape.prom")
+	printf '%-50s %8.2fs %8ss %8ss %8sMB  (sweep %s)\n' "$name" "$e" "$(secs $((c1 - c0)))" "$(secs $((i1 - i0)))" "$r1" "$sweep"
+	rmin=$r1 rmax=$r1
 	t0=$(date +%s%N)
-	for _ in $(seq "$scrapes"); do curl -sf -o /dev/null "$url"; done
+	for _ in $(seq "$scrapes"); do
+		curl -sf -o /dev/null "$url"
+		r=$(rss_mb "$exporter_pid")
+		[ "$r" -ge "$rmin" ] || rmin=$r
+		[ "$r" -le "$rmax" ] || rmax=$r
+	done
 	t1=$(date +%s%N)
-	r100=$(rss_mb "$exporter_pid")
-	printf '%-50s %8.2fs mean; RSS %s MB after 1 scrape, %s MB after %s more\n' "  $scrapes scrapes" \
-		"$(awk -v d=$((t1 - t0)) -v n="$scrapes" 'BEGIN { printf "%.3f", d / n / 1e9 }')" "$r1" "$r100" "$scrapes"
+	printf '%-50s %8.2fs mean; RSS %s MB after 1 scrape, %s to %s MB over %s more, %s MB after the last\n' "  $scrapes scrapes" \
+		"$(awk -v d=$((t1 - t0)) -v n="$scrapes" 'BEGIN { printf "%.3f", d / n / 1e9 }')" "$r1" "$rmin" "$rmax" "$scrapes" "$r"
 	kill "$exporter_pid"
 	wait "$exporter_pid" 2>/dev/null || true
 	exporter_pid=

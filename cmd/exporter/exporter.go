@@ -158,11 +158,11 @@ func exporterRun(o *exporterOptions) error {
 
 // runOnce sweeps once and writes the metrics.
 func runOnce(ctx context.Context, o *exporterOptions, coll *exporter.Collector, log *logger) error {
-	samples, sum := coll.Collect(ctx)
+	m, sum := coll.Collect(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := writeOutput(o, samples); err != nil {
+	if err := writeOutput(o, m); err != nil {
 		return err
 	}
 	for _, r := range sum.Failed {
@@ -184,16 +184,17 @@ func typeName(d *exporter.Device) string {
 // writeOutput writes the metrics to --exporter.output, through a
 // temporary file renamed over it (a textfile collector never reads half a
 // file), or to standard output.
-func writeOutput(o *exporterOptions, samples []exporter.Sample) error {
+func writeOutput(o *exporterOptions, m *exporter.Metrics) error {
 	if o.Output == "" {
-		return exporter.Write(o.IO.Out, samples)
+		_, err := m.WriteTo(o.IO.Out)
+		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(o.Output), "."+filepath.Base(o.Output)+".")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if err := exporter.Write(tmp, samples); err != nil {
+	if _, err := m.WriteTo(tmp); err != nil {
 		tmp.Close()
 		return err
 	}

@@ -2,11 +2,10 @@ package exporter
 
 import (
 	"context"
-	"strconv"
+	"slices"
 	"time"
 
 	"github.com/ibtool/ibtool/pkg/mad"
-	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // Collector makes one scrape's metrics: the topology's information
@@ -35,6 +34,19 @@ type Summary struct {
 	Failed []*DeviceResult
 }
 
+// Metrics are one scrape's metrics: WriteTo writes them in the text
+// exposition format, Samples lists them.
+type Metrics struct {
+	c    *Collector
+	topo *Topology
+	view *view
+	// results are the sweep's, in view.devices' order.
+	results []*DeviceResult
+	// misc are the collectors' metrics and the saturated counters,
+	// sorted as the exposition writes them.
+	misc []Sample
+}
+
 func (c *Collector) now() time.Time {
 	if c.Now != nil {
 		return c.Now()
@@ -50,12 +62,12 @@ func (c *Collector) collectorName(name string) string {
 }
 
 // Collect reads the counters once (sharing a sweep running for another
-// scrape) and returns the samples. What did not answer before ctx ended
+// scrape) and returns the metrics. What did not answer before ctx ended
 // is left out and counted as a timeout.
-func (c *Collector) Collect(ctx context.Context) ([]Sample, Summary) {
-	var out []Sample
+func (c *Collector) Collect(ctx context.Context) (*Metrics, Summary) {
+	m := &Metrics{c: c}
 	add := func(d *Desc, v float64, values ...string) {
-		out = append(out, Sample{Desc: d, Values: values, Value: v})
+		m.misc = append(m.misc, Sample{Desc: d, Values: values, Value: v})
 	}
 	topo, st := c.Topology()
 	sum := Summary{DiscoveryErr: st.Err}
@@ -66,64 +78,41 @@ func (c *Collector) Collect(ctx context.Context) ([]Sample, Summary) {
 	if c.RunOnce {
 		add(lastExecution, float64(c.now().Unix()), disc)
 	}
-	if topo == nil {
-		return out, sum
+	defer func() { slices.SortFunc(m.misc, compareSamples) }()
+	sel := selectionOf(c.Switch, c.HCA)
+	if topo == nil || sel == 0 {
+		return m, sum
 	}
-	var devices []*Device
-	switch {
-	case c.Switch && c.HCA:
-		devices = topo.all
-	case c.Switch:
-		devices = topo.Switches
-	case c.HCA:
-		devices = topo.CAs
-	}
+	m.topo, m.view = topo, topo.view(sel)
 	start := c.now()
-	results := c.Sweeper.Sweep(ctx, devices)
+	m.results = c.Sweeper.Sweep(ctx, m.view.devices)
 	elapsed := c.now().Sub(start).Seconds()
 	type tally struct{ errors, timeouts int }
 	var counts [2]tally // switch, hca
-	for _, r := range results {
-		d := r.Device
-		descs, k, name := switchDescs, 0, c.collectorName("switch")
-		if d.Type != mad.NodeTypeSwitch {
-			descs, k, name = hcaDescs, 1, c.collectorName("hca")
+	for i, r := range m.results {
+		k := 0
+		if r.Device.Type != mad.NodeTypeSwitch {
+			k = 1
 		}
-		guid := d.GUID.String()
 		sum.Devices++
-		var errV, toV float64
 		switch {
 		case r.Timeout:
-			toV = 1
 			counts[k].timeouts++
 			sum.Timeouts++
 			sum.Failed = append(sum.Failed, r)
 		case r.Err != nil:
-			errV = 1
 			counts[k].errors++
 			sum.Errors++
 			sum.Failed = append(sum.Failed, r)
 		}
-		add(descs.info, 1, guid, d.Name, strconv.Itoa(int(d.LID)))
-		add(descs.duration, r.Duration.Seconds(), guid, name)
-		add(descs.timeout, toV, guid, name)
-		add(descs.error, errV, guid, name)
-		for _, p := range d.Ports {
-			out = appendPort(out, topo, descs, d, p)
-		}
-		for _, pr := range r.Ports {
-			port := strconv.Itoa(pr.Port)
-			for i, desc := range descs.counters {
-				if pr.Present&(1<<i) == 0 {
-					continue
-				}
-				v := float64(pr.Values[i])
-				if counters[i].kind == kindData {
-					v *= 4
-				}
-				add(desc, v, guid, port)
-				if pr.Saturated&(1<<i) != 0 {
-					add(saturated, 1, guid, port, counters[i].field)
+		for j := range r.Ports {
+			pr := &r.Ports[j]
+			if pr.Saturated == 0 {
+				continue
+			}
+			for n, ctr := range counters {
+				if pr.Saturated&(1<<n) != 0 {
+					add(saturated, 1, m.view.labels[i].guid, portLabel(pr.Port), ctr.field)
 				}
 			}
 		}
@@ -140,54 +129,5 @@ func (c *Collector) Collect(ctx context.Context) ([]Sample, Summary) {
 			add(lastExecution, float64(c.now().Unix()), name)
 		}
 	}
-	return out, sum
-}
-
-// appendPort adds what the topology says of one port of d: its rate and
-// uplink as infiniband_exporter reports them, and ibtool's port metrics.
-func appendPort(out []Sample, topo *Topology, descs *deviceDescs, d *Device, p *subnet.Port) []Sample {
-	add := func(desc *Desc, v float64, values ...string) {
-		out = append(out, Sample{Desc: desc, Values: values, Value: v})
-	}
-	guid, port := d.GUID.String(), strconv.Itoa(p.Num)
-	rate, rateOK := activeRate(p)
-	width := 0
-	if p.Info != nil {
-		width = lanes(uint8(p.Info.LinkWidthActive))
-	}
-	if rateOK && width > 0 {
-		raw := float64(width) * rate.raw * 1e9 / 8
-		eff := float64(width) * rate.effective * 1e9 / 8
-		if d.Type == mad.NodeTypeSwitch {
-			add(descs.rate, eff, guid, port)
-			add(descs.rawRate, raw, guid, port)
-		} else {
-			add(descs.rate, eff, guid)
-			add(descs.rawRate, raw, guid)
-		}
-	}
-	if r := p.Remote; r != nil {
-		rn := r.Node
-		add(descs.uplink, 1, guid, port, d.Name, topo.names.Name(uint64(rn.GUID), rn.Desc), r.GUID.String(), typeCode(rn.Type),
-			strconv.Itoa(r.Num), strconv.Itoa(int(r.LID())))
-	}
-	add(portInfo, 1, guid, port, typeCode(d.Type), d.Node.GUID.String(), strconv.Itoa(int(d.LID)), d.Name, d.Node.Desc)
-	if p.Info == nil {
-		return out
-	}
-	add(linkState, float64(p.Info.LinkState), guid, port)
-	add(physState, float64(p.Info.PhysLinkState), guid, port)
-	if width > 0 {
-		add(widthActive, float64(width), guid, port)
-	}
-	if n := enabledLanes(p); n > 0 {
-		add(widthEnabled, float64(n), guid, port)
-	}
-	if rateOK {
-		add(speedActive, rate.raw*1e9, guid, port)
-	}
-	if r, ok := enabledRate(p); ok {
-		add(speedEnabled, r.raw*1e9, guid, port)
-	}
-	return out
+	return m, sum
 }

@@ -48,7 +48,7 @@ func testFabric() *subnet.Fabric {
 // testScrape collects testFabric once with the collectors asked for: the
 // switch's PMA has 64-bit counters, the CA's 32-bit ones with port 2's
 // SymbolErrorCounter saturated.
-func testScrape(t *testing.T, switches, cas bool) ([]Sample, Summary) {
+func testScrape(t *testing.T, switches, cas bool) (*Metrics, Summary) {
 	t.Helper()
 	wide := mad.PMACapabilities{Mask: mad.PMAExtendedWidth | mad.PMAXmitWait, Mask2: mad.PMAAdditionalPortCounters}
 	fab := &fakeFabric{pmas: map[rdma.LID]*fakePMA{
@@ -93,8 +93,8 @@ func TestCollect(t *testing.T) {
 				`infiniband_port_physical_state{guid="0x0000000000000200",port="1"} 5`,
 				`infiniband_port_link_width_active_lanes{guid="0x0000000000000200",port="2"} 1`,
 				`infiniband_port_link_width_enabled_lanes{guid="0x0000000000000200",port="2"} 4`,
-				`infiniband_port_link_speed_active_bits_per_second{guid="0x0000000000000200",port="2"} 2.5e+09`,
-				`infiniband_port_link_speed_enabled_bits_per_second{guid="0x0000000000000200",port="2"} 2.578125e+10`,
+				`infiniband_port_link_speed_active_bytes_per_second{guid="0x0000000000000200",port="2"} 3.125e+08`,
+				`infiniband_port_link_speed_enabled_bytes_per_second{guid="0x0000000000000200",port="2"} 3.22265625e+09`,
 			},
 			wantAbsent: []string{"infiniband_hca_", `port="3"`, "infiniband_exporter_last_execution", "infiniband_port_counter_saturated"},
 		},
@@ -116,12 +116,12 @@ func TestCollect(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			samples, sum := testScrape(t, tt.switches, tt.cas)
+			m, sum := testScrape(t, tt.switches, tt.cas)
 			if sum.Errors != 0 || sum.Timeouts != 0 {
 				t.Errorf("summary %+v, want no errors", sum)
 			}
 			var b bytes.Buffer
-			if err := Write(&b, samples); err != nil {
+			if _, err := m.WriteTo(&b); err != nil {
 				t.Fatal(err)
 			}
 			lines := strings.Split(b.String(), "\n")

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"context"
+	"sync"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 )
@@ -78,6 +79,8 @@ type PortReading struct {
 	// Extended is set when the data counters came from
 	// PortCountersExtended.
 	Extended bool
+	// Read is set when the port's counters were read.
+	Read bool
 }
 
 const numCounters = 22
@@ -88,26 +91,45 @@ func needsPortCounters(caps mad.PMACapabilities) bool {
 	return !caps.ExtendedCounters() || !caps.Has2(mad.PMAAdditionalPortCounters)
 }
 
-// readPort reads port num's counters at pma: PortCounters where some
-// counter needs it, PortCountersExtended where the PMA has it.
-func readPort(ctx context.Context, pma *mad.PMA, caps mad.PMACapabilities, num int) (PortReading, error) {
+// counterField is where a counter is read: its field in PortCounters
+// (narrow) and in PortCountersExtended (wide), each with whether the
+// attribute has it.
+type counterField struct {
+	narrow, wide       mad.Field
+	hasNarrow, hasWide bool
+}
+
+// counterFields are counters' fields, looked up once: a scrape reads
+// them for every port.
+var counterFields = sync.OnceValue(func() *[numCounters]counterField {
+	fs := new([numCounters]counterField)
+	narrow, wide := new(mad.PortCounters).Layout(), new(mad.PortCountersExtended).Layout()
+	for i, c := range counters {
+		fs[i].narrow, fs[i].hasNarrow = narrow.Field(c.field)
+		fs[i].wide, fs[i].hasWide = wide.Field(c.field)
+	}
+	return fs
+})
+
+// readPort reads port num's counters at the PMA path leads to:
+// PortCounters where some counter needs it, PortCountersExtended where
+// the PMA has it.
+func readPort(ctx context.Context, x *mad.Transactor, path mad.Path, caps mad.PMACapabilities, num int) (PortReading, error) {
 	r := PortReading{Port: num}
-	var pc mad.PortCounters
-	var pce mad.PortCountersExtended
 	var narrow, wide []byte
 	var err error
 	if needsPortCounters(caps) {
-		if narrow, err = pma.Get(ctx, &pc, num); err != nil {
+		if narrow, err = getCounters(ctx, x, path, new(mad.PortCounters).Layout(), num); err != nil {
 			return r, err
 		}
 	}
 	if caps.ExtendedCounters() {
-		if wide, err = pma.Get(ctx, &pce, num); err != nil {
+		if wide, err = getCounters(ctx, x, path, new(mad.PortCountersExtended).Layout(), num); err != nil {
 			return r, err
 		}
 		r.Extended = true
 	}
-	narrowL, wideL := pc.Layout(), pce.Layout()
+	fs := counterFields()
 	for i, c := range counters {
 		useWide := false
 		switch c.kind {
@@ -124,11 +146,10 @@ func readPort(ctx context.Context, pma *mad.PMA, caps mad.PMACapabilities, num i
 				continue
 			}
 		}
-		data, l := narrow, narrowL
+		data, f, ok := narrow, fs[i].narrow, fs[i].hasNarrow
 		if useWide {
-			data, l = wide, wideL
+			data, f, ok = wide, fs[i].wide, fs[i].hasWide
 		}
-		f, ok := l.Field(c.field)
 		if !ok || len(data) == 0 {
 			continue
 		}
@@ -140,4 +161,18 @@ func readPort(ctx context.Context, pma *mad.PMA, caps mad.PMACapabilities, num i
 		}
 	}
 	return r, nil
+}
+
+// getCounters sends a PerfMgt Get of l's attribute for port and returns
+// the reply's attribute data. The request carries only PortSelect (its
+// second byte): the counters' other fields are zero in a Get, and a
+// sweep does this for every port, so it skips encoding a whole attribute
+// and decoding the reply into one.
+func getCounters(ctx context.Context, x *mad.Transactor, path mad.Path, l *mad.Layout, port int) ([]byte, error) {
+	r, err := x.Do(ctx, &mad.Request{Path: path, Class: l.Class, Method: mad.MethodGet, AttrID: l.ID, Name: l.Name,
+		Data: []byte{0, uint8(port)}})
+	if err != nil {
+		return nil, err
+	}
+	return r.Data(), nil
 }

@@ -70,15 +70,7 @@ func Write(w io.Writer, samples []Sample) error {
 		s := &sorted[i]
 		if last == nil || s.Desc.Name != last.Name {
 			last = s.Desc
-			b = append(b, "# HELP "...)
-			b = append(b, s.Desc.Name...)
-			b = append(b, ' ')
-			b = appendEscaped(b, s.Desc.Help, false)
-			b = append(b, "\n# TYPE "...)
-			b = append(b, s.Desc.Name...)
-			b = append(b, ' ')
-			b = append(b, s.Desc.Type.String()...)
-			b = append(b, '\n')
+			b = appendHeader(b, s.Desc)
 		}
 		b = appendSample(b, s)
 		if len(b) > 32<<10 {
@@ -110,6 +102,19 @@ func compareSamples(a, b Sample) int {
 		}
 	}
 	return 0
+}
+
+// appendHeader appends a family's # HELP and # TYPE lines.
+func appendHeader(b []byte, d *Desc) []byte {
+	b = append(b, "# HELP "...)
+	b = append(b, d.Name...)
+	b = append(b, ' ')
+	b = appendEscaped(b, d.Help, false)
+	b = append(b, "\n# TYPE "...)
+	b = append(b, d.Name...)
+	b = append(b, ' ')
+	b = append(b, d.Type.String()...)
+	return append(b, '\n')
 }
 
 func appendSample(b []byte, s *Sample) []byte {

@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"strconv"
@@ -43,17 +42,14 @@ func (c *Collector) Handler(maxScrape time.Duration, report func(Summary)) http.
 			ctx, cancel = context.WithTimeout(ctx, d)
 			defer cancel()
 		}
-		samples, sum := c.Collect(ctx)
+		m, sum := c.Collect(ctx)
 		if report != nil {
 			report(sum)
 		}
-		var buf bytes.Buffer
-		if err := Write(&buf, samples); err != nil {
-			http.Error(w, err.Error(), http.StatusInternalServerError)
-			return
-		}
+		// The answer goes out as it is written: the sweep is over, so
+		// only the client going away can fail it, and a whole scrape
+		// held in memory would be tens of megabytes on a big fabric.
 		w.Header().Set("Content-Type", ContentType)
-		w.Header().Set("Content-Length", strconv.Itoa(buf.Len()))
-		w.Write(buf.Bytes())
+		m.WriteTo(w)
 	})
 }

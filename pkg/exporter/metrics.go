@@ -55,10 +55,10 @@ var (
 	widthActive  = NewDesc(namespace+"_port_link_width_active_lanes", "Infiniband port active link width, in lanes", Gauge, "guid", "port")
 	widthEnabled = NewDesc(namespace+"_port_link_width_enabled_lanes",
 		"Infiniband port widest link width both ends of the link enable and support, in lanes", Gauge, "guid", "port")
-	speedActive = NewDesc(namespace+"_port_link_speed_active_bits_per_second",
-		"Infiniband port active link speed, signaling rate of one lane", Gauge, "guid", "port")
-	speedEnabled = NewDesc(namespace+"_port_link_speed_enabled_bits_per_second",
-		"Infiniband port fastest link speed both ends of the link enable and support, signaling rate of one lane", Gauge, "guid", "port")
+	speedActive = NewDesc(namespace+"_port_link_speed_active_bytes_per_second",
+		"Infiniband port active link speed: signaling rate of one lane, in bytes per second (bits / 8)", Gauge, "guid", "port")
+	speedEnabled = NewDesc(namespace+"_port_link_speed_enabled_bytes_per_second",
+		"Infiniband port fastest link speed both ends of the link enable and support: signaling rate of one lane, in bytes per second (bits / 8)", Gauge, "guid", "port")
 	saturated = NewDesc(namespace+"_port_counter_saturated",
 		"Infiniband port counter read from a field narrower than 64 bits that stands at its largest value: the PMA stopped counting (present only when so)", Gauge,
 		"guid", "port", "counter")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ibtool/ibtool/pkg/mad"
@@ -12,8 +13,9 @@ import (
 // DeviceResult is what a sweep read of one device.
 type DeviceResult struct {
 	Device *Device
-	// Ports are the ports read, in the device's order; a port whose
-	// queries failed is left out (Err says why).
+	// Ports are the readings of the device's ports, Ports[i] of
+	// Device.Ports[i]; a port not read has Read false (Err says why).
+	// Nil when no port was read.
 	Ports []PortReading
 	// Duration is how long the device's queries took.
 	Duration time.Duration
@@ -101,38 +103,42 @@ func (s *Sweeper) start(ctx context.Context, devices []*Device) *sweep {
 		sctx, cancel = context.WithDeadline(base, dl)
 	}
 	sw := &sweep{devices: devices, done: make(chan struct{}), results: make([]*DeviceResult, len(devices))}
-	go func() {
-		defer cancel()
-		defer close(sw.done)
-		var wg sync.WaitGroup
-		// The transactor bounds the MADs in flight; this bounds the
-		// goroutines waiting for it.
-		sem := make(chan struct{}, 2*max(1, s.X.Window()))
-		for i, d := range devices {
-			select {
-			case sem <- struct{}{}:
-			case <-sctx.Done():
-				wg.Wait()
-				return
-			}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				r := s.device(sctx, d)
+	// As many devices are read at once as the transactor has MADs in
+	// flight, each device's queries one after another, as ibqueryerrors
+	// reads nodes: the window stays full, a switch's PMA sees one query
+	// at a time, and a fixed set of workers does it.
+	workers := min(len(devices), max(1, s.X.Window()))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	wg.Add(workers)
+	for range workers {
+		go func() {
+			defer wg.Done()
+			for sctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(devices) {
+					return
+				}
+				r := s.device(sctx, devices[i])
 				sw.mu.Lock()
 				sw.results[i] = r
 				sw.mu.Unlock()
-			}()
-		}
+			}
+		}()
+	}
+	go func() {
 		wg.Wait()
+		cancel()
+		close(sw.done)
 	}()
 	return sw
 }
 
 // device reads one device: its PMA's capabilities (once per topology),
-// its first port, then the others at once. A device whose first port
-// does not answer is not asked for the others, so a dead switch costs
-// one query's timeout, not one per port.
+// then its ports one after another. A query that times out ends the
+// device's reading, so a dead switch costs one query's timeout, not one
+// per port; a port whose PMA answers with an error is left out and the
+// others are read.
 func (s *Sweeper) device(ctx context.Context, d *Device) *DeviceResult {
 	start := time.Now()
 	r := &DeviceResult{Device: d}
@@ -142,10 +148,10 @@ func (s *Sweeper) device(ctx context.Context, d *Device) *DeviceResult {
 			r.Timeout = true
 		}
 	}()
-	pma := mad.NewPMA(s.X, mad.LIDPath(d.LID))
+	path := mad.LIDPath(d.LID)
 	caps := d.caps.Load()
 	if caps == nil {
-		c, err := pma.Capabilities(ctx, d.capPort())
+		c, err := mad.NewPMA(s.X, path).Capabilities(ctx, d.capPort())
 		if err != nil {
 			r.Err = err
 			return r
@@ -153,33 +159,25 @@ func (s *Sweeper) device(ctx context.Context, d *Device) *DeviceResult {
 		d.caps.Store(&c)
 		caps = &c
 	}
-	first, err := readPort(ctx, pma, *caps, d.Ports[0].Num)
-	if err != nil {
-		r.Err = err
-		return r
-	}
-	r.Ports = make([]PortReading, len(d.Ports))
-	r.Ports[0] = first
-	errs := make([]error, len(d.Ports))
-	var wg sync.WaitGroup
-	for i, p := range d.Ports[1:] {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r.Ports[i+1], errs[i+1] = readPort(ctx, pma, *caps, p.Num)
-		}()
-	}
-	wg.Wait()
-	kept := r.Ports[:0]
-	for i, pr := range r.Ports {
-		if errs[i] != nil {
+	var ports []PortReading
+	for i, p := range d.Ports {
+		pr, err := readPort(ctx, s.X, path, *caps, p.Num)
+		if err != nil {
 			if r.Err == nil {
-				r.Err = errs[i]
+				r.Err = err
+			}
+			var te *mad.TimeoutError
+			if errors.As(err, &te) || ctx.Err() != nil {
+				break
 			}
 			continue
 		}
-		kept = append(kept, pr)
+		if ports == nil {
+			ports = make([]PortReading, len(d.Ports))
+		}
+		pr.Read = true
+		ports[i] = pr
 	}
-	r.Ports = kept
+	r.Ports = ports
 	return r
 }

@@ -57,6 +57,7 @@ type Topology struct {
 	// the same slice every time, so that sweeps can be shared.
 	all   []*Device
 	names *nodemap.Map
+	views views
 }
 
 // NewTopology groups a discovered fabric's nodes into devices. Routers

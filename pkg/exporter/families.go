@@ -1,0 +1,277 @@
+package exporter
+
+import (
+	"io"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+)
+
+// family writes one metric family of a scrape: each calls emit with
+// every sample's label values (in the Desc's label order) and value, in
+// the order the exposition writes them. emit does not keep values, so
+// each fills one slice again and again.
+type family struct {
+	desc *Desc
+	each func(m *Metrics, emit func(values []string, v float64))
+}
+
+// families are every family the exporter writes, sorted by name.
+var families = sync.OnceValue(func() []family {
+	var fs []family
+	for _, sw := range []bool{true, false} {
+		descs := hcaDescs
+		if sw {
+			descs = switchDescs
+		}
+		t := typeOf(sw)
+		fs = append(fs,
+			family{descs.info, func(m *Metrics, emit func([]string, float64)) {
+				vals := make([]string, 3)
+				m.eachDevice(t, func(i int) {
+					vals[0], vals[1], vals[2] = m.view.labels[i].guid, m.view.devices[i].Name, m.view.labels[i].lid
+					emit(vals, 1)
+				})
+			}},
+			family{descs.duration, deviceResultFamily(t, func(r *DeviceResult) float64 { return r.Duration.Seconds() })},
+			family{descs.timeout, deviceResultFamily(t, func(r *DeviceResult) float64 { return b2f(r.Timeout) })},
+			family{descs.error, deviceResultFamily(t, func(r *DeviceResult) float64 { return b2f(!r.Timeout && r.Err != nil) })},
+			family{descs.rate, rateFamily(t, false)},
+			family{descs.rawRate, rateFamily(t, true)},
+			family{descs.uplink, func(m *Metrics, emit func([]string, float64)) {
+				vals := make([]string, 8)
+				m.eachRow(t, func(r *row) {
+					vals[0], vals[1], vals[2] = m.view.labels[r.dev].guid, r.port, m.view.devices[r.dev].Name
+					vals[3], vals[4], vals[5] = r.uplink, r.uplinkGUID, typeCode(m.view.port(r).Remote.Node.Type)
+					vals[6], vals[7] = r.uplinkPort, r.uplinkLID
+					emit(vals, 1)
+				}, func(r *row) bool { return m.view.port(r).Remote != nil })
+			}},
+		)
+		for n := range counters {
+			fs = append(fs, family{descs.counters[n], counterFamily(t, n)})
+		}
+	}
+	fs = append(fs,
+		family{portInfo, func(m *Metrics, emit func([]string, float64)) {
+			if m.view == nil {
+				return
+			}
+			vals := make([]string, 7)
+			for _, ri := range m.view.infoRows {
+				r := &m.view.rows[ri]
+				d, l := m.view.devices[r.dev], &m.view.labels[r.dev]
+				vals[0], vals[1], vals[2], vals[3] = l.guid, r.port, typeCode(d.Type), l.nodeGUID
+				vals[4], vals[5], vals[6] = l.lid, d.Name, d.Node.Desc
+				emit(vals, 1)
+			}
+		}},
+		family{linkState, linkFamily(func(r *row, pi *mad.PortInfo) (float64, bool) { return float64(pi.LinkState), true })},
+		family{physState, linkFamily(func(r *row, pi *mad.PortInfo) (float64, bool) { return float64(pi.PhysLinkState), true })},
+		family{widthActive, linkFamily(func(r *row, pi *mad.PortInfo) (float64, bool) {
+			n := lanes(uint8(pi.LinkWidthActive))
+			return float64(n), n > 0
+		})},
+		family{widthEnabled, portFamily(func(m *Metrics, r *row) (float64, bool) {
+			n := enabledLanes(m.view.port(r))
+			return float64(n), n > 0
+		})},
+		family{speedActive, portFamily(func(m *Metrics, r *row) (float64, bool) {
+			rate, ok := activeRate(m.view.port(r))
+			return rate.raw * 1e9 / 8, ok
+		})},
+		family{speedEnabled, portFamily(func(m *Metrics, r *row) (float64, bool) {
+			rate, ok := enabledRate(m.view.port(r))
+			return rate.raw * 1e9 / 8, ok
+		})},
+	)
+	for _, d := range []*Desc{collectDuration, collectErrors, collectTimeouts, lastExecution, saturated} {
+		fs = append(fs, family{d, func(m *Metrics, emit func([]string, float64)) {
+			for i := range m.misc {
+				if s := &m.misc[i]; s.Desc == d {
+					emit(s.Values, s.Value)
+				}
+			}
+		}})
+	}
+	slices.SortFunc(fs, func(a, b family) int { return strings.Compare(a.desc.Name, b.desc.Name) })
+	return fs
+})
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// eachDevice calls f with the index of every device of type t, in guid
+// label order.
+func (m *Metrics) eachDevice(t mad.NodeType, f func(i int)) {
+	if m.view == nil {
+		return
+	}
+	for _, i := range m.view.byGUID {
+		if m.view.devices[i].Type == t {
+			f(int(i))
+		}
+	}
+}
+
+// eachRow calls f with every port of a device of type t (of any type
+// when t is 0) that keep accepts, in (guid, port) label order.
+func (m *Metrics) eachRow(t mad.NodeType, f func(r *row), keep func(r *row) bool) {
+	if m.view == nil {
+		return
+	}
+	for i := range m.view.rows {
+		r := &m.view.rows[i]
+		if (t == 0 || m.view.devices[r.dev].Type == t) && (keep == nil || keep(r)) {
+			f(r)
+		}
+	}
+}
+
+// deviceResultFamily is a (guid, collector) family of each device of
+// type t's sweep result.
+func deviceResultFamily(t mad.NodeType, value func(r *DeviceResult) float64) func(m *Metrics, emit func([]string, float64)) {
+	return func(m *Metrics, emit func([]string, float64)) {
+		name := m.c.collectorName("hca")
+		if t == mad.NodeTypeSwitch {
+			name = m.c.collectorName("switch")
+		}
+		vals := make([]string, 2)
+		m.eachDevice(t, func(i int) {
+			vals[0], vals[1] = m.view.labels[i].guid, name
+			emit(vals, value(m.results[i]))
+		})
+	}
+}
+
+// counterFamily is counter n of the ports of devices of type t that
+// the sweep read it of.
+func counterFamily(t mad.NodeType, n int) func(m *Metrics, emit func([]string, float64)) {
+	scale := 1.0
+	if counters[n].kind == kindData {
+		scale = 4
+	}
+	return func(m *Metrics, emit func([]string, float64)) {
+		vals := make([]string, 2)
+		m.eachRow(t, func(r *row) {
+			ports := m.results[r.dev].Ports
+			if ports == nil {
+				return
+			}
+			pr := &ports[r.idx]
+			if !pr.Read || pr.Present&(1<<n) == 0 {
+				return
+			}
+			vals[0], vals[1] = m.view.labels[r.dev].guid, r.port
+			emit(vals, float64(pr.Values[n])*scale)
+		}, nil)
+	}
+}
+
+// rateFamily is infiniband_exporter's rate (raw: signaling, else
+// effective) of the links of devices of type t: (guid, port) at a
+// switch, (guid) at a CA port.
+func rateFamily(t mad.NodeType, raw bool) func(m *Metrics, emit func([]string, float64)) {
+	return func(m *Metrics, emit func([]string, float64)) {
+		vals := make([]string, 2)
+		if t != mad.NodeTypeSwitch {
+			vals = vals[:1]
+		}
+		m.eachRow(t, func(r *row) {
+			p := m.view.port(r)
+			rate, ok := activeRate(p)
+			width := 0
+			if p.Info != nil {
+				width = lanes(uint8(p.Info.LinkWidthActive))
+			}
+			if !ok || width == 0 {
+				return
+			}
+			v := rate.effective
+			if raw {
+				v = rate.raw
+			}
+			vals[0] = m.view.labels[r.dev].guid
+			if len(vals) > 1 {
+				vals[1] = r.port
+			}
+			emit(vals, float64(width)*v*1e9/8)
+		}, nil)
+	}
+}
+
+// portFamily is a (guid, port) family of every port with a PortInfo that
+// value gives a value of.
+func portFamily(value func(m *Metrics, r *row) (float64, bool)) func(m *Metrics, emit func([]string, float64)) {
+	return func(m *Metrics, emit func([]string, float64)) {
+		vals := make([]string, 2)
+		m.eachRow(0, func(r *row) {
+			if m.view.port(r).Info == nil {
+				return
+			}
+			if v, ok := value(m, r); ok {
+				vals[0], vals[1] = m.view.labels[r.dev].guid, r.port
+				emit(vals, v)
+			}
+		}, nil)
+	}
+}
+
+// linkFamily is portFamily of a PortInfo field.
+func linkFamily(value func(r *row, pi *mad.PortInfo) (float64, bool)) func(m *Metrics, emit func([]string, float64)) {
+	return portFamily(func(m *Metrics, r *row) (float64, bool) { return value(r, m.view.port(r).Info) })
+}
+
+// WriteTo writes the metrics in the text exposition format, as Write
+// writes Samples' samples: families by name, samples in their label
+// values' order.
+func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
+	b := make([]byte, 0, 64<<10)
+	var n int64
+	var err error
+	flush := func() {
+		if err == nil {
+			var k int
+			k, err = w.Write(b)
+			n += int64(k)
+		}
+		b = b[:0]
+	}
+	for _, f := range families() {
+		head := false
+		f.each(m, func(values []string, v float64) {
+			if !head {
+				b = appendHeader(b, f.desc)
+				head = true
+			}
+			s := Sample{Desc: f.desc, Values: values, Value: v}
+			b = appendSample(b, &s)
+			if len(b) > 60<<10 {
+				flush()
+			}
+		})
+		if err != nil {
+			return n, err
+		}
+	}
+	flush()
+	return n, err
+}
+
+// Samples returns the metrics as samples, in the order WriteTo writes
+// them.
+func (m *Metrics) Samples() []Sample {
+	var out []Sample
+	for _, f := range families() {
+		f.each(m, func(values []string, v float64) {
+			out = append(out, Sample{Desc: f.desc, Values: slices.Clone(values), Value: v})
+		})
+	}
+	return out
+}
