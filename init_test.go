@@ -28,8 +28,11 @@ func TestMain(m *testing.M) {
 // before main with some room (docs/bench.md, Start-up); a new dependency
 // or a table built at init that goes over them is a start-up cost to
 // measure and justify, or to make lazy (sync.OnceValue, static data).
+//
+// 900 allocations: 697 before the exporter, whose HTTP server (net/http and
+// the crypto/tls it links) adds about 130 and 0.3 ms to every start.
 const (
-	initAllocsBudget   = 800
+	initAllocsBudget   = 900
 	initBytesBudget    = 160 << 10
 	packageBytesBudget = 32 << 10 // one package's init
 )

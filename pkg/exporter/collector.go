@@ -42,7 +42,7 @@ type Metrics struct {
 	view *view
 	// results are the sweep's, in view.devices' order.
 	results []*DeviceResult
-	// misc are the collectors' metrics and the saturated counters,
+	// misc are the collectors' metrics and the descs().saturated counters,
 	// sorted as the exposition writes them.
 	misc []Sample
 }
@@ -72,11 +72,11 @@ func (c *Collector) Collect(ctx context.Context) (*Metrics, Summary) {
 	topo, st := c.Topology()
 	sum := Summary{DiscoveryErr: st.Err}
 	disc := c.collectorName("ibnetdiscover")
-	add(collectErrors, float64(st.Errors), disc)
-	add(collectTimeouts, 0, disc)
-	add(collectDuration, st.Duration.Seconds(), disc)
+	add(descs().collectErrors, float64(st.Errors), disc)
+	add(descs().collectTimeouts, 0, disc)
+	add(descs().collectDuration, st.Duration.Seconds(), disc)
 	if c.RunOnce {
-		add(lastExecution, float64(c.now().Unix()), disc)
+		add(descs().lastExecution, float64(c.now().Unix()), disc)
 	}
 	defer func() { slices.SortFunc(m.misc, compareSamples) }()
 	sel := selectionOf(c.Switch, c.HCA)
@@ -112,7 +112,7 @@ func (c *Collector) Collect(ctx context.Context) (*Metrics, Summary) {
 			}
 			for n, ctr := range counters {
 				if pr.Saturated&(1<<n) != 0 {
-					add(saturated, 1, m.view.labels[i].guid, portLabel(pr.Port), ctr.field)
+					add(descs().saturated, 1, m.view.labels[i].guid, portLabel(pr.Port), ctr.field)
 				}
 			}
 		}
@@ -122,11 +122,11 @@ func (c *Collector) Collect(ctx context.Context) (*Metrics, Summary) {
 			continue
 		}
 		name := c.collectorName([]string{"switch", "hca"}[k])
-		add(collectErrors, float64(counts[k].errors), name)
-		add(collectTimeouts, float64(counts[k].timeouts), name)
-		add(collectDuration, elapsed, name)
+		add(descs().collectErrors, float64(counts[k].errors), name)
+		add(descs().collectTimeouts, float64(counts[k].timeouts), name)
+		add(descs().collectDuration, elapsed, name)
 		if c.RunOnce {
-			add(lastExecution, float64(c.now().Unix()), name)
+			add(descs().lastExecution, float64(c.now().Unix()), name)
 		}
 	}
 	return m, sum

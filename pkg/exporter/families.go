@@ -22,25 +22,25 @@ type family struct {
 var families = sync.OnceValue(func() []family {
 	var fs []family
 	for _, sw := range []bool{true, false} {
-		descs := hcaDescs
+		dd := descs().hcaDescs
 		if sw {
-			descs = switchDescs
+			dd = descs().switchDescs
 		}
 		t := typeOf(sw)
 		fs = append(fs,
-			family{descs.info, func(m *Metrics, emit func([]string, float64)) {
+			family{dd.info, func(m *Metrics, emit func([]string, float64)) {
 				vals := make([]string, 3)
 				m.eachDevice(t, func(i int) {
 					vals[0], vals[1], vals[2] = m.view.labels[i].guid, m.view.devices[i].Name, m.view.labels[i].lid
 					emit(vals, 1)
 				})
 			}},
-			family{descs.duration, deviceResultFamily(t, func(r *DeviceResult) float64 { return r.Duration.Seconds() })},
-			family{descs.timeout, deviceResultFamily(t, func(r *DeviceResult) float64 { return b2f(r.Timeout) })},
-			family{descs.error, deviceResultFamily(t, func(r *DeviceResult) float64 { return b2f(!r.Timeout && r.Err != nil) })},
-			family{descs.rate, rateFamily(t, false)},
-			family{descs.rawRate, rateFamily(t, true)},
-			family{descs.uplink, func(m *Metrics, emit func([]string, float64)) {
+			family{dd.duration, deviceResultFamily(t, func(r *DeviceResult) float64 { return r.Duration.Seconds() })},
+			family{dd.timeout, deviceResultFamily(t, func(r *DeviceResult) float64 { return b2f(r.Timeout) })},
+			family{dd.error, deviceResultFamily(t, func(r *DeviceResult) float64 { return b2f(!r.Timeout && r.Err != nil) })},
+			family{dd.rate, rateFamily(t, false)},
+			family{dd.rawRate, rateFamily(t, true)},
+			family{dd.uplink, func(m *Metrics, emit func([]string, float64)) {
 				vals := make([]string, 8)
 				m.eachRow(t, func(r *row) {
 					vals[0], vals[1], vals[2] = m.view.labels[r.dev].guid, r.port, m.view.devices[r.dev].Name
@@ -51,11 +51,11 @@ var families = sync.OnceValue(func() []family {
 			}},
 		)
 		for n := range counters {
-			fs = append(fs, family{descs.counters[n], counterFamily(t, n)})
+			fs = append(fs, family{dd.counters[n], counterFamily(t, n)})
 		}
 	}
 	fs = append(fs,
-		family{portInfo, func(m *Metrics, emit func([]string, float64)) {
+		family{descs().portInfo, func(m *Metrics, emit func([]string, float64)) {
 			if m.view == nil {
 				return
 			}
@@ -68,26 +68,26 @@ var families = sync.OnceValue(func() []family {
 				emit(vals, 1)
 			}
 		}},
-		family{linkState, linkFamily(func(r *row, pi *mad.PortInfo) (float64, bool) { return float64(pi.LinkState), true })},
-		family{physState, linkFamily(func(r *row, pi *mad.PortInfo) (float64, bool) { return float64(pi.PhysLinkState), true })},
-		family{widthActive, linkFamily(func(r *row, pi *mad.PortInfo) (float64, bool) {
+		family{descs().linkState, linkFamily(func(r *row, pi *mad.PortInfo) (float64, bool) { return float64(pi.LinkState), true })},
+		family{descs().physState, linkFamily(func(r *row, pi *mad.PortInfo) (float64, bool) { return float64(pi.PhysLinkState), true })},
+		family{descs().widthActive, linkFamily(func(r *row, pi *mad.PortInfo) (float64, bool) {
 			n := lanes(uint8(pi.LinkWidthActive))
 			return float64(n), n > 0
 		})},
-		family{widthEnabled, portFamily(func(m *Metrics, r *row) (float64, bool) {
+		family{descs().widthEnabled, portFamily(func(m *Metrics, r *row) (float64, bool) {
 			n := enabledLanes(m.view.port(r))
 			return float64(n), n > 0
 		})},
-		family{speedActive, portFamily(func(m *Metrics, r *row) (float64, bool) {
+		family{descs().speedActive, portFamily(func(m *Metrics, r *row) (float64, bool) {
 			rate, ok := activeRate(m.view.port(r))
 			return rate.raw * 1e9 / 8, ok
 		})},
-		family{speedEnabled, portFamily(func(m *Metrics, r *row) (float64, bool) {
+		family{descs().speedEnabled, portFamily(func(m *Metrics, r *row) (float64, bool) {
 			rate, ok := enabledRate(m.view.port(r))
 			return rate.raw * 1e9 / 8, ok
 		})},
 	)
-	for _, d := range []*Desc{collectDuration, collectErrors, collectTimeouts, lastExecution, saturated} {
+	for _, d := range []*Desc{descs().collectDuration, descs().collectErrors, descs().collectTimeouts, descs().lastExecution, descs().saturated} {
 		fs = append(fs, family{d, func(m *Metrics, emit func([]string, float64)) {
 			for i := range m.misc {
 				if s := &m.misc[i]; s.Desc == d {

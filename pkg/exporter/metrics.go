@@ -1,5 +1,7 @@
 package exporter
 
+import "sync"
+
 // The metric families: infiniband_exporter's, then ibtool's own.
 
 const namespace = "infiniband"
@@ -37,29 +39,51 @@ func newDeviceDescs(subsystem, title string) *deviceDescs {
 	return d
 }
 
-var (
-	switchDescs = newDeviceDescs("switch", "switch")
-	hcaDescs    = newDeviceDescs("hca", "HCA")
+// descSet holds every metric's Desc, built on first use rather than at
+// init: the package is linked into every tool's start.
+type descSet struct {
+	switchDescs     *deviceDescs
+	hcaDescs        *deviceDescs
+	collectDuration *Desc
+	collectErrors   *Desc
+	collectTimeouts *Desc
+	lastExecution   *Desc
+	portInfo        *Desc
+	linkState       *Desc
+	physState       *Desc
+	widthActive     *Desc
+	widthEnabled    *Desc
+	speedActive     *Desc
+	speedEnabled    *Desc
+	saturated       *Desc
+}
 
-	collectDuration = NewDesc(namespace+"_exporter_collector_duration_seconds", "Collector time duration.", Gauge, "collector")
-	collectErrors   = NewDesc(namespace+"_exporter_collect_errors", "Number of errors that occurred during collection", Gauge, "collector")
-	collectTimeouts = NewDesc(namespace+"_exporter_collect_timeouts", "Number of timeouts that occurred during collection", Gauge, "collector")
-	lastExecution   = NewDesc(namespace+"_exporter_last_execution", "Last execution time of exporter", Gauge, "collector")
+// descs returns the metrics' Descs.
+var descs = sync.OnceValue(func() *descSet {
+	return &descSet{
+		switchDescs: newDeviceDescs("switch", "switch"),
+		hcaDescs:    newDeviceDescs("hca", "HCA"),
 
-	portInfo = NewDesc(namespace+"_port_info", "Infiniband port information: the node's type, GUID, LID, name (node name map) and NodeDescription", Gauge,
-		"guid", "port", "type", "node_guid", "lid", "name", "description")
-	linkState = NewDesc(namespace+"_port_link_state",
-		"Infiniband port logical link state (PortInfo LinkState: 1 Down, 2 Init, 3 Armed, 4 Active)", Gauge, "guid", "port")
-	physState = NewDesc(namespace+"_port_physical_state",
-		"Infiniband port physical link state (PortInfo PhysLinkState: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest)", Gauge, "guid", "port")
-	widthActive  = NewDesc(namespace+"_port_link_width_active_lanes", "Infiniband port active link width, in lanes", Gauge, "guid", "port")
-	widthEnabled = NewDesc(namespace+"_port_link_width_enabled_lanes",
-		"Infiniband port widest link width both ends of the link enable and support, in lanes", Gauge, "guid", "port")
-	speedActive = NewDesc(namespace+"_port_link_speed_active_bytes_per_second",
-		"Infiniband port active link speed: signaling rate of one lane, in bytes per second (bits / 8)", Gauge, "guid", "port")
-	speedEnabled = NewDesc(namespace+"_port_link_speed_enabled_bytes_per_second",
-		"Infiniband port fastest link speed both ends of the link enable and support: signaling rate of one lane, in bytes per second (bits / 8)", Gauge, "guid", "port")
-	saturated = NewDesc(namespace+"_port_counter_saturated",
-		"Infiniband port counter read from a field narrower than 64 bits that stands at its largest value: the PMA stopped counting (present only when so)", Gauge,
-		"guid", "port", "counter")
-)
+		collectDuration: NewDesc(namespace+"_exporter_collector_duration_seconds", "Collector time duration.", Gauge, "collector"),
+		collectErrors:   NewDesc(namespace+"_exporter_collect_errors", "Number of errors that occurred during collection", Gauge, "collector"),
+		collectTimeouts: NewDesc(namespace+"_exporter_collect_timeouts", "Number of timeouts that occurred during collection", Gauge, "collector"),
+		lastExecution:   NewDesc(namespace+"_exporter_last_execution", "Last execution time of exporter", Gauge, "collector"),
+
+		portInfo: NewDesc(namespace+"_port_info", "Infiniband port information: the node's type, GUID, LID, name (node name map) and NodeDescription", Gauge,
+			"guid", "port", "type", "node_guid", "lid", "name", "description"),
+		linkState: NewDesc(namespace+"_port_link_state",
+			"Infiniband port logical link state (PortInfo LinkState: 1 Down, 2 Init, 3 Armed, 4 Active)", Gauge, "guid", "port"),
+		physState: NewDesc(namespace+"_port_physical_state",
+			"Infiniband port physical link state (PortInfo PhysLinkState: 1 Sleep, 2 Polling, 3 Disabled, 4 PortConfigurationTraining, 5 LinkUp, 6 LinkErrorRecovery, 7 PhyTest)", Gauge, "guid", "port"),
+		widthActive: NewDesc(namespace+"_port_link_width_active_lanes", "Infiniband port active link width, in lanes", Gauge, "guid", "port"),
+		widthEnabled: NewDesc(namespace+"_port_link_width_enabled_lanes",
+			"Infiniband port widest link width both ends of the link enable and support, in lanes", Gauge, "guid", "port"),
+		speedActive: NewDesc(namespace+"_port_link_speed_active_bytes_per_second",
+			"Infiniband port active link speed: signaling rate of one lane, in bytes per second (bits / 8)", Gauge, "guid", "port"),
+		speedEnabled: NewDesc(namespace+"_port_link_speed_enabled_bytes_per_second",
+			"Infiniband port fastest link speed both ends of the link enable and support: signaling rate of one lane, in bytes per second (bits / 8)", Gauge, "guid", "port"),
+		saturated: NewDesc(namespace+"_port_counter_saturated",
+			"Infiniband port counter read from a field narrower than 64 bits that stands at its largest value: the PMA stopped counting (present only when so)", Gauge,
+			"guid", "port", "counter"),
+	}
+})
