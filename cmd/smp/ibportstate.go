@@ -3,6 +3,7 @@ package smp
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -96,7 +97,7 @@ vls N, mtu N, lid N, smlid N, lmc N, mkey N, mkeylease N, mkeyprot N.`,
 			if err := o.Common.Finish(c); err != nil {
 				return err
 			}
-			if err := o.parse(args); err != nil {
+			if err := o.parse(args, c.InOrStdin(), c.ErrOrStderr()); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -110,8 +111,10 @@ vls N, mtu N, lid N, smlid N, lmc N, mkey N, mkeylease N, mkeyprot N.`,
 	return c
 }
 
-// parse reads the target, the port and the operations.
-func (o *ibportstateOptions) parse(args []string) error {
+// parse reads the target, the port and the operations. A new M_Key that
+// is not a number (mkey x) is asked for at a prompt on errOut and read
+// from in, as infiniband-diags asks "New M_Key: ".
+func (o *ibportstateOptions) parse(args []string, in io.Reader, errOut io.Writer) error {
 	t, err := o.Common.ParseTarget(args[0])
 	if err != nil {
 		return err
@@ -141,6 +144,15 @@ func (o *ibportstateOptions) parse(args []string) error {
 		}
 		i++
 		v, err := cmdutil.ParseUintArg(args[i], ^uint64(0))
+		if err != nil && word == "mkey" && (args[i][0] < '0' || args[i][0] > '9') {
+			typed, rerr := cmdutil.ReadSecret(in, errOut, "New M_Key: ")
+			if rerr != nil {
+				return cmdutil.UsageErrorf("invalid mkey value %q, and none could be read at the prompt: %v", args[i], rerr)
+			}
+			if v, err = cmdutil.ParseUintArg(typed, ^uint64(0)); err != nil {
+				return cmdutil.UsageErrorf("invalid new M_Key typed at the prompt: %v", err)
+			}
+		}
 		if err == nil && (v < s.min || v > s.max) && !(s.also != 0 && v == s.also) {
 			err = fmt.Errorf("out of range %d to %d", s.min, s.max)
 		}

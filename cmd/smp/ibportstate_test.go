@@ -72,3 +72,42 @@ func TestPeerWarnings(t *testing.T) {
 		}
 	}
 }
+
+// TestIbportstateNewMKeyPrompt checks that "mkey x" asks for the new M_Key
+// at a prompt, as infiniband-diags' getpass("New M_Key: ") does, so the key
+// stays out of the shell's history, and that a bad answer is a usage error.
+func TestIbportstateNewMKeyPrompt(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     uint64
+		wantErr  string
+	}{
+		{"typed", "0x1234\n", 0x1234, ""},
+		{"decimal, no newline", "4660", 0x1234, ""},
+		{"nothing typed", "", 0, "none could be read at the prompt"},
+		{"not a number", "0xg\n", 0, "invalid new M_Key typed at the prompt"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, _, errOut := cmdutil.NewTestFactory(nil)
+			f.IO.In = strings.NewReader(tt.in)
+			var got *ibportstateOptions
+			c := cmdutil.ToolCommand(f, cmdutil.Tool{Name: "ibportstate", New: func(f *cmdutil.Factory) *cobra.Command {
+				return newIbportstateCmd(f, func(o *ibportstateOptions) error { got = o; return nil })
+			}})
+			c.SetArgs([]string{"3", "1", "mkey", "x"})
+			c.SetIn(f.IO.In)
+			c.SetErr(f.IO.ErrOut)
+			err := c.Execute()
+			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
+				return
+			}
+			if !strings.HasPrefix(errOut.String(), "New M_Key: ") {
+				t.Errorf("stderr %q, want the prompt", errOut)
+			}
+			if diff := cmp.Diff(map[string]uint64{"mkey": tt.want}, got.Set); diff != "" {
+				t.Errorf("settings (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -40,7 +40,7 @@ func (o *CommonOptions) finishMKey(in io.Reader, errOut io.Writer) error {
 	if c := o.mkeyArg[0]; c >= '0' && c <= '9' {
 		return UsageErrorf("invalid M_Key %q: %v", o.mkeyArg, err)
 	}
-	typed, rerr := readSecret(in, errOut, "M_Key: ")
+	typed, rerr := ReadSecret(in, errOut, "M_Key: ")
 	if rerr != nil {
 		return UsageErrorf("invalid M_Key %q, and none could be read at the prompt: %v", o.mkeyArg, rerr)
 	}
@@ -51,10 +51,11 @@ func (o *CommonOptions) finishMKey(in io.Reader, errOut io.Writer) error {
 	return nil
 }
 
-// readSecret writes prompt to errOut and reads one line from in, with the
-// terminal's echo off when in is one. The line's end is dropped; errOut
-// gets the newline nothing echoed.
-func readSecret(in io.Reader, errOut io.Writer, prompt string) (string, error) {
+// ReadSecret writes prompt to errOut and reads one line from in, with the
+// terminal's echo off when in is one: a key typed at a prompt, as
+// infiniband-diags reads one with getpass. The line's end is dropped;
+// errOut gets the newline nothing echoed.
+func ReadSecret(in io.Reader, errOut io.Writer, prompt string) (string, error) {
 	fmt.Fprint(errOut, prompt)
 	defer fmt.Fprintln(errOut)
 	if f, ok := in.(*os.File); ok {
