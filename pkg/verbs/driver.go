@@ -40,6 +40,13 @@ type driver interface {
 	ackCQEvents(cq handle, n int)
 	pollCQ(cq handle, wc []WorkCompletion) (int, error)
 
+	createSRQ(pd handle, maxWR, maxSGE int) (handle, error)
+	destroySRQ(srq handle) error
+	postSRQRecv(srq handle, wrs []recvWork) error
+
+	createAH(pd handle, a AHAttr) (handle, error)
+	destroyAH(ah handle) error
+
 	createQP(pd handle, a qpCreate) (qp handle, num uint32, caps QPCaps, err error)
 	modifyQP(qp handle, m qpModify) error
 	destroyQP(qp handle) error
@@ -59,9 +66,11 @@ type driver interface {
 // carries; longer lists go in several calls.
 const maxPostBatch = 64
 
-// qpCreate is what ibv_create_qp gets: an RC QP on two CQs.
+// qpCreate is what ibv_create_qp gets: a QP of typ on two CQs.
 type qpCreate struct {
+	typ            QPType
 	sendCQ, recvCQ handle
+	srq            handle // nil: the QP has its own receive queue
 	caps           QPCaps
 	signalAll      bool
 }
@@ -69,6 +78,7 @@ type qpCreate struct {
 // qpModify is one state transition with the attributes it sets
 // (ibv_modify_qp with the mask the transition needs).
 type qpModify struct {
+	typ  QPType // which attributes the transition sets
 	to   QPState
 	init InitAttr
 	rtr  RTRAttr
@@ -87,6 +97,10 @@ type sendWork struct {
 	raddr  uint64
 	rkey   uint32
 	imm    uint32
+	// UD: the address handle, the peer's QP number and Q_Key.
+	ah    handle
+	rqpn  uint32
+	rqkey uint32
 }
 
 // recvWork is a checked receive work request.

@@ -155,6 +155,32 @@ func (f *fakeDriver) modifyQP(_ handle, m qpModify) error {
 
 func (f *fakeDriver) destroyQP(handle) error { return f.fail["destroyQP"] }
 
+func (f *fakeDriver) createAH(handle, AHAttr) (handle, error) {
+	if err := f.fail["createAH"]; err != nil {
+		return nil, err
+	}
+	return f.obj("ah"), nil
+}
+
+func (f *fakeDriver) destroyAH(handle) error { return f.fail["destroyAH"] }
+
+func (f *fakeDriver) createSRQ(handle, int, int) (handle, error) {
+	if err := f.fail["createSRQ"]; err != nil {
+		return nil, err
+	}
+	return f.obj("srq"), nil
+}
+
+func (f *fakeDriver) destroySRQ(handle) error { return f.fail["destroySRQ"] }
+
+func (f *fakeDriver) postSRQRecv(_ handle, wrs []recvWork) error {
+	if err := f.fail["postSRQRecv"]; err != nil {
+		return err
+	}
+	f.recvs = append(f.recvs, append([]recvWork(nil), wrs...))
+	return nil
+}
+
 func (f *fakeDriver) postSend(_ handle, wrs []sendWork) error {
 	if err := f.fail["postSend"]; err != nil {
 		return err

@@ -18,6 +18,8 @@ struct ibt_swr {
 	uint64_t wr_id, addr, raddr;
 	uint32_t length, lkey, rkey, imm;
 	int opcode, flags;
+	struct ibv_ah *ah; /* UD: set, with the peer's QP number and Q_Key */
+	uint32_t rqpn, rqkey;
 };
 
 struct ibt_rwr {
@@ -54,6 +56,8 @@ enum { IBT_FAIL_POST = 1, IBT_FAIL_POLL, IBT_FAIL_WC, IBT_FAIL_NOTIFY, IBT_FAIL_
  * being the caller's scratch arrays of n. */
 int ibt_post_send(struct ibv_qp *qp, struct ibt_swr *in, int n, struct ibv_send_wr *wr, struct ibv_sge *sge);
 int ibt_post_recv(struct ibv_qp *qp, struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge);
+int ibt_post_srq_recv(struct ibv_srq *srq, struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge);
+struct ibv_srq *ibt_create_srq(struct ibv_pd *pd, int max_wr, int max_sge);
 int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out);
 
 /* ibt_stream_run is perftest's run_iter_bw on s; see ibt_verbs.c. */
@@ -62,15 +66,17 @@ void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp_channe
 int ibt_req_notify(struct ibv_cq *cq, int solicited);
 int ibt_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq);
 
-/* RC queue pairs: creation, and the moves to INIT, RTR and RTS with the
+/* Queue pairs (RC, UC, UD): creation, and the moves to INIT, RTR and RTS with the
  * attributes as plain arguments. */
-struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
+struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq,
 		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got);
 uint32_t ibt_qp_num(struct ibv_qp *qp);
-int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access);
+int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access, uint32_t qkey);
 int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint32_t rq_psn, int dlid, int sl,
 		int global, const uint8_t *dgid, int sgid_index, int hop_limit, int tclass, uint32_t flow_label,
 		int max_dest_rd_atomic, int min_rnr_timer);
+struct ibv_ah *ibt_create_ah(struct ibv_pd *pd, int port, int dlid, int sl, int global, const uint8_t *dgid,
+		int sgid_index, int hop_limit, int tclass, uint32_t flow_label);
 int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int rnr_retry, int max_rd_atomic);
 
 /* Devices: the fields of a device list, a device and a context that Go

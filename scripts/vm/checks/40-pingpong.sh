@@ -1,0 +1,99 @@
+# The ibverbs-utils pingpongs on rxe0 (sourced by guest-test.sh): each of
+# ibtool's runs against rdma-core's own program, ibtool as the server
+# with rdma-core's client and the reverse, over the same device, with a
+# GID index (-g 0: rxe has no LIDs, so the peers route by GRH). Both
+# sides must finish, and every line ibtool prints must have the shape of
+# the line rdma-core prints in the same role (numbers, hex and GIDs made
+# placeholders; the values differ from run to run).
+PP_ADDR=192.0.2.1
+mkdir -p "$H/out"
+ip link set lo up
+
+# pp_wait_listen PORT: wait (up to 5 s) until a server listens on PORT.
+pp_wait_listen() {
+	i=0
+	while [ $i -lt 50 ]; do
+		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# pp_shape FILE: the file's lines with the values made placeholders.
+pp_shape() {
+	sed -E 's/GID [0-9a-fA-F:.]+/GID G/g; s/0x[0-9a-f]+/0xH/g; s/[0-9]+(\.[0-9]+)?/N/g' "$1"
+}
+
+# pp_run NAME PORT SERVER_CMD -- CLIENT_CMD: the server in the background,
+# then the client to $PP_ADDR; outputs in /tmp/NAME.srv and .cli, each
+# side's exit status in pp_srv_rc and pp_cli_rc.
+pp_run() {
+	name=$1
+	port=$2
+	shift 2
+	srv=""
+	while [ "$1" != "--" ]; do
+		srv="$srv $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086
+	timeout 60 $srv -p "$port" >"/tmp/$name.srv" 2>&1 &
+	pp_srv=$!
+	pp_wait_listen "$port" || echo "(the server did not listen on $port)" >>"/tmp/$name.srv"
+	timeout 60 "$@" -p "$port" "$PP_ADDR" >"/tmp/$name.cli" 2>&1
+	pp_cli_rc=$?
+	wait $pp_srv
+	pp_srv_rc=$?
+	cp "/tmp/$name.srv" "/tmp/$name.cli" "$H/out/" 2>/dev/null
+}
+
+# pp_interop TOOL PORT ARGS...: ibtool's TOOL against rdma-core's, both
+# ways, and the shapes of ibtool's output against rdma-core's in the same
+# role (the reference pair: rdma-core on both sides).
+pp_interop() {
+	tool=$1
+	port=$2
+	shift 2
+	pp_run "$tool-ref" "$port" "$tool" "$@" -- "$tool" "$@"
+	ref_rc="$pp_srv_rc/$pp_cli_rc"
+	pp_shape "/tmp/$tool-ref.srv" >"/tmp/$tool-ref.srv.shape"
+	pp_shape "/tmp/$tool-ref.cli" >"/tmp/$tool-ref.cli.shape"
+	for way in srv cli; do
+		if [ $way = srv ]; then
+			pp_run "$tool-$way" $((port + 1)) "$IBTOOL" "$tool" "$@" -- "$tool" "$@"
+			mine=/tmp/$tool-$way.srv
+			ref=/tmp/$tool-ref.srv.shape
+			what="ibtool's server with rdma-core's client"
+		else
+			pp_run "$tool-$way" $((port + 2)) "$tool" "$@" -- "$IBTOOL" "$tool" "$@"
+			mine=/tmp/$tool-$way.cli
+			ref=/tmp/$tool-ref.cli.shape
+			what="rdma-core's server with ibtool's client"
+		fi
+		pp_shape "$mine" >"$mine.shape"
+		if [ "$pp_srv_rc" -eq 0 ] && [ "$pp_cli_rc" -eq 0 ] && [ "$ref_rc" = 0/0 ] && cmp -s "$ref" "$mine.shape"; then
+			pass "$tool $*: $what, same lines as rdma-core's: $(tail -1 "$mine")"
+		else
+			fail "$tool $*: $what (exit $pp_srv_rc server, $pp_cli_rc client; rdma-core alone $ref_rc)"
+			diff -u "$ref" "$mine.shape" | head -20
+			head -20 "/tmp/$tool-$way.srv" "/tmp/$tool-$way.cli"
+		fi
+	done
+}
+
+pp_interop ibv_rc_pingpong 18700 -d rxe0 -g 0 -n 200
+pp_interop ibv_rc_pingpong 18710 -d rxe0 -g 0 -n 100 -e -s 65536 -m 1024
+pp_interop ibv_rc_pingpong 18720 -d rxe0 -g 1 -n 50 -s 9000 -c
+pp_interop ibv_uc_pingpong 18730 -d rxe0 -g 0 -n 200
+pp_interop ibv_uc_pingpong 18740 -d rxe0 -g 0 -n 100 -e -c
+
+fails_cleanly "ibv_rc_pingpong unknown device" 2 ibv_rc_pingpong -d nosuch "$PP_ADDR"
+fails_cleanly "ibv_rc_pingpong unreachable server" 3 ibv_rc_pingpong -d rxe0 -g 0 -p 18799 127.0.0.1
+fails_cleanly "ibv_rc_pingpong GID index over 255" 2 ibv_rc_pingpong -d rxe0 -g 300 "$PP_ADDR"
+
+# UD: a message must fit in the port's active MTU (1024 on dummy0's 1500).
+pp_interop ibv_ud_pingpong 18750 -d rxe0 -g 0 -s 1024 -n 200
+pp_interop ibv_ud_pingpong 18760 -d rxe0 -g 1 -s 512 -n 100 -e -c
+fails_cleanly "ibv_ud_pingpong size over the MTU" 3 ibv_ud_pingpong -d rxe0 -g 0 -s 2048 "$PP_ADDR"
