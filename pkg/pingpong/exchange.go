@@ -128,20 +128,47 @@ func Dial(ctx context.Context, host string, port int) (*Conn, error) {
 // stops listening, as rdma-core's server does; a context that ends
 // stops the wait.
 func Accept(ctx context.Context, port int) (*Conn, error) {
+	l, err := Listen(ctx, port)
+	if err != nil {
+		return nil, err
+	}
+	defer l.Close()
+	return l.Accept()
+}
+
+// Listener is a server's listening socket, for a server of several
+// clients (ibv_xsrq_pingpong -c).
+type Listener struct {
+	ctx  context.Context
+	l    net.Listener
+	stop func() bool
+}
+
+// Listen listens on port on every address; a context that ends closes
+// the listener, which ends a wait in Accept.
+func Listen(ctx context.Context, port int) (*Listener, error) {
 	var lc net.ListenConfig
 	l, err := lc.Listen(ctx, "tcp", ":"+strconv.Itoa(port))
 	if err != nil {
 		return nil, fmt.Errorf("couldn't listen to port %d: %w", port, err)
 	}
-	defer l.Close()
-	stop := context.AfterFunc(ctx, func() { l.Close() })
-	defer stop()
-	c, err := l.Accept()
+	return &Listener{ctx: ctx, l: l, stop: context.AfterFunc(ctx, func() { l.Close() })}, nil
+}
+
+// Accept waits for the next client.
+func (l *Listener) Accept() (*Conn, error) {
+	c, err := l.l.Accept()
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
+		if l.ctx.Err() != nil {
+			return nil, l.ctx.Err()
 		}
 		return nil, fmt.Errorf("accept() failed: %w", err)
 	}
 	return NewConn(c), nil
+}
+
+// Close stops listening.
+func (l *Listener) Close() error {
+	l.stop()
+	return l.l.Close()
 }

@@ -308,3 +308,47 @@ func TestReport(t *testing.T) {
 		}
 	}
 }
+
+// TestDialAccept runs the exchange over a real TCP connection on the
+// loopback interface.
+func TestDialAccept(t *testing.T) {
+	l, err := Listen(t.Context(), 0)
+	if err != nil {
+		t.Skipf("no TCP here: %v", err)
+	}
+	port := l.l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	type res struct {
+		d   []Dest
+		err error
+	}
+	done := make(chan res, 1)
+	go func() {
+		c, err := Accept(t.Context(), port)
+		if err != nil {
+			done <- res{nil, err}
+			return
+		}
+		defer c.Close()
+		d, err := c.Server([]Dest{{QPN: 2}}, func([]Dest) error { return nil })
+		done <- res{d, err}
+	}()
+	var c *Conn
+	for i := 0; i < 50; i++ {
+		if c, err = Dial(t.Context(), "127.0.0.1", port); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	rem, err := c.Client([]Dest{{QPN: 1}})
+	if err != nil || rem[0].QPN != 2 {
+		t.Fatalf("client got %+v, %v", rem, err)
+	}
+	if r := <-done; r.err != nil || r.d[0].QPN != 1 {
+		t.Fatalf("server got %+v, %v", r.d, r.err)
+	}
+}

@@ -19,6 +19,12 @@ type driver interface {
 	closeDevice(ctx handle) error
 	queryPort(ctx handle, port int) (Port, error)
 	queryGID(ctx handle, port, index int) ([16]byte, error)
+	// asyncFD is the context's async event file descriptor; waitAsync
+	// waits up to ms milliseconds for an event on it and reports whether
+	// one is there; getAsyncEvent reads and acknowledges one.
+	asyncFD(ctx handle) int
+	waitAsync(ctx handle, ms int) (bool, error)
+	getAsyncEvent(ctx handle) (AsyncEvent, error)
 
 	allocPD(ctx handle) (handle, error)
 	deallocPD(pd handle) error
@@ -41,6 +47,11 @@ type driver interface {
 	pollCQ(cq handle, wc []WorkCompletion) (int, error)
 
 	createSRQ(pd handle, maxWR, maxSGE int) (handle, error)
+	openXRCD(ctx handle, fd int) (handle, error)
+	closeXRCD(xrcd handle) error
+	// createXRCSRQ makes an XRC SRQ whose receives complete on cq, and
+	// returns its number.
+	createXRCSRQ(pd, xrcd, cq handle, maxWR, maxSGE int) (handle, uint32, error)
 	destroySRQ(srq handle) error
 	postSRQRecv(srq handle, wrs []recvWork) error
 
@@ -71,6 +82,7 @@ type qpCreate struct {
 	typ            QPType
 	sendCQ, recvCQ handle
 	srq            handle // nil: the QP has its own receive queue
+	xrcd           handle // XRC_RECV: the domain
 	caps           QPCaps
 	signalAll      bool
 }
@@ -101,6 +113,7 @@ type sendWork struct {
 	ah    handle
 	rqpn  uint32
 	rqkey uint32
+	srqn  uint32 // XRC: the peer's SRQ
 }
 
 // recvWork is a checked receive work request.

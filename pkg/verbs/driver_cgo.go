@@ -127,6 +127,24 @@ func (d *cDriver) queryGID(ctx handle, port, index int) ([16]byte, error) {
 	return g, nil
 }
 
+func (d *cDriver) asyncFD(ctx handle) int { return int(C.ibt_async_fd(ctx.(*C.struct_ibv_context))) }
+
+func (d *cDriver) waitAsync(ctx handle, ms int) (bool, error) {
+	rc, err := C.ibt_wait_async(ctx.(*C.struct_ibv_context), C.int(ms))
+	if rc < 0 {
+		return false, err
+	}
+	return rc == 1, nil
+}
+
+func (d *cDriver) getAsyncEvent(ctx handle) (AsyncEvent, error) {
+	var typ, port C.int
+	if rc, err := C.ibt_get_async_event(ctx.(*C.struct_ibv_context), &typ, &port); rc != 0 {
+		return AsyncEvent{}, rcErr(rc, err)
+	}
+	return AsyncEvent{Type: EventType(typ), Port: int(port)}, nil
+}
+
 func (d *cDriver) allocPD(ctx handle) (handle, error) {
 	pd, err := C.ibtv_alloc_pd(ctx.(*C.struct_ibv_context))
 	if pd == nil {
@@ -266,7 +284,18 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 	if a.srq != nil {
 		srq = a.srq.(*cSRQ).srq
 	}
-	qp, err := C.ibt_create_qp(pd.(*C.struct_ibv_pd), C.int(a.typ), a.sendCQ.(*cCQ).cq, a.recvCQ.(*cCQ).cq, srq,
+	var scq, rcq *C.struct_ibv_cq
+	if a.sendCQ != nil {
+		scq = a.sendCQ.(*cCQ).cq
+	}
+	if a.recvCQ != nil {
+		rcq = a.recvCQ.(*cCQ).cq
+	}
+	var xrcd *C.struct_ibv_xrcd
+	if a.xrcd != nil {
+		xrcd = a.xrcd.(*C.struct_ibv_xrcd)
+	}
+	qp, err := C.ibt_create_qp(pd.(*C.struct_ibv_pd), C.int(a.typ), scq, rcq, srq, xrcd,
 		C.int(c.MaxSendWR), C.int(c.MaxRecvWR), C.int(c.MaxSendSGE), C.int(c.MaxRecvSGE), C.int(c.MaxInlineData), sigall, &got)
 	if qp == nil {
 		return nil, 0, QPCaps{}, errnoOr(err, C.int(syscall.EINVAL))
@@ -336,6 +365,33 @@ func (d *cDriver) createSRQ(pd handle, maxWR, maxSGE int) (handle, error) {
 		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge))}, nil
 }
 
+func (d *cDriver) openXRCD(ctx handle, fd int) (handle, error) {
+	x, err := C.ibt_open_xrcd(ctx.(*C.struct_ibv_context), C.int(fd))
+	if x == nil {
+		return nil, errnoOr(err, C.int(syscall.EOPNOTSUPP))
+	}
+	return x, nil
+}
+
+func (d *cDriver) closeXRCD(xrcd handle) error {
+	if rc, err := C.ibt_close_xrcd(xrcd.(*C.struct_ibv_xrcd)); rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
+func (d *cDriver) createXRCSRQ(pd, xrcd, cq handle, maxWR, maxSGE int) (handle, uint32, error) {
+	var num C.uint32_t
+	srq, err := C.ibt_create_xrc_srq(pd.(*C.struct_ibv_pd), xrcd.(*C.struct_ibv_xrcd), cq.(*cCQ).cq, C.int(maxWR), C.int(maxSGE), &num)
+	if srq == nil {
+		return nil, 0, errnoOr(err, C.int(syscall.EOPNOTSUPP))
+	}
+	return &cSRQ{srq: srq,
+		rwr:   (*C.struct_ibt_rwr)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_rwr)),
+		recvs: (*C.struct_ibv_recv_wr)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_recv_wr)),
+		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge))}, uint32(num), nil
+}
+
 func (d *cDriver) destroySRQ(srq handle) error {
 	h := srq.(*cSRQ)
 	if rc, err := C.ibtv_destroy_srq(h.srq); rc != 0 {
@@ -399,7 +455,7 @@ func (d *cDriver) postSend(qp handle, wrs []sendWork) error {
 func swrToC(w sendWork) C.struct_ibt_swr {
 	s := C.struct_ibt_swr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), raddr: C.uint64_t(w.raddr),
 		length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey), rkey: C.uint32_t(w.rkey), imm: C.uint32_t(w.imm),
-		opcode: C.int(w.op), flags: C.int(w.flags), rqpn: C.uint32_t(w.rqpn), rqkey: C.uint32_t(w.rqkey)}
+		opcode: C.int(w.op), flags: C.int(w.flags), rqpn: C.uint32_t(w.rqpn), rqkey: C.uint32_t(w.rqkey), srqn: C.uint32_t(w.srqn)}
 	if w.ah != nil {
 		s.ah = w.ah.(*C.struct_ibv_ah)
 	}

@@ -28,6 +28,8 @@ type fakeDriver struct {
 	event   handle           // what getCQEvent returns
 	acked   int
 	devices []string
+	// asyncEvents are what getAsyncEvent hands out.
+	asyncEvents []AsyncEvent
 	// badStatus, when set, is the status of the completion of the
 	// first signalled request from badID on, in stream.
 	badStatus WCStatus
@@ -73,6 +75,21 @@ func (f *fakeDriver) queryPort(_ handle, port int) (Port, error) {
 
 func (f *fakeDriver) queryGID(handle, int, int) ([16]byte, error) {
 	return f.gid, f.fail["queryGID"]
+}
+
+func (f *fakeDriver) asyncFD(handle) int { return 7 }
+
+func (f *fakeDriver) waitAsync(handle, int) (bool, error) {
+	return len(f.asyncEvents) > 0, f.fail["waitAsync"]
+}
+
+func (f *fakeDriver) getAsyncEvent(handle) (AsyncEvent, error) {
+	if err := f.fail["getAsyncEvent"]; err != nil {
+		return AsyncEvent{}, err
+	}
+	e := f.asyncEvents[0]
+	f.asyncEvents = f.asyncEvents[1:]
+	return e, nil
 }
 
 func (f *fakeDriver) allocPD(handle) (handle, error) {
@@ -172,6 +189,22 @@ func (f *fakeDriver) createSRQ(handle, int, int) (handle, error) {
 }
 
 func (f *fakeDriver) destroySRQ(handle) error { return f.fail["destroySRQ"] }
+
+func (f *fakeDriver) openXRCD(handle, int) (handle, error) {
+	if err := f.fail["openXRCD"]; err != nil {
+		return nil, err
+	}
+	return f.obj("xrcd"), nil
+}
+
+func (f *fakeDriver) closeXRCD(handle) error { return f.fail["closeXRCD"] }
+
+func (f *fakeDriver) createXRCSRQ(_, _, _ handle, _, _ int) (handle, uint32, error) {
+	if err := f.fail["createXRCSRQ"]; err != nil {
+		return nil, 0, err
+	}
+	return f.obj("srq"), 0x42, nil
+}
 
 func (f *fakeDriver) postSRQRecv(_ handle, wrs []recvWork) error {
 	if err := f.fail["postSRQRecv"]; err != nil {

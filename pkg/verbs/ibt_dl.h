@@ -45,6 +45,8 @@ struct ibt_fns {
 	int (*destroy_ah)(struct ibv_ah *);
 	struct ibv_srq *(*create_srq)(struct ibv_pd *, struct ibv_srq_init_attr *);
 	int (*destroy_srq)(struct ibv_srq *);
+	int (*get_async_event)(struct ibv_context *, struct ibv_async_event *);
+	void (*ack_async_event)(struct ibv_async_event *);
 };
 
 extern struct ibt_fns ibt_fn;
@@ -101,6 +103,8 @@ const char *ibt_load(void)
 	IBT_SYM(destroy_ah, "ibv_destroy_ah");
 	IBT_SYM(create_srq, "ibv_create_srq");
 	IBT_SYM(destroy_srq, "ibv_destroy_srq");
+	IBT_SYM(get_async_event, "ibv_get_async_event");
+	IBT_SYM(ack_async_event, "ibv_ack_async_event");
 #undef IBT_SYM
 	return NULL;
 }

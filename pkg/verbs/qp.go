@@ -75,6 +75,10 @@ const (
 	QPTypeRC QPType = 2
 	QPTypeUC QPType = 3
 	QPTypeUD QPType = 4
+	// XRC initiator (sends to the peer's XRC SRQs) and target (receives
+	// into this side's XRC SRQ) QPs.
+	QPTypeXRCSend QPType = 9
+	QPTypeXRCRecv QPType = 10
 )
 
 // String names the type as the IBA does.
@@ -86,6 +90,10 @@ func (t QPType) String() string {
 		return "UC"
 	case QPTypeUD:
 		return "UD"
+	case QPTypeXRCSend:
+		return "XRC_SEND"
+	case QPTypeXRCRecv:
+		return "XRC_RECV"
 	}
 	return fmt.Sprintf("QP type %d", int(t))
 }
@@ -96,7 +104,9 @@ type QPConfig struct {
 	Type QPType
 	// SRQ, when set, is where the QP's receives come from (PostRecv on
 	// the QP is then a bug).
-	SRQ            *SRQ
+	SRQ *SRQ
+	// XRCD is the domain of an XRC_RECV QP.
+	XRCD           *XRCD
 	SendCQ, RecvCQ *CQ
 	Caps           QPCaps
 	// SignalAll makes every send work request complete with a CQ entry;
@@ -162,18 +172,43 @@ type QP struct {
 // are nil or closed, or a type other than RC, UC and UD, panic.
 func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	pd.use("CreateQP")
-	if cfg.SendCQ == nil || cfg.RecvCQ == nil {
-		panic(fmt.Sprintf("verbs: CreateQP on %s without a send and a receive CQ", pd))
-	}
-	cfg.SendCQ.use("CreateQP")
-	cfg.RecvCQ.use("CreateQP")
 	if cfg.Type == 0 {
 		cfg.Type = QPTypeRC
 	}
-	if cfg.Type != QPTypeRC && cfg.Type != QPTypeUC && cfg.Type != QPTypeUD {
+	// Which CQs a type takes: an XRC target has none (its SRQ has
+	// one), an XRC initiator only a send CQ.
+	switch cfg.Type {
+	case QPTypeRC, QPTypeUC, QPTypeUD:
+		if cfg.SendCQ == nil || cfg.RecvCQ == nil {
+			panic(fmt.Sprintf("verbs: CreateQP on %s without a send and a receive CQ", pd))
+		}
+	case QPTypeXRCSend:
+		if cfg.SendCQ == nil || cfg.RecvCQ != nil {
+			panic(fmt.Sprintf("verbs: CreateQP on %s of XRC_SEND wants a send CQ only", pd))
+		}
+	case QPTypeXRCRecv:
+		if cfg.SendCQ != nil || cfg.RecvCQ != nil || cfg.XRCD == nil {
+			panic(fmt.Sprintf("verbs: CreateQP on %s of XRC_RECV wants an XRCD and no CQs", pd))
+		}
+	default:
 		panic(fmt.Sprintf("verbs: CreateQP on %s of %s", pd, cfg.Type))
 	}
-	a := qpCreate{typ: cfg.Type, sendCQ: cfg.SendCQ.h, recvCQ: cfg.RecvCQ.h, caps: cfg.Caps, signalAll: cfg.SignalAll}
+	a := qpCreate{typ: cfg.Type, caps: cfg.Caps, signalAll: cfg.SignalAll}
+	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
+		if cq != nil {
+			cq.use("CreateQP")
+		}
+	}
+	if cfg.SendCQ != nil {
+		a.sendCQ = cfg.SendCQ.h
+	}
+	if cfg.RecvCQ != nil {
+		a.recvCQ = cfg.RecvCQ.h
+	}
+	if cfg.XRCD != nil {
+		cfg.XRCD.use("CreateQP")
+		a.xrcd = cfg.XRCD.h
+	}
 	if cfg.SRQ != nil {
 		cfg.SRQ.use("CreateQP")
 		if cfg.SRQ.pd != pd {
@@ -186,11 +221,7 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 		return nil, verbError("ibv_create_qp", fmt.Sprintf("%s (%s, %d send and %d receive WRs)", pd, cfg.Type, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR), err)
 	}
 	pd.children++
-	cfg.SendCQ.qps++
-	cfg.RecvCQ.qps++
-	if cfg.SRQ != nil {
-		cfg.SRQ.qps++
-	}
+	cfg.adjust(1)
 	return &QP{pd: pd, cfg: cfg, h: h, num: num, caps: caps}, nil
 }
 
@@ -272,6 +303,22 @@ func checkModify(m qpModify) error {
 	return nil
 }
 
+// adjust counts a QP made (1) or destroyed (-1) on the objects it uses.
+func (cfg *QPConfig) adjust(n int) {
+	if cfg.SendCQ != nil {
+		cfg.SendCQ.qps += n
+	}
+	if cfg.RecvCQ != nil {
+		cfg.RecvCQ.qps += n
+	}
+	if cfg.SRQ != nil {
+		cfg.SRQ.qps += n
+	}
+	if cfg.XRCD != nil {
+		cfg.XRCD.qps += n
+	}
+}
+
 // Type is the QP's transport.
 func (qp *QP) Type() QPType { return qp.cfg.Type }
 
@@ -344,6 +391,8 @@ type SendWR struct {
 	AH         *AH
 	RemoteQPN  uint32
 	RemoteQKey uint32
+	// RemoteSRQN is the peer's XRC SRQ (XRC_SEND QPs only).
+	RemoteSRQN uint32
 }
 
 // RecvWR is a receive work request: the next SEND from the peer lands in
@@ -393,6 +442,7 @@ func (qp *QP) checkSend(wr *SendWR) sendWork {
 		}
 		w.ah, w.rqpn, w.rqkey = wr.AH.h, wr.RemoteQPN, wr.RemoteQKey
 	}
+	w.srqn = wr.RemoteSRQN
 	if wr.MR != nil {
 		if wr.MR.pd != qp.pd {
 			panic(fmt.Sprintf("verbs: PostSend on %s with %s of another PD", qp, wr.MR))
@@ -458,10 +508,6 @@ func (qp *QP) Close() error {
 	}
 	qp.closed = true
 	qp.pd.children--
-	qp.cfg.SendCQ.qps--
-	qp.cfg.RecvCQ.qps--
-	if qp.cfg.SRQ != nil {
-		qp.cfg.SRQ.qps--
-	}
+	qp.cfg.adjust(-1)
 	return nil
 }

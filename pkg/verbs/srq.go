@@ -11,6 +11,9 @@ type SRQ struct {
 	qps    int // QPs that use it
 	closed bool
 	recvs  []recvWork
+	num    uint32 // an XRC SRQ's number
+	xrcd   *XRCD
+	cq     *CQ
 }
 
 // CreateSRQ makes a shared receive queue of maxWR receives of maxSGE
@@ -24,6 +27,27 @@ func (pd *PD) CreateSRQ(maxWR, maxSGE int) (*SRQ, error) {
 	pd.children++
 	return &SRQ{pd: pd, h: h, id: pd.ctx.adopt()}, nil
 }
+
+// CreateXRCSRQ makes an XRC SRQ in xrcd whose receives complete on cq:
+// the peer's XRC_SEND QPs send to it by its Num, through any XRC_RECV QP
+// of the domain.
+func (pd *PD) CreateXRCSRQ(xrcd *XRCD, cq *CQ, maxWR, maxSGE int) (*SRQ, error) {
+	pd.use("CreateXRCSRQ")
+	xrcd.use("CreateXRCSRQ")
+	cq.use("CreateXRCSRQ")
+	h, num, err := drv.createXRCSRQ(pd.h, xrcd.h, cq.h, maxWR, maxSGE)
+	if err != nil {
+		return nil, verbError("ibv_create_srq_ex", fmt.Sprintf("%s (XRC, %d WRs)", pd, maxWR), err)
+	}
+	pd.children++
+	xrcd.qps++
+	cq.qps++
+	return &SRQ{pd: pd, h: h, id: pd.ctx.adopt(), num: num, xrcd: xrcd, cq: cq}, nil
+}
+
+// Num is an XRC SRQ's number, which the peer's sends name (0 for an SRQ
+// that is not XRC).
+func (s *SRQ) Num() uint32 { return s.num }
 
 // String names the SRQ in messages.
 func (s *SRQ) String() string { return fmt.Sprintf("%s SRQ %d", s.pd.ctx.name, s.id) }
@@ -70,6 +94,10 @@ func (s *SRQ) Close() error {
 	}
 	s.closed = true
 	s.pd.children--
+	if s.xrcd != nil {
+		s.xrcd.qps--
+		s.cq.qps--
+	}
 	s.pd.ctx.release()
 	return nil
 }

@@ -22,7 +22,7 @@ pp_wait_listen() {
 
 # pp_shape FILE: the file's lines with the values made placeholders.
 pp_shape() {
-	sed -E 's/GID [0-9a-fA-F:.]+/GID G/g; s/0x[0-9a-f]+/0xH/g; s/[0-9]+(\.[0-9]+)?/N/g' "$1"
+	sed -E 's/GID [0-9a-fA-F:.]+/GID G/g; s/(LID|RECV|SEND|PSN|SRQN) [0-9a-f]+([,: ])/\1 H\2/g; s/0x[0-9a-f]+/0xH/g; s/[0-9]+(\.[0-9]+)?/N/g' "$1"
 }
 
 # pp_run NAME PORT SERVER_CMD -- CLIENT_CMD: the server in the background,
@@ -97,3 +97,25 @@ fails_cleanly "ibv_rc_pingpong GID index over 255" 2 ibv_rc_pingpong -d rxe0 -g 
 pp_interop ibv_ud_pingpong 18750 -d rxe0 -g 0 -s 1024 -n 200
 pp_interop ibv_ud_pingpong 18760 -d rxe0 -g 1 -s 512 -n 100 -e -c
 fails_cleanly "ibv_ud_pingpong size over the MTU" 3 ibv_ud_pingpong -d rxe0 -g 0 -s 2048 "$PP_ADDR"
+
+# SRQ: 16 QPs (rdma-core's default) and 4 with events, 256 addresses each
+# way in the exchange.
+pp_interop ibv_srq_pingpong 18770 -d rxe0 -g 0 -n 200
+pp_interop ibv_srq_pingpong 18780 -d rxe0 -g 0 -q 4 -r 50 -n 100 -e -c
+
+# XRC: Soft-RoCE has none (no XRC in ibv_devinfo -v's capabilities): then
+# both programs must fail to open the XRC domain, ibtool's with one line
+# and exit 3; on a device with XRC, the same interop as above.
+if ibv_devinfo -v -d rxe0 | grep -qw XRC; then
+	pp_interop ibv_xsrq_pingpong 18790 -d rxe0 -g 0 -n 20
+else
+	timeout 20 ibv_xsrq_pingpong -d rxe0 -g 0 -p 18798 >/tmp/xsrq-ref.out 2>&1
+	ref=$?
+	if [ $ref -ne 0 ] && grep -q "XRC Domain" /tmp/xsrq-ref.out; then
+		pass "ibv_xsrq_pingpong (rdma-core's) on rxe0, which has no XRC: exit $ref, $(grep 'XRC Domain' /tmp/xsrq-ref.out)"
+	else
+		fail "ibv_xsrq_pingpong (rdma-core's) on rxe0: exit $ref"
+		cat /tmp/xsrq-ref.out
+	fi
+	fails_cleanly "ibv_xsrq_pingpong on rxe0, which has no XRC" 3 ibv_xsrq_pingpong -d rxe0 -g 0 -p 18799
+fi
