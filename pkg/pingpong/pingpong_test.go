@@ -297,6 +297,9 @@ func TestReport(t *testing.T) {
 		// three lines compiled in C.
 		{4096, 1000, 91234 * time.Microsecond, "8192000 bytes in 0.09 seconds = 718.33 Mbit/sec\n1000 iters in 0.09 seconds = 91.23 usec/iter\n"},
 		{1, 3, 7 * time.Microsecond, "6 bytes in 0.00 seconds = 6.86 Mbit/sec\n3 iters in 0.00 seconds = 2.33 usec/iter\n"},
+		// Under a microsecond: C's float division by zero.
+		{1, 3, 0, "6 bytes in 0.00 seconds = inf Mbit/sec\n3 iters in 0.00 seconds = 0.00 usec/iter\n"},
+		{0, 0, 0, "0 bytes in 0.00 seconds = -nan Mbit/sec\n0 iters in 0.00 seconds = -nan usec/iter\n"},
 	}
 	for _, tt := range tests {
 		var b bytes.Buffer

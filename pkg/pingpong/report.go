@@ -3,6 +3,8 @@ package pingpong
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"time"
 )
 
@@ -19,8 +21,21 @@ import (
 func Report(w io.Writer, size, iters int, elapsed time.Duration) error {
 	usec := float32(elapsed.Microseconds())
 	bytes := int64(size) * int64(iters) * 2
-	_, err := fmt.Fprintf(w, "%d bytes in %.2f seconds = %.2f Mbit/sec\n%d iters in %.2f seconds = %.2f usec/iter\n",
-		bytes, float64(usec)/1e6, float64(bytes)*8/float64(usec),
-		iters, float64(usec)/1e6, float64(usec/float32(iters)))
+	_, err := fmt.Fprintf(w, "%d bytes in %.2f seconds = %s Mbit/sec\n%d iters in %.2f seconds = %s usec/iter\n",
+		bytes, float64(usec)/1e6, cFixed(float64(bytes)*8/float64(usec)),
+		iters, float64(usec)/1e6, cFixed(float64(usec/float32(iters))))
 	return err
+}
+
+// cFixed is printf's %.2f as glibc prints it: a run under a microsecond
+// divides by zero, which C prints as inf or -nan where Go says +Inf and
+// NaN.
+func cFixed(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsNaN(v):
+		return "-nan"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
 }
