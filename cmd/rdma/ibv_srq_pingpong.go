@@ -105,7 +105,7 @@ func srqRun(o *srqOptions) error {
 	if err := s.setup(o); err != nil {
 		return err
 	}
-	q := &srqVerbsQueue{s: s}
+	q := &srqVerbsQueue{s: s, ctx: o.ctx}
 	routs, err := q.postRecv(o.RxDepth)
 	if err != nil || routs < o.RxDepth {
 		return fmt.Errorf("couldn't post receive (%d): %w", routs, err)
@@ -290,7 +290,10 @@ func srqLoop(ctx context.Context, q srqQueue, numQP, iters, rxDepth int, client,
 }
 
 // srqVerbsQueue is srqQueue on a session.
-type srqVerbsQueue struct{ s *srqSession }
+type srqVerbsQueue struct {
+	s   *srqSession
+	ctx context.Context
+}
 
 func (q *srqVerbsQueue) postRecv(n int) (int, error) {
 	for i := range n {
@@ -305,13 +308,10 @@ func (q *srqVerbsQueue) postSend(i int) error {
 	return q.s.qps[i].PostSend(verbs.SendWR{ID: ppSendWRID, Op: verbs.OpSend, MR: q.s.mr, Length: q.s.size, Signaled: true, Inline: q.s.inl})
 }
 
-func (q *srqVerbsQueue) poll(wc []verbs.WorkCompletion) (int, error) {
-	// The CQ polls at most maxPostBatch at a time; ask for what fits.
-	return q.s.cq.Poll(wc)
-}
+func (q *srqVerbsQueue) poll(wc []verbs.WorkCompletion) (int, error) { return q.s.cq.Poll(wc) }
 
 func (q *srqVerbsQueue) wait() error {
-	if _, err := q.s.ch.Wait(); err != nil {
+	if _, err := q.s.ch.WaitContext(q.ctx); err != nil {
 		return fmt.Errorf("failed to get cq_event: %w", err)
 	}
 	return q.s.cq.ReqNotify(false)

@@ -218,6 +218,7 @@ func xsrqRun(o *xsrqOptions) error {
 			return err
 		}
 		s.conns[0] = c
+		context.AfterFunc(o.ctx, func() { c.Close() })
 		if err := s.sendLocal(o, 0); err != nil {
 			return err
 		}
@@ -239,6 +240,7 @@ func xsrqRun(o *xsrqOptions) error {
 				return err
 			}
 			s.conns[i] = c
+			context.AfterFunc(o.ctx, func() { c.Close() })
 			if err := s.recvRemote(o, i); err != nil {
 				l.Close()
 				return err
@@ -441,7 +443,7 @@ func (s *xsrqSession) loop(o *xsrqOptions) error {
 	idle := 0
 	for cnt < total {
 		if o.Events {
-			if _, err := s.ch.Wait(); err != nil {
+			if _, err := s.ch.WaitContext(o.ctx); err != nil {
 				return fmt.Errorf("failed to get cq_event: %w", err)
 			}
 			if err := s.recvCQ.ReqNotify(false); err != nil {

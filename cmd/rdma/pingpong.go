@@ -182,6 +182,10 @@ func ppExchange(o *ppOptions, mine []pingpong.Dest, connect func([]pingpong.Dest
 		return nil, err
 	}
 	defer c.Close()
+	// A peer that stops answering mid-exchange must not keep the tool
+	// past the end of its run.
+	stop := context.AfterFunc(o.ctx, func() { c.Close() })
+	defer stop()
 	if o.Server != "" {
 		return c.Client(mine)
 	}

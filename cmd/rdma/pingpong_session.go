@@ -1,6 +1,7 @@
 package rdma
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/pingpong"
@@ -83,7 +84,7 @@ func ppRun(o *ppOptions, kind ppKind) error {
 	if err := s.setup(o, kind); err != nil {
 		return err
 	}
-	q := &ppVerbsQueue{s: s}
+	q := &ppVerbsQueue{s: s, ctx: o.ctx}
 	routs, err := q.postRecv(o.RxDepth)
 	if err != nil || routs < o.RxDepth {
 		return fmt.Errorf("couldn't post receive (%d): %w", routs, err)
@@ -195,7 +196,10 @@ func (s *ppSession) connect(o *ppOptions, kind ppKind, psn uint32, rem pingpong.
 
 // ppVerbsQueue is ppQueue on a session's QP and CQ: every message is the
 // whole buffer (after the GRH's room on UD, which receives take too).
-type ppVerbsQueue struct{ s *ppSession }
+type ppVerbsQueue struct {
+	s   *ppSession
+	ctx context.Context // ends a wait for an event
+}
 
 func (q *ppVerbsQueue) postRecv(n int) (int, error) {
 	for i := range n {
@@ -214,7 +218,7 @@ func (q *ppVerbsQueue) postSend() error {
 func (q *ppVerbsQueue) poll(wc []verbs.WorkCompletion) (int, error) { return q.s.cq.Poll(wc) }
 
 func (q *ppVerbsQueue) wait() error {
-	if _, err := q.s.ch.Wait(); err != nil {
+	if _, err := q.s.ch.WaitContext(q.ctx); err != nil {
 		return fmt.Errorf("failed to get cq_event: %w", err)
 	}
 	return q.s.cq.ReqNotify(false)

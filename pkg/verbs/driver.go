@@ -43,6 +43,9 @@ type driver interface {
 	reqNotifyCQ(cq handle, solicitedOnly bool) error
 	// getCQEvent blocks until a CQ of ch has an event and returns it.
 	getCQEvent(ch handle) (cq handle, err error)
+	// waitChannel waits up to ms milliseconds for an event on ch and
+	// reports whether one is there.
+	waitChannel(ch handle, ms int) (bool, error)
 	ackCQEvents(cq handle, n int)
 	pollCQ(cq handle, wc []WorkCompletion) (int, error)
 

@@ -253,6 +253,14 @@ func (d *cDriver) getCQEvent(ch handle) (handle, error) {
 	return h, nil
 }
 
+func (d *cDriver) waitChannel(ch handle, ms int) (bool, error) {
+	rc, err := C.ibt_wait_channel(ch.(*C.struct_ibv_comp_channel), C.int(ms))
+	if rc < 0 {
+		return false, err
+	}
+	return rc == 1, nil
+}
+
 func (d *cDriver) ackCQEvents(cq handle, n int) { C.ibtv_ack_cq_events(cq.(*cCQ).cq, C.uint(n)) }
 
 func (d *cDriver) pollCQ(cq handle, wc []WorkCompletion) (int, error) {

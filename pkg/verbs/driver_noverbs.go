@@ -30,6 +30,7 @@ func (noDriver) destroyCQ(handle) error                       { return ErrNoVerb
 func (noDriver) reqNotifyCQ(handle, bool) error               { return ErrNoVerbs }
 func (noDriver) getCQEvent(handle) (handle, error)            { return nil, ErrNoVerbs }
 func (noDriver) ackCQEvents(handle, int)                      {}
+func (noDriver) waitChannel(handle, int) (bool, error)        { return false, ErrNoVerbs }
 func (noDriver) pollCQ(handle, []WorkCompletion) (int, error) { return 0, ErrNoVerbs }
 func (noDriver) modifyQP(handle, qpModify) error              { return ErrNoVerbs }
 func (noDriver) destroyQP(handle) error                       { return ErrNoVerbs }

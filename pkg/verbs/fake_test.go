@@ -142,6 +142,11 @@ func (f *fakeDriver) reqNotifyCQ(handle, bool) error    { return f.fail["reqNoti
 func (f *fakeDriver) ackCQEvents(_ handle, n int)       { f.acked += n }
 func (f *fakeDriver) getCQEvent(handle) (handle, error) { return f.event, f.fail["getCQEvent"] }
 
+// waitChannel has an event when the fake has one to give.
+func (f *fakeDriver) waitChannel(handle, int) (bool, error) {
+	return f.event != nil, f.fail["waitChannel"]
+}
+
 func (f *fakeDriver) pollCQ(_ handle, wc []WorkCompletion) (int, error) {
 	if err := f.fail["pollCQ"]; err != nil {
 		return 0, err

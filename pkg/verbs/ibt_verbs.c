@@ -460,6 +460,16 @@ int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int r
 		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+// ibt_wait_channel waits up to ms milliseconds for an event on ch: 1 when
+// one is there, 0 when none came, -1 with errno.
+int ibt_wait_channel(struct ibv_comp_channel *ch, int ms) {
+	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+	int rc = poll(&pfd, 1, ms);
+	if (rc < 0 && errno == EINTR)
+		return 0;
+	return rc < 0 ? -1 : rc > 0;
+}
+
 int ibt_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq) {
 	void *cq_ctx;
 	return ibtv_get_cq_event(ch, cq, &cq_ctx);

@@ -71,6 +71,7 @@ void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp_channe
 
 int ibt_req_notify(struct ibv_cq *cq, int solicited);
 int ibt_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq);
+int ibt_wait_channel(struct ibv_comp_channel *ch, int ms);
 
 /* Queue pairs (RC, UC, UD): creation, and the moves to INIT, RTR and RTS with the
  * attributes as plain arguments. */

@@ -119,3 +119,41 @@ else
 	fi
 	fails_cleanly "ibv_xsrq_pingpong on rxe0, which has no XRC" 3 ibv_xsrq_pingpong -d rxe0 -g 0 -p 18799
 fi
+
+# A peer that stops answering leaves a pingpong waiting for a message
+# that never comes (rdma-core's too); ibtool's must still end at SIGINT,
+# polling and sleeping on CQ events (-e), with exit 130. The server is
+# stopped (SIGSTOP), not killed: over Soft-RoCE a killed peer's QP is
+# gone and the client's next send fails after its retries (transport
+# retry counter exceeded, exit 3), which is an answer, not a hang.
+pp_port=18794
+for ev in "" "-e"; do
+	pp_port=$((pp_port + 1))
+	ibv_rc_pingpong -d rxe0 -g 0 -n 1000000 -p $pp_port >/tmp/pp-stop.srv 2>&1 &
+	pp_srv=$!
+	pp_wait_listen $pp_port || echo "(the server did not listen on $pp_port)" >>/tmp/pp-stop.srv
+	"$IBTOOL" ibv_rc_pingpong -d rxe0 -g 0 -n 1000000 $ev -p $pp_port "$PP_ADDR" >/tmp/pp-stop.cli 2>&1 &
+	pp_cli=$!
+	sleep 3
+	kill -STOP $pp_srv
+	sleep 2
+	kill -INT $pp_cli 2>/dev/null
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	( sleep 10; kill -9 $pp_cli 2>/dev/null ) &
+	pp_guard=$!
+	wait $pp_cli
+	pp_cli_rc=$?
+	kill $pp_guard 2>/dev/null
+	took=$(awk -v a="$t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }')
+	kill -9 $pp_srv 2>/dev/null
+	kill -CONT $pp_srv 2>/dev/null
+	wait $pp_srv 2>/dev/null
+	cp /tmp/pp-stop.srv "$H/out/pp-stop$ev.srv"
+	cp /tmp/pp-stop.cli "$H/out/pp-stop$ev.cli"
+	if [ $pp_cli_rc -eq 130 ] && grep -q 'remote address' /tmp/pp-stop.cli; then
+		pass "ibv_rc_pingpong ${ev:+$ev }client whose server stopped answering: SIGINT ended it in ${took}s, exit 130"
+	else
+		fail "ibv_rc_pingpong ${ev:+$ev }client whose server stopped answering: exit $pp_cli_rc ${took}s after SIGINT (want 130)"
+		tail -n 5 /tmp/pp-stop.cli /tmp/pp-stop.srv
+	fi
+done
