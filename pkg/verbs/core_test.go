@@ -291,9 +291,9 @@ func TestPostSend(t *testing.T) {
 		t.Errorf("unexpected receive requests (-want +got):\n%s", diff)
 	}
 	wantModify := []qpModify{
-		{to: QPStateInit, init: InitAttr{Port: 1, Access: AccessRemoteWrite}},
-		{to: QPStateRTR, init: InitAttr{Port: 1}, rtr: RTRAttr{PathMTU: MTU1024, DestQPN: 0x12, RQPSN: 7, GRH: &GRH{HopLimit: 255}}},
-		{to: QPStateRTS, rts: RTSAttr{SQPSN: 9, Timeout: 14, RetryCnt: 7, RNRRetry: 7}},
+		{typ: QPTypeRC, to: QPStateInit, init: InitAttr{Port: 1, Access: AccessRemoteWrite}},
+		{typ: QPTypeRC, to: QPStateRTR, init: InitAttr{Port: 1}, rtr: RTRAttr{PathMTU: MTU1024, DestQPN: 0x12, RQPSN: 7, GRH: &GRH{HopLimit: 255}}},
+		{typ: QPTypeRC, to: QPStateRTS, rts: RTSAttr{SQPSN: 9, Timeout: 14, RetryCnt: 7, RNRRetry: 7}},
 	}
 	if diff := cmp.Diff(wantModify, r.f.modify, cmp.AllowUnexported(qpModify{})); diff != "" {
 		t.Errorf("unexpected transitions (-want +got):\n%s", diff)

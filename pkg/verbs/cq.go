@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"context"
 	"fmt"
 	"sync"
 )
@@ -58,6 +59,25 @@ func (ch *CompChannel) Wait() (*CQ, error) {
 	}
 	drv.ackCQEvents(h, 1)
 	return cq, nil
+}
+
+// WaitContext is Wait that gives up when ctx ends, returning its error:
+// it sleeps on the channel in slices of 100 ms, so that a peer that died
+// (no completion will ever come) does not keep a tool past SIGINT.
+func (ch *CompChannel) WaitContext(ctx context.Context) (*CQ, error) {
+	ch.use("WaitContext")
+	for {
+		ok, err := drv.waitChannel(ch.h, 100)
+		if err != nil {
+			return nil, verbError("poll", ch.String(), err)
+		}
+		if ok {
+			return ch.Wait()
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
 }
 
 // Close destroys the channel. Closing it twice, or while a CQ uses it,

@@ -4,9 +4,12 @@
 // device (Context), protection domains (PD), memory regions (MR) over
 // buffers outside the Go heap (Buffer, an anonymous mmap: the device
 // reads and writes them while Go runs, which cgo forbids for Go memory),
-// completion queues (CQ) with completion channels, and RC queue pairs
-// (QP) moved through INIT, RTR and RTS (with a GRH on RoCE), posting RDMA
-// WRITE, WRITE with immediate, SEND and receives, and polling. A
+// completion queues (CQ) with completion channels, and queue pairs (QP:
+// RC, UC, UD, XRC send and receive) moved through INIT, RTR and RTS (with
+// a GRH on RoCE), posting RDMA WRITE, WRITE with immediate, SEND (to an
+// address handle, AH, on UD; to a peer's XRC SRQ on XRC) and receives,
+// shared receive queues (SRQ, XRC ones in an XRC domain, XRCD), polling,
+// and the device's async events (port up and down, ...). A
 // bandwidth test's send loop (QP.Stream) runs whole in the driver, in one
 // call, out of the Go scheduler's way. Pattern is the seeded data such a
 // test writes and its receiver checks.

@@ -19,6 +19,12 @@ type driver interface {
 	closeDevice(ctx handle) error
 	queryPort(ctx handle, port int) (Port, error)
 	queryGID(ctx handle, port, index int) ([16]byte, error)
+	// asyncFD is the context's async event file descriptor; waitAsync
+	// waits up to ms milliseconds for an event on it and reports whether
+	// one is there; getAsyncEvent reads and acknowledges one.
+	asyncFD(ctx handle) int
+	waitAsync(ctx handle, ms int) (bool, error)
+	getAsyncEvent(ctx handle) (AsyncEvent, error)
 
 	allocPD(ctx handle) (handle, error)
 	deallocPD(pd handle) error
@@ -37,8 +43,23 @@ type driver interface {
 	reqNotifyCQ(cq handle, solicitedOnly bool) error
 	// getCQEvent blocks until a CQ of ch has an event and returns it.
 	getCQEvent(ch handle) (cq handle, err error)
+	// waitChannel waits up to ms milliseconds for an event on ch and
+	// reports whether one is there.
+	waitChannel(ch handle, ms int) (bool, error)
 	ackCQEvents(cq handle, n int)
 	pollCQ(cq handle, wc []WorkCompletion) (int, error)
+
+	createSRQ(pd handle, maxWR, maxSGE int) (handle, error)
+	openXRCD(ctx handle, fd int) (handle, error)
+	closeXRCD(xrcd handle) error
+	// createXRCSRQ makes an XRC SRQ whose receives complete on cq, and
+	// returns its number.
+	createXRCSRQ(pd, xrcd, cq handle, maxWR, maxSGE int) (handle, uint32, error)
+	destroySRQ(srq handle) error
+	postSRQRecv(srq handle, wrs []recvWork) error
+
+	createAH(pd handle, a AHAttr) (handle, error)
+	destroyAH(ah handle) error
 
 	createQP(pd handle, a qpCreate) (qp handle, num uint32, caps QPCaps, err error)
 	modifyQP(qp handle, m qpModify) error
@@ -59,9 +80,12 @@ type driver interface {
 // carries; longer lists go in several calls.
 const maxPostBatch = 64
 
-// qpCreate is what ibv_create_qp gets: an RC QP on two CQs.
+// qpCreate is what ibv_create_qp gets: a QP of typ on two CQs.
 type qpCreate struct {
+	typ            QPType
 	sendCQ, recvCQ handle
+	srq            handle // nil: the QP has its own receive queue
+	xrcd           handle // XRC_RECV: the domain
 	caps           QPCaps
 	signalAll      bool
 }
@@ -69,6 +93,7 @@ type qpCreate struct {
 // qpModify is one state transition with the attributes it sets
 // (ibv_modify_qp with the mask the transition needs).
 type qpModify struct {
+	typ  QPType // which attributes the transition sets
 	to   QPState
 	init InitAttr
 	rtr  RTRAttr
@@ -87,6 +112,11 @@ type sendWork struct {
 	raddr  uint64
 	rkey   uint32
 	imm    uint32
+	// UD: the address handle, the peer's QP number and Q_Key.
+	ah    handle
+	rqpn  uint32
+	rqkey uint32
+	srqn  uint32 // XRC: the peer's SRQ
 }
 
 // recvWork is a checked receive work request.

@@ -50,6 +50,13 @@ type cQP struct {
 
 type cMR struct{ mr *C.struct_ibv_mr }
 
+type cSRQ struct {
+	srq   *C.struct_ibv_srq
+	rwr   *C.struct_ibt_rwr
+	recvs *C.struct_ibv_recv_wr
+	sges  *C.struct_ibv_sge
+}
+
 // rcErr is the errno of a call that returns it (ibv_modify_qp,
 // ibv_post_send, ...): its return code, or errno when that is only -1.
 func rcErr(rc C.int, err error) error {
@@ -118,6 +125,24 @@ func (d *cDriver) queryGID(ctx handle, port, index int) ([16]byte, error) {
 	}
 	copy(g[:], C.GoBytes(unsafe.Pointer(&gid), 16))
 	return g, nil
+}
+
+func (d *cDriver) asyncFD(ctx handle) int { return int(C.ibt_async_fd(ctx.(*C.struct_ibv_context))) }
+
+func (d *cDriver) waitAsync(ctx handle, ms int) (bool, error) {
+	rc, err := C.ibt_wait_async(ctx.(*C.struct_ibv_context), C.int(ms))
+	if rc < 0 {
+		return false, err
+	}
+	return rc == 1, nil
+}
+
+func (d *cDriver) getAsyncEvent(ctx handle) (AsyncEvent, error) {
+	var typ, port C.int
+	if rc, err := C.ibt_get_async_event(ctx.(*C.struct_ibv_context), &typ, &port); rc != 0 {
+		return AsyncEvent{}, rcErr(rc, err)
+	}
+	return AsyncEvent{Type: EventType(typ), Port: int(port)}, nil
 }
 
 func (d *cDriver) allocPD(ctx handle) (handle, error) {
@@ -228,6 +253,14 @@ func (d *cDriver) getCQEvent(ch handle) (handle, error) {
 	return h, nil
 }
 
+func (d *cDriver) waitChannel(ch handle, ms int) (bool, error) {
+	rc, err := C.ibt_wait_channel(ch.(*C.struct_ibv_comp_channel), C.int(ms))
+	if rc < 0 {
+		return false, err
+	}
+	return rc == 1, nil
+}
+
 func (d *cDriver) ackCQEvents(cq handle, n int) { C.ibtv_ack_cq_events(cq.(*cCQ).cq, C.uint(n)) }
 
 func (d *cDriver) pollCQ(cq handle, wc []WorkCompletion) (int, error) {
@@ -255,7 +288,22 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 		sigall = 1
 	}
 	c := a.caps
-	qp, err := C.ibt_create_qp(pd.(*C.struct_ibv_pd), a.sendCQ.(*cCQ).cq, a.recvCQ.(*cCQ).cq,
+	var srq *C.struct_ibv_srq
+	if a.srq != nil {
+		srq = a.srq.(*cSRQ).srq
+	}
+	var scq, rcq *C.struct_ibv_cq
+	if a.sendCQ != nil {
+		scq = a.sendCQ.(*cCQ).cq
+	}
+	if a.recvCQ != nil {
+		rcq = a.recvCQ.(*cCQ).cq
+	}
+	var xrcd *C.struct_ibv_xrcd
+	if a.xrcd != nil {
+		xrcd = a.xrcd.(*C.struct_ibv_xrcd)
+	}
+	qp, err := C.ibt_create_qp(pd.(*C.struct_ibv_pd), C.int(a.typ), scq, rcq, srq, xrcd,
 		C.int(c.MaxSendWR), C.int(c.MaxRecvWR), C.int(c.MaxSendSGE), C.int(c.MaxRecvSGE), C.int(c.MaxInlineData), sigall, &got)
 	if qp == nil {
 		return nil, 0, QPCaps{}, errnoOr(err, C.int(syscall.EINVAL))
@@ -277,7 +325,7 @@ func (d *cDriver) modifyQP(qp handle, m qpModify) error {
 	var err error
 	switch m.to {
 	case QPStateInit:
-		rc, err = C.ibt_to_init(q, C.int(m.init.Port), C.int(m.init.PKeyIndex), C.int(m.init.Access))
+		rc, err = C.ibt_to_init(q, C.int(m.init.Port), C.int(m.init.PKeyIndex), C.int(m.init.Access), C.uint32_t(m.init.QKey))
 	case QPStateRTR:
 		r := m.rtr
 		var dgid [16]byte
@@ -314,6 +362,91 @@ func (d *cDriver) destroyQP(qp handle) error {
 	return nil
 }
 
+func (d *cDriver) createSRQ(pd handle, maxWR, maxSGE int) (handle, error) {
+	srq, err := C.ibt_create_srq(pd.(*C.struct_ibv_pd), C.int(maxWR), C.int(maxSGE))
+	if srq == nil {
+		return nil, errnoOr(err, C.int(syscall.EINVAL))
+	}
+	return &cSRQ{srq: srq,
+		rwr:   (*C.struct_ibt_rwr)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_rwr)),
+		recvs: (*C.struct_ibv_recv_wr)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_recv_wr)),
+		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge))}, nil
+}
+
+func (d *cDriver) openXRCD(ctx handle, fd int) (handle, error) {
+	x, err := C.ibt_open_xrcd(ctx.(*C.struct_ibv_context), C.int(fd))
+	if x == nil {
+		return nil, errnoOr(err, C.int(syscall.EOPNOTSUPP))
+	}
+	return x, nil
+}
+
+func (d *cDriver) closeXRCD(xrcd handle) error {
+	if rc, err := C.ibt_close_xrcd(xrcd.(*C.struct_ibv_xrcd)); rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
+func (d *cDriver) createXRCSRQ(pd, xrcd, cq handle, maxWR, maxSGE int) (handle, uint32, error) {
+	var num C.uint32_t
+	srq, err := C.ibt_create_xrc_srq(pd.(*C.struct_ibv_pd), xrcd.(*C.struct_ibv_xrcd), cq.(*cCQ).cq, C.int(maxWR), C.int(maxSGE), &num)
+	if srq == nil {
+		return nil, 0, errnoOr(err, C.int(syscall.EOPNOTSUPP))
+	}
+	return &cSRQ{srq: srq,
+		rwr:   (*C.struct_ibt_rwr)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_rwr)),
+		recvs: (*C.struct_ibv_recv_wr)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_recv_wr)),
+		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge))}, uint32(num), nil
+}
+
+func (d *cDriver) destroySRQ(srq handle) error {
+	h := srq.(*cSRQ)
+	if rc, err := C.ibtv_destroy_srq(h.srq); rc != 0 {
+		return rcErr(rc, err)
+	}
+	C.free(unsafe.Pointer(h.rwr))
+	C.free(unsafe.Pointer(h.recvs))
+	C.free(unsafe.Pointer(h.sges))
+	return nil
+}
+
+func (d *cDriver) postSRQRecv(srq handle, wrs []recvWork) error {
+	h := srq.(*cSRQ)
+	in := unsafe.Slice(h.rwr, len(wrs))
+	for i, w := range wrs {
+		in[i] = C.struct_ibt_rwr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey)}
+	}
+	if rc := C.ibt_post_srq_recv(h.srq, h.rwr, C.int(len(wrs)), h.recvs, h.sges); rc != 0 {
+		return rcErr(rc, nil)
+	}
+	return nil
+}
+
+func (d *cDriver) createAH(pd handle, a AHAttr) (handle, error) {
+	var dgid [16]byte
+	global := C.int(0)
+	var sgid, hop, tclass C.int
+	var flow C.uint32_t
+	if a.GRH != nil {
+		global, dgid = 1, a.GRH.DGID
+		sgid, hop, tclass, flow = C.int(a.GRH.SGIDIndex), C.int(a.GRH.HopLimit), C.int(a.GRH.TrafficClass), C.uint32_t(a.GRH.FlowLabel)
+	}
+	ah, err := C.ibt_create_ah(pd.(*C.struct_ibv_pd), C.int(a.Port), C.int(a.DLID), C.int(a.SL), global,
+		(*C.uint8_t)(unsafe.Pointer(&dgid[0])), sgid, hop, tclass, flow)
+	if ah == nil {
+		return nil, errnoOr(err, C.int(syscall.EINVAL))
+	}
+	return ah, nil
+}
+
+func (d *cDriver) destroyAH(ah handle) error {
+	if rc, err := C.ibtv_destroy_ah(ah.(*C.struct_ibv_ah)); rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
 func (d *cDriver) postSend(qp handle, wrs []sendWork) error {
 	h := qp.(*cQP)
 	in := unsafe.Slice(h.swr, len(wrs))
@@ -328,9 +461,13 @@ func (d *cDriver) postSend(qp handle, wrs []sendWork) error {
 
 // swrToC is a checked send work request as the C helpers take it.
 func swrToC(w sendWork) C.struct_ibt_swr {
-	return C.struct_ibt_swr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), raddr: C.uint64_t(w.raddr),
+	s := C.struct_ibt_swr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), raddr: C.uint64_t(w.raddr),
 		length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey), rkey: C.uint32_t(w.rkey), imm: C.uint32_t(w.imm),
-		opcode: C.int(w.op), flags: C.int(w.flags)}
+		opcode: C.int(w.op), flags: C.int(w.flags), rqpn: C.uint32_t(w.rqpn), rqkey: C.uint32_t(w.rqkey), srqn: C.uint32_t(w.srqn)}
+	if w.ah != nil {
+		s.ah = w.ah.(*C.struct_ibv_ah)
+	}
+	return s
 }
 
 func (d *cDriver) postRecv(qp handle, wrs []recvWork) error {

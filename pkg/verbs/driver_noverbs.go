@@ -30,6 +30,7 @@ func (noDriver) destroyCQ(handle) error                       { return ErrNoVerb
 func (noDriver) reqNotifyCQ(handle, bool) error               { return ErrNoVerbs }
 func (noDriver) getCQEvent(handle) (handle, error)            { return nil, ErrNoVerbs }
 func (noDriver) ackCQEvents(handle, int)                      {}
+func (noDriver) waitChannel(handle, int) (bool, error)        { return false, ErrNoVerbs }
 func (noDriver) pollCQ(handle, []WorkCompletion) (int, error) { return 0, ErrNoVerbs }
 func (noDriver) modifyQP(handle, qpModify) error              { return ErrNoVerbs }
 func (noDriver) destroyQP(handle) error                       { return ErrNoVerbs }
@@ -40,4 +41,18 @@ func (noDriver) createQP(handle, qpCreate) (handle, uint32, QPCaps, error) {
 }
 func (noDriver) stream(context.Context, handle, handle, handle, *streamRun) error {
 	return ErrNoVerbs
+}
+
+func (noDriver) asyncFD(handle) int                         { return -1 }
+func (noDriver) waitAsync(handle, int) (bool, error)        { return false, ErrNoVerbs }
+func (noDriver) getAsyncEvent(handle) (AsyncEvent, error)   { return AsyncEvent{}, ErrNoVerbs }
+func (noDriver) createAH(handle, AHAttr) (handle, error)    { return nil, ErrNoVerbs }
+func (noDriver) destroyAH(handle) error                     { return ErrNoVerbs }
+func (noDriver) createSRQ(handle, int, int) (handle, error) { return nil, ErrNoVerbs }
+func (noDriver) destroySRQ(handle) error                    { return ErrNoVerbs }
+func (noDriver) postSRQRecv(handle, []recvWork) error       { return ErrNoVerbs }
+func (noDriver) openXRCD(handle, int) (handle, error)       { return nil, ErrNoVerbs }
+func (noDriver) closeXRCD(handle) error                     { return ErrNoVerbs }
+func (noDriver) createXRCSRQ(_, _, _ handle, _, _ int) (handle, uint32, error) {
+	return nil, 0, ErrNoVerbs
 }

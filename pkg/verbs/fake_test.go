@@ -28,6 +28,8 @@ type fakeDriver struct {
 	event   handle           // what getCQEvent returns
 	acked   int
 	devices []string
+	// asyncEvents are what getAsyncEvent hands out.
+	asyncEvents []AsyncEvent
 	// badStatus, when set, is the status of the completion of the
 	// first signalled request from badID on, in stream.
 	badStatus WCStatus
@@ -73,6 +75,21 @@ func (f *fakeDriver) queryPort(_ handle, port int) (Port, error) {
 
 func (f *fakeDriver) queryGID(handle, int, int) ([16]byte, error) {
 	return f.gid, f.fail["queryGID"]
+}
+
+func (f *fakeDriver) asyncFD(handle) int { return 7 }
+
+func (f *fakeDriver) waitAsync(handle, int) (bool, error) {
+	return len(f.asyncEvents) > 0, f.fail["waitAsync"]
+}
+
+func (f *fakeDriver) getAsyncEvent(handle) (AsyncEvent, error) {
+	if err := f.fail["getAsyncEvent"]; err != nil {
+		return AsyncEvent{}, err
+	}
+	e := f.asyncEvents[0]
+	f.asyncEvents = f.asyncEvents[1:]
+	return e, nil
 }
 
 func (f *fakeDriver) allocPD(handle) (handle, error) {
@@ -125,6 +142,11 @@ func (f *fakeDriver) reqNotifyCQ(handle, bool) error    { return f.fail["reqNoti
 func (f *fakeDriver) ackCQEvents(_ handle, n int)       { f.acked += n }
 func (f *fakeDriver) getCQEvent(handle) (handle, error) { return f.event, f.fail["getCQEvent"] }
 
+// waitChannel has an event when the fake has one to give.
+func (f *fakeDriver) waitChannel(handle, int) (bool, error) {
+	return f.event != nil, f.fail["waitChannel"]
+}
+
 func (f *fakeDriver) pollCQ(_ handle, wc []WorkCompletion) (int, error) {
 	if err := f.fail["pollCQ"]; err != nil {
 		return 0, err
@@ -154,6 +176,48 @@ func (f *fakeDriver) modifyQP(_ handle, m qpModify) error {
 }
 
 func (f *fakeDriver) destroyQP(handle) error { return f.fail["destroyQP"] }
+
+func (f *fakeDriver) createAH(handle, AHAttr) (handle, error) {
+	if err := f.fail["createAH"]; err != nil {
+		return nil, err
+	}
+	return f.obj("ah"), nil
+}
+
+func (f *fakeDriver) destroyAH(handle) error { return f.fail["destroyAH"] }
+
+func (f *fakeDriver) createSRQ(handle, int, int) (handle, error) {
+	if err := f.fail["createSRQ"]; err != nil {
+		return nil, err
+	}
+	return f.obj("srq"), nil
+}
+
+func (f *fakeDriver) destroySRQ(handle) error { return f.fail["destroySRQ"] }
+
+func (f *fakeDriver) openXRCD(handle, int) (handle, error) {
+	if err := f.fail["openXRCD"]; err != nil {
+		return nil, err
+	}
+	return f.obj("xrcd"), nil
+}
+
+func (f *fakeDriver) closeXRCD(handle) error { return f.fail["closeXRCD"] }
+
+func (f *fakeDriver) createXRCSRQ(_, _, _ handle, _, _ int) (handle, uint32, error) {
+	if err := f.fail["createXRCSRQ"]; err != nil {
+		return nil, 0, err
+	}
+	return f.obj("srq"), 0x42, nil
+}
+
+func (f *fakeDriver) postSRQRecv(_ handle, wrs []recvWork) error {
+	if err := f.fail["postSRQRecv"]; err != nil {
+		return err
+	}
+	f.recvs = append(f.recvs, append([]recvWork(nil), wrs...))
+	return nil
+}
 
 func (f *fakeDriver) postSend(_ handle, wrs []sendWork) error {
 	if err := f.fail["postSend"]; err != nil {

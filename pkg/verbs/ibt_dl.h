@@ -41,6 +41,12 @@ struct ibt_fns {
 	struct ibv_qp *(*create_qp)(struct ibv_pd *, struct ibv_qp_init_attr *);
 	int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
 	int (*destroy_qp)(struct ibv_qp *);
+	struct ibv_ah *(*create_ah)(struct ibv_pd *, struct ibv_ah_attr *);
+	int (*destroy_ah)(struct ibv_ah *);
+	struct ibv_srq *(*create_srq)(struct ibv_pd *, struct ibv_srq_init_attr *);
+	int (*destroy_srq)(struct ibv_srq *);
+	int (*get_async_event)(struct ibv_context *, struct ibv_async_event *);
+	void (*ack_async_event)(struct ibv_async_event *);
 };
 
 extern struct ibt_fns ibt_fn;
@@ -93,6 +99,12 @@ const char *ibt_load(void)
 	IBT_SYM(create_qp, "ibv_create_qp");
 	IBT_SYM(modify_qp, "ibv_modify_qp");
 	IBT_SYM(destroy_qp, "ibv_destroy_qp");
+	IBT_SYM(create_ah, "ibv_create_ah");
+	IBT_SYM(destroy_ah, "ibv_destroy_ah");
+	IBT_SYM(create_srq, "ibv_create_srq");
+	IBT_SYM(destroy_srq, "ibv_destroy_srq");
+	IBT_SYM(get_async_event, "ibv_get_async_event");
+	IBT_SYM(ack_async_event, "ibv_ack_async_event");
 #undef IBT_SYM
 	return NULL;
 }
@@ -119,6 +131,10 @@ static inline void ibtv_ack_cq_events(struct ibv_cq *cq, unsigned int n) { ibt_f
 static inline struct ibv_qp *ibtv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a) { return ibt_fn.create_qp(pd, a); }
 static inline int ibtv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask) { return ibt_fn.modify_qp(qp, a, mask); }
 static inline int ibtv_destroy_qp(struct ibv_qp *qp) { return ibt_fn.destroy_qp(qp); }
+static inline struct ibv_ah *ibtv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a) { return ibt_fn.create_ah(pd, a); }
+static inline int ibtv_destroy_ah(struct ibv_ah *ah) { return ibt_fn.destroy_ah(ah); }
+static inline struct ibv_srq *ibtv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a) { return ibt_fn.create_srq(pd, a); }
+static inline int ibtv_destroy_srq(struct ibv_srq *srq) { return ibt_fn.destroy_srq(srq); }
 
 /* ibt_at is entry i of a device list, which Go cannot index. */
 static inline struct ibv_device *ibt_at(struct ibv_device **l, int i) { return l[i]; }

@@ -5,6 +5,7 @@
 // its loader (IBT_DEFINE, ibt_dl.h), once for the package.
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,15 @@ static void ibt_build_swr(const struct ibt_swr *in, struct ibv_send_wr *wr, stru
 	}
 	wr->opcode = in->opcode;
 	wr->send_flags = in->flags;
-	wr->wr.rdma.remote_addr = in->raddr;
-	wr->wr.rdma.rkey = in->rkey;
+	wr->qp_type.xrc.remote_srqn = in->srqn;
+	if (in->ah) { // wr.ud and wr.rdma share a union
+		wr->wr.ud.ah = in->ah;
+		wr->wr.ud.remote_qpn = in->rqpn;
+		wr->wr.ud.remote_qkey = in->rqkey;
+	} else {
+		wr->wr.rdma.remote_addr = in->raddr;
+		wr->wr.rdma.rkey = in->rkey;
+	}
 	if (in->opcode == IBV_WR_RDMA_WRITE_WITH_IMM || in->opcode == IBV_WR_SEND_WITH_IMM)
 		wr->imm_data = htonl(in->imm);
 }
@@ -42,8 +50,70 @@ int ibt_post_send(struct ibv_qp *qp, struct ibt_swr *in, int n, struct ibv_send_
 	return ibv_post_send(qp, wr, &bad);
 }
 
+static void ibt_build_rwrs(struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge);
+
 int ibt_post_recv(struct ibv_qp *qp, struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge) {
 	struct ibv_recv_wr *bad = NULL;
+	ibt_build_rwrs(in, n, wr, sge);
+	return ibv_post_recv(qp, wr, &bad);
+}
+
+int ibt_post_srq_recv(struct ibv_srq *srq, struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge) {
+	struct ibv_recv_wr *bad = NULL;
+	ibt_build_rwrs(in, n, wr, sge);
+	return ibv_post_srq_recv(srq, wr, &bad);
+}
+
+struct ibv_xrcd *ibt_open_xrcd(struct ibv_context *ctx, int fd) {
+	struct ibv_xrcd_init_attr a;
+	memset(&a, 0, sizeof(a));
+	a.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+	a.fd = fd;
+	a.oflags = O_CREAT;
+	return ibv_open_xrcd(ctx, &a);
+}
+
+int ibt_close_xrcd(struct ibv_xrcd *xrcd) { return ibv_close_xrcd(xrcd); }
+
+// ibt_create_xrc_srq is ibv_create_srq_ex for an XRC SRQ (through the
+// context's op: the header's inline also names ibv_create_srq, which
+// this library does not link), and its number.
+struct ibv_srq *ibt_create_xrc_srq(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_cq *cq, int max_wr, int max_sge, uint32_t *num) {
+	struct verbs_context *vctx = verbs_get_ctx_op(pd->context, create_srq_ex);
+	struct ibv_srq_init_attr_ex a;
+	struct ibv_srq *srq;
+	if (!vctx) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	memset(&a, 0, sizeof(a));
+	a.attr.max_wr = max_wr;
+	a.attr.max_sge = max_sge;
+	a.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_XRCD | IBV_SRQ_INIT_ATTR_CQ | IBV_SRQ_INIT_ATTR_PD;
+	a.srq_type = IBV_SRQT_XRC;
+	a.xrcd = xrcd;
+	a.cq = cq;
+	a.pd = pd;
+	srq = vctx->create_srq_ex(pd->context, &a);
+	if (srq && ibv_get_srq_num(srq, num)) {
+		int e = errno;
+		ibtv_destroy_srq(srq);
+		errno = e ? e : EOPNOTSUPP;
+		return NULL;
+	}
+	return srq;
+}
+
+struct ibv_srq *ibt_create_srq(struct ibv_pd *pd, int max_wr, int max_sge) {
+	struct ibv_srq_init_attr a;
+	memset(&a, 0, sizeof(a));
+	a.attr.max_wr = max_wr;
+	a.attr.max_sge = max_sge;
+	return ibtv_create_srq(pd, &a);
+}
+
+// ibt_build_rwrs makes the list wr (with one SGE each in sge) from in.
+static void ibt_build_rwrs(struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge) {
 	int i;
 	for (i = 0; i < n; i++) {
 		memset(&wr[i], 0, sizeof(wr[i]));
@@ -55,7 +125,6 @@ int ibt_post_recv(struct ibv_qp *qp, struct ibt_rwr *in, int n, struct ibv_recv_
 		wr[i].num_sge = 1;
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
-	return ibv_post_recv(qp, wr, &bad);
 }
 
 static void ibt_flat_wc(const struct ibv_wc *wc, struct ibt_wc *out) {
@@ -259,20 +328,49 @@ out:
 
 int ibt_req_notify(struct ibv_cq *cq, int solicited) { return ibv_req_notify_cq(cq, solicited); }
 
-struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
+struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq, struct ibv_xrcd *xrcd,
 		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got) {
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *qp;
 	memset(&a, 0, sizeof(a));
 	a.send_cq = scq;
 	a.recv_cq = rcq;
-	a.qp_type = IBV_QPT_RC;
+	a.qp_type = type;
+	a.srq = srq;
 	a.sq_sig_all = sigall;
 	a.cap.max_send_wr = swr;
 	a.cap.max_recv_wr = rwr;
 	a.cap.max_send_sge = ssge;
 	a.cap.max_recv_sge = rsge;
 	a.cap.max_inline_data = inl;
+	if (type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV) {
+		// XRC QPs come from the context's create_qp_ex (the header's
+		// inline also names ibv_create_qp, not linked here): the send
+		// side on a PD, the receive side in the XRC domain.
+		struct verbs_context *vctx = verbs_get_ctx_op(pd->context, create_qp_ex);
+		struct ibv_qp_init_attr_ex x;
+		if (!vctx) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+		memset(&x, 0, sizeof(x));
+		x.qp_type = type;
+		x.send_cq = scq;
+		x.cap = a.cap;
+		if (type == IBV_QPT_XRC_SEND) {
+			x.comp_mask = IBV_QP_INIT_ATTR_PD;
+			x.pd = pd;
+		} else {
+			x.comp_mask = IBV_QP_INIT_ATTR_XRCD;
+			x.xrcd = xrcd;
+			x.send_cq = NULL;
+			memset(&x.cap, 0, sizeof(x.cap));
+		}
+		qp = vctx->create_qp_ex(pd->context, &x);
+		if (qp)
+			*got = x.cap;
+		return qp;
+	}
 	qp = ibtv_create_qp(pd, &a);
 	if (qp)
 		*got = a.cap;
@@ -281,13 +379,37 @@ struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_c
 
 uint32_t ibt_qp_num(struct ibv_qp *qp) { return qp->qp_num; }
 
-int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access) {
+struct ibv_ah *ibt_create_ah(struct ibv_pd *pd, int port, int dlid, int sl, int global, const uint8_t *dgid,
+		int sgid_index, int hop_limit, int tclass, uint32_t flow_label) {
+	struct ibv_ah_attr a;
+	memset(&a, 0, sizeof(a));
+	a.dlid = dlid;
+	a.sl = sl;
+	a.port_num = port;
+	if (global) {
+		a.is_global = 1;
+		memcpy(a.grh.dgid.raw, dgid, 16);
+		a.grh.sgid_index = sgid_index;
+		a.grh.hop_limit = hop_limit;
+		a.grh.traffic_class = tclass;
+		a.grh.flow_label = flow_label;
+	}
+	return ibtv_create_ah(pd, &a);
+}
+
+// The transitions set what each QP type takes (IBA 11.2.4.2's table):
+// a UD QP a Q_Key at INIT and nothing at RTR, a UC QP no atomics, retries
+// or timers.
+int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access, uint32_t qkey) {
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_INIT;
 	a.port_num = port;
 	a.pkey_index = pkey_index;
 	a.qp_access_flags = access;
+	a.qkey = qkey;
+	if (qp->qp_type == IBV_QPT_UD)
+		return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY);
 	return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
@@ -313,6 +435,10 @@ int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint32_t rq_
 		a.ah_attr.grh.traffic_class = tclass;
 		a.ah_attr.grh.flow_label = flow_label;
 	}
+	if (qp->qp_type == IBV_QPT_UD)
+		return ibtv_modify_qp(qp, &a, IBV_QP_STATE);
+	if (qp->qp_type == IBV_QPT_UC || qp->qp_type == IBV_QPT_XRC_SEND)
+		return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
 	return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
 		IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
 }
@@ -326,8 +452,22 @@ int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int r
 	a.retry_cnt = retry;
 	a.rnr_retry = rnr_retry;
 	a.max_rd_atomic = max_rd_atomic;
+	if (qp->qp_type == IBV_QPT_XRC_RECV)
+		return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_SQ_PSN);
+	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_XRC_SEND)
+		return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	return ibtv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+// ibt_wait_channel waits up to ms milliseconds for an event on ch: 1 when
+// one is there, 0 when none came, -1 with errno.
+int ibt_wait_channel(struct ibv_comp_channel *ch, int ms) {
+	struct pollfd pfd = {.fd = ch->fd, .events = POLLIN};
+	int rc = poll(&pfd, 1, ms);
+	if (rc < 0 && errno == EINTR)
+		return 0;
+	return rc < 0 ? -1 : rc > 0;
 }
 
 int ibt_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq) {
@@ -365,3 +505,24 @@ int ibt_query_gid(struct ibv_context *ctx, int port, int idx, union ibv_gid *gid
 }
 
 int ibt_comp_vectors(struct ibv_context *ctx) { return ctx->num_comp_vectors; }
+
+int ibt_async_fd(struct ibv_context *ctx) { return ctx->async_fd; }
+
+int ibt_wait_async(struct ibv_context *ctx, int ms) {
+	struct pollfd pfd = {.fd = ctx->async_fd, .events = POLLIN};
+	int rc = poll(&pfd, 1, ms);
+	if (rc < 0 && errno == EINTR)
+		return 0;
+	return rc < 0 ? -1 : rc > 0;
+}
+
+int ibt_get_async_event(struct ibv_context *ctx, int *type, int *port) {
+	struct ibv_async_event e;
+	int rc = ibt_fn.get_async_event(ctx, &e);
+	if (rc)
+		return rc;
+	*type = e.event_type;
+	*port = e.element.port_num;
+	ibt_fn.ack_async_event(&e);
+	return 0;
+}

@@ -18,6 +18,9 @@ struct ibt_swr {
 	uint64_t wr_id, addr, raddr;
 	uint32_t length, lkey, rkey, imm;
 	int opcode, flags;
+	struct ibv_ah *ah; /* UD: set, with the peer's QP number and Q_Key */
+	uint32_t rqpn, rqkey;
+	uint32_t srqn; /* XRC: the peer's SRQ */
 };
 
 struct ibt_rwr {
@@ -54,6 +57,13 @@ enum { IBT_FAIL_POST = 1, IBT_FAIL_POLL, IBT_FAIL_WC, IBT_FAIL_NOTIFY, IBT_FAIL_
  * being the caller's scratch arrays of n. */
 int ibt_post_send(struct ibv_qp *qp, struct ibt_swr *in, int n, struct ibv_send_wr *wr, struct ibv_sge *sge);
 int ibt_post_recv(struct ibv_qp *qp, struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge);
+int ibt_post_srq_recv(struct ibv_srq *srq, struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge);
+struct ibv_srq *ibt_create_srq(struct ibv_pd *pd, int max_wr, int max_sge);
+
+/* XRC: domains, and XRC SRQs with their numbers. */
+struct ibv_xrcd *ibt_open_xrcd(struct ibv_context *ctx, int fd);
+int ibt_close_xrcd(struct ibv_xrcd *xrcd);
+struct ibv_srq *ibt_create_xrc_srq(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_cq *cq, int max_wr, int max_sge, uint32_t *num);
 int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out);
 
 /* ibt_stream_run is perftest's run_iter_bw on s; see ibt_verbs.c. */
@@ -61,16 +71,19 @@ void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp_channe
 
 int ibt_req_notify(struct ibv_cq *cq, int solicited);
 int ibt_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq **cq);
+int ibt_wait_channel(struct ibv_comp_channel *ch, int ms);
 
-/* RC queue pairs: creation, and the moves to INIT, RTR and RTS with the
+/* Queue pairs (RC, UC, UD): creation, and the moves to INIT, RTR and RTS with the
  * attributes as plain arguments. */
-struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, struct ibv_cq *scq, struct ibv_cq *rcq,
+struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq, struct ibv_xrcd *xrcd,
 		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got);
 uint32_t ibt_qp_num(struct ibv_qp *qp);
-int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access);
+int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access, uint32_t qkey);
 int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint32_t rq_psn, int dlid, int sl,
 		int global, const uint8_t *dgid, int sgid_index, int hop_limit, int tclass, uint32_t flow_label,
 		int max_dest_rd_atomic, int min_rnr_timer);
+struct ibv_ah *ibt_create_ah(struct ibv_pd *pd, int port, int dlid, int sl, int global, const uint8_t *dgid,
+		int sgid_index, int hop_limit, int tclass, uint32_t flow_label);
 int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int rnr_retry, int max_rd_atomic);
 
 /* Devices: the fields of a device list, a device and a context that Go
@@ -80,5 +93,13 @@ const char *ibt_path(struct ibv_device *d);
 int ibt_transport(struct ibv_device *d);
 int ibt_query_gid(struct ibv_context *ctx, int port, int idx, union ibv_gid *gid, int *type);
 int ibt_comp_vectors(struct ibv_context *ctx);
+
+/* Async events: the context's FD, a wait of up to ms milliseconds (1: an
+ * event is there, 0: none, -1: errno), and one event read and
+ * acknowledged, its type and the element's port number (what rdma-core's
+ * ibv_asyncwatch prints, whatever the element). */
+int ibt_async_fd(struct ibv_context *ctx);
+int ibt_wait_async(struct ibv_context *ctx, int ms);
+int ibt_get_async_event(struct ibv_context *ctx, int *type, int *port);
 
 #endif

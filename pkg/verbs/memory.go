@@ -111,6 +111,7 @@ const (
 	AccessRemoteWrite  Access = 1 << 1
 	AccessRemoteRead   Access = 1 << 2
 	AccessRemoteAtomic Access = 1 << 3
+	AccessOnDemand     Access = 1 << 6 // on-demand paging (ODP): the device faults pages in
 )
 
 // MR is a registered memory region (struct ibv_mr).

@@ -67,8 +67,46 @@ type QPCaps struct {
 	MaxInlineData          int
 }
 
+// QPType is a queue pair's transport (enum ibv_qp_type).
+type QPType int
+
+// QP types: reliable connected, unreliable connected, unreliable datagram.
+const (
+	QPTypeRC QPType = 2
+	QPTypeUC QPType = 3
+	QPTypeUD QPType = 4
+	// XRC initiator (sends to the peer's XRC SRQs) and target (receives
+	// into this side's XRC SRQ) QPs.
+	QPTypeXRCSend QPType = 9
+	QPTypeXRCRecv QPType = 10
+)
+
+// String names the type as the IBA does.
+func (t QPType) String() string {
+	switch t {
+	case QPTypeRC:
+		return "RC"
+	case QPTypeUC:
+		return "UC"
+	case QPTypeUD:
+		return "UD"
+	case QPTypeXRCSend:
+		return "XRC_SEND"
+	case QPTypeXRCRecv:
+		return "XRC_RECV"
+	}
+	return fmt.Sprintf("QP type %d", int(t))
+}
+
 // QPConfig is what CreateQP needs: the CQs and the queue sizes.
 type QPConfig struct {
+	// Type is the transport; zero is RC.
+	Type QPType
+	// SRQ, when set, is where the QP's receives come from (PostRecv on
+	// the QP is then a bug).
+	SRQ *SRQ
+	// XRCD is the domain of an XRC_RECV QP.
+	XRCD           *XRCD
 	SendCQ, RecvCQ *CQ
 	Caps           QPCaps
 	// SignalAll makes every send work request complete with a CQ entry;
@@ -80,7 +118,8 @@ type QPConfig struct {
 type InitAttr struct {
 	Port      int // the local port, from 1
 	PKeyIndex int
-	Access    Access // what the peer may do to this side's MRs
+	Access    Access // what the peer may do to this side's MRs (RC, UC)
+	QKey      uint32 // the Q_Key datagrams to this QP must carry (UD)
 }
 
 // GRH is the global route of an address vector: on RoCE every packet
@@ -114,8 +153,8 @@ type RTSAttr struct {
 	MaxRdAtomic uint8
 }
 
-// QP is a reliable-connected queue pair (struct ibv_qp of type RC). One
-// goroutine at a time may post on it.
+// QP is a queue pair (struct ibv_qp) of type RC, UC or UD. One goroutine
+// at a time may post on it.
 type QP struct {
 	pd     *PD
 	cfg    QPConfig
@@ -129,22 +168,60 @@ type QP struct {
 	recvs  []recvWork
 }
 
-// CreateQP makes an RC QP in state RESET. CQs that are nil or closed
-// panic.
+// CreateQP makes a QP (RC unless cfg.Type says) in state RESET. CQs that
+// are nil or closed, or a type other than RC, UC and UD, panic.
 func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	pd.use("CreateQP")
-	if cfg.SendCQ == nil || cfg.RecvCQ == nil {
-		panic(fmt.Sprintf("verbs: CreateQP on %s without a send and a receive CQ", pd))
+	if cfg.Type == 0 {
+		cfg.Type = QPTypeRC
 	}
-	cfg.SendCQ.use("CreateQP")
-	cfg.RecvCQ.use("CreateQP")
-	h, num, caps, err := drv.createQP(pd.h, qpCreate{sendCQ: cfg.SendCQ.h, recvCQ: cfg.RecvCQ.h, caps: cfg.Caps, signalAll: cfg.SignalAll})
+	// Which CQs a type takes: an XRC target has none (its SRQ has
+	// one), an XRC initiator only a send CQ.
+	switch cfg.Type {
+	case QPTypeRC, QPTypeUC, QPTypeUD:
+		if cfg.SendCQ == nil || cfg.RecvCQ == nil {
+			panic(fmt.Sprintf("verbs: CreateQP on %s without a send and a receive CQ", pd))
+		}
+	case QPTypeXRCSend:
+		if cfg.SendCQ == nil || cfg.RecvCQ != nil {
+			panic(fmt.Sprintf("verbs: CreateQP on %s of XRC_SEND wants a send CQ only", pd))
+		}
+	case QPTypeXRCRecv:
+		if cfg.SendCQ != nil || cfg.RecvCQ != nil || cfg.XRCD == nil {
+			panic(fmt.Sprintf("verbs: CreateQP on %s of XRC_RECV wants an XRCD and no CQs", pd))
+		}
+	default:
+		panic(fmt.Sprintf("verbs: CreateQP on %s of %s", pd, cfg.Type))
+	}
+	a := qpCreate{typ: cfg.Type, caps: cfg.Caps, signalAll: cfg.SignalAll}
+	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
+		if cq != nil {
+			cq.use("CreateQP")
+		}
+	}
+	if cfg.SendCQ != nil {
+		a.sendCQ = cfg.SendCQ.h
+	}
+	if cfg.RecvCQ != nil {
+		a.recvCQ = cfg.RecvCQ.h
+	}
+	if cfg.XRCD != nil {
+		cfg.XRCD.use("CreateQP")
+		a.xrcd = cfg.XRCD.h
+	}
+	if cfg.SRQ != nil {
+		cfg.SRQ.use("CreateQP")
+		if cfg.SRQ.pd != pd {
+			panic(fmt.Sprintf("verbs: CreateQP on %s with %s of another PD", pd, cfg.SRQ))
+		}
+		a.srq = cfg.SRQ.h
+	}
+	h, num, caps, err := drv.createQP(pd.h, a)
 	if err != nil {
-		return nil, verbError("ibv_create_qp", fmt.Sprintf("%s (RC, %d send and %d receive WRs)", pd, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR), err)
+		return nil, verbError("ibv_create_qp", fmt.Sprintf("%s (%s, %d send and %d receive WRs)", pd, cfg.Type, cfg.Caps.MaxSendWR, cfg.Caps.MaxRecvWR), err)
 	}
 	pd.children++
-	cfg.SendCQ.qps++
-	cfg.RecvCQ.qps++
+	cfg.adjust(1)
 	return &QP{pd: pd, cfg: cfg, h: h, num: num, caps: caps}, nil
 }
 
@@ -171,6 +248,7 @@ func (qp *QP) use(what string) {
 func (qp *QP) move(from QPState, m qpModify) error {
 	what := fmt.Sprintf("modify to %s", m.to)
 	qp.use(what)
+	m.typ = qp.cfg.Type
 	if qp.state != from {
 		panic(fmt.Sprintf("verbs: %s of %s in state %s: want %s first", what, qp, qp.state, from))
 	}
@@ -198,6 +276,9 @@ func checkModify(m qpModify) error {
 			return bad("port %d", m.init.Port)
 		}
 	case QPStateRTR:
+		if m.typ == QPTypeUD {
+			return nil // UD's RTR sets nothing but the state
+		}
 		r := m.rtr
 		switch {
 		case r.PathMTU.Bytes() == 0:
@@ -222,6 +303,25 @@ func checkModify(m qpModify) error {
 	return nil
 }
 
+// adjust counts a QP made (1) or destroyed (-1) on the objects it uses.
+func (cfg *QPConfig) adjust(n int) {
+	if cfg.SendCQ != nil {
+		cfg.SendCQ.qps += n
+	}
+	if cfg.RecvCQ != nil {
+		cfg.RecvCQ.qps += n
+	}
+	if cfg.SRQ != nil {
+		cfg.SRQ.qps += n
+	}
+	if cfg.XRCD != nil {
+		cfg.XRCD.qps += n
+	}
+}
+
+// Type is the QP's transport.
+func (qp *QP) Type() QPType { return qp.cfg.Type }
+
 // Init moves the QP from RESET to INIT.
 func (qp *QP) Init(a InitAttr) error {
 	if err := qp.move(QPStateReset, qpModify{to: QPStateInit, init: a}); err != nil {
@@ -231,7 +331,8 @@ func (qp *QP) Init(a InitAttr) error {
 	return nil
 }
 
-// ReadyToReceive moves the QP from INIT to RTR, connecting it to the peer.
+// ReadyToReceive moves the QP from INIT to RTR, connecting it to the peer
+// (RC, UC; a UD QP takes no attributes: pass a zero RTRAttr).
 func (qp *QP) ReadyToReceive(a RTRAttr) error {
 	return qp.move(QPStateInit, qpModify{to: QPStateRTR, init: InitAttr{Port: qp.port}, rtr: a})
 }
@@ -285,6 +386,13 @@ type SendWR struct {
 	Signaled   bool   // complete with a CQ entry (always, with SignalAll)
 	Solicited  bool
 	Inline     bool // copy the data at post time (at most Caps().MaxInlineData bytes)
+	// AH, RemoteQPN and RemoteQKey address a datagram (UD QPs only,
+	// where AH is required).
+	AH         *AH
+	RemoteQPN  uint32
+	RemoteQKey uint32
+	// RemoteSRQN is the peer's XRC SRQ (XRC_SEND QPs only).
+	RemoteSRQN uint32
 }
 
 // RecvWR is a receive work request: the next SEND from the peer lands in
@@ -324,6 +432,17 @@ func (qp *QP) checkSend(wr *SendWR) sendWork {
 		panic(fmt.Sprintf("verbs: PostSend on %s: unknown %s", qp, wr.Op))
 	}
 	w := sendWork{id: wr.ID, op: wr.Op, raddr: wr.RemoteAddr, rkey: wr.RKey, imm: wr.Imm, length: uint32(wr.Length)}
+	if (wr.AH != nil) != (qp.cfg.Type == QPTypeUD) {
+		panic(fmt.Sprintf("verbs: PostSend on %s (%s): an AH goes with UD QPs, and every UD send needs one", qp, qp.cfg.Type))
+	}
+	if wr.AH != nil {
+		wr.AH.use("PostSend")
+		if wr.AH.pd != qp.pd {
+			panic(fmt.Sprintf("verbs: PostSend on %s with %s of another PD", qp, wr.AH))
+		}
+		w.ah, w.rqpn, w.rqkey = wr.AH.h, wr.RemoteQPN, wr.RemoteQKey
+	}
+	w.srqn = wr.RemoteSRQN
 	if wr.MR != nil {
 		if wr.MR.pd != qp.pd {
 			panic(fmt.Sprintf("verbs: PostSend on %s with %s of another PD", qp, wr.MR))
@@ -356,6 +475,9 @@ func (qp *QP) PostRecv(wrs ...RecvWR) error {
 	if qp.state == QPStateReset {
 		panic(fmt.Sprintf("verbs: PostRecv on %s in state RESET: Init it first", qp))
 	}
+	if qp.cfg.SRQ != nil {
+		panic(fmt.Sprintf("verbs: PostRecv on %s, whose receives come from %s", qp, qp.cfg.SRQ))
+	}
 	for len(wrs) > 0 {
 		n := min(len(wrs), maxPostBatch)
 		qp.recvs = qp.recvs[:0]
@@ -386,7 +508,6 @@ func (qp *QP) Close() error {
 	}
 	qp.closed = true
 	qp.pd.children--
-	qp.cfg.SendCQ.qps--
-	qp.cfg.RecvCQ.qps--
+	qp.cfg.adjust(-1)
 	return nil
 }

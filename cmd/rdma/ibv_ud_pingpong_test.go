@@ -1,0 +1,41 @@
+package rdma
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
+)
+
+func TestIbvUdPingpongArgs(t *testing.T) {
+	def := rcWant
+	def.Size, def.MTU = 2048, 0
+	with := func(f func(o *ppOptions)) ppOptions { o := def; f(&o); return o }
+	tests := []struct {
+		name    string
+		args    []string
+		want    ppOptions
+		wantErr string
+	}{
+		{"client defaults: 2048 bytes, no MTU", []string{"h"}, def, ""},
+		{"every option", []string{"--port", "7000", "--ib-dev", "rxe0", "--ib-port", "2", "--size", "64", "--rx-depth", "8", "-n", "5",
+			"--sl", "3", "-e", "-g", "1", "-c", "h"},
+			with(func(o *ppOptions) {
+				o.TCPPort, o.Device, o.IBPort, o.Size, o.RxDepth, o.Iters, o.SL = 7000, "rxe0", 2, 64, 8, 5, 3
+				o.Events, o.GIDIndex, o.Check = true, 1, true
+			}), ""},
+		{"no -m in UD", []string{"-m", "1024"}, ppOptions{}, "unknown shorthand flag: 'm'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parsePingpong(t, "ibv_ud_pingpong", newIbvUdPingpongCmd, tt.args)
+			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
+				return
+			}
+			if diff := cmp.Diff(tt.want, *o, ppCmpOpts...); diff != "" {
+				t.Errorf("unexpected options (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
