@@ -40,7 +40,7 @@ test: deps build vet
 # The real-kernel checks: a Debian bookworm guest (built once and cached in
 # /var/cache/ibtool-vm) boots under qemu with software emulation, makes a
 # Soft-RoCE device and compares ibtool with rdma-core and infiniband-diags.
-# The guest also installs the package from make deb (scripts/vm/checks/40-deb.sh).
+# The guest also installs the package from make deb (scripts/vm/checks/60-deb.sh).
 test-vm: build
 	@deb=$$(scripts/mkdeb.sh $(BIN) bin) && IBTOOL_VM_DEB=$$deb scripts/vm/run.sh $(BIN)
 

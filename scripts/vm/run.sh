@@ -11,7 +11,7 @@
 # only the check files whose names match the shell pattern (and none of
 # guest-test.sh's own). Files a check writes to $H/out in the guest land
 # in IBTOOL_VM_OUT on the host when it is set. IBTOOL_VM_DEB names a .deb
-# (make deb) that checks/40-deb.sh installs and removes in the guest.
+# (make deb) that checks/60-deb.sh installs and removes in the guest.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(realpath "${1:-bin/ibtool}")
@@ -24,7 +24,7 @@ cp "$bin" "$share/ibtool"
 cp "$here/guest-test.sh" "$share/guest-test.sh"
 mkdir -p "$share/checks" "$share/out"
 cp "$here"/checks/*.sh "$share/checks/" 2>/dev/null || true
-# The Debian package, when make test-vm built one (checks/40-deb.sh).
+# The Debian package, when make test-vm built one (checks/60-deb.sh).
 [ -z "${IBTOOL_VM_DEB:-}" ] || cp "$IBTOOL_VM_DEB" "$share/ibtool.deb"
 printf '%s\n' "${IBTOOL_VM_ONLY:-}" >"$share/only"
 
