@@ -43,9 +43,13 @@ type sminfoOptions struct {
 	// -a); a Get carries them too, as infiniband-diags sends them.
 	State, Priority int
 	Activity        uint32
-	stateArg        string
-	priorityArg     string
-	activityArg     string
+	// SMKey is --sminfo_smkey (python-rdma's): the SMInfo's SM_Key, in
+	// the Get and the Set. infiniband-diags sends 0.
+	SMKey       uint64
+	stateArg    string
+	priorityArg string
+	activityArg string
+	smKeyArg    string
 }
 
 func newSminfoCmd(f *cmdutil.Factory, runF func(*sminfoOptions) error) *cobra.Command {
@@ -81,6 +85,7 @@ reads and prints the SMInfo as it is, then prints the Set instead of sending it.
 	fl.StringVarP(&o.stateArg, "state", "s", "", "set SM state (0-3)")
 	fl.StringVarP(&o.priorityArg, "priority", "p", "", "set SM priority (0-15)")
 	fl.StringVarP(&o.activityArg, "activity", "a", "", "set activity count")
+	fl.StringVar(&o.smKeyArg, "sminfo_smkey", "", "the SM_Key to send in the SMInfo, Get and Set (python-rdma's sminfo; default 0)")
 	return c
 }
 
@@ -95,6 +100,7 @@ func (o *sminfoOptions) parse(args []string) error {
 		{"state", o.stateArg, 3, func(n uint64) { o.State = int(n) }},
 		{"priority", o.priorityArg, 15, func(n uint64) { o.Priority = int(n) }},
 		{"activity", o.activityArg, 0xffffffff, func(n uint64) { o.Activity = uint32(n) }},
+		{"sminfo_smkey", o.smKeyArg, 1<<64 - 1, func(n uint64) { o.SMKey = n }},
 	} {
 		if v.arg == "" {
 			continue
@@ -145,7 +151,7 @@ func sminfoRun(o *sminfoOptions) error {
 	ctx := o.Common.Context()
 	// A Get carries the values of a Set too, as infiniband-diags sends
 	// them; the reply replaces them.
-	req := mad.SMInfo{ActCount: o.Activity, Priority: uint8(o.Priority), SMState: uint8(o.State)}
+	req := mad.SMInfo{SMKey: o.SMKey, ActCount: o.Activity, Priority: uint8(o.Priority), SMState: uint8(o.State)}
 	si := req
 	// A dry run of a Set reads the SMInfo as it is, shows it, and then
 	// plans the Set: the Set's reply, which sminfo prints, never comes.

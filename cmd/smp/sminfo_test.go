@@ -30,6 +30,11 @@ func TestSminfo(t *testing.T) {
 		// what it now holds.
 		{[]string{"-s", "1", "-p", "9", "-a", "0x10", "2", "5"}, "sminfo: sm lid 2 sm guid 0x0, activity count 16 priority 9 state 1 SMINFO_DISCOVER\n",
 			mad.MethodSet, 5, mad.SMInfo{ActCount: 16, Priority: 9, SMState: 1}},
+		// python-rdma's --sminfo_smkey goes in the SMInfo, Get and Set.
+		{[]string{"--sminfo_smkey", "0x1234"}, "sminfo: sm lid 1 sm guid 0x200000, activity count 7 priority 1 state 3 SMINFO_MASTER\n",
+			mad.MethodGet, 0, mad.SMInfo{SMKey: 0x1234, SMState: 2}},
+		{[]string{"--sminfo_smkey", "7", "-s", "1", "2", "5"}, "sminfo: sm lid 2 sm guid 0x0, activity count 0 priority 0 state 1 SMINFO_DISCOVER\n",
+			mad.MethodSet, 5, mad.SMInfo{SMKey: 7, SMState: 1}},
 		// A dry run reads, prints and plans the Set without sending it.
 		{[]string{"--dry-run", "-p", "3", "2", "1"}, "sminfo: sm lid 2 sm guid 0x200000, activity count 7 priority 1 state 3 SMINFO_MASTER\n" +
 			"dry-run: SubnSet(SMInfo) from=madtest0/1 lid=2 attrmod=0x1 Priority=3 SMState=2\n",
@@ -74,6 +79,7 @@ func TestSminfoArgs(t *testing.T) {
 	}{
 		{[]string{"-s", "4"}, `invalid state "4": out of range 0 to 3`},
 		{[]string{"-p", "x"}, `invalid priority "x"`},
+		{[]string{"--sminfo_smkey", "0x10000000000000000"}, `invalid sminfo_smkey "0x10000000000000000"`},
 		{[]string{"1", "0x1ffffffff"}, `invalid modifier "0x1ffffffff"`},
 		{[]string{"1", "2", "3"}, "expected at most 2 argument(s)"},
 	}
