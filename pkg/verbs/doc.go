@@ -27,8 +27,10 @@
 //
 // Built without cgo (CGO_ENABLED=0) or with the noverbs tag, Open and the
 // device list return ErrNoVerbs, so the rest of ibtool builds and runs
-// anywhere; the cgo build needs libibverbs-dev (its headers). The cgo
-// build does not link libibverbs: it loads libibverbs.so.1 with dlopen on
+// anywhere. The cgo build needs a C compiler but no libibverbs-dev: the
+// part of libibverbs' ABI it uses is declared in ibt_verbs_abi.h (checked
+// against <infiniband/verbs.h> by abi_test.go where that is installed).
+// It does not link libibverbs: it loads libibverbs.so.1 with dlopen on
 // the first device list (ibt_dl.h), so the tools that use no verbs start
 // without loading it and libnl, and run where it is not installed; then
 // Open and the device list return an error wrapping ErrNoLibibverbs.

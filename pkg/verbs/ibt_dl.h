@@ -4,8 +4,8 @@
  * against libibverbs (and through it libnl), every run of every tool would
  * load them, and a machine without libibverbs could not start any tool.
  * The types and the inline helpers that go through a context's ops
- * (ibv_poll_cq, ibv_post_send, ibv_post_recv, ibv_req_notify_cq) still
- * come from <infiniband/verbs.h>; the library's own functions are called
+ * (ibv_poll_cq, ibv_post_send, ...) are ibt_verbs_abi.h's, so building
+ * needs no libibverbs headers; the library's own functions are called
  * through ibt_fn only. One file (ibt_verbs.c) defines IBT_DEFINE before
  * including this, which makes the table and the loader.
  */
@@ -16,7 +16,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <infiniband/verbs.h>
+#include "ibt_verbs_abi.h"
 
 struct ibt_fns {
 	struct ibv_device **(*get_device_list)(int *);
@@ -25,7 +25,9 @@ struct ibt_fns {
 	struct ibv_context *(*open_device)(struct ibv_device *);
 	int (*close_device)(struct ibv_context *);
 	int (*query_device)(struct ibv_context *, struct ibv_device_attr *);
-	int (*query_port)(struct ibv_context *, uint8_t, struct _compat_ibv_port_attr *);
+	/* ibv_query_port's symbol fills the port attributes of libibverbs 1.0,
+	 * a prefix of struct ibv_port_attr. */
+	int (*query_port)(struct ibv_context *, uint8_t, struct ibv_port_attr *);
 	int (*query_gid)(struct ibv_context *, uint8_t, int, union ibv_gid *);
 	int (*query_gid_ex)(struct ibv_context *, uint32_t, uint32_t, struct ibv_gid_entry *, uint32_t, size_t);
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *);
@@ -139,11 +141,11 @@ static inline int ibtv_destroy_srq(struct ibv_srq *srq) { return ibt_fn.destroy_
 /* ibt_at is entry i of a device list, which Go cannot index. */
 static inline struct ibv_device *ibt_at(struct ibv_device **l, int i) { return l[i]; }
 
-/* ibt_query_device_ex is <infiniband/verbs.h>'s ibv_query_device_ex with
- * no input, its fallback through ibt_fn. */
+/* ibt_query_device_ex is <infiniband/verbs.h>'s inline ibv_query_device_ex
+ * with no input, its fallback through ibt_fn. */
 static inline int ibt_query_device_ex(struct ibv_context *ctx, struct ibv_device_attr_ex *a)
 {
-	struct verbs_context *vctx = verbs_get_ctx_op(ctx, query_device_ex);
+	struct verbs_context *vctx = ibt_vctx_op(ctx, query_device_ex);
 	int ret;
 
 	if (vctx) {
@@ -155,15 +157,15 @@ static inline int ibt_query_device_ex(struct ibv_context *ctx, struct ibv_device
 	return ibt_fn.query_device(ctx, &a->orig_attr);
 }
 
-/* ibt_query_port_attr is <infiniband/verbs.h>'s ibv_query_port, its
- * fallback through ibt_fn. */
+/* ibt_query_port_attr is <infiniband/verbs.h>'s inline ibv_query_port,
+ * its fallback through ibt_fn. */
 static inline int ibt_query_port_attr(struct ibv_context *ctx, int port, struct ibv_port_attr *pa)
 {
-	struct verbs_context *vctx = verbs_get_ctx_op(ctx, query_port);
+	struct verbs_context *vctx = ibt_vctx_op(ctx, query_port);
 
 	if (!vctx) {
 		memset(pa, 0, sizeof(*pa));
-		return ibt_fn.query_port(ctx, port, (struct _compat_ibv_port_attr *)pa);
+		return ibt_fn.query_port(ctx, port, pa);
 	}
 	return vctx->query_port(ctx, port, pa, sizeof(*pa));
 }

@@ -47,7 +47,7 @@ int ibt_post_send(struct ibv_qp *qp, struct ibt_swr *in, int n, struct ibv_send_
 		ibt_build_swr(&in[i], &wr[i], &sge[i]);
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
-	return ibv_post_send(qp, wr, &bad);
+	return ibtv_post_send(qp, wr, &bad);
 }
 
 static void ibt_build_rwrs(struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge);
@@ -55,13 +55,13 @@ static void ibt_build_rwrs(struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, st
 int ibt_post_recv(struct ibv_qp *qp, struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge) {
 	struct ibv_recv_wr *bad = NULL;
 	ibt_build_rwrs(in, n, wr, sge);
-	return ibv_post_recv(qp, wr, &bad);
+	return ibtv_post_recv(qp, wr, &bad);
 }
 
 int ibt_post_srq_recv(struct ibv_srq *srq, struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge) {
 	struct ibv_recv_wr *bad = NULL;
 	ibt_build_rwrs(in, n, wr, sge);
-	return ibv_post_srq_recv(srq, wr, &bad);
+	return ibtv_post_srq_recv(srq, wr, &bad);
 }
 
 struct ibv_xrcd *ibt_open_xrcd(struct ibv_context *ctx, int fd) {
@@ -70,16 +70,15 @@ struct ibv_xrcd *ibt_open_xrcd(struct ibv_context *ctx, int fd) {
 	a.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
 	a.fd = fd;
 	a.oflags = O_CREAT;
-	return ibv_open_xrcd(ctx, &a);
+	return ibtv_open_xrcd(ctx, &a);
 }
 
-int ibt_close_xrcd(struct ibv_xrcd *xrcd) { return ibv_close_xrcd(xrcd); }
+int ibt_close_xrcd(struct ibv_xrcd *xrcd) { return ibtv_close_xrcd(xrcd); }
 
-// ibt_create_xrc_srq is ibv_create_srq_ex for an XRC SRQ (through the
-// context's op: the header's inline also names ibv_create_srq, which
-// this library does not link), and its number.
+// ibt_create_xrc_srq is ibv_create_srq_ex for an XRC SRQ (the context's
+// op, which <infiniband/verbs.h>'s inline calls for one), and its number.
 struct ibv_srq *ibt_create_xrc_srq(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_cq *cq, int max_wr, int max_sge, uint32_t *num) {
-	struct verbs_context *vctx = verbs_get_ctx_op(pd->context, create_srq_ex);
+	struct verbs_context *vctx = ibt_vctx_op(pd->context, create_srq_ex);
 	struct ibv_srq_init_attr_ex a;
 	struct ibv_srq *srq;
 	if (!vctx) {
@@ -95,7 +94,7 @@ struct ibv_srq *ibt_create_xrc_srq(struct ibv_pd *pd, struct ibv_xrcd *xrcd, str
 	a.cq = cq;
 	a.pd = pd;
 	srq = vctx->create_srq_ex(pd->context, &a);
-	if (srq && ibv_get_srq_num(srq, num)) {
+	if (srq && ibtv_get_srq_num(srq, num)) {
 		int e = errno;
 		ibtv_destroy_srq(srq);
 		errno = e ? e : EOPNOTSUPP;
@@ -140,7 +139,7 @@ static void ibt_flat_wc(const struct ibv_wc *wc, struct ibt_wc *out) {
 }
 
 int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out) {
-	int got = ibv_poll_cq(cq, n, wc), i;
+	int got = ibtv_poll_cq(cq, n, wc), i;
 	for (i = 0; i < got; i++)
 		ibt_flat_wc(&wc[i], &out[i]);
 	return got;
@@ -178,7 +177,7 @@ static int ibt_stream_post(struct ibv_qp *qp, struct ibt_stream *s, struct ibv_s
 	wr->send_flags = s->wr.flags | (signalled ? IBV_SEND_SIGNALED : 0);
 	if (s->record)
 		s->posted[s->scnt] = ibt_cycles();
-	rc = ibv_post_send(qp, wr, &bad);
+	rc = ibtv_post_send(qp, wr, &bad);
 	if (rc != 0) {
 		s->failed = IBT_FAIL_POST;
 		s->err = rc > 0 ? rc : errno;
@@ -205,14 +204,14 @@ static int ibt_stream_stopped(struct ibt_stream *s) {
 // the completions taken, or -1 with s->failed set.
 static int ibt_stream_reap(struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibt_stream *s) {
 	struct ibv_wc wc[IBT_STREAM_WC];
-	int n = ibv_poll_cq(cq, IBT_STREAM_WC, wc), i, rc;
+	int n = ibtv_poll_cq(cq, IBT_STREAM_WC, wc), i, rc;
 	if (n == 0 && s->events) {
-		if ((rc = ibv_req_notify_cq(cq, 0)) != 0) {
+		if ((rc = ibtv_req_notify_cq(cq, 0)) != 0) {
 			s->failed = IBT_FAIL_NOTIFY;
 			s->err = rc > 0 ? rc : errno;
 			return -1;
 		}
-		n = ibv_poll_cq(cq, IBT_STREAM_WC, wc);
+		n = ibtv_poll_cq(cq, IBT_STREAM_WC, wc);
 		if (n == 0) {
 			struct ibv_cq *ecq;
 			void *ectx;
@@ -238,7 +237,7 @@ static int ibt_stream_reap(struct ibv_cq *cq, struct ibv_comp_channel *ch, struc
 				return -1;
 			}
 			ibtv_ack_cq_events(ecq, 1);
-			n = ibv_poll_cq(cq, IBT_STREAM_WC, wc);
+			n = ibtv_poll_cq(cq, IBT_STREAM_WC, wc);
 		}
 	}
 	if (n < 0) {
@@ -326,7 +325,7 @@ out:
 	s->end_cyc = ibt_cycles();
 }
 
-int ibt_req_notify(struct ibv_cq *cq, int solicited) { return ibv_req_notify_cq(cq, solicited); }
+int ibt_req_notify(struct ibv_cq *cq, int solicited) { return ibtv_req_notify_cq(cq, solicited); }
 
 struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq, struct ibv_xrcd *xrcd,
 		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got) {
@@ -344,10 +343,10 @@ struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, st
 	a.cap.max_recv_sge = rsge;
 	a.cap.max_inline_data = inl;
 	if (type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV) {
-		// XRC QPs come from the context's create_qp_ex (the header's
-		// inline also names ibv_create_qp, not linked here): the send
-		// side on a PD, the receive side in the XRC domain.
-		struct verbs_context *vctx = verbs_get_ctx_op(pd->context, create_qp_ex);
+		// XRC QPs come from the context's create_qp_ex (the op
+		// ibv_create_qp_ex's inline calls): the send side on a PD,
+		// the receive side in the XRC domain.
+		struct verbs_context *vctx = ibt_vctx_op(pd->context, create_qp_ex);
 		struct ibv_qp_init_attr_ex x;
 		if (!vctx) {
 			errno = EOPNOTSUPP;
