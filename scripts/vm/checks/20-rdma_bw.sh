@@ -18,10 +18,12 @@ mkdir -p "$H/out"
 # which the guest's init leaves down.
 ip link set lo up
 
-# bw_wait_listen PORT: wait (up to 5 s) until a server listens on PORT.
+# bw_wait_listen PORT: wait (up to 30 s) until a server listens on PORT.
+# Under software emulation on a loaded host a server took more than 5 s
+# to reach its listen, and the client's dial was refused.
 bw_wait_listen() {
 	i=0
-	while [ $i -lt 50 ]; do
+	while [ $i -lt 300 ]; do
 		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
 		sleep 0.1
 		i=$((i + 1))
