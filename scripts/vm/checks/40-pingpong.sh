@@ -9,10 +9,11 @@ PP_ADDR=192.0.2.1
 mkdir -p "$H/out"
 ip link set lo up
 
-# pp_wait_listen PORT: wait (up to 5 s) until a server listens on PORT.
+# pp_wait_listen PORT: wait (up to 30 s) until a server listens on PORT
+# (rdma_bw's check saw a server take over 5 s on a loaded host).
 pp_wait_listen() {
 	i=0
-	while [ $i -lt 50 ]; do
+	while [ $i -lt 300 ]; do
 		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
 		sleep 0.1
 		i=$((i + 1))
