@@ -95,6 +95,9 @@ type RPCRDMAMessage struct {
 	Complete  bool   `json:"complete"`
 	// Problems say what is missing: which chunk, handle and bytes.
 	Problems []string `json:"problems,omitempty"`
+	// ONC is the RPC header; NFS what an NFS call or reply says.
+	ONC *ONCRPC `json:"rpc,omitempty"`
+	NFS *NFSOp  `json:"nfs,omitempty"`
 
 	inline []byte
 }
@@ -173,6 +176,7 @@ func AssembleRPC(ms []*Message, o RPCOptions) []*RPCRDMAMessage {
 		}
 		r.gather(call, reply, ops, mentions)
 		r.assemble()
+		r.decodeRPC(call)
 	}
 	return out
 }
@@ -300,8 +304,9 @@ func prevMention(frames []int, f int) int {
 }
 
 // maxSegmentBuffer bounds the bytes kept for one segment: a damaged length
-// must not make trace allocate gigabytes, and no transfer is this large.
-const maxSegmentBuffer = 1 << 30
+// must not make trace allocate gigabytes. NFS moves at most a few MiB
+// (Linux: rsize/wsize 1 MiB) per chunk.
+const maxSegmentBuffer = 16 << 20
 
 // fillSegment places the operations with the segment's handle between
 // frames lo and hi (exclusive) whose addresses fall in it.
@@ -345,8 +350,11 @@ func (r *RPCRDMAMessage) assemble() {
 		c.Complete = true
 		for _, s := range c.Segments {
 			buf := s.data
-			if len(buf) < int(s.Length) && s.Length <= maxSegmentBuffer {
-				buf = append(buf, make([]byte, int(s.Length)-len(buf))...)
+			if s.Length > maxSegmentBuffer {
+				r.problem("%s: handle %#08x of %d bytes: only the first %d are kept", c.name(), s.Handle, s.Length, maxSegmentBuffer)
+			}
+			if want := int(min(s.Length, maxSegmentBuffer)); len(buf) < want {
+				buf = append(buf, make([]byte, want-len(buf))...)
 			}
 			c.Data = append(c.Data, buf...)
 			for _, g := range s.Missing {
@@ -476,4 +484,54 @@ func (s spans) gaps(n uint64) [][2]uint64 {
 		g = append(g, [2]uint64{at, n})
 	}
 	return g
+}
+
+// decodeRPC decodes the RPC header and, for NFS, the call's arguments or
+// the reply's results; a reply's READ data is taken from its write chunk.
+func (r *RPCRDMAMessage) decodeRPC(call *RPCRDMAMessage) {
+	if len(r.RPC) == 0 {
+		return
+	}
+	h, err := DecodeONCRPC(r.RPC)
+	if err != nil {
+		r.Problems = append(r.Problems, err.Error())
+		return
+	}
+	r.ONC = h
+	if r.Call {
+		n, err := DecodeNFSCall(r.RPC, h)
+		if err != nil {
+			r.Problems = append(r.Problems, err.Error())
+		}
+		r.NFS = n
+		if n == nil || n.IO == nil || n.IO.Op != "WRITE" {
+			return
+		}
+		n.IO.Via = "inline"
+		for _, c := range r.Chunks {
+			if c.Kind == ChunkRead && int(c.Position) == n.IO.DataOffset {
+				n.IO.Via = "read chunk"
+				n.IO.ViaOps, n.IO.ViaPackets = c.Ops()
+			}
+		}
+		return
+	}
+	if call == nil || call.ONC == nil {
+		return
+	}
+	h.Prog, h.Vers, h.Proc = call.ONC.Prog, call.ONC.Vers, call.ONC.Proc
+	var writes []*Chunk
+	for _, c := range r.Chunks {
+		if c.Kind == ChunkWrite {
+			writes = append(writes, c)
+		}
+	}
+	n, whole, err := DecodeNFSReply(r.RPC, h, call.NFS, writes)
+	if err != nil {
+		r.Problems = append(r.Problems, err.Error())
+	}
+	r.NFS, r.RPC, r.RPCLength = n, whole, len(whole)
+	if n != nil && n.IO != nil && n.IO.Op == "READ" && n.IO.Via == "" {
+		n.IO.Via = "inline"
+	}
 }

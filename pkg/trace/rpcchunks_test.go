@@ -97,7 +97,7 @@ func TestAssembleRPC(t *testing.T) {
 	seg := func(h, l uint32, o uint64) RDMASegment { return RDMASegment{Handle: h, Length: l, Offset: o} }
 	readCall := RPCRDMAHeader{XID: 1, Vers: 1, Credits: 32, Proc: RDMAMsg, ReadList: []ReadSegment{{pos, seg(0x77, 3000, 0x1000)}}}
 	okReply := RPCRDMAHeader{XID: 1, Vers: 1, Credits: 32, Proc: RDMAMsg}
-	replyBytes := append(rpcCallBytes(1)[:4], 0, 0, 0, 1)
+	replyBytes := rpcReplyBytes(1)
 
 	tests := []struct {
 		name  string
@@ -114,7 +114,7 @@ func TestAssembleRPC(t *testing.T) {
 		}, []rpcSum{
 			{Call: true, Peer: 2, Proc: RDMAMsg, Chunks: []string{"read 3000 ops 3 repeated 1"}, RPCLength: len(inline) + 3000, Complete: true,
 				Problems: []string{"read chunk 1 (position 44): handle 0x00000077 moved again 1 times (retransmitted)"}},
-			{Peer: 1, Proc: RDMAMsg, RPCLength: 8, Complete: true},
+			{Peer: 1, Proc: RDMAMsg, RPCLength: 24, Complete: true},
 		}, append(append([]byte{}, inline...), data...)},
 		{"read chunk with a sub-segment missing", func(c *rpcConn) {
 			c.call(readCall, inline)
@@ -148,7 +148,7 @@ func TestAssembleRPC(t *testing.T) {
 				HasReplyChunk: true, ReplyChunk: []RDMASegment{seg(0x99, 8192, 0x5000)}}, rpcCallBytes(3))
 			c.write(0x88, 0x9000+2048, data[2048:])
 			c.write(0x88, 0x9000, data[:2048])
-			c.write(0x99, 0x5000, data[:200])
+			c.write(0x99, 0x5000, append(rpcReplyBytes(3), data[:176]...))
 			c.reply(RPCRDMAHeader{XID: 3, Vers: 1, Credits: 32, Proc: RDMANoMsg, WriteList: [][]RDMASegment{{seg(0x88, 3000, 0x9000)}},
 				HasReplyChunk: true, ReplyChunk: []RDMASegment{seg(0x99, 200, 0x5000)}}, nil)
 		}, []rpcSum{

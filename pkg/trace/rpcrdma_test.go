@@ -16,6 +16,15 @@ func rpcCallBytes(xid uint32) []byte {
 	return w.b
 }
 
+// rpcReplyBytes is an accepted, successful ONC RPC reply header.
+func rpcReplyBytes(xid uint32) []byte {
+	w := &xdrWriter{}
+	for _, v := range []uint32{xid, 1, 0, 0, 0, 0} {
+		w.u32(v)
+	}
+	return w.b
+}
+
 func TestDecodeRPCRDMA(t *testing.T) {
 	seg := func(h, l uint32, o uint64) RDMASegment { return RDMASegment{Handle: h, Length: l, Offset: o} }
 	tests := []struct {
