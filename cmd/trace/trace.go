@@ -38,6 +38,10 @@ type traceOptions struct {
 	Port    uint16
 	Check   bool
 	Verbose int
+	// RPC shows RPC-over-RDMA messages instead of RDMA ones; RPCRDMA
+	// decodes every SEND as RPC-over-RDMA, not only where found by shape.
+	RPC     bool
+	RPCRDMA bool
 }
 
 func newTraceCmd(f *cmdutil.Factory, runF func(*traceOptions) error) *cobra.Command {
@@ -71,8 +75,8 @@ ICRCs are printed as "!" lines where they happened.`,
 				}
 				o.QP = int64(v)
 			}
-			if cmdutil.Count(o.Packets, o.Summary) > 1 {
-				return cmdutil.UsageErrorf("--packets and --summary are different views; pick one")
+			if cmdutil.Count(o.Packets, o.Summary) > 1 || cmdutil.Count(o.Packets, o.RPC) > 1 {
+				return cmdutil.UsageErrorf("--packets, --summary and --rpc are different views; pick one")
 			}
 			return runF(o)
 		},
@@ -86,6 +90,8 @@ ICRCs are printed as "!" lines where they happened.`,
 	fl.StringVar(&qp, "qp", "", "only this QP (as requester or responder)")
 	fl.Uint16Var(&o.Port, "port", trace.RoCEv2Port, "the RoCEv2 UDP port")
 	fl.BoolVar(&o.Check, "check", false, "exit 1 when the capture shows a problem (a gap, bad ICRC, malformed packet, incomplete message)")
+	fl.BoolVar(&o.RPC, "rpc", false, "one block per RPC-over-RDMA message: chunks, RPC, NFS (with --summary: one row per connection)")
+	fl.BoolVar(&o.RPCRDMA, "rpcrdma", false, "decode every SEND as RPC-over-RDMA, not only on connections where it is recognized")
 	fl.CountVarP(&o.Verbose, "verbose", "v", "more detail: every header of a packet, MADs field by field")
 	return c
 }
@@ -94,6 +100,7 @@ ICRCs are printed as "!" lines where they happened.`,
 type traceCapture struct {
 	packets []*trace.Packet
 	res     *trace.Result
+	rpcs    []*trace.RPCRDMAMessage
 	readErr error // the capture file ended in the middle of a record
 }
 
@@ -130,6 +137,7 @@ func readTrace(o *traceOptions) (*traceCapture, error) {
 		}
 	}
 	tc.res = r.Finish()
+	tc.rpcs = trace.AssembleRPC(tc.res.Messages, trace.RPCOptions{Force: o.RPCRDMA})
 	return tc, nil
 }
 
@@ -142,27 +150,39 @@ func traceRun(o *traceOptions) error {
 		fmt.Fprintf(o.IO.ErrOut, "trace: %v\n", tc.readErr)
 	}
 	res := filterTrace(tc.res, o.QP)
-	files := map[int]string{}
+	rpcs := filterRPCs(tc.rpcs, o.QP)
+	files, rpcFiles := map[int]string{}, map[int][]string{}
 	if o.Write != "" {
 		if files, err = writePayloads(o.Write, res.Messages); err != nil {
+			return err
+		}
+		if rpcFiles, err = writeRPCFiles(o.Write, rpcs); err != nil {
 			return err
 		}
 	}
 	switch {
 	case o.JSON:
-		err = writeTraceJSON(o, tc, res, files)
+		err = writeTraceJSON(o, tc, res, files, rpcs, rpcFiles)
+	case o.Summary && o.RPC:
+		err = writeRPCSummary(o.IO, rpcs)
 	case o.Summary:
 		err = writeTraceSummary(o.IO, res)
+		if err == nil && len(rpcs) > 0 {
+			fmt.Fprintln(o.IO.Out)
+			err = writeRPCSummary(o.IO, rpcs)
+		}
 	case o.Packets:
 		err = writeTracePackets(o, tc.packets)
+	case o.RPC:
+		err = writeTraceRPCs(o, rpcs, rpcFiles)
 	default:
-		err = writeTraceMessages(o, res, files)
+		err = writeTraceMessages(o, res, files, rpcs)
 	}
 	if err != nil {
 		return err
 	}
 	if o.Check {
-		if n := traceProblems(res) + btoi(tc.readErr != nil); n > 0 {
+		if n := traceProblems(res) + rpcProblems(rpcs) + btoi(tc.readErr != nil); n > 0 {
 			return &cmdutil.FindingsError{Summary: fmt.Sprintf("%d problems in the capture", n)}
 		}
 	}
@@ -258,7 +278,15 @@ type traceJSONMessage struct {
 	File    string `json:"file,omitempty"`
 }
 
-func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files map[int]string) error {
+// traceJSONRPC is an RPC-over-RDMA message in trace's JSON, with the
+// whole RPC message in hex (-x) and the files it was written to (--write).
+type traceJSONRPC struct {
+	*trace.RPCRDMAMessage
+	Message string   `json:"message,omitempty"`
+	Files   []string `json:"files,omitempty"`
+}
+
+func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files map[int]string, rpcs []*trace.RPCRDMAMessage, rpcFiles map[int][]string) error {
 	doc := struct {
 		File        string             `json:"file"`
 		Frames      int                `json:"frames"`
@@ -268,6 +296,7 @@ func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files 
 		Messages    []traceJSONMessage `json:"messages"`
 		Events      []trace.Event      `json:"events"`
 		QPs         []*trace.QPStats   `json:"queuePairs"`
+		RPCs        []traceJSONRPC     `json:"rpcs,omitempty"`
 	}{File: o.File, Frames: res.Frames, RDMAPackets: res.Packets, Packets: tc.packets,
 		Messages: []traceJSONMessage{}, Events: res.Events, QPs: res.QPs}
 	if tc.readErr != nil {
@@ -282,6 +311,13 @@ func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files 
 			jm.Payload = hex.EncodeToString(m.Payload)
 		}
 		doc.Messages = append(doc.Messages, jm)
+	}
+	for _, r := range rpcs {
+		jr := traceJSONRPC{RPCRDMAMessage: r, Files: rpcFiles[r.Index]}
+		if o.Hex {
+			jr.Message = hex.EncodeToString(r.RPC)
+		}
+		doc.RPCs = append(doc.RPCs, jr)
 	}
 	return cmdutil.WriteJSONDocument(o.IO.Out, doc)
 }
@@ -312,7 +348,11 @@ func traceQP(qp uint32) string {
 
 // writeTraceMessages prints messages and events in capture order, then a
 // line of totals.
-func writeTraceMessages(o *traceOptions, res *trace.Result, files map[int]string) error {
+func writeTraceMessages(o *traceOptions, res *trace.Result, files map[int]string, rpcs []*trace.RPCRDMAMessage) error {
+	bySend := map[int]*trace.RPCRDMAMessage{}
+	for _, r := range rpcs {
+		bySend[r.Send] = r
+	}
 	var b []byte
 	ev := res.Events
 	flushEvents := func(upTo int) {
@@ -325,6 +365,9 @@ func writeTraceMessages(o *traceOptions, res *trace.Result, files map[int]string
 	for _, m := range res.Messages {
 		flushEvents(m.Frame - 1)
 		b = appendTraceMessage(b, m, o.Verbose)
+		if r := bySend[m.Index]; r != nil {
+			b = appendRPC(b, r, "    ")
+		}
 		if f := files[m.Index]; f != "" {
 			b = fmt.Appendf(b, "    written to %s\n", f)
 		}
