@@ -1,0 +1,430 @@
+package trace
+
+import (
+	"fmt"
+	"sort"
+	"time"
+)
+
+// EventBadCRC marks an MPA FPDU whose CRC32c does not match.
+const EventBadCRC EventKind = "bad-crc"
+
+// IWARPReassembler collects the TCP segments of a capture and, at Finish,
+// finds the iWARP connections among them (by their MPA start frames, or
+// segments that are exactly one FPDU) and puts their RDMAP messages
+// together: every Send, RDMA Write and RDMA Read (the request matched with
+// its responses), as Messages like the RoCE and InfiniBand ones.
+type IWARPReassembler struct {
+	frames  int
+	streams map[[2]string]*tcpStream
+	order   []*tcpStream
+	skip    map[[2]string]bool
+}
+
+// NewIWARPReassembler returns an empty reassembler.
+func NewIWARPReassembler() *IWARPReassembler {
+	return &IWARPReassembler{streams: map[[2]string]*tcpStream{}, skip: map[[2]string]bool{}}
+}
+
+// Add takes the next frame of the capture.
+func (r *IWARPReassembler) Add(f Frame) {
+	r.frames++
+	g, ok := DecodeTCP(f)
+	if !ok {
+		return
+	}
+	k := [2]string{g.Src, g.Dst}
+	s := r.streams[k]
+	if s == nil {
+		if r.skip[k] {
+			return
+		}
+		if g.Len == 0 && !g.SYN {
+			return
+		}
+		// Keep a direction once its first data looks like MPA, or the
+		// other direction is kept; a SYN is kept for its sequence number.
+		if g.Len > 0 && !r.keep(k, g) {
+			r.skip[k] = true
+			return
+		}
+		s = &tcpStream{src: g.Src, dst: g.Dst}
+		r.streams[k] = s
+		r.order = append(r.order, s)
+	}
+	if g.SYN {
+		s.isn, s.haveISN = g.Seq+1, true
+	}
+	if g.Len > 0 || g.SYN {
+		s.segs = append(s.segs, g)
+	}
+}
+
+func (r *IWARPReassembler) keep(k [2]string, g *TCPSegment) bool {
+	if r.streams[[2]string{k[1], k[0]}] != nil && len(r.streams[[2]string{k[1], k[0]}].segs) > 0 {
+		return true
+	}
+	if isMPAStart(g.Payload) {
+		return true
+	}
+	_, ok := looksLikeFPDU(g.Payload)
+	return ok
+}
+
+// iwConn is one direction's FPDU stream once framed.
+type iwDir struct {
+	s        *tcpStream
+	start    *MPAStartFrame
+	segs     []*iwSeg
+	markers  bool
+	crc      bool
+	isIWARP  bool
+	pieces   []*streamPiece
+	fpduBase uint64 // stream offset of the first FPDU byte
+	stats    *QPStats
+}
+
+// iwSeg is a DDP segment with the frames its FPDU came in.
+type iwSeg struct {
+	*DDPSegment
+	frame, lastFrame int
+	time             time.Time
+}
+
+// Finish frames every iWARP direction's FPDUs and returns its messages,
+// events and per-direction statistics.
+func (r *IWARPReassembler) Finish() *Result {
+	res := &Result{Frames: r.frames}
+	dirs := map[[2]string]*iwDir{}
+	var order []*iwDir
+	for _, s := range r.order {
+		d := &iwDir{s: s, pieces: s.assemble(&res.Events)}
+		d.stats = &QPStats{Src: s.src, Dst: s.dst, Transport: TransportIWARP}
+		for _, g := range s.segs {
+			if g.Len > 0 {
+				d.stats.Packets++
+			}
+		}
+		dirs[[2]string{s.src, s.dst}] = d
+		order = append(order, d)
+		if len(d.pieces) > 0 && d.pieces[0].off == 0 {
+			if f, n, err := DecodeMPAStart(d.pieces[0].data); err == nil {
+				d.start, d.fpduBase, d.isIWARP = f, uint64(n), true
+			}
+		}
+	}
+	// Markers and CRC as the start frames negotiated: each side's M says
+	// it wants markers in what it receives; either side's C turns CRCs on.
+	for _, d := range order {
+		peer := dirs[[2]string{d.s.dst, d.s.src}]
+		switch {
+		case d.start != nil && peer != nil && peer.start != nil:
+			d.markers = peer.start.Markers
+			d.crc = d.start.CRC || peer.start.CRC
+		case d.start != nil:
+			d.crc = d.start.CRC
+		case len(d.pieces) > 0:
+			if peer != nil && peer.start != nil {
+				d.isIWARP = true
+				d.fpduBase = 0
+			}
+			first := d.pieces[0]
+			end := first.off + uint64(len(first.data))
+			if len(first.frames) > 1 {
+				end = first.frames[1].off
+			}
+			if crc, ok := looksLikeFPDU(first.data[:end-first.off]); ok {
+				d.isIWARP, d.crc, d.fpduBase = true, crc, first.off
+			}
+		}
+	}
+	for _, d := range order {
+		if !d.isIWARP {
+			continue
+		}
+		d.frame(res)
+		res.Packets += d.stats.Packets
+		res.QPs = append(res.QPs, d.stats)
+	}
+	for _, d := range order {
+		if d.isIWARP {
+			d.messages(res, dirs[[2]string{d.s.dst, d.s.src}])
+		}
+	}
+	sort.SliceStable(res.Messages, func(i, j int) bool { return res.Messages[i].Frame < res.Messages[j].Frame })
+	sort.SliceStable(res.Events, func(i, j int) bool { return res.Events[i].Frame < res.Events[j].Frame })
+	var kept []Event
+	for _, e := range res.Events {
+		if d := dirs[[2]string{e.Src, e.Dst}]; d != nil && d.isIWARP {
+			kept = append(kept, e)
+			switch e.Kind {
+			case EventDuplicate:
+				d.stats.Duplicates++
+			case EventOutOfOrder:
+				d.stats.OutOfOrder++
+			case EventGap:
+				d.stats.Missing += e.Count
+			case EventBadCRC:
+				d.stats.BadICRC++
+			}
+		}
+	}
+	res.Events = kept
+	for i, m := range res.Messages {
+		m.Index = i + 1
+	}
+	return res
+}
+
+// frame reads the direction's FPDUs, resynchronizing after holes at a
+// marker or a segment start.
+func (d *iwDir) frame(res *Result) {
+	ev := func(frame int, kind EventKind, format string, a ...any) {
+		res.Events = append(res.Events, Event{Frame: frame, Kind: kind, Src: d.s.src, Dst: d.s.dst, Detail: fmt.Sprintf(format, a...)})
+	}
+	for pi, p := range d.pieces {
+		rd := &mpaReader{data: p.data, markers: d.markers, crc: d.crc}
+		// Stream offsets from the first FPDU byte.
+		if p.off < d.fpduBase {
+			if p.off+uint64(len(p.data)) <= d.fpduBase {
+				continue
+			}
+			rd.data = p.data[d.fpduBase-p.off:]
+			rd.base = 0
+		} else {
+			rd.base = p.off - d.fpduBase
+		}
+		at := rd.base
+		if pi > 0 || p.off > d.fpduBase {
+			at = d.resync(rd, p)
+		}
+		for at < rd.base+uint64(len(rd.data)) {
+			f, err := rd.read(at)
+			first := p.frameAt(at + d.fpduBase)
+			if err != nil {
+				ev(first.frame, EventMalformed, "stream bytes %d on: %v", at, err)
+				break
+			}
+			last := p.frameAt(f.end - 1 + d.fpduBase)
+			if f.marker != "" {
+				ev(first.frame, EventMalformed, "%s", f.marker)
+			}
+			if f.crcStatus == ICRCBad {
+				ev(first.frame, EventBadCRC, "FPDU at stream byte %d: CRC32c %#08x, computed %#08x; left out", at, f.crc, f.want)
+				at = f.end
+				continue
+			}
+			seg, err := DecodeDDP(f.ulpdu)
+			if err != nil {
+				ev(first.frame, EventMalformed, "FPDU at stream byte %d: %v", at, err)
+				at = f.end
+				continue
+			}
+			d.segs = append(d.segs, &iwSeg{DDPSegment: seg, frame: first.frame, lastFrame: last.frame, time: first.time})
+			at = f.end
+		}
+	}
+}
+
+// resync finds where the first whole FPDU of a piece that follows a hole
+// starts: from a marker's pointer, or at the first segment start where an
+// FPDU with a plausible DDP header (and good CRC) begins.
+func (d *iwDir) resync(rd *mpaReader, p *streamPiece) uint64 {
+	end := rd.base + uint64(len(rd.data))
+	if d.markers {
+		m := (rd.base + mpaMarkerSpacing - 1) / mpaMarkerSpacing * mpaMarkerSpacing
+		for ; m+mpaMarkerLen <= end; m += mpaMarkerSpacing {
+			i := m - rd.base
+			ptr := uint64(rd.data[i+2])<<8 | uint64(rd.data[i+3])
+			if ptr <= m && m-ptr >= rd.base {
+				return m - ptr
+			}
+		}
+	}
+	for _, f := range p.frames {
+		at := f.off - d.fpduBase
+		if f.off < d.fpduBase || at < rd.base {
+			continue
+		}
+		if fp, err := rd.read(at); err == nil && fp.crcStatus != ICRCBad && plausibleDDP(fp.ulpdu) {
+			return at
+		}
+	}
+	return end
+}
+
+// messages turns the direction's DDP segments into Sends, RDMA Writes and
+// (matched with the peer's Read Requests) RDMA Reads.
+func (d *iwDir) messages(res *Result, peer *iwDir) {
+	newMsg := func(s *iwSeg, op MessageOp, src, dst string) *Message {
+		return &Message{Frame: s.frame, LastFrame: s.lastFrame, Time: s.time, Src: src, Dst: dst,
+			Transport: TransportIWARP, Op: op, Complete: true}
+	}
+	add := func(m *Message, s *iwSeg) {
+		m.Packets++
+		m.LastFrame = max(m.LastFrame, s.lastFrame)
+		m.Length += len(s.Payload)
+	}
+	sends := map[uint32]*Message{}
+	var sendOrder []uint32
+	sendHave := map[uint32]*spans{}
+	var cur *Message // the RDMA Write or Read Response being put together
+	var curTO uint64
+	var reqs []*Message // the peer's Read Requests, in order
+	var reqBodies []*ReadRequest
+	if peer != nil {
+		for _, s := range peer.segs {
+			if !s.Tagged && s.Opcode == RDMAPReadRequest && s.Read != nil {
+				m := newMsg(s, MsgRead, peer.s.src, peer.s.dst)
+				r := s.Read
+				m.RKey, m.VA, m.DMALength = &r.SrcSTag, &r.SrcTO, &r.Size
+				m.FirstPSN, m.LastPSN = s.MSN, s.MSN
+				m.Packets = 1
+				reqs = append(reqs, m)
+				reqBodies = append(reqBodies, r)
+			}
+		}
+	}
+	closeCur := func(problem string) {
+		if cur == nil {
+			return
+		}
+		if problem != "" {
+			cur.incomplete("%s", problem)
+		}
+		if cur.Op == MsgWrite {
+			res.Messages = append(res.Messages, cur)
+			d.count(cur)
+		} else if peer != nil {
+			peer.count(cur) // a read counts with its requester
+		}
+		cur = nil
+	}
+	for _, s := range d.segs {
+		switch {
+		case !s.Tagged && s.QN == 0:
+			m := sends[s.MSN]
+			if m == nil {
+				m = newMsg(s, MsgSend, d.s.src, d.s.dst)
+				m.FirstPSN, m.LastPSN = s.MSN, s.MSN
+				sends[s.MSN] = m
+				sendOrder = append(sendOrder, s.MSN)
+				sendHave[s.MSN] = &spans{}
+				m.Complete = false
+			}
+			if s.Opcode == RDMAPSendInv || s.Opcode == RDMAPSendSEInv {
+				v := s.RsvdULP
+				m.InvalidateRKey = &v
+			}
+			end := int(s.MO) + len(s.Payload)
+			if end > maxSegmentBuffer {
+				m.incomplete("message offset %d past %d bytes", s.MO, maxSegmentBuffer)
+				continue
+			}
+			if len(m.Payload) < end {
+				m.Payload = append(m.Payload, make([]byte, end-len(m.Payload))...)
+			}
+			copy(m.Payload[s.MO:], s.Payload)
+			sendHave[s.MSN].add(uint64(s.MO), uint64(end))
+			add(m, s)
+			if s.Last {
+				m.Complete = true // checked for holes below
+			}
+		case !s.Tagged && s.QN == 1:
+			// Read Requests are matched from the responder's side.
+		case !s.Tagged && s.QN == 2:
+			res.Events = append(res.Events, Event{Frame: s.frame, Kind: EventNAK, Src: d.s.src, Dst: d.s.dst,
+				Detail: fmt.Sprintf("RDMAP Terminate (%d bytes of terminate header and data)", len(s.Payload))})
+		case s.Tagged && (s.Opcode == RDMAPWrite || s.Opcode == RDMAPReadResponse):
+			if cur != nil && (cur.Op == MsgWrite) != (s.Opcode == RDMAPWrite) {
+				closeCur("no Last segment")
+			}
+			if cur != nil && (cur.Op == MsgWrite && *cur.RKey != s.STag || s.TO != curTO) {
+				closeCur("no Last segment")
+			}
+			if cur == nil {
+				if s.Opcode == RDMAPWrite {
+					cur = newMsg(s, MsgWrite, d.s.src, d.s.dst)
+					stag, to := s.STag, s.TO
+					cur.RKey, cur.VA = &stag, &to
+				} else if len(reqs) > 0 && reqBodies[0].SinkSTag == s.STag {
+					cur = reqs[0]
+					if s.TO != reqBodies[0].SinkTO {
+						cur.incomplete("the first response goes to offset %#x, the request asked for %#x", s.TO, reqBodies[0].SinkTO)
+					}
+					reqs, reqBodies = reqs[1:], reqBodies[1:]
+					res.Messages = append(res.Messages, cur)
+				} else {
+					cur = newMsg(s, MsgRead, d.s.dst, d.s.src)
+					cur.incomplete("no RDMA Read Request in the capture")
+					res.Events = append(res.Events, Event{Frame: s.frame, Kind: EventUnmatched, Src: d.s.src, Dst: d.s.dst,
+						Detail: fmt.Sprintf("RDMA Read Response to STag %#08x with no request in the capture", s.STag)})
+					stag, to := s.STag, s.TO
+					cur.RKey, cur.VA = &stag, &to
+					res.Messages = append(res.Messages, cur)
+				}
+				curTO = s.TO
+			}
+			cur.Payload = append(cur.Payload, s.Payload...)
+			add(cur, s)
+			if s.Opcode == RDMAPReadResponse {
+				cur.Responses++
+			}
+			curTO = s.TO + uint64(len(s.Payload))
+			if s.Last {
+				cur.finish()
+				closeCur("")
+			}
+		}
+	}
+	closeCur("no Last segment: the capture ends first")
+	for _, m := range reqs {
+		m.incomplete("no RDMA Read Response in the capture")
+		res.Messages = append(res.Messages, m)
+		peer.count(m)
+	}
+	for _, msn := range sendOrder {
+		m := sends[msn]
+		if !m.Complete {
+			m.problem("no Last segment")
+		}
+		for _, g := range sendHave[msn].gaps(uint64(len(m.Payload))) {
+			m.incomplete("bytes %d-%d of the message never captured", g[0], g[1]-1)
+		}
+		res.Messages = append(res.Messages, m)
+		d.count(m)
+	}
+}
+
+// count adds a message to its direction's statistics.
+func (d *iwDir) count(m *Message) {
+	s := d.stats
+	s.Messages++
+	s.Bytes += int64(m.Length)
+	if !m.Complete {
+		s.Incomplete++
+	}
+	switch m.Op {
+	case MsgSend:
+		s.Sends++
+	case MsgWrite:
+		s.Writes++
+	case MsgRead:
+		s.Reads++
+	}
+}
+
+// MergeResults joins the RoCE/InfiniBand result a and the iWARP result b
+// of the same capture, messages and events in frame order.
+func MergeResults(a, b *Result) *Result {
+	out := &Result{Frames: max(a.Frames, b.Frames), Packets: a.Packets + b.Packets}
+	out.Messages = append(append(out.Messages, a.Messages...), b.Messages...)
+	out.Events = append(append(out.Events, a.Events...), b.Events...)
+	out.QPs = append(append(out.QPs, a.QPs...), b.QPs...)
+	sort.SliceStable(out.Messages, func(i, j int) bool { return out.Messages[i].Frame < out.Messages[j].Frame })
+	sort.SliceStable(out.Events, func(i, j int) bool { return out.Events[i].Frame < out.Events[j].Frame })
+	for i, m := range out.Messages {
+		m.Index = i + 1
+	}
+	return out
+}
