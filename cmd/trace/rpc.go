@@ -126,7 +126,11 @@ func writeTraceRPCs(o *traceOptions, rs []*trace.RPCRDMAMessage, files map[int][
 	var b []byte
 	incomplete := 0
 	for _, r := range rs {
-		b = fmt.Appendf(b, "@%d frame %d %s > %s QP %s send #%d ", r.Index, r.Frame, r.Src, r.Dst, traceQP(r.QP), r.Send)
+		if r.Transport == trace.TransportIWARP {
+			b = fmt.Appendf(b, "@%d frame %d iWARP %s > %s send #%d ", r.Index, r.Frame, r.Src, r.Dst, r.Send)
+		} else {
+			b = fmt.Appendf(b, "@%d frame %d %s > %s QP %s send #%d ", r.Index, r.Frame, r.Src, r.Dst, traceQP(r.QP), r.Send)
+		}
 		b = appendRPC(b, r, "")
 		for _, f := range files[r.Index] {
 			b = fmt.Appendf(b, "  written to %s\n", f)
@@ -246,4 +250,29 @@ func rpcProblems(rs []*trace.RPCRDMAMessage) int {
 		}
 	}
 	return n
+}
+
+// appendIWARPMessage prints an iWARP message on one line: there is no QP
+// or PSN, a Send has its MSN, and segments are DDP segments.
+func appendIWARPMessage(b []byte, m *trace.Message, frames string) []byte {
+	b = fmt.Appendf(b, "#%d frame %s iWARP %s > %s %s", m.Index, frames, m.Src, m.Dst, m.Op)
+	if m.Op == trace.MsgSend {
+		b = fmt.Appendf(b, " MSN %d", m.FirstPSN)
+	}
+	b = fmt.Appendf(b, " (%d segments)", m.Packets)
+	if m.RKey != nil {
+		b = fmt.Appendf(b, " stag %#08x", *m.RKey)
+	}
+	if m.VA != nil {
+		b = fmt.Appendf(b, " to %#016x", *m.VA)
+	}
+	b = fmt.Appendf(b, " length %d", m.Length)
+	if m.InvalidateRKey != nil {
+		b = fmt.Appendf(b, " invalidate %#08x", *m.InvalidateRKey)
+	}
+	b = append(b, '\n')
+	for _, p := range m.Problems {
+		b = fmt.Appendf(b, "    ! %s\n", p)
+	}
+	return b
 }

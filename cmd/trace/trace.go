@@ -121,6 +121,7 @@ func readTrace(o *traceOptions) (*traceCapture, error) {
 	}
 	tc := &traceCapture{}
 	r := trace.NewReassembler()
+	iw := trace.NewIWARPReassembler()
 	for {
 		f, err := c.Next()
 		if errors.Is(err, io.EOF) {
@@ -132,11 +133,12 @@ func readTrace(o *traceOptions) (*traceCapture, error) {
 		}
 		p := trace.Decode(f, trace.DecodeOptions{RoCEv2Port: o.Port})
 		r.Add(p)
+		iw.Add(f)
 		if p.IsRDMA() && o.Packets {
 			tc.packets = append(tc.packets, p)
 		}
 	}
-	tc.res = r.Finish()
+	tc.res = trace.MergeResults(r.Finish(), iw.Finish())
 	tc.rpcs = trace.AssembleRPC(tc.res.Messages, trace.RPCOptions{Force: o.RPCRDMA})
 	return tc, nil
 }
@@ -331,7 +333,11 @@ func writeTraceSummary(s cmdutil.IOStreams, res *trace.Result) error {
 			peer = traceQP(*q.PeerQP)
 		}
 		n := func(v int) string { return strconv.Itoa(v) }
-		t.AddRow(q.Src, q.Dst, traceQP(q.QP), peer, q.Transport.String(), n(q.Packets), n(q.Messages), n(q.Sends),
+		qp := traceQP(q.QP)
+		if q.Transport == trace.TransportIWARP {
+			qp = "-"
+		}
+		t.AddRow(q.Src, q.Dst, qp, peer, q.Transport.String(), n(q.Packets), n(q.Messages), n(q.Sends),
 			n(q.Writes), n(q.Reads), n(q.Atomics), strconv.FormatInt(q.Bytes, 10), n(q.Incomplete), n(q.Duplicates),
 			n(q.OutOfOrder), n(q.Missing), n(q.NAKs), n(q.RNRNAKs), n(q.BadICRC), n(q.CNPs))
 	}
@@ -401,6 +407,9 @@ func appendTraceMessage(b []byte, m *trace.Message, verbose int) []byte {
 	if m.LastFrame != m.Frame {
 		frames += "-" + strconv.Itoa(m.LastFrame)
 	}
+	if m.Transport == trace.TransportIWARP {
+		return appendIWARPMessage(b, m, frames)
+	}
 	b = fmt.Appendf(b, "#%d frame %s %v %s > %s QP %s", m.Index, frames, m.Transport, m.Src, m.Dst, traceQP(m.QP))
 	if m.SrcQP != nil {
 		b = fmt.Appendf(b, " (from QP %s)", traceQP(*m.SrcQP))
@@ -465,7 +474,9 @@ func appendTraceMAD(b []byte, data []byte) []byte {
 
 func appendTraceEvent(b []byte, e trace.Event) []byte {
 	b = fmt.Appendf(b, "! frame %d %s", e.Frame, e.Kind)
-	if e.Src != "" {
+	if e.TCPSeq != nil {
+		b = fmt.Appendf(b, " %s > %s seq %d", e.Src, e.Dst, *e.TCPSeq)
+	} else if e.Src != "" {
 		b = fmt.Appendf(b, " %s > %s QP %s PSN %#06x", e.Src, e.Dst, traceQP(e.QP), e.PSN)
 	}
 	return fmt.Appendf(b, ": %s\n", e.Detail)

@@ -89,6 +89,7 @@ type iwSeg struct {
 	*DDPSegment
 	frame, lastFrame int
 	time             time.Time
+	seq              uint32 // the TCP sequence number of its FPDU
 }
 
 // Finish frames every iWARP direction's FPDUs and returns its messages,
@@ -179,8 +180,10 @@ func (r *IWARPReassembler) Finish() *Result {
 // frame reads the direction's FPDUs, resynchronizing after holes at a
 // marker or a segment start.
 func (d *iwDir) frame(res *Result) {
-	ev := func(frame int, kind EventKind, format string, a ...any) {
-		res.Events = append(res.Events, Event{Frame: frame, Kind: kind, Src: d.s.src, Dst: d.s.dst, Detail: fmt.Sprintf(format, a...)})
+	ev := func(frame int, kind EventKind, at uint64, format string, a ...any) {
+		seq := d.s.base + uint32(d.fpduBase+at)
+		res.Events = append(res.Events, Event{Frame: frame, Kind: kind, Src: d.s.src, Dst: d.s.dst, TCPSeq: &seq,
+			Detail: fmt.Sprintf(format, a...)})
 	}
 	for pi, p := range d.pieces {
 		rd := &mpaReader{data: p.data, markers: d.markers, crc: d.crc}
@@ -202,25 +205,26 @@ func (d *iwDir) frame(res *Result) {
 			f, err := rd.read(at)
 			first := p.frameAt(at + d.fpduBase)
 			if err != nil {
-				ev(first.frame, EventMalformed, "stream bytes %d on: %v", at, err)
+				ev(first.frame, EventMalformed, at, "stream bytes %d on: %v", at, err)
 				break
 			}
 			last := p.frameAt(f.end - 1 + d.fpduBase)
 			if f.marker != "" {
-				ev(first.frame, EventMalformed, "%s", f.marker)
+				ev(first.frame, EventMalformed, at, "FPDU at stream byte %d: %s", at, f.marker)
 			}
 			if f.crcStatus == ICRCBad {
-				ev(first.frame, EventBadCRC, "FPDU at stream byte %d: CRC32c %#08x, computed %#08x; left out", at, f.crc, f.want)
+				ev(first.frame, EventBadCRC, at, "FPDU at stream byte %d: CRC32c %#08x, computed %#08x; left out", at, f.crc, f.want)
 				at = f.end
 				continue
 			}
 			seg, err := DecodeDDP(f.ulpdu)
 			if err != nil {
-				ev(first.frame, EventMalformed, "FPDU at stream byte %d: %v", at, err)
+				ev(first.frame, EventMalformed, at, "FPDU at stream byte %d: %v", at, err)
 				at = f.end
 				continue
 			}
-			d.segs = append(d.segs, &iwSeg{DDPSegment: seg, frame: first.frame, lastFrame: last.frame, time: first.time})
+			d.segs = append(d.segs, &iwSeg{DDPSegment: seg, frame: first.frame, lastFrame: last.frame, time: first.time,
+				seq: d.s.base + uint32(d.fpduBase+at)})
 			at = f.end
 		}
 	}
@@ -333,7 +337,8 @@ func (d *iwDir) messages(res *Result, peer *iwDir) {
 		case !s.Tagged && s.QN == 1:
 			// Read Requests are matched from the responder's side.
 		case !s.Tagged && s.QN == 2:
-			res.Events = append(res.Events, Event{Frame: s.frame, Kind: EventNAK, Src: d.s.src, Dst: d.s.dst,
+			seq := s.seq
+			res.Events = append(res.Events, Event{Frame: s.frame, Kind: EventNAK, Src: d.s.src, Dst: d.s.dst, TCPSeq: &seq,
 				Detail: fmt.Sprintf("RDMAP Terminate (%d bytes of terminate header and data)", len(s.Payload))})
 		case s.Tagged && (s.Opcode == RDMAPWrite || s.Opcode == RDMAPReadResponse):
 			if cur != nil && (cur.Op == MsgWrite) != (s.Opcode == RDMAPWrite) {
@@ -357,7 +362,8 @@ func (d *iwDir) messages(res *Result, peer *iwDir) {
 				} else {
 					cur = newMsg(s, MsgRead, d.s.dst, d.s.src)
 					cur.incomplete("no RDMA Read Request in the capture")
-					res.Events = append(res.Events, Event{Frame: s.frame, Kind: EventUnmatched, Src: d.s.src, Dst: d.s.dst,
+					seq := s.seq
+					res.Events = append(res.Events, Event{Frame: s.frame, Kind: EventUnmatched, Src: d.s.src, Dst: d.s.dst, TCPSeq: &seq,
 						Detail: fmt.Sprintf("RDMA Read Response to STag %#08x with no request in the capture", s.STag)})
 					stag, to := s.STag, s.TO
 					cur.RKey, cur.VA = &stag, &to

@@ -76,6 +76,7 @@ type RPCRDMAMessage struct {
 	Time      time.Time `json:"time"`
 	Src       string    `json:"src"`
 	Dst       string    `json:"dst"`
+	Transport Transport `json:"transport"`
 	QP        uint32    `json:"qp"`
 	// Call is true for a call (requester to responder), false for a
 	// reply; Peer is the index of the other one, 0 when the capture lacks
@@ -183,7 +184,7 @@ func AssembleRPC(ms []*Message, o RPCOptions) []*RPCRDMAMessage {
 
 func newRPCRDMAMessage(m *Message, index int) *RPCRDMAMessage {
 	r := &RPCRDMAMessage{Index: index, Send: m.Index, Frame: m.Frame, LastFrame: m.LastFrame, Time: m.Time,
-		Src: m.Src, Dst: m.Dst, QP: m.QP, Complete: m.Complete}
+		Src: m.Src, Dst: m.Dst, Transport: m.Transport, QP: m.QP, Complete: m.Complete}
 	if !m.Complete {
 		r.problem("the SEND is incomplete")
 	}

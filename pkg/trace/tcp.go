@@ -112,6 +112,7 @@ type tcpStream struct {
 	segs     []*TCPSegment
 	isn      uint32 // the sequence number of the first payload byte
 	haveISN  bool
+	base     uint32 // the sequence number of stream offset 0
 }
 
 // streamPiece is a run of stream bytes with the frames they came in.
@@ -149,6 +150,7 @@ func (s *tcpStream) assemble(events *[]Event) []*streamPiece {
 			}
 		}
 	}
+	s.base = base
 	type at struct {
 		off uint64
 		g   *TCPSegment
