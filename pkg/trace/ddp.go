@@ -29,6 +29,7 @@ var rdmapNames = [...]string{"RDMA Write", "RDMA Read Request", "RDMA Read Respo
 	"Send with SE", "Send with SE and Invalidate", "Terminate", "Immediate Data", "Immediate Data with SE",
 	"Atomic Request", "Atomic Response"}
 
+// String returns the message type's name, "Send", "RDMA Write", ...
 func (o RDMAPOpcode) String() string {
 	if int(o) < len(rdmapNames) {
 		return rdmapNames[o]

@@ -8,6 +8,7 @@ import (
 // HexBytes prints as a hex string, in text and in JSON.
 type HexBytes []byte
 
+// String returns the bytes in hex.
 func (h HexBytes) String() string { return hex.EncodeToString(h) }
 
 // MarshalText writes the bytes in hex.

@@ -18,6 +18,7 @@ const (
 	RDMAError RDMAProc = 4
 )
 
+// String returns the procedure's name, "RDMA_MSG", ...
 func (p RDMAProc) String() string {
 	switch p {
 	case RDMAMsg:
@@ -46,6 +47,7 @@ const (
 	ErrChunk RDMAErrCode = 2
 )
 
+// String returns the error's name, "ERR_VERS" or "ERR_CHUNK".
 func (e RDMAErrCode) String() string {
 	switch e {
 	case ErrVers:
