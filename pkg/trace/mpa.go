@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"sync"
 )
 
 // MPA (RFC 5044) framing constants.
@@ -22,7 +23,17 @@ const (
 	mpaFlagReject    = 0x20
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// castagnoli is the CRC32c table, made on first use: not at start-up,
+// which every tool pays (init_test.go).
+var (
+	castagnoliOnce  sync.Once
+	castagnoliTable *crc32.Table
+)
+
+func castagnoli() *crc32.Table {
+	castagnoliOnce.Do(func() { castagnoliTable = crc32.MakeTable(crc32.Castagnoli) })
+	return castagnoliTable
+}
 
 // MPAStartFrame is an MPA Request or Reply, the first bytes each side of
 // an iWARP connection sends: whether the sender wants markers in what it
@@ -119,7 +130,7 @@ func (m *MPAFramer) Append(b, ulpdu []byte) []byte {
 			raw = binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(raw, 0), uint16(m.Pos-start))
 			m.Pos += mpaMarkerLen
 		}
-		c := crc32.Checksum(raw, castagnoli)
+		c := crc32.Checksum(raw, castagnoli())
 		raw = binary.LittleEndian.AppendUint32(raw, c)
 		m.Pos += mpaCRCLen
 	}
@@ -204,7 +215,7 @@ func (r *mpaReader) read(at uint64) (*fpdu, error) {
 			return nil, errFPDUShort
 		}
 		c := r.data[i : i+mpaCRCLen]
-		f.want = crc32.Checksum(raw, castagnoli)
+		f.want = crc32.Checksum(raw, castagnoli())
 		f.crc = binary.LittleEndian.Uint32(c)
 		f.crcStatus = ICRCGood
 		if f.crc != f.want && binary.BigEndian.Uint32(c) != f.want {
@@ -232,7 +243,7 @@ func looksLikeFPDU(b []byte) (crc, ok bool) {
 	case padded:
 		return false, true
 	case padded + mpaCRCLen:
-		c := crc32.Checksum(b[:padded], castagnoli)
+		c := crc32.Checksum(b[:padded], castagnoli())
 		return true, c == binary.LittleEndian.Uint32(b[padded:]) || c == binary.BigEndian.Uint32(b[padded:])
 	}
 	return false, false
