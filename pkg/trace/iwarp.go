@@ -18,12 +18,19 @@ type IWARPReassembler struct {
 	frames  int
 	streams map[[2]string]*tcpStream
 	order   []*tcpStream
-	skip    map[[2]string]bool
+	// tries counts a direction's data segments that did not look like
+	// iWARP; after maxTries it is passed over for good.
+	tries map[[2]string]int
 }
+
+// maxTries is how many data segments of a TCP direction may fail to look
+// like iWARP (a capture that starts in the middle of an FPDU) before the
+// direction is passed over.
+const maxTries = 16
 
 // NewIWARPReassembler returns an empty reassembler.
 func NewIWARPReassembler() *IWARPReassembler {
-	return &IWARPReassembler{streams: map[[2]string]*tcpStream{}, skip: map[[2]string]bool{}}
+	return &IWARPReassembler{streams: map[[2]string]*tcpStream{}, tries: map[[2]string]int{}}
 }
 
 // Add takes the next frame of the capture.
@@ -36,7 +43,7 @@ func (r *IWARPReassembler) Add(f Frame) {
 	k := [2]string{g.Src, g.Dst}
 	s := r.streams[k]
 	if s == nil {
-		if r.skip[k] {
+		if r.tries[k] >= maxTries {
 			return
 		}
 		if g.Len == 0 && !g.SYN {
@@ -45,7 +52,7 @@ func (r *IWARPReassembler) Add(f Frame) {
 		// Keep a direction once its first data looks like MPA, or the
 		// other direction is kept; a SYN is kept for its sequence number.
 		if g.Len > 0 && !r.keep(k, g) {
-			r.skip[k] = true
+			r.tries[k]++
 			return
 		}
 		s = &tcpStream{src: g.Src, dst: g.Dst}

@@ -323,3 +323,24 @@ func TestNFSOverIWARP(t *testing.T) {
 		t.Errorf("unexpected NFS lines (-want +got):\n%s", diff)
 	}
 }
+
+// TestIWARPMidStream: a capture that starts in the middle of an FPDU and
+// has no MPA start frames still finds the connection at the first segment
+// that is one whole FPDU, with its CRC.
+func TestIWARPMidStream(t *testing.T) {
+	c := &iwConn{}
+	c.start(false, false, true)
+	c.fpdu(0, iwSend(1, fill(1, 100), 100)...)
+	c.split = 60
+	c.fpdu(0, iwSend(2, fill(2, 100), 100)...) // two segments
+	c.split = 0
+	c.fpdu(0, iwSend(3, fill(3, 100), 100)...)
+	c.fpdu(0, iwTagged(RDMAPWrite, 7, 0x100, fill(4, 200), 200)...)
+	c.segs = c.segs[6:] // from the second half of Send 2 on
+	res := iwReassemble(c.frames())
+	ms, es := summarize(res)
+	want := []msgSum{{MsgSend, 0, [2]uint32{3, 3}, 1, 100, true, 0, 0}, {MsgWrite, 0, [2]uint32{0, 0}, 1, 200, true, 0, 0}}
+	if diff := cmp.Diff(want, ms); diff != "" || len(es) != 0 {
+		t.Errorf("unexpected messages (-want +got):\n%s\nevents %v", diff, es)
+	}
+}
