@@ -123,7 +123,7 @@ type handleKey struct {
 }
 
 // AssembleRPC finds the RPC-over-RDMA messages among reassembled
-// messages, gathers each one's chunks from the RDMA READs and WRITEs with
+// messages (in frame order, as Result has them), gathers each one's chunks from the RDMA READs and WRITEs with
 // their handles, and puts the RPC calls and replies back together.
 func AssembleRPC(ms []*Message, o RPCOptions) []*RPCRDMAMessage {
 	carries := map[flowKey]bool{}
@@ -135,7 +135,7 @@ func AssembleRPC(ms []*Message, o RPCOptions) []*RPCRDMAMessage {
 		}
 	}
 	var out []*RPCRDMAMessage
-	ops := map[handleKey][]*Message{}
+	ops := map[handleKey][]*Message{} // in frame order, as ms is
 	for _, m := range ms {
 		switch {
 		case m.Op == MsgSend && (o.Force || carries[flowKey{m.Src, m.Dst, m.QP}]):
@@ -314,8 +314,15 @@ const maxSegmentBuffer = 16 << 20
 func fillSegment(s RDMASegment, cands []*Message, op MessageOp, lo, hi int) *SegmentData {
 	d := &SegmentData{RDMASegment: s}
 	end := s.Offset + uint64(s.Length)
-	for _, m := range cands {
-		if m.Op != op || m.Frame <= lo || m.Frame >= hi || *m.VA < s.Offset || *m.VA >= end {
+	// cands are in frame order: look only between lo and hi, so that a
+	// handle used by every RPC (a persistent registration) costs no more
+	// than one used once.
+	i := sort.Search(len(cands), func(i int) bool { return cands[i].Frame > lo })
+	for _, m := range cands[i:] {
+		if m.Frame >= hi {
+			break
+		}
+		if m.Op != op || *m.VA < s.Offset || *m.VA >= end {
 			continue
 		}
 		from := *m.VA - s.Offset
@@ -357,7 +364,11 @@ func (r *RPCRDMAMessage) assemble() {
 			if want := int(min(s.Length, maxSegmentBuffer)); len(buf) < want {
 				buf = append(buf, make([]byte, want-len(buf))...)
 			}
-			c.Data = append(c.Data, buf...)
+			if len(c.Segments) == 1 {
+				c.Data = buf // most chunks are one segment: no copy
+			} else {
+				c.Data = append(c.Data, buf...)
+			}
 			for _, g := range s.Missing {
 				c.Complete = false
 				r.problem("%s: handle %#08x bytes %d-%d of %d not in the capture", c.name(), s.Handle, g[0], g[1]-1, s.Length)
