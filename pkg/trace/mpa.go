@@ -158,11 +158,14 @@ var errFPDUShort = errors.New("the FPDU runs past the captured bytes")
 
 // read reads the FPDU that starts at stream offset at.
 func (r *mpaReader) read(at uint64) (*fpdu, error) {
+	if !r.markers {
+		return r.readPlain(at)
+	}
 	f := &fpdu{start: at}
 	pos := at
 	var raw []byte
 	take := func(n int) ([]byte, error) {
-		var out []byte
+		out := make([]byte, 0, n)
 		for len(out) < n {
 			if r.markers && pos%mpaMarkerSpacing == 0 {
 				i := pos - r.base
@@ -196,6 +199,8 @@ func (r *mpaReader) read(at uint64) (*fpdu, error) {
 		return nil, err
 	}
 	n := int(binary.BigEndian.Uint16(hdr))
+	// Room for the body, its markers and the CRC in one allocation.
+	raw = append(make([]byte, 0, len(raw)+n+8+mpaMarkerLen*(n/mpaMarkerSpacing+2)), raw...)
 	body, err := take(n + (4-(n+2)%4)%4)
 	if err != nil {
 		return nil, err
@@ -252,4 +257,33 @@ func looksLikeFPDU(b []byte) (crc, ok bool) {
 // isMPAStart reports whether b begins with an MPA Request or Reply key.
 func isMPAStart(b []byte) bool {
 	return bytes.HasPrefix(b, []byte(mpaKeyReq)) || bytes.HasPrefix(b, []byte(mpaKeyRep))
+}
+
+// readPlain reads an FPDU of a stream without markers: one slice of the
+// bytes, nothing copied.
+func (r *mpaReader) readPlain(at uint64) (*fpdu, error) {
+	i := at - r.base
+	if i+2 > uint64(len(r.data)) {
+		return nil, errFPDUShort
+	}
+	n := int(binary.BigEndian.Uint16(r.data[i:]))
+	padded := uint64(2 + n + (4-(n+2)%4)%4)
+	end := i + padded
+	if r.crc {
+		end += mpaCRCLen
+	}
+	if end > uint64(len(r.data)) {
+		return nil, errFPDUShort
+	}
+	f := &fpdu{start: at, end: r.base + end, ulpdu: r.data[i+2 : i+2+uint64(n)]}
+	if r.crc {
+		c := r.data[i+padded : end]
+		f.want = crc32.Checksum(r.data[i:i+padded], castagnoli())
+		f.crc = binary.LittleEndian.Uint32(c)
+		f.crcStatus = ICRCGood
+		if f.crc != f.want && binary.BigEndian.Uint32(c) != f.want {
+			f.crcStatus = ICRCBad
+		}
+	}
+	return f, nil
 }

@@ -63,3 +63,21 @@ func BenchmarkIWARP(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkIWARPPlain: the same without markers (as Soft-iWARP sends).
+func BenchmarkIWARPPlain(b *testing.B) {
+	c := &iwConn{}
+	c.start(false, false, true)
+	data := fill(0, 64<<10)
+	for i := range 64 {
+		c.fpdu(1, iwTagged(RDMAPWrite, 0x77, uint64(i)<<16, data, 1400)...)
+	}
+	fs := c.frames()
+	b.SetBytes(64 * 64 << 10)
+	b.ResetTimer()
+	for range b.N {
+		if res := iwReassemble(fs); len(res.Messages) != 64 {
+			b.Fatalf("%d messages", len(res.Messages))
+		}
+	}
+}

@@ -194,6 +194,13 @@ func (s *tcpStream) assemble(events *[]Event) []*streamPiece {
 		high = max(high, end)
 	}
 	sort.SliceStable(all, func(i, j int) bool { return all[i].off < all[j].off })
+	// A piece's bytes are allocated once, for all that may follow.
+	left := 0
+	for _, a := range all {
+		if !dup[a.g] {
+			left += a.g.Len
+		}
+	}
 	var pieces []*streamPiece
 	var cur *streamPiece
 	var end uint64
@@ -206,18 +213,22 @@ func (s *tcpStream) assemble(events *[]Event) []*streamPiece {
 			ev(g, EventGap, uint32(end)+base, int(a.off-end), "TCP bytes %d-%d never captured", end, a.off-1)
 			cur = nil
 		}
-		data := append([]byte(nil), g.Payload...)
-		if len(data) < g.Len {
-			data = append(data, make([]byte, g.Len-len(data))...)
+		if len(g.Payload) < g.Len {
 			ev(g, EventMalformed, g.Seq, 0, "%d bytes of the TCP segment not in the capture (snap length)", g.Len-len(g.Payload))
 		}
 		if cur == nil {
-			cur = &streamPiece{off: a.off}
+			cur = &streamPiece{off: a.off, data: make([]byte, 0, left)}
 			pieces = append(pieces, cur)
 			end = a.off
 		}
+		left -= g.Len
 		cur.frames = append(cur.frames, pieceFrame{end, g.Frame, g.Time})
-		cur.data = append(cur.data, data[end-a.off:]...)
+		// The bytes from end on; the ones the capture cut are zeros.
+		skip := int(end - a.off)
+		cur.data = append(cur.data, g.Payload[min(skip, len(g.Payload)):]...)
+		if missing := g.Len - max(skip, len(g.Payload)); missing > 0 {
+			cur.data = append(cur.data, make([]byte, missing)...)
+		}
 		end = segEnd
 	}
 	return pieces
