@@ -67,6 +67,9 @@ var nfs4Ops = []string{"ACCESS", "CLOSE", "COMMIT", "CREATE", "DELEGPURGE", "DEL
 // The NFSv4 operations whose arguments or results trace walks over.
 const (
 	op4Access    = 3
+	op4Close     = 4
+	op4Open      = 18
+	op4Setattr   = 34
 	op4Commit    = 5
 	op4Getattr   = 9
 	op4Getfh     = 10
@@ -154,6 +157,14 @@ func DecodeNFSCall(rpc []byte, h *ONCRPC) (*NFSOp, error) {
 				x.u32()
 			case op4Lookup:
 				x.opaque(1 << 16)
+			case op4Open:
+				openArgs(x)
+			case op4Close:
+				x.u32()
+				x.skip(stateidSize)
+			case op4Setattr:
+				x.skip(stateidSize)
+				fattr4(x)
 			case op4Read:
 				x.skip(stateidSize)
 				n.IO = &NFSIO{Op: "READ", FH: fh, Offset: x.u64(), Count: x.u32()}
@@ -304,6 +315,12 @@ func DecodeNFSReply(rpc []byte, h *ONCRPC, call *NFSOp, writeChunks []*Chunk) (*
 				w.Count = x.u32()
 				x.u32()
 				x.skip(verifierSize)
+			case op4Open:
+				openResult(x)
+			case op4Close:
+				x.skip(stateidSize)
+			case op4Setattr:
+				bitmap(x)
 			case op4Putfh, op4Lookup, 16, 24, 23, 31, 32:
 			default:
 				if i+1 < count {
@@ -377,4 +394,80 @@ func sizeString(n int) string {
 		return fmt.Sprintf("%d KiB", n>>10)
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// fattr4 passes over an attribute bitmap and its values.
+func fattr4(x *xdrReader) {
+	bitmap(x)
+	x.opaque(1 << 20)
+}
+
+// openArgs passes over OPEN4args (RFC 8881 section 18.16).
+func openArgs(x *xdrReader) {
+	x.u32()           // seqid
+	x.skip(8)         // share_access, share_deny
+	x.u64()           // the owner's clientid
+	x.opaque(1024)    // the owner
+	if x.u32() == 1 { // OPEN4_CREATE
+		switch mode := x.u32(); mode {
+		case 0, 1: // UNCHECKED4, GUARDED4
+			fattr4(x)
+		case 2: // EXCLUSIVE4
+			x.skip(verifierSize)
+		case 3: // EXCLUSIVE4_1
+			x.skip(verifierSize)
+			fattr4(x)
+		default:
+			x.fail("createmode %d", mode)
+		}
+	}
+	switch claim := x.u32(); claim {
+	case 0, 3: // CLAIM_NULL, CLAIM_DELEGATE_PREV
+		x.opaque(1 << 16)
+	case 1: // CLAIM_PREVIOUS
+		x.u32()
+	case 2: // CLAIM_DELEGATE_CUR
+		x.skip(stateidSize)
+		x.opaque(1 << 16)
+	case 4, 6: // CLAIM_FH, CLAIM_DELEG_PREV_FH
+	case 5: // CLAIM_DELEG_CUR_FH
+		x.skip(stateidSize)
+	default:
+		x.fail("open claim %d", claim)
+	}
+}
+
+// openResult passes over OPEN4resok.
+func openResult(x *xdrReader) {
+	x.skip(stateidSize)
+	x.skip(4 + 16) // change_info4
+	x.u32()        // rflags
+	bitmap(x)      // attrset
+	ace := func() {
+		x.skip(12)
+		x.opaque(1024)
+	}
+	switch dt := x.u32(); dt {
+	case 0: // OPEN_DELEGATE_NONE
+	case 1: // OPEN_DELEGATE_READ
+		x.skip(stateidSize + 4)
+		ace()
+	case 2: // OPEN_DELEGATE_WRITE
+		x.skip(stateidSize + 4)
+		switch lim := x.u32(); lim {
+		case 1:
+			x.u64()
+		case 2:
+			x.skip(8)
+		default:
+			x.fail("space limit %d", lim)
+		}
+		ace()
+	case 3: // OPEN_DELEGATE_NONE_EXT
+		if why := x.u32(); why == 1 || why == 2 { // WND4_CONTENTION, WND4_RESOURCE
+			x.u32()
+		}
+	default:
+		x.fail("delegation type %d", dt)
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -97,6 +98,14 @@ func TestRealNFSCaptures(t *testing.T) {
 				t.Errorf("unexpected reassembly (-want +got):\n%s", diff)
 			}
 			for _, x := range rs {
+				// Every COMPOUND the Linux client sent here (OPEN with
+				// CREATE, SETATTR, CLOSE ...) is walked to its end.
+				if x.NFS != nil && slices.Contains(x.NFS.Ops, "...") {
+					t.Errorf("RPC %d: %v not walked to the end", x.Index, x.NFS)
+				}
+				if len(x.Problems) > 0 {
+					t.Errorf("RPC %d: %q", x.Index, x.Problems)
+				}
 				if x.NFS == nil || x.NFS.IO == nil || len(x.NFS.IO.Data) == 0 {
 					continue
 				}
