@@ -359,12 +359,19 @@ func (d *iwDir) messages(res *Result, peer *iwDir) {
 					cur = newMsg(s, MsgWrite, d.s.src, d.s.dst)
 					stag, to := s.STag, s.TO
 					cur.RKey, cur.VA = &stag, &to
-				} else if len(reqs) > 0 && reqBodies[0].SinkSTag == s.STag {
-					cur = reqs[0]
-					if s.TO != reqBodies[0].SinkTO {
-						cur.incomplete("the first response goes to offset %#x, the request asked for %#x", s.TO, reqBodies[0].SinkTO)
+				} else if j := matchRead(reqBodies, s); j >= 0 {
+					// Responses come in the order of the requests; those
+					// passed over lost theirs.
+					for _, m := range reqs[:j] {
+						m.incomplete("no RDMA Read Response in the capture")
+						res.Messages = append(res.Messages, m)
+						peer.count(m)
 					}
-					reqs, reqBodies = reqs[1:], reqBodies[1:]
+					cur = reqs[j]
+					if s.TO != reqBodies[j].SinkTO {
+						cur.incomplete("the first response goes to offset %#x, the request asked for %#x", s.TO, reqBodies[j].SinkTO)
+					}
+					reqs, reqBodies = reqs[j+1:], reqBodies[j+1:]
 					res.Messages = append(res.Messages, cur)
 				} else {
 					cur = newMsg(s, MsgRead, d.s.dst, d.s.src)
@@ -440,4 +447,23 @@ func MergeResults(a, b *Result) *Result {
 		m.Index = i + 1
 	}
 	return out
+}
+
+// matchRead returns which of the outstanding Read Requests the first
+// Read Response segment s answers: the first with its sink STag and
+// offset, or failing that the first with its sink STag; -1 for none.
+func matchRead(reqs []*ReadRequest, s *iwSeg) int {
+	first := -1
+	for j, r := range reqs {
+		if r.SinkSTag != s.STag {
+			continue
+		}
+		if r.SinkTO == s.TO {
+			return j
+		}
+		if first < 0 {
+			first = j
+		}
+	}
+	return first
 }

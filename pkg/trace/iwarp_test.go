@@ -344,3 +344,23 @@ func TestIWARPMidStream(t *testing.T) {
 		t.Errorf("unexpected messages (-want +got):\n%s\nevents %v", diff, es)
 	}
 }
+
+// TestIWARPReadLost: when the responses to one RDMA Read are all lost,
+// the next Read still finds its request, and the first says it had none.
+func TestIWARPReadLost(t *testing.T) {
+	c := &iwConn{}
+	c.start(false, false, true)
+	c.fpdu(1, iwReadReq(1, 0x91, 0x5000, 100, 0x81, 0x2000), iwReadReq(2, 0x92, 0x6000, 100, 0x82, 0x3000))
+	n := len(c.segs)
+	c.fpdu(0, iwTagged(RDMAPReadResponse, 0x91, 0x5000, fill(1, 100), 100)...)
+	c.fpdu(0, iwTagged(RDMAPReadResponse, 0x92, 0x6000, fill(2, 100), 100)...)
+	c.segs = append(c.segs[:n], c.segs[n+1:]...) // the first Read's response
+	ms, es := summarize(iwReassemble(c.frames()))
+	want := []msgSum{{MsgRead, 0, [2]uint32{1, 1}, 1, 0, false, 1, 0}, {MsgRead, 0, [2]uint32{2, 2}, 2, 100, true, 0, 1}}
+	if diff := cmp.Diff(want, ms); diff != "" {
+		t.Errorf("unexpected messages (-want +got):\n%s", diff)
+	}
+	if !cmp.Equal(es, []EventKind{EventGap}) {
+		t.Errorf("events %v, want [gap]", es)
+	}
+}
