@@ -57,13 +57,17 @@ and checks its ICRC, then puts the packets of each queue pair back together
 by PSN: every SEND, RDMA WRITE and RDMA READ (matched with its responses),
 atomic and datagram is printed with its QP, PSN range, R_Key, address and
 length. Lost, duplicated, retransmitted and reordered packets, NAKs and bad
-ICRCs are printed as "!" lines where they happened.`,
+ICRCs are printed as "!" lines where they happened. iWARP (RDMAP over DDP
+over MPA over TCP) is put together the same way. RPC-over-RDMA (NFS over
+RDMA) is decoded on top: each RPC's chunks are filled from the RDMA READs
+and WRITEs with their handles, and the RPC, NFS READ and WRITE shown.`,
 		Example: `  tcpdump -i any -w rdma.pcap udp port 4791    # capture RoCEv2
   ibtool trace rdma.pcap                       # the messages
   ibtool trace -x --qp 0x11 rdma.pcap          # with their bytes, one QP
   ibtool trace --summary rdma.pcap             # per queue pair
   ibtool trace --packets -v rdma.pcap          # every packet, MADs decoded
-  ibtool trace --write out/ --json rdma.pcap   # payloads to files, JSON index`,
+  ibtool trace --write out/ --json rdma.pcap   # payloads to files, JSON index
+  ibtool trace --rpc nfs.pcap                  # NFS over RDMA (RoCE, IB, iWARP): RPCs and chunks`,
 		Args: cmdutil.ArgsRange(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.File = args[0]
