@@ -78,7 +78,8 @@ func (r *IWARPReassembler) keep(k [2]string, g *TCPSegment) bool {
 	return ok
 }
 
-// iwConn is one direction's FPDU stream once framed.
+// iwDir is one direction of an iWARP connection: its TCP bytes, the MPA
+// start frame it sent, the markers and CRCs it uses, its DDP segments.
 type iwDir struct {
 	s        *tcpStream
 	start    *MPAStartFrame

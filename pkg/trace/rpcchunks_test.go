@@ -9,8 +9,8 @@ import (
 )
 
 // rpcConn builds the packets of an RPC-over-RDMA connection: the client
-// hostA sends to QP cliQP... the server hostB's QP srvQP, and the server
-// sends its READ requests, WRITEs and replies to the client's QP.
+// hostA sends its calls to the server hostB's QP srvQP, and the server
+// sends its READ requests, WRITEs and replies to the client's QP cliQP.
 type rpcConn struct {
 	ps             []*Packet
 	cliPSN, srvPSN uint32
