@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/trace"
 )
 
@@ -90,11 +91,20 @@ func TestTraceIWARP(t *testing.T) {
 	if _, err := runTrace(t, &traceOptions{File: path, Check: true}); err != nil {
 		t.Errorf("--check: %v; a retransmission that got through is no problem", err)
 	}
+	// A flipped byte in an FPDU: its CRC32c fails, and --check says so.
+	b, _ := os.ReadFile(path)
+	b[len(b)-30] ^= 1 // in the reply's FPDU
+	bad := filepath.Join(dir, "bad.pcap")
+	os.WriteFile(bad, b, 0o644)
+	got, err = runTrace(t, &traceOptions{File: bad, Check: true})
+	if cmdutil.ExitCode(err) != cmdutil.ExitFindings || !strings.Contains(got, " bad-crc 192.0.2.2:20049 > 192.0.2.1:40000 seq ") {
+		t.Errorf("a bad CRC: %v, output:\n%s", err, got)
+	}
 	out := filepath.Join(dir, "out")
 	if _, err := runTrace(t, &traceOptions{File: path, RPC: true, Write: out}); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "rpc0001-xid00000007-nfs-write-off0.bin"))
+	b, err = os.ReadFile(filepath.Join(out, "rpc0001-xid00000007-nfs-write-off0.bin"))
 	if err != nil || !bytes.Equal(b, data) {
 		t.Errorf("the NFS WRITE's data: %d bytes (%v), want the 3200 written", len(b), err)
 	}

@@ -213,7 +213,7 @@ func traceProblems(res *trace.Result) int {
 	}
 	for _, e := range res.Events {
 		switch e.Kind {
-		case trace.EventGap, trace.EventBadICRC, trace.EventMalformed, trace.EventUnmatched:
+		case trace.EventGap, trace.EventBadICRC, trace.EventBadCRC, trace.EventMalformed, trace.EventUnmatched:
 			n++
 		}
 	}
