@@ -38,6 +38,10 @@ type traceOptions struct {
 	Port    uint16
 	Check   bool
 	Verbose int
+	// RPC shows RPC-over-RDMA messages instead of RDMA ones; RPCRDMA
+	// decodes every SEND as RPC-over-RDMA, not only where found by shape.
+	RPC     bool
+	RPCRDMA bool
 }
 
 func newTraceCmd(f *cmdutil.Factory, runF func(*traceOptions) error) *cobra.Command {
@@ -53,13 +57,17 @@ and checks its ICRC, then puts the packets of each queue pair back together
 by PSN: every SEND, RDMA WRITE and RDMA READ (matched with its responses),
 atomic and datagram is printed with its QP, PSN range, R_Key, address and
 length. Lost, duplicated, retransmitted and reordered packets, NAKs and bad
-ICRCs are printed as "!" lines where they happened.`,
+ICRCs are printed as "!" lines where they happened. iWARP (RDMAP over DDP
+over MPA over TCP) is put together the same way. RPC-over-RDMA (NFS over
+RDMA) is decoded on top: each RPC's chunks are filled from the RDMA READs
+and WRITEs with their handles, and the RPC, NFS READ and WRITE shown.`,
 		Example: `  tcpdump -i any -w rdma.pcap udp port 4791    # capture RoCEv2
   ibtool trace rdma.pcap                       # the messages
   ibtool trace -x --qp 0x11 rdma.pcap          # with their bytes, one QP
   ibtool trace --summary rdma.pcap             # per queue pair
   ibtool trace --packets -v rdma.pcap          # every packet, MADs decoded
-  ibtool trace --write out/ --json rdma.pcap   # payloads to files, JSON index`,
+  ibtool trace --write out/ --json rdma.pcap   # payloads to files, JSON index
+  ibtool trace --rpc nfs.pcap                  # NFS over RDMA (RoCE, IB, iWARP): RPCs and chunks`,
 		Args: cmdutil.ArgsRange(1, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.File = args[0]
@@ -71,8 +79,8 @@ ICRCs are printed as "!" lines where they happened.`,
 				}
 				o.QP = int64(v)
 			}
-			if cmdutil.Count(o.Packets, o.Summary) > 1 {
-				return cmdutil.UsageErrorf("--packets and --summary are different views; pick one")
+			if cmdutil.Count(o.Packets, o.Summary) > 1 || cmdutil.Count(o.Packets, o.RPC) > 1 {
+				return cmdutil.UsageErrorf("--packets, --summary and --rpc are different views; pick one")
 			}
 			return runF(o)
 		},
@@ -86,6 +94,8 @@ ICRCs are printed as "!" lines where they happened.`,
 	fl.StringVar(&qp, "qp", "", "only this QP (as requester or responder)")
 	fl.Uint16Var(&o.Port, "port", trace.RoCEv2Port, "the RoCEv2 UDP port")
 	fl.BoolVar(&o.Check, "check", false, "exit 1 when the capture shows a problem (a gap, bad ICRC, malformed packet, incomplete message)")
+	fl.BoolVar(&o.RPC, "rpc", false, "one block per RPC-over-RDMA message: chunks, RPC, NFS (with --summary: one row per connection)")
+	fl.BoolVar(&o.RPCRDMA, "rpcrdma", false, "decode every SEND as RPC-over-RDMA, not only on connections where it is recognized")
 	fl.CountVarP(&o.Verbose, "verbose", "v", "more detail: every header of a packet, MADs field by field")
 	return c
 }
@@ -94,6 +104,7 @@ ICRCs are printed as "!" lines where they happened.`,
 type traceCapture struct {
 	packets []*trace.Packet
 	res     *trace.Result
+	rpcs    []*trace.RPCRDMAMessage
 	readErr error // the capture file ended in the middle of a record
 }
 
@@ -114,6 +125,7 @@ func readTrace(o *traceOptions) (*traceCapture, error) {
 	}
 	tc := &traceCapture{}
 	r := trace.NewReassembler()
+	iw := trace.NewIWARPReassembler()
 	for {
 		f, err := c.Next()
 		if errors.Is(err, io.EOF) {
@@ -125,11 +137,13 @@ func readTrace(o *traceOptions) (*traceCapture, error) {
 		}
 		p := trace.Decode(f, trace.DecodeOptions{RoCEv2Port: o.Port})
 		r.Add(p)
+		iw.Add(f)
 		if p.IsRDMA() && o.Packets {
 			tc.packets = append(tc.packets, p)
 		}
 	}
-	tc.res = r.Finish()
+	tc.res = trace.MergeResults(r.Finish(), iw.Finish())
+	tc.rpcs = trace.AssembleRPC(tc.res.Messages, trace.RPCOptions{Force: o.RPCRDMA})
 	return tc, nil
 }
 
@@ -142,27 +156,39 @@ func traceRun(o *traceOptions) error {
 		fmt.Fprintf(o.IO.ErrOut, "trace: %v\n", tc.readErr)
 	}
 	res := filterTrace(tc.res, o.QP)
-	files := map[int]string{}
+	rpcs := filterRPCs(tc.rpcs, o.QP)
+	files, rpcFiles := map[int]string{}, map[int][]string{}
 	if o.Write != "" {
 		if files, err = writePayloads(o.Write, res.Messages); err != nil {
+			return err
+		}
+		if rpcFiles, err = writeRPCFiles(o.Write, rpcs); err != nil {
 			return err
 		}
 	}
 	switch {
 	case o.JSON:
-		err = writeTraceJSON(o, tc, res, files)
+		err = writeTraceJSON(o, tc, res, files, rpcs, rpcFiles)
+	case o.Summary && o.RPC:
+		err = writeRPCSummary(o.IO, rpcs)
 	case o.Summary:
 		err = writeTraceSummary(o.IO, res)
+		if err == nil && len(rpcs) > 0 {
+			fmt.Fprintln(o.IO.Out)
+			err = writeRPCSummary(o.IO, rpcs)
+		}
 	case o.Packets:
 		err = writeTracePackets(o, tc.packets)
+	case o.RPC:
+		err = writeTraceRPCs(o, rpcs, rpcFiles)
 	default:
-		err = writeTraceMessages(o, res, files)
+		err = writeTraceMessages(o, res, files, rpcs)
 	}
 	if err != nil {
 		return err
 	}
 	if o.Check {
-		if n := traceProblems(res) + btoi(tc.readErr != nil); n > 0 {
+		if n := traceProblems(res) + rpcProblems(rpcs) + btoi(tc.readErr != nil); n > 0 {
 			return &cmdutil.FindingsError{Summary: fmt.Sprintf("%d problems in the capture", n)}
 		}
 	}
@@ -187,7 +213,7 @@ func traceProblems(res *trace.Result) int {
 	}
 	for _, e := range res.Events {
 		switch e.Kind {
-		case trace.EventGap, trace.EventBadICRC, trace.EventMalformed, trace.EventUnmatched:
+		case trace.EventGap, trace.EventBadICRC, trace.EventBadCRC, trace.EventMalformed, trace.EventUnmatched:
 			n++
 		}
 	}
@@ -258,7 +284,15 @@ type traceJSONMessage struct {
 	File    string `json:"file,omitempty"`
 }
 
-func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files map[int]string) error {
+// traceJSONRPC is an RPC-over-RDMA message in trace's JSON, with the
+// whole RPC message in hex (-x) and the files it was written to (--write).
+type traceJSONRPC struct {
+	*trace.RPCRDMAMessage
+	Message string   `json:"message,omitempty"`
+	Files   []string `json:"files,omitempty"`
+}
+
+func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files map[int]string, rpcs []*trace.RPCRDMAMessage, rpcFiles map[int][]string) error {
 	doc := struct {
 		File        string             `json:"file"`
 		Frames      int                `json:"frames"`
@@ -268,6 +302,7 @@ func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files 
 		Messages    []traceJSONMessage `json:"messages"`
 		Events      []trace.Event      `json:"events"`
 		QPs         []*trace.QPStats   `json:"queuePairs"`
+		RPCs        []traceJSONRPC     `json:"rpcs,omitempty"`
 	}{File: o.File, Frames: res.Frames, RDMAPackets: res.Packets, Packets: tc.packets,
 		Messages: []traceJSONMessage{}, Events: res.Events, QPs: res.QPs}
 	if tc.readErr != nil {
@@ -283,6 +318,13 @@ func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files 
 		}
 		doc.Messages = append(doc.Messages, jm)
 	}
+	for _, r := range rpcs {
+		jr := traceJSONRPC{RPCRDMAMessage: r, Files: rpcFiles[r.Index]}
+		if o.Hex {
+			jr.Message = hex.EncodeToString(r.RPC)
+		}
+		doc.RPCs = append(doc.RPCs, jr)
+	}
 	return cmdutil.WriteJSONDocument(o.IO.Out, doc)
 }
 
@@ -295,7 +337,11 @@ func writeTraceSummary(s cmdutil.IOStreams, res *trace.Result) error {
 			peer = traceQP(*q.PeerQP)
 		}
 		n := func(v int) string { return strconv.Itoa(v) }
-		t.AddRow(q.Src, q.Dst, traceQP(q.QP), peer, q.Transport.String(), n(q.Packets), n(q.Messages), n(q.Sends),
+		qp := traceQP(q.QP)
+		if q.Transport == trace.TransportIWARP {
+			qp = "-"
+		}
+		t.AddRow(q.Src, q.Dst, qp, peer, q.Transport.String(), n(q.Packets), n(q.Messages), n(q.Sends),
 			n(q.Writes), n(q.Reads), n(q.Atomics), strconv.FormatInt(q.Bytes, 10), n(q.Incomplete), n(q.Duplicates),
 			n(q.OutOfOrder), n(q.Missing), n(q.NAKs), n(q.RNRNAKs), n(q.BadICRC), n(q.CNPs))
 	}
@@ -312,7 +358,11 @@ func traceQP(qp uint32) string {
 
 // writeTraceMessages prints messages and events in capture order, then a
 // line of totals.
-func writeTraceMessages(o *traceOptions, res *trace.Result, files map[int]string) error {
+func writeTraceMessages(o *traceOptions, res *trace.Result, files map[int]string, rpcs []*trace.RPCRDMAMessage) error {
+	bySend := map[int]*trace.RPCRDMAMessage{}
+	for _, r := range rpcs {
+		bySend[r.Send] = r
+	}
 	var b []byte
 	ev := res.Events
 	flushEvents := func(upTo int) {
@@ -325,6 +375,9 @@ func writeTraceMessages(o *traceOptions, res *trace.Result, files map[int]string
 	for _, m := range res.Messages {
 		flushEvents(m.Frame - 1)
 		b = appendTraceMessage(b, m, o.Verbose)
+		if r := bySend[m.Index]; r != nil {
+			b = appendRPC(b, r, "    ")
+		}
 		if f := files[m.Index]; f != "" {
 			b = fmt.Appendf(b, "    written to %s\n", f)
 		}
@@ -357,6 +410,9 @@ func appendTraceMessage(b []byte, m *trace.Message, verbose int) []byte {
 	frames := strconv.Itoa(m.Frame)
 	if m.LastFrame != m.Frame {
 		frames += "-" + strconv.Itoa(m.LastFrame)
+	}
+	if m.Transport == trace.TransportIWARP {
+		return appendIWARPMessage(b, m, frames)
 	}
 	b = fmt.Appendf(b, "#%d frame %s %v %s > %s QP %s", m.Index, frames, m.Transport, m.Src, m.Dst, traceQP(m.QP))
 	if m.SrcQP != nil {
@@ -422,7 +478,9 @@ func appendTraceMAD(b []byte, data []byte) []byte {
 
 func appendTraceEvent(b []byte, e trace.Event) []byte {
 	b = fmt.Appendf(b, "! frame %d %s", e.Frame, e.Kind)
-	if e.Src != "" {
+	if e.TCPSeq != nil {
+		b = fmt.Appendf(b, " %s > %s seq %d", e.Src, e.Dst, *e.TCPSeq)
+	} else if e.Src != "" {
 		b = fmt.Appendf(b, " %s > %s QP %s PSN %#06x", e.Src, e.Dst, traceQP(e.QP), e.PSN)
 	}
 	return fmt.Appendf(b, ": %s\n", e.Detail)

@@ -31,6 +31,8 @@ func TestTraceArgs(t *testing.T) {
 		{"summary", []string{"--summary", "-"}, traceOptions{File: "-", Summary: true, QP: -1, Port: 4791}, ""},
 		{"no file", nil, traceOptions{}, "argument"},
 		{"two views", []string{"--summary", "--packets", "a"}, traceOptions{}, "pick one"},
+		{"rpc", []string{"--rpc", "--rpcrdma", "--summary", "a"}, traceOptions{File: "a", RPC: true, RPCRDMA: true, Summary: true, QP: -1, Port: 4791}, ""},
+		{"rpc and packets", []string{"--rpc", "--packets", "a"}, traceOptions{}, "pick one"},
 		{"bad QP", []string{"--qp", "0x1000000", "a"}, traceOptions{}, "not a QP number"},
 	}
 	for _, tt := range tests {

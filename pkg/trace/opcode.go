@@ -15,9 +15,12 @@ const (
 	TransportCNP    Transport = 4 // RoCEv2 congestion notification
 	TransportXRC    Transport = 5 // extended reliable connection
 	TransportVendor Transport = 6 // manufacturer specific (6 and 7)
+	// TransportIWARP marks iWARP messages (RDMAP over DDP over MPA over
+	// TCP), which have no BTH.
+	TransportIWARP Transport = 8
 )
 
-var transportNames = [...]string{"RC", "UC", "RD", "UD", "CNP", "XRC", "vendor", "vendor"}
+var transportNames = [...]string{"RC", "UC", "RD", "UD", "CNP", "XRC", "vendor", "vendor", "iWARP"}
 
 // String returns the transport's abbreviation, "RC", "UD", ...
 func (t Transport) String() string {

@@ -34,6 +34,9 @@ type Event struct {
 	PSN    uint32    `json:"psn"`
 	Count  int       `json:"count,omitempty"` // the PSNs a gap spans
 	Detail string    `json:"detail"`
+	// TCPSeq is the TCP sequence number of an iWARP event, which has no
+	// QP or PSN (Count is then bytes).
+	TCPSeq *uint32 `json:"tcpSeq,omitempty"`
 }
 
 // QPStats sums up one queue pair and direction: the requests from Src to

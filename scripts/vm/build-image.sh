@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds (once, cached) the Debian bookworm guest for the real-kernel tests:
 # a root file system image with the Debian kernel, rdma-core, the verbs
-# providers (rxe), perftest, infiniband-diags and tcpdump, plus the kernel and initrd
+# providers (rxe), perftest, infiniband-diags, tcpdump and the NFS server and
+# client (checks/50-nfs-rdma.sh), plus the kernel and initrd
 # to boot it with. Prints the cache directory. Needs root (debootstrap).
 #
 #   scripts/vm/build-image.sh            # IBTOOL_VM_CACHE, default /var/cache/ibtool-vm
@@ -11,7 +12,7 @@ exec 3>&1 1>&2
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${IBTOOL_VM_CACHE:-/var/cache/ibtool-vm}
 mirror=${IBTOOL_VM_MIRROR:-http://deb.debian.org/debian}
-pkgs=linux-image-amd64,initramfs-tools,kmod,iproute2,rdma-core,ibverbs-providers,ibverbs-utils,perftest,infiniband-diags,libibverbs1,procps,tcpdump
+pkgs=linux-image-amd64,initramfs-tools,kmod,iproute2,rdma-core,ibverbs-providers,ibverbs-utils,perftest,infiniband-diags,libibverbs1,procps,tcpdump,nfs-kernel-server
 
 # The cache key covers everything that goes into the image.
 key=$(cat "$here/build-image.sh" "$here/guest-init" | sha256sum | cut -c1-12)

@@ -1,0 +1,144 @@
+# NFS over RDMA, captured and reassembled by ibtool trace: the guest's
+# kernel nfsd listens for RDMA on port 20049, its NFS client mounts it over
+# Soft-RoCE (rxe) and then Soft-iWARP (siw), writes a file of random bytes
+# and reads it back with tcpdump running; the NFS WRITE and READ payloads
+# trace puts together (read chunks pulled with RDMA READs, write chunks
+# pushed with RDMA WRITEs) must be the file's bytes exactly.
+#
+# As in 30-trace.sh, each end has its own RDMA device on one end of a veth
+# pair, and policy routing makes traffic between the two local addresses
+# cross the pair, where tcpdump sees it.
+step "nfs-rdma: kernel nfsd and client over a veth pair"
+ip link add nveth0 type veth peer name nveth1
+ip link set nveth0 up
+ip link set nveth1 up
+ip addr add 203.0.113.1/32 dev nveth0
+ip addr add 203.0.113.2/32 dev nveth1
+ip route add 203.0.113.2/32 dev nveth0 src 203.0.113.1
+ip route add 203.0.113.1/32 dev nveth1 src 203.0.113.2
+for i in all default nveth0 nveth1; do
+	sysctl -qw net.ipv4.conf.$i.accept_local=1 net.ipv4.conf.$i.rp_filter=0
+done
+ip rule add pref 10 iif nveth0 lookup local
+ip rule add pref 11 iif nveth1 lookup local
+ip rule add pref 500 lookup main
+ip rule add pref 1000 lookup local
+ip rule del pref 0 lookup local
+mkdir -p "$H/out"
+
+# The server: /export over NFSv3 and v4.1, RDMA on 20049. A short grace
+# period: NFSv4 opens wait for it to end.
+nfs_ok=1
+{
+	modprobe nfsd && modprobe rpcrdma && modprobe nfsv4 &&
+		mkdir -p /export /mnt/nfs /var/lib/nfs/v4recovery /run/rpcbind &&
+		{ mountpoint -q /proc/fs/nfsd || mount -t nfsd nfsd /proc/fs/nfsd; } &&
+		echo 10 >/proc/fs/nfsd/nfsv4leasetime && echo 10 >/proc/fs/nfsd/nfsv4gracetime &&
+		echo '/export *(rw,no_root_squash,insecure,no_subtree_check,fsid=0)' >/etc/exports &&
+		{ rpcbind -w 2>/dev/null || rpcbind; } && exportfs -ra && rpc.mountd && rpc.nfsd 4 &&
+		echo 'rdma 20049' >/proc/fs/nfsd/portlist
+} >/tmp/nfsd.log 2>&1 || nfs_ok=0
+if [ $nfs_ok -eq 1 ]; then
+	pass "nfs-rdma: nfsd listening on $(tr '\n' ' ' </proc/fs/nfsd/portlist)"
+	# NFSv4 opens wait out the grace period; start it now.
+	grace_from=$(date +%s)
+else
+	fail "nfs-rdma: the NFS server did not start"
+	cat /tmp/nfsd.log
+fi
+
+# 29999 random bytes: not a whole number of pages nor of XDR words, more
+# than the 4 KiB the client sends inline (so the WRITE's data goes in a
+# read chunk and the READ's in a write chunk), one WRITE and one READ (the
+# client's wsize and rsize are larger), and the kept captures stay small.
+size=29999
+head -c $size /dev/urandom >/tmp/nfs-rand.bin
+
+# place DIR KIND OUT: the NFS KIND (write, read) data files trace wrote to
+# DIR, each at its file offset, into OUT.
+place() {
+	: >"$3"
+	for f in "$1"/*-nfs-$2-off*.bin; do
+		[ -e "$f" ] || continue
+		off=${f##*-off}
+		off=${off%.bin}
+		dd if="$f" of="$3" bs=65536 seek="$off" oflag=seek_bytes conv=notrunc status=none
+	done
+}
+
+# nfs_run NAME FILTER PATH OPTS: capture FILTER on nveth0 while mounting
+# PATH with OPTS, writing the file, remounting (so the read goes to the
+# server) and reading it back; then check what trace makes of it.
+nfs_run() {
+	name=$1 filter=$2 path=$3 opts=$4
+	rm -f /export/f
+	tcpdump -i nveth0 -s 0 -w /tmp/$name.pcap -U $filter >/tmp/$name.tcpdump 2>&1 &
+	td=$!
+	sleep 2
+	ok=1
+	{
+		timeout 120 mount -t nfs -o "$opts" 203.0.113.2:$path /mnt/nfs &&
+			timeout 120 cp /tmp/nfs-rand.bin /mnt/nfs/f && sync &&
+			umount /mnt/nfs &&
+			timeout 120 mount -t nfs -o "$opts" 203.0.113.2:$path /mnt/nfs &&
+			timeout 120 cat /mnt/nfs/f >/tmp/$name.back &&
+			umount /mnt/nfs
+	} >/tmp/$name.mount 2>&1 || ok=0
+	sleep 1
+	kill $td
+	wait $td
+	cp /tmp/$name.pcap "$H/out/"
+	if [ $ok -ne 1 ] || ! cmp -s /tmp/nfs-rand.bin /tmp/$name.back; then
+		fail "nfs-rdma $name: mount -o $opts, write and read back did not work"
+		cat /tmp/$name.mount
+		dmesg | tail -15
+		umount /mnt/nfs 2>/dev/null
+		return
+	fi
+	rm -rf /tmp/$name.out
+	"$IBTOOL" trace --rpc --check --write /tmp/$name.out /tmp/$name.pcap >/tmp/$name.trace 2>&1
+	st=$?
+	place /tmp/$name.out write /tmp/$name.wrote
+	place /tmp/$name.out read /tmp/$name.read
+	rpcs=$(tail -1 /tmp/$name.trace)
+	if [ $st -eq 0 ] && cmp -s /tmp/nfs-rand.bin /tmp/$name.wrote && cmp -s /tmp/nfs-rand.bin /tmp/$name.read; then
+		pass "nfs-rdma $name: the NFS WRITE and READ payloads trace reassembled are the file's $size bytes ($(grep -c ' via read chunk' /tmp/$name.trace) via read chunks, $(grep -c ' via write chunk' /tmp/$name.trace) via write chunks; ${rpcs#\# })"
+	else
+		fail "nfs-rdma $name: trace --check exit $st, written $(wc -c </tmp/$name.wrote) bytes, read $(wc -c </tmp/$name.read) bytes (want the file's $size)"
+		grep -E 'NFS|!' /tmp/$name.trace | head -20
+		tail -1 /tmp/$name.trace
+	fi
+}
+
+if [ $nfs_ok -eq 1 ]; then
+	rdma link add rxen1 type rxe netdev nveth0
+	rdma link add rxen2 type rxe netdev nveth1
+	sleep 1
+	# The server's grace period (10 s) must be over before NFSv4 opens.
+	while [ $(($(date +%s) - grace_from)) -lt 12 ]; do sleep 1; done
+	nfs_run nfs-rxe-v41 "udp port 4791" / vers=4.1,proto=rdma,port=20049
+	nfs_run nfs-rxe-v3 "udp port 4791" /export vers=3,proto=rdma,port=20049,mountproto=tcp,nolock
+	rdma link delete rxen1
+	rdma link delete rxen2
+	# Soft-iWARP, with MPA CRCs when the module lets us ask for them. The
+	# guest's kernel may lack siw (Debian's 6.1 is built without it).
+	if modprobe siw mpa_crc_required=1 2>/dev/null || modprobe siw 2>/dev/null; then
+		rdma link add siwn1 type siw netdev nveth0
+		rdma link add siwn2 type siw netdev nveth1
+		sleep 1
+		nfs_run nfs-siw-v41 "tcp port 20049" / vers=4.1,proto=rdma,port=20049
+		rdma link delete siwn1
+		rdma link delete siwn2
+	else
+		echo "SKIP nfs-rdma nfs-siw-v41: kernel $(uname -r) has no siw module"
+	fi
+	rpc.nfsd 0
+	exportfs -ua
+fi
+
+ip rule add pref 0 lookup local
+ip rule del pref 1000 lookup local
+ip rule del pref 500 lookup main
+ip rule del pref 11 iif nveth1 lookup local
+ip rule del pref 10 iif nveth0 lookup local
+ip link delete nveth0
