@@ -86,12 +86,8 @@ type srqSession struct {
 }
 
 func (s *srqSession) close() {
-	for _, qp := range s.qps {
-		_ = qp.Close()
-	}
-	if s.srq != nil {
-		_ = s.srq.Close()
-	}
+	closeMade(s.qps...)
+	closeMade(s.srq)
 	s.ppSession.close()
 }
 

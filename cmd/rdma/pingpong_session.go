@@ -44,25 +44,33 @@ type ppSession struct {
 }
 
 func (s *ppSession) close() {
-	if s.ah != nil {
-		_ = s.ah.Close()
+	closeMade(s.ah)
+	closeVerbs(s.qp, s.cq, s.ch, s.mr, s.pd, s.dev)
+}
+
+// closeMade closes each of cs that was made (is not nil), in the order
+// given; a failed close leaves nothing to do but go on.
+func closeMade[C interface {
+	comparable
+	Close() error
+}](cs ...C) {
+	var none C
+	for _, c := range cs {
+		if c != none {
+			_ = c.Close()
+		}
 	}
-	if s.qp != nil {
-		_ = s.qp.Close()
-	}
-	if s.cq != nil {
-		_ = s.cq.Close()
-	}
-	if s.ch != nil {
-		_ = s.ch.Close()
-	}
-	if s.mr != nil {
-		_ = s.mr.Close()
-	}
-	if s.pd != nil {
-		_ = s.pd.Close()
-	}
-	_ = s.dev.Close()
+}
+
+// closeVerbs closes the objects every session makes, those of a setup
+// that stopped part way too, in reverse order of making them.
+func closeVerbs(qp *verbs.QP, cq *verbs.CQ, ch *verbs.CompChannel, mr *verbs.MR, pd *verbs.PD, dev *verbs.Context) {
+	closeMade(qp)
+	closeMade(cq)
+	closeMade(ch)
+	closeMade(mr)
+	closeMade(pd)
+	_ = dev.Close()
 }
 
 // ppRun is ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong: one QP
