@@ -148,24 +148,9 @@ func srqRun(o *srqOptions) error {
 // setup makes the buffer, the CQ (rx depth + QPs entries), the SRQ of rx
 // depth receives and the QPs, each moved to INIT.
 func (s *srqSession) setup(o *srqOptions) error {
-	var err error
-	if o.Events {
-		if s.ch, err = s.dev.CreateCompChannel(); err != nil {
-			return err
-		}
-	}
-	if s.pd, err = s.dev.AllocPD(); err != nil {
+	err := s.makeBuf(&o.ppOptions, max(o.Size, 1))
+	if err != nil {
 		return err
-	}
-	access := verbs.AccessLocalWrite
-	if o.ODP {
-		access |= verbs.AccessOnDemand
-	}
-	if s.mr, err = s.pd.AllocMR(max(o.Size, 1), access); err != nil {
-		return err
-	}
-	for i := range s.mr.Bytes() {
-		s.mr.Bytes()[i] = 0x7b
 	}
 	if s.cq, err = s.dev.CreateCQ(o.RxDepth+o.NumQP, s.ch); err != nil {
 		return err

@@ -268,19 +268,7 @@ func (s *xsrqSession) setup(o *xsrqOptions) error {
 	n := o.Clients
 	s.recv, s.send = make([]*verbs.QP, 0, n), make([]*verbs.QP, 0, n)
 	s.rem, s.psn, s.conns, s.sent = make([]pingpong.XRCDest, n), make([]uint32, n), make([]*pingpong.Conn, n), make([]int, n)
-	if o.Events {
-		if s.ch, err = s.dev.CreateCompChannel(); err != nil {
-			return err
-		}
-	}
-	if s.pd, err = s.dev.AllocPD(); err != nil {
-		return err
-	}
-	access := verbs.AccessLocalWrite
-	if o.ODP {
-		access |= verbs.AccessOnDemand
-	}
-	if s.mr, err = s.pd.AllocMR(o.Size, access); err != nil {
+	if s.ch, s.pd, s.mr, err = ppMakeBuf(s.dev, o.Events, o.ODP, o.Size); err != nil {
 		return err
 	}
 	fd := -1

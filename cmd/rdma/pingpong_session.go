@@ -140,24 +140,9 @@ func ppRun(o *ppOptions, kind ppKind) error {
 // room for the GRH on UD), the CQ of rx depth + 1 entries, and the QP
 // (one send, rx depth receives), and moves the QP to INIT.
 func (s *ppSession) setup(o *ppOptions, kind ppKind) error {
-	var err error
-	if o.Events {
-		if s.ch, err = s.dev.CreateCompChannel(); err != nil {
-			return err
-		}
-	}
-	if s.pd, err = s.dev.AllocPD(); err != nil {
+	err := s.makeBuf(o, max(s.off+o.Size, 1))
+	if err != nil {
 		return err
-	}
-	access := verbs.AccessLocalWrite
-	if o.ODP {
-		access |= verbs.AccessOnDemand
-	}
-	if s.mr, err = s.pd.AllocMR(max(s.off+o.Size, 1), access); err != nil {
-		return err
-	}
-	for i := range s.mr.Bytes() {
-		s.mr.Bytes()[i] = 0x7b
 	}
 	if s.cq, err = s.dev.CreateCQ(o.RxDepth+1, s.ch); err != nil {
 		return err
@@ -173,6 +158,39 @@ func (s *ppSession) setup(o *ppOptions, kind ppKind) error {
 		init.QKey = ppQKey
 	}
 	return s.qp.Init(init)
+}
+
+// makeBuf makes the channel (with -e), the PD and an n-byte buffer filled
+// with 0x7b, as rdma-core's pingpongs do.
+func (s *ppSession) makeBuf(o *ppOptions, n int) error {
+	var err error
+	if s.ch, s.pd, s.mr, err = ppMakeBuf(s.dev, o.Events, o.ODP, n); err != nil {
+		return err
+	}
+	for i := range s.mr.Bytes() {
+		s.mr.Bytes()[i] = 0x7b
+	}
+	return nil
+}
+
+// ppMakeBuf makes the completion channel when events are asked for, the
+// PD and an n-byte MR (on demand with odp). It returns what it made
+// along with an error, for the session's close.
+func ppMakeBuf(dev *verbs.Context, events, odp bool, n int) (ch *verbs.CompChannel, pd *verbs.PD, mr *verbs.MR, err error) {
+	if events {
+		if ch, err = dev.CreateCompChannel(); err != nil {
+			return ch, pd, mr, err
+		}
+	}
+	if pd, err = dev.AllocPD(); err != nil {
+		return ch, pd, mr, err
+	}
+	access := verbs.AccessLocalWrite
+	if odp {
+		access |= verbs.AccessOnDemand
+	}
+	mr, err = pd.AllocMR(n, access)
+	return ch, pd, mr, err
 }
 
 // connect is rdma-core's pp_connect_ctx: RTR towards rem (with a GRH,
