@@ -102,14 +102,9 @@ func srqRun(o *srqOptions) error {
 		return err
 	}
 	q := &srqVerbsQueue{s: s, ctx: o.ctx}
-	routs, err := q.postRecv(o.RxDepth)
-	if err != nil || routs < o.RxDepth {
-		return fmt.Errorf("couldn't post receive (%d): %w", routs, err)
-	}
-	if o.Events {
-		if err := s.cq.ReqNotify(false); err != nil {
-			return err
-		}
+	routs, err := ppPostFirst(&o.ppOptions, q.postRecv, s.cq)
+	if err != nil {
+		return err
 	}
 	mine := make([]pingpong.Dest, srqMaxQP)
 	for i, qp := range s.qps {
@@ -124,25 +119,9 @@ func srqRun(o *srqOptions) error {
 	for i := range s.qps {
 		fmt.Fprintf(o.IO.Out, "  remote address: %s\n", rem[i])
 	}
-	if o.Server != "" {
-		if err := connect(rem); err != nil {
-			return err
-		}
-		if o.Check {
-			ppMark(s.mr.Bytes()[:o.Size])
-		}
-	}
-	elapsed, err := srqLoop(o.ctx, q, o.NumQP, o.Iters, o.RxDepth, o.Server != "", o.Events, routs)
-	if err != nil {
-		return err
-	}
-	if err := pingpong.Report(o.IO.Out, o.Size, o.Iters, elapsed); err != nil {
-		return err
-	}
-	if o.Server == "" && o.Check {
-		ppCheck(o.IO.Out, s.mr.Bytes()[:o.Size])
-	}
-	return nil
+	return ppFinish(&o.ppOptions, func() error { return connect(rem) }, s.mr.Bytes()[:o.Size], func() (time.Duration, error) {
+		return srqLoop(o.ctx, q, o.NumQP, o.Iters, o.RxDepth, o.Server != "", o.Events, routs)
+	})
 }
 
 // setup makes the buffer, the CQ (rx depth + QPs entries), the SRQ of rx

@@ -3,6 +3,7 @@ package rdma
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ibtool/ibtool/pkg/pingpong"
 	"github.com/ibtool/ibtool/pkg/verbs"
@@ -93,14 +94,9 @@ func ppRun(o *ppOptions, kind ppKind) error {
 		return err
 	}
 	q := &ppVerbsQueue{s: s, ctx: o.ctx}
-	routs, err := q.postRecv(o.RxDepth)
-	if err != nil || routs < o.RxDepth {
-		return fmt.Errorf("couldn't post receive (%d): %w", routs, err)
-	}
-	if o.Events {
-		if err := s.cq.ReqNotify(false); err != nil {
-			return err
-		}
+	routs, err := ppPostFirst(o, q.postRecv, s.cq)
+	if err != nil {
+		return err
 	}
 	my := pingpong.Dest{LID: port.LID, QPN: s.qp.Num(), PSN: ppPSN(), GID: gid}
 	if kind == ppUD {
@@ -115,15 +111,39 @@ func ppRun(o *ppOptions, kind ppKind) error {
 		return err
 	}
 	fmt.Fprintf(o.IO.Out, "  remote address: %s\n", rem[0])
+	return ppFinish(o, func() error { return connect(rem) }, s.mr.Bytes()[s.off:s.off+o.Size], func() (time.Duration, error) {
+		return ppLoop(o.ctx, q, o.Iters, o.RxDepth, o.Server != "", o.Events, routs)
+	})
+}
+
+// ppPostFirst posts the rx depth receives a pingpong starts with and,
+// with -e, asks cq for its first event; it returns how many went.
+func ppPostFirst(o *ppOptions, postRecv func(n int) (int, error), cq *verbs.CQ) (int, error) {
+	routs, err := postRecv(o.RxDepth)
+	if err != nil || routs < o.RxDepth {
+		return routs, fmt.Errorf("couldn't post receive (%d): %w", routs, err)
+	}
+	if o.Events {
+		if err := cq.ReqNotify(false); err != nil {
+			return routs, err
+		}
+	}
+	return routs, nil
+}
+
+// ppFinish is what a pingpong does after the exchange: the client
+// connects (and with -c marks buf, the message), loop runs the ping-pong,
+// then come the totals and, on the server with -c, the check of buf.
+func ppFinish(o *ppOptions, connect func() error, buf []byte, loop func() (time.Duration, error)) error {
 	if o.Server != "" {
-		if err := connect(rem); err != nil {
+		if err := connect(); err != nil {
 			return err
 		}
 		if o.Check {
-			ppMark(s.mr.Bytes()[s.off : s.off+o.Size])
+			ppMark(buf)
 		}
 	}
-	elapsed, err := ppLoop(o.ctx, q, o.Iters, o.RxDepth, o.Server != "", o.Events, routs)
+	elapsed, err := loop()
 	if err != nil {
 		return err
 	}
@@ -131,7 +151,7 @@ func ppRun(o *ppOptions, kind ppKind) error {
 		return err
 	}
 	if o.Server == "" && o.Check {
-		ppCheck(o.IO.Out, s.mr.Bytes()[s.off:s.off+o.Size])
+		ppCheck(o.IO.Out, buf)
 	}
 	return nil
 }
