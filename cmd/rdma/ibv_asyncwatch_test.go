@@ -5,39 +5,19 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/spf13/cobra"
-
-	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
 func TestIbvAsyncwatchArgs(t *testing.T) {
-	tests := []struct {
-		name    string
-		args    []string
-		want    string
-		wantErr string
-	}{
-		{"default device", nil, "", ""},
-		{"-d", []string{"-d", "rxe0"}, "rxe0", ""},
-		{"--ib-dev", []string{"--ib-dev=mlx5_0"}, "mlx5_0", ""},
-		{"no arguments", []string{"x"}, "", "expected at most 0 argument(s)"},
+	tests := []argsCase[asyncwatchOptions]{
+		{"default device", nil, asyncwatchOptions{}, ""},
+		{"-d", []string{"-d", "rxe0"}, asyncwatchOptions{Device: "rxe0"}, ""},
+		{"--ib-dev", []string{"--ib-dev=mlx5_0"}, asyncwatchOptions{Device: "mlx5_0"}, ""},
+		{"no arguments", []string{"x"}, asyncwatchOptions{}, "expected at most 0 argument(s)"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var o *asyncwatchOptions
-			err := cmdtest.ParseToolArgs(t, "ibv_asyncwatch", func(f *cmdutil.Factory) *cobra.Command {
-				return newIbvAsyncwatchCmd(f, func(opts *asyncwatchOptions) error { o = opts; return nil })
-			}, tt.args)
-			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
-				return
-			}
-			if o.Device != tt.want {
-				t.Errorf("device %q, want %q", o.Device, tt.want)
-			}
-		})
-	}
+	testArgs(t, "ibv_asyncwatch", newIbvAsyncwatchCmd, tests, cmpopts.IgnoreUnexported(asyncwatchOptions{}), cmpopts.IgnoreFields(asyncwatchOptions{}, "IO"))
 }
 
 func TestAsyncwatchLine(t *testing.T) {

@@ -12,22 +12,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/spf13/cobra"
 
-	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/internal/jsonkeys"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
-
-func parseRdmaBw(t *testing.T, args []string) (*rdmaBwOptions, error) {
-	t.Helper()
-	var o *rdmaBwOptions
-	err := cmdtest.ParseToolArgs(t, "rdma_bw", func(f *cmdutil.Factory) *cobra.Command {
-		return newRdmaBwCmd(f, func(opts *rdmaBwOptions) error { o = opts; return nil })
-	}, args)
-	return o, err
-}
 
 // bwDefaults are the options of a client with no flags.
 var bwDefaults = rdmaBwOptions{Server: "h", IBPort: 1, GIDIndex: -1, Size: 65536, Iters: 5000, TCPPort: 18515,
@@ -35,12 +24,7 @@ var bwDefaults = rdmaBwOptions{Server: "h", IBPort: 1, GIDIndex: -1, Size: 65536
 
 func TestRdmaBwArgs(t *testing.T) {
 	with := func(f func(o *rdmaBwOptions)) rdmaBwOptions { o := bwDefaults; f(&o); return o }
-	tests := []struct {
-		name    string
-		args    []string
-		want    rdmaBwOptions
-		wantErr string
-	}{
+	tests := []argsCase[rdmaBwOptions]{
 		{"client defaults: one completion a message above 8 KiB", []string{"h"}, bwDefaults, ""},
 		{"server", nil, with(func(o *rdmaBwOptions) { o.Server, o.CQMod = "", 100 }), ""},
 		{"perftest's flags", []string{"-d", "rxe0", "-i", "2", "-x", "3", "-s", "4K", "-n", "50", "-b", "-p", "7000", "--report_gbits", "-F",
@@ -65,17 +49,7 @@ func TestRdmaBwArgs(t *testing.T) {
 		{"duration and all sizes", []string{"-D", "2", "-a"}, rdmaBwOptions{}, "duration mode (-D) does not run all sizes (-a)"},
 		{"two hosts", []string{"a", "b"}, rdmaBwOptions{}, "expected at most 1 argument(s)"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o, err := parseRdmaBw(t, tt.args)
-			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
-				return
-			}
-			if diff := cmp.Diff(tt.want, *o, cmpopts.IgnoreUnexported(rdmaBwOptions{}), cmpopts.IgnoreFields(rdmaBwOptions{}, "IO")); diff != "" {
-				t.Errorf("unexpected options (-want +got):\n%s", diff)
-			}
-		})
-	}
+	testArgs(t, "rdma_bw", newRdmaBwCmd, tests, cmpopts.IgnoreUnexported(rdmaBwOptions{}), cmpopts.IgnoreFields(rdmaBwOptions{}, "IO"))
 }
 
 // TestRdmaBwDeviceErrors checks what the operator sees when the device
