@@ -1,12 +1,9 @@
 package rdma
 
 import (
-	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
@@ -34,24 +31,6 @@ func TestAsyncwatchLine(t *testing.T) {
 	for _, tt := range tests {
 		if got := asyncwatchLine(tt.e); got != tt.want {
 			t.Errorf("asyncwatchLine(%+v) = %q, want %q", tt.e, got, tt.want)
-		}
-	}
-}
-
-func TestAsyncwatchDeviceErrors(t *testing.T) {
-	for _, tt := range []struct {
-		dev     string
-		err     error
-		wantMsg string
-		code    int
-	}{
-		{"nosuch", fmt.Errorf("nosuch: %w", verbs.ErrDeviceNotFound), "IB device nosuch not found", cmdutil.ExitUsage},
-		{"", verbs.ErrNoVerbs, verbs.ErrNoVerbs.Error(), cmdutil.ExitFailure},
-	} {
-		o := &asyncwatchOptions{Device: tt.dev, open: func(string) (*verbs.Context, error) { return nil, tt.err }}
-		err := asyncwatchRun(o)
-		if err == nil || !strings.Contains(err.Error(), tt.wantMsg) || cmdutil.ExitCode(err) != tt.code {
-			t.Errorf("device %q: error %v (exit %d), want %q (exit %d)", tt.dev, err, cmdutil.ExitCode(err), tt.wantMsg, tt.code)
 		}
 	}
 }

@@ -3,7 +3,6 @@ package rdma
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -15,7 +14,6 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/internal/jsonkeys"
-	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
 // bwDefaults are the options of a client with no flags.
@@ -50,37 +48,6 @@ func TestRdmaBwArgs(t *testing.T) {
 		{"two hosts", []string{"a", "b"}, rdmaBwOptions{}, "expected at most 1 argument(s)"},
 	}
 	testArgs(t, "rdma_bw", newRdmaBwCmd, tests, cmpopts.IgnoreUnexported(rdmaBwOptions{}), cmpopts.IgnoreFields(rdmaBwOptions{}, "IO"))
-}
-
-// TestRdmaBwDeviceErrors checks what the operator sees when the device
-// does not open.
-func TestRdmaBwDeviceErrors(t *testing.T) {
-	tests := []struct {
-		name     string
-		device   string
-		err      error
-		want     string
-		wantCode int
-	}{
-		{"no verbs", "", verbs.ErrNoVerbs, verbs.ErrNoVerbs.Error(), cmdutil.ExitFailure},
-		{"unknown device", "nosuch", fmt.Errorf("nosuch: %w", verbs.ErrDeviceNotFound), "IB device 'nosuch' wasn't found", cmdutil.ExitUsage},
-		{"no devices", "", fmt.Errorf("no RDMA devices found: %w", verbs.ErrDeviceNotFound), "no RDMA devices found: no such RDMA device", cmdutil.ExitFailure},
-		{"open fails", "rxe0", &verbs.VerbError{Verb: "ibv_open_device", Object: "rxe0", Err: errors.New("boom")}, "rxe0: ibv_open_device: boom", cmdutil.ExitFailure},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, _, _ := cmdutil.NewTestFactory(nil)
-			o := &rdmaBwOptions{IO: f.IO, Device: tt.device, IBPort: 1, GIDIndex: -1,
-				open: func(string) (*verbs.Context, error) { return nil, tt.err }}
-			err := rdmaBwRun(o)
-			if diff := cmp.Diff(tt.want, fmt.Sprint(err)); diff != "" {
-				t.Errorf("unexpected error (-want +got):\n%s", diff)
-			}
-			if code := cmdutil.ExitCode(err); code != tt.wantCode {
-				t.Errorf("exit %d, want %d", code, tt.wantCode)
-			}
-		})
-	}
 }
 
 // TestBwVerify checks the data errors both ways.
