@@ -5,21 +5,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/spf13/cobra"
-
-	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 )
-
-// parsePingpong parses args for the pingpong tool name built by newCmd.
-func parsePingpong(t *testing.T, name string, newCmd func(*cmdutil.Factory, func(*ppOptions) error) *cobra.Command, args []string) (*ppOptions, error) {
-	t.Helper()
-	var o *ppOptions
-	err := cmdtest.ParseToolArgs(t, name, func(f *cmdutil.Factory) *cobra.Command {
-		return newCmd(f, func(opts *ppOptions) error { o = opts; return nil })
-	}, args)
-	return o, err
-}
 
 // ppCmpOpts compare the parsed options, not the raw flag strings.
 var ppCmpOpts = []cmp.Option{cmpopts.IgnoreUnexported(ppOptions{}), cmpopts.IgnoreFields(ppOptions{}, "IO")}
@@ -29,12 +15,7 @@ var rcWant = ppOptions{Server: "h", TCPPort: 18515, IBPort: 1, Size: 4096, MTU: 
 
 func TestIbvRcPingpongArgs(t *testing.T) {
 	with := func(f func(o *ppOptions)) ppOptions { o := rcWant; f(&o); return o }
-	tests := []struct {
-		name    string
-		args    []string
-		want    ppOptions
-		wantErr string
-	}{
+	tests := []argsCase[ppOptions]{
 		{"client defaults", []string{"h"}, rcWant, ""},
 		{"server", nil, with(func(o *ppOptions) { o.Server = "" }), ""},
 		{"every short option", []string{"-p", "7000", "-d", "rxe0", "-i", "2", "-s", "0x100", "-m", "4096", "-r", "010", "-n", "5", "-l", "3", "-e", "-g", "1", "-c", "-o", "-N", "h"},
@@ -63,15 +44,5 @@ func TestIbvRcPingpongArgs(t *testing.T) {
 		{"timestamps", []string{"--ts"}, ppOptions{}, "completion timestamps (-t) are not supported by ibtool"},
 		{"two hosts", []string{"a", "b"}, ppOptions{}, "expected at most 1 argument(s)"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o, err := parsePingpong(t, "ibv_rc_pingpong", newIbvRcPingpongCmd, tt.args)
-			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
-				return
-			}
-			if diff := cmp.Diff(tt.want, *o, ppCmpOpts...); diff != "" {
-				t.Errorf("unexpected options (-want +got):\n%s", diff)
-			}
-		})
-	}
+	testArgs(t, "ibv_rc_pingpong", newIbvRcPingpongCmd, tests, ppCmpOpts...)
 }

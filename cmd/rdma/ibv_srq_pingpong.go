@@ -86,12 +86,8 @@ type srqSession struct {
 }
 
 func (s *srqSession) close() {
-	for _, qp := range s.qps {
-		_ = qp.Close()
-	}
-	if s.srq != nil {
-		_ = s.srq.Close()
-	}
+	closeMade(s.qps...)
+	closeMade(s.srq)
 	s.ppSession.close()
 }
 
@@ -106,14 +102,9 @@ func srqRun(o *srqOptions) error {
 		return err
 	}
 	q := &srqVerbsQueue{s: s, ctx: o.ctx}
-	routs, err := q.postRecv(o.RxDepth)
-	if err != nil || routs < o.RxDepth {
-		return fmt.Errorf("couldn't post receive (%d): %w", routs, err)
-	}
-	if o.Events {
-		if err := s.cq.ReqNotify(false); err != nil {
-			return err
-		}
+	routs, err := ppPostFirst(&o.ppOptions, q.postRecv, s.cq)
+	if err != nil {
+		return err
 	}
 	mine := make([]pingpong.Dest, srqMaxQP)
 	for i, qp := range s.qps {
@@ -128,48 +119,17 @@ func srqRun(o *srqOptions) error {
 	for i := range s.qps {
 		fmt.Fprintf(o.IO.Out, "  remote address: %s\n", rem[i])
 	}
-	if o.Server != "" {
-		if err := connect(rem); err != nil {
-			return err
-		}
-		if o.Check {
-			ppMark(s.mr.Bytes()[:o.Size])
-		}
-	}
-	elapsed, err := srqLoop(o.ctx, q, o.NumQP, o.Iters, o.RxDepth, o.Server != "", o.Events, routs)
-	if err != nil {
-		return err
-	}
-	if err := pingpong.Report(o.IO.Out, o.Size, o.Iters, elapsed); err != nil {
-		return err
-	}
-	if o.Server == "" && o.Check {
-		ppCheck(o.IO.Out, s.mr.Bytes()[:o.Size])
-	}
-	return nil
+	return ppFinish(&o.ppOptions, func() error { return connect(rem) }, s.mr.Bytes()[:o.Size], func() (time.Duration, error) {
+		return srqLoop(o.ctx, q, o.NumQP, o.Iters, o.RxDepth, o.Server != "", o.Events, routs)
+	})
 }
 
 // setup makes the buffer, the CQ (rx depth + QPs entries), the SRQ of rx
 // depth receives and the QPs, each moved to INIT.
 func (s *srqSession) setup(o *srqOptions) error {
-	var err error
-	if o.Events {
-		if s.ch, err = s.dev.CreateCompChannel(); err != nil {
-			return err
-		}
-	}
-	if s.pd, err = s.dev.AllocPD(); err != nil {
+	err := s.makeBuf(&o.ppOptions, max(o.Size, 1))
+	if err != nil {
 		return err
-	}
-	access := verbs.AccessLocalWrite
-	if o.ODP {
-		access |= verbs.AccessOnDemand
-	}
-	if s.mr, err = s.pd.AllocMR(max(o.Size, 1), access); err != nil {
-		return err
-	}
-	for i := range s.mr.Bytes() {
-		s.mr.Bytes()[i] = 0x7b
 	}
 	if s.cq, err = s.dev.CreateCQ(o.RxDepth+o.NumQP, s.ch); err != nil {
 		return err

@@ -5,24 +5,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/spf13/cobra"
 
-	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
 func TestIbvSrqPingpongArgs(t *testing.T) {
 	def := srqOptions{ppOptions: rcWant, NumQP: 16}
 	with := func(f func(o *srqOptions)) srqOptions { o := def; f(&o); return o }
-	tests := []struct {
-		name    string
-		args    []string
-		want    srqOptions
-		wantErr string
-	}{
+	tests := []argsCase[srqOptions]{
 		{"client defaults: 16 QPs", []string{"h"}, def, ""},
 		{"every option", []string{"-p", "7000", "-d", "rxe0", "-i", "2", "-s", "64", "-m", "2048", "--num-qp", "4", "-r", "8", "-n", "5",
 			"-l", "3", "-e", "-o", "-g", "1", "-c", "h"},
@@ -35,20 +26,7 @@ func TestIbvSrqPingpongArgs(t *testing.T) {
 		{"no QPs", []string{"-q", "0"}, srqOptions{}, "invalid -q number of QPs 0"},
 		{"no -t", []string{"-t"}, srqOptions{}, "unknown shorthand flag: 't'"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var o *srqOptions
-			err := cmdtest.ParseToolArgs(t, "ibv_srq_pingpong", func(f *cmdutil.Factory) *cobra.Command {
-				return newIbvSrqPingpongCmd(f, func(opts *srqOptions) error { o = opts; return nil })
-			}, tt.args)
-			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
-				return
-			}
-			if diff := cmp.Diff(tt.want, *o, append(ppCmpOpts, cmpopts.IgnoreUnexported(srqOptions{}))...); diff != "" {
-				t.Errorf("unexpected options (-want +got):\n%s", diff)
-			}
-		})
-	}
+	testArgs(t, "ibv_srq_pingpong", newIbvSrqPingpongCmd, tests, append(ppCmpOpts, cmpopts.IgnoreUnexported(srqOptions{}))...)
 }
 
 // fakeSRQ is srqQueue for numQP QPs whose peer answers each send at

@@ -1,21 +1,10 @@
 package rdma
 
-import (
-	"testing"
-
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
-)
+import "testing"
 
 func TestIbvUcPingpongArgs(t *testing.T) {
 	with := func(f func(o *ppOptions)) ppOptions { o := rcWant; f(&o); return o }
-	tests := []struct {
-		name    string
-		args    []string
-		want    ppOptions
-		wantErr string
-	}{
+	tests := []argsCase[ppOptions]{
 		{"client defaults", []string{"h"}, rcWant, ""},
 		{"every option", []string{"-p", "7000", "-d", "rxe0", "-i", "2", "-s", "64", "--mtu=2048", "-r", "8", "--iters", "5", "-l", "3", "--events", "--gid-idx", "1", "--chk", "h"},
 			with(func(o *ppOptions) {
@@ -25,15 +14,5 @@ func TestIbvUcPingpongArgs(t *testing.T) {
 		{"no ODP in UC", []string{"-o"}, ppOptions{}, "unknown shorthand flag: 'o'"},
 		{"bad MTU", []string{"-m", "9000"}, ppOptions{}, "invalid -m MTU 9000"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o, err := parsePingpong(t, "ibv_uc_pingpong", newIbvUcPingpongCmd, tt.args)
-			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
-				return
-			}
-			if diff := cmp.Diff(tt.want, *o, ppCmpOpts...); diff != "" {
-				t.Errorf("unexpected options (-want +got):\n%s", diff)
-			}
-		})
-	}
+	testArgs(t, "ibv_uc_pingpong", newIbvUcPingpongCmd, tests, ppCmpOpts...)
 }

@@ -1,23 +1,12 @@
 package rdma
 
-import (
-	"testing"
-
-	"github.com/google/go-cmp/cmp"
-
-	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
-)
+import "testing"
 
 func TestIbvUdPingpongArgs(t *testing.T) {
 	def := rcWant
 	def.Size, def.MTU = 2048, 0
 	with := func(f func(o *ppOptions)) ppOptions { o := def; f(&o); return o }
-	tests := []struct {
-		name    string
-		args    []string
-		want    ppOptions
-		wantErr string
-	}{
+	tests := []argsCase[ppOptions]{
 		{"client defaults: 2048 bytes, no MTU", []string{"h"}, def, ""},
 		{"every option", []string{"--port", "7000", "--ib-dev", "rxe0", "--ib-port", "2", "--size", "64", "--rx-depth", "8", "-n", "5",
 			"--sl", "3", "-e", "-g", "1", "-c", "h"},
@@ -27,15 +16,5 @@ func TestIbvUdPingpongArgs(t *testing.T) {
 			}), ""},
 		{"no -m in UD", []string{"-m", "1024"}, ppOptions{}, "unknown shorthand flag: 'm'"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o, err := parsePingpong(t, "ibv_ud_pingpong", newIbvUdPingpongCmd, tt.args)
-			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
-				return
-			}
-			if diff := cmp.Diff(tt.want, *o, ppCmpOpts...); diff != "" {
-				t.Errorf("unexpected options (-want +got):\n%s", diff)
-			}
-		})
-	}
+	testArgs(t, "ibv_ud_pingpong", newIbvUdPingpongCmd, tests, ppCmpOpts...)
 }

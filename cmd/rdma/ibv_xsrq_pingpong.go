@@ -159,40 +159,16 @@ type xsrqSession struct {
 }
 
 func (s *xsrqSession) close() {
-	for _, c := range s.conns {
-		if c != nil {
-			_ = c.Close()
-		}
-	}
-	for i := range s.send {
-		_ = s.send[i].Close()
-	}
-	for i := range s.recv {
-		_ = s.recv[i].Close()
-	}
-	if s.srq != nil {
-		_ = s.srq.Close()
-	}
-	if s.xrcd != nil {
-		_ = s.xrcd.Close()
-	}
-	for _, cq := range []*verbs.CQ{s.sendCQ, s.recvCQ} {
-		if cq != nil {
-			_ = cq.Close()
-		}
-	}
-	if s.mr != nil {
-		_ = s.mr.Close()
-	}
-	if s.pd != nil {
-		_ = s.pd.Close()
-	}
-	if s.ch != nil {
-		_ = s.ch.Close()
-	}
-	if s.file != nil {
-		_ = s.file.Close()
-	}
+	closeMade(s.conns...)
+	closeMade(s.send...)
+	closeMade(s.recv...)
+	closeMade(s.srq)
+	closeMade(s.xrcd)
+	closeMade(s.sendCQ, s.recvCQ)
+	closeMade(s.mr)
+	closeMade(s.pd)
+	closeMade(s.ch)
+	closeMade(s.file)
 	_ = s.dev.Close()
 }
 
@@ -292,19 +268,7 @@ func (s *xsrqSession) setup(o *xsrqOptions) error {
 	n := o.Clients
 	s.recv, s.send = make([]*verbs.QP, 0, n), make([]*verbs.QP, 0, n)
 	s.rem, s.psn, s.conns, s.sent = make([]pingpong.XRCDest, n), make([]uint32, n), make([]*pingpong.Conn, n), make([]int, n)
-	if o.Events {
-		if s.ch, err = s.dev.CreateCompChannel(); err != nil {
-			return err
-		}
-	}
-	if s.pd, err = s.dev.AllocPD(); err != nil {
-		return err
-	}
-	access := verbs.AccessLocalWrite
-	if o.ODP {
-		access |= verbs.AccessOnDemand
-	}
-	if s.mr, err = s.pd.AllocMR(o.Size, access); err != nil {
+	if s.ch, s.pd, s.mr, err = ppMakeBuf(s.dev, o.Events, o.ODP, o.Size); err != nil {
 		return err
 	}
 	fd := -1

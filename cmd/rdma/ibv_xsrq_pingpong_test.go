@@ -3,23 +3,13 @@ package rdma
 import (
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/spf13/cobra"
-
-	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 )
 
 func TestIbvXsrqPingpongArgs(t *testing.T) {
 	def := xsrqOptions{TCPPort: 18515, IBPort: 1, Size: 4096, MTU: 3, Clients: 1, Tests: 5, GIDIndex: -1}
 	with := func(f func(o *xsrqOptions)) xsrqOptions { o := def; f(&o); return o }
-	tests := []struct {
-		name    string
-		args    []string
-		want    xsrqOptions
-		wantErr string
-	}{
+	tests := []argsCase[xsrqOptions]{
 		{"server defaults", nil, def, ""},
 		{"server of 3 clients, every short option", []string{"-p", "7000", "-d", "mlx5_0", "-i", "2", "-s", "64", "-m", "2048", "-c", "3", "-n", "10",
 			"-l", "1", "-e", "-o", "-g", "0"},
@@ -38,18 +28,5 @@ func TestIbvXsrqPingpongArgs(t *testing.T) {
 		{"bad MTU", []string{"-m", "100"}, xsrqOptions{}, "invalid -m MTU 100"},
 		{"no -r", []string{"-r", "5"}, xsrqOptions{}, "unknown shorthand flag: 'r'"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var o *xsrqOptions
-			err := cmdtest.ParseToolArgs(t, "ibv_xsrq_pingpong", func(f *cmdutil.Factory) *cobra.Command {
-				return newIbvXsrqPingpongCmd(f, func(opts *xsrqOptions) error { o = opts; return nil })
-			}, tt.args)
-			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
-				return
-			}
-			if diff := cmp.Diff(tt.want, *o, cmpopts.IgnoreUnexported(xsrqOptions{}), cmpopts.IgnoreFields(xsrqOptions{}, "IO")); diff != "" {
-				t.Errorf("unexpected options (-want +got):\n%s", diff)
-			}
-		})
-	}
+	testArgs(t, "ibv_xsrq_pingpong", newIbvXsrqPingpongCmd, tests, cmpopts.IgnoreUnexported(xsrqOptions{}), cmpopts.IgnoreFields(xsrqOptions{}, "IO"))
 }

@@ -3,6 +3,7 @@ package rdma
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/ibtool/ibtool/pkg/pingpong"
 	"github.com/ibtool/ibtool/pkg/verbs"
@@ -44,25 +45,33 @@ type ppSession struct {
 }
 
 func (s *ppSession) close() {
-	if s.ah != nil {
-		_ = s.ah.Close()
+	closeMade(s.ah)
+	closeVerbs(s.qp, s.cq, s.ch, s.mr, s.pd, s.dev)
+}
+
+// closeMade closes each of cs that was made (is not nil), in the order
+// given; a failed close leaves nothing to do but go on.
+func closeMade[C interface {
+	comparable
+	Close() error
+}](cs ...C) {
+	var none C
+	for _, c := range cs {
+		if c != none {
+			_ = c.Close()
+		}
 	}
-	if s.qp != nil {
-		_ = s.qp.Close()
-	}
-	if s.cq != nil {
-		_ = s.cq.Close()
-	}
-	if s.ch != nil {
-		_ = s.ch.Close()
-	}
-	if s.mr != nil {
-		_ = s.mr.Close()
-	}
-	if s.pd != nil {
-		_ = s.pd.Close()
-	}
-	_ = s.dev.Close()
+}
+
+// closeVerbs closes the objects every session makes, those of a setup
+// that stopped part way too, in reverse order of making them.
+func closeVerbs(qp *verbs.QP, cq *verbs.CQ, ch *verbs.CompChannel, mr *verbs.MR, pd *verbs.PD, dev *verbs.Context) {
+	closeMade(qp)
+	closeMade(cq)
+	closeMade(ch)
+	closeMade(mr)
+	closeMade(pd)
+	_ = dev.Close()
 }
 
 // ppRun is ibv_rc_pingpong, ibv_uc_pingpong and ibv_ud_pingpong: one QP
@@ -85,14 +94,9 @@ func ppRun(o *ppOptions, kind ppKind) error {
 		return err
 	}
 	q := &ppVerbsQueue{s: s, ctx: o.ctx}
-	routs, err := q.postRecv(o.RxDepth)
-	if err != nil || routs < o.RxDepth {
-		return fmt.Errorf("couldn't post receive (%d): %w", routs, err)
-	}
-	if o.Events {
-		if err := s.cq.ReqNotify(false); err != nil {
-			return err
-		}
+	routs, err := ppPostFirst(o, q.postRecv, s.cq)
+	if err != nil {
+		return err
 	}
 	my := pingpong.Dest{LID: port.LID, QPN: s.qp.Num(), PSN: ppPSN(), GID: gid}
 	if kind == ppUD {
@@ -107,15 +111,39 @@ func ppRun(o *ppOptions, kind ppKind) error {
 		return err
 	}
 	fmt.Fprintf(o.IO.Out, "  remote address: %s\n", rem[0])
+	return ppFinish(o, func() error { return connect(rem) }, s.mr.Bytes()[s.off:s.off+o.Size], func() (time.Duration, error) {
+		return ppLoop(o.ctx, q, o.Iters, o.RxDepth, o.Server != "", o.Events, routs)
+	})
+}
+
+// ppPostFirst posts the rx depth receives a pingpong starts with and,
+// with -e, asks cq for its first event; it returns how many went.
+func ppPostFirst(o *ppOptions, postRecv func(n int) (int, error), cq *verbs.CQ) (int, error) {
+	routs, err := postRecv(o.RxDepth)
+	if err != nil || routs < o.RxDepth {
+		return routs, fmt.Errorf("couldn't post receive (%d): %w", routs, err)
+	}
+	if o.Events {
+		if err := cq.ReqNotify(false); err != nil {
+			return routs, err
+		}
+	}
+	return routs, nil
+}
+
+// ppFinish is what a pingpong does after the exchange: the client
+// connects (and with -c marks buf, the message), loop runs the ping-pong,
+// then come the totals and, on the server with -c, the check of buf.
+func ppFinish(o *ppOptions, connect func() error, buf []byte, loop func() (time.Duration, error)) error {
 	if o.Server != "" {
-		if err := connect(rem); err != nil {
+		if err := connect(); err != nil {
 			return err
 		}
 		if o.Check {
-			ppMark(s.mr.Bytes()[s.off : s.off+o.Size])
+			ppMark(buf)
 		}
 	}
-	elapsed, err := ppLoop(o.ctx, q, o.Iters, o.RxDepth, o.Server != "", o.Events, routs)
+	elapsed, err := loop()
 	if err != nil {
 		return err
 	}
@@ -123,7 +151,7 @@ func ppRun(o *ppOptions, kind ppKind) error {
 		return err
 	}
 	if o.Server == "" && o.Check {
-		ppCheck(o.IO.Out, s.mr.Bytes()[s.off:s.off+o.Size])
+		ppCheck(o.IO.Out, buf)
 	}
 	return nil
 }
@@ -132,24 +160,9 @@ func ppRun(o *ppOptions, kind ppKind) error {
 // room for the GRH on UD), the CQ of rx depth + 1 entries, and the QP
 // (one send, rx depth receives), and moves the QP to INIT.
 func (s *ppSession) setup(o *ppOptions, kind ppKind) error {
-	var err error
-	if o.Events {
-		if s.ch, err = s.dev.CreateCompChannel(); err != nil {
-			return err
-		}
-	}
-	if s.pd, err = s.dev.AllocPD(); err != nil {
+	err := s.makeBuf(o, max(s.off+o.Size, 1))
+	if err != nil {
 		return err
-	}
-	access := verbs.AccessLocalWrite
-	if o.ODP {
-		access |= verbs.AccessOnDemand
-	}
-	if s.mr, err = s.pd.AllocMR(max(s.off+o.Size, 1), access); err != nil {
-		return err
-	}
-	for i := range s.mr.Bytes() {
-		s.mr.Bytes()[i] = 0x7b
 	}
 	if s.cq, err = s.dev.CreateCQ(o.RxDepth+1, s.ch); err != nil {
 		return err
@@ -165,6 +178,39 @@ func (s *ppSession) setup(o *ppOptions, kind ppKind) error {
 		init.QKey = ppQKey
 	}
 	return s.qp.Init(init)
+}
+
+// makeBuf makes the channel (with -e), the PD and an n-byte buffer filled
+// with 0x7b, as rdma-core's pingpongs do.
+func (s *ppSession) makeBuf(o *ppOptions, n int) error {
+	var err error
+	if s.ch, s.pd, s.mr, err = ppMakeBuf(s.dev, o.Events, o.ODP, n); err != nil {
+		return err
+	}
+	for i := range s.mr.Bytes() {
+		s.mr.Bytes()[i] = 0x7b
+	}
+	return nil
+}
+
+// ppMakeBuf makes the completion channel when events are asked for, the
+// PD and an n-byte MR (on demand with odp). It returns what it made
+// along with an error, for the session's close.
+func ppMakeBuf(dev *verbs.Context, events, odp bool, n int) (ch *verbs.CompChannel, pd *verbs.PD, mr *verbs.MR, err error) {
+	if events {
+		if ch, err = dev.CreateCompChannel(); err != nil {
+			return ch, pd, mr, err
+		}
+	}
+	if pd, err = dev.AllocPD(); err != nil {
+		return ch, pd, mr, err
+	}
+	access := verbs.AccessLocalWrite
+	if odp {
+		access |= verbs.AccessOnDemand
+	}
+	mr, err = pd.AllocMR(n, access)
+	return ch, pd, mr, err
 }
 
 // connect is rdma-core's pp_connect_ctx: RTR towards rem (with a GRH,

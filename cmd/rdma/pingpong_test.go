@@ -4,13 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
@@ -133,31 +131,5 @@ func TestPpMarkCheck(t *testing.T) {
 	ppCheck(&out, b)
 	if out.Len() != 0 {
 		t.Errorf("check of a marked buffer printed %q", out.String())
-	}
-}
-
-// TestPpDeviceErrors: what a pingpong says when the device does not open.
-func TestPpDeviceErrors(t *testing.T) {
-	tests := []struct {
-		name, dev string
-		err       error
-		wantMsg   string
-		wantCode  int
-	}{
-		{"no verbs", "", verbs.ErrNoVerbs, verbs.ErrNoVerbs.Error(), cmdutil.ExitFailure},
-		{"unknown device", "nosuch", fmt.Errorf("nosuch: %w", verbs.ErrDeviceNotFound), "IB device nosuch not found", cmdutil.ExitUsage},
-		{"no devices", "", fmt.Errorf("no RDMA devices found: %w", verbs.ErrDeviceNotFound), "no RDMA devices found", cmdutil.ExitFailure},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o := &ppOptions{Device: tt.dev, IBPort: 1, open: func(string) (*verbs.Context, error) { return nil, tt.err }}
-			_, _, _, err := ppDevice(o)
-			if err == nil || !strings.Contains(err.Error(), tt.wantMsg) {
-				t.Fatalf("error %v, want one containing %q", err, tt.wantMsg)
-			}
-			if got := cmdutil.ExitCode(err); got != tt.wantCode {
-				t.Errorf("exit code %d, want %d", got, tt.wantCode)
-			}
-		})
 	}
 }

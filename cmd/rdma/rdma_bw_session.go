@@ -133,22 +133,7 @@ func (s *bwSession) recvHalf() []byte { return s.mr.Bytes()[s.half:] }
 
 // close releases what was made, in reverse order.
 func (s *bwSession) close() {
-	if s.qp != nil {
-		_ = s.qp.Close()
-	}
-	if s.cq != nil {
-		_ = s.cq.Close()
-	}
-	if s.ch != nil {
-		_ = s.ch.Close()
-	}
-	if s.mr != nil {
-		_ = s.mr.Close()
-	}
-	if s.pd != nil {
-		_ = s.pd.Close()
-	}
-	_ = s.dev.Close()
+	closeVerbs(s.qp, s.cq, s.ch, s.mr, s.pd, s.dev)
 }
 
 // runWrites sends size-byte RDMA WRITEs from the send half to the

@@ -3,7 +3,6 @@ package rdma
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -12,22 +11,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/spf13/cobra"
 
-	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/internal/jsonkeys"
-	"github.com/ibtool/ibtool/pkg/verbs"
 )
-
-func parseRdmaBw(t *testing.T, args []string) (*rdmaBwOptions, error) {
-	t.Helper()
-	var o *rdmaBwOptions
-	err := cmdtest.ParseToolArgs(t, "rdma_bw", func(f *cmdutil.Factory) *cobra.Command {
-		return newRdmaBwCmd(f, func(opts *rdmaBwOptions) error { o = opts; return nil })
-	}, args)
-	return o, err
-}
 
 // bwDefaults are the options of a client with no flags.
 var bwDefaults = rdmaBwOptions{Server: "h", IBPort: 1, GIDIndex: -1, Size: 65536, Iters: 5000, TCPPort: 18515,
@@ -35,12 +22,7 @@ var bwDefaults = rdmaBwOptions{Server: "h", IBPort: 1, GIDIndex: -1, Size: 65536
 
 func TestRdmaBwArgs(t *testing.T) {
 	with := func(f func(o *rdmaBwOptions)) rdmaBwOptions { o := bwDefaults; f(&o); return o }
-	tests := []struct {
-		name    string
-		args    []string
-		want    rdmaBwOptions
-		wantErr string
-	}{
+	tests := []argsCase[rdmaBwOptions]{
 		{"client defaults: one completion a message above 8 KiB", []string{"h"}, bwDefaults, ""},
 		{"server", nil, with(func(o *rdmaBwOptions) { o.Server, o.CQMod = "", 100 }), ""},
 		{"perftest's flags", []string{"-d", "rxe0", "-i", "2", "-x", "3", "-s", "4K", "-n", "50", "-b", "-p", "7000", "--report_gbits", "-F",
@@ -65,48 +47,7 @@ func TestRdmaBwArgs(t *testing.T) {
 		{"duration and all sizes", []string{"-D", "2", "-a"}, rdmaBwOptions{}, "duration mode (-D) does not run all sizes (-a)"},
 		{"two hosts", []string{"a", "b"}, rdmaBwOptions{}, "expected at most 1 argument(s)"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			o, err := parseRdmaBw(t, tt.args)
-			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
-				return
-			}
-			if diff := cmp.Diff(tt.want, *o, cmpopts.IgnoreUnexported(rdmaBwOptions{}), cmpopts.IgnoreFields(rdmaBwOptions{}, "IO")); diff != "" {
-				t.Errorf("unexpected options (-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
-// TestRdmaBwDeviceErrors checks what the operator sees when the device
-// does not open.
-func TestRdmaBwDeviceErrors(t *testing.T) {
-	tests := []struct {
-		name     string
-		device   string
-		err      error
-		want     string
-		wantCode int
-	}{
-		{"no verbs", "", verbs.ErrNoVerbs, verbs.ErrNoVerbs.Error(), cmdutil.ExitFailure},
-		{"unknown device", "nosuch", fmt.Errorf("nosuch: %w", verbs.ErrDeviceNotFound), "IB device 'nosuch' wasn't found", cmdutil.ExitUsage},
-		{"no devices", "", fmt.Errorf("no RDMA devices found: %w", verbs.ErrDeviceNotFound), "no RDMA devices found: no such RDMA device", cmdutil.ExitFailure},
-		{"open fails", "rxe0", &verbs.VerbError{Verb: "ibv_open_device", Object: "rxe0", Err: errors.New("boom")}, "rxe0: ibv_open_device: boom", cmdutil.ExitFailure},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, _, _ := cmdutil.NewTestFactory(nil)
-			o := &rdmaBwOptions{IO: f.IO, Device: tt.device, IBPort: 1, GIDIndex: -1,
-				open: func(string) (*verbs.Context, error) { return nil, tt.err }}
-			err := rdmaBwRun(o)
-			if diff := cmp.Diff(tt.want, fmt.Sprint(err)); diff != "" {
-				t.Errorf("unexpected error (-want +got):\n%s", diff)
-			}
-			if code := cmdutil.ExitCode(err); code != tt.wantCode {
-				t.Errorf("exit %d, want %d", code, tt.wantCode)
-			}
-		})
-	}
+	testArgs(t, "rdma_bw", newRdmaBwCmd, tests, cmpopts.IgnoreUnexported(rdmaBwOptions{}), cmpopts.IgnoreFields(rdmaBwOptions{}, "IO"))
 }
 
 // TestBwVerify checks the data errors both ways.
