@@ -47,6 +47,20 @@ fails_cleanly() {
 	fi
 }
 
+# wait_for_line FILE PATTERN [SECONDS]: wait (default 30 s) until FILE
+# has a line matching PATTERN. Under software emulation on a loaded host a
+# tool can take seconds to reach a state a fixed sleep assumed (a check
+# killed rdma_bw's server before its client had connected).
+wait_for_line() {
+	i=0
+	while [ $i -lt $((${3:-30} * 10)) ]; do
+		grep -q "$2" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
 # sysstat_ready GID: wait until an ibsysstat server answers at GID (up to
 # 30 s). Under software emulation a server can take more than a second to
 # register its agent; until then the kernel itself answers the client,

@@ -104,7 +104,9 @@ for ev in "" "-e"; do
 	bw_wait_listen 18614 || echo "(the server did not listen on 18614)" >>/tmp/bw-die.srv
 	timeout 60 "$IBTOOL" rdma_bw -d rxe0 -x 0 -s 65536 -n 20000 $ev -p 18614 "$BW_ADDR" >/tmp/bw-die.cli 2>&1 &
 	bw_cli=$!
-	sleep 2
+	# Mid-run: the client has its peer's address, then runs a while.
+	wait_for_line /tmp/bw-die.cli 'remote address' || echo "(the client had no remote address after 30 s)" >>/tmp/bw-die.cli
+	sleep 1
 	kill -9 $bw_srv
 	wait $bw_srv 2>/dev/null
 	t0=$(cut -d' ' -f1 /proc/uptime)

@@ -135,7 +135,8 @@ for ev in "" "-e"; do
 	pp_wait_listen $pp_port || echo "(the server did not listen on $pp_port)" >>/tmp/pp-stop.srv
 	"$IBTOOL" ibv_rc_pingpong -d rxe0 -g 0 -n 1000000 $ev -p $pp_port "$PP_ADDR" >/tmp/pp-stop.cli 2>&1 &
 	pp_cli=$!
-	sleep 3
+	wait_for_line /tmp/pp-stop.cli 'remote address' || echo "(the client had no remote address after 30 s)" >>/tmp/pp-stop.cli
+	sleep 1
 	kill -STOP $pp_srv
 	sleep 2
 	kill -INT $pp_cli 2>/dev/null
