@@ -2,9 +2,10 @@
 # Builds (once, cached) the Debian bookworm guest for the real-kernel tests:
 # a root file system image with the Debian kernel, rdma-core, the verbs
 # providers (rxe), perftest, infiniband-diags, tcpdump and the NFS server and
-# client (checks/50-nfs-rdma.sh), plus the kernel and initrd
-# to boot it with. Debian's kernel is built without Soft-iWARP (siw), so
-# the image carries an siw.ko built here from the same kernel's source. Prints the cache directory. Needs root (debootstrap).
+# client (checks/50-nfs-rdma.sh), plus the kernel and initrd to boot it
+# with. Debian's kernel is built without Soft-iWARP (siw), so the image
+# carries an siw.ko built here from the same kernel's source. Prints the
+# cache directory. Needs root (debootstrap).
 #
 #   scripts/vm/build-image.sh            # IBTOOL_VM_CACHE, default /var/cache/ibtool-vm
 set -euo pipefail
@@ -23,7 +24,7 @@ if [ -f "$out/rootfs.img" ] && [ -f "$out/vmlinuz" ] && [ -f "$out/initrd.img" ]
 	exit 0
 fi
 
-"$here/../install-deps.sh" debootstrap qemu-system-x86 e2fsprogs
+"$here/../install-deps.sh" debootstrap qemu-system-x86 e2fsprogs xz-utils
 mkdir -p "$cache"
 work=$(mktemp -d "$cache/build-XXXXXX")
 trap 'rm -rf "$work"' EXIT
