@@ -73,7 +73,8 @@ in_root strip --strip-debug -o "/lib/modules/$kver/updates/siw.ko" /tmp/siw/siw.
 in_root depmod -a "$kver"
 in_root modinfo -F vermagic "/lib/modules/$kver/updates/siw.ko" | grep -q "^$kver " ||
 	{ echo "vm: siw.ko's vermagic is not $kver" >&2; exit 1; }
-in_root apt-get purge -y --autoremove $build_pkgs make >>"$work/siw-deps.log" 2>&1
+in_root apt-get purge -y --autoremove $build_pkgs make >>"$work/siw-deps.log" 2>&1 ||
+	{ tail -30 "$work/siw-deps.log" >&2; exit 1; }
 in_root apt-get clean
 rm -rf "$root/tmp/siw" "$root/usr/src"/linux-*
 echo "vm: siw.ko built in $((SECONDS - sstart))s" >&2

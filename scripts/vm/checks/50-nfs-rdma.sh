@@ -2,9 +2,9 @@
 # kernel nfsd listens for RDMA on port 20049, its NFS client mounts it over
 # Soft-RoCE (rxe) and then Soft-iWARP (siw, built by build-image.sh),
 # writes a file of random bytes and reads it back with tcpdump running;
-# the NFS WRITE and READ payloads
-# trace puts together (read chunks pulled with RDMA READs, write chunks
-# pushed with RDMA WRITEs) must be the file's bytes exactly.
+# the NFS WRITE and READ payloads trace puts together (read chunks pulled
+# with RDMA READs, write chunks pushed with RDMA WRITEs) must be the
+# file's bytes exactly.
 #
 # As in 30-trace.sh, each end has its own RDMA device on one end of a veth
 # pair, and policy routing makes traffic between the two local addresses
