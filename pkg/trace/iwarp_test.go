@@ -3,6 +3,7 @@ package trace
 import (
 	"bytes"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -362,5 +363,34 @@ func TestIWARPReadLost(t *testing.T) {
 	}
 	if !cmp.Equal(es, []EventKind{EventGap}) {
 		t.Errorf("events %v, want [gap]", es)
+	}
+}
+
+// TestLooksLikeFPDU: a segment that is one FPDU has its CRC field whether
+// or not CRCs were negotiated; without them it is zero (Linux's siw).
+func TestLooksLikeFPDU(t *testing.T) {
+	ddp := iwSend(1, fill(1, 30), 30)[0].AppendBinary(nil)
+	with := (&MPAFramer{CRC: true}).Append(nil, ddp)
+	without := (&MPAFramer{}).Append(nil, ddp)
+	bad := slices.Clone(with)
+	bad[len(bad)-1] ^= 1
+	tests := []struct {
+		name    string
+		b       []byte
+		crc, ok bool
+	}{
+		{"good CRC", with, true, true},
+		{"zero CRC field", without, false, true},
+		{"bad CRC", bad, true, false},
+		{"no CRC field", without[:len(without)-4], false, false},
+		{"a byte more", append(slices.Clone(without), 0), false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			crc, ok := looksLikeFPDU(tt.b)
+			if crc != tt.crc || ok != tt.ok {
+				t.Errorf("looksLikeFPDU = %v, %v, want %v, %v", crc, ok, tt.crc, tt.ok)
+			}
+		})
 	}
 }

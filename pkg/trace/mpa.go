@@ -96,9 +96,10 @@ func (f *MPAStartFrame) AppendBinary(b []byte) []byte {
 }
 
 // MPAFramer frames ULPDUs (DDP segments) into FPDUs as one side of a
-// connection sends them: length, ULPDU, pad, CRC32c, and a marker at every
-// 512th byte of the stream from the first FPDU on. Tests and tools use it
-// to make iWARP streams.
+// connection sends them: length, ULPDU, pad, CRC field, and a marker at
+// every 512th byte of the stream from the first FPDU on. The CRC field is
+// in every FPDU (RFC 5044 section 4.1); without CRC it is zero, as Linux's
+// siw sends it. Tests and tools use it to make iWARP streams.
 type MPAFramer struct {
 	Markers, CRC bool
 	// Pos is the stream offset from the first FPDU byte.
@@ -124,16 +125,17 @@ func (m *MPAFramer) Append(b, ulpdu []byte) []byte {
 		}
 	}
 	put(fpdu)
-	if m.CRC {
-		// A marker due right before the CRC goes in ahead of it.
-		if m.Markers && m.Pos%mpaMarkerSpacing == 0 {
-			raw = binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(raw, 0), uint16(m.Pos-start))
-			m.Pos += mpaMarkerLen
-		}
-		c := crc32.Checksum(raw, castagnoli())
-		raw = binary.LittleEndian.AppendUint32(raw, c)
-		m.Pos += mpaCRCLen
+	// A marker due right before the CRC goes in ahead of it.
+	if m.Markers && m.Pos%mpaMarkerSpacing == 0 {
+		raw = binary.BigEndian.AppendUint16(binary.BigEndian.AppendUint16(raw, 0), uint16(m.Pos-start))
+		m.Pos += mpaMarkerLen
 	}
+	var c uint32
+	if m.CRC {
+		c = crc32.Checksum(raw, castagnoli())
+	}
+	raw = binary.LittleEndian.AppendUint32(raw, c)
+	m.Pos += mpaCRCLen
 	return append(b, raw...)
 }
 
@@ -206,19 +208,19 @@ func (r *mpaReader) read(at uint64) (*fpdu, error) {
 		return nil, err
 	}
 	f.ulpdu = body[:n]
-	if r.crc {
-		if r.markers && pos%mpaMarkerSpacing == 0 {
-			i := pos - r.base
-			if i+mpaMarkerLen > uint64(len(r.data)) {
-				return nil, errFPDUShort
-			}
-			raw = append(raw, r.data[i:i+mpaMarkerLen]...)
-			pos += mpaMarkerLen
-		}
+	if pos%mpaMarkerSpacing == 0 {
 		i := pos - r.base
-		if i+mpaCRCLen > uint64(len(r.data)) {
+		if i+mpaMarkerLen > uint64(len(r.data)) {
 			return nil, errFPDUShort
 		}
+		raw = append(raw, r.data[i:i+mpaMarkerLen]...)
+		pos += mpaMarkerLen
+	}
+	i := pos - r.base
+	if i+mpaCRCLen > uint64(len(r.data)) {
+		return nil, errFPDUShort
+	}
+	if r.crc {
 		c := r.data[i : i+mpaCRCLen]
 		f.want = crc32.Checksum(raw, castagnoli())
 		f.crc = binary.LittleEndian.Uint32(c)
@@ -226,15 +228,16 @@ func (r *mpaReader) read(at uint64) (*fpdu, error) {
 		if f.crc != f.want && binary.BigEndian.Uint32(c) != f.want {
 			f.crcStatus = ICRCBad
 		}
-		pos += mpaCRCLen
 	}
+	pos += mpaCRCLen
 	f.end = pos
 	return f, nil
 }
 
 // looksLikeFPDU reports whether b, one TCP segment's payload, is exactly
-// one FPDU (with or without CRC) holding a plausible DDP segment: how
-// trace finds iWARP connections whose MPA start frames it did not see.
+// one FPDU holding a plausible DDP segment, with a good CRC (crc) or a
+// zero CRC field (no CRC): how trace finds iWARP connections whose MPA
+// start frames it did not see.
 func looksLikeFPDU(b []byte) (crc, ok bool) {
 	if len(b) < 2+14 {
 		return false, false
@@ -244,14 +247,15 @@ func looksLikeFPDU(b []byte) (crc, ok bool) {
 	if !plausibleDDP(b[2:min(len(b), 2+n)]) {
 		return false, false
 	}
-	switch len(b) {
-	case padded:
-		return false, true
-	case padded + mpaCRCLen:
-		c := crc32.Checksum(b[:padded], castagnoli())
-		return true, c == binary.LittleEndian.Uint32(b[padded:]) || c == binary.BigEndian.Uint32(b[padded:])
+	if len(b) != padded+mpaCRCLen {
+		return false, false
 	}
-	return false, false
+	got := binary.LittleEndian.Uint32(b[padded:])
+	if got == 0 {
+		return false, true
+	}
+	c := crc32.Checksum(b[:padded], castagnoli())
+	return true, c == got || c == binary.BigEndian.Uint32(b[padded:])
 }
 
 // isMPAStart reports whether b begins with an MPA Request or Reply key.
@@ -268,10 +272,7 @@ func (r *mpaReader) readPlain(at uint64) (*fpdu, error) {
 	}
 	n := int(binary.BigEndian.Uint16(r.data[i:]))
 	padded := uint64(2 + n + (4-(n+2)%4)%4)
-	end := i + padded
-	if r.crc {
-		end += mpaCRCLen
-	}
+	end := i + padded + mpaCRCLen
 	if end > uint64(len(r.data)) {
 		return nil, errFPDUShort
 	}

@@ -77,9 +77,12 @@ func readRPCCapture(t *testing.T, path string) ([]*RPCRDMAMessage, rpcCaptureSum
 // bytes in, remounting and reading it back, tcpdump on one end of the
 // pair. The WRITE's data came in a read chunk the server pulled with two
 // RDMA READs, the READ's in a write chunk it filled with two RDMA WRITEs;
-// both are the file's bytes (the same file in both captures).
+// both are the file's bytes (the same file in both captures). The siw
+// capture is described at its entry.
 func TestRealNFSCaptures(t *testing.T) {
-	const file = "474eaf2b6f5f6553" // the SHA-256 of the 29999 bytes, cut to 8
+	const file = "474eaf2b6f5f6553"       // the SHA-256 of the 29999 bytes, cut to 8
+	const siwFile = "354e6cab7cbdf8e4"    // the siw runs' files
+	const siwCRCFile = "25346dc7a222611f" // (one each)
 	tests := []struct {
 		file string
 		want rpcCaptureSum
@@ -90,6 +93,23 @@ func TestRealNFSCaptures(t *testing.T) {
 		{"nfs-rxe-v3.pcap", rpcCaptureSum{Frames: 172, Messages: 63, RPCs: 48,
 			Chunks: map[ChunkKind]int{ChunkRead: 1, ChunkWrite: 1, ChunkReply: 1},
 			IO:     []string{"WRITE read chunk 29999 bytes 30 packets " + file, "READ write chunk 29999 bytes 30 packets " + file}}},
+		// Soft-iWARP (siw), NFSv4.1 only, from a later run of the check
+		// (so another file of 29999 random bytes): siw.ko built by
+		// scripts/vm/build-image.sh from Debian's linux-source 6.1.176-1,
+		// MPA rev 2 without CRCs (6.1's siw does not ask for them) and
+		// without markers, tcpdump on "tcp port 20049". Every FPDU carries
+		// a zero CRC field, which trace once took for the next FPDU.
+		{"nfs-siw-v41.pcap", rpcCaptureSum{Frames: 201, Messages: 95, RPCs: 86,
+			Chunks: map[ChunkKind]int{ChunkRead: 1, ChunkWrite: 1, ChunkReply: 6},
+			IO: []string{"WRITE read chunk 29999 bytes 22 packets " + siwFile,
+				"READ write chunk 29999 bytes 22 packets " + siwFile}}},
+		// The same from a later run, siw.ko built with its
+		// mpa_crc_required constant turned on: both start frames ask for
+		// CRCs and every FPDU's CRC32c is good (sent little-endian).
+		{"nfs-siw-crc-v41.pcap", rpcCaptureSum{Frames: 200, Messages: 95, RPCs: 86,
+			Chunks: map[ChunkKind]int{ChunkRead: 1, ChunkWrite: 1, ChunkReply: 6},
+			IO: []string{"WRITE read chunk 29999 bytes 22 packets " + siwCRCFile,
+				"READ write chunk 29999 bytes 22 packets " + siwCRCFile}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -153,5 +173,44 @@ func TestRealNFSCaptureLoss(t *testing.T) {
 	want := []string{"read chunk 1 (position 176): handle 0x00000c15 bytes 19456-20479 of 29999 not in the capture"}
 	if diff := cmp.Diff(want, probs); diff != "" {
 		t.Errorf("unexpected problems (-want +got):\n%s", diff)
+	}
+}
+
+// TestRealSiwCRC: the CRCs of the real siw capture are checked, not
+// passed over: one bit flipped in the first FPDU's CRC field (the last
+// byte of frame 8, the client's first Send) is one bad-crc event there.
+func TestRealSiwCRC(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "nfs-siw-crc-v41.pcap"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, flip := range []bool{false, true} {
+		c, err := ReadCapture(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := NewIWARPReassembler()
+		for {
+			f, err := c.Next()
+			if err != nil {
+				break
+			}
+			if flip && f.Number == 8 {
+				f.Data = slices.Clone(f.Data)
+				f.Data[len(f.Data)-1] ^= 1
+			}
+			r.Add(f)
+		}
+		var got []string
+		for _, e := range r.Finish().Events {
+			got = append(got, string(e.Kind)+" frame "+itoa(e.Frame))
+		}
+		var want []string
+		if flip {
+			want = []string{"bad-crc frame 8"}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("flip %v: unexpected events (-want +got):\n%s", flip, diff)
+		}
 	}
 }

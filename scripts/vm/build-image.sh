@@ -2,8 +2,10 @@
 # Builds (once, cached) the Debian bookworm guest for the real-kernel tests:
 # a root file system image with the Debian kernel, rdma-core, the verbs
 # providers (rxe), perftest, infiniband-diags, tcpdump and the NFS server and
-# client (checks/50-nfs-rdma.sh), plus the kernel and initrd
-# to boot it with. Prints the cache directory. Needs root (debootstrap).
+# client (checks/50-nfs-rdma.sh), plus the kernel and initrd to boot it
+# with. Debian's kernel is built without Soft-iWARP (siw), so the image
+# carries an siw.ko built here from the same kernel's source. Prints the
+# cache directory. Needs root (debootstrap).
 #
 #   scripts/vm/build-image.sh            # IBTOOL_VM_CACHE, default /var/cache/ibtool-vm
 set -euo pipefail
@@ -22,7 +24,7 @@ if [ -f "$out/rootfs.img" ] && [ -f "$out/vmlinuz" ] && [ -f "$out/initrd.img" ]
 	exit 0
 fi
 
-"$here/../install-deps.sh" debootstrap qemu-system-x86 e2fsprogs
+"$here/../install-deps.sh" debootstrap qemu-system-x86 e2fsprogs xz-utils
 mkdir -p "$cache"
 work=$(mktemp -d "$cache/build-XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -37,6 +39,46 @@ if ! debootstrap --variant=minbase --include="$pkgs" bookworm "$root" "$mirror" 
 	debootstrap --variant=minbase --include="$pkgs" bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 ||
 		{ tail -30 "$work/debootstrap.log" >&2; exit 1; }
 fi
+# Soft-iWARP: Debian's 6.1 kernel has `# CONFIG_RDMA_SIW is not set`, so
+# build drivers/infiniband/sw/siw out of tree against the guest's own
+# kernel: its headers package (which pulls the gcc Debian built it with)
+# and the linux-source of the very same version, inside the chroot so the
+# host's compiler does not matter. The build packages go again afterwards.
+kver=$(ls "$root/lib/modules")
+[ "$(echo "$kver" | wc -l)" -eq 1 ] || { echo "vm: want one kernel in the image, have: $kver" >&2; exit 1; }
+kdeb=$(chroot "$root" dpkg-query -W -f='${Version}' "linux-image-$kver")
+kser=${kver%.*-*-*}
+echo "vm: debootstrap done in $((SECONDS - start))s" >&2
+sstart=$SECONDS
+echo "vm: building siw.ko for $kver ($kdeb)" >&2
+build_pkgs="linux-headers-$kver linux-source-$kser"
+in_root() { chroot "$root" env DEBIAN_FRONTEND=noninteractive LC_ALL=C "$@"; }
+{
+	in_root apt-get update &&
+		in_root apt-get install -y --no-install-recommends linux-headers-$kver "linux-source-$kser=$kdeb" make
+} >"$work/siw-deps.log" 2>&1 || { tail -30 "$work/siw-deps.log" >&2; exit 1; }
+mkdir -p "$root/tmp/siw"
+tar -xJf "$root/usr/src/linux-source-$kser.tar.xz" -C "$root/tmp/siw" --strip-components=5 \
+	"linux-source-$kser/drivers/infiniband/sw/siw"
+# 6.1's siw has no module parameters: its "try to negotiate MPA CRCs" is
+# a constant, false. Turn it on, so the NFS check's iWARP capture carries
+# real CRC32c values for trace to check.
+sed -i 's/^const bool mpa_crc_required;$/const bool mpa_crc_required = true;/' "$root/tmp/siw/siw_main.c"
+grep -q '^const bool mpa_crc_required = true;$' "$root/tmp/siw/siw_main.c" ||
+	{ echo "vm: cannot turn on MPA CRCs in siw_main.c" >&2; exit 1; }
+in_root make -C "/usr/src/linux-headers-$kver" M=/tmp/siw CONFIG_RDMA_SIW=m modules >"$work/siw-build.log" 2>&1 ||
+	{ tail -30 "$work/siw-build.log" >&2; exit 1; }
+mkdir -p "$root/lib/modules/$kver/updates"
+in_root strip --strip-debug -o "/lib/modules/$kver/updates/siw.ko" /tmp/siw/siw.ko
+in_root depmod -a "$kver"
+in_root modinfo -F vermagic "/lib/modules/$kver/updates/siw.ko" | grep -q "^$kver " ||
+	{ echo "vm: siw.ko's vermagic is not $kver" >&2; exit 1; }
+in_root apt-get purge -y --autoremove $build_pkgs make >>"$work/siw-deps.log" 2>&1 ||
+	{ tail -30 "$work/siw-deps.log" >&2; exit 1; }
+in_root apt-get clean
+rm -rf "$root/tmp/siw" "$root/usr/src"/linux-*
+echo "vm: siw.ko built in $((SECONDS - sstart))s" >&2
+
 install -m 0755 "$here/guest-init" "$root/sbin/ibtool-vm-init"
 mkdir -p "$root/mnt/host"
 echo ibtool-vm >"$root/etc/hostname"
