@@ -418,22 +418,7 @@ func (d *iwDir) messages(res *Result, peer *iwDir) {
 }
 
 // count adds a message to its direction's statistics.
-func (d *iwDir) count(m *Message) {
-	s := d.stats
-	s.Messages++
-	s.Bytes += int64(m.Length)
-	if !m.Complete {
-		s.Incomplete++
-	}
-	switch m.Op {
-	case MsgSend:
-		s.Sends++
-	case MsgWrite:
-		s.Writes++
-	case MsgRead:
-		s.Reads++
-	}
-}
+func (d *iwDir) count(m *Message) { d.stats.count(m) }
 
 // MergeResults joins the RoCE/InfiniBand result a and the iWARP result b
 // of the same capture, messages and events in frame order.

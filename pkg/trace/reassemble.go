@@ -324,25 +324,30 @@ func (r *Reassembler) Finish() *Result {
 		if r.flows[k] == nil {
 			continue
 		}
-		s := r.flows[k].stats
-		s.Messages++
-		s.Bytes += int64(m.Length)
-		if !m.Complete {
-			s.Incomplete++
-		}
-		switch m.Op {
-		case MsgSend:
-			s.Sends++
-		case MsgWrite:
-			s.Writes++
-		case MsgRead:
-			s.Reads++
-		case MsgCompareSwap, MsgFetchAdd, MsgAtomicWrite:
-			s.Atomics++
-		}
+		r.flows[k].stats.count(m)
 	}
 	for _, f := range r.order {
 		res.QPs = append(res.QPs, f.stats)
 	}
 	return res
+}
+
+// count adds a message to the statistics of its queue pair (or, for
+// iWARP, its connection's direction).
+func (s *QPStats) count(m *Message) {
+	s.Messages++
+	s.Bytes += int64(m.Length)
+	if !m.Complete {
+		s.Incomplete++
+	}
+	switch m.Op {
+	case MsgSend:
+		s.Sends++
+	case MsgWrite:
+		s.Writes++
+	case MsgRead:
+		s.Reads++
+	case MsgCompareSwap, MsgFetchAdd, MsgAtomicWrite:
+		s.Atomics++
+	}
 }
