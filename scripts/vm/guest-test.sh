@@ -47,6 +47,54 @@ fails_cleanly() {
 	fi
 }
 
+# wait_listen PORT: wait (up to 30 s) until a server listens on TCP PORT.
+# A fixed pause lost that race on a loaded host.
+wait_listen() {
+	i=0
+	while [ $i -lt 300 ]; do
+		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# veth_up A B ADDR_A ADDR_B: a veth pair A-B, each end with its /32
+# address, and policy routing that sends traffic between the two local
+# addresses over the pair instead of lo: output looks in the main table
+# (host routes over the veths) before the local one, input on a veth looks
+# in the local table, and accept_local lets a packet from a local address
+# in. Two RDMA devices, one on each end, then talk where tcpdump sees it.
+veth_up() {
+	ip link add "$1" type veth peer name "$2"
+	ip link set "$1" up
+	ip link set "$2" up
+	ip addr add "$3/32" dev "$1"
+	ip addr add "$4/32" dev "$2"
+	ip route add "$4/32" dev "$1" src "$3"
+	ip route add "$3/32" dev "$2" src "$4"
+	for i in all default "$1" "$2"; do
+		sysctl -qw net.ipv4.conf.$i.accept_local=1 net.ipv4.conf.$i.rp_filter=0
+	done
+	ip rule add pref 10 iif "$1" lookup local
+	ip rule add pref 11 iif "$2" lookup local
+	ip rule add pref 500 lookup main
+	ip rule add pref 1000 lookup local
+	ip rule del pref 0 lookup local
+}
+
+# veth_down A B: routing back as it was for the check files after this
+# one (with the main table first, traffic to dummy0's own address would
+# leave by dummy0), and the pair gone.
+veth_down() {
+	ip rule add pref 0 lookup local
+	ip rule del pref 1000 lookup local
+	ip rule del pref 500 lookup main
+	ip rule del pref 11 iif "$2" lookup local
+	ip rule del pref 10 iif "$1" lookup local
+	ip link delete "$1"
+}
+
 # wait_for_line FILE PATTERN [SECONDS]: wait (default 30 s) until FILE
 # has a line matching PATTERN. Under software emulation on a loaded host a
 # tool can take seconds to reach a state a fixed sleep assumed (a check

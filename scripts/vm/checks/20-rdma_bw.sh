@@ -18,19 +18,6 @@ mkdir -p "$H/out"
 # which the guest's init leaves down.
 ip link set lo up
 
-# bw_wait_listen PORT: wait (up to 30 s) until a server listens on PORT.
-# Under software emulation on a loaded host a server took more than 5 s
-# to reach its listen, and the client's dial was refused.
-bw_wait_listen() {
-	i=0
-	while [ $i -lt 300 ]; do
-		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-
 # bw_pair NAME PORT SERVER_CMD... -- CLIENT_ARGS...: run the server in the
 # background and the client with the server's arguments plus CLIENT_ARGS;
 # outputs in /tmp/NAME.srv and /tmp/NAME.cli; returns non-zero when either
@@ -48,7 +35,7 @@ bw_pair() {
 	# shellcheck disable=SC2086
 	timeout 60 $srv_args -p "$port" >"/tmp/$name.srv" 2>&1 &
 	bw_srv=$!
-	if ! bw_wait_listen "$port"; then
+	if ! wait_listen "$port"; then
 		echo "(the server did not listen on $port)" >>"/tmp/$name.srv"
 	fi
 	# shellcheck disable=SC2086
@@ -101,7 +88,7 @@ for ev in "" "-e"; do
 	# No timeout wrapper: the kill must reach rdma_bw itself.
 	"$IBTOOL" rdma_bw -d rxe0 -x 0 -s 65536 -n 20000 $ev -p 18614 >/tmp/bw-die.srv 2>&1 &
 	bw_srv=$!
-	bw_wait_listen 18614 || echo "(the server did not listen on 18614)" >>/tmp/bw-die.srv
+	wait_listen 18614 || echo "(the server did not listen on 18614)" >>/tmp/bw-die.srv
 	timeout 60 "$IBTOOL" rdma_bw -d rxe0 -x 0 -s 65536 -n 20000 $ev -p 18614 "$BW_ADDR" >/tmp/bw-die.cli 2>&1 &
 	bw_cli=$!
 	# Mid-run: the client has its peer's address, then runs a while.

@@ -4,26 +4,9 @@
 # rxe hands a packet straight to the receiving QP when the destination MAC
 # is its own netdev's, so tcpdump never sees traffic between two GIDs of
 # one device. Here each end has its own rxe device on one end of a veth
-# pair, and policy routing sends traffic between the two local addresses
-# over the pair instead of lo: output looks in the main table (host routes
-# over the veths) before the local one, input on a veth looks in the local
-# table, and accept_local lets a packet from a local address in.
+# pair (veth_up in guest-test.sh).
 step "trace: two rxe devices on a veth pair"
-ip link add tveth0 type veth peer name tveth1
-ip link set tveth0 up
-ip link set tveth1 up
-ip addr add 198.51.100.1/32 dev tveth0
-ip addr add 198.51.100.2/32 dev tveth1
-ip route add 198.51.100.2/32 dev tveth0 src 198.51.100.1
-ip route add 198.51.100.1/32 dev tveth1 src 198.51.100.2
-for i in all default tveth0 tveth1; do
-	sysctl -qw net.ipv4.conf.$i.accept_local=1 net.ipv4.conf.$i.rp_filter=0
-done
-ip rule add pref 10 iif tveth0 lookup local
-ip rule add pref 11 iif tveth1 lookup local
-ip rule add pref 500 lookup main
-ip rule add pref 1000 lookup local
-ip rule del pref 0 lookup local
+veth_up tveth0 tveth1 198.51.100.1 198.51.100.2
 rdma link add rxet1 type rxe netdev tveth0
 rdma link add rxet2 type rxe netdev tveth1
 sleep 1
@@ -51,11 +34,7 @@ capture() {
 	srv=$!
 	# perftest, ibv_rc_pingpong and rdma_bw all listen on TCP 18515: wait
 	# for the server (a fixed pause lost the race once on a loaded host).
-	i=0
-	while [ $i -lt 100 ] && ! ss -ltn 2>/dev/null | grep -q ':18515 '; do
-		sleep 0.1
-		i=$((i + 1))
-	done
+	wait_listen 18515
 	timeout 80 "$@" -d rxet1 $gflag "$ga" 198.51.100.2 >/tmp/$name.cli 2>&1
 	cli=$?
 	wait $srv
@@ -163,13 +142,6 @@ else
 	fail "trace rdmabw: rdma_bw did not run"
 fi
 
-# Put routing back as it was for the check files after this one (with the
-# main table first, traffic to dummy0's own address would leave by dummy0).
-ip rule add pref 0 lookup local
-ip rule del pref 1000 lookup local
-ip rule del pref 500 lookup main
-ip rule del pref 11 iif tveth1 lookup local
-ip rule del pref 10 iif tveth0 lookup local
 rdma link delete rxet1
 rdma link delete rxet2
-ip link delete tveth0
+veth_down tveth0 tveth1

@@ -9,18 +9,6 @@ PP_ADDR=192.0.2.1
 mkdir -p "$H/out"
 ip link set lo up
 
-# pp_wait_listen PORT: wait (up to 30 s) until a server listens on PORT
-# (rdma_bw's check saw a server take over 5 s on a loaded host).
-pp_wait_listen() {
-	i=0
-	while [ $i -lt 300 ]; do
-		ss -ltn 2>/dev/null | grep -q ":$1 " && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-
 # pp_shape FILE: the file's lines with the values made placeholders.
 pp_shape() {
 	sed -E 's/GID [0-9a-fA-F:.]+/GID G/g; s/(LID|RECV|SEND|PSN|SRQN) [0-9a-f]+([,: ])/\1 H\2/g; s/0x[0-9a-f]+/0xH/g; s/[0-9]+(\.[0-9]+)?/N/g' "$1"
@@ -42,7 +30,7 @@ pp_run() {
 	# shellcheck disable=SC2086
 	timeout 60 $srv -p "$port" >"/tmp/$name.srv" 2>&1 &
 	pp_srv=$!
-	pp_wait_listen "$port" || echo "(the server did not listen on $port)" >>"/tmp/$name.srv"
+	wait_listen "$port" || echo "(the server did not listen on $port)" >>"/tmp/$name.srv"
 	timeout 60 "$@" -p "$port" "$PP_ADDR" >"/tmp/$name.cli" 2>&1
 	pp_cli_rc=$?
 	wait $pp_srv
@@ -132,7 +120,7 @@ for ev in "" "-e"; do
 	pp_port=$((pp_port + 1))
 	ibv_rc_pingpong -d rxe0 -g 0 -n 1000000 -p $pp_port >/tmp/pp-stop.srv 2>&1 &
 	pp_srv=$!
-	pp_wait_listen $pp_port || echo "(the server did not listen on $pp_port)" >>/tmp/pp-stop.srv
+	wait_listen $pp_port || echo "(the server did not listen on $pp_port)" >>/tmp/pp-stop.srv
 	"$IBTOOL" ibv_rc_pingpong -d rxe0 -g 0 -n 1000000 $ev -p $pp_port "$PP_ADDR" >/tmp/pp-stop.cli 2>&1 &
 	pp_cli=$!
 	wait_for_line /tmp/pp-stop.cli 'remote address' || echo "(the client had no remote address after 30 s)" >>/tmp/pp-stop.cli

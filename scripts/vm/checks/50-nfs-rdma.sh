@@ -7,24 +7,9 @@
 # file's bytes exactly.
 #
 # As in 30-trace.sh, each end has its own RDMA device on one end of a veth
-# pair, and policy routing makes traffic between the two local addresses
-# cross the pair, where tcpdump sees it.
+# pair (veth_up in guest-test.sh), where tcpdump sees the traffic.
 step "nfs-rdma: kernel nfsd and client over a veth pair"
-ip link add nveth0 type veth peer name nveth1
-ip link set nveth0 up
-ip link set nveth1 up
-ip addr add 203.0.113.1/32 dev nveth0
-ip addr add 203.0.113.2/32 dev nveth1
-ip route add 203.0.113.2/32 dev nveth0 src 203.0.113.1
-ip route add 203.0.113.1/32 dev nveth1 src 203.0.113.2
-for i in all default nveth0 nveth1; do
-	sysctl -qw net.ipv4.conf.$i.accept_local=1 net.ipv4.conf.$i.rp_filter=0
-done
-ip rule add pref 10 iif nveth0 lookup local
-ip rule add pref 11 iif nveth1 lookup local
-ip rule add pref 500 lookup main
-ip rule add pref 1000 lookup local
-ip rule del pref 0 lookup local
+veth_up nveth0 nveth1 203.0.113.1 203.0.113.2
 mkdir -p "$H/out"
 
 # The server: /export over NFSv3 and v4.1, RDMA on 20049. A short grace
@@ -137,9 +122,4 @@ if [ $nfs_ok -eq 1 ]; then
 	exportfs -ua
 fi
 
-ip rule add pref 0 lookup local
-ip rule del pref 1000 lookup local
-ip rule del pref 500 lookup main
-ip rule del pref 11 iif nveth1 lookup local
-ip rule del pref 10 iif nveth0 lookup local
-ip link delete nveth0
+veth_down nveth0 nveth1
