@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sync"
@@ -15,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/internal/httpd"
 	"github.com/ibtool/ibtool/pkg/exporter"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/subnet"
@@ -225,23 +225,24 @@ func serve(ctx context.Context, o *exporterOptions, coll *exporter.Collector, re
 		return err
 	}
 	go ref.Run(ctx, discErr)
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", coll.Handler(o.ScrapeTimeout, func(sum exporter.Summary) {
+	metrics := coll.Handler(o.ScrapeTimeout, func(sum exporter.Summary) {
 		if n := len(sum.Failed); n > 0 {
 			r := sum.Failed[0]
 			log.printf("scrape: %d of %d devices did not answer (%d errors, %d timeouts); first: %s %s: %v",
 				n, sum.Devices, sum.Errors, sum.Timeouts, typeName(r.Device), r.Device.GUID, r.Err)
 		}
-	}))
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != "/" {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		io.WriteString(w, indexPage)
 	})
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &httpd.Server{Handler: func(w *httpd.Response, r *httpd.Request) {
+		switch r.Path {
+		case "/metrics":
+			metrics(w, r)
+		case "/":
+			w.Header.Set("Content-Type", "text/html; charset=utf-8")
+			w.WriteString(indexPage)
+		default:
+			httpd.Error(w, "404 page not found", httpd.StatusNotFound)
+		}
+	}}
 	log.printf("listening on %s", ln.Addr())
 	if o.Ready != nil {
 		o.Ready(ln.Addr())
@@ -255,7 +256,7 @@ func serve(ctx context.Context, o *exporterOptions, coll *exporter.Collector, re
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		srv.Shutdown(sctx)
-		if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := <-done; err != nil && !errors.Is(err, httpd.ErrServerClosed) {
 			return err
 		}
 		return nil

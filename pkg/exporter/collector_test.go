@@ -165,11 +165,7 @@ func TestScrapeDeadline(t *testing.T) {
 		{"-1", time.Minute, time.Minute},
 	}
 	for _, tt := range tests {
-		h := make(map[string][]string)
-		if tt.header != "" {
-			h["X-Prometheus-Scrape-Timeout-Seconds"] = []string{tt.header}
-		}
-		if got := ScrapeDeadline(h, tt.max); got != tt.want {
+		if got := ScrapeDeadline(tt.header, tt.max); got != tt.want {
 			t.Errorf("ScrapeDeadline(%q, %v) = %v, want %v", tt.header, tt.max, got, tt.want)
 		}
 	}

@@ -2,9 +2,10 @@ package exporter
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/ibtool/ibtool/internal/httpd"
 )
 
 // ContentType is the text exposition format's content type.
@@ -15,11 +16,12 @@ const ContentType = "text/plain; version=0.0.4; charset=utf-8"
 const scrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
 
 // ScrapeDeadline is how long a scrape may sweep: the time Prometheus
-// says it waits (its X-Prometheus-Scrape-Timeout-Seconds header) less a
-// margin to write the answer (a tenth of it, at most half a second), or
-// max when the header is missing, malformed or longer.
-func ScrapeDeadline(h http.Header, max time.Duration) time.Duration {
-	s, err := strconv.ParseFloat(h.Get(scrapeTimeoutHeader), 64)
+// says it waits (timeout, the value of its
+// X-Prometheus-Scrape-Timeout-Seconds header) less a margin to write the
+// answer (a tenth of it, at most half a second), or max when the header
+// is missing, malformed or longer.
+func ScrapeDeadline(timeout string, max time.Duration) time.Duration {
+	s, err := strconv.ParseFloat(timeout, 64)
 	if err != nil || s <= 0 {
 		return max
 	}
@@ -34,10 +36,10 @@ func ScrapeDeadline(h http.Header, max time.Duration) time.Duration {
 // Handler serves the metrics: each request is one Collect, within the
 // scrape's deadline (ScrapeDeadline with maxScrape). report, when set, is
 // told what went wrong in each scrape.
-func (c *Collector) Handler(maxScrape time.Duration, report func(Summary)) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+func (c *Collector) Handler(maxScrape time.Duration, report func(Summary)) httpd.Handler {
+	return func(w *httpd.Response, r *httpd.Request) {
 		ctx := r.Context()
-		if d := ScrapeDeadline(r.Header, maxScrape); d > 0 {
+		if d := ScrapeDeadline(r.Header.Get(scrapeTimeoutHeader), maxScrape); d > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, d)
 			defer cancel()
@@ -49,7 +51,7 @@ func (c *Collector) Handler(maxScrape time.Duration, report func(Summary)) http.
 		// The answer goes out as it is written: the sweep is over, so
 		// only the client going away can fail it, and a whole scrape
 		// held in memory would be tens of megabytes on a big fabric.
-		w.Header().Set("Content-Type", ContentType)
+		w.Header.Set("Content-Type", ContentType)
 		m.WriteTo(w)
-	})
+	}
 }
