@@ -6,8 +6,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime"
-	"runtime/pprof"
 
 	"github.com/ibtool/ibtool/cmd"
 	"github.com/ibtool/ibtool/pkg/mad/ibsim"
@@ -21,40 +19,14 @@ func main() {
 	os.Exit(run())
 }
 
-// run runs the tool; with IBTOOL_CPUPROFILE set it writes a CPU profile
-// there, with IBTOOL_MEMPROFILE an allocation profile of the whole run (for
-// make bench and performance work).
+// run runs the tool, with the profiles IBTOOL_CPUPROFILE and
+// IBTOOL_MEMPROFILE ask for (profile.go).
 func run() int {
-	if path := os.Getenv("IBTOOL_MEMPROFILE"); path != "" {
-		runtime.MemProfileRate = 512
-		defer func() {
-			runtime.GC() // the profile counts allocations up to the last GC
-			f, err := os.Create(path)
-			if err == nil {
-				err = pprof.Lookup("allocs").WriteTo(f, 0)
-				if cerr := f.Close(); err == nil {
-					err = cerr
-				}
-			}
-			if err != nil {
-				fmt.Fprintf(os.Stderr, "ibtool: IBTOOL_MEMPROFILE: %v\n", err)
-			}
-		}()
+	stop, err := startProfiles()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ibtool: %v\n", err)
+		return cmd.ExitFailure
 	}
-	if path := os.Getenv("IBTOOL_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "ibtool: IBTOOL_CPUPROFILE: %v\n", err)
-			return cmd.ExitFailure
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintf(os.Stderr, "ibtool: IBTOOL_CPUPROFILE: %v\n", err)
-			return cmd.ExitFailure
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			f.Close()
-		}()
-	}
+	defer stop()
 	return cmd.Main(os.Args, cmd.NewFactory(version))
 }
