@@ -122,7 +122,9 @@ type statusError struct {
 	msg    string
 }
 
-func (e *statusError) Error() string { return fmt.Sprintf("%d %s: %s", e.status, StatusText(e.status), e.msg) }
+func (e *statusError) Error() string {
+	return fmt.Sprintf("%d %s: %s", e.status, StatusText(e.status), e.msg)
+}
 
 func badRequest(format string, args ...any) error {
 	return &statusError{StatusBadRequest, fmt.Sprintf(format, args...)}
