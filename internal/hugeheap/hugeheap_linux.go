@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -24,13 +25,20 @@ var (
 	meminfo    = "/proc/meminfo"
 )
 
+// advised is the most Advise has advised in this process. The advice
+// stays on the heap's mappings, which the heap reuses after a GC, so a
+// later call for no more (the exporter rediscovers the fabric every few
+// minutes) has nothing to do.
+var advised atomic.Int64
+
 // Advise asks that the next n bytes of heap be backed by transparent huge
 // pages where the kernel backs only advised memory with them; n is capped
 // at a quarter of the machine's memory. It reports whether it advised
 // anything: not when the kernel gives huge pages to all memory anyway, or
 // to none, or when it counts every mapping against a commit limit (the
 // object would take n of it, and a failed mapping stops a Go program), or
-// when n is less than two huge pages.
+// when n is less than two huge pages. A call for no more than an earlier
+// call advised reports true at once.
 func Advise(n int) bool {
 	if !advisedOnly() || strictOvercommit() {
 		return false
@@ -40,6 +48,9 @@ func Advise(n int) bool {
 	}
 	if n < 2*hugePage {
 		return false
+	}
+	if int64(n) <= advised.Load() {
+		return true
 	}
 	b := make([]byte, n)
 	base := uintptr(unsafe.Pointer(&b[0]))
@@ -52,7 +63,11 @@ func Advise(n int) bool {
 	// Free the object now, so that what is allocated next reuses its
 	// pages.
 	runtime.GC()
-	return err == nil
+	if err != nil {
+		return false
+	}
+	advised.Store(max(advised.Load(), int64(n)))
+	return true
 }
 
 // strictOvercommit reports whether the kernel refuses mappings beyond a

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,6 +100,17 @@ func TestAdviseNextAllocation(t *testing.T) {
 	}
 	if !Advise(32 << 20) {
 		t.Fatal("Advise(32 MiB) = false")
+	}
+	// Again, as the exporter's rediscovery does: advised already, so
+	// no 32 MiB object and no GC.
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if !Advise(32 << 20) {
+		t.Error("a second Advise(32 MiB) = false")
+	}
+	runtime.ReadMemStats(&after)
+	if d := after.TotalAlloc - before.TotalAlloc; d >= 1<<20 || after.NumGC != before.NumGC {
+		t.Errorf("a second Advise(32 MiB) allocated %d bytes and ran %d GCs; want neither", d, after.NumGC-before.NumGC)
 	}
 	// The object's first huge page inside it: the part before lies in
 	// the freed object's first, partial, huge page, which is not
