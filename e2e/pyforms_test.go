@@ -149,6 +149,27 @@ func TestSAPath(t *testing.T) {
 	})
 }
 
+// TestDiscoverySA checks python-rdma's --sa and --sa-path on the
+// discovery tools: they discover through the SA, as --discovery sa does,
+// and cannot go with another --discovery.
+func TestDiscoverySA(t *testing.T) {
+	f := smallFabric(t)
+	for _, c := range []struct{ ref, ours []string }{
+		{[]string{"ibnetdiscover"}, []string{"ibnetdiscover", "--sa"}},
+		{[]string{"iblinkinfo"}, []string{"iblinkinfo", "--sa-path", "1"}},
+		{[]string{"ibswitches"}, []string{"ibswitches", "--sa", "--discovery", "SA"}},
+	} {
+		t.Run(strings.Join(c.ours, " "), func(t *testing.T) {
+			sameOutput(t, f, "Hca1", maskTopology, c.ref, c.ours)
+		})
+	}
+	t.Run("errors", func(t *testing.T) {
+		ibtoolFails(t, f, "Hca1", 2, "--sa discovers through the SA; it cannot go with --discovery dr", "ibnetdiscover", "--sa", "--discovery", "DR")
+		// Hca2 (LID 4) runs no SA: the walk asks it and says so.
+		ibtoolFails(t, f, "Hca1", 3, "to Lid 4: no response", "ibswitches", "--sa-path", "4", "-t", "100")
+	})
+}
+
 // TestIbtracertPythonRdma checks python-rdma's ibtracert forms against
 // infiniband-diags' two-address trace: one address traces from this port
 // (Hca1, LID 2), -r swaps source and destination.

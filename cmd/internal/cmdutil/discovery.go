@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibtool/ibtool/internal/hugeheap"
 	"github.com/ibtool/ibtool/pkg/endport"
@@ -35,6 +36,12 @@ type DiscoveryOptions struct {
 	// WritesCache, set by ibnetdiscover, leaves Cache to the tool:
 	// infiniband-diags' ibnetdiscover --cache writes a fresh discovery.
 	WritesCache bool
+	// SA is python-rdma's --sa on a discovery tool: --discovery sa
+	// (--sa-path implies it too).
+	SA bool
+
+	flags  *pflag.FlagSet // the command's, to see whether --discovery was given
+	common *CommonOptions
 }
 
 // defaultOutstanding is the window discovery uses unless -o says otherwise:
@@ -57,6 +64,11 @@ func AddDiscoveryFlags(c *cobra.Command, o *CommonOptions, d *DiscoveryOptions) 
 	fl.StringVar(&d.Cache, "cache", "", "python-rdma's discovery cache: read the fabric from this file when it is there, else discover and write it ($C/${CA} device, $P/${PORT} port, $A both)")
 	fl.BoolVar(&d.RefreshCache, "refresh-cache", false, "discover even when the --cache file is there, and write it anew")
 	fl.StringVar(&d.Mode, "discovery", "dr", "dr: every SMP by directed route; lid: a node's SMPs by LID once its LID is known; sa: the SA's records, no SMPs (any case)")
+	d.flags, d.common = fl, o
+	if fl.Lookup("sa") == nil {
+		fl.BoolVar(&d.SA, "sa", false, "discover through the SA (python-rdma's; the same as --discovery sa)")
+		fl.StringVar(&o.SAPathArg, "sa-path", "", "send SA queries to this LID, port GUID, GID or IBPath(...) instead of the local port's SM; implies --sa")
+	}
 }
 
 // Finish checks and folds the discovery flags.
@@ -66,6 +78,18 @@ func (d *DiscoveryOptions) Finish() error {
 		d.Mode = mode
 	default:
 		return UsageErrorf("invalid --discovery %q: want dr, lid or sa (any case)", d.Mode)
+	}
+	// python-rdma: --sa (or --sa-path) discovers through the SA, and
+	// cannot go with another --discovery.
+	if d.SA || d.common != nil && d.common.SAPathArg != "" {
+		flag := "--sa"
+		if !d.SA {
+			flag = "--sa-path"
+		}
+		if d.Mode != "sa" && d.flags != nil && d.flags.Changed("discovery") {
+			return UsageErrorf("%s discovers through the SA; it cannot go with --discovery %s", flag, d.Mode)
+		}
+		d.Mode = "sa"
 	}
 	if d.Outstanding < 0 {
 		return UsageErrorf("invalid -o %d: want 1 or more", d.Outstanding)

@@ -162,6 +162,12 @@ func TestDiscoveryMode(t *testing.T) {
 		{[]string{"--discovery", "SMP"}, "", ExitUsage},
 		{[]string{"--discovery", ""}, "", ExitUsage},
 		{[]string{"--discovery", "s a"}, "", ExitUsage},
+		// python-rdma's --sa and --sa-path mean --discovery sa.
+		{[]string{"--sa"}, "mode=sa\n", 0},
+		{[]string{"--sa", "--discovery", "SA"}, "mode=sa\n", 0},
+		{[]string{"--sa-path", "1"}, "mode=sa\n", 0},
+		{[]string{"--sa", "--discovery", "DR"}, "", ExitUsage},
+		{[]string{"--discovery", "lid", "--sa-path", "1"}, "", ExitUsage},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -173,7 +179,7 @@ func TestDiscoveryMode(t *testing.T) {
 			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
 				t.Errorf("unexpected output (-want +got):\n%s", diff)
 			}
-			if tt.wantExit != 0 && !strings.Contains(errOut.String(), "want dr, lid or sa (any case)") {
+			if tt.wantExit != 0 && !strings.Contains(errOut.String(), "want dr, lid or sa (any case)") && !strings.Contains(errOut.String(), "discovers through the SA; it cannot go with --discovery") {
 				t.Errorf("stderr %q: want the modes named", errOut)
 			}
 		})
