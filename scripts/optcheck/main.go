@@ -1,6 +1,8 @@
 // Command optcheck lists every long and short option of the infiniband-diags
 // 44 and ibverbs-utils programs (from their man pages and their --help and
-// -h output) and checks that ibtool's tool of the same name accepts each.
+// -h output) and of python-rdma's ibtool commands (python-rdma.txt, read
+// from its source) and checks that ibtool's tool of the same name accepts
+// each.
 // It prints how many are missing and which, then fails if one is missing
 // that the known-missing list does not name, or if the list names one
 // that ibtool now accepts: the list only shrinks, and stays true.
@@ -44,6 +46,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("optcheck", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	list := fl.String("list", "scripts/optcheck/missing.txt", "the known-missing list")
+	python := fl.String("python-rdma", "scripts/optcheck/python-rdma.txt", "python-rdma's options, \"tool option\" lines")
 	update := fl.Bool("update", false, "rewrite the list to what is missing now (new lines get a reason to fill in)")
 	if err := fl.Parse(args); err != nil {
 		return exitUsage
@@ -62,6 +65,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "optcheck:", err)
 		return exitFailure
 	}
+	py, err := readPythonRdma(*python, progs)
+	if err != nil {
+		fmt.Fprintln(stderr, "optcheck:", err)
+		return exitFailure
+	}
+	progs = append(progs, py...)
 	r, err := check(ctx, progs, ibtoolFlags(), known)
 	if err != nil {
 		fmt.Fprintln(stderr, "optcheck:", err)
@@ -222,8 +231,8 @@ func readKnown(path string) (map[string]string, error) {
 }
 
 // listHeader opens the known-missing list.
-const listHeader = `# Options of infiniband-diags 44 and ibverbs-utils that ibtool's tool of
-# the same name does not accept yet: "tool option reason", one a line.
+const listHeader = `# Options of infiniband-diags 44, ibverbs-utils and python-rdma that ibtool's
+# tool of the same name does not accept yet: "tool option reason", one a line.
 # scripts/optcheck (run by make test) fails on a missing option not listed
 # here and on a line here for an option ibtool accepts, so this list only
 # shrinks. go run ./scripts/optcheck -update rewrites it.

@@ -171,3 +171,43 @@ func TestIBToolFlags(t *testing.T) {
 		t.Error("perfquery accepts an option it does not have")
 	}
 }
+
+func TestReadPythonRdma(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "py.txt")
+	os.WriteFile(path, []byte("# comment\n\nperfquery -x\nperfquery --smkey\nsaquery --sa-path\nperfquery --smkey\n"), 0o644)
+	diags := []Program{{Name: "perfquery", Options: []Option{{"-x", "help,man"}}}}
+	got, err := readPythonRdma(path, diags)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Program{
+		{Name: "perfquery", Options: []Option{{"--smkey", "python-rdma"}}},
+		{Name: "saquery", Options: []Option{{"--sa-path", "python-rdma"}}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("readPythonRdma (-want +got):\n%s", diff)
+	}
+	os.WriteFile(path, []byte("perfquery x\n"), 0o644)
+	if _, err := readPythonRdma(path, nil); err == nil || !strings.Contains(err.Error(), "py.txt:1") {
+		t.Errorf("a line without an option: %v, want an error naming the line", err)
+	}
+}
+
+// TestPythonRdmaFile checks the committed file reads, and names the
+// python-rdma commands ibtool has.
+func TestPythonRdmaFile(t *testing.T) {
+	progs, err := readPythonRdma("python-rdma.txt", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(progs) < 45 {
+		t.Errorf("%d python-rdma commands, want the 50 of libibtool but help", len(progs))
+	}
+	flags := ibtoolFlags()
+	for _, p := range progs {
+		if flags[p.Name] == nil {
+			t.Errorf("python-rdma's %s is no ibtool tool", p.Name)
+		}
+	}
+}

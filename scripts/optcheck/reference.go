@@ -45,7 +45,7 @@ type Program struct {
 // either may be the one a script uses.
 type Option struct {
 	Name string
-	From string // where it was seen: "man", "help" or "man,help"
+	From string // where it was seen: "man", "help" or "man,help"; "python-rdma"
 }
 
 // rejectedByTool reports whether the program itself rejects opt, which
@@ -124,6 +124,46 @@ func readProgram(ctx context.Context, name string) (Program, error) {
 	}
 	sort.Slice(p.Options, func(i, j int) bool { return optionLess(p.Options[i].Name, p.Options[j].Name) })
 	return p, nil
+}
+
+// readPythonRdma reads the python-rdma options file: "tool option" lines,
+// blank lines and # comments. An option the same tool's program in progs
+// already names is left out, so that it counts once.
+func readPythonRdma(path string, progs []Program) ([]Program, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	named := map[string]bool{}
+	for _, p := range progs {
+		for _, o := range p.Options {
+			named[p.Name+" "+o.Name] = true
+		}
+	}
+	var out []Program
+	index := map[string]int{}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) != 2 || !strings.HasPrefix(f[1], "-") {
+			return nil, fmt.Errorf("%s:%d: want \"tool option\", got %q", path, i+1, line)
+		}
+		if named[line] {
+			continue
+		}
+		named[line] = true
+		j, ok := index[f[0]]
+		if !ok {
+			j = len(out)
+			index[f[0]] = j
+			out = append(out, Program{Name: f[0]})
+		}
+		out[j].Options = append(out[j].Options, Option{Name: f[1], From: "python-rdma"})
+	}
+	return out, nil
 }
 
 // optionLess orders short options before long ones, then by name.
