@@ -311,7 +311,7 @@ func netCheckRun(o *netCheckOptions) error {
 	}
 	n := &netCheck{
 		o:       o,
-		k:       &nodeChecker{ctx: o.Common.Context(), x: x, style: o.Style, th: defaultErrThresholds},
+		k:       &nodeChecker{ctx: o.Common.Context(), x: x, style: o.Style, th: defaultErrThresholds()},
 		items:   topoItems(text),
 		summary: map[string]int{},
 		results: map[string]*checkFuture{},
