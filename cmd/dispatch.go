@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -29,6 +30,9 @@ func Main(args []string, f *cmdutil.Factory) int {
 		// taking args[1] for the tool, would run what was not asked for.
 		return unknownTool(f, prog)
 	}
+	if leanRoot(f, args[1:]) {
+		return runLean(f, args[1:])
+	}
 	r := cmdutil.NewRun(f)
 	defer r.Stop()
 	if len(args) > 1 && !isFlag(args[1]) {
@@ -38,11 +42,6 @@ func Main(args []string, f *cmdutil.Factory) int {
 			tf := r.FactoryFor(t)
 			return r.Execute(tf, t, "ibtool", newRoot(tf, []cmdutil.Tool{t}), args[1:])
 		}
-	}
-	if leanRoot(args[1:]) {
-		// "ibtool" and "ibtool --version" print the list or the version:
-		// no tool's command is looked at, so none is built.
-		return r.Execute(f, cmdutil.Tool{SignalIsEnd: true}, "ibtool", newRoot(f, nil), args[1:])
 	}
 	root := NewRootCommand(f)
 	if len(args) > 1 {
@@ -77,18 +76,42 @@ func isIbtoolName(prog string) bool {
 	return ok && (rest == "" || strings.ContainsRune("-._", rune(rest[0])))
 }
 
-// leanRoot reports whether the root command runs args without its tools
-// below it: with no argument (the tool list comes from the registry) and
-// for the version. Help, completion, links and flag errors show or walk the
-// tools, so they get the whole tree.
-func leanRoot(args []string) bool {
+// leanRoot reports whether args ask for what the root command prints
+// without its tools or a run: the tool list (no argument; it comes from
+// the registry) and the version. Help, completion, links and flag errors
+// show or walk the tools, so they get the whole tree.
+func leanRoot(f *cmdutil.Factory, args []string) bool {
 	switch len(args) {
 	case 0:
 		return true
 	case 1:
-		return args[0] == "--version" || args[0] == "-v"
+		// cobra has no version flag when there is no version.
+		return (args[0] == "--version" || args[0] == "-v") && f.Version != ""
 	}
 	return false
+}
+
+// runLean prints the tool list or the version as the root command would,
+// byte for byte and with its exit codes, without building a command or
+// starting a run: cobra's Execute and the run's signal catching (a
+// goroutine and a thread) cost page faults at every start, and "ibtool
+// --version" is what scripts call to check for ibtool.
+func runLean(f *cmdutil.Factory, args []string) int {
+	var err error
+	if len(args) == 0 {
+		err = listTools(f)
+	} else {
+		// cobra's default version function, and what it does when the
+		// write fails.
+		if _, err = fmt.Fprintf(f.IO.Out, "ibtool version %s\n", f.Version); err != nil {
+			fmt.Fprintln(f.IO.Out, err)
+		}
+	}
+	if err == nil {
+		return cmdutil.ExitOK
+	}
+	cmdutil.RenderError(f.IO.ErrOut, "ibtool", err, 0)
+	return cmdutil.ExitCode(err)
 }
 
 func isFlag(s string) bool { return len(s) > 0 && s[0] == '-' }

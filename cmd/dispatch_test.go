@@ -256,3 +256,55 @@ func TestDryRunFlag(t *testing.T) {
 		}
 	}
 }
+
+// failWriter fails every write, as a full disk does.
+type failWriter struct{}
+
+func (failWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestLeanRoot checks that the tool list and the version, which Main
+// prints without building the root command or starting a run, are what
+// the root command prints, on a terminal and piped and when the write
+// fails.
+func TestLeanRoot(t *testing.T) {
+	for _, args := range [][]string{{}, {"--version"}, {"-v"}} {
+		for _, tty := range []bool{false, true} {
+			for _, fail := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%q tty=%v fail=%v", args, tty, fail), func(t *testing.T) {
+					run := func(lean bool) (int, string, string) {
+						f, out, errOut := cmdutil.NewTestFactory(nil)
+						f.IO.OutIsTTY = tty
+						if fail {
+							f.IO.Out = failWriter{}
+						}
+						if !leanRoot(f, args) {
+							t.Fatalf("%q: not a lean root", args)
+						}
+						if lean {
+							return runLean(f, args), out.String(), errOut.String()
+						}
+						r := cmdutil.NewRun(f)
+						defer r.Stop()
+						return r.Execute(f, cmdutil.Tool{SignalIsEnd: true}, "ibtool", newRoot(f, nil), args), out.String(), errOut.String()
+					}
+					wantCode, wantOut, wantErr := run(false)
+					code, out, errOut := run(true)
+					if code != wantCode {
+						t.Errorf("exit code %d, want %d", code, wantCode)
+					}
+					if diff := cmp.Diff(wantOut, out); diff != "" {
+						t.Errorf("stdout (-want +got):\n%s", diff)
+					}
+					if diff := cmp.Diff(wantErr, errOut); diff != "" {
+						t.Errorf("stderr (-want +got):\n%s", diff)
+					}
+				})
+			}
+		}
+	}
+	f, _, _ := cmdutil.NewTestFactory(nil)
+	f.Version = ""
+	if leanRoot(f, []string{"--version"}) {
+		t.Error("--version is lean without a version, where cobra has no such flag")
+	}
+}

@@ -105,10 +105,10 @@ type lftBalance struct {
 }
 
 var (
-	lbUnicastDR  = cmdutil.LazyRegexp(`Unicast lids .+ of switch DR path slid .+ guid (.+) \((.+)\)`)
-	lbUnicastLID = cmdutil.LazyRegexp(`Unicast lids .+ of switch Lid .+ guid (.+) \((.+)\)`)
-	lbHostLine   = cmdutil.LazyRegexp(`.+ (.+) : \(.+ portguid .+: '(.+)'\)`)
-	lbPathLine   = cmdutil.LazyRegexp(`.+ (.+) : \(path #. out of .: portguid .+\)`)
+	lbUnicastDR  = &cmdutil.LazyRegexp{Expr: `Unicast lids .+ of switch DR path slid .+ guid (.+) \((.+)\)`}
+	lbUnicastLID = &cmdutil.LazyRegexp{Expr: `Unicast lids .+ of switch Lid .+ guid (.+) \((.+)\)`}
+	lbHostLine   = &cmdutil.LazyRegexp{Expr: `.+ (.+) : \(.+ portguid .+: '(.+)'\)`}
+	lbPathLine   = &cmdutil.LazyRegexp{Expr: `.+ (.+) : \(path #. out of .: portguid .+\)`}
 )
 
 func (b *lftBalance) run(lfts []byte) {
@@ -122,10 +122,10 @@ func (b *lftBalance) run(lfts []byte) {
 			if b.named {
 				b.switchUsage()
 			}
-			if m := lbUnicastDR().FindStringSubmatch(line); m != nil {
+			if m := lbUnicastDR.Get().FindStringSubmatch(line); m != nil {
 				b.switchGUID, b.switchName, b.named = m[1], m[2], true
 			}
-			if m := lbUnicastLID().FindStringSubmatch(line); m != nil {
+			if m := lbUnicastLID.Get().FindStringSubmatch(line); m != nil {
 				b.switchGUID, b.switchName, b.named = m[1], m[2], true
 			}
 			b.maybeHosts, b.portCount, b.hostPorts = nil, map[string]int{}, nil
@@ -134,7 +134,7 @@ func (b *lftBalance) run(lfts []byte) {
 			// A failed match leaves the script's $1 and $2 as they were;
 			// they come from the same line in practice.
 			port, host := "", ""
-			if m := lbHostLine().FindStringSubmatch(line); m != nil {
+			if m := lbHostLine.Get().FindStringSubmatch(line); m != nil {
 				port, host = m[1], m[2]
 			}
 			b.host = host
@@ -150,7 +150,7 @@ func (b *lftBalance) run(lfts []byte) {
 			}
 		case strings.Contains(line, "path"):
 			port := ""
-			if m := lbPathLine().FindStringSubmatch(line); m != nil {
+			if m := lbPathLine.Get().FindStringSubmatch(line); m != nil {
 				port = m[1]
 			}
 			b.portCount[port]++

@@ -120,12 +120,12 @@ type linkEnd struct {
 
 // The scripts' patterns.
 var (
-	fnuSwitch    = cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.*`)
-	fnuLinkSw    = cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+#.*"(.*)".* lid (\d+).*`)
-	fnuLinkEnds  = cmdutil.LazyRegexp(`^\[(\d+)\](?:\[ext \d+\])?\s+"[HSR]-(.+)"\[(\d+)\](?:\[ext \d+\])?(\(.+\))?\s+#.*"(.*)"\.* lid (\d+).*`)
-	fnuRouteLine = cmdutil.LazyRegexp(`\w+\s+(\d+)\s+:\s+\(Channel Adapter.*:\s+'(.*)'\)`)
+	fnuSwitch    = &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+# (.*) port.*`}
+	fnuLinkSw    = &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+#.*"(.*)".* lid (\d+).*`}
+	fnuLinkEnds  = &cmdutil.LazyRegexp{Expr: `^\[(\d+)\](?:\[ext \d+\])?\s+"[HSR]-(.+)"\[(\d+)\](?:\[ext \d+\])?(\(.+\))?\s+#.*"(.*)"\.* lid (\d+).*`}
+	fnuRouteLine = &cmdutil.LazyRegexp{Expr: `\w+\s+(\d+)\s+:\s+\(Channel Adapter.*:\s+'(.*)'\)`}
 	// trailing splits a host name into its prefix and trailing digits.
-	trailing = cmdutil.LazyRegexp(`^(.*?)(\d*)$`)
+	trailing = &cmdutil.LazyRegexp{Expr: `^(.*?)(\d*)$`}
 )
 
 // linkEnds parses the switches' port lines of a topology (get_link_ends):
@@ -135,11 +135,11 @@ func linkEnds(text []byte) map[string]map[string]linkEnd {
 	inSwitch := false
 	guid := ""
 	for _, line := range strings.Split(string(text), "\n") {
-		if m := fnuLinkSw().FindStringSubmatch(line); m != nil {
+		if m := fnuLinkSw.Get().FindStringSubmatch(line); m != nil {
 			guid, inSwitch = m[1], true
 		}
 		if inSwitch {
-			if m := fnuLinkEnds().FindStringSubmatch(line); m != nil {
+			if m := fnuLinkEnds.Get().FindStringSubmatch(line); m != nil {
 				if ends["0x"+guid] == nil {
 					ends["0x"+guid] = map[string]linkEnd{}
 				}
@@ -159,7 +159,7 @@ func routedHosts(dump []byte, port string) []string {
 	want, _ := strconv.Atoi(port)
 	var hosts []string
 	for _, line := range strings.Split(string(dump), "\n") {
-		if m := fnuRouteLine().FindStringSubmatch(line); m != nil {
+		if m := fnuRouteLine.Get().FindStringSubmatch(line); m != nil {
 			if n, _ := strconv.Atoi(m[1]); n == want {
 				hosts = append(hosts, m[2])
 			}
@@ -189,7 +189,7 @@ func compressHostlist(hosts []string) string {
 	}
 	// sortn: by the trailing number, stable.
 	sort.SliceStable(list, func(i, j int) bool {
-		return num(trailing().FindStringSubmatch(list[i].name)[2]) < num(trailing().FindStringSubmatch(list[j].name)[2])
+		return num(trailing.Get().FindStringSubmatch(list[i].name)[2]) < num(trailing.Get().FindStringSubmatch(list[j].name)[2])
 	})
 	// comp2: per prefix, groups of numbers; a number joins the current
 	// group when the group's last number is one less (an empty group's
@@ -197,7 +197,7 @@ func compressHostlist(hosts []string) string {
 	groups := map[string][][]string{}
 	index := map[string]int{}
 	for _, e := range list {
-		m := trailing().FindStringSubmatch(e.name)
+		m := trailing.Get().FindStringSubmatch(e.name)
 		prefix, digits := m[1], m[2]
 		g := groups[prefix]
 		i := index[prefix]
@@ -265,7 +265,7 @@ func ibfindnodesusingRun(o *ibfindnodesusingOptions) error {
 	ends := linkEnds(text)
 	guid, desc, found := "", "", false
 	for _, line := range strings.Split(string(text), "\n") {
-		if m := fnuSwitch().FindStringSubmatch(line); m != nil {
+		if m := fnuSwitch.Get().FindStringSubmatch(line); m != nil {
 			guid, desc = m[1], m[2]
 			if "0x"+guid == o.Switch || strings.Contains(desc, o.Switch+" ") || strings.Contains(desc, o.Switch+"\t") {
 				found = true

@@ -3,7 +3,6 @@ package fabric
 import (
 	"bytes"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -109,17 +108,17 @@ func ibidsverifyRun(o *ibidsverifyOptions) error {
 
 // ibidsverify.pl's patterns.
 var (
-	idsCAGUID     = cmdutil.LazyRegexp(`^(?:caguid|rtguid)=(.*)`)
-	idsSwitchGUID = cmdutil.LazyRegexp(`^switchguid=(.*)`)
-	idsSwitchBoth = cmdutil.LazyRegexp(`^switchguid=(.*)\((.*)\)`)
-	idsSwitchLine = cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`)
+	idsCAGUID     = &cmdutil.LazyRegexp{Expr: `^(?:caguid|rtguid)=(.*)`}
+	idsSwitchGUID = &cmdutil.LazyRegexp{Expr: `^switchguid=(.*)`}
+	idsSwitchBoth = &cmdutil.LazyRegexp{Expr: `^switchguid=(.*)\((.*)\)`}
+	idsSwitchLine = &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+# (.*) port.* lid (\d+) .*`}
 	// A CA's or router's port line, by the kind of node at the other end.
-	idsPortPeers = []func() *regexp.Regexp{
-		cmdutil.LazyRegexp(`"S-(.*)# lid (\d+) .*`),
-		cmdutil.LazyRegexp(`^.*"H-(.*)# lid (\d+) .*`),
-		cmdutil.LazyRegexp(`^.*"R-(.*)# lid (\d+) .*`),
+	idsPortPeers = []*cmdutil.LazyRegexp{
+		&cmdutil.LazyRegexp{Expr: `"S-(.*)# lid (\d+) .*`},
+		&cmdutil.LazyRegexp{Expr: `^.*"H-(.*)# lid (\d+) .*`},
+		&cmdutil.LazyRegexp{Expr: `^.*"R-(.*)# lid (\d+) .*`},
 	}
-	idsPortGUID = cmdutil.LazyRegexp(`^\[(\d+)\]\((.*)\)`)
+	idsPortGUID = &cmdutil.LazyRegexp{Expr: `^\[(\d+)\]\((.*)\)`}
 )
 
 // verifyIDs checks a topology as ibidsverify.pl does and returns what it
@@ -179,16 +178,16 @@ func verifyIDs(text []byte) ([]byte, bool) {
 	firstPort := false
 	for _, line := range strings.SplitAfter(string(text), "\n") {
 		line = strings.TrimSuffix(line, "\n")
-		if m := idsCAGUID().FindStringSubmatch(line); m != nil {
+		if m := idsCAGUID.Get().FindStringSubmatch(line); m != nil {
 			nodeGUID, nodeType = m[1], ""
 		}
-		if m := idsSwitchGUID().FindStringSubmatch(line); m != nil {
+		if m := idsSwitchGUID.Get().FindStringSubmatch(line); m != nil {
 			nodeGUID, portGUID, nodeType = m[1], "", ""
 		}
-		if m := idsSwitchBoth().FindStringSubmatch(line); m != nil {
+		if m := idsSwitchBoth.Get().FindStringSubmatch(line); m != nil {
 			nodeGUID, portGUID = m[1], "0x"+m[2]
 		}
-		if m := idsSwitchLine().FindStringSubmatch(line); m != nil {
+		if m := idsSwitchLine.Get().FindStringSubmatch(line); m != nil {
 			nodeType, firstPort, lid = "switch", true, m[3]
 			insertLID(lid, nodeGUID, nodeType)
 			insertNodeGUID(lid, nodeGUID, nodeType)
@@ -206,7 +205,7 @@ func verifyIDs(text []byte) ([]byte, bool) {
 			continue
 		}
 		for _, re := range idsPortPeers {
-			if m := re().FindStringSubmatch(line); m != nil {
+			if m := re.Get().FindStringSubmatch(line); m != nil {
 				lid = m[2]
 				insertLID(lid, nodeGUID, nodeType)
 				if firstPort {
@@ -215,7 +214,7 @@ func verifyIDs(text []byte) ([]byte, bool) {
 				}
 			}
 		}
-		if m := idsPortGUID().FindStringSubmatch(line); m != nil {
+		if m := idsPortGUID.Get().FindStringSubmatch(line); m != nil {
 			portGUID = "0x" + m[2]
 			insertPortGUID(lid, portGUID, nodeType, nodeGUID)
 		}

@@ -148,15 +148,15 @@ func awkSubstr(s string, m, n int) string {
 }
 
 var (
-	afterHash = cmdutil.LazyRegexp(`#[ \t]*`)
-	portZero  = cmdutil.LazyRegexp(`port 0.*`)
+	afterHash = &cmdutil.LazyRegexp{Expr: `#[ \t]*`}
+	portZero  = &cmdutil.LazyRegexp{Expr: `port 0.*`}
 )
 
 // afterComment is the scripts' substr($0, match($0, "#[ \t]*")+RLENGTH):
 // the line from just after the first '#' and its blanks; the whole line
 // when there is no '#' (match gives 0 and RLENGTH -1).
 func afterComment(line string) string {
-	loc := afterHash().FindStringIndex(line)
+	loc := afterHash.Get().FindStringIndex(line)
 	if loc == nil {
 		return line
 	}
@@ -210,7 +210,7 @@ func nodeLine(line, keyword string) nodeListLine {
 // it is, then put back), and the port 0 information.
 func switchListDesc(desc string) string {
 	pi := 0 // awk's match: 1-based, 0 for none
-	if loc := portZero().FindStringIndex(desc); loc != nil {
+	if loc := portZero.Get().FindStringIndex(desc); loc != nil {
 		pi = loc[0] + 1
 	}
 	pinfo := awkSubstr(desc, pi, len(desc))

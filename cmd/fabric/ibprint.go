@@ -25,7 +25,7 @@ import (
 type nodePrintKind struct {
 	name, summary string
 	// node matches the kind's node lines: the GUID and the description.
-	node func() *regexp.Regexp
+	node *cmdutil.LazyRegexp
 	// ends lists the line prefixes that end a node of the kind.
 	ends []string
 	// list is the node list tool -l runs; what names the kind in
@@ -40,13 +40,13 @@ type nodePrintKind struct {
 
 var nodePrintKinds = []nodePrintKind{
 	{name: "ibprintca", summary: "print a channel adapter's lines of the topology (deprecated script)",
-		node: cmdutil.LazyRegexp(`^Ca.*"H-(.*)"\s+# (.*)`), ends: []string{"Switch", "Rt"}, list: "Ca", what: "CA's", flushAtEnd: true,
+		node: &cmdutil.LazyRegexp{Expr: `^Ca.*"H-(.*)"\s+# (.*)`}, ends: []string{"Switch", "Rt"}, list: "Ca", what: "CA's", flushAtEnd: true,
 		notFound: "\"%s\" not found\n   Try running with the \"-R\" option.\n   If still not found the node is probably down."},
 	{name: "ibprintswitch", summary: "print a switch's lines of the topology (deprecated script)",
-		node: cmdutil.LazyRegexp(`^Switch.*"S-(.*)"\s+# (.*) port.*`), ends: []string{"Ca"}, list: "Switch", what: "switches",
+		node: &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+# (.*) port.*`}, ends: []string{"Ca"}, list: "Switch", what: "switches",
 		notFound: "Switch \"%s\" not found\n   Try running with the \"-R\" option."},
 	{name: "ibprintrt", summary: "print a router's lines of the topology (deprecated script)",
-		node: cmdutil.LazyRegexp(`^Rt.*"R-(.*)"\s+# (.*)`), ends: []string{"Switch", "Ca"}, list: "Rt", what: "Router's",
+		node: &cmdutil.LazyRegexp{Expr: `^Rt.*"R-(.*)"\s+# (.*)`}, ends: []string{"Switch", "Ca"}, list: "Rt", what: "Router's",
 		notFound: "\"%s\" not found\n   Try running with the \"-R\" option.\n   If still not found the node is probably down."},
 }
 
@@ -192,7 +192,7 @@ func printNode(text []byte, k nodePrintKind, target string, desc *regexp.Regexp)
 		if line == "" {
 			continue
 		}
-		if m := k.node().FindStringSubmatch(strings.TrimSuffix(line, "\n")); m != nil {
+		if m := k.node.Get().FindStringSubmatch(strings.TrimSuffix(line, "\n")); m != nil {
 			if in {
 				in = false
 				flush()
@@ -208,7 +208,7 @@ func printNode(text []byte, k nodePrintKind, target string, desc *regexp.Regexp)
 				in = false
 			}
 		}
-		if m := printPortLine().FindStringSubmatch(line); m != nil && in {
+		if m := printPortLine.Get().FindStringSubmatch(line); m != nil && in {
 			n, _ := strconv.Atoi(m[1])
 			ports[n] = line
 		}
@@ -220,4 +220,4 @@ func printNode(text []byte, k nodePrintKind, target string, desc *regexp.Regexp)
 }
 
 // printPortLine is the scripts' /^\[(\d+)\].*/.
-var printPortLine = cmdutil.LazyRegexp(`^\[(\d+)\]`)
+var printPortLine = &cmdutil.LazyRegexp{Expr: `^\[(\d+)\]`}

@@ -388,13 +388,17 @@ func (k *nodeChecker) counters(t checkTarget, port string) (pc *mad.PortCounters
 	return pc, caps, "", false
 }
 
-// defaultErrThresholds are ibcheckerrs' thresholds: a counter at or above
-// its threshold is reported; 0 turns the check off.
-var defaultErrThresholds = map[string]uint64{
-	"SymbolErrorCounter": 10, "LinkErrorRecoveryCounter": 10, "LinkDownedCounter": 10, "PortRcvErrors": 10,
-	"PortRcvRemotePhysicalErrors": 100, "PortRcvSwitchRelayErrors": 100, "PortXmitDiscards": 100,
-	"PortXmitConstraintErrors": 100, "PortRcvConstraintErrors": 100, "LocalLinkIntegrityErrors": 10,
-	"ExcessiveBufferOverrunErrors": 10, "VL15Dropped": 100,
+// defaultErrThresholds returns ibcheckerrs' thresholds, a new map the
+// caller may change: a counter at or above its threshold is reported; 0
+// turns the check off. A function, as a package-level map is built by the
+// package's init at every start of every tool.
+func defaultErrThresholds() map[string]uint64 {
+	return map[string]uint64{
+		"SymbolErrorCounter": 10, "LinkErrorRecoveryCounter": 10, "LinkDownedCounter": 10, "PortRcvErrors": 10,
+		"PortRcvRemotePhysicalErrors": 100, "PortRcvSwitchRelayErrors": 100, "PortXmitDiscards": 100,
+		"PortXmitConstraintErrors": 100, "PortRcvConstraintErrors": 100, "LocalLinkIntegrityErrors": 10,
+		"ExcessiveBufferOverrunErrors": 10, "VL15Dropped": 100,
+	}
 }
 
 // portSelectMismatch is the scripts' check that perfquery answered for the

@@ -166,7 +166,7 @@ const (
 )
 
 // portParens is the scripts' sub("\\(.*\\)", "", port).
-var portParens = cmdutil.LazyRegexp(`\(.*\)`)
+var portParens = &cmdutil.LazyRegexp{Expr: `\(.*\)`}
 
 // topoItems splits topology text into the scripts' lines.
 func topoItems(text []byte) []topoItem {
@@ -187,7 +187,7 @@ func topoItems(text []byte) []topoItem {
 			}
 			items = append(items, it)
 		case strings.HasPrefix(line, "["):
-			port := portParens().ReplaceAllString(field(0), "")
+			port := portParens.Get().ReplaceAllString(field(0), "")
 			port = strings.NewReplacer("[", "", "]", "").Replace(port)
 			items = append(items, topoItem{kind: topoPort, port: port, lid: awkLIDAfter(line, " lid "), line: line})
 		default:
@@ -311,7 +311,7 @@ func netCheckRun(o *netCheckOptions) error {
 	}
 	n := &netCheck{
 		o:       o,
-		k:       &nodeChecker{ctx: o.Common.Context(), x: x, style: o.Style, th: defaultErrThresholds},
+		k:       &nodeChecker{ctx: o.Common.Context(), x: x, style: o.Style, th: defaultErrThresholds()},
 		items:   topoItems(text),
 		summary: map[string]int{},
 		results: map[string]*checkFuture{},

@@ -167,10 +167,7 @@ func useArgs(t nodeCheckTool) string {
 // errThresholds are ibcheckerrs' defaults changed by the file's NAME=VALUE
 // lines (the script sources it as shell); "" is no file.
 func errThresholds(path string) (map[string]uint64, error) {
-	th := map[string]uint64{}
-	for k, v := range defaultErrThresholds {
-		th[k] = v
-	}
+	th := defaultErrThresholds()
 	if path == "" {
 		return th, nil
 	}

@@ -125,10 +125,7 @@ func TestErrThresholds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]uint64{}
-	for k, v := range defaultErrThresholds {
-		want[k] = v
-	}
+	want := defaultErrThresholds()
 	want["SymbolErrorCounter"], want["VL15Dropped"] = 0, 32
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected thresholds (-want +got):\n%s", diff)

@@ -3,12 +3,10 @@ package perf
 import (
 	"fmt"
 	"os"
-	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // ibqueryerrors' inputs and number formats: the counters -s may name, the
@@ -28,9 +26,15 @@ var pcFieldNames = []string{
 }
 
 // thresholdNames are the fields a thresholds file may set
-// (IB_PC_EXT_ERR_SYM_F to IB_PC_EXT_XMT_WAIT_F): the error counters, then
-// PortXmitWait.
-var thresholdNames = append(slices.Clone(mad.PortErrorCounters), "PortXmitWait")
+// (IB_PC_EXT_ERR_SYM_F to IB_PC_EXT_XMT_WAIT_F): mad.PortErrorCounters,
+// then PortXmitWait (TestCounterLists). A literal the compiler lays out
+// as data, where appending to a clone allocated at every start.
+var thresholdNames = []string{
+	"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+	"PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
+	"PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
+	"PortXmitWait",
+}
 
 // suppressedFields returns the PortCounters fields a -s list names; names
 // that are not fields are ignored, as infiniband-diags does.

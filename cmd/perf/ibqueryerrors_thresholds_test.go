@@ -3,9 +3,12 @@ package perf
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 func TestHumanReadable(t *testing.T) {
@@ -68,5 +71,18 @@ func TestSuppressedFields(t *testing.T) {
 	got := suppressedFields("PortXmitDiscards,bogus,PortSelect,PortXmitWait")
 	if diff := cmp.Diff([]string{"PortXmitDiscards", "PortSelect", "PortXmitWait"}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestCounterLists checks the counter lists written out as literals (so
+// that no init builds them) against the mad lists they are made of.
+func TestCounterLists(t *testing.T) {
+	want := append(slices.Clone(mad.PortErrorCounters), "PortXmitWait")
+	if diff := cmp.Diff(want, thresholdNames); diff != "" {
+		t.Errorf("thresholdNames (-want +got):\n%s", diff)
+	}
+	want = slices.Concat(mad.PortErrorCounters, mad.PortDataCounters)
+	if diff := cmp.Diff(want, swportwatchCounters); diff != "" {
+		t.Errorf("swportwatchCounters (-want +got):\n%s", diff)
 	}
 }

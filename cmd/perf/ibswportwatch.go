@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"time"
 
@@ -28,8 +27,14 @@ func init() {
 }
 
 // The counters the script reads from perfquery's output, in its order
-// (IBswcountlimits' @counters): the error counters, then the data ones.
-var swportwatchCounters = slices.Concat(mad.PortErrorCounters, mad.PortDataCounters)
+// (IBswcountlimits' @counters): mad.PortErrorCounters, then
+// mad.PortDataCounters (TestCounterLists), as a literal laid out as data.
+var swportwatchCounters = []string{
+	"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+	"PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
+	"PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
+	"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts",
+}
 
 // swportwatchRates are the error counters whose rates the script reports,
 // with the rate (counts a second) above which it calls one excessive

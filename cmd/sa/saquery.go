@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -119,12 +120,22 @@ var (
 	swirLayout       = (&mad.SwitchInfoRecord{}).Layout()
 )
 
-// saQueryTypes are saquery's record types, in its usage's order; set at
-// init, as their queries name record types through this table.
-var saQueryTypes []*saQueryType
+// saQueryTypes returns saquery's record types, in its usage's order.
+// The table is built on first use: its queries name record types through
+// it (an initialization cycle for a package-level table), and built by
+// an init it cost 18 allocations at every start of every tool.
+func saQueryTypes() []*saQueryType {
+	saQueryTypesOnce.Do(func() { saQueryTypeTable = buildSAQueryTypes() })
+	return saQueryTypeTable
+}
 
-func init() {
-	saQueryTypes = []*saQueryType{
+var (
+	saQueryTypesOnce sync.Once
+	saQueryTypeTable []*saQueryType
+)
+
+func buildSAQueryTypes() []*saQueryType {
+	return []*saQueryType{
 		{"ClassPortInfo", "CPI", cpiLayout, "", (*saQuerier).classPortInfo},
 		{"NodeRecord", "NR", nodeRecordLayout, "[lid]", (*saQuerier).nodeRecords},
 		{"PortInfoRecord", "PIR", pirLayout, "[[lid]/[port]/[options]]", (*saQuerier).portInfoRecords},
@@ -163,7 +174,7 @@ func genericQueries() []*saQueryType {
 // without regard to case, or nil. A record of the attribute table with
 // no view of its own is found by the names mad.SARecordLayout knows.
 func findSAQuery(name string) *saQueryType {
-	for _, q := range saQueryTypes {
+	for _, q := range saQueryTypes() {
 		if strings.EqualFold(name, q.name) || strings.EqualFold(name, q.alias) {
 			return q
 		}
@@ -202,7 +213,7 @@ func isRecordName(s string) bool {
 
 // saQueryByLayout returns the record type of the layout, or nil.
 func saQueryByLayout(l *mad.Layout) *saQueryType {
-	for _, q := range saQueryTypes {
+	for _, q := range saQueryTypes() {
 		if q.layout == l {
 			return q
 		}
@@ -222,7 +233,7 @@ func saRecordName(l *mad.Layout) string {
 func newSaqueryCmd(f *cmdutil.Factory, runF func(*saqueryOptions) error) *cobra.Command {
 	o := &saqueryOptions{IO: f.IO}
 	var names strings.Builder
-	for _, q := range saQueryTypes {
+	for _, q := range saQueryTypes() {
 		fmt.Fprintf(&names, "  %s (%s) %s\n", q.name, q.alias, q.usage)
 	}
 	for _, q := range genericQueries() {

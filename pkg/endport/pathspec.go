@@ -173,7 +173,7 @@ func (p *PathSpec) String() string {
 	if p.EndPort != nil {
 		items = append(items, "end_port="+p.EndPort.String())
 	}
-	for _, k := range specKeys {
+	for _, k := range specKeys() {
 		if v, ok := k.format(p); ok {
 			items = append(items, k.name+"="+v)
 		}

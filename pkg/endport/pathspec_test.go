@@ -147,7 +147,7 @@ func TestParsePathSpecErrors(t *testing.T) {
 // TestSpecKeysSorted keeps String's key order python-rdma's: ASCII.
 func TestSpecKeysSorted(t *testing.T) {
 	var names []string
-	for _, k := range specKeys {
+	for _, k := range specKeys() {
 		names = append(names, k.name)
 		if !k.ib && !k.dr {
 			t.Errorf("key %s belongs to no class", k.name)
@@ -165,7 +165,7 @@ func TestPathSpecAllKeys(t *testing.T) {
 		if dr {
 			class = "IBDRPath"
 		}
-		for _, k := range specKeys {
+		for _, k := range specKeys() {
 			if (dr && !k.dr) || (!dr && !k.ib) {
 				continue
 			}

@@ -3,6 +3,7 @@ package endport
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
@@ -16,29 +17,43 @@ type specKey struct {
 	format func(p *PathSpec) (string, bool)
 }
 
-// specKeys holds every key but end_port, in ASCII order: the order
-// python-rdma's repr sorts them in, and String's.
-var specKeys = []specKey{
-	gidKey("DGID", func(p *PathSpec) **rdma.GID { return &p.DGID }),
-	both(uintKey("DLID", 0xffff, false, func(p *PathSpec) **rdma.LID { return &p.DLID })),
-	gidKey("SGID", func(p *PathSpec) **rdma.GID { return &p.SGID }),
-	both(uintKey("SL", 15, false, func(p *PathSpec) **uint8 { return &p.SL })),
-	both(uintKey("SLID", 0xffff, false, func(p *PathSpec) **rdma.LID { return &p.SLID })),
-	both(uintKey("dqpn", 0xffffff, false, func(p *PathSpec) **uint32 { return &p.DQPN })),
-	drOnly(uintKey("drDLID", 0xffff, false, func(p *PathSpec) **rdma.LID { return &p.DRDLID })),
-	drPathKey,
-	drOnly(uintKey("drSLID", 0xffff, false, func(p *PathSpec) **rdma.LID { return &p.DRSLID })),
-	ibOnly(uintKey("flow_label", 0xfffff, false, func(p *PathSpec) **uint32 { return &p.FlowLabel })),
-	hasGRHKey,
-	ibOnly(uintKey("hop_limit", 0xff, false, func(p *PathSpec) **uint8 { return &p.HopLimit })),
-	both(uintKey("packet_life_time", 63, false, func(p *PathSpec) **uint8 { return &p.PacketLifeTime })),
-	both(uintKey("pkey", 0xffff, true, func(p *PathSpec) **uint16 { return &p.PKey })),
-	both(uintKey("pkey_index", 0xffff, false, func(p *PathSpec) **uint16 { return &p.PKeyIndex })),
-	both(uintKey("qkey", 0xffffffff, true, func(p *PathSpec) **uint32 { return &p.QKey })),
-	both(uintKey("resp_time", 31, false, func(p *PathSpec) **uint8 { return &p.RespTime })),
-	both(uintKey("retries", 0xff, false, func(p *PathSpec) **uint8 { return &p.Retries })),
-	both(uintKey("sqpn", 0xffffff, false, func(p *PathSpec) **uint32 { return &p.SQPN })),
-	ibOnly(uintKey("traffic_class", 0xff, false, func(p *PathSpec) **uint8 { return &p.TrafficClass })),
+// specKeys returns every key but end_port, in ASCII order: the order
+// python-rdma's repr sorts them in, and String's. The keys are closures
+// built by calls, so the table is built on first use, not by the
+// package's init at every start of every tool.
+func specKeys() []specKey {
+	specKeysOnce.Do(func() { specKeyTable = buildSpecKeys() })
+	return specKeyTable
+}
+
+var (
+	specKeysOnce sync.Once
+	specKeyTable []specKey
+)
+
+func buildSpecKeys() []specKey {
+	return []specKey{
+		gidKey("DGID", func(p *PathSpec) **rdma.GID { return &p.DGID }),
+		both(uintKey("DLID", 0xffff, false, func(p *PathSpec) **rdma.LID { return &p.DLID })),
+		gidKey("SGID", func(p *PathSpec) **rdma.GID { return &p.SGID }),
+		both(uintKey("SL", 15, false, func(p *PathSpec) **uint8 { return &p.SL })),
+		both(uintKey("SLID", 0xffff, false, func(p *PathSpec) **rdma.LID { return &p.SLID })),
+		both(uintKey("dqpn", 0xffffff, false, func(p *PathSpec) **uint32 { return &p.DQPN })),
+		drOnly(uintKey("drDLID", 0xffff, false, func(p *PathSpec) **rdma.LID { return &p.DRDLID })),
+		drPathKey,
+		drOnly(uintKey("drSLID", 0xffff, false, func(p *PathSpec) **rdma.LID { return &p.DRSLID })),
+		ibOnly(uintKey("flow_label", 0xfffff, false, func(p *PathSpec) **uint32 { return &p.FlowLabel })),
+		hasGRHKey,
+		ibOnly(uintKey("hop_limit", 0xff, false, func(p *PathSpec) **uint8 { return &p.HopLimit })),
+		both(uintKey("packet_life_time", 63, false, func(p *PathSpec) **uint8 { return &p.PacketLifeTime })),
+		both(uintKey("pkey", 0xffff, true, func(p *PathSpec) **uint16 { return &p.PKey })),
+		both(uintKey("pkey_index", 0xffff, false, func(p *PathSpec) **uint16 { return &p.PKeyIndex })),
+		both(uintKey("qkey", 0xffffffff, true, func(p *PathSpec) **uint32 { return &p.QKey })),
+		both(uintKey("resp_time", 31, false, func(p *PathSpec) **uint8 { return &p.RespTime })),
+		both(uintKey("retries", 0xff, false, func(p *PathSpec) **uint8 { return &p.Retries })),
+		both(uintKey("sqpn", 0xffffff, false, func(p *PathSpec) **uint32 { return &p.SQPN })),
+		ibOnly(uintKey("traffic_class", 0xff, false, func(p *PathSpec) **uint8 { return &p.TrafficClass })),
+	}
 }
 
 // unusedKeys are python-rdma path attributes that configure queue pairs,
@@ -75,7 +90,7 @@ func lookupKey(key string, dr bool) (specKey, string) {
 	if key == endPortKey.name {
 		return endPortKey, ""
 	}
-	for _, k := range specKeys {
+	for _, k := range specKeys() {
 		if k.name != key {
 			continue
 		}

@@ -94,21 +94,30 @@ func accepts(want Kind, t Target) bool {
 	return false
 }
 
-// forms lists the accepted forms of each kind, for error messages.
-var forms = map[Kind]string{
-	LID:         "a LID (12 or 0x1a, 1 to 49151)",
-	GUID:        "a port GUID (0x0002c90300a1b2c4 with more than 4 hex digits, or 0002:c903:00a1:b2c4)",
-	GID:         "a GID (fe80::2:c903:a1:b2c4)",
-	ScopedGID:   "a scoped GID (fe80::2:c903:a1:b2c4%mlx5_0/1)",
-	DirectRoute: "a DR path (0,1,3; 0 is the local port)",
-	FullPath:    "a path spec (IBPath(DLID=12, SL=1))",
+// forms names the accepted forms of a kind, for error messages.
+func forms(k Kind) string {
+	switch k {
+	case LID:
+		return "a LID (12 or 0x1a, 1 to 49151)"
+	case GUID:
+		return "a port GUID (0x0002c90300a1b2c4 with more than 4 hex digits, or 0002:c903:00a1:b2c4)"
+	case GID:
+		return "a GID (fe80::2:c903:a1:b2c4)"
+	case ScopedGID:
+		return "a scoped GID (fe80::2:c903:a1:b2c4%mlx5_0/1)"
+	case DirectRoute:
+		return "a DR path (0,1,3; 0 is the local port)"
+	case FullPath:
+		return "a path spec (IBPath(DLID=12, SL=1))"
+	}
+	return ""
 }
 
 func unrecognized(s string, want Kind, what string) error {
-	reason := "want " + forms[want]
+	reason := "want " + forms(want)
 	if want == Any {
-		reason = "want " + forms[LID] + ", " + forms[GUID] + ", " + forms[GID] + ", " +
-			forms[ScopedGID] + ", " + forms[DirectRoute] + " or " + forms[FullPath]
+		reason = "want " + forms(LID) + ", " + forms(GUID) + ", " + forms(GID) + ", " +
+			forms(ScopedGID) + ", " + forms(DirectRoute) + " or " + forms(FullPath)
 	}
 	if what != "" {
 		reason = what + "; " + reason

@@ -392,28 +392,6 @@ var SALayouts = []*Layout{
 	&layoutInformInfoRecord,
 }
 
-// saComponents holds the component mask bits and member names of the
-// SA attributes' fields.
-var saComponents = map[*Layout]*componentTable{
-	&layoutInformInfo:                     &componentsInformInfo,
-	&layoutNodeRecord:                     &componentsNodeRecord,
-	&layoutPortInfoRecord:                 &componentsPortInfoRecord,
-	&layoutSLtoVLMappingTableRecord:       &componentsSLtoVLMappingTableRecord,
-	&layoutSwitchInfoRecord:               &componentsSwitchInfoRecord,
-	&layoutLinearForwardingTableRecord:    &componentsLinearForwardingTableRecord,
-	&layoutMulticastForwardingTableRecord: &componentsMulticastForwardingTableRecord,
-	&layoutSMInfoRecord:                   &componentsSMInfoRecord,
-	&layoutLinkRecord:                     &componentsLinkRecord,
-	&layoutGUIDInfoRecord:                 &componentsGUIDInfoRecord,
-	&layoutServiceRecord:                  &componentsServiceRecord,
-	&layoutPKeyTableRecord:                &componentsPKeyTableRecord,
-	&layoutPathRecord:                     &componentsPathRecord,
-	&layoutVLArbitrationTableRecord:       &componentsVLArbitrationTableRecord,
-	&layoutMCMemberRecord:                 &componentsMCMemberRecord,
-	&layoutMultiPathRecord:                &componentsMultiPathRecord,
-	&layoutInformInfoRecord:               &componentsInformInfoRecord,
-}
-
 // NodeDescription is the subnet management NodeDescription (attribute 0x0010, 64 bytes).
 type NodeDescription struct {
 	NodeDescription NodeDescString `json:"nodeDescription"`
@@ -4905,7 +4883,7 @@ var layoutInformInfo = Layout{Name: "InformInfo", Class: ClassSA, ID: AttrInform
 	{Name: "QPN", JSON: "qpn", Label: "QPN", Offset: 224, Width: 24, DumpOffset: 224, Format: FormatUint},
 	{Name: "RespTimeValue", JSON: "respTimeValue", Label: "RespTimeValue", Offset: 251, Width: 5, DumpOffset: 251, Format: FormatUint},
 	{Name: "ProducerType", JSON: "producerType", Label: "ProducerType", Offset: 264, Width: 24, DumpOffset: 264, Format: FormatHex},
-}}
+}, components: &componentsInformInfo}
 
 var componentsInformInfo = componentTable{infos: []componentInfo{
 	{member: "GID", mask: 0x1, kind: kindGID},
@@ -4918,17 +4896,17 @@ var componentsInformInfo = componentTable{infos: []componentInfo{
 	{member: "QPN", mask: 0x100, kind: kindUint},
 	{member: "respTimeValue", mask: 0x400, kind: kindUint},
 	{member: "producerType", mask: 0x1000, kind: kindUint},
-}, index: map[string]int{
-	"gid":           0,
-	"lidrangebegin": 1,
-	"lidrangeend":   2,
-	"isgeneric":     3,
-	"subscribe":     4,
-	"type":          5,
-	"trapnumber":    6,
-	"qpn":           7,
-	"resptimevalue": 8,
-	"producertype":  9,
+}, index: []componentName{
+	{"gid", 0},
+	{"isgeneric", 3},
+	{"lidrangebegin", 1},
+	{"lidrangeend", 2},
+	{"producertype", 9},
+	{"qpn", 7},
+	{"resptimevalue", 8},
+	{"subscribe", 4},
+	{"trapnumber", 6},
+	{"type", 5},
 }}
 
 // Layout returns InformInfo's field layout.
@@ -4995,7 +4973,7 @@ var layoutNodeRecord = Layout{Name: "NodeRecord", Class: ClassSA, ID: AttrNodeRe
 	{Name: "NodeInfo.LocalPortNum", JSON: "nodeInfo.localPortNum", Label: "LocalPort", Offset: 320, Width: 8, DumpOffset: 320, Format: FormatUint},
 	{Name: "NodeInfo.VendorID", JSON: "nodeInfo.vendorID", Label: "VendorId", Offset: 328, Width: 24, DumpOffset: 328, Format: FormatHex},
 	{Name: "NodeDescription.NodeDescription", JSON: "nodeDescription.nodeDescription", Label: "NodeDesc", Offset: 352, Width: 512, DumpOffset: 352, Format: FormatString},
-}}
+}, components: &componentsNodeRecord}
 
 var componentsNodeRecord = componentTable{infos: []componentInfo{
 	{member: "LID", mask: 0x1, kind: kindUint},
@@ -5012,23 +4990,23 @@ var componentsNodeRecord = componentTable{infos: []componentInfo{
 	{member: "nodeInfo.localPortNum", mask: 0x1000, kind: kindUint},
 	{member: "nodeInfo.vendorID", mask: 0x2000, kind: kindUint},
 	{member: "nodeDescription.nodeString", mask: 0x4000, kind: kindString},
-}, index: map[string]int{
-	"lid":                             0,
-	"nodeinfo.baseversion":            1,
-	"nodeinfo.classversion":           2,
-	"nodeinfo.nodetype":               3,
-	"nodeinfo.numports":               4,
-	"nodeinfo.systemimageguid":        5,
-	"nodeinfo.nodeguid":               6,
-	"nodeinfo.portguid":               7,
-	"nodeinfo.partitioncap":           8,
-	"nodeinfo.deviceid":               9,
-	"nodeinfo.revision":               10,
-	"nodeinfo.localportnum":           11,
-	"nodeinfo.vendorid":               12,
-	"nodedescription.nodedescription": 13,
-	"nodedescription.nodestring":      13,
-	"nodedescription":                 13,
+}, index: []componentName{
+	{"lid", 0},
+	{"nodedescription", 13},
+	{"nodedescription.nodedescription", 13},
+	{"nodedescription.nodestring", 13},
+	{"nodeinfo.baseversion", 1},
+	{"nodeinfo.classversion", 2},
+	{"nodeinfo.deviceid", 9},
+	{"nodeinfo.localportnum", 11},
+	{"nodeinfo.nodeguid", 6},
+	{"nodeinfo.nodetype", 3},
+	{"nodeinfo.numports", 4},
+	{"nodeinfo.partitioncap", 8},
+	{"nodeinfo.portguid", 7},
+	{"nodeinfo.revision", 10},
+	{"nodeinfo.systemimageguid", 5},
+	{"nodeinfo.vendorid", 12},
 }}
 
 // Layout returns NodeRecord's field layout.
@@ -5130,7 +5108,7 @@ var layoutPortInfoRecord = Layout{Name: "PortInfoRecord", Class: ClassSA, ID: At
 	{Name: "PortInfo.LinkSpeedExtActive", JSON: "portInfo.linkSpeedExtActive", Label: "LinkSpeedExtActive", Offset: 528, Width: 4, DumpOffset: 528, Format: FormatLinkSpeedExt},
 	{Name: "PortInfo.LinkSpeedExtSupported", JSON: "portInfo.linkSpeedExtSupported", Label: "LinkSpeedExtSupported", Offset: 532, Width: 4, DumpOffset: 532, Format: FormatLinkSpeedExtSupported},
 	{Name: "PortInfo.LinkSpeedExtEnabled", JSON: "portInfo.linkSpeedExtEnabled", Label: "LinkSpeedExtEnabled", Offset: 539, Width: 5, DumpOffset: 539, Format: FormatLinkSpeedExtEnabled},
-}}
+}, components: &componentsPortInfoRecord}
 
 var componentsPortInfoRecord = componentTable{infos: []componentInfo{
 	{member: "endportLID", mask: 0x1, kind: kindUint},
@@ -5187,71 +5165,71 @@ var componentsPortInfoRecord = componentTable{infos: []componentInfo{
 	{member: "portInfo.linkSpeedExtActive", mask: 0x40000000000000, kind: kindUint},
 	{member: "portInfo.linkSpeedExtSupported", mask: 0x80000000000000, kind: kindUint},
 	{member: "portInfo.linkSpeedExtEnabled", mask: 0x200000000000000, kind: kindUint},
-}, index: map[string]int{
-	"endportlid":                                   0,
-	"portnum":                                      1,
-	"options":                                      2,
-	"portinfo.mkey":                                3,
-	"portinfo.gidprefix":                           4,
-	"portinfo.lid":                                 5,
-	"portinfo.smlid":                               6,
-	"portinfo.mastersmlid":                         6,
-	"portinfo.capabilitymask":                      7,
-	"portinfo.diagcode":                            8,
-	"portinfo.mkeyleaseperiod":                     9,
-	"portinfo.localportnum":                        10,
-	"portinfo.linkwidthenabled":                    11,
-	"portinfo.linkwidthsupported":                  12,
-	"portinfo.linkwidthactive":                     13,
-	"portinfo.linkspeedsupported":                  14,
-	"portinfo.linkstate":                           15,
-	"portinfo.portstate":                           15,
-	"portinfo.physlinkstate":                       16,
-	"portinfo.portphysicalstate":                   16,
-	"portinfo.linkdowndefstate":                    17,
-	"portinfo.linkdowndefaultstate":                17,
-	"portinfo.protectbits":                         18,
-	"portinfo.mkeyprotectbits":                     18,
-	"portinfo.lmc":                                 19,
-	"portinfo.linkspeedactive":                     20,
-	"portinfo.linkspeedenabled":                    21,
-	"portinfo.neighbormtu":                         22,
-	"portinfo.smsl":                                23,
-	"portinfo.mastersmsl":                          23,
-	"portinfo.vlcap":                               24,
-	"portinfo.inittype":                            25,
-	"portinfo.vlhighlimit":                         26,
-	"portinfo.vlarbhighcap":                        27,
-	"portinfo.vlarbitrationhighcap":                27,
-	"portinfo.vlarblowcap":                         28,
-	"portinfo.vlarbitrationlowcap":                 28,
-	"portinfo.inittypereply":                       29,
-	"portinfo.mtucap":                              30,
-	"portinfo.vlstallcount":                        31,
-	"portinfo.hoqlife":                             32,
-	"portinfo.operationalvls":                      33,
-	"portinfo.partitionenforcementinbound":         34,
-	"portinfo.partitionenforcementoutbound":        35,
-	"portinfo.filterrawinbound":                    36,
-	"portinfo.filterrawoutbound":                   37,
-	"portinfo.mkeyviolations":                      38,
-	"portinfo.pkeyviolations":                      39,
-	"portinfo.qkeyviolations":                      40,
-	"portinfo.guidcap":                             41,
-	"portinfo.clientreregister":                    42,
-	"portinfo.mcastpkeytrapsuppressionenabled":     43,
-	"portinfo.multicastpkeytrapsuppressionenabled": 43,
-	"portinfo.subnettimeout":                       44,
-	"portinfo.resptimevalue":                       45,
-	"portinfo.localphyerrors":                      46,
-	"portinfo.overrunerrors":                       47,
-	"portinfo.maxcredithint":                       48,
-	"portinfo.roundtrip":                           49,
-	"portinfo.linkroundtriplatency":                49,
-	"portinfo.capabilitymask2":                     50,
-	"portinfo.linkspeedextactive":                  51,
-	"portinfo.linkspeedextsupported":               52,
-	"portinfo.linkspeedextenabled":                 53,
+}, index: []componentName{
+	{"endportlid", 0},
+	{"options", 2},
+	{"portinfo.capabilitymask", 7},
+	{"portinfo.capabilitymask2", 50},
+	{"portinfo.clientreregister", 42},
+	{"portinfo.diagcode", 8},
+	{"portinfo.filterrawinbound", 36},
+	{"portinfo.filterrawoutbound", 37},
+	{"portinfo.gidprefix", 4},
+	{"portinfo.guidcap", 41},
+	{"portinfo.hoqlife", 32},
+	{"portinfo.inittype", 25},
+	{"portinfo.inittypereply", 29},
+	{"portinfo.lid", 5},
+	{"portinfo.linkdowndefaultstate", 17},
+	{"portinfo.linkdowndefstate", 17},
+	{"portinfo.linkroundtriplatency", 49},
+	{"portinfo.linkspeedactive", 20},
+	{"portinfo.linkspeedenabled", 21},
+	{"portinfo.linkspeedextactive", 51},
+	{"portinfo.linkspeedextenabled", 53},
+	{"portinfo.linkspeedextsupported", 52},
+	{"portinfo.linkspeedsupported", 14},
+	{"portinfo.linkstate", 15},
+	{"portinfo.linkwidthactive", 13},
+	{"portinfo.linkwidthenabled", 11},
+	{"portinfo.linkwidthsupported", 12},
+	{"portinfo.lmc", 19},
+	{"portinfo.localphyerrors", 46},
+	{"portinfo.localportnum", 10},
+	{"portinfo.mastersmlid", 6},
+	{"portinfo.mastersmsl", 23},
+	{"portinfo.maxcredithint", 48},
+	{"portinfo.mcastpkeytrapsuppressionenabled", 43},
+	{"portinfo.mkey", 3},
+	{"portinfo.mkeyleaseperiod", 9},
+	{"portinfo.mkeyprotectbits", 18},
+	{"portinfo.mkeyviolations", 38},
+	{"portinfo.mtucap", 30},
+	{"portinfo.multicastpkeytrapsuppressionenabled", 43},
+	{"portinfo.neighbormtu", 22},
+	{"portinfo.operationalvls", 33},
+	{"portinfo.overrunerrors", 47},
+	{"portinfo.partitionenforcementinbound", 34},
+	{"portinfo.partitionenforcementoutbound", 35},
+	{"portinfo.physlinkstate", 16},
+	{"portinfo.pkeyviolations", 39},
+	{"portinfo.portphysicalstate", 16},
+	{"portinfo.portstate", 15},
+	{"portinfo.protectbits", 18},
+	{"portinfo.qkeyviolations", 40},
+	{"portinfo.resptimevalue", 45},
+	{"portinfo.roundtrip", 49},
+	{"portinfo.smlid", 6},
+	{"portinfo.smsl", 23},
+	{"portinfo.subnettimeout", 44},
+	{"portinfo.vlarbhighcap", 27},
+	{"portinfo.vlarbitrationhighcap", 27},
+	{"portinfo.vlarbitrationlowcap", 28},
+	{"portinfo.vlarblowcap", 28},
+	{"portinfo.vlcap", 24},
+	{"portinfo.vlhighlimit", 26},
+	{"portinfo.vlstallcount", 31},
+	{"portnum", 1},
 }}
 
 // Layout returns PortInfoRecord's field layout.
@@ -5301,20 +5279,20 @@ var layoutSLtoVLMappingTableRecord = Layout{Name: "SLtoVLMappingTableRecord", Cl
 	{Name: "InputPortNum", JSON: "inputPortNum", Label: "InputPortNum", Offset: 16, Width: 8, DumpOffset: 16, Format: FormatUint},
 	{Name: "OutputPortNum", JSON: "outputPortNum", Label: "OutputPortNum", Offset: 24, Width: 8, DumpOffset: 24, Format: FormatUint},
 	{Name: "SLToVLMappingTable.SLToVLMap", JSON: "slToVLMappingTable.slToVLMap", Label: "SLToVLMap", Offset: 64, Width: 64, DumpOffset: 64, Format: FormatHex},
-}}
+}, components: &componentsSLtoVLMappingTableRecord}
 
 var componentsSLtoVLMappingTableRecord = componentTable{infos: []componentInfo{
 	{member: "LID", mask: 0x1, kind: kindUint},
 	{member: "inputPortNum", mask: 0x2, kind: kindUint},
 	{member: "outputPortNum", mask: 0x4, kind: kindUint},
 	{member: "SLToVLMappingTable.SLtoVL", mask: 0x10, kind: kindUint},
-}, index: map[string]int{
-	"lid":                          0,
-	"inputportnum":                 1,
-	"outputportnum":                2,
-	"sltovlmappingtable.sltovlmap": 3,
-	"sltovlmappingtable.sltovl":    3,
-	"sltovlmappingtable":           3,
+}, index: []componentName{
+	{"inputportnum", 1},
+	{"lid", 0},
+	{"outputportnum", 2},
+	{"sltovlmappingtable", 3},
+	{"sltovlmappingtable.sltovl", 3},
+	{"sltovlmappingtable.sltovlmap", 3},
 }}
 
 // Layout returns SLtoVLMappingTableRecord's field layout.
@@ -5379,7 +5357,7 @@ var layoutSwitchInfoRecord = Layout{Name: "SwitchInfoRecord", Class: ClassSA, ID
 	{Name: "SwitchInfo.FilterRawOutboundCap", JSON: "switchInfo.filterRawOutboundCap", Label: "FilterRawOutbound", Offset: 163, Width: 1, DumpOffset: 163, Format: FormatUint},
 	{Name: "SwitchInfo.EnhancedPort0", JSON: "switchInfo.enhancedPort0", Label: "EnhancedPort0", Offset: 164, Width: 1, DumpOffset: 164, Format: FormatUint},
 	{Name: "SwitchInfo.MulticastFDBTop", JSON: "switchInfo.multicastFDBTop", Label: "MulticastFDBTop", Offset: 176, Width: 16, DumpOffset: 176, Format: FormatHex},
-}}
+}, components: &componentsSwitchInfoRecord}
 
 var componentsSwitchInfoRecord = componentTable{infos: []componentInfo{
 	{member: "LID", mask: 0x1, kind: kindUint},
@@ -5401,26 +5379,26 @@ var componentsSwitchInfoRecord = componentTable{infos: []componentInfo{
 	{member: "switchInfo.filterRawOutboundCap", mask: 0x20000, kind: kindUint},
 	{member: "switchInfo.enhancedPort0", mask: 0x40000, kind: kindUint},
 	{member: "switchInfo.multicastFDBTop", mask: 0x200000, kind: kindUint},
-}, index: map[string]int{
-	"lid":                                          0,
-	"switchinfo.linearfdbcap":                      1,
-	"switchinfo.randomfdbcap":                      2,
-	"switchinfo.multicastfdbcap":                   3,
-	"switchinfo.linearfdbtop":                      4,
-	"switchinfo.defaultport":                       5,
-	"switchinfo.defaultmulticastprimaryport":       6,
-	"switchinfo.defaultmulticastnotprimaryport":    7,
-	"switchinfo.lifetimevalue":                     8,
-	"switchinfo.portstatechange":                   9,
-	"switchinfo.optimizedsltovlmappingprogramming": 10,
-	"switchinfo.lidsperport":                       11,
-	"switchinfo.partitionenforcementcap":           12,
-	"switchinfo.inboundenforcementcap":             13,
-	"switchinfo.outboundenforcementcap":            14,
-	"switchinfo.filterrawinboundcap":               15,
-	"switchinfo.filterrawoutboundcap":              16,
-	"switchinfo.enhancedport0":                     17,
-	"switchinfo.multicastfdbtop":                   18,
+}, index: []componentName{
+	{"lid", 0},
+	{"switchinfo.defaultmulticastnotprimaryport", 7},
+	{"switchinfo.defaultmulticastprimaryport", 6},
+	{"switchinfo.defaultport", 5},
+	{"switchinfo.enhancedport0", 17},
+	{"switchinfo.filterrawinboundcap", 15},
+	{"switchinfo.filterrawoutboundcap", 16},
+	{"switchinfo.inboundenforcementcap", 13},
+	{"switchinfo.lidsperport", 11},
+	{"switchinfo.lifetimevalue", 8},
+	{"switchinfo.linearfdbcap", 1},
+	{"switchinfo.linearfdbtop", 4},
+	{"switchinfo.multicastfdbcap", 3},
+	{"switchinfo.multicastfdbtop", 18},
+	{"switchinfo.optimizedsltovlmappingprogramming", 10},
+	{"switchinfo.outboundenforcementcap", 14},
+	{"switchinfo.partitionenforcementcap", 12},
+	{"switchinfo.portstatechange", 9},
+	{"switchinfo.randomfdbcap", 2},
 }}
 
 // Layout returns SwitchInfoRecord's field layout.
@@ -5466,18 +5444,18 @@ var layoutLinearForwardingTableRecord = Layout{Name: "LinearForwardingTableRecor
 	{Name: "LID", JSON: "lid", Label: "Lid", Offset: 0, Width: 16, DumpOffset: 0, Format: FormatUint},
 	{Name: "BlockNum", JSON: "blockNum", Label: "BlockNum", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
 	{Name: "LinearForwardingTable.LinearForwTbl", JSON: "linearForwardingTable.linearForwTbl", Label: "LinearForwTbl", Offset: 64, Width: 512, DumpOffset: 64, Format: FormatArray},
-}}
+}, components: &componentsLinearForwardingTableRecord}
 
 var componentsLinearForwardingTableRecord = componentTable{infos: []componentInfo{
 	{member: "LID", mask: 0x1, kind: kindUint},
 	{member: "blockNum", mask: 0x2, kind: kindUint},
 	{member: "linearForwardingTable.portBlock", mask: 0x8, kind: kindBytes},
-}, index: map[string]int{
-	"lid":                                 0,
-	"blocknum":                            1,
-	"linearforwardingtable.linearforwtbl": 2,
-	"linearforwardingtable.portblock":     2,
-	"linearforwardingtable":               2,
+}, index: []componentName{
+	{"blocknum", 1},
+	{"lid", 0},
+	{"linearforwardingtable", 2},
+	{"linearforwardingtable.linearforwtbl", 2},
+	{"linearforwardingtable.portblock", 2},
 }}
 
 // Layout returns LinearForwardingTableRecord's field layout.
@@ -5527,20 +5505,20 @@ var layoutMulticastForwardingTableRecord = Layout{Name: "MulticastForwardingTabl
 	{Name: "Position", JSON: "position", Label: "Position", Offset: 16, Width: 4, DumpOffset: 16, Format: FormatUint},
 	{Name: "BlockNum", JSON: "blockNum", Label: "BlockNum", Offset: 23, Width: 9, DumpOffset: 23, Format: FormatUint},
 	{Name: "MulticastForwardingTable.MulticastForwTbl", JSON: "multicastForwardingTable.multicastForwTbl", Label: "MulticastForwTbl", Offset: 64, Width: 512, DumpOffset: 64, Format: FormatArray},
-}}
+}, components: &componentsMulticastForwardingTableRecord}
 
 var componentsMulticastForwardingTableRecord = componentTable{infos: []componentInfo{
 	{member: "LID", mask: 0x1, kind: kindUint},
 	{member: "position", mask: 0x2, kind: kindUint},
 	{member: "blockNum", mask: 0x8, kind: kindUint},
 	{member: "multicastForwardingTable.portMaskBlock", mask: 0x20, kind: kindBytes},
-}, index: map[string]int{
-	"lid":      0,
-	"position": 1,
-	"blocknum": 2,
-	"multicastforwardingtable.multicastforwtbl": 3,
-	"multicastforwardingtable.portmaskblock":    3,
-	"multicastforwardingtable":                  3,
+}, index: []componentName{
+	{"blocknum", 2},
+	{"lid", 0},
+	{"multicastforwardingtable", 3},
+	{"multicastforwardingtable.multicastforwtbl", 3},
+	{"multicastforwardingtable.portmaskblock", 3},
+	{"position", 1},
 }}
 
 // Layout returns MulticastForwardingTableRecord's field layout.
@@ -5592,7 +5570,7 @@ var layoutSMInfoRecord = Layout{Name: "SMInfoRecord", Class: ClassSA, ID: AttrSM
 	{Name: "SMInfo.ActCount", JSON: "smInfo.actCount", Label: "SmActivity", Offset: 160, Width: 32, DumpOffset: 160, Format: FormatUint},
 	{Name: "SMInfo.Priority", JSON: "smInfo.priority", Label: "SmPriority", Offset: 192, Width: 4, DumpOffset: 192, Format: FormatUint},
 	{Name: "SMInfo.SMState", JSON: "smInfo.smState", Label: "SmState", Offset: 196, Width: 4, DumpOffset: 196, Format: FormatUint},
-}}
+}, components: &componentsSMInfoRecord}
 
 var componentsSMInfoRecord = componentTable{infos: []componentInfo{
 	{member: "LID", mask: 0x1, kind: kindUint},
@@ -5601,13 +5579,13 @@ var componentsSMInfoRecord = componentTable{infos: []componentInfo{
 	{member: "SMInfo.actCount", mask: 0x10, kind: kindUint},
 	{member: "SMInfo.priority", mask: 0x20, kind: kindUint},
 	{member: "SMInfo.SMState", mask: 0x40, kind: kindUint},
-}, index: map[string]int{
-	"lid":             0,
-	"sminfo.guid":     1,
-	"sminfo.smkey":    2,
-	"sminfo.actcount": 3,
-	"sminfo.priority": 4,
-	"sminfo.smstate":  5,
+}, index: []componentName{
+	{"lid", 0},
+	{"sminfo.actcount", 3},
+	{"sminfo.guid", 1},
+	{"sminfo.priority", 4},
+	{"sminfo.smkey", 2},
+	{"sminfo.smstate", 5},
 }}
 
 // Layout returns SMInfoRecord's field layout.
@@ -5653,18 +5631,18 @@ var layoutLinkRecord = Layout{Name: "LinkRecord", Class: ClassSA, ID: AttrLinkRe
 	{Name: "FromPort", JSON: "fromPort", Label: "FromPort", Offset: 16, Width: 8, DumpOffset: 16, Format: FormatUint},
 	{Name: "ToPort", JSON: "toPort", Label: "ToPort", Offset: 24, Width: 8, DumpOffset: 24, Format: FormatUint},
 	{Name: "ToLID", JSON: "toLID", Label: "ToLID", Offset: 32, Width: 16, DumpOffset: 32, Format: FormatUint},
-}}
+}, components: &componentsLinkRecord}
 
 var componentsLinkRecord = componentTable{infos: []componentInfo{
 	{member: "fromLID", mask: 0x1, kind: kindUint},
 	{member: "fromPort", mask: 0x2, kind: kindUint},
 	{member: "toPort", mask: 0x4, kind: kindUint},
 	{member: "toLID", mask: 0x8, kind: kindUint},
-}, index: map[string]int{
-	"fromlid":  0,
-	"fromport": 1,
-	"toport":   2,
-	"tolid":    3,
+}, index: []componentName{
+	{"fromlid", 0},
+	{"fromport", 1},
+	{"tolid", 3},
+	{"toport", 2},
 }}
 
 // Layout returns LinkRecord's field layout.
@@ -5715,7 +5693,7 @@ var layoutGUIDInfoRecord = Layout{Name: "GUIDInfoRecord", Class: ClassSA, ID: At
 	{Name: "GUIDInfo.GUID5", JSON: "guidInfo.guid5", Label: "GUID5", Offset: 384, Width: 64, DumpOffset: 384, Format: FormatHex},
 	{Name: "GUIDInfo.GUID6", JSON: "guidInfo.guid6", Label: "GUID6", Offset: 448, Width: 64, DumpOffset: 448, Format: FormatHex},
 	{Name: "GUIDInfo.GUID7", JSON: "guidInfo.guid7", Label: "GUID7", Offset: 512, Width: 64, DumpOffset: 512, Format: FormatHex},
-}}
+}, components: &componentsGUIDInfoRecord}
 
 var componentsGUIDInfoRecord = componentTable{infos: []componentInfo{
 	{member: "LID", mask: 0x1, kind: kindUint},
@@ -5728,17 +5706,17 @@ var componentsGUIDInfoRecord = componentTable{infos: []componentInfo{
 	{member: "GUIDInfo.GUID5", mask: 0x200, kind: kindGUID},
 	{member: "GUIDInfo.GUID6", mask: 0x400, kind: kindGUID},
 	{member: "GUIDInfo.GUID7", mask: 0x800, kind: kindGUID},
-}, index: map[string]int{
-	"lid":            0,
-	"blocknum":       1,
-	"guidinfo.guid0": 2,
-	"guidinfo.guid1": 3,
-	"guidinfo.guid2": 4,
-	"guidinfo.guid3": 5,
-	"guidinfo.guid4": 6,
-	"guidinfo.guid5": 7,
-	"guidinfo.guid6": 8,
-	"guidinfo.guid7": 9,
+}, index: []componentName{
+	{"blocknum", 1},
+	{"guidinfo.guid0", 2},
+	{"guidinfo.guid1", 3},
+	{"guidinfo.guid2", 4},
+	{"guidinfo.guid3", 5},
+	{"guidinfo.guid4", 6},
+	{"guidinfo.guid5", 7},
+	{"guidinfo.guid6", 8},
+	{"guidinfo.guid7", 9},
+	{"lid", 0},
 }}
 
 // Layout returns GUIDInfoRecord's field layout.
@@ -5850,7 +5828,7 @@ var layoutServiceRecord = Layout{Name: "ServiceRecord", Class: ClassSA, ID: Attr
 	{Name: "ServiceData32_3", JSON: "serviceData32_3", Label: "ServiceData32_3", Offset: 1248, Width: 32, DumpOffset: 1248, Format: FormatHex},
 	{Name: "ServiceData64_0", JSON: "serviceData64_0", Label: "ServiceData64_0", Offset: 1280, Width: 64, DumpOffset: 1280, Format: FormatHex},
 	{Name: "ServiceData64_1", JSON: "serviceData64_1", Label: "ServiceData64_1", Offset: 1344, Width: 64, DumpOffset: 1344, Format: FormatHex},
-}}
+}, components: &componentsServiceRecord}
 
 var componentsServiceRecord = componentTable{infos: []componentInfo{
 	{member: "serviceID", mask: 0x1, kind: kindUint},
@@ -5889,43 +5867,43 @@ var componentsServiceRecord = componentTable{infos: []componentInfo{
 	{member: "serviceData32_3", mask: 0x400000000, kind: kindUint},
 	{member: "serviceData64_0", mask: 0x800000000, kind: kindUint},
 	{member: "serviceData64_1", mask: 0x1000000000, kind: kindUint},
-}, index: map[string]int{
-	"serviceid":       0,
-	"servicegid":      1,
-	"servicepkey":     2,
-	"servicelease":    3,
-	"servicekey":      4,
-	"servicename":     5,
-	"servicedata8_0":  6,
-	"servicedata8_1":  7,
-	"servicedata8_2":  8,
-	"servicedata8_3":  9,
-	"servicedata8_4":  10,
-	"servicedata8_5":  11,
-	"servicedata8_6":  12,
-	"servicedata8_7":  13,
-	"servicedata8_8":  14,
-	"servicedata8_9":  15,
-	"servicedata8_10": 16,
-	"servicedata8_11": 17,
-	"servicedata8_12": 18,
-	"servicedata8_13": 19,
-	"servicedata8_14": 20,
-	"servicedata8_15": 21,
-	"servicedata16_0": 22,
-	"servicedata16_1": 23,
-	"servicedata16_2": 24,
-	"servicedata16_3": 25,
-	"servicedata16_4": 26,
-	"servicedata16_5": 27,
-	"servicedata16_6": 28,
-	"servicedata16_7": 29,
-	"servicedata32_0": 30,
-	"servicedata32_1": 31,
-	"servicedata32_2": 32,
-	"servicedata32_3": 33,
-	"servicedata64_0": 34,
-	"servicedata64_1": 35,
+}, index: []componentName{
+	{"servicedata16_0", 22},
+	{"servicedata16_1", 23},
+	{"servicedata16_2", 24},
+	{"servicedata16_3", 25},
+	{"servicedata16_4", 26},
+	{"servicedata16_5", 27},
+	{"servicedata16_6", 28},
+	{"servicedata16_7", 29},
+	{"servicedata32_0", 30},
+	{"servicedata32_1", 31},
+	{"servicedata32_2", 32},
+	{"servicedata32_3", 33},
+	{"servicedata64_0", 34},
+	{"servicedata64_1", 35},
+	{"servicedata8_0", 6},
+	{"servicedata8_1", 7},
+	{"servicedata8_10", 16},
+	{"servicedata8_11", 17},
+	{"servicedata8_12", 18},
+	{"servicedata8_13", 19},
+	{"servicedata8_14", 20},
+	{"servicedata8_15", 21},
+	{"servicedata8_2", 8},
+	{"servicedata8_3", 9},
+	{"servicedata8_4", 10},
+	{"servicedata8_5", 11},
+	{"servicedata8_6", 12},
+	{"servicedata8_7", 13},
+	{"servicedata8_8", 14},
+	{"servicedata8_9", 15},
+	{"servicegid", 1},
+	{"serviceid", 0},
+	{"servicekey", 4},
+	{"servicelease", 3},
+	{"servicename", 5},
+	{"servicepkey", 2},
 }}
 
 // Layout returns ServiceRecord's field layout.
@@ -6035,20 +6013,20 @@ var layoutPKeyTableRecord = Layout{Name: "PKeyTableRecord", Class: ClassSA, ID: 
 	{Name: "BlockNum", JSON: "blockNum", Label: "BlockNum", Offset: 16, Width: 16, DumpOffset: 16, Format: FormatUint},
 	{Name: "PortNum", JSON: "portNum", Label: "PortNum", Offset: 32, Width: 8, DumpOffset: 32, Format: FormatUint},
 	{Name: "PKeyTable.PKeys", JSON: "pKeyTable.pKeys", Label: "", Offset: 64, Width: 512, DumpOffset: 64, Format: FormatArray},
-}}
+}, components: &componentsPKeyTableRecord}
 
 var componentsPKeyTableRecord = componentTable{infos: []componentInfo{
 	{member: "LID", mask: 0x1, kind: kindUint},
 	{member: "blockNum", mask: 0x2, kind: kindUint},
 	{member: "portNum", mask: 0x4, kind: kindUint},
 	{member: "PKeyTable.PKeyBlock", mask: 0x10, kind: kindBytes},
-}, index: map[string]int{
-	"lid":                 0,
-	"blocknum":            1,
-	"portnum":             2,
-	"pkeytable.pkeys":     3,
-	"pkeytable.pkeyblock": 3,
-	"pkeytable":           3,
+}, index: []componentName{
+	{"blocknum", 1},
+	{"lid", 0},
+	{"pkeytable", 3},
+	{"pkeytable.pkeyblock", 3},
+	{"pkeytable.pkeys", 3},
+	{"portnum", 2},
 }}
 
 // Layout returns PKeyTableRecord's field layout.
@@ -6134,7 +6112,7 @@ var layoutPathRecord = Layout{Name: "PathRecord", Class: ClassSA, ID: AttrPathRe
 	{Name: "PacketLifeTime", JSON: "packetLifeTime", Label: "PacketLifeTime", Offset: 450, Width: 6, DumpOffset: 450, Format: FormatUint},
 	{Name: "Preference", JSON: "preference", Label: "Preference", Offset: 456, Width: 8, DumpOffset: 456, Format: FormatUint},
 	{Name: "ReversePathPKeyMemberBit", JSON: "reversePathPKeyMemberBit", Label: "ReversePathPKeyMemberBit", Offset: 464, Width: 2, DumpOffset: 464, Format: FormatUint},
-}}
+}, components: &componentsPathRecord}
 
 var componentsPathRecord = componentTable{infos: []componentInfo{
 	{member: "serviceID", mask: 0x3, kind: kindUint},
@@ -6159,29 +6137,29 @@ var componentsPathRecord = componentTable{infos: []componentInfo{
 	{member: "packetLifeTime", mask: 0x200000, kind: kindUint},
 	{member: "preference", mask: 0x400000, kind: kindUint},
 	{member: "reversePathPKeyMemberBit", mask: 0x800000, kind: kindUint},
-}, index: map[string]int{
-	"serviceid":                0,
-	"dgid":                     1,
-	"sgid":                     2,
-	"dlid":                     3,
-	"slid":                     4,
-	"rawtraffic":               5,
-	"flowlabel":                6,
-	"hoplimit":                 7,
-	"tclass":                   8,
-	"reversible":               9,
-	"numbpath":                 10,
-	"pkey":                     11,
-	"qosclass":                 12,
-	"sl":                       13,
-	"mtuselector":              14,
-	"mtu":                      15,
-	"rateselector":             16,
-	"rate":                     17,
-	"packetlifetimeselector":   18,
-	"packetlifetime":           19,
-	"preference":               20,
-	"reversepathpkeymemberbit": 21,
+}, index: []componentName{
+	{"dgid", 1},
+	{"dlid", 3},
+	{"flowlabel", 6},
+	{"hoplimit", 7},
+	{"mtu", 15},
+	{"mtuselector", 14},
+	{"numbpath", 10},
+	{"packetlifetime", 19},
+	{"packetlifetimeselector", 18},
+	{"pkey", 11},
+	{"preference", 20},
+	{"qosclass", 12},
+	{"rate", 17},
+	{"rateselector", 16},
+	{"rawtraffic", 5},
+	{"reversepathpkeymemberbit", 21},
+	{"reversible", 9},
+	{"serviceid", 0},
+	{"sgid", 2},
+	{"sl", 13},
+	{"slid", 4},
+	{"tclass", 8},
 }}
 
 // Layout returns PathRecord's field layout.
@@ -6263,20 +6241,20 @@ var layoutVLArbitrationTableRecord = Layout{Name: "VLArbitrationTableRecord", Cl
 	{Name: "OutputPortNum", JSON: "outputPortNum", Label: "OutputPortNum", Offset: 16, Width: 8, DumpOffset: 16, Format: FormatUint},
 	{Name: "BlockNum", JSON: "blockNum", Label: "BlockNum", Offset: 24, Width: 8, DumpOffset: 24, Format: FormatUint},
 	{Name: "VLArbitrationTable.VLArbTbl", JSON: "vlArbitrationTable.vlArbTbl", Label: "VLArbTbl", Offset: 64, Width: 512, DumpOffset: 64, Format: FormatArray},
-}}
+}, components: &componentsVLArbitrationTableRecord}
 
 var componentsVLArbitrationTableRecord = componentTable{infos: []componentInfo{
 	{member: "LID", mask: 0x1, kind: kindUint},
 	{member: "outputPortNum", mask: 0x2, kind: kindUint},
 	{member: "blockNum", mask: 0x4, kind: kindUint},
 	{member: "VLArbitrationTable.VLWeightBlock", mask: 0x10, kind: kindBytes},
-}, index: map[string]int{
-	"lid":                              0,
-	"outputportnum":                    1,
-	"blocknum":                         2,
-	"vlarbitrationtable.vlarbtbl":      3,
-	"vlarbitrationtable.vlweightblock": 3,
-	"vlarbitrationtable":               3,
+}, index: []componentName{
+	{"blocknum", 2},
+	{"lid", 0},
+	{"outputportnum", 1},
+	{"vlarbitrationtable", 3},
+	{"vlarbitrationtable.vlarbtbl", 3},
+	{"vlarbitrationtable.vlweightblock", 3},
 }}
 
 // Layout returns VLArbitrationTableRecord's field layout.
@@ -6356,7 +6334,7 @@ var layoutMCMemberRecord = Layout{Name: "MCMemberRecord", Class: ClassSA, ID: At
 	{Name: "Scope", JSON: "scope", Label: "Scope", Offset: 384, Width: 4, DumpOffset: 384, Format: FormatUint},
 	{Name: "JoinState", JSON: "joinState", Label: "McastMemJoinState", Offset: 388, Width: 4, DumpOffset: 388, Format: FormatUint},
 	{Name: "ProxyJoin", JSON: "proxyJoin", Label: "McastMemProxyJoin", Offset: 399, Width: 1, DumpOffset: 399, Format: FormatUint},
-}}
+}, components: &componentsMCMemberRecord}
 
 var componentsMCMemberRecord = componentTable{infos: []componentInfo{
 	{member: "MGID", mask: 0x1, kind: kindGID},
@@ -6377,25 +6355,25 @@ var componentsMCMemberRecord = componentTable{infos: []componentInfo{
 	{member: "scope", mask: 0x8000, kind: kindUint},
 	{member: "joinState", mask: 0x10000, kind: kindUint},
 	{member: "proxyJoin", mask: 0x20000, kind: kindUint},
-}, index: map[string]int{
-	"mgid":                   0,
-	"portgid":                1,
-	"qkey":                   2,
-	"mlid":                   3,
-	"mtuselector":            4,
-	"mtu":                    5,
-	"tclass":                 6,
-	"pkey":                   7,
-	"rateselector":           8,
-	"rate":                   9,
-	"packetlifetimeselector": 10,
-	"packetlifetime":         11,
-	"sl":                     12,
-	"flowlabel":              13,
-	"hoplimit":               14,
-	"scope":                  15,
-	"joinstate":              16,
-	"proxyjoin":              17,
+}, index: []componentName{
+	{"flowlabel", 13},
+	{"hoplimit", 14},
+	{"joinstate", 16},
+	{"mgid", 0},
+	{"mlid", 3},
+	{"mtu", 5},
+	{"mtuselector", 4},
+	{"packetlifetime", 11},
+	{"packetlifetimeselector", 10},
+	{"pkey", 7},
+	{"portgid", 1},
+	{"proxyjoin", 17},
+	{"qkey", 2},
+	{"rate", 9},
+	{"rateselector", 8},
+	{"scope", 15},
+	{"sl", 12},
+	{"tclass", 6},
 }}
 
 // Layout returns MCMemberRecord's field layout.
@@ -6503,7 +6481,7 @@ var layoutMultiPathRecord = Layout{Name: "MultiPathRecord", Class: ClassSA, ID: 
 	{Name: "DGIDCount", JSON: "dgidCount", Label: "MultiPathNumDest", Offset: 128, Width: 8, DumpOffset: 128, Format: FormatUint},
 	{Name: "ServiceID56LSB", JSON: "serviceID56LSB", Label: "ServiceID56LSB", Offset: 136, Width: 56, DumpOffset: 136, Format: FormatHex},
 	{Name: "SDGID", JSON: "sdgid", Label: "MultiPathGid", Offset: 192, Width: 128, DumpOffset: 192, Format: FormatArray},
-}}
+}, components: &componentsMultiPathRecord}
 
 var componentsMultiPathRecord = componentTable{infos: []componentInfo{
 	{member: "rawTraffic", mask: 0x1, kind: kindUint},
@@ -6527,28 +6505,28 @@ var componentsMultiPathRecord = componentTable{infos: []componentInfo{
 	{member: "DGIDCount", mask: 0x100000, kind: kindUint},
 	{member: "serviceID56LSB", mask: 0x200000, kind: kindUint},
 	{member: "SDGID", mask: 0x400000, kind: kindGID},
-}, index: map[string]int{
-	"rawtraffic":             0,
-	"flowlabel":              1,
-	"hoplimit":               2,
-	"tclass":                 3,
-	"reversible":             4,
-	"numbpath":               5,
-	"pkey":                   6,
-	"qosclass":               7,
-	"sl":                     8,
-	"mtuselector":            9,
-	"mtu":                    10,
-	"rateselector":           11,
-	"rate":                   12,
-	"packetlifetimeselector": 13,
-	"packetlifetime":         14,
-	"serviceid8msb":          15,
-	"independenceselector":   16,
-	"sgidcount":              17,
-	"dgidcount":              18,
-	"serviceid56lsb":         19,
-	"sdgid":                  20,
+}, index: []componentName{
+	{"dgidcount", 18},
+	{"flowlabel", 1},
+	{"hoplimit", 2},
+	{"independenceselector", 16},
+	{"mtu", 10},
+	{"mtuselector", 9},
+	{"numbpath", 5},
+	{"packetlifetime", 14},
+	{"packetlifetimeselector", 13},
+	{"pkey", 6},
+	{"qosclass", 7},
+	{"rate", 12},
+	{"rateselector", 11},
+	{"rawtraffic", 0},
+	{"reversible", 4},
+	{"sdgid", 20},
+	{"serviceid56lsb", 19},
+	{"serviceid8msb", 15},
+	{"sgidcount", 17},
+	{"sl", 8},
+	{"tclass", 3},
 }}
 
 // Layout returns MultiPathRecord's field layout.
@@ -6635,7 +6613,7 @@ var layoutInformInfoRecord = Layout{Name: "InformInfoRecord", Class: ClassSA, ID
 	{Name: "InformInfo.QPN", JSON: "informInfo.qpn", Label: "QPN", Offset: 416, Width: 24, DumpOffset: 416, Format: FormatUint},
 	{Name: "InformInfo.RespTimeValue", JSON: "informInfo.respTimeValue", Label: "RespTimeValue", Offset: 443, Width: 5, DumpOffset: 443, Format: FormatUint},
 	{Name: "InformInfo.ProducerType", JSON: "informInfo.producerType", Label: "ProducerType", Offset: 456, Width: 24, DumpOffset: 456, Format: FormatHex},
-}}
+}, components: &componentsInformInfoRecord}
 
 var componentsInformInfoRecord = componentTable{infos: []componentInfo{
 	{member: "subscriberGID", mask: 0x1, kind: kindGID},
@@ -6650,19 +6628,19 @@ var componentsInformInfoRecord = componentTable{infos: []componentInfo{
 	{member: "informInfo.QPN", mask: 0x800, kind: kindUint},
 	{member: "informInfo.respTimeValue", mask: 0x2000, kind: kindUint},
 	{member: "informInfo.producerType", mask: 0x8000, kind: kindUint},
-}, index: map[string]int{
-	"subscribergid":            0,
-	"enumeration":              1,
-	"informinfo.gid":           2,
-	"informinfo.lidrangebegin": 3,
-	"informinfo.lidrangeend":   4,
-	"informinfo.isgeneric":     5,
-	"informinfo.subscribe":     6,
-	"informinfo.type":          7,
-	"informinfo.trapnumber":    8,
-	"informinfo.qpn":           9,
-	"informinfo.resptimevalue": 10,
-	"informinfo.producertype":  11,
+}, index: []componentName{
+	{"enumeration", 1},
+	{"informinfo.gid", 2},
+	{"informinfo.isgeneric", 5},
+	{"informinfo.lidrangebegin", 3},
+	{"informinfo.lidrangeend", 4},
+	{"informinfo.producertype", 11},
+	{"informinfo.qpn", 9},
+	{"informinfo.resptimevalue", 10},
+	{"informinfo.subscribe", 6},
+	{"informinfo.trapnumber", 8},
+	{"informinfo.type", 7},
+	{"subscribergid", 0},
 }}
 
 // Layout returns InformInfoRecord's field layout.

@@ -22,22 +22,37 @@ const (
 	ClassSMIDirect    Class = 0x81 // subnet management, directed route
 )
 
-var classNames = map[Class]string{
-	ClassSMI:       "SMI",
-	ClassSA:        "SA",
-	ClassPerf:      "PerfMgt",
-	ClassBM:        "BM",
-	ClassDevMgt:    "DevMgt",
-	ClassCM:        "CM",
-	ClassSNMP:      "SNMP",
-	ClassCC:        "CC",
-	ClassSMIDirect: "SMI-DR",
+// className is the name of a class that has one. A switch, not a map: a
+// package-level map is built by the package's init at every start of
+// every tool.
+func className(c Class) (string, bool) {
+	switch c {
+	case ClassSMI:
+		return "SMI", true
+	case ClassSA:
+		return "SA", true
+	case ClassPerf:
+		return "PerfMgt", true
+	case ClassBM:
+		return "BM", true
+	case ClassDevMgt:
+		return "DevMgt", true
+	case ClassCM:
+		return "CM", true
+	case ClassSNMP:
+		return "SNMP", true
+	case ClassCC:
+		return "CC", true
+	case ClassSMIDirect:
+		return "SMI-DR", true
+	}
+	return "", false
 }
 
 // String names the class: "SMI", "SMI-DR", "SA", "PerfMgt", ..., "Vendor1(0x0a)",
 // "Vendor2(0x32)", or "Class(0x..)" for a class without a name.
 func (c Class) String() string {
-	if s, ok := classNames[c]; ok {
+	if s, ok := className(c); ok {
 		return s
 	}
 	switch {

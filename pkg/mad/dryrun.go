@@ -166,7 +166,7 @@ func appendPlanned(out []PlannedField, prefix string, fields []Field, data, befo
 			if (f.Offset+f.Width+7)/8 > len(before) || planText(f, before) == v {
 				continue
 			}
-			if noChange && portInfoNoChange[f.Name] && f.Value(data) == 0 {
+			if noChange && portInfoNoChange(f.Name) && f.Value(data) == 0 {
 				continue
 			}
 		} else if isZero(f, data) {
@@ -185,17 +185,15 @@ func appendPlanned(out []PlannedField, prefix string, fields []Field, data, befo
 	return out
 }
 
-// portInfoNoChange are the PortInfo fields in which a Set's 0 asks for no
+// portInfoNoChange reports the PortInfo fields in which a Set's 0 asks for no
 // change (IBA 14.2.5.6): the states and the enabled widths and speeds, as
 // ibportstate and the port state tools write them.
-var portInfoNoChange = map[string]bool{
-	"LinkState":           true,
-	"PhysLinkState":       true,
-	"LinkDownDefState":    true,
-	"LinkWidthEnabled":    true,
-	"LinkSpeedEnabled":    true,
-	"LinkSpeedExtEnabled": true,
-	"OperationalVLs":      true,
+func portInfoNoChange(name string) bool {
+	switch name {
+	case "LinkState", "PhysLinkState", "LinkDownDefState", "LinkWidthEnabled", "LinkSpeedEnabled", "LinkSpeedExtEnabled", "OperationalVLs":
+		return true
+	}
+	return false
 }
 
 // planText is the field's value in data on one line: as libibmad prints

@@ -5,10 +5,22 @@ import (
 	"sync"
 )
 
+// fieldNamesMap is built on first use, under a sync.Once: a package-level
+// sync.OnceValue allocates its closures in the package's init.
+var (
+	fieldNamesOnce sync.Once
+	fieldNamesMap  map[string]string
+)
+
 // fieldNames maps each libibmad label of the attribute table to its
 // field's name (the last part of the Go name: "LocalPortNum" for
 // "LocalPort"); no label stands for two names (TestFieldName).
-var fieldNames = sync.OnceValue(func() map[string]string {
+func fieldNames() map[string]string {
+	fieldNamesOnce.Do(func() { fieldNamesMap = buildFieldNames() })
+	return fieldNamesMap
+}
+
+func buildFieldNames() map[string]string {
 	m := make(map[string]string)
 	for _, l := range Layouts {
 		for _, f := range l.Fields {
@@ -23,7 +35,7 @@ var fieldNames = sync.OnceValue(func() map[string]string {
 		}
 	}
 	return m
-})
+}
 
 // FieldName returns the IBA name of the field libibmad labels label
 // ("BaseVersion" for "BaseVers"): the names python-rdma prints with

@@ -32,6 +32,9 @@ type Layout struct {
 	// control table, a config space access); nil for other attributes.
 	// Fields leaves them out.
 	Block *Block
+	// components are an SA attribute's components; nil for other
+	// attributes.
+	components *componentTable
 }
 
 // AppendDump appends libibmad's dotted dump of data, the attribute's

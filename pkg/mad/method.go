@@ -29,28 +29,49 @@ const (
 // ResponseBit is the R bit of the method byte.
 const ResponseBit Method = 0x80
 
-var methodNames = map[Method]string{
-	MethodGet:               "Get",
-	MethodSet:               "Set",
-	MethodSend:              "Send",
-	MethodTrap:              "Trap",
-	MethodReport:            "Report",
-	MethodTrapRepress:       "TrapRepress",
-	MethodGetTable:          "GetTable",
-	MethodGetTraceTable:     "GetTraceTable",
-	MethodGetMulti:          "GetMulti",
-	MethodDelete:            "Delete",
-	MethodGetResp:           "GetResp",
-	MethodReportResp:        "ReportResp",
-	MethodGetTableResp:      "GetTableResp",
-	MethodGetTraceTableResp: "GetTraceTableResp",
-	MethodGetMultiResp:      "GetMultiResp",
-	MethodDeleteResp:        "DeleteResp",
+// methodName is the name of a method that has one (a switch, as
+// className).
+func methodName(m Method) (string, bool) {
+	switch m {
+	case MethodGet:
+		return "Get", true
+	case MethodSet:
+		return "Set", true
+	case MethodSend:
+		return "Send", true
+	case MethodTrap:
+		return "Trap", true
+	case MethodReport:
+		return "Report", true
+	case MethodTrapRepress:
+		return "TrapRepress", true
+	case MethodGetTable:
+		return "GetTable", true
+	case MethodGetTraceTable:
+		return "GetTraceTable", true
+	case MethodGetMulti:
+		return "GetMulti", true
+	case MethodDelete:
+		return "Delete", true
+	case MethodGetResp:
+		return "GetResp", true
+	case MethodReportResp:
+		return "ReportResp", true
+	case MethodGetTableResp:
+		return "GetTableResp", true
+	case MethodGetTraceTableResp:
+		return "GetTraceTableResp", true
+	case MethodGetMultiResp:
+		return "GetMultiResp", true
+	case MethodDeleteResp:
+		return "DeleteResp", true
+	}
+	return "", false
 }
 
 // String names the method ("Get", "GetResp", ...) or gives "Method(0x..)".
 func (m Method) String() string {
-	if s, ok := methodNames[m]; ok {
+	if s, ok := methodName(m); ok {
 		return s
 	}
 	return fmt.Sprintf("Method(%#02x)", uint8(m))

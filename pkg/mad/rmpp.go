@@ -76,25 +76,33 @@ const (
 	rmppRespTimeDefault   uint8 = 14        // RRespTime the kernel sets in ACKs (none given)
 )
 
-var rmppStatusText = map[uint8]string{
-	RMPPStatusNormal:      "normal",
-	RMPPStatusResources:   "resources exhausted",
-	RMPPStatusTimeTooLong: "total time too long",
-	RMPPStatusBadLength:   "inconsistent last and payload length",
-	RMPPStatusBadFirst:    "inconsistent first and segment number",
-	RMPPStatusBadType:     "bad RMPP type",
-	RMPPStatusWindowSmall: "NewWindowLast too small",
-	RMPPStatusSegTooBig:   "segment number too big",
-	RMPPStatusIllegal:     "illegal status",
-	RMPPStatusBadVersion:  "unsupported version",
-	RMPPStatusRetries:     "too many retries",
-	RMPPStatusUnspecified: "unspecified",
-}
-
 // RMPPStatusText returns the spec's name of an RMPP status code.
 func RMPPStatusText(s uint8) string {
-	if t, ok := rmppStatusText[s]; ok {
-		return t
+	switch s {
+	case RMPPStatusNormal:
+		return "normal"
+	case RMPPStatusResources:
+		return "resources exhausted"
+	case RMPPStatusTimeTooLong:
+		return "total time too long"
+	case RMPPStatusBadLength:
+		return "inconsistent last and payload length"
+	case RMPPStatusBadFirst:
+		return "inconsistent first and segment number"
+	case RMPPStatusBadType:
+		return "bad RMPP type"
+	case RMPPStatusWindowSmall:
+		return "NewWindowLast too small"
+	case RMPPStatusSegTooBig:
+		return "segment number too big"
+	case RMPPStatusIllegal:
+		return "illegal status"
+	case RMPPStatusBadVersion:
+		return "unsupported version"
+	case RMPPStatusRetries:
+		return "too many retries"
+	case RMPPStatusUnspecified:
+		return "unspecified"
 	}
 	return fmt.Sprintf("status %d", s)
 }

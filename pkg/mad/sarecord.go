@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -54,7 +55,28 @@ type componentInfo struct {
 // its Layout, and the lower-case names that find them.
 type componentTable struct {
 	infos []componentInfo
-	index map[string]int
+	// index is sorted by name (TestComponentIndexSorted): a generated
+	// map literal would be built by the package's init at every start
+	// of every tool.
+	index []componentName
+}
+
+// componentName is one lower-case name of a component and the index of
+// its field.
+type componentName struct {
+	name  string
+	field int
+}
+
+// find returns the field index of the component a lower-case name gives.
+func (t *componentTable) find(name string) (int, bool) {
+	i, ok := slices.BinarySearchFunc(t.index, name, func(n componentName, name string) int {
+		return strings.Compare(n.name, name)
+	})
+	if !ok {
+		return 0, false
+	}
+	return t.index[i].field, true
 }
 
 // Component returns the SA record's field a name gives, and the component
@@ -65,11 +87,11 @@ type componentTable struct {
 // ("nodeDescription", "SLToVLMappingTable"). It reports false for an unknown name and for layouts that are not SA
 // attributes.
 func (l *Layout) Component(name string) (Component, bool) {
-	t := saComponents[l]
+	t := l.components
 	if t == nil {
 		return Component{}, false
 	}
-	i, ok := t.index[strings.ToLower(strings.TrimSpace(name))]
+	i, ok := t.find(strings.ToLower(strings.TrimSpace(name)))
 	if !ok {
 		return Component{}, false
 	}
@@ -79,7 +101,7 @@ func (l *Layout) Component(name string) (Component, bool) {
 // Components returns every component of an SA record, in component bit
 // order, or nil for layouts that are not SA attributes.
 func (l *Layout) Components() []Component {
-	t := saComponents[l]
+	t := l.components
 	if t == nil {
 		return nil
 	}
@@ -96,31 +118,55 @@ func (t *componentTable) component(l *Layout, i int) Component {
 	return Component{Field: l.Fields[i], Member: info.member, Bit: bits.TrailingZeros64(info.mask), Mask: info.mask, kind: info.kind}
 }
 
-// saRecordAliases are the other names of the SA records: the short names
-// of infiniband-diags' saquery (and python-rdma's, which adds MPR), and
-// their long names where they are not the spec's.
-var saRecordAliases = map[string]string{
-	"nr":               "NodeRecord",
-	"pir":              "PortInfoRecord",
-	"sl2vl":            "SLtoVLMappingTableRecord",
-	"sl2vltablerecord": "SLtoVLMappingTableRecord",
-	"swir":             "SwitchInfoRecord",
-	"swi":              "SwitchInfoRecord",
-	"lftr":             "LinearForwardingTableRecord",
-	"lftrecord":        "LinearForwardingTableRecord",
-	"mftr":             "MulticastForwardingTableRecord",
-	"mftrecord":        "MulticastForwardingTableRecord",
-	"smir":             "SMInfoRecord",
-	"lr":               "LinkRecord",
-	"gir":              "GUIDInfoRecord",
-	"sr":               "ServiceRecord",
-	"pktr":             "PKeyTableRecord",
-	"p_keytablerecord": "PKeyTableRecord",
-	"pr":               "PathRecord",
-	"vlar":             "VLArbitrationTableRecord",
-	"mcmr":             "MCMemberRecord",
-	"iir":              "InformInfoRecord",
-	"mpr":              "MultiPathRecord",
+// saRecordAlias returns the record an other name in lower case gives: the
+// short names of infiniband-diags' saquery (and python-rdma's, which adds
+// MPR), and their long names where they are not the spec's.
+func saRecordAlias(name string) (string, bool) {
+	switch name {
+	case "nr":
+		return "NodeRecord", true
+	case "pir":
+		return "PortInfoRecord", true
+	case "sl2vl":
+		return "SLtoVLMappingTableRecord", true
+	case "sl2vltablerecord":
+		return "SLtoVLMappingTableRecord", true
+	case "swir":
+		return "SwitchInfoRecord", true
+	case "swi":
+		return "SwitchInfoRecord", true
+	case "lftr":
+		return "LinearForwardingTableRecord", true
+	case "lftrecord":
+		return "LinearForwardingTableRecord", true
+	case "mftr":
+		return "MulticastForwardingTableRecord", true
+	case "mftrecord":
+		return "MulticastForwardingTableRecord", true
+	case "smir":
+		return "SMInfoRecord", true
+	case "lr":
+		return "LinkRecord", true
+	case "gir":
+		return "GUIDInfoRecord", true
+	case "sr":
+		return "ServiceRecord", true
+	case "pktr":
+		return "PKeyTableRecord", true
+	case "p_keytablerecord":
+		return "PKeyTableRecord", true
+	case "pr":
+		return "PathRecord", true
+	case "vlar":
+		return "VLArbitrationTableRecord", true
+	case "mcmr":
+		return "MCMemberRecord", true
+	case "iir":
+		return "InformInfoRecord", true
+	case "mpr":
+		return "MultiPathRecord", true
+	}
+	return "", false
 }
 
 // SARecordLayout returns the layout of the SA attribute a name gives,
@@ -130,7 +176,7 @@ var saRecordAliases = map[string]string{
 // name ("SANodeRecord"). It returns nil for any other name.
 func SARecordLayout(name string) *Layout {
 	n := strings.ToLower(strings.TrimSpace(name))
-	if long, ok := saRecordAliases[n]; ok {
+	if long, ok := saRecordAlias(n); ok {
 		n = long
 	}
 	for _, l := range SALayouts {

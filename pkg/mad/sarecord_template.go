@@ -20,7 +20,7 @@ import (
 // ServiceName take text; other fields wider than 64 bits take 0x and hex
 // digits. A member set twice keeps its last value.
 func SATemplate(l *Layout, assigns []string) (rec []byte, mask uint64, err error) {
-	if l == nil || saComponents[l] == nil {
+	if l == nil || l.components == nil {
 		name := "a nil layout"
 		if l != nil {
 			name = l.Name

@@ -423,3 +423,29 @@ func FuzzSARecords(f *testing.F) {
 		}
 	})
 }
+
+// TestComponentIndexSorted checks the generated component indexes are
+// sorted and without duplicates, as their binary search needs, and that
+// every SA layout has one.
+func TestComponentIndexSorted(t *testing.T) {
+	for _, l := range SALayouts {
+		if l.components == nil {
+			t.Errorf("%s: no component table", l.Name)
+			continue
+		}
+		idx := l.components.index
+		for i := 1; i < len(idx); i++ {
+			if idx[i-1].name >= idx[i].name {
+				t.Errorf("%s: index %q before %q", l.Name, idx[i-1].name, idx[i].name)
+			}
+		}
+		for _, n := range idx {
+			if n.field < 0 || n.field >= len(l.Fields) {
+				t.Errorf("%s: %q indexes field %d of %d", l.Name, n.name, n.field, len(l.Fields))
+			}
+			if i, ok := l.components.find(n.name); !ok || i != n.field {
+				t.Errorf("%s: find(%q) = %d, %v, want %d", l.Name, n.name, i, ok, n.field)
+			}
+		}
+	}
+}

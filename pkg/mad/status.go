@@ -22,11 +22,19 @@ const (
 	DirectionBit                Status = 0x8000 // the D bit of a directed-route SMP
 )
 
-var statusCodeNames = map[Status]string{
-	StatusBadVersion:            "bad version",
-	StatusMethodUnsupported:     "method unsupported",
-	StatusMethodAttrUnsupported: "method/attribute combination unsupported",
-	StatusInvalidField:          "invalid attribute or modifier value",
+// statusCodeName names an invalid-field code (a switch, as className).
+func statusCodeName(code Status) (string, bool) {
+	switch code {
+	case StatusBadVersion:
+		return "bad version", true
+	case StatusMethodUnsupported:
+		return "method unsupported", true
+	case StatusMethodAttrUnsupported:
+		return "method/attribute combination unsupported", true
+	case StatusInvalidField:
+		return "invalid attribute or modifier value", true
+	}
+	return "", false
 }
 
 // String describes the status bits: "ok", or the common conditions joined
@@ -56,7 +64,7 @@ func (s Status) Describe(c Class) string {
 		add("redirect required")
 	}
 	if code := s & StatusCodeMask; code != 0 {
-		if name, ok := statusCodeNames[code]; ok {
+		if name, ok := statusCodeName(code); ok {
 			add(name)
 		} else {
 			add(fmt.Sprintf("reserved code %d", code>>2))

@@ -40,43 +40,57 @@ type componentValue struct {
 	value uint64
 }
 
-// viaSA maps each SMP attribute the SA's records carry to its record.
-// The attribute modifiers are the SMPs' (IBA 14.2.5).
-var viaSA = map[AttrID]viaSARecord{
-	AttrNodeInfo:        {record: &layoutNodeRecord, embed: "NodeInfo"},
-	AttrNodeDescription: {record: &layoutNodeRecord, embed: "NodeDescription"},
-	AttrPortInfo: {record: &layoutPortInfoRecord, embed: "PortInfo", sel: func(mod uint32) []componentValue {
+// viaSA lists each SMP attribute the SA's records carry and its record.
+// The attribute modifiers are the SMPs' (IBA 14.2.5). A slice the compiler
+// lays out as data: a map would be built at every start of every tool.
+var viaSA = []struct {
+	attr AttrID
+	viaSARecord
+}{
+	{AttrNodeInfo, viaSARecord{record: &layoutNodeRecord, embed: "NodeInfo"}},
+	{AttrNodeDescription, viaSARecord{record: &layoutNodeRecord, embed: "NodeDescription"}},
+	{AttrPortInfo, viaSARecord{record: &layoutPortInfoRecord, embed: "PortInfo", sel: func(mod uint32) []componentValue {
 		if mod == 0 {
 			// The port the SMP would enter: a CA's one record, or a
 			// switch's port 0 (pick).
 			return nil
 		}
 		return []componentValue{{"PortNum", uint64(mod & 0xff)}}
-	}, pick: componentValue{"PortNum", 0}},
-	AttrSwitchInfo: {record: &layoutSwitchInfoRecord, embed: "SwitchInfo"},
-	AttrGUIDInfo: {record: &layoutGUIDInfoRecord, embed: "GUIDInfo", sel: func(mod uint32) []componentValue {
+	}, pick: componentValue{"PortNum", 0}}},
+	{AttrSwitchInfo, viaSARecord{record: &layoutSwitchInfoRecord, embed: "SwitchInfo"}},
+	{AttrGUIDInfo, viaSARecord{record: &layoutGUIDInfoRecord, embed: "GUIDInfo", sel: func(mod uint32) []componentValue {
 		return []componentValue{{"BlockNum", uint64(mod & 0xff)}}
-	}},
-	AttrPKeyTable: {record: &layoutPKeyTableRecord, embed: "PKeyTable", sel: func(mod uint32) []componentValue {
+	}}},
+	{AttrPKeyTable, viaSARecord{record: &layoutPKeyTableRecord, embed: "PKeyTable", sel: func(mod uint32) []componentValue {
 		sel := []componentValue{{"BlockNum", uint64(mod & 0xffff)}}
 		if port := mod >> 16 & 0xff; port != 0 {
 			sel = append(sel, componentValue{"PortNum", uint64(port)})
 		}
 		return sel
-	}},
-	AttrSLtoVLMappingTable: {record: &layoutSLtoVLMappingTableRecord, embed: "SLToVLMappingTable", sel: func(mod uint32) []componentValue {
+	}}},
+	{AttrSLtoVLMappingTable, viaSARecord{record: &layoutSLtoVLMappingTableRecord, embed: "SLToVLMappingTable", sel: func(mod uint32) []componentValue {
 		return []componentValue{{"InputPortNum", uint64(mod >> 8 & 0xff)}, {"OutputPortNum", uint64(mod & 0xff)}}
-	}},
-	AttrVLArbitrationTable: {record: &layoutVLArbitrationTableRecord, embed: "VLArbitrationTable", sel: func(mod uint32) []componentValue {
+	}}},
+	{AttrVLArbitrationTable, viaSARecord{record: &layoutVLArbitrationTableRecord, embed: "VLArbitrationTable", sel: func(mod uint32) []componentValue {
 		return []componentValue{{"OutputPortNum", uint64(mod & 0xff)}, {"BlockNum", uint64(mod >> 16 & 0xff)}}
-	}},
-	AttrLinearForwardingTable: {record: &layoutLinearForwardingTableRecord, embed: "LinearForwardingTable", name: "LFTRecord",
-		sel: func(mod uint32) []componentValue { return []componentValue{{"BlockNum", uint64(mod & 0xffff)}} }},
-	AttrMulticastForwardingTable: {record: &layoutMulticastForwardingTableRecord, embed: "MulticastForwardingTable", name: "MFTRecord",
+	}}},
+	{AttrLinearForwardingTable, viaSARecord{record: &layoutLinearForwardingTableRecord, embed: "LinearForwardingTable", name: "LFTRecord",
+		sel: func(mod uint32) []componentValue { return []componentValue{{"BlockNum", uint64(mod & 0xffff)}} }}},
+	{AttrMulticastForwardingTable, viaSARecord{record: &layoutMulticastForwardingTableRecord, embed: "MulticastForwardingTable", name: "MFTRecord",
 		sel: func(mod uint32) []componentValue {
 			return []componentValue{{"Position", uint64(mod >> 28)}, {"BlockNum", uint64(mod & 0x1ff)}}
-		}},
-	AttrSMInfo: {record: &layoutSMInfoRecord, embed: "SMInfo"},
+		}}},
+	{AttrSMInfo, viaSARecord{record: &layoutSMInfoRecord, embed: "SMInfo"}},
+}
+
+// viaSAFor returns the record that carries an SMP attribute.
+func viaSAFor(id AttrID) (*viaSARecord, bool) {
+	for i := range viaSA {
+		if viaSA[i].attr == id {
+			return &viaSA[i].viaSARecord, true
+		}
+	}
+	return nil, false
 }
 
 // recordName names the record in messages.
@@ -156,7 +170,7 @@ func (e *NoRecordError) Error() string {
 // python-rdma's SATransactor does (it wraps SubnGet only, and falls back
 // to the SMP for the attributes it has no record for).
 func (t *Transactor) doViaSA(ctx context.Context, r *Request) (*Response, error) {
-	m, ok := viaSA[r.AttrID]
+	m, ok := viaSAFor(r.AttrID)
 	if !ok || r.Method != MethodGet {
 		return t.transact(ctx, r)
 	}

@@ -39,7 +39,10 @@ func TestViaSARecords(t *testing.T) {
 		{AttrSMInfo, 0, want{0x18, "SMInfoRecord", []byte{1, 2}, 1, 4, 21, 28}},
 	}
 	for _, tt := range tests {
-		m := viaSA[tt.attr]
+		m, ok := viaSAFor(tt.attr)
+		if !ok {
+			t.Fatalf("attribute %#04x: no record", uint16(tt.attr))
+		}
 		rec, mask, err := m.template(0x0102, tt.mod)
 		if err != nil {
 			t.Fatal(err)

@@ -192,7 +192,7 @@ func (a AETH) String() string {
 	case AckRNRNAK:
 		return "RNR NAK (timer " + strconv.Itoa(int(v)) + ")"
 	case AckNAK:
-		if s, ok := nakCodes[v]; ok {
+		if s := nakCode(v); s != "" {
 			return "NAK (" + s + ")"
 		}
 		return "NAK (code " + strconv.Itoa(int(v)) + ")"
@@ -200,12 +200,21 @@ func (a AETH) String() string {
 	return "reserved syndrome " + strconv.Itoa(int(a.Syndrome))
 }
 
-var nakCodes = map[uint8]string{
-	0: "PSN sequence error",
-	1: "invalid request",
-	2: "remote access error",
-	3: "remote operational error",
-	4: "invalid RD request",
+// nakCode names a NAK's code (IBA table 43), or gives "" for a reserved one.
+func nakCode(v uint8) string {
+	switch v {
+	case 0:
+		return "PSN sequence error"
+	case 1:
+		return "invalid request"
+	case 2:
+		return "remote access error"
+	case 3:
+		return "remote operational error"
+	case 4:
+		return "invalid RD request"
+	}
+	return ""
 }
 
 // DETH is the datagram extended transport header (IBA 9.3.2).

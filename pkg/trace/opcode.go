@@ -83,7 +83,10 @@ const (
 	OpAtomicWrite        Operation = 0x1d
 )
 
-var operationNames = map[Operation]string{
+// operationNames and opHeaders are arrays indexed by the five-bit
+// operation, which the compiler lays out as data: maps would be built by
+// the package's init at every start of every tool.
+var operationNames = [32]string{
 	OpSendFirst:          "SEND First",
 	OpSendMiddle:         "SEND Middle",
 	OpSendLast:           "SEND Last",
@@ -167,7 +170,8 @@ const (
 
 // opHeaders lists, for the RC transport, the headers each operation
 // carries after the BTH (IBA table 38); other transports derive from it.
-var opHeaders = map[Operation]ethSet{
+// An operation it has no entry for (0) is reserved for RC.
+var opHeaders = [32]ethSet{
 	OpSendFirst:          hasPayload,
 	OpSendMiddle:         hasPayload,
 	OpSendLast:           hasPayload,
@@ -201,13 +205,13 @@ func headersOf(o Opcode) (ethSet, bool) {
 	op := o.Operation()
 	switch o.Transport() {
 	case TransportRC:
-		h, ok := opHeaders[op]
-		return h, ok
+		return rcHeaders(op)
 	case TransportUC:
 		if op > OpWriteOnlyImm {
 			return 0, false
 		}
-		return opHeaders[op], true
+		h, _ := rcHeaders(op)
+		return h, true
 	case TransportRD:
 		if op > OpResync || op == OpFlush || op == OpAtomicWrite {
 			return 0, false
@@ -215,7 +219,8 @@ func headersOf(o Opcode) (ethSet, bool) {
 		if op == OpResync {
 			return hasRDETH | hasDETH, true
 		}
-		h := opHeaders[op] | hasRDETH
+		h, _ := rcHeaders(op)
+		h |= hasRDETH
 		if isRequest(op) {
 			h |= hasDETH
 		}
@@ -231,13 +236,23 @@ func headersOf(o Opcode) (ethSet, bool) {
 	case TransportCNP:
 		return 0, o == OpcodeCNP
 	case TransportXRC:
-		h, ok := opHeaders[op]
+		h, ok := rcHeaders(op)
 		if ok && isRequest(op) {
 			h |= hasXRCETH
 		}
 		return h, ok
 	}
 	return 0, false
+}
+
+// rcHeaders returns opHeaders' entry for an operation, and false for one
+// RC reserves.
+func rcHeaders(op Operation) (ethSet, bool) {
+	if int(op) >= len(opHeaders) {
+		return 0, false
+	}
+	h := opHeaders[op]
+	return h, h != 0
 }
 
 // isRequest reports whether an operation goes from requester to
@@ -314,8 +329,8 @@ const (
 
 // String names the operation as IBA table 35 does: "RDMA WRITE First".
 func (op Operation) String() string {
-	if s, ok := operationNames[op]; ok {
-		return s
+	if int(op) < len(operationNames) && operationNames[op] != "" {
+		return operationNames[op]
 	}
 	return fmt.Sprintf("operation %#02x", uint8(op))
 }

@@ -22,17 +22,17 @@ import (
 // .json), so ibnetdiscover --load-cache and ibtool's --diff read it too.
 
 // cacheVar matches a string.Template placeholder: $$, $name or ${name}.
-var cacheVar = LazyRegexp(`\$(?:\$|\{([_A-Za-z][_A-Za-z0-9]*)\}|([_A-Za-z][_A-Za-z0-9]*))`)
+var cacheVar = &LazyRegexp{Expr: `\$(?:\$|\{([_A-Za-z][_A-Za-z0-9]*)\}|([_A-Za-z][_A-Za-z0-9]*))`}
 
 // expandCacheName substitutes python-rdma's placeholders in a --cache
 // name: $C and ${CA} the device, $P and ${PORT} the port number, $A both
 // as DEVICE-PORT. Others stay as written (Template.safe_substitute).
 func expandCacheName(name, dev string, port int) string {
-	return cacheVar().ReplaceAllStringFunc(name, func(m string) string {
+	return cacheVar.Get().ReplaceAllStringFunc(name, func(m string) string {
 		if m == "$$" {
 			return "$"
 		}
-		sub := cacheVar().FindStringSubmatch(m)
+		sub := cacheVar.Get().FindStringSubmatch(m)
 		id := sub[1] + sub[2]
 		switch id {
 		case "C", "CA":
@@ -49,7 +49,7 @@ func expandCacheName(name, dev string, port int) string {
 // cacheFile is --cache with its placeholders filled in from the local end
 // port the flags name; a name without any needs no port.
 func (f *Factory) cacheFile(o *CommonOptions, d *DiscoveryOptions) (string, error) {
-	if !cacheVar().MatchString(d.Cache) {
+	if !cacheVar.Get().MatchString(d.Cache) {
 		return d.Cache, nil
 	}
 	var dev string

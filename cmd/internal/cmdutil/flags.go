@@ -316,23 +316,18 @@ func (o *CommonOptions) LoadNodeMap(tool string, errOut io.Writer) (*nodemap.Map
 	return nil, nil
 }
 
-// LazyRegexp returns a regexp compiled on first use, so that tools that
-// never use it do not pay for it at start-up.
-func LazyRegexp(expr string) func() *regexp.Regexp {
-	// One object and its method value: sync.OnceValue's closures cost
-	// five allocations at every package-level use, before main.
-	l := &lazyRegexp{expr: expr}
-	return l.get
-}
-
-// lazyRegexp is a regexp compiled on its first get.
-type lazyRegexp struct {
+// LazyRegexp is a regexp compiled on its first Get, so that tools that
+// never use it do not pay for it at start-up. Declare it as a pointer to
+// a literal, &LazyRegexp{Expr: ...}: the compiler lays that out as data,
+// where a constructor's result would be allocated by the package's init.
+type LazyRegexp struct {
+	Expr string
 	once sync.Once
-	expr string
 	re   *regexp.Regexp
 }
 
-func (l *lazyRegexp) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.expr) })
+// Get returns the compiled regexp, compiling it on the first call.
+func (l *LazyRegexp) Get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.Expr) })
 	return l.re
 }

@@ -21,7 +21,7 @@ const dottedColumn = 33
 
 // dottedLine matches a libibmad dotted line: indent, label, colon, dots
 // to dottedColumn, value.
-var dottedLine = LazyRegexp(`^(\t*)([^\t:]+):(\.+)(.*)$`)
+var dottedLine = &LazyRegexp{Expr: `^(\t*)([^\t:]+):(\.+)(.*)$`}
 
 // fieldNamer rewrites the dotted lines written through it when on.
 type fieldNamer struct {
@@ -61,7 +61,7 @@ func intNames(text []byte) []byte {
 	var b strings.Builder
 	for _, line := range lines {
 		body, nl := strings.CutSuffix(line, "\n")
-		m := dottedLine().FindStringSubmatch(body)
+		m := dottedLine.Get().FindStringSubmatch(body)
 		name, ok := "", false
 		if m != nil && len(m[2])+1+len(m[3]) == dottedColumn {
 			name, ok = mad.FieldName(m[2])

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"sort"
 )
 
 // generate writes attrs_gen.go for the table's attributes and enums.
@@ -55,16 +56,6 @@ func generate(t *table) ([]byte, error) {
 	}
 	p("}\n\n")
 
-	p("// saComponents holds the component mask bits and member names of the\n")
-	p("// SA attributes' fields.\n")
-	p("var saComponents = map[*Layout]*componentTable{\n")
-	for _, a := range attrs {
-		if a.isRecord() {
-			p("\t&layout%s: &components%s,\n", a.Name, a.Name)
-		}
-	}
-	p("}\n\n")
-
 	byName := attrsByName(attrs)
 	for _, a := range attrs {
 		if err := genAttr(&b, a, byName); err != nil {
@@ -110,6 +101,9 @@ func genAttr(b *bytes.Buffer, a *attr, byName map[string]*attr) error {
 			f.Name, f.JSON, f.Label, f.Offset, f.Width, f.Dump, formats[f.Format])
 	}
 	p("}")
+	if a.isRecord() {
+		p(", components: &components%s", a.Name)
+	}
 	if b := a.blocks(); b != nil {
 		p(", Block: &Block{Field: %q, Element: &layout%s, Offset: %d, Stride: %d, Count: %d}", b.Name, b.Block, b.Offset/8, byName[b.Block].size(), b.Count)
 	}
@@ -162,6 +156,12 @@ func genAttr(b *bytes.Buffer, a *attr, byName map[string]*attr) error {
 	return nil
 }
 
+// componentName is one lower-case name of a component and its field.
+type componentName struct {
+	name  string
+	field int
+}
+
 // genComponents writes an SA attribute's component table: each Layout
 // field's member name, component mask bits and value kind, and the index
 // of the lower-case names that find it.
@@ -171,11 +171,18 @@ func genComponents(b *bytes.Buffer, a *attr, flat []flatField) {
 	for _, f := range flat {
 		p("\t{member: %q, mask: %#x, kind: %s},\n", f.Member, f.Mask, f.Kind)
 	}
-	p("}, index: map[string]int{\n")
+	// A sorted slice, not a map: the compiler lays it out as data, where
+	// a map literal would be built by the package's init at every start.
+	var index []componentName
 	for i, f := range flat {
 		for _, n := range f.Names {
-			p("\t%q: %d,\n", n, i)
+			index = append(index, componentName{n, i})
 		}
+	}
+	sort.Slice(index, func(i, j int) bool { return index[i].name < index[j].name })
+	p("}, index: []componentName{\n")
+	for _, n := range index {
+		p("\t{%q, %d},\n", n.name, n.field)
 	}
 	p("}}\n\n")
 }
