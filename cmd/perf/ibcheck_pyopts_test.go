@@ -258,3 +258,33 @@ func TestNetClearUp(t *testing.T) {
 		}
 	}
 }
+
+// TestNetCheckPyThresholdFile checks that the fabric-wide tools with -T
+// read the file before anything is sent, as python-rdma does even for
+// ibdatacounters, which shows no thresholds.
+func TestNetCheckPyThresholdFile(t *testing.T) {
+	bad := writeFile(t, "bad", "portRcvErrors: 2\n")
+	for _, c := range []struct {
+		tool    string
+		args    []string
+		wantErr string
+	}{
+		{"ibdatacounters", []string{"-T", bad}, "invalid threshold line"},
+		{"ibchecknet", []string{"-T", bad}, "invalid threshold line"},
+		{"ibcheckstate", []string{"-T", bad}, "unknown shorthand flag: 'T'"},
+		{"ibclearcounters", []string{"--up", "-N"}, "unknown shorthand flag: 'N'"},
+	} {
+		t.Run(c.tool+" "+strings.Join(c.args, " "), func(t *testing.T) {
+			f, _, _ := cmdutil.NewTestFactory(nil)
+			for _, tool := range netCheckTools {
+				if tool.name != c.tool {
+					continue
+				}
+				cmd := newNetCheckCmd(f, tool, func(*netCheckOptions) error { return nil })
+				cmd.SetArgs(c.args)
+				cmd.SilenceErrors, cmd.SilenceUsage = true, true
+				cmdtest.CheckParseErr(t, cmd.Execute(), c.wantErr)
+			}
+		})
+	}
+}
