@@ -176,15 +176,22 @@ type nodeChecker struct {
 	style scriptStyle
 	// guid is -G: the target is a port GUID, resolved through the SA.
 	guid bool
-	// th are ibcheckerrs' thresholds.
-	th map[string]uint64
+	// direct is -D: the target is a directed-route path; lidOnly is -L:
+	// it is a LID. Without either a target with commas is a path.
+	direct, lidOnly bool
+	// th are ibcheckerrs' thresholds, checked in thOrder (nil: the error
+	// counters'). thAbove is python-rdma's test (-T of the fabric-wide
+	// checks): a counter fails above its threshold, not at it.
+	th      map[string]uint64
+	thOrder []string
+	thAbove bool
 }
 
-// target is a resolved target: the LID as the script shows it and the
-// route.
+// checkTarget is a resolved target: the LID as the script shows it, the
+// route of its SMPs and the route of its PMA's GMPs.
 type checkTarget struct {
-	lid  string
-	path mad.Path
+	lid       string
+	path, gmp mad.Path
 }
 
 // resolve is the scripts' address resolution (ibaddr): a GUID through the
@@ -204,21 +211,48 @@ func (k *nodeChecker) resolve(b *bytes.Buffer, arg string) (checkTarget, bool) {
 		if err != nil {
 			return fail("guid")
 		}
-		t := checkTarget{lid: fmt.Sprint(uint16(p.LID)), path: p}
+		t := checkTarget{lid: fmt.Sprint(uint16(p.LID)), path: p, gmp: p}
 		if _, err := k.smp(t.path).Get(k.ctx, &mad.NodeInfo{}, 0); err != nil {
 			return fail("guid")
 		}
 		return t, true
 	}
+	if k.direct || (!k.lidOnly && strings.Contains(arg, ",")) {
+		return k.resolveDR(arg, fail)
+	}
 	t, err := endport.ParseTarget(arg, endport.LID)
 	if err != nil {
 		return fail("lid")
 	}
-	ct := checkTarget{lid: arg, path: mad.LIDPath(t.LID)}
+	ct := checkTarget{lid: arg, path: mad.LIDPath(t.LID), gmp: mad.LIDPath(t.LID)}
 	if _, err := k.smp(ct.path).Get(k.ctx, &mad.NodeInfo{}, 0); err != nil {
 		return fail("lid")
 	}
 	return ct, true
+}
+
+// resolveDR resolves python-rdma's directed-route target: the node answers
+// NodeInfo down the path, and the LID of the port the path enters it by
+// (PortInfo, attribute modifier 0) is the one shown and the one its PMA is
+// asked at, as python-rdma asks it at the LID the SA gives for its port
+// GUID.
+func (k *nodeChecker) resolveDR(arg string, fail func(string) (checkTarget, bool)) (checkTarget, bool) {
+	t, err := endport.ParseTarget(arg, endport.DirectRoute)
+	if err != nil {
+		return fail("dr")
+	}
+	p, err := t.Path()
+	if err != nil {
+		return fail("dr")
+	}
+	var pi mad.PortInfo
+	if _, err := k.smp(p).Get(k.ctx, &mad.NodeInfo{}, 0); err != nil {
+		return fail("dr")
+	}
+	if _, err := k.smp(p).Get(k.ctx, &pi, 0); err != nil {
+		return fail("dr")
+	}
+	return checkTarget{lid: fmt.Sprint(pi.LID), path: p, gmp: mad.LIDPath(rdma.LID(pi.LID))}, true
 }
 
 // smp is the querier of the node at p.
@@ -373,7 +407,7 @@ func (k *nodeChecker) counters(t checkTarget, port string) (pc *mad.PortCounters
 	if err != nil {
 		return nil, caps, scriptIBPath + "perfquery: iberror: failed: perfquery", false
 	}
-	pma := mad.NewPMA(k.x, t.path)
+	pma := mad.NewPMA(k.x, t.gmp)
 	if caps, err = pma.Capabilities(k.ctx, num); err != nil {
 		return nil, caps, scriptIBPath + "perfquery: iberror: failed: classportinfo query", false
 	}
@@ -444,10 +478,14 @@ func (k *nodeChecker) errs(arg, port string) checkResult {
 		f.Messages = []string{fail}
 	} else if problems = portSelectMismatch(pc, t.lid, port); problems == "" {
 		f.Counters = map[string]uint64{}
-		for i, v := range mad.CounterValues(pc, mad.PortErrorCounters...) {
-			name := mad.PortErrorCounters[i]
+		names := k.thOrder
+		if names == nil {
+			names = mad.PortErrorCounters
+		}
+		for i, v := range mad.CounterValues(pc, names...) {
+			name := names[i]
 			f.Counters[name] = v
-			if th := k.th[name]; th > 0 && v >= th {
+			if th := k.th[name]; th > 0 && (v > th || v == th && !k.thAbove) {
 				problems += fmt.Sprintf("#warn: counter %s = %d \t(threshold %d) lid %s port %s\n", name, v, th, t.lid, port)
 			}
 		}
@@ -494,7 +532,7 @@ func (k *nodeChecker) dataCounts(arg, port string) checkResult {
 		f.Messages = []string{fail}
 	} else {
 		num, _ := cmdutil.ParsePortArg(port)
-		fmt.Fprintf(b, "# Port counters: %s port %d (CapMask: 0x%02X)\n", t.path, num, uint16(caps.Mask))
+		fmt.Fprintf(b, "# Port counters: %s port %d (CapMask: 0x%02X)\n", t.gmp, num, uint16(caps.Mask))
 		if problems = portSelectMismatch(pc, t.lid, port); problems == "" {
 			f.Counters = map[string]uint64{"PortRcvData": uint64(pc.PortRcvData), "PortRcvPkts": uint64(pc.PortRcvPkts)}
 			fmt.Fprintf(b, "PortRcvData:.........................%d\n", pc.PortRcvData)

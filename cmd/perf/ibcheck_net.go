@@ -26,7 +26,8 @@ import (
 // netCheckTool describes one fabric-wide script.
 type netCheckTool struct {
 	name, summary, long string
-	// flags are the script's own options: N (-N), v (-v), b (-b).
+	// flags are the script's own options: N (-N), v (-v), b (-b); and T,
+	// python-rdma's -T of its perf checks (ibcheck_pythresh.go).
 	flags string
 	// prefetch starts the checks the script makes whatever the results;
 	// render walks the topology as the script's awk program does.
@@ -38,10 +39,10 @@ type netCheckTool struct {
 }
 
 var netCheckTools = []netCheckTool{
-	{name: "ibchecknet", summary: "check every node, port and port's error counters (deprecated script)", flags: "Nv",
+	{name: "ibchecknet", summary: "check every node, port and port's error counters (deprecated script)", flags: "NvT",
 		long:     "ibchecknet checks that every node answers, every port is up, Active and not 1X,\nand every port's error counters are below ibcheckerrs' thresholds. It exits with\nthe number of problems found (at most 255).",
 		prefetch: prefetchNet, render: renderChecknet},
-	{name: "ibcheckerrors", summary: "check every port's error counters (deprecated script)", flags: "Nvb",
+	{name: "ibcheckerrors", summary: "check every port's error counters (deprecated script)", flags: "NvbT",
 		long:     "ibcheckerrors checks every port's error counters against ibcheckerrs' thresholds.\nLike the script it exits 0 even when ports have errors; the summary counts them.",
 		prefetch: prefetchNet, render: renderCheckerrors},
 	{name: "ibcheckstate", summary: "check every port's link state (deprecated script)", flags: "Nv",
@@ -50,7 +51,7 @@ var netCheckTools = []netCheckTool{
 	{name: "ibcheckwidth", summary: "check that no link runs at 1X (deprecated script)", flags: "Nv",
 		long:     "ibcheckwidth checks that no port runs at 1X when it supports more. Like the\nscript it exits 0 when some do; the summary counts them.",
 		prefetch: prefetchPorts(checkPortWidth), render: renderPortLoop(checkPortWidth)},
-	{name: "ibdatacounters", summary: "print every port's receive data counters (deprecated script)", flags: "Nvb",
+	{name: "ibdatacounters", summary: "print every port's receive data counters (deprecated script)", flags: "NvbT",
 		long:     "ibdatacounters prints ibdatacounts' receive data and packet counters of every\nswitch (all ports at once) and every CA port.",
 		prefetch: prefetchData, render: renderDatacounters},
 	{name: "ibclearcounters", summary: "reset every port's counters (deprecated script)",
@@ -76,6 +77,11 @@ type netCheckOptions struct {
 	Style     scriptStyle
 	// TopologyFile is read instead of discovering, when set.
 	TopologyFile string
+	// ThresholdFile is python-rdma's -T, read into Thresholds (nil
+	// without -T: the script's thresholds). Up is python-rdma's --up.
+	ThresholdFile string
+	Thresholds    map[string]int64
+	Up            bool
 	// Topology returns the topology text (and a partial discovery's
 	// error); Open opens the MAD transport for the checks.
 	Topology func() ([]byte, error)
@@ -103,6 +109,13 @@ and a long name (-nocolor, -timeout) are taken as the script takes them.`,
 			}
 			if len(args) > 1 {
 				return &cmdutil.UsageError{Err: fmt.Errorf("want at most one topology file, got %q", args), Syntax: true}
+			}
+			if o.ThresholdFile != "" {
+				th, err := loadPyThresholds(o.ThresholdFile)
+				if err != nil {
+					return err
+				}
+				o.Thresholds = th
 			}
 			if len(args) == 1 {
 				o.TopologyFile = args[0]
@@ -140,6 +153,10 @@ and a long name (-nocolor, -timeout) are taken as the script takes them.`,
 	if strings.Contains(t.flags, "b") {
 		fl.BoolVarP(&o.Style.Brief, "brief", "b", false, "no details before FAILED")
 	}
+	if strings.Contains(t.flags, "T") {
+		fl.StringVarP(&o.ThresholdFile, "thresholds", "T", "", "python-rdma's threshold file of name = value lines: the only thresholds")
+	}
+	fl.BoolVar(&o.Up, "up", false, "leave out ports whose link is Polling or Disabled (python-rdma's)")
 	return c
 }
 
@@ -318,6 +335,13 @@ func netCheckRun(o *netCheckOptions) error {
 		// As many checks at once as the window has MADs in flight (each
 		// check's queries go one after another), so the window stays full.
 		sem: make(chan struct{}, max(1, x.Window())),
+	}
+	if o.Thresholds != nil {
+		n.k.th, n.k.thOrder = pyCheckThresholds(o.Thresholds)
+		n.k.thAbove = true
+	}
+	if o.Up {
+		n.items = n.upItems()
 	}
 	sw := ""
 	for _, it := range n.items {

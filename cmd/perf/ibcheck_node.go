@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 )
 
@@ -22,9 +23,10 @@ type nodeCheckTool struct {
 	// port says what the port argument is: "none", "required" or
 	// "optional" (255, every port, when missing).
 	port string
-	// brief and thresholds say whether the tool takes -b, and -T/-s.
-	brief, thresholds bool
-	check             func(k *nodeChecker, target, port string) checkResult
+	// brief and thresholds say whether the tool takes -b, and -T/-s;
+	// pyThresholds that it takes python-rdma's -T/-s (ibcheck_pythresh.go).
+	brief, thresholds, pyThresholds bool
+	check                           func(k *nodeChecker, target, port string) checkResult
 }
 
 var nodeCheckTools = []nodeCheckTool{
@@ -45,8 +47,9 @@ var nodeCheckTools = []nodeCheckTool{
 		long:  "ibcheckerrs reads a port's PortCounters (every port's with port 255, the default)\nand fails when an error counter is at or above its threshold (-s shows them,\n-T reads NAME=VALUE lines that change them; 0 turns a check off).",
 		check: func(k *nodeChecker, t, p string) checkResult { return k.errs(t, p) }},
 	{name: "ibdatacounts", summary: "print a port's receive data counters (deprecated script)", port: "optional", brief: true,
-		long:  "ibdatacounts reads a port's PortCounters (every port's with port 255, the default)\nand prints the receive data and packet counters, as the script's filter leaves them.",
-		check: func(k *nodeChecker, t, p string) checkResult { return k.dataCounts(t, p) }},
+		pyThresholds: true,
+		long:         "ibdatacounts reads a port's PortCounters (every port's with port 255, the default)\nand prints the receive data and packet counters, as the script's filter leaves them.\n-s prints python-rdma's thresholds (-T reads python-rdma's threshold file) and exits.",
+		check:        func(k *nodeChecker, t, p string) checkResult { return k.dataCounts(t, p) }},
 }
 
 func init() {
@@ -61,16 +64,19 @@ type nodeCheckOptions struct {
 	Common cmdutil.CommonOptions
 	Tool   nodeCheckTool
 	Style  scriptStyle
-	// GUID is -G: the target is a port GUID.
-	GUID bool
+	// GUID is -G: the target is a port GUID. Lid (-L) and Direct (-D)
+	// are python-rdma's: the target is a LID, or a directed-route path.
+	GUID, Lid, Direct bool
 	// Target and Port are the arguments as typed; Port is "255" when an
 	// optional port is missing.
 	Target, Port string
 	// ThresholdFile is -T; ShowThresholds is -s.
 	ThresholdFile  string
 	ShowThresholds bool
-	// Thresholds are ibcheckerrs' thresholds after -T.
-	Thresholds map[string]uint64
+	// Thresholds are ibcheckerrs' thresholds after -T; PyThresholds
+	// python-rdma's, by its member names (pyThresholds tools).
+	Thresholds   map[string]uint64
+	PyThresholds map[string]int64
 }
 
 func newNodeCheckCmd(f *cmdutil.Factory, t nodeCheckTool, runF func(*nodeCheckOptions) error) *cobra.Command {
@@ -110,14 +116,20 @@ as the script takes them.`,
 	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNoSMPortShort|cmdutil.FlagsSA)
 	fl := c.Flags()
 	fl.BoolVarP(&o.GUID, "Guid", "G", false, "the target is a port GUID")
+	fl.BoolVarP(&o.Lid, "Lid", "L", false, "the target is a LID (python-rdma's)")
+	fl.BoolVarP(&o.Direct, "Direct", "D", false, "the target is a directed-route path such as 0,1,3 (python-rdma's)")
 	fl.BoolVarP(&o.Style.NoColor, "nocolor", "N", false, "no colours")
 	fl.BoolP("suppress-deprecated", "S", false, "(accepted; ibtool prints no deprecation warning)")
 	if t.brief {
 		fl.BoolVarP(&o.Style.Brief, "brief", "b", false, "no details before FAILED")
 	}
-	if t.thresholds {
+	switch {
+	case t.thresholds:
 		fl.StringVarP(&o.ThresholdFile, "thresholds", "T", "", "threshold file of NAME=VALUE lines")
 		fl.BoolVarP(&o.ShowThresholds, "show_thresholds", "s", false, "print the thresholds and exit")
+	case t.pyThresholds:
+		fl.StringVarP(&o.ThresholdFile, "thresholds", "T", "", "python-rdma's threshold file of name = value lines")
+		fl.BoolVarP(&o.ShowThresholds, "show_thresholds", "s", false, "print python-rdma's thresholds and exit")
 	}
 	return c
 }
@@ -134,15 +146,25 @@ func (o *nodeCheckOptions) parseArgs(args []string) error {
 	if o.Style.Verbose {
 		o.Style.Brief = false // -v and -b: the scripts take the last, ibtool -v
 	}
-	if o.Tool.thresholds {
+	if cmdutil.Count(o.GUID, o.Lid, o.Direct) > 1 {
+		return cmdutil.UsageErrorf("give one of -G, -L and -D")
+	}
+	switch {
+	case o.Tool.thresholds:
 		th, err := errThresholds(o.ThresholdFile)
 		if err != nil {
 			return err
 		}
 		o.Thresholds = th
-		if o.ShowThresholds {
-			return nil
+	case o.Tool.pyThresholds:
+		th, err := loadPyThresholds(o.ThresholdFile)
+		if err != nil {
+			return err
 		}
+		o.PyThresholds = th
+	}
+	if o.ShowThresholds {
+		return nil
 	}
 	least := map[string]int{"none": 1, "required": 2, "optional": 1}[o.Tool.port]
 	most := map[string]int{"none": 1, "required": 2, "optional": 2}[o.Tool.port]
@@ -150,12 +172,32 @@ func (o *nodeCheckOptions) parseArgs(args []string) error {
 		return &cmdutil.UsageError{Err: fmt.Errorf("want %s, got %d argument(s)", useArgs(o.Tool), len(args)), Syntax: true}
 	}
 	o.Target = args[0]
+	if err := o.checkTargetKind(); err != nil {
+		return err
+	}
 	switch {
 	case o.Tool.port == "none":
 	case len(args) > 1 && args[1] != "":
 		o.Port = args[1]
 	default:
 		o.Port = "255"
+	}
+	return nil
+}
+
+// checkTargetKind is python-rdma's -D and -L: a target of another kind
+// is a usage error. A target that is no address at all is left to the
+// script's "address resolution: FAILED".
+func (o *nodeCheckOptions) checkTargetKind() error {
+	switch {
+	case o.Direct:
+		if _, err := endport.ParseTarget(o.Target, endport.DirectRoute); err != nil {
+			return &cmdutil.UsageError{Err: err}
+		}
+	case o.Lid:
+		if t, err := endport.ParseTarget(o.Target, endport.Any); err == nil && t.Kind != endport.LID {
+			return &cmdutil.UsageError{Err: &endport.MismatchError{Want: endport.LID, Got: t.Kind, Input: o.Target}}
+		}
 	}
 	return nil
 }
@@ -196,7 +238,7 @@ func nodeCheckRun(o *nodeCheckOptions) error {
 	if err != nil {
 		return err
 	}
-	k := &nodeChecker{ctx: o.Common.Context(), x: x, style: o.Style, guid: o.GUID, th: o.Thresholds}
+	k := &nodeChecker{ctx: o.Common.Context(), x: x, style: o.Style, guid: o.GUID, direct: o.Direct, lidOnly: o.Lid, th: o.Thresholds}
 	r := o.Tool.check(k, o.Target, o.Port)
 	if o.Common.JSON {
 		if err := cmdutil.WriteJSONDocument(o.IO.Out, checkFindingsJSON{Findings: []checkFinding{r.finding}}); err != nil {
@@ -211,8 +253,16 @@ func nodeCheckRun(o *nodeCheckOptions) error {
 	return nil
 }
 
-// showThresholds is ibcheckerrs -s.
+// showThresholds is ibcheckerrs -s, and python-rdma's for the others.
 func showThresholds(o *nodeCheckOptions) error {
+	if o.Tool.pyThresholds {
+		if o.Common.JSON {
+			return cmdutil.WriteJSONDocument(o.IO.Out, struct {
+				Thresholds map[string]int64 `json:"thresholds"`
+			}{o.PyThresholds})
+		}
+		return writePyThresholds(o.IO.Out, o.PyThresholds)
+	}
 	if o.Common.JSON {
 		return cmdutil.WriteJSONDocument(o.IO.Out, struct {
 			Thresholds map[string]uint64 `json:"thresholds"`
