@@ -54,7 +54,7 @@ var netCheckTools = []netCheckTool{
 	{name: "ibdatacounters", summary: "print every port's receive data counters (deprecated script)", flags: "NvbT",
 		long:     "ibdatacounters prints ibdatacounts' receive data and packet counters of every\nswitch (all ports at once) and every CA port.",
 		prefetch: prefetchData, render: renderDatacounters},
-	{name: "ibclearcounters", summary: "reset every port's counters (deprecated script)",
+	{name: "ibclearcounters", summary: "reset every port's counters (deprecated script)", flags: "N",
 		long:     "ibclearcounters resets every port's PortCounters: a switch's all at once, a\nCA's port by port.",
 		prefetch: prefetchClear(false), render: renderClear(false), sets: true},
 	{name: "ibclearerrors", summary: "reset every port's error counters (deprecated script)", flags: "N",
