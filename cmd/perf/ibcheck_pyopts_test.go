@@ -272,7 +272,7 @@ func TestNetCheckPyThresholdFile(t *testing.T) {
 		{"ibdatacounters", []string{"-T", bad}, "invalid threshold line"},
 		{"ibchecknet", []string{"-T", bad}, "invalid threshold line"},
 		{"ibcheckstate", []string{"-T", bad}, "unknown shorthand flag: 'T'"},
-		{"ibclearcounters", []string{"--up", "-N"}, "unknown shorthand flag: 'N'"},
+		{"ibclearcounters", []string{"--up", "-T", bad}, "unknown shorthand flag: 'T'"},
 	} {
 		t.Run(c.tool+" "+strings.Join(c.args, " "), func(t *testing.T) {
 			f, _, _ := cmdutil.NewTestFactory(nil)
