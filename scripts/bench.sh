@@ -12,7 +12,8 @@
 # with opensm up (DR against ibtool's SA discovery); BENCH_EXPORTER=0 skips
 # the exporter rows on the 3-level tree, BENCH_EXPORTER_HCA=0 their
 # --collector.hca rows, and BENCH_INFINIBAND_EXPORTER=PATH times the real
-# infiniband_exporter too (scripts/bench-exporter.sh).
+# infiniband_exporter too (scripts/bench-exporter.sh). BENCH_START_ONLY=1
+# stops after the start-up rows (BENCH_START_RUNS runs each, default 21).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-bin/ibtool}")
@@ -76,6 +77,9 @@ start_rows() {
 	"$tmp/startbench" -runs "$srt" -dir "$tmp" "${rows[@]}"
 }
 start_rows
+if [ "${BENCH_START_ONLY:-0}" = 1 ]; then
+	exit 0
+fi
 echo
 echo "== $hosts hosts, radix $radix, attached at H-0001; mean of $runs runs (wall time)"
 printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio
