@@ -29,6 +29,7 @@ type lossCase struct {
 	filter   func(seg uint32, resends int, p mad.Packet) []mad.Packet
 	incoming func(h mad.RMPPHeader, seen int, p *mad.Packet) madtest.Fate
 	resend   time.Duration // the responder's window timer; zero for none
+	total    time.Duration // TransactorOptions.RMPPTotal; zero for the default
 	// What must come of it: the tries, and the time taken at least (at
 	// most that plus slack). wantErr, if set, is the error's prefix.
 	wantTries  int
@@ -57,7 +58,7 @@ func (c lossCase) run(t *testing.T) {
 	tr := madtest.New(resp.Handle)
 	resp.Deliver = tr.Deliver
 	defer resp.Stop()
-	x := mad.NewTransactor(tr, mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1}, Timeout: lossTimeout, Retries: 2})
+	x := mad.NewTransactor(tr, mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1}, Timeout: lossTimeout, Retries: 2, RMPPTotal: c.total})
 	defer x.Close()
 	start := time.Now()
 	var got *mad.Response
@@ -129,7 +130,37 @@ func acksTaken(resp *madtest.RMPPResponder) int {
 // when nothing moves the transfer on for the timeout; a dead responder
 // or path fails after the tries in the time they promise.
 func TestRMPPLoss(t *testing.T) {
+	trickle := time.Now()
 	tests := []lossCase{
+		{
+			// A sender that moves the transfer on well within every
+			// timeout, a segment each 20ms: 100 segments would take 2 s,
+			// the total time is 300ms. The receiver aborts, as the
+			// kernel does after its 40 s, and the request fails.
+			name: "slow sender past the total time", total: 300 * time.Millisecond, resend: 10 * time.Millisecond,
+			minElapsed: 300 * time.Millisecond, maxElapsed: 300 * time.Millisecond,
+			wantErr: "SubnAdmGetTable(NodeRecord) to Lid 1: RMPP transfer aborted, status 118 (total time too long): segment ",
+			filter: func(seg uint32, _ int, p mad.Packet) []mad.Packet {
+				if seg == 1 {
+					trickle = time.Now()
+				}
+				if time.Since(trickle) < time.Duration(seg-1)*20*time.Millisecond {
+					return nil
+				}
+				return []mad.Packet{p}
+			},
+			check: func(t *testing.T, resp *madtest.RMPPResponder, _ *madtest.Transport) {
+				aborts := 0
+				for _, a := range resp.Acks() {
+					if a.Type == mad.RMPPTypeAbort && a.Status == mad.RMPPStatusTimeTooLong {
+						aborts++
+					}
+				}
+				if aborts != 1 {
+					t.Errorf("the responder got %d ABORTs with status 118, want 1", aborts)
+				}
+			},
+		},
 		{
 			name: "first ACK bounced", wantTries: 1, maxElapsed: lossTimeout / 4,
 			incoming: func(h mad.RMPPHeader, seen int, _ *mad.Packet) madtest.Fate {

@@ -2,6 +2,7 @@ package mad
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -41,6 +42,10 @@ type rmppTransfer struct {
 	addr   Address
 	winDue time.Time
 	sent   int // ACKs, ABORTs and request segments sent besides the tries
+	// total is the longest the answer may take from its first segment
+	// (TransactorOptions.RMPPTotal); first is when that came.
+	total time.Duration
+	first time.Time
 }
 
 // newRMPPTransfer returns the transfer state of a request to addr whose
@@ -72,7 +77,7 @@ func (x *rmppTransfer) reset() {
 	x.mu.Lock()
 	x.recv = newRMPPReceiver(x.hdrLen)
 	x.err = nil
-	x.moved, x.heard, x.acked, x.bounced = time.Time{}, time.Time{}, time.Time{}, time.Time{}
+	x.moved, x.heard, x.acked, x.bounced, x.first = time.Time{}, time.Time{}, time.Time{}, time.Time{}, time.Time{}
 	x.ackSeg, x.ackWin, x.resent = 0, 0, 0
 	x.out, x.winDue = nil, time.Time{}
 	x.mu.Unlock()
@@ -90,7 +95,16 @@ func (x *rmppTransfer) failed() *RMPPError {
 func (x *rmppTransfer) timers() (moved, due time.Time) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	return x.moved, earliest(x.ackDue(), x.winDue)
+	return x.moved, earliest(earliest(x.ackDue(), x.winDue), x.totalDue())
+}
+
+// totalDue returns when the answer's total time runs out: zero before
+// its first segment, once it is whole, and after the transfer failed.
+func (x *rmppTransfer) totalDue() time.Time {
+	if x.first.IsZero() || x.total <= 0 || x.err != nil || x.recv.done {
+		return time.Time{}
+	}
+	return x.first.Add(x.total)
 }
 
 // ackDue returns when the receiver sends its ACK again: soon after it
@@ -141,6 +155,7 @@ func (t *Transactor) takeSegment(ctx context.Context, x *rmppTransfer, p *Packet
 	x.heard = now
 	if before == 1 && x.recv.started() {
 		x.ackTo = Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: QP1QKey, SL: x.sl, PKeyIndex: x.pkey}
+		x.first = now
 	}
 	if x.recv.next > before {
 		x.moved, x.resent = now, 0
@@ -254,10 +269,25 @@ func (x *rmppTransfer) wake() {
 
 // rmppTick runs the transfer's timers that are due at now: the request's
 // window goes again (or the transfer aborts after rmppSendRetries resends
-// of it), the receiver's ACK goes again.
+// of it), the receiver's ACK goes again, or the answer's total time ran
+// out and the receiver aborts it.
 func (t *Transactor) rmppTick(ctx context.Context, x *rmppTransfer, now time.Time) {
 	var sends []*Packet
 	x.mu.Lock()
+	if due := x.totalDue(); !due.IsZero() && !now.Before(due) {
+		x.err = &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: RMPPStatusTimeTooLong,
+			Detail: fmt.Sprintf("segment %d of the answer was the last to come in %v from its first", x.recv.next-1, x.total)}
+		x.winDue = time.Time{}
+		abort := &Packet{
+			MAD:     rmppReply(x.recv.msg, x.hdrLen, RMPPHeader{Type: RMPPTypeAbort, RespTime: rmppRespTimeDefault, Status: RMPPStatusTimeTooLong}),
+			Addr:    x.ackTo,
+			Timeout: x.timeout,
+		}
+		x.sent++
+		x.mu.Unlock()
+		t.sendRecovered(ctx, abort)
+		return
+	}
 	if due := x.winDue; !due.IsZero() && !now.Before(due) && x.err == nil && x.out != nil {
 		segs, err := x.out.Timeout()
 		x.winDue = now.Add(x.retry)

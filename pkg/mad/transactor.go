@@ -64,7 +64,18 @@ type TransactorOptions struct {
 	// libibmad's smp_mkey_set gives every SMP of a port (-y). A port
 	// whose M_Key check fails drops the SMP unanswered (IBA 14.2.4).
 	MKey uint64
+	// RMPPTotal is the longest an answer in RMPP segments may take from
+	// its first segment to its last; past it this end aborts the
+	// transfer (RMPP status 118, total time too long) and the request
+	// fails. Zero is DefaultRMPPTotal.
+	RMPPTotal time.Duration
 }
+
+// DefaultRMPPTotal is the Linux kernel MAD layer's total time for an RMPP
+// transfer it receives (ib_mad_rmpp.c: 40 s from the first segment, then
+// an ABORT with status 118), and so infiniband-diags' on real hardware:
+// however often a slow sender moves the transfer on, it ends.
+const DefaultRMPPTotal = 40 * time.Second
 
 // How a try resends what it lost, as fractions of its timeout. A request
 // the transport returned undelivered, an RMPP window of the request not
@@ -309,6 +320,9 @@ func (t *Transactor) transact(ctx context.Context, r *Request) (*Response, error
 	var x *rmppTransfer
 	if t.userRMPP && class.HasRMPP() {
 		x = newRMPPTransfer(hdr, out.Addr, timeout)
+		if x.total = t.opts.RMPPTotal; x.total <= 0 {
+			x.total = DefaultRMPPTotal
+		}
 	}
 	t.mu.Lock()
 	if t.readErr != nil {
