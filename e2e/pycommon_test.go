@@ -84,3 +84,30 @@ func sentSMKeys(t *testing.T, dump string) []string {
 	}
 	return keys
 }
+
+// TestSaqueryPythonRdma checks python-rdma's saquery options against
+// infiniband-diags' saquery on the same fabric: --sa-path sends the
+// queries to that SA (Hca2, LID 4, runs none), --sa changes nothing (saquery
+// always asks the SA), --get asks SubnAdmGet for the one record, -f is -F.
+func TestSaqueryPythonRdma(t *testing.T) {
+	f := smallFabric(t)
+	same := func(b []byte) []byte { return b }
+	for _, c := range []struct{ ref, ours []string }{
+		{[]string{"saquery", "NR"}, []string{"saquery", "--sa-path", "1", "NR"}},
+		{[]string{"saquery", "-x"}, []string{"saquery", "--sa-path", "IBPath(DLID=1, SL=0)", "-x"}},
+		{[]string{"saquery", "-p", "--slid", "2", "--dlid", "4"}, []string{"saquery", "--sa", "-p", "--slid", "2", "--dlid", "4"}},
+		{[]string{"saquery", "NR", "4"}, []string{"saquery", "--get", "NR", "4"}},
+		{[]string{"saquery", "PIR", "4/1"}, []string{"saquery", "--get", "PIR", "4/1"}},
+		{[]string{"saquery", "-p", "--slid", "2", "--dlid", "4", "-F", "0"}, []string{"saquery", "-p", "--slid", "2", "--dlid", "4", "-f", "0"}},
+	} {
+		t.Run(strings.Join(c.ours, " "), func(t *testing.T) {
+			sameOutput(t, f, "Hca1", same, c.ref, c.ours)
+		})
+	}
+	t.Run("errors", func(t *testing.T) {
+		ibtoolFails(t, f, "Hca1", 3, "to Lid 4: no response", "saquery", "--sa-path", "4", "-t", "100", "NR")
+		// Every NodeRecord is more than one: the SA says so.
+		ibtoolFails(t, f, "Hca1", 3, "ERR_TOO_MANY_RECORDS", "saquery", "--get", "NR")
+		ibtoolFails(t, f, "Hca1", 2, "--get asks for one record", "saquery", "--get", "-s")
+	})
+}
