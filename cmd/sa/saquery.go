@@ -103,8 +103,8 @@ type saqueryOptions struct {
 	// what the options and arguments give, without the NumbPath of 127
 	// --src-to-dst and --sgid-to-dgid otherwise select.
 	NoDefaults bool
-	p            saParams
-	flags        struct{ p, N, L, l, G, O, U, s, g, m, x, c, S, I, D bool }
+	p          saParams
+	flags      struct{ p, N, L, l, G, O, U, s, g, m, x, c, S, I, D bool }
 }
 
 // saQueryType is one record type saquery queries by name.
