@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -31,8 +32,12 @@ type setNodedescOptions struct {
 	IO cmdutil.IOStreams
 	// View is -v: show every CA's description instead of setting it.
 	View bool
-	// CA limits the tool to one device (-C).
+	// CA limits the tool to one device (-C): a name, or python-rdma's
+	// node GUID.
 	CA string
+	// Port is python-rdma's -P: the device of this end port (a port
+	// number, DEVICE/PORT, port GUID or GID), with -C the port of -C's.
+	Port string
 	// Name is the description to set; the host name by default.
 	Name  string
 	Sysfs string // --sysfs
@@ -50,7 +55,7 @@ type setNodedescOptions struct {
 func newSetNodedescCmd(f *cmdutil.Factory, name string, runF func(*setNodedescOptions) error) *cobra.Command {
 	o := &setNodedescOptions{IO: f.IO}
 	c := &cobra.Command{
-		Use:   name + " [-v] [-C CA] [<name>]",
+		Use:   name + " [-v] [-C CA] [-P PORT] [<name>]",
 		Short: "show or set the node description of the local CAs",
 		Long: `set_nodedesc writes a node description (64 bytes at most; the host name by
 default) to the node_desc file of every local CA in sysfs, or of the one -C
@@ -77,7 +82,8 @@ instead. Writing needs root.`,
 	}
 	fl := c.Flags()
 	fl.BoolVarP(&o.View, "view", "v", false, "view all node descriptors")
-	fl.StringVarP(&o.CA, "Ca", "C", "", "only this CA")
+	fl.StringVarP(&o.CA, "Ca", "C", "", "only this CA (a name or node GUID)")
+	fl.StringVarP(&o.Port, "Port", "P", "", "only the CA of this end port: a port number, DEVICE/PORT, port GUID or GID (python-rdma's)")
 	fl.StringVar(&o.Sysfs, "sysfs", "", "sysfs mount point (default $IBTOOL_SYSFS or /sys)")
 	fl.BoolVar(&o.Sim, "sim", false, "use the ibsim simulator (also IBTOOL_SIM=1 or IBSIM_SOCKNAME set)")
 	fl.BoolVar(&o.DryRun, "dry-run", false, "print each file it would write and the text, write none")
@@ -103,6 +109,9 @@ func (o *setNodedescOptions) open(f *cmdutil.Factory) error {
 func setNodedescRun(o *setNodedescOptions) error {
 	devs, err := o.devs.Devices()
 	if err != nil {
+		return err
+	}
+	if err := o.pickByEndPort(); err != nil {
 		return err
 	}
 	if o.CA != "" {
@@ -154,6 +163,28 @@ func setNodedescRun(o *setNodedescOptions) error {
 		_, err := o.IO.Out.Write(plan)
 		return err
 	}
+	return nil
+}
+
+// pickByEndPort turns python-rdma's forms, -P or -C as a node GUID, into
+// the device name -C filters by: the device of the end port they name
+// (endport.Local.Resolve, as every tool's -C/-P).
+func (o *setNodedescOptions) pickByEndPort() error {
+	if o.Port == "" && o.CA == "" {
+		return nil
+	}
+	l, err := endport.FromFlagArgs(o.CA, o.Port)
+	if err != nil {
+		return &cmdutil.UsageError{Err: err}
+	}
+	if l.Kind == endport.ByName && o.Port == "" {
+		return nil // a device name: filtered as it is
+	}
+	d, _, err := l.Resolve(o.devs)
+	if err != nil {
+		return &cmdutil.UsageError{Err: err}
+	}
+	o.CA = d.Name
 	return nil
 }
 

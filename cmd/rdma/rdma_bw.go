@@ -34,6 +34,9 @@ const (
 	bwMaxIters       = 100000000
 	bwMaxTxDepth     = 15000
 	bwDefaultInline  = 220
+	// bwMaxSGE bounds --num-sge: more than devices offer (rxe 32, mlx5
+	// 30); the QP's creation says when the device takes fewer.
+	bwMaxSGE = 64
 )
 
 // rdmaBwOptions are rdma_bw's parsed flags.
@@ -60,6 +63,15 @@ type rdmaBwOptions struct {
 	QPTimeout int    // -u
 	SL        int    // -S
 	JSON      bool
+	// Debug is python-rdma's --debug: the end port and the exchange's
+	// address on stderr.
+	Debug int
+	// NumSGE is python-rdma's --num-sge: each write's data in this many
+	// scatter/gather entries.
+	NumSGE int
+	// caArg and portArg are python-rdma's -C and -P, folded into Device
+	// and IBPort (rdma_bw_endport.go).
+	caArg, portArg string
 	// open opens a device (verbs.Open; a fake in tests).
 	open    func(string) (*verbs.Context, error)
 	sizeArg string
@@ -93,6 +105,9 @@ fails the run (exit 3).`,
 			if err := o.finish(c); err != nil {
 				return err
 			}
+			if err := o.resolveBwEndPort(c, localDevices(f)); err != nil {
+				return err
+			}
 			o.ctx = c.Context()
 			if runF != nil {
 				return runF(o)
@@ -122,6 +137,9 @@ fails the run (exit 3).`,
 	fl.IntVarP(&o.QPTimeout, "qp-timeout", "u", 14, "QP timeout: 4.096 us * 2^N (0 to 31)")
 	fl.IntVarP(&o.SL, "sl", "S", 0, "service level (0 to 15)")
 	fl.BoolVar(&o.JSON, "json", false, "one JSON document instead of the text report")
+	fl.IntVar(&o.NumSGE, "num-sge", 1, fmt.Sprintf("split each write's data into this many scatter/gather entries, 1 to %d (python-rdma's; its -e is perftest's --events here)", bwMaxSGE))
+	fl.CountVar(&o.Debug, "debug", "print the end port and where the exchange connects or listens on stderr (python-rdma's)")
+	addBwEndPortFlags(c, o)
 	return c
 }
 
@@ -155,7 +173,7 @@ func (o *rdmaBwOptions) finish(c *cobra.Command) error {
 		{"-i port", o.IBPort, 1, 255}, {"-x GID index", o.GIDIndex, -1, 255}, {"-n iterations", o.Iters, bwMinIters, bwMaxIters},
 		{"-D duration", o.Duration, 0, 1 << 30}, {"-p TCP port", o.TCPPort, 1, 65535}, {"-t tx depth", o.TxDepth, 1, bwMaxTxDepth},
 		{"-Q CQ moderation", o.CQMod, 1, 1024}, {"-I inline size", o.Inline, 0, 1024}, {"-u QP timeout", o.QPTimeout, 0, 31},
-		{"-S service level", o.SL, 0, 15},
+		{"-S service level", o.SL, 0, 15}, {"--num-sge", o.NumSGE, 1, bwMaxSGE},
 	}
 	for _, ch := range checks {
 		if ch.v < ch.lo || ch.v > ch.hi {
@@ -237,6 +255,7 @@ func rdmaBwRun(o *rdmaBwOptions) error {
 		return err
 	}
 	defer s.close()
+	o.debugf("Using end port %s/%d", s.dev.Name(), o.IBPort)
 	peer, err := bwConnect(ctx, o)
 	if err != nil {
 		return err
@@ -266,6 +285,7 @@ func rdmaBwRun(o *rdmaBwOptions) error {
 	if err := peer.exchange("dest", local, &remote); err != nil {
 		return err
 	}
+	o.debugf("path to peer LID %d QPN %#06x PSN %#06x, MR peer raddr=%x peer rkey=%x", remote.LID, remote.QPN, remote.PSN, remote.Addr, remote.RKey)
 	if err := s.connect(o, local, remote); err != nil {
 		return err
 	}
@@ -318,6 +338,7 @@ func bwConnect(ctx context.Context, o *rdmaBwOptions) (*bwPeer, error) {
 		network = "tcp6"
 	}
 	if o.Server != "" {
+		o.debugf("Connecting to %s", addr)
 		var d net.Dialer
 		conn, err := d.DialContext(ctx, network, addr)
 		if err != nil {
@@ -331,6 +352,7 @@ func bwConnect(ctx context.Context, o *rdmaBwOptions) (*bwPeer, error) {
 		return nil, fmt.Errorf("listening for the client: %w", err)
 	}
 	defer ln.Close()
+	o.debugf("Listening on %s", ln.Addr())
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
 	conn, err := ln.Accept()

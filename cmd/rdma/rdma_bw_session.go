@@ -27,6 +27,7 @@ type bwSession struct {
 	qp       *verbs.QP
 	half     int // bytes in each half of the MR
 	inline   int // the most bytes the QP sends inline
+	sges     int // --num-sge: scatter/gather entries a write's data is split into
 	psn      uint32
 }
 
@@ -88,8 +89,9 @@ func (s *bwSession) setup(o *rdmaBwOptions, p bwParams) error {
 	if s.cq, err = s.dev.CreateCQ(p.TxDepth, s.ch); err != nil {
 		return err
 	}
+	s.sges = max(o.NumSGE, 1)
 	s.qp, err = s.pd.CreateQP(verbs.QPConfig{SendCQ: s.cq, RecvCQ: s.cq,
-		Caps: verbs.QPCaps{MaxSendWR: p.TxDepth, MaxRecvWR: 1, MaxSendSGE: 1, MaxRecvSGE: 1, MaxInlineData: p.Inline}})
+		Caps: verbs.QPCaps{MaxSendWR: p.TxDepth, MaxRecvWR: 1, MaxSendSGE: s.sges, MaxRecvSGE: 1, MaxInlineData: p.Inline}})
 	if err != nil {
 		return err
 	}
@@ -141,7 +143,7 @@ func (s *bwSession) close() {
 // one verbs Stream (perftest's run_iter_bw: at most p.TxDepth
 // outstanding, every p.CQMod-th signalled), and returns what it measured.
 func (s *bwSession) runWrites(ctx context.Context, p bwParams, size int, remote bwDest, events bool) (bwStats, error) {
-	st := verbs.Stream{Depth: p.TxDepth, SignalEvery: p.CQMod, Events: events,
+	st := verbs.Stream{Depth: p.TxDepth, SignalEvery: p.CQMod, Events: events, SGEs: s.sges,
 		WR: verbs.SendWR{Op: verbs.OpRDMAWrite, MR: s.mr, Length: size, RemoteAddr: remote.Addr, RKey: remote.RKey, Inline: size <= s.inline}}
 	if p.Duration > 0 {
 		// perftest's duration mode: a quarter of the time (whole

@@ -18,7 +18,7 @@ import (
 
 // bwDefaults are the options of a client with no flags.
 var bwDefaults = rdmaBwOptions{Server: "h", IBPort: 1, GIDIndex: -1, Size: 65536, Iters: 5000, TCPPort: 18515,
-	TxDepth: 128, CQMod: 1, Inline: 220, QPTimeout: 14}
+	TxDepth: 128, CQMod: 1, Inline: 220, QPTimeout: 14, NumSGE: 1}
 
 func TestRdmaBwArgs(t *testing.T) {
 	with := func(f func(o *rdmaBwOptions)) rdmaBwOptions { o := bwDefaults; f(&o); return o }

@@ -97,8 +97,15 @@ type saqueryOptions struct {
 	assignedMask uint64
 	ShowKeys     bool
 	SMKey        uint64
-	p            saParams
-	flags        struct{ p, N, L, l, G, O, U, s, g, m, x, c, S, I, D bool }
+	// Get is python-rdma's --get: a record query asks SubnAdmGet, one
+	// record, instead of SubnAdmGetTable.
+	Get bool
+	// NoDefaults is python-rdma's --no-defaults: the template holds only
+	// what the options and arguments give, without the NumbPath of 127
+	// --src-to-dst and --sgid-to-dgid otherwise select.
+	NoDefaults bool
+	p          saParams
+	flags      struct{ p, N, L, l, G, O, U, s, g, m, x, c, S, I, D bool }
 }
 
 // saQueryType is one record type saquery queries by name.
@@ -298,6 +305,12 @@ Queries node records by default.`,
 	fl.StringVar(&p.srcToDst, "src-to-dst", "", "get a PathRecord for <src:dst> where src and dst are either node names or LIDs")
 	fl.StringVar(&p.sgidToDgid, "sgid-to-dgid", "", "get a PathRecord for <sgid-dgid> where sgid and dgid are addresses in IPv6 format")
 	fl.StringVar(&p.smkeyArg, "smkey", "", "SA SM_Key value for the query (default 0, untrusted)")
+	fl.BoolVar(&o.Get, "get", false, "ask SubnAdmGet (one record) instead of SubnAdmGetTable (python-rdma's)")
+	fl.BoolVar(&o.NoDefaults, "no-defaults", false, "select only what the options give: no NumbPath 127 for --src-to-dst and --sgid-to-dgid (python-rdma's)")
+	fl.BoolVar(&o.Common.ViaSA, "sa", false, "python-rdma's --sa; saquery always asks the SA")
+	fl.StringVar(&o.Common.SAPathArg, "sa-path", "", "send the queries to the SA at this LID, port GUID, GID or IBPath(...) instead of the local port's SM (python-rdma's)")
+	// python-rdma spells the flow label option -f; infiniband-diags -F.
+	fl.StringVarP(&p.flowArg, "f", "f", "", "Flow Label (python-rdma's spelling of -F)")
 	for _, s := range []struct {
 		dst         *string
 		name, short string
@@ -380,6 +393,9 @@ func (o *saqueryOptions) parse(args []string) error {
 		}
 	}
 	o.Query = query
+	if o.Get && (o.Command != saCmdQuery || query.layout == (&mad.MultiPathRecord{}).Layout()) {
+		return cmdutil.UsageErrorf("--get asks for one record of a record query (NR, PIR, PR, LR, ...): not with -N, -D, -L, -l, -G, -O, -U, -c, -s, -g, -m or MultiPathRecord")
+	}
 	// Trailing MEMBER=VALUE arguments select by any field of the record
 	// (python-rdma's form).
 	n := len(args)
@@ -489,7 +505,7 @@ func (o *saqueryOptions) parseParams() error {
 		if !strings.Contains(p.srcToDst, ":") {
 			return cmdutil.UsageErrorf("invalid --src-to-dst %q: want <src>:<dst>", p.srcToDst)
 		}
-		p.numbPath = 0x7f
+		p.numbPath = o.defaultNumbPath()
 	}
 	if p.sgidToDgid != "" {
 		src, dst, ok := strings.Cut(p.sgidToDgid, "-")
@@ -503,9 +519,19 @@ func (o *saqueryOptions) parseParams() error {
 		if p.dgid, err = parseIPv6GID(dst); err != nil {
 			return cmdutil.UsageErrorf("invalid --sgid-to-dgid destination %q: %v", dst, err)
 		}
-		p.numbPath = 0x7f
+		p.numbPath = o.defaultNumbPath()
 	}
 	return nil
+}
+
+// defaultNumbPath is the NumbPath --src-to-dst and --sgid-to-dgid select:
+// 127, as infiniband-diags' saquery, or with --no-defaults what -n gave
+// (-1: none).
+func (o *saqueryOptions) defaultNumbPath() int64 {
+	if o.NoDefaults {
+		return o.p.numbPath
+	}
+	return 0x7f
 }
 
 // parseIPv6GID parses a GID in IPv6 form, as inet_pton(AF_INET6) does.

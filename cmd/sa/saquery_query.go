@@ -122,15 +122,20 @@ func (q *saQuerier) emit(r saTextRecord) {
 // selecting by mask, and returns the records (each at least as long as
 // the type's layout).
 func (q *saQuerier) getTable(l *mad.Layout, mod uint32, mask uint64, rec []byte) ([][]byte, error) {
+	return q.query(mad.MethodGetTable, l, mod, mask, rec)
+}
+
+// query is getTable with the method given: SubnAdmGet for --get.
+func (q *saQuerier) query(m mad.Method, l *mad.Layout, mod uint32, mask uint64, rec []byte) ([][]byte, error) {
 	name := saRecordName(l)
-	res, err := q.x.QuerySA(q.ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: l.ID, Name: name,
+	res, err := q.x.QuerySA(q.ctx, &mad.SAQuery{Method: m, AttrID: l.ID, Name: name,
 		AttrMod: mod, ComponentMask: mask, SMKey: q.o.SMKey, Record: rec})
 	if err != nil {
 		return nil, err
 	}
 	want := l.Size
 	if len(res.Records) > 0 && res.RecordLen < want {
-		return nil, fmt.Errorf("SubnAdmGetTable(%s): records of %d bytes, want at least %d", name, res.RecordLen, want)
+		return nil, fmt.Errorf("SubnAdm%s(%s): records of %d bytes, want at least %d", m, name, res.RecordLen, want)
 	}
 	return res.Records, nil
 }
@@ -388,7 +393,11 @@ func dumpAll[R saTextRecord](q *saQuerier, s *selector, decode func([]byte) R) e
 		return s.err
 	}
 	q.o.applyAssigns(s.rec, &s.mask)
-	recs, err := q.getTable(s.l, 0, s.mask, s.rec)
+	method := mad.MethodGetTable
+	if q.o.Get {
+		method = mad.MethodGet
+	}
+	recs, err := q.query(method, s.l, 0, s.mask, s.rec)
 	if err != nil {
 		return err
 	}

@@ -37,6 +37,12 @@ type decodeMadOptions struct {
 	LRH  bool
 	JSON bool
 	File string
+	// Verbose is -v/--verbosity (python-rdma's): the umad or packet
+	// headers in front of the MAD; -vv also the input in hex.
+	Verbose int
+	// verbosity is --verbosity counted apart (-v's python-rdma long
+	// name beside --verbose).
+	verbosity int
 }
 
 func newDecodeMadCmd(f *cmdutil.Factory) *cobra.Command {
@@ -56,6 +62,10 @@ every field as libibmad labels them. python-rdma's decode_mad.`,
 			if len(args) > 0 {
 				o.File = args[0]
 			}
+			o.Verbose += o.verbosity
+			if o.Verbose > 0 && o.JSON {
+				return cmdutil.UsageErrorf("-v prints headers as text; --json is one document: give one")
+			}
 			return decodeMadRun(o)
 		},
 	}
@@ -64,23 +74,25 @@ every field as libibmad labels them. python-rdma's decode_mad.`,
 	fl.BoolVar(&o.UMAD, "umad", false, "the data starts with a kernel umad header (64 bytes)")
 	fl.BoolVarP(&o.LRH, "lrh", "l", false, "the data is an InfiniBand packet from its LRH on (LRH, GRH, BTH, DETH, then the MAD)")
 	fl.BoolVar(&o.JSON, "json", false, "one JSON document")
+	fl.CountVarP(&o.Verbose, "verbose", "v", "also the umad header (--umad) or the packet's headers (-l); -vv also the input in hex")
+	fl.CountVar(&o.verbosity, "verbosity", "the same as -v (python-rdma's long name of it)")
 	return c
 }
 
 // madOfPacket returns the MAD an InfiniBand packet (from its LRH on)
 // carries to or from QP0 or QP1, past its LRH, GRH, BTH and DETH, as
-// python-rdma's decode_link finds it.
-func madOfPacket(data []byte) ([]byte, error) {
+// python-rdma's decode_link finds it, and the packet decoded.
+func madOfPacket(data []byte) ([]byte, *trace.Packet, error) {
 	// A packet pasted without its ICRC and VCRC is taken as one cut
 	// there: python-rdma slices the headers off and never looks for them.
 	p := trace.Decode(trace.Frame{Link: trace.LinkInfiniBand, Data: data, OrigLen: len(data) + 6}, trace.DecodeOptions{})
 	switch {
 	case p.MADData != nil:
-		return p.MADData, nil
+		return p.MADData, p, nil
 	case p.Err != nil:
-		return nil, fmt.Errorf("the packet does not decode: %v", p.Err)
+		return nil, nil, fmt.Errorf("the packet does not decode: %v", p.Err)
 	}
-	return nil, fmt.Errorf("the packet carries no MAD (%s to QP %d)", p.BTH.Opcode, p.BTH.DestQP)
+	return nil, nil, fmt.Errorf("the packet carries no MAD (%s to QP %d)", p.BTH.Opcode, p.BTH.DestQP)
 }
 
 // parseHex reads hex digits, ignoring white space, colons and 0x prefixes.
@@ -124,16 +136,31 @@ func decodeMadRun(o *decodeMadOptions) error {
 		return cmdutil.UsageErrorf("offset %d: the input has %d bytes", o.Offset, len(data))
 	}
 	data = data[o.Offset:]
+	// -v's headers come first, as python-rdma prints them.
+	var headers []byte
+	if o.Verbose >= 2 {
+		headers = appendInput(headers, data)
+	}
 	if o.UMAD {
 		if len(data) < umadHeaderLen {
 			return cmdutil.UsageErrorf("%s: %d bytes, shorter than a umad header (%d)", name, len(data), umadHeaderLen)
 		}
+		if o.Verbose >= 1 {
+			headers = appendUMADHeader(headers, data)
+		}
 		data = data[umadHeaderLen:]
 	}
 	if o.LRH {
-		if data, err = madOfPacket(data); err != nil {
+		var p *trace.Packet
+		if data, p, err = madOfPacket(data); err != nil {
 			return cmdutil.UsageErrorf("%s: %v", name, err)
 		}
+		if o.Verbose >= 1 {
+			headers = appendPacketHeaders(headers, p)
+		}
+	}
+	if _, err := o.IO.Out.Write(headers); err != nil {
+		return err
 	}
 	var h mad.Header
 	if err := h.UnmarshalBinary(data); err != nil {

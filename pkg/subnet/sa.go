@@ -77,7 +77,9 @@ func DiscoverSA(ctx context.Context, x *mad.Transactor, opts SAOptions) (*Fabric
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: q.ID, Name: q.Name})
+			// The run's SM_Key (--smkey, ibdiag.conf's sa_key), as the
+			// queries --sa sends carry it.
+			res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: q.ID, Name: q.Name, SMKey: sa.SMKey})
 			if err != nil {
 				errs[i] = fmt.Errorf("SA discovery: %w", err)
 				return

@@ -492,6 +492,19 @@ func (d *cDriver) stream(ctx context.Context, qp, cq, ch handle, r *streamRun) e
 	if r.events {
 		s.events = 1
 	}
+	if len(r.sges) > 1 {
+		s.sges = (*C.struct_ibv_sge)(C.calloc(C.size_t(len(r.sges)), C.sizeof_struct_ibv_sge))
+		if s.sges == nil {
+			r.failed = "calloc"
+			return syscall.ENOMEM
+		}
+		defer C.free(unsafe.Pointer(s.sges))
+		sges := unsafe.Slice(s.sges, len(r.sges))
+		for i, e := range r.sges {
+			sges[i] = C.struct_ibv_sge{addr: C.uint64_t(e.addr), length: C.uint32_t(e.length), lkey: C.uint32_t(r.wr.lkey)}
+		}
+		s.nsge = C.int(len(r.sges))
+	}
 	if r.record {
 		s.record = 1
 		s.posted = (*C.uint64_t)(C.calloc(C.size_t(r.count), 8))

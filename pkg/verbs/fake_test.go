@@ -23,6 +23,7 @@ type fakeDriver struct {
 	caps    QPCaps // what createQP grants; zero: what was asked
 	modify  []qpModify
 	sends   [][]sendWork
+	sges    []streamSGE // the last Stream's split request
 	recvs   [][]recvWork
 	wcs     []WorkCompletion // what pollCQ hands out
 	event   handle           // what getCQEvent returns
@@ -241,6 +242,7 @@ func (f *fakeDriver) postRecv(_ handle, wrs []recvWork) error {
 // fail["pollCQ"], fail["reqNotifyCQ"] and fail["getCQEvent"] fail those
 // steps; badStatus fails a completion.
 func (f *fakeDriver) stream(ctx context.Context, _, _, _ handle, r *streamRun) error {
+	f.sges = r.sges
 	var now time.Duration
 	var pending []int
 	post := func(signalled bool) error {

@@ -270,6 +270,10 @@ void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp_channe
 	struct ibv_sge sge;
 	int mod = s->signal_every, n;
 	ibt_build_swr(&s->wr, &wr, &sge); // the ID and flags are set per post
+	if (s->nsge > 1) {
+		wr.sg_list = s->sges;
+		wr.num_sge = s->nsge;
+	}
 	s->start_ns = ibt_mono_ns();
 	s->start_cyc = s->last_cyc = ibt_cycles();
 	if (s->count > 0) {

@@ -42,6 +42,8 @@ struct ibt_stream {
 	int64_t count, duration_ns, from_ns, to_ns;
 	int depth, signal_every, events, record;
 	uint64_t *posted, *completed; /* record: count cycle stamps each */
+	struct ibv_sge *sges;         /* nsge > 1: wr's data in these entries, wr's lkey */
+	int nsge;
 	int stop;                     /* set by Go when the context ends */
 
 	int64_t scnt, ccnt, window, window_ns, start_ns, end_ns;

@@ -48,6 +48,11 @@ type Stream struct {
 	// completed (StreamResult.PostedAt and CompletedAt), for peak
 	// bandwidth. Only with Count.
 	Record bool
+	// SGEs, when more than 1, splits WR's data into that many
+	// scatter/gather entries (fewer for a message shorter than that),
+	// python-rdma's rdma_bw --num-sge: each Length/SGEs+1 bytes, the
+	// last one the rest. At most the QP's MaxSendSGE.
+	SGEs int
 }
 
 // StreamResult is what a Stream measured. Times are from the start of the
@@ -77,6 +82,9 @@ type streamRun struct {
 	duration, from, to time.Duration
 	depth, signalEvery int
 	events, record     bool
+
+	// sges is WR's data split as Stream.SGEs asks; nil: WR's one entry.
+	sges []streamSGE
 
 	posted, completed int
 	last              time.Duration
@@ -123,10 +131,13 @@ func (qp *QP) Stream(ctx context.Context, s Stream) (StreamResult, error) {
 		panic(fmt.Sprintf("verbs: Stream on %s records times only with a count", qp))
 	case s.Events && cq.ch == nil:
 		panic(fmt.Sprintf("verbs: Stream on %s with events: %s has no completion channel", qp, cq))
+	case s.SGEs < 0 || s.SGEs > max(qp.caps.MaxSendSGE, 1):
+		panic(fmt.Sprintf("verbs: Stream on %s with %d SGEs: the QP takes up to %d", qp, s.SGEs, qp.caps.MaxSendSGE))
 	}
 	r := &streamRun{wr: qp.checkSend(&s.WR), count: s.Count, duration: s.Duration, from: s.From, to: s.To,
 		depth: s.Depth, signalEvery: s.SignalEvery, events: s.Events, record: s.Record}
 	r.wr.flags &^= sendSignaled // the loop signals every SignalEvery-th
+	r.sges = splitSGEs(r.wr, s.SGEs)
 	if s.Record {
 		r.postedAt = make([]time.Duration, s.Count)
 		r.completedAt = make([]time.Duration, s.Count)
@@ -151,4 +162,26 @@ func (qp *QP) Stream(ctx context.Context, s Stream) (StreamResult, error) {
 		return res, verbError(r.failed, qp.String(), err)
 	}
 	return res, err
+}
+
+// streamSGE is one scatter/gather entry of a split Stream request, in the
+// request's MR (its lkey).
+type streamSGE struct {
+	addr   uint64
+	length uint32
+}
+
+// splitSGEs splits w's data into n entries as python-rdma's rdma_bw does:
+// blocks of length/n+1 bytes from the start, the last one what is left.
+// It returns nil for n up to 1 and for a request with no data.
+func splitSGEs(w sendWork, n int) []streamSGE {
+	if n <= 1 || w.length == 0 {
+		return nil
+	}
+	block := w.length/uint32(n) + 1
+	var out []streamSGE
+	for off := uint32(0); off < w.length; off += block {
+		out = append(out, streamSGE{addr: w.addr + uint64(off), length: min(block, w.length-off)})
+	}
+	return out
 }

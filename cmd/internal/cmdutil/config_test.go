@@ -151,3 +151,65 @@ func TestDefaultIBDiagConf(t *testing.T) {
 		t.Errorf("path with $%s set: %q, want %q", ibdiagConfEnv, got, want)
 	}
 }
+
+// zz-discosmkey is a discovery tool without FlagsSA: its --smkey comes
+// from AddDiscoveryFlags.
+func init() {
+	Register(Tool{Name: "zz-discosmkey", Summary: "test tool", New: func(f *Factory) *cobra.Command {
+		var o CommonOptions
+		var d DiscoveryOptions
+		c := &cobra.Command{
+			Use:  "zz-discosmkey",
+			Args: ArgsRange(0, 0),
+			RunE: func(c *cobra.Command, _ []string) error {
+				if err := o.Finish(c); err != nil {
+					return err
+				}
+				if err := d.Finish(); err != nil {
+					return err
+				}
+				fmt.Fprintf(f.IO.Out, "smkey=%#x\n", o.SMKey)
+				return nil
+			},
+		}
+		AddCommonFlags(c, f, &o, FlagsLocalPort|FlagsMAD)
+		AddDiscoveryFlags(c, &o, &d)
+		return c
+	}})
+}
+
+// TestDiscoverySMKeyFlag: a discovery tool's --smkey (the SM_Key of
+// --discovery sa's queries) is 0 unless given, takes ibdiag.conf's sa_key
+// when not given, and is decimal or 0x hex, never octal.
+func TestDiscoverySMKeyFlag(t *testing.T) {
+	conf := writeConf(t, "sa.conf", "sa_key=0x99\n")
+	tests := []struct {
+		args     []string
+		want     string
+		wantExit int
+	}{
+		{nil, "smkey=0x0\n", 0},
+		{[]string{"--smkey", "0x10"}, "smkey=0x10\n", 0},
+		{[]string{"--smkey", "010"}, "smkey=0xa\n", 0},
+		{[]string{"--smkey", "18446744073709551615"}, "smkey=0xffffffffffffffff\n", 0},
+		{[]string{"-z", conf}, "smkey=0x99\n", 0},
+		{[]string{"-z", conf, "--smkey", "3"}, "smkey=0x3\n", 0},
+		{[]string{"--smkey", "-1"}, "", ExitUsage},
+		{[]string{"--smkey", "0x"}, "", ExitUsage},
+		{[]string{"--smkey", "18446744073709551616"}, "", ExitUsage},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			f, out, errOut := NewTestFactory(nil)
+			if code := RunTool(append([]string{"zz-discosmkey"}, tt.args...), f); code != tt.wantExit {
+				t.Fatalf("exit code %d, want %d; stderr %q", code, tt.wantExit, errOut)
+			}
+			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
+				t.Errorf("unexpected options (-want +got):\n%s", diff)
+			}
+			if tt.wantExit != 0 && !strings.Contains(errOut.String(), "invalid --smkey") {
+				t.Errorf("stderr %q: want it to name --smkey", errOut)
+			}
+		})
+	}
+}

@@ -39,6 +39,9 @@ type DiscoveryOptions struct {
 	// SA is python-rdma's --sa on a discovery tool: --discovery sa
 	// (--sa-path implies it too).
 	SA bool
+	// smkeyArg is --smkey as typed: the SM_Key of the run's SA queries
+	// (Finish puts it in the common options' SMKey).
+	smkeyArg string
 
 	flags  *pflag.FlagSet // the command's, to see whether --discovery was given
 	common *CommonOptions
@@ -65,6 +68,13 @@ func AddDiscoveryFlags(c *cobra.Command, o *CommonOptions, d *DiscoveryOptions) 
 	fl.BoolVar(&d.RefreshCache, "refresh-cache", false, "discover even when the --cache file is there, and write it anew")
 	fl.StringVar(&d.Mode, "discovery", "dr", "dr: every SMP by directed route; lid: a node's SMPs by LID once its LID is known; sa: the SA's records, no SMPs (any case)")
 	d.flags, d.common = fl, o
+	if fl.Lookup("smkey") == nil {
+		// 0, not python-rdma's 1: what the run sent before the flag and
+		// what infiniband-diags' SA clients send unless ibdiag.conf's
+		// sa_key says otherwise (docs/differences.md).
+		o.saFlags = true // ibdiag.conf's sa_key when --smkey is not given
+		fl.StringVar(&d.smkeyArg, "smkey", "", "SM_Key of the SA queries (--discovery sa's, --sa's) in decimal or 0x hex (default 0, or ibdiag.conf's sa_key)")
+	}
 	if fl.Lookup("sa") == nil {
 		fl.BoolVar(&d.SA, "sa", false, "discover through the SA (python-rdma's; the same as --discovery sa)")
 		fl.StringVar(&o.SAPathArg, "sa-path", "", "send SA queries to this LID, port GUID, GID or IBPath(...) instead of the local port's SM; implies --sa")
@@ -93,6 +103,13 @@ func (d *DiscoveryOptions) Finish() error {
 	}
 	if d.Outstanding < 0 {
 		return UsageErrorf("invalid -o %d: want 1 or more", d.Outstanding)
+	}
+	if d.smkeyArg != "" {
+		key, err := ParseUintArg(d.smkeyArg, 1<<64-1)
+		if err != nil {
+			return UsageErrorf("invalid --smkey %q: %v", d.smkeyArg, err)
+		}
+		d.common.SMKey = key
 	}
 	return nil
 }

@@ -34,13 +34,31 @@ type Factory struct {
 	// fabric is the run's MAD access, opened on first use (OpenMAD) and
 	// closed when the tool returns. Each run's Factory has its own.
 	fabric *fabricAccess
-	// names rewrites the run's output for --int-names (intnames.go).
+	// names rewrites the output for --int-names (intnames.go). Every
+	// Factory has one (NewFactory, NewTestFactory, Run.FactoryFor), so a
+	// tool's command takes --int-names however it is built: for a run,
+	// for the man pages or for the shell completions.
 	names *fieldNamer
+}
+
+// nameFields puts a fieldNamer in front of f's output.
+func (f *Factory) nameFields() *Factory {
+	f.names = &fieldNamer{w: f.IO.Out}
+	f.IO.Out = f.names
+	return f
+}
+
+// plainOut is f's output without its fieldNamer.
+func (f *Factory) plainOut() io.Writer {
+	if f.names != nil {
+		return f.names.w
+	}
+	return f.IO.Out
 }
 
 // NewFactory returns a Factory on the process's real streams and environment.
 func NewFactory(version string) *Factory {
-	return &Factory{
+	f := &Factory{
 		IO: IOStreams{
 			In:          os.Stdin,
 			Out:         os.Stdout,
@@ -52,6 +70,7 @@ func NewFactory(version string) *Factory {
 		Version:    version,
 		IBDiagConf: defaultIBDiagConf(os.Getenv),
 	}
+	return f.nameFields()
 }
 
 func isTerminal(f *os.File) bool {

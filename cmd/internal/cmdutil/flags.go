@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/ibdiagconf"
@@ -116,6 +117,7 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 	o.Open = func() (*mad.Transactor, *rdma.Port, error) { return f.OpenMAD(o) }
 	fl := c.Flags()
 	fl.CountVarP(&o.Verbose, "verbose", "v", "increase verbosity (-vv also dumps MADs)")
+	fl.Count("verbosity", "the same as -v (python-rdma's long name of it)")
 	if set&FlagsNoDebugShort != 0 {
 		fl.Count("debug", "raise debug level (same as -v)")
 	} else {
@@ -147,9 +149,7 @@ func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet)
 	}
 	if set&FlagsJSON != 0 {
 		fl.BoolVar(&o.JSON, "json", false, "print one JSON document")
-		if f.names != nil {
-			fl.BoolVar(&f.names.on, "int-names", false, "name fields as the IBA does (python-rdma's names), not as libibmad labels them")
-		}
+		fl.BoolVar(&f.names.on, "int-names", false, "name fields as the IBA does (python-rdma's names), not as libibmad labels them")
 	}
 	if set&FlagsNodeMap != 0 {
 		fl.StringVar(&o.NodeMap, "node-name-map", "", "node name map file (default "+nodemap.DefaultPath+" when there)")
@@ -180,9 +180,7 @@ func (o *CommonOptions) Finish(c *cobra.Command) error {
 	if err := o.finishMKey(c.InOrStdin(), c.ErrOrStderr()); err != nil {
 		return err
 	}
-	if d, err := c.Flags().GetCount("debug"); err == nil {
-		o.Verbose += d
-	}
+	o.Verbose += extraVerbosity(c.Flags())
 	if o.timeoutM < 0 {
 		return UsageErrorf("invalid timeout %d ms: want 0 (the default) or more", o.timeoutM)
 	}
@@ -206,6 +204,18 @@ func (o *CommonOptions) Finish(c *cobra.Command) error {
 		return err
 	}
 	return o.finishLocal()
+}
+
+// extraVerbosity is what --debug (-d) and --verbosity add to -v: each
+// counts as one more -v, whichever spelling the tool takes.
+func extraVerbosity(fl *pflag.FlagSet) int {
+	n := 0
+	for _, name := range []string{"debug", "verbosity"} {
+		if c, err := fl.GetCount(name); err == nil {
+			n += c
+		}
+	}
+	return n
 }
 
 // finishLocal parses -C, -P and --port into o.Local: -C and -P take

@@ -185,3 +185,48 @@ func TestDiscoveryMode(t *testing.T) {
 		})
 	}
 }
+
+// zz-verbose is a test tool that prints the verbosity its flags add up to.
+func init() {
+	Register(Tool{Name: "zz-verbose", Summary: "test tool", New: func(f *Factory) *cobra.Command {
+		var o CommonOptions
+		c := &cobra.Command{
+			Use:  "zz-verbose",
+			Args: ArgsRange(0, 0),
+			RunE: func(c *cobra.Command, _ []string) error {
+				if err := o.Finish(c); err != nil {
+					return err
+				}
+				fmt.Fprintf(f.IO.Out, "verbose=%d\n", o.Verbose)
+				return nil
+			},
+		}
+		AddCommonFlags(c, f, &o, FlagsMAD)
+		return c
+	}})
+}
+
+// TestVerbosity: python-rdma's --verbosity is one more -v, as -d is.
+func TestVerbosity(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, "verbose=0\n"},
+		{[]string{"--verbosity"}, "verbose=1\n"},
+		{[]string{"--verbosity", "--verbosity"}, "verbose=2\n"},
+		{[]string{"-v", "--verbosity", "-d"}, "verbose=3\n"},
+		{[]string{"--verbose", "--verbosity"}, "verbose=2\n"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			f, out, errOut := NewTestFactory(nil)
+			if code := RunTool(append([]string{"zz-verbose"}, tt.args...), f); code != 0 {
+				t.Fatalf("exit code %d, stderr %q", code, errOut)
+			}
+			if diff := cmp.Diff(tt.want, out.String()); diff != "" {
+				t.Errorf("unexpected output (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

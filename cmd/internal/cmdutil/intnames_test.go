@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -53,5 +54,29 @@ func TestIntNames(t *testing.T) {
 	// A line whose dots do not reach the value column is not libibmad's.
 	if got := intNames([]byte("BaseVers:..1\n")); !bytes.Equal(got, []byte("BaseVers:..1\n")) {
 		t.Errorf("short dots rewritten: %q", got)
+	}
+}
+
+// TestIntNamesOutsideARun: a tool's command has --int-names however its
+// Factory was made (the man pages, the completions and "ibtool help" build
+// commands on the process's Factory, not a run's), and the flag works
+// there too.
+func TestIntNamesOutsideARun(t *testing.T) {
+	tool, err := Lookup("zz-names")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, out, errOut := NewTestFactory(nil)
+	c := ToolCommand(f, tool)
+	if c.Flags().Lookup("int-names") == nil {
+		t.Fatal("zz-names built on a plain Factory has no --int-names")
+	}
+	r := NewRun(f)
+	defer r.Stop()
+	if code := r.Execute(f, tool, tool.Name, c, []string{"--int-names"}); code != 0 {
+		t.Fatalf("exit %d, %s", code, errOut)
+	}
+	if want := "BaseVersion......................1\n"; !strings.Contains(out.String(), want) {
+		t.Errorf("output %q: want %q", out, want)
 	}
 }

@@ -82,7 +82,7 @@ func NewRun(f *Factory) *Run {
 func (r *Run) FactoryFor(t Tool) *Factory {
 	f := *r.f
 	f.fabric = &fabricAccess{}
-	f.names = &fieldNamer{w: r.f.IO.Out}
+	f.names = &fieldNamer{w: r.f.plainOut()}
 	f.IO.Out = &mutedAfterEnd{ctx: r.ctx, w: f.names, keepOnSignal: t.SignalIsEnd}
 	f.IO.ErrOut = &mutedAfterEnd{ctx: r.ctx, w: r.f.IO.ErrOut, keepOnSignal: t.SignalIsEnd}
 	return &f
@@ -173,8 +173,7 @@ func (r *Run) Execute(f *Factory, t Tool, name string, c *cobra.Command, args []
 	verbosity := 0
 	if ran != nil {
 		v, _ := ran.Flags().GetCount("verbose")
-		d, _ := ran.Flags().GetCount("debug")
-		verbosity = v + d
+		verbosity = v + extraVerbosity(ran.Flags())
 		if ran != c {
 			name = ran.Name()
 		}

@@ -15,5 +15,5 @@ func NewTestFactory(env map[string]string) (*Factory, *bytes.Buffer, *bytes.Buff
 		Version:    "test",
 		IBDiagConf: env[ibdiagConfEnv],
 	}
-	return f, &out, &errOut
+	return f.nameFields(), &out, &errOut
 }

@@ -122,6 +122,14 @@ func decodeFrame(b []byte, p *mad.Packet) error {
 	return nil
 }
 
+// DecodeFrame returns the packet a frame read from the device holds: its
+// MAD, source address and status (decode_mad --umad shows them).
+func DecodeFrame(b []byte) (mad.Packet, error) {
+	var p mad.Packet
+	err := decodeFrame(b, &p)
+	return p, err
+}
+
 // decodeAddr reads the address fields of header b.
 func decodeAddr(b []byte) mad.Address {
 	a := mad.Address{
