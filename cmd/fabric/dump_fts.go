@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -43,10 +44,13 @@ type dumpFtsOptions struct {
 	Tool      string
 	// Script is set for the dump_lfts and dump_mfts wrappers, which
 	// print a warning after the dump.
-	Script           bool
-	All              bool // -a
-	Brief            bool // -n
-	Multicast        bool // -M
+	Script    bool
+	All       bool // -a
+	Brief     bool // -n
+	Multicast bool // -M
+	// DRDiscovery is python-rdma's -D of dump_lfts and dump_mfts:
+	// discover by directed route (--discovery dr).
+	DRDiscovery      bool
 	StartLID, EndLID int
 	// Discover walks the fabric; Transactor opens the MAD transport for
 	// the tables.
@@ -67,6 +71,9 @@ switches are read at once.`,
 		Args:    cmdutil.ArgsRange(0, 2),
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.Finish(c); err != nil {
+				return err
+			}
+			if err := o.finishDRDiscovery(c); err != nil {
 				return err
 			}
 			if err := o.Discovery.Finish(); err != nil {
@@ -94,7 +101,27 @@ switches are read at once.`,
 	fl.BoolVarP(&o.All, "all", "a", false, "show all lids, even invalid entries")
 	fl.BoolVarP(&o.Brief, "no_dests", "n", false, "do not try to resolve destinations")
 	fl.BoolVarP(&o.Multicast, "Multicast", "M", multicast, "show multicast forwarding tables")
+	if o.Script {
+		fl.BoolVarP(&o.DRDiscovery, "D", "D", false, "discover by directed route, the same as --discovery dr (python-rdma's)")
+	}
 	return c
+}
+
+// finishDRDiscovery folds -D into --discovery: dr, and with another
+// --discovery, or --sa that means sa, a usage error (python-rdma's
+// "Can't combine --sa with discovery mode").
+func (o *dumpFtsOptions) finishDRDiscovery(c *cobra.Command) error {
+	if !o.DRDiscovery {
+		return nil
+	}
+	if c.Flags().Changed("discovery") && !strings.EqualFold(o.Discovery.Mode, "dr") {
+		return cmdutil.UsageErrorf("-D discovers by directed route; it cannot go with --discovery %s", o.Discovery.Mode)
+	}
+	if o.Discovery.SA || o.Common.SAPathArg != "" {
+		return cmdutil.UsageErrorf("-D discovers by directed route; it cannot go with --sa or --sa-path")
+	}
+	o.Discovery.Mode = "dr"
+	return nil
 }
 
 // switchTable is what was read of one switch's table: the LFT blocks by

@@ -72,3 +72,35 @@ func TestDumpFtsFailedReads(t *testing.T) {
 	}
 	cmdtest.CheckSysfsGolden(t, filepath.Join("testdata", "dump_fts", "dead-switch.golden"), out)
 }
+
+// TestDumpFtsDRDiscovery: python-rdma's -D of dump_lfts and dump_mfts
+// discovers by directed route, and cannot go with another discovery.
+func TestDumpFtsDRDiscovery(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantMode string
+		wantErr  string
+	}{
+		{"dump_lfts", []string{"-D"}, "dr", ""},
+		{"dump_mfts", []string{"-D", "--discovery", "DR"}, "dr", ""},
+		{"dump_lfts.sh", []string{"-D"}, "dr", ""},
+		{"dump_lfts", []string{"-D", "--discovery", "lid"}, "", "cannot go with --discovery lid"},
+		{"dump_mfts", []string{"-D", "--sa"}, "", "cannot go with --sa"},
+		{"dump_fts", []string{"-D"}, "", "unknown shorthand flag: 'D'"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+" "+strings.Join(tt.args, " "), func(t *testing.T) {
+			var got *dumpFtsOptions
+			err := cmdtest.ParseToolArgs(t, tt.name, func(f *cmdutil.Factory) *cobra.Command {
+				return newDumpFtsCmd(f, tt.name, strings.HasPrefix(tt.name, "dump_mfts"), func(o *dumpFtsOptions) error { got = o; return nil })
+			}, tt.args)
+			if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
+				return
+			}
+			if got.Discovery.Mode != tt.wantMode {
+				t.Errorf("--discovery %q, want %q", got.Discovery.Mode, tt.wantMode)
+			}
+		})
+	}
+}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 // ibfindnodesusing is infiniband-diags' Perl script of that name: for a
@@ -37,6 +39,13 @@ type ibfindnodesusingOptions struct {
 	// Switch is the switch argument as the script formats it
 	// ("0x%016s"), Port the port argument as typed.
 	Switch, Port string
+	// Target is the switch when -L or -D (python-rdma's) gave it by LID
+	// or directed route; SwitchGUID asks it its node GUID.
+	Target     *endport.Target
+	SwitchGUID func(endport.Target) (rdma.GUID, error)
+	// AllNodes is -a (python-rdma's): list every routed end port, not
+	// just the CAs.
+	AllNodes bool
 	// Topology makes a fresh ibnetdiscover -g topology; Route dumps a
 	// switch's unicast table (ibroute -G GUID).
 	Topology func() ([]byte, error)
@@ -66,6 +75,10 @@ when missing or with -R) and the switches' forwarding tables.`,
 				return &cmdutil.UsageError{Err: fmt.Errorf("want a switch GUID and a port"), Syntax: true}
 			}
 			o.Switch, o.Port = formatScriptGUID(args[0]), args[1]
+			if err := o.parseSwitchTarget(c, args[0]); err != nil {
+				return err
+			}
+			o.SwitchGUID = func(t endport.Target) (rdma.GUID, error) { return nodeGUIDOf(&o.Common, t) }
 			o.Topology = func() ([]byte, error) {
 				return cmdutil.TopologyText(f, "ibfindnodesusing", &o.Common, &o.Discovery, true)
 			}
@@ -92,7 +105,52 @@ when missing or with -R) and the switches' forwarding tables.`,
 	fl := c.Flags()
 	fl.BoolVarP(&o.Regenerate, "R", "R", false, "discover again instead of reusing the kept topology")
 	fl.StringVar(&o.CacheDir, "cache-dir", defaultTopologyCacheDir, "where the reused topology is kept")
+	cmdutil.AddTargetFlags(c, &o.Common, "LGD")
+	fl.BoolVarP(&o.AllNodes, "all", "a", false, "list every end port routed through the link, switches and routers too, not just CAs (python-rdma's)")
 	return c
+}
+
+// parseSwitchTarget reads the switch argument as python-rdma's
+// ibfindnodesusing does when -L, -G or -D says its kind: a LID or DR path
+// is asked its node GUID when the run starts, a port GUID is the switch's
+// (a switch's port GUIDs are its node GUID). Without them it stays the
+// script's GUID or node description.
+func (o *ibfindnodesusingOptions) parseSwitchTarget(c *cobra.Command, arg string) error {
+	fl := c.Flags()
+	if !fl.Changed("Lid") && !fl.Changed("Guid") && !fl.Changed("Direct") {
+		return nil
+	}
+	t, err := o.Common.ParseTarget(arg)
+	if err != nil {
+		return err
+	}
+	if t.Kind == endport.GUID {
+		o.Switch = fmt.Sprintf("0x%016x", uint64(t.GUID))
+		return nil
+	}
+	o.Target = &t
+	return nil
+}
+
+// nodeGUIDOf asks t for its NodeInfo and returns its node GUID.
+func nodeGUIDOf(common *cmdutil.CommonOptions, t endport.Target) (rdma.GUID, error) {
+	p, err := t.Path()
+	if err != nil {
+		return 0, err
+	}
+	x, err := common.Transactor()
+	if err != nil {
+		return 0, err
+	}
+	ctx := common.Context()
+	if p, err = x.Resolve(ctx, p); err != nil {
+		return 0, err
+	}
+	var ni mad.NodeInfo
+	if _, err := (&mad.Querier{X: x, Path: p}).Get(ctx, &ni, 0); err != nil {
+		return 0, cmdutil.WithContext(err, "node info query of %s", t)
+	}
+	return ni.NodeGUID, nil
 }
 
 // formatScriptGUID is IBswcountlimits.pm's format_guid: lower case, then
@@ -124,6 +182,8 @@ var (
 	fnuLinkSw    = &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+#.*"(.*)".* lid (\d+).*`}
 	fnuLinkEnds  = &cmdutil.LazyRegexp{Expr: `^\[(\d+)\](?:\[ext \d+\])?\s+"[HSR]-(.+)"\[(\d+)\](?:\[ext \d+\])?(\(.+\))?\s+#.*"(.*)"\.* lid (\d+).*`}
 	fnuRouteLine = &cmdutil.LazyRegexp{Expr: `\w+\s+(\d+)\s+:\s+\(Channel Adapter.*:\s+'(.*)'\)`}
+	// fnuRouteLineAll is fnuRouteLine for switches and routers too (-a).
+	fnuRouteLineAll = &cmdutil.LazyRegexp{Expr: `\w+\s+(\d+)\s+:\s+\((?:Channel Adapter|Switch|Router).*:\s+'(.*)'\)`}
 	// trailing splits a host name into its prefix and trailing digits.
 	trailing = &cmdutil.LazyRegexp{Expr: `^(.*?)(\d*)$`}
 )
@@ -154,12 +214,16 @@ func linkEnds(text []byte) map[string]map[string]linkEnd {
 }
 
 // routedHosts is get_hosts_routed: the CAs an ibroute dump sends out of
-// port.
-func routedHosts(dump []byte, port string) []string {
+// port (with all, every end port: python-rdma's -a).
+func routedHosts(dump []byte, port string, all bool) []string {
 	want, _ := strconv.Atoi(port)
+	re := fnuRouteLine.Get()
+	if all {
+		re = fnuRouteLineAll.Get()
+	}
 	var hosts []string
 	for _, line := range strings.Split(string(dump), "\n") {
-		if m := fnuRouteLine.Get().FindStringSubmatch(line); m != nil {
+		if m := re.FindStringSubmatch(line); m != nil {
 			if n, _ := strconv.Atoi(m[1]); n == want {
 				hosts = append(hosts, m[2])
 			}
@@ -257,6 +321,13 @@ type portUsersJSON struct {
 }
 
 func ibfindnodesusingRun(o *ibfindnodesusingOptions) error {
+	if o.Target != nil {
+		guid, err := o.SwitchGUID(*o.Target)
+		if err != nil {
+			return err
+		}
+		o.Switch = fmt.Sprintf("0x%016x", uint64(guid))
+	}
 	k := &cmdutil.KeptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate, Fresh: o.Topology}
 	text, partial := k.Read()
 	if text == nil {
@@ -287,7 +358,7 @@ func ibfindnodesusingRun(o *ibfindnodesusingOptions) error {
 		if err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "ibfindnodesusing: ibroute -G %s: %v\n", guid, err)
 		}
-		return compressHostlist(routedHosts(dump, port))
+		return compressHostlist(routedHosts(dump, port, o.AllNodes))
 	}
 	out, back := hosts(switchGUID, o.Port), hosts(end.remGUID, end.remPort)
 	if o.Common.JSON {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
@@ -33,6 +34,10 @@ type iblinkinfoOptions struct {
 	// DR is -D: scan from this directed route and print the node there.
 	DR    []uint8
 	drArg string
+	// LID is -L/--Lid (python-rdma's): print the node with a port of
+	// this LID.
+	LID    rdma.LID
+	lidArg string
 	// Hops is -n: hops to scan beyond the -D node (0: 1 with -D, else
 	// no bound).
 	Hops     int
@@ -100,6 +105,9 @@ iblinkinfo does.`,
 			if o.DR != nil && o.GUID != 0 {
 				return cmdutil.UsageErrorf("-D and -S name the node to print; give one")
 			}
+			if err := o.parseLID(); err != nil {
+				return err
+			}
 			if o.Hops < 0 {
 				return cmdutil.UsageErrorf("invalid hops %d", o.Hops)
 			}
@@ -134,6 +142,11 @@ iblinkinfo does.`,
 	fl.StringVarP(&o.guidArg, "switch", "S", "", "print the node with this port GUID")
 	fl.StringVarP(&o.guidArg, "port-guid", "G", "", "(same as -S)")
 	fl.StringVarP(&o.drArg, "Direct", "D", "", "scan from this directed route and print the node there")
+	// python-rdma's -G, --Guid and -L, --Lid assert the kind of its
+	// TARGET argument, which follows them: "--Guid 0x..." and "-L 12"
+	// read the same here.
+	fl.StringVar(&o.guidArg, "Guid", "", "(same as -S; python-rdma's spelling)")
+	fl.StringVarP(&o.lidArg, "Lid", "L", "", "print the node with a port of this LID (python-rdma's)")
 	fl.IntVarP(&o.Hops, "hops", "n", 0, "hops to scan beyond the -D node (default 1)")
 	fl.BoolVarP(&o.All, "all", "a", false, "print every node of a partial scan")
 	fl.BoolVarP(&o.DownOnly, "down", "d", false, "print only down links")
@@ -187,6 +200,15 @@ func iblinkinfoRun(o *iblinkinfoOptions) error {
 		p := fab.PortByGUID(o.GUID)
 		if p == nil {
 			return fmt.Errorf("no port with GUID %s in the fabric", o.GUID)
+		}
+		if o.Only == 0 || p.Node.Type == o.Only {
+			nodes = []*subnet.Node{p.Node}
+		}
+		one = true
+	case !o.All && o.LID != 0:
+		p := fab.PortByLID(o.LID)
+		if p == nil {
+			return fmt.Errorf("no port with LID %d in the fabric", o.LID)
 		}
 		if o.Only == 0 || p.Node.Type == o.Only {
 			nodes = []*subnet.Node{p.Node}
@@ -381,4 +403,20 @@ func linkInfoJSON(nodes []*subnet.Node, o *iblinkinfoOptions) any {
 		out = append(out, nj)
 	}
 	return out
+}
+
+// parseLID reads -L/--Lid: a unicast LID, not with -S or -D.
+func (o *iblinkinfoOptions) parseLID() error {
+	if o.lidArg == "" {
+		return nil
+	}
+	t, err := endport.ParseTarget(o.lidArg, endport.LID)
+	if err != nil {
+		return &cmdutil.UsageError{Err: err}
+	}
+	if o.DR != nil || o.GUID != 0 {
+		return cmdutil.UsageErrorf("-L and -S or -D name the node to print; give one")
+	}
+	o.LID = t.LID
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 func init() {
@@ -34,7 +35,13 @@ type ibrouteOptions struct {
 	All              bool // -a: invalid entries too
 	Brief            bool // -n: no destination lookups
 	Multicast        bool // -M: the multicast table
-	names            *nodemap.Map
+	// Discovery is python-rdma's --discovery, --cache and
+	// --refresh-cache; with --cache, Discover returns the fabric (read
+	// from the cache file, or discovered and written to it) that the
+	// destinations are looked up in.
+	Discovery cmdutil.DiscoveryOptions
+	Discover  func() (*subnet.Fabric, error)
+	names     *nodemap.Map
 }
 
 func newIbrouteCmd(f *cmdutil.Factory, runF func(*ibrouteOptions) error) *cobra.Command {
@@ -56,6 +63,14 @@ The destinations are looked up in parallel.`,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.Finish(c); err != nil {
 				return err
+			}
+			if err := finishRouteDiscovery(c, &o.Common, &o.Discovery); err != nil {
+				return err
+			}
+			if o.Discovery.Cache != "" {
+				o.Discover = func() (*subnet.Fabric, error) {
+					return f.DiscoverFabric("ibroute", &o.Common, &o.Discovery, nil)
+				}
 			}
 			t, err := o.Common.ParseTarget(args[0])
 			if err != nil {
@@ -82,7 +97,29 @@ The destinations are looked up in parallel.`,
 	fl.BoolVarP(&o.All, "all", "a", false, "show all lids, even invalid entries")
 	fl.BoolVarP(&o.Brief, "no_dests", "n", false, "do not try to resolve destinations")
 	fl.BoolVarP(&o.Multicast, "Multicast", "M", false, "show multicast forwarding tables")
+	cmdutil.AddDiscoveryFlags(c, &o.Common, &o.Discovery)
 	return c
+}
+
+// finishRouteDiscovery folds python-rdma's discovery flags of ibroute and
+// ibtracert, whose --sa (FlagsSA) answers their SMP Gets from the SA's
+// records: as in python-rdma's LibIBOpts, --sa means --discovery sa and
+// --discovery sa means --sa; --sa with another --discovery is a usage
+// error.
+func finishRouteDiscovery(c *cobra.Command, common *cmdutil.CommonOptions, d *cmdutil.DiscoveryOptions) error {
+	if err := d.Finish(); err != nil {
+		return err
+	}
+	if common.ViaSA && d.Mode != "sa" {
+		if c.Flags().Changed("discovery") {
+			return cmdutil.UsageErrorf("--sa reads the SA's records; it cannot go with --discovery %s", d.Mode)
+		}
+		d.Mode = "sa"
+	}
+	if d.Mode == "sa" {
+		common.ViaSA = true
+	}
+	return nil
 }
 
 // switchInfo is what ibroute learns about the switch first.
@@ -199,7 +236,14 @@ func dumpUnicast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *swi
 		}
 	}
 	if !o.Brief {
-		describeDestinations(ctx, q.X, entries, o.names)
+		var fab *subnet.Fabric
+		if o.Discover != nil {
+			var err error
+			if fab, err = o.Discover(); err != nil {
+				return cmdutil.WithContext(err, "discovery")
+			}
+		}
+		describeDestinations(ctx, q.X, fab, entries, o.names)
 	}
 	if o.Common.JSON {
 		return cmdutil.WriteJSONDocument(o.IO.Out, unicastJSON{Switch: q.Path.String(), dumpedSwitch: sw.dumped(),
@@ -264,15 +308,20 @@ type lidDest struct {
 	nodeGUID rdma.GUID
 }
 
-// describeDestinations looks every valid entry's LID up, in parallel, and
-// writes each entry's text as infiniband-diags' dump_lid does, including
-// its "path #n out of m" for the LIDs of a port with an LMC.
-func describeDestinations(ctx context.Context, x *mad.Transactor, entries []lftEntry, names *nodemap.Map) {
+// describeDestinations looks every valid entry's LID up, in fab (the
+// --cache fabric; nil for none) or else by SMPs in parallel, and writes
+// each entry's text as infiniband-diags' dump_lid does, including its
+// "path #n out of m" for the LIDs of a port with an LMC.
+func describeDestinations(ctx context.Context, x *mad.Transactor, fab *subnet.Fabric, entries []lftEntry, names *nodemap.Map) {
 	dests := make([]lidDest, len(entries))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
 	for i := range entries {
 		if !entries[i].Valid {
+			continue
+		}
+		if d, ok := fabricDest(fab, entries[i].LID); ok {
+			dests[i] = d
 			continue
 		}
 		wg.Add(1)
@@ -306,6 +355,20 @@ func describeDestinations(ctx context.Context, x *mad.Transactor, entries []lftE
 		e.text = fmt.Sprintf(": (%s portguid %s: '%s')", typ, d.portGUID, desc)
 		e.Dest = desc
 	}
+}
+
+// fabricDest is lookupLID's answer from a discovered fabric: false when
+// there is none or no port of it has the LID.
+func fabricDest(fab *subnet.Fabric, lid int) (lidDest, bool) {
+	if fab == nil {
+		return lidDest{}, false
+	}
+	p := fab.PortByLID(rdma.LID(lid))
+	if p == nil {
+		return lidDest{}, false
+	}
+	n := p.Node
+	return lidDest{ok: true, nodeType: n.Type, portGUID: p.GUID, baseLID: int(p.BaseLID), lmc: int(p.LMC), desc: n.Desc, nodeGUID: n.GUID}, true
 }
 
 // lookupLID reads a LID's NodeDescription, PortInfo and NodeInfo.

@@ -15,6 +15,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 func init() {
@@ -48,6 +49,11 @@ type ibtracertOptions struct {
 	// Reverse is -r: each pair traced from its destination back to its
 	// source (python-rdma's --reverse).
 	Reverse bool
+	// Discovery is python-rdma's --discovery, --cache and
+	// --refresh-cache (ibtracert_discovery.go); Discover returns the
+	// --cache fabric.
+	Discovery cmdutil.DiscoveryOptions
+	Discover  func() (*subnet.Fabric, error)
 }
 
 func newIbtracertCmd(f *cmdutil.Factory, runF func(*ibtracertOptions) error) *cobra.Command {
@@ -74,6 +80,14 @@ and -r swaps source and destination.`,
 			if err := o.Common.Finish(c); err != nil {
 				return err
 			}
+			if err := finishRouteDiscovery(c, &o.Common, &o.Discovery); err != nil {
+				return err
+			}
+			if o.Discovery.Cache != "" {
+				o.Discover = func() (*subnet.Fabric, error) {
+					return f.DiscoverFabric("ibtracert", &o.Common, &o.Discovery, nil)
+				}
+			}
 			if c.Flags().Changed("mlid") {
 				n, err := cmdutil.ParseUintArg(o.mlidText, 0xffff)
 				if err == nil && n < mad.MinMulticastLID {
@@ -89,10 +103,14 @@ and -r swaps source and destination.`,
 			}
 			switch len(args) {
 			case 1:
-				// python-rdma's one-address form: from the local port.
-				if err := o.addPair("0", args[0]); err != nil {
+				// python-rdma's one-address form: from the local port,
+				// which -L, -G and -D do not assert the kind of.
+				d, err := o.Common.ParseTarget(args[0])
+				if err != nil {
 					return err
 				}
+				local, _ := endport.ParseTarget("0", endport.Any)
+				o.Pairs = append(o.Pairs, [2]endport.Target{local, d})
 			case 2:
 				if err := o.addPair(args[0], args[1]); err != nil {
 					return err
@@ -114,12 +132,13 @@ and -r swaps source and destination.`,
 	}
 	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNodeMap|cmdutil.FlagsMKey|cmdutil.FlagsSA)
 	fl := c.Flags()
-	cmdutil.AddTargetFlags(c, &o.Common, "LG")
+	cmdutil.AddTargetFlags(c, &o.Common, "LGD")
 	fl.BoolVarP(&o.Brief, "no_info", "n", false, "simple format")
 	fl.BoolVarP(&o.Force, "force", "f", false, "force")
 	fl.StringVar(&o.PortsFile, "ports-file", "", "port pairs file")
 	fl.StringVarP(&o.mlidText, "mlid", "m", "", "multicast trace of the mlid")
 	fl.BoolVarP(&o.Reverse, "reverse", "r", false, "trace from <dest-addr> back to <src-addr> (python-rdma's; with one address, from it to this port)")
+	cmdutil.AddDiscoveryFlags(c, &o.Common, &o.Discovery)
 	return c
 }
 
@@ -208,6 +227,11 @@ type tracer struct {
 	hops  []traceHop
 	brief bool
 	names *nodemap.Map
+	// lidRouted is --discovery lid: a switch's SwitchInfo and LFT are
+	// read by its LID once known; fab is the --cache fabric, which
+	// answers for the nodes it has (ibtracert_discovery.go).
+	lidRouted bool
+	fab       *subnet.Fabric
 }
 
 // get reads attribute a with the modifier from the port at p.
@@ -218,6 +242,9 @@ func (t *tracer) get(p mad.Path, a mad.Attribute, mod uint32) error {
 
 // getNode reads a node the way infiniband-diags' get_node does.
 func (t *tracer) getNode(p mad.Path) (*traceNode, error) {
+	if n, ok := t.cachedNode(p); ok {
+		return n, nil
+	}
 	ni := new(mad.NodeInfo)
 	if err := t.get(p, ni, 0); err != nil {
 		return nil, err
@@ -303,11 +330,13 @@ func inactive(n *traceNode, enhancedPort0 bool) bool {
 	return n.pi.LinkState != 4 && (!n.isSwitch() || enhancedPort0)
 }
 
-// lookup returns the switch's output port for lid from its LFT (and
-// whether its port 0 is enhanced).
-func (t *tracer) lookup(p mad.Path, lid rdma.LID) (int, bool, int, error) {
-	var si mad.SwitchInfo
-	if err := t.get(p, &si, 0); err != nil {
+// lookup returns the switch n's output port for lid from its LFT (and
+// whether its port 0 is enhanced), reading them at p, or by n's LID with
+// --discovery lid.
+func (t *tracer) lookup(p mad.Path, n *traceNode, lid rdma.LID) (int, bool, int, error) {
+	p = t.switchPath(p, n)
+	si, err := t.switchInfo(p)
+	if err != nil {
 		return 0, false, 0, err
 	}
 	enh := si.EnhancedPort0 != 0
@@ -348,7 +377,7 @@ func (t *tracer) findRoute(from mad.Path, to rdma.LID, dump bool) (mad.Path, err
 	nextOut, enh := 255, false
 	if node.isSwitch() {
 		var top int
-		nextOut, enh, top, err = t.lookup(path, to)
+		nextOut, enh, top, err = t.lookup(path, node, to)
 		if err != nil {
 			return path, err
 		}
@@ -412,7 +441,7 @@ func (t *tracer) findRoute(from mad.Path, to rdma.LID, dump bool) (mad.Path, err
 		}
 		if next.isSwitch() {
 			var top int
-			nextOut, enh, top, err = t.lookup(path, to)
+			nextOut, enh, top, err = t.lookup(path, next, to)
 			if err != nil {
 				return path, err
 			}
@@ -499,7 +528,12 @@ func ibtracertRun(o *ibtracertOptions) error {
 	if err != nil {
 		return err
 	}
-	t := &tracer{o: o, ctx: o.Common.Context(), x: x, brief: o.Brief, names: names}
+	t := &tracer{o: o, ctx: o.Common.Context(), x: x, brief: o.Brief, names: names, lidRouted: o.Discovery.Mode == "lid"}
+	if o.Discover != nil {
+		if t.fab, err = o.Discover(); err != nil {
+			return cmdutil.WithContext(err, "discovery")
+		}
+	}
 	var traces []traceJSON
 	for i, pair := range o.Pairs {
 		t.hops = nil

@@ -80,7 +80,7 @@ them all. TARGET is a LID, port GUID or DR path; PORT is the port number
 				return cmdutil.UsageErrorf("nothing to do: give --disable, --enable or --init")
 			}
 			for _, a := range args {
-				t, err := parsePortTarget(a)
+				t, err := parsePortTarget(a, o.Common.ParseTarget)
 				if err != nil {
 					return err
 				}
@@ -95,7 +95,7 @@ them all. TARGET is a LID, port GUID or DR path; PORT is the port number
 			return setPortStateRun(o)
 		},
 	}
-	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsDryRun)
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsDryRun|cmdutil.FlagsTarget)
 	cmdutil.AddDiscoveryFlags(c, &o.Common, &o.Discovery)
 	fl := c.Flags()
 	fl.BoolVar(&disable, "disable", false, "set the physical port state to Disabled")
@@ -104,12 +104,13 @@ them all. TARGET is a LID, port GUID or DR path; PORT is the port number
 	return c
 }
 
-// parsePortTarget parses TARGET@PORT.
-func parsePortTarget(a string) (portTarget, error) {
+// parsePortTarget parses TARGET@PORT, the TARGET with parse (which checks
+// the kind -L, -G or -D asserts, as python-rdma's LibIBOpts does).
+func parsePortTarget(a string, parse func(string) (endport.Target, error)) (portTarget, error) {
 	target, port, hasPort := strings.Cut(a, "@")
-	t, err := endport.ParseTarget(target, endport.Any)
+	t, err := parse(target)
 	if err != nil {
-		return portTarget{}, &cmdutil.UsageError{Err: err}
+		return portTarget{}, err
 	}
 	pt := portTarget{Arg: a, Target: t, Port: -1}
 	if hasPort {

@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
@@ -61,26 +63,37 @@ func (ff *portStateFake) transactor() (*mad.Transactor, error) {
 	return mad.NewTransactor(madtest.New(ff.handle), mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1}), nil
 }
 
+// TestParsePortTarget parses TARGET@PORT arguments; -L, -G and -D
+// (python-rdma's) assert each TARGET's kind.
 func TestParsePortTarget(t *testing.T) {
 	tests := []struct {
-		arg      string
+		args     []string
 		wantKind endport.Kind
 		wantPort int
 		wantErr  string
 	}{
-		{arg: "0,1,3@5", wantKind: endport.DirectRoute, wantPort: 5},
-		{arg: "12", wantKind: endport.LID, wantPort: -1},
-		{arg: "0x0002c90200401234@12", wantKind: endport.GUID, wantPort: 12},
-		{arg: "12@x", wantErr: "x"},
-		{arg: "zz@1", wantErr: "zz"},
+		{args: []string{"0,1,3@5"}, wantKind: endport.DirectRoute, wantPort: 5},
+		{args: []string{"12"}, wantKind: endport.LID, wantPort: -1},
+		{args: []string{"0x0002c90200401234@12"}, wantKind: endport.GUID, wantPort: 12},
+		{args: []string{"12@x"}, wantErr: "x"},
+		{args: []string{"zz@1"}, wantErr: "zz"},
+		{args: []string{"-D", "0,1,3@5"}, wantKind: endport.DirectRoute, wantPort: 5},
+		{args: []string{"--Lid", "12@1"}, wantKind: endport.LID, wantPort: 1},
+		{args: []string{"-G", "0x0002c90200401234@12"}, wantKind: endport.GUID, wantPort: 12},
+		{args: []string{"-L", "0,1@2"}, wantErr: `"0,1"`},
+		{args: []string{"--Direct", "12@1"}, wantErr: `"12"`},
+		{args: []string{"--Guid", "12@1"}, wantErr: `"12"`},
 	}
 	for _, tt := range tests {
-		got, err := parsePortTarget(tt.arg)
+		var got *setPortStateOptions
+		err := cmdtest.ParseToolArgs(t, "set_port_state", func(f *cmdutil.Factory) *cobra.Command {
+			return newSetPortStateCmd(f, func(o *setPortStateOptions) error { got = o; return nil })
+		}, append([]string{"--init"}, tt.args...))
 		if !cmdtest.CheckParseErr(t, err, tt.wantErr) {
 			continue
 		}
-		if diff := cmp.Diff([2]any{tt.wantKind, tt.wantPort}, [2]any{got.Target.Kind, got.Port}); diff != "" {
-			t.Errorf("%q: unexpected kind and port (-want +got):\n%s", tt.arg, diff)
+		if diff := cmp.Diff([2]any{tt.wantKind, tt.wantPort}, [2]any{got.Targets[0].Target.Kind, got.Targets[0].Port}); diff != "" {
+			t.Errorf("%q: unexpected kind and port (-want +got):\n%s", tt.args, diff)
 		}
 	}
 }

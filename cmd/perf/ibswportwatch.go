@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 )
 
@@ -72,6 +73,10 @@ type ibswportwatchOptions struct {
 	sets     []bool
 	AllPorts bool
 	Now      func() time.Time
+	// Py are python-rdma's other options (ibswportwatch_py.go); direct
+	// is the target --Direct asserts a DR path.
+	Py     swportwatchPy
+	direct *endport.Target
 }
 
 func newIbswportwatchCmd(f *cmdutil.Factory, name string, runF func(*ibswportwatchOptions) error) *cobra.Command {
@@ -104,6 +109,9 @@ new and old value. It runs until stopped, or -n cycles.`,
 			if _, err := cmdutil.ParsePortArg(args[1]); err != nil {
 				return cmdutil.UsageErrorf("port %q: %v", args[1], err)
 			}
+			if err := o.finishPy(c, args[0]); err != nil {
+				return err
+			}
 			if err := o.finishSets(); err != nil {
 				return err
 			}
@@ -122,6 +130,7 @@ new and old value. It runs until stopped, or -n cycles.`,
 	fl.BoolVarP(&o.Bytes, "bytes", "b", false, "report bytes/second and packets/second")
 	fl.BoolVarP(&o.GUID, "Guid", "G", false, "the address is a port GUID")
 	addSwportwatchSetFlags(c, o)
+	addSwportwatchPyFlags(c, o)
 	return c
 }
 
@@ -156,6 +165,9 @@ type swportwatchJSON struct {
 func ibswportwatchRun(o *ibswportwatchOptions) error {
 	x, err := o.Common.Transactor()
 	if err != nil {
+		return err
+	}
+	if err := o.resolveDirect(); err != nil {
 		return err
 	}
 	ctx := o.Common.Context()

@@ -63,7 +63,7 @@ func (o *ibswportwatchOptions) finishSets() error {
 		o.Set = (&mad.PortCounters{}).Layout()
 	}
 	if o.Set != nil && o.Common.JSON {
-		return cmdutil.UsageErrorf("--json prints the script's rates; a counter set (-x, -X, -S, -D, -E, -F, --vl-*, -a) prints text only")
+		return cmdutil.UsageErrorf("--json prints the script's rates; a counter set (-x, -X, -S, -D, -E, -F, --vl-*, -a) or --delta or --threshold prints text only")
 	}
 	return nil
 }
@@ -100,7 +100,11 @@ func swportwatchSetRun(o *ibswportwatchOptions, k *nodeChecker, t checkTarget) e
 		if last != nil {
 			dt = at.Sub(lastTime).Seconds()
 		}
-		appendSetDelta(&b, o.Set, data, last, dt)
+		if o.Py.thresh != nil {
+			appendSetThreshold(&b, o.Set, data, last, dt, o.Py.thresh)
+		} else {
+			appendSetDelta(&b, o.Set, data, last, dt)
+		}
 		if _, err := o.IO.Out.Write(b.Bytes()); err != nil {
 			return err
 		}

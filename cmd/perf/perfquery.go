@@ -68,6 +68,23 @@ var perfCounterSets = []perfCounterSet{
 	{"vlxmittimecc", "", "show VL Xmit Time congestion control counters", (&mad.PortVLXmitTimeCong{}).Layout()},
 }
 
+// pyCounterSetAlias returns python-rdma's spelling of the counter set
+// infiniband-diags' flag long picks: either sets it, and the output is
+// infiniband-diags'.
+func pyCounterSetAlias(long string) (alias, short string, ok bool) {
+	switch long {
+	case "flowctlcounters":
+		return "flow", "F", true
+	case "vlxmitflowctlerrors":
+		return "vl-xmit-errs", "", true
+	case "vlxmitcounters":
+		return "vl-xmit-wait", "", true
+	case "swportvlcong":
+		return "vl-congestion", "", true
+	}
+	return "", "", false
+}
+
 // perfqueryOptions are perfquery's parsed flags and arguments.
 type perfqueryOptions struct {
 	IO     cmdutil.IOStreams
@@ -129,11 +146,16 @@ and CounterSelect2 above bit 15).`,
 	}
 	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsDryRun|cmdutil.FlagsMKey|cmdutil.FlagsSA)
 	fl := c.Flags()
-	// perfquery's -D is --xmtdisc, so the target assertions are -L and -G only.
+	// perfquery's -D is --xmtdisc, so the DR assertion is --Direct alone
+	// (as python-rdma's perfquery has it).
 	cmdutil.AddTargetFlags(c, &o.Common, "LG")
+	cmdutil.AddTargetLongFlags(c, &o.Common, "D")
 	fl.BoolVarP(&o.Extended, "extended", "x", false, "show extended port counters")
 	for i, s := range perfCounterSets {
 		fl.BoolVarP(&o.Sets[i], s.Long, s.Short, false, s.Help)
+		if a, short, ok := pyCounterSetAlias(s.Long); ok {
+			fl.BoolVarP(&o.Sets[i], a, short, false, s.Help+" (python-rdma's spelling)")
+		}
 	}
 	fl.BoolVarP(&o.SmplCtl, "smplctl", "c", false, "show samples control")
 	fl.BoolVarP(&o.AllPorts, "all_ports", "a", false, "show aggregated counters")

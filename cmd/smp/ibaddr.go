@@ -77,8 +77,10 @@ Without a target it shows the local port.`,
 	}
 	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsSA|cmdutil.FlagsMKey)
 	fl := c.Flags()
-	// ibaddr's -L is --Lid_show, so the target assertions are -G and -D.
+	// ibaddr's -L is --Lid_show, so the LID assertion is --Lid alone (as
+	// python-rdma's ibaddr has it).
 	cmdutil.AddTargetFlags(c, &o.Common, "GD")
+	cmdutil.AddTargetLongFlags(c, &o.Common, "L")
 	fl.BoolVarP(&o.ShowGID, "gid_show", "g", false, "show gid address only")
 	fl.BoolVarP(&o.ShowLID, "lid_show", "l", false, "show lid range only")
 	fl.BoolVarP(&o.Decimal, "Lid_show", "L", false, "show lid range (in decimal) only")

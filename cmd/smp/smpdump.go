@@ -75,7 +75,7 @@ status when it is not zero, as infiniband-diags' smpdump does.`,
 	}
 	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsNoSMPortShort|cmdutil.FlagsMKey|cmdutil.FlagsSA)
 	fl := c.Flags()
-	cmdutil.AddTargetFlags(c, &o.Common, "LD")
+	cmdutil.AddTargetFlags(c, &o.Common, "LGD")
 	fl.BoolVarP(&o.String, "string", "s", false, "print the data as a string")
 	fl.BoolVarP(&o.Decode, "decode", "p", false, "print the whole reply decoded: its header and, for attributes ibtool knows, every field (python-rdma's)")
 	return c

@@ -30,6 +30,9 @@ func TestSmpdump(t *testing.T) {
 		// with a DR SMP's D bit.
 		{[]string{"-D", "0", "0x99", "3"}, strings.Repeat("0000 0000 0000 0000 0000 0000 0000 0000\n", 4) + "SMP status: 0x800c\n", 0, ""},
 		{[]string{"2", "0x10000"}, "", cmdutil.ExitUsage, `invalid attribute ID "0x10000"`},
+		// -G/--Guid (python-rdma's) asserts a port GUID target.
+		{[]string{"-G", "2", "0x10"}, "", cmdutil.ExitUsage, `"2"`},
+		{[]string{"--Guid", "0,1", "0x10"}, "", cmdutil.ExitUsage, `"0,1"`},
 		{[]string{"2", "0x10", "x"}, "", cmdutil.ExitUsage, `invalid attribute modifier "x"`},
 	}
 	for _, tt := range tests {

@@ -80,7 +80,7 @@ unsolicited requests only to such a client.`,
 	}
 	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsSA)
 	fl := c.Flags()
-	cmdutil.AddTargetFlags(c, &o.Common, "LG")
+	cmdutil.AddTargetFlags(c, &o.Common, "LGD")
 	fl.Uint64VarP(&o.Count, "count", "c", 0, "stop after count packets")
 	fl.BoolVarP(&o.Flood, "flood", "f", false, "flood destination")
 	o.add(c)

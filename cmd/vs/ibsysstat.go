@@ -84,7 +84,7 @@ do and ends with a line saying how many it left out.`,
 		},
 	}
 	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsJSON|cmdutil.FlagsSA)
-	cmdutil.AddTargetFlags(c, &o.Common, "LG")
+	cmdutil.AddTargetFlags(c, &o.Common, "LGD")
 	o.add(c)
 	return c
 }

@@ -31,12 +31,15 @@ type vendstatOptions struct {
 	// local port's without a target).
 	Port                  int
 	GeneralInfo, XmitWait bool // -N, -w
-	CounterGroupInfo      bool // -i
-	ConfigGroups          bool // -c
-	Group0, Group1        uint8
-	Read, Write           []mad.ConfigSpaceRecord // -R, -W
-	readArgs, writeArgs   []string
-	groupsArg             string
+	// ClassPortInfo is --cpi (python-rdma's): print the vendor class's
+	// ClassPortInfo.
+	ClassPortInfo       bool
+	CounterGroupInfo    bool // -i
+	ConfigGroups        bool // -c
+	Group0, Group1      uint8
+	Read, Write         []mad.ConfigSpaceRecord // -R, -W
+	readArgs, writeArgs []string
+	groupsArg           string
 	// q sends the vendor MADs to the port asked, under ctx.
 	q   *mad.Querier
 	ctx context.Context
@@ -79,6 +82,7 @@ and send none.`,
 	fl := c.Flags()
 	fl.BoolVarP(&o.GeneralInfo, "N", "N", false, "show IS3 or IS4 general information")
 	fl.BoolVarP(&o.XmitWait, "w", "w", false, "show IS3 port xmit wait counters")
+	fl.BoolVar(&o.ClassPortInfo, "cpi", false, "show the Mellanox vendor class's ClassPortInfo (python-rdma's)")
 	fl.BoolVarP(&o.CounterGroupInfo, "i", "i", false, "show IS4 counter group info")
 	fl.StringVarP(&o.groupsArg, "c", "c", "", "configure IS4 counter groups: <num,num>")
 	fl.StringArrayVarP(&o.readArgs, "Read", "R", nil, "read configuration space record at addr: <addr,mask>")
@@ -138,8 +142,8 @@ func (o *vendstatOptions) parse(args []string) error {
 		}
 		o.ConfigGroups, o.Group0, o.Group1 = true, uint8(g0), uint8(g1)
 	}
-	if !o.GeneralInfo && !o.XmitWait && !o.CounterGroupInfo && !o.ConfigGroups && o.Read == nil && o.Write == nil {
-		return cmdutil.UsageErrorf("at least one of -N and -w must be specified (or -i, -c, -R, -W)")
+	if !o.GeneralInfo && !o.XmitWait && !o.ClassPortInfo && !o.CounterGroupInfo && !o.ConfigGroups && o.Read == nil && o.Write == nil {
+		return cmdutil.UsageErrorf("at least one of -N and -w must be specified (or -i, -c, -R, -W, --cpi)")
 	}
 	if len(args) > 0 {
 		t, err := o.Common.ParseTarget(args[0])
@@ -243,8 +247,16 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 		}
 		return b, nil
 	}
-	if _, err := o.q.Get(o.ctx, &mad.ClassPortInfo{}, 0); err != nil {
+	var cpi mad.ClassPortInfo
+	cpiData, err := o.q.Get(o.ctx, &cpi, 0)
+	if err != nil {
 		return b, cmdutil.WithContext(err, "classportinfo query")
+	}
+	if o.ClassPortInfo {
+		b = cpi.Layout().AppendDump(b, cpiData)
+		if !o.GeneralInfo && !o.XmitWait {
+			return b, nil
+		}
 	}
 	var gi mad.GeneralInfo
 	data, err := o.q.Get(o.ctx, &gi, 0)

@@ -49,6 +49,8 @@ func is3Agent(devID uint16) madtest.Handler {
 				}
 			}
 			a = &cs
+		case mad.AttrClassPortInfo:
+			a = &mad.ClassPortInfo{BaseVersion: 1, ClassVersion: 1, CapabilityMask: 0x2, RespTimeValue: 18}
 		case mad.AttrCounterGroupInfo:
 			ci := mad.CounterGroupInfo{NumGroups: 2}
 			ci.GroupMasks[0].Mask, ci.GroupMasks[1].Mask = 0xff, 0xf0
@@ -124,6 +126,30 @@ sw_version:  00.00.00
 		{[]string{"-i"}, 0, "counter_group_info:\n2 counter groups\ngroup0 mask 0xff\ngroup1 mask 0xf0\n", ""},
 		{[]string{"-c", "1,2", "6"}, 0, "counter_groups_config: configuring group0 1 group1 2\n", ""},
 		{[]string{"-W", "0x10213c,0x5", "-W", "10413c,6,0xf0", "6"}, 0, "Config space record at 0x10213c: 0x2\nConfig space record at 0x10413c: 0x0\n", ""},
+		// --cpi (python-rdma's): the vendor class's ClassPortInfo.
+		{[]string{"--cpi", "6"}, 0, `BaseVersion:.....................1
+ClassVersion:....................1
+CapabilityMask:..................0x0002
+CapabilityMask2:.................0x00000000
+RespTimeVal:.....................18
+RedirectGID:.....................00000000000000000000000000000000
+RedirectTC:......................0x00
+RedirectSL:......................0
+RedirectFL:......................0x000000
+RedirectLID:.....................0
+RedirectPKey:....................0x0000
+RedirectQP:......................0x000000
+RedirectQKey:....................0x00000000
+TrapGID:.........................00000000000000000000000000000000
+TrapTC:..........................0x00
+TrapSL:..........................0
+TrapFL:..........................0x000000
+TrapLID:.........................0
+TrapPKey:........................0x0000
+TrapHL:..........................0
+TrapQP:..........................0x000000
+TrapQKey:........................0x00000000
+`, ""},
 		{[]string{"6"}, 0, "", "at least one of -N and -w"},
 		{[]string{"-R", "zz", "6"}, 0, "", `"zz" is not a hex number`},
 		{[]string{"-c", "1", "6"}, 0, "", "want two counter group numbers"},

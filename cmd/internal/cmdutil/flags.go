@@ -310,6 +310,24 @@ func AddTargetFlags(c *cobra.Command, o *CommonOptions, letters string) {
 	}
 }
 
+// AddTargetLongFlags adds the target assertions named by letters (L, G,
+// D) by their long names alone (--Lid, --Guid, --Direct): python-rdma's
+// ibtool keeps the long name where the tool's own option has the letter
+// (perfquery's -D is --xmtdisc, ibaddr's -L is --Lid_show).
+func AddTargetLongFlags(c *cobra.Command, o *CommonOptions, letters string) {
+	fl := c.Flags()
+	for _, l := range letters {
+		switch l {
+		case 'L':
+			fl.BoolVar(&o.asLID, "Lid", false, "the target must be a LID (the format decides anyway)")
+		case 'G':
+			fl.BoolVar(&o.asGUID, "Guid", false, "the target must be a port GUID (the format decides anyway)")
+		case 'D':
+			fl.BoolVar(&o.asDR, "Direct", false, "the target must be a directed-route path (0,1,3)")
+		}
+	}
+}
+
 // LoadNodeMap reads the node name map --node-name-map names, or the
 // default one when it exists. A bad named map is a usage error; a bad
 // default map is a warning on errOut, and no map, as infiniband-diags

@@ -12,7 +12,7 @@ import (
 )
 
 // TestGMPTarget: a DR target of a GMP tool is a usage error, except with
-// --sa, which finds its LID through the SA's LinkRecords (python-rdma).
+// --sa or -D, which find its LID through the SA's LinkRecords (python-rdma).
 func TestGMPTarget(t *testing.T) {
 	// The SA knows one link: LID 2 port 1 to LID 7.
 	sa := &madtest.RMPPResponder{HdrLen: 56, Respond: func(req *mad.Packet) []byte {
@@ -27,6 +27,7 @@ func TestGMPTarget(t *testing.T) {
 	tests := []struct {
 		target string
 		viaSA  bool
+		asDR   bool // -D/--Direct
 		want   mad.Path
 		usage  bool // a usage error
 		err    bool // another error
@@ -37,13 +38,14 @@ func TestGMPTarget(t *testing.T) {
 		{target: "0,1", viaSA: true, want: mad.LIDPath(7)},
 		{target: "0", viaSA: true, want: mad.LIDPath(2)},
 		{target: "0,2", viaSA: true, err: true},
+		{target: "0,1", asDR: true, want: mad.LIDPath(7)},
 	}
 	for _, tt := range tests {
 		tgt, err := endport.ParseTarget(tt.target, endport.Any)
 		if err != nil {
 			t.Fatal(err)
 		}
-		o := &CommonOptions{ViaSA: tt.viaSA, Ctx: context.Background()}
+		o := &CommonOptions{ViaSA: tt.viaSA, asDR: tt.asDR, Ctx: context.Background()}
 		var u *UsageError
 		if err := o.CheckGMPTarget(tgt, "test MADs"); errors.As(err, &u) != tt.usage {
 			t.Errorf("CheckGMPTarget(%s), --sa %v: %v, want a usage error %v", tt.target, tt.viaSA, err, tt.usage)

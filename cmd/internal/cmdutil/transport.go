@@ -257,7 +257,7 @@ func GMPPath(t endport.Target, what string) (mad.Path, error) {
 }
 
 // GMPTarget returns the path GMPs to t take, resolved (Transactor.Resolve):
-// GMPPath's, except that with --sa a DR target is turned into the LID it
+// GMPPath's, except that with --sa or -D a DR target is turned into the LID it
 // ends at through the SA's LinkRecords, as python-rdma's --sa does.
 func (o *CommonOptions) GMPTarget(x *mad.Transactor, t endport.Target, what string) (mad.Path, error) {
 	if o.viaSADR(t) {
@@ -281,8 +281,10 @@ func (o *CommonOptions) CheckGMPTarget(t endport.Target, what string) error {
 	return err
 }
 
-// viaSADR reports whether t is a DR target that --sa turns into a LID.
+// viaSADR reports whether t is a DR target that --sa, or -D/--Direct,
+// turns into a LID: python-rdma's GMP tools follow a DR target through
+// the SA's LinkRecords (get_gmp_path), and -D asks for a DR target.
 func (o *CommonOptions) viaSADR(t endport.Target) bool {
 	p, err := t.Path()
-	return o.ViaSA && err == nil && p.IsDR()
+	return (o.ViaSA || o.asDR) && err == nil && p.IsDR()
 }
