@@ -83,6 +83,7 @@ func TestRealNFSCaptures(t *testing.T) {
 	const file = "474eaf2b6f5f6553"       // the SHA-256 of the 29999 bytes, cut to 8
 	const siwFile = "354e6cab7cbdf8e4"    // the siw runs' files
 	const siwCRCFile = "25346dc7a222611f" // (one each)
+	const reorderedFile = "b1ff5b9a8897e7f1"
 	tests := []struct {
 		file string
 		want rpcCaptureSum
@@ -110,6 +111,15 @@ func TestRealNFSCaptures(t *testing.T) {
 			Chunks: map[ChunkKind]int{ChunkRead: 1, ChunkWrite: 1, ChunkReply: 6},
 			IO: []string{"WRITE read chunk 29999 bytes 22 packets " + siwCRCFile,
 				"READ write chunk 29999 bytes 22 packets " + siwCRCFile}}},
+		// NFSv4.1 over rxe again, from a later run (another file): rxe
+		// dropped part of the READ's RDMA WRITEs and resent them after a
+		// NAK, and the capture has the last WRITE's packets, the first
+		// time and again, after the reply that they went before (by
+		// PSN). trace once took that WRITE for no part of the chunk.
+		{"nfs-rxe-v41-reordered.pcap", rpcCaptureSum{Frames: 284, Messages: 106, Events: 27, RPCs: 86,
+			Chunks: map[ChunkKind]int{ChunkRead: 1, ChunkWrite: 1, ChunkReply: 6},
+			IO: []string{"WRITE read chunk 29999 bytes 30 packets " + reorderedFile,
+				"READ write chunk 29999 bytes 30 packets " + reorderedFile}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {

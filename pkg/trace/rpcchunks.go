@@ -96,6 +96,9 @@ type RPCRDMAMessage struct {
 	Complete  bool   `json:"complete"`
 	// Problems say what is missing: which chunk, handle and bytes.
 	Problems []string `json:"problems,omitempty"`
+	// psn is the SEND's first PSN, for operations the capture has after
+	// it that went before it (sentBefore).
+	psn uint32
 	// ONC is the RPC header; NFS what an NFS call or reply says.
 	ONC *ONCRPC `json:"rpc,omitempty"`
 	NFS *NFSOp  `json:"nfs,omitempty"`
@@ -184,7 +187,7 @@ func AssembleRPC(ms []*Message, o RPCOptions) []*RPCRDMAMessage {
 
 func newRPCRDMAMessage(m *Message, index int) *RPCRDMAMessage {
 	r := &RPCRDMAMessage{Index: index, Send: m.Index, Frame: m.Frame, LastFrame: m.LastFrame, Time: m.Time,
-		Src: m.Src, Dst: m.Dst, Transport: m.Transport, QP: m.QP, Complete: m.Complete}
+		Src: m.Src, Dst: m.Dst, Transport: m.Transport, QP: m.QP, Complete: m.Complete, psn: m.FirstPSN}
 	if !m.Complete {
 		r.problem("the SEND is incomplete")
 	}
@@ -255,11 +258,14 @@ func (r *RPCRDMAMessage) gather(call, reply *RPCRDMAMessage, ops map[handleKey][
 				r.Chunks = append(r.Chunks, chunk)
 			}
 			k := handleKey{r.Dst, r.Src, rs.Handle}
-			lo, hi := r.Frame, nextMention(mentions[k], r.Frame)
+			lo, stop := r.Frame, nextMention(mentions[k], r.Frame)
+			hi := stop
+			var before func(*Message) bool
 			if reply != nil {
 				hi = min(hi, reply.Frame)
+				before = reply.sentBefore
 			}
-			chunk.Segments = append(chunk.Segments, fillSegment(rs.RDMASegment, ops[k], MsgRead, lo, hi))
+			chunk.Segments = append(chunk.Segments, fillSegment(rs.RDMASegment, ops[k], MsgRead, lo, hi, stop, before))
 		}
 		return
 	}
@@ -274,7 +280,7 @@ func (r *RPCRDMAMessage) gather(call, reply *RPCRDMAMessage, ops map[handleKey][
 		for _, s := range segs {
 			k := handleKey{r.Src, r.Dst, s.Handle}
 			from := max(lo, prevMention(mentions[k], r.Frame))
-			c.Segments = append(c.Segments, fillSegment(s, ops[k], MsgWrite, from, r.Frame))
+			c.Segments = append(c.Segments, fillSegment(s, ops[k], MsgWrite, from, r.Frame, nextMention(mentions[k], r.Frame), r.sentBefore))
 		}
 		r.Chunks = append(r.Chunks, c)
 	}
@@ -304,14 +310,29 @@ func prevMention(frames []int, f int) int {
 	return 0
 }
 
+// sentBefore reports whether m went before this SEND on the same RC
+// connection, by PSN: the responder's READ requests and WRITEs of a chunk
+// precede its reply, but a capture (rxe retransmitting after a NAK, a
+// packet late on its way to the capture point) may have their packets
+// after the reply's.
+func (r *RPCRDMAMessage) sentBefore(m *Message) bool {
+	if r.Transport != TransportRC || m.Transport != TransportRC || m.Src != r.Src || m.Dst != r.Dst || m.QP != r.QP {
+		return false
+	}
+	d := (r.psn - m.FirstPSN) & 0xffffff // serial arithmetic on 24-bit PSNs
+	return d != 0 && d < 1<<23
+}
+
 // maxSegmentBuffer bounds the bytes kept for one segment: a damaged length
 // must not make trace allocate gigabytes. NFS moves at most a few MiB
 // (Linux: rsize/wsize 1 MiB) per chunk.
 const maxSegmentBuffer = 16 << 20
 
 // fillSegment places the operations with the segment's handle between
-// frames lo and hi (exclusive) whose addresses fall in it.
-func fillSegment(s RDMASegment, cands []*Message, op MessageOp, lo, hi int) *SegmentData {
+// frames lo and hi (exclusive) whose addresses fall in it, and those
+// between hi and stop that before says went before the message that
+// bounds them.
+func fillSegment(s RDMASegment, cands []*Message, op MessageOp, lo, hi, stop int, before func(*Message) bool) *SegmentData {
 	d := &SegmentData{RDMASegment: s}
 	end := s.Offset + uint64(s.Length)
 	// cands are in frame order: look only between lo and hi, so that a
@@ -319,8 +340,11 @@ func fillSegment(s RDMASegment, cands []*Message, op MessageOp, lo, hi int) *Seg
 	// than one used once.
 	i := sort.Search(len(cands), func(i int) bool { return cands[i].Frame > lo })
 	for _, m := range cands[i:] {
-		if m.Frame >= hi {
+		if m.Frame >= max(hi, stop) {
 			break
+		}
+		if m.Frame >= hi && (before == nil || !before(m)) {
+			continue
 		}
 		if m.Op != op || *m.VA < s.Offset || *m.VA >= end {
 			continue

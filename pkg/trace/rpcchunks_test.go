@@ -155,6 +155,38 @@ func TestAssembleRPC(t *testing.T) {
 			{Call: true, Peer: 2, Proc: RDMAMsg, RPCLength: 40, Complete: true},
 			{Peer: 1, Proc: RDMANoMsg, Chunks: []string{"write 3000 ops 2 repeated 0", "reply 200 ops 1 repeated 0"}, RPCLength: 200, Complete: true},
 		}, nil},
+		{"a WRITE the capture has after the reply it went before", func(c *rpcConn) {
+			c.call(RPCRDMAHeader{XID: 3, Vers: 1, Credits: 32, Proc: RDMAMsg, WriteList: [][]RDMASegment{{seg(0x88, 4096, 0x9000)}}}, rpcCallBytes(3))
+			c.write(0x88, 0x9000, data[:2048])
+			c.write(0x88, 0x9000+2048, data[2048:])
+			c.reply(RPCRDMAHeader{XID: 3, Vers: 1, Credits: 32, Proc: RDMAMsg, WriteList: [][]RDMASegment{{seg(0x88, 3000, 0x9000)}}}, rpcReplyBytes(3))
+			n := len(c.ps)
+			c.ps[n-2], c.ps[n-1] = c.ps[n-1], c.ps[n-2] // rxe resent it; the capture point saw it late
+		}, []rpcSum{
+			{Call: true, Peer: 2, Proc: RDMAMsg, RPCLength: 40, Complete: true},
+			{Peer: 1, Proc: RDMAMsg, Chunks: []string{"write 3000 ops 2 repeated 0"}, RPCLength: 24, Complete: true},
+		}, nil},
+		{"a WRITE after the reply, sent after it, is not its", func(c *rpcConn) {
+			c.call(RPCRDMAHeader{XID: 3, Vers: 1, Credits: 32, Proc: RDMAMsg, WriteList: [][]RDMASegment{{seg(0x88, 4096, 0x9000)}}}, rpcCallBytes(3))
+			c.write(0x88, 0x9000, data[:2048])
+			c.reply(RPCRDMAHeader{XID: 3, Vers: 1, Credits: 32, Proc: RDMAMsg, WriteList: [][]RDMASegment{{seg(0x88, 3000, 0x9000)}}}, rpcReplyBytes(3))
+			c.write(0x88, 0x9000+2048, data[2048:])
+		}, []rpcSum{
+			{Call: true, Peer: 2, Proc: RDMAMsg, RPCLength: 40, Complete: true},
+			{Peer: 1, Proc: RDMAMsg, Chunks: []string{"write 3000 ops 1 repeated 0"}, RPCLength: 24,
+				Problems: []string{"write chunk 1: handle 0x00000088 bytes 2048-2999 of 3000 not in the capture"}},
+		}, nil},
+		{"a READ the capture has after the reply it went before", func(c *rpcConn) {
+			c.call(readCall, inline)
+			c.read(0x77, 0x1000, data[:1500])
+			c.read(0x77, 0x1000+1500, data[1500:])
+			c.reply(okReply, replyBytes)
+			n := len(c.ps)
+			c.ps = append(c.ps[:n-3], c.ps[n-1], c.ps[n-3], c.ps[n-2]) // the second READ and its response after the reply
+		}, []rpcSum{
+			{Call: true, Peer: 2, Proc: RDMAMsg, Chunks: []string{"read 3000 ops 2 repeated 0"}, RPCLength: len(inline) + 3000, Complete: true},
+			{Peer: 1, Proc: RDMAMsg, RPCLength: 24, Complete: true},
+		}, append(append([]byte{}, inline...), data...)},
 		{"RDMA_ERROR", func(c *rpcConn) {
 			c.call(readCall, inline)
 			c.reply(RPCRDMAHeader{XID: 1, Vers: 1, Proc: RDMAError, Err: ErrChunk}, nil)
