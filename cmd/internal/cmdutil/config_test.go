@@ -180,7 +180,8 @@ func init() {
 
 // TestDiscoverySMKeyFlag: a discovery tool's --smkey (the SM_Key of
 // --discovery sa's queries) is 0 unless given, takes ibdiag.conf's sa_key
-// when not given, and is decimal or 0x hex, never octal.
+// when not given, and reads a number as python-rdma's optparse does (and
+// the --sa tools' --smkey): 0x hex, 0b binary, a leading 0 octal.
 func TestDiscoverySMKeyFlag(t *testing.T) {
 	conf := writeConf(t, "sa.conf", "sa_key=0x99\n")
 	tests := []struct {
@@ -190,7 +191,9 @@ func TestDiscoverySMKeyFlag(t *testing.T) {
 	}{
 		{nil, "smkey=0x0\n", 0},
 		{[]string{"--smkey", "0x10"}, "smkey=0x10\n", 0},
-		{[]string{"--smkey", "010"}, "smkey=0xa\n", 0},
+		{[]string{"--smkey", "010"}, "smkey=0x8\n", 0},
+		{[]string{"--smkey", "0b101"}, "smkey=0x5\n", 0},
+		{[]string{"--smkey", "1_000"}, "", ExitUsage},
 		{[]string{"--smkey", "18446744073709551615"}, "smkey=0xffffffffffffffff\n", 0},
 		{[]string{"-z", conf}, "smkey=0x99\n", 0},
 		{[]string{"-z", conf, "--smkey", "3"}, "smkey=0x3\n", 0},

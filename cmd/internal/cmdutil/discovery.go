@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -73,7 +74,7 @@ func AddDiscoveryFlags(c *cobra.Command, o *CommonOptions, d *DiscoveryOptions) 
 		// what infiniband-diags' SA clients send unless ibdiag.conf's
 		// sa_key says otherwise (docs/differences.md).
 		o.saFlags = true // ibdiag.conf's sa_key when --smkey is not given
-		fl.StringVar(&d.smkeyArg, "smkey", "", "SM_Key of the SA queries (--discovery sa's, --sa's) in decimal or 0x hex (default 0, or ibdiag.conf's sa_key)")
+		fl.StringVar(&d.smkeyArg, "smkey", "", "SM_Key of the SA queries (--discovery sa's, --sa's): decimal, 0x hex or 0 octal (default 0, or ibdiag.conf's sa_key)")
 	}
 	if fl.Lookup("sa") == nil {
 		fl.BoolVar(&d.SA, "sa", false, "discover through the SA (python-rdma's; the same as --discovery sa)")
@@ -105,9 +106,11 @@ func (d *DiscoveryOptions) Finish() error {
 		return UsageErrorf("invalid -o %d: want 1 or more", d.Outstanding)
 	}
 	if d.smkeyArg != "" {
-		key, err := ParseUintArg(d.smkeyArg, 1<<64-1)
-		if err != nil {
-			return UsageErrorf("invalid --smkey %q: %v", d.smkeyArg, err)
+		// As python-rdma's optparse reads an int, and as --smkey of
+		// the --sa tools reads it: 0x hex, 0b binary, a leading 0 octal.
+		key, err := strconv.ParseUint(d.smkeyArg, 0, 64)
+		if err != nil || strings.Contains(d.smkeyArg, "_") {
+			return UsageErrorf("invalid --smkey %q: want a number (0x hex, 0b binary, a leading 0 octal) up to 0xffffffffffffffff", d.smkeyArg)
 		}
 		d.common.SMKey = key
 	}
