@@ -3,7 +3,6 @@ package perf
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 
@@ -112,97 +111,22 @@ func (o *ibswportwatchOptions) resolveDirect() error {
 	return nil
 }
 
-// swportwatchDefaultThresholds are python-rdma's thresholds when -T names
-// no file (libibtool/errors.py's load_thresholds), in counts a second.
-func swportwatchDefaultThresholds() map[string]uint64 {
-	return map[string]uint64{
-		"PortRcvErrors": 10, "PortXmitConstraintErrors": 100, "SymbolErrorCounter": 10, "VL15Dropped": 100,
-		"PortXmitDiscards": 100, "ExcessiveBufferOverrunErrors": 10, "LinkErrorRecoveryCounter": 10,
-		"PortRcvSwitchRelayErrors": 100, "PortRcvRemotePhysicalErrors": 100, "LocalLinkIntegrityErrors": 10,
-		"PortRcvConstraintErrors": 100, "LinkDownedCounter": 10,
-	}
-}
-
-// loadSwportwatchThresholds reads python-rdma's thresholds file: "name =
-// value" lines, blank lines and '#' comments; a name is a PortCounters
-// field by its name, its libibmad label or the older perfquery label
-// python-rdma knows (oldPerfqueryLabel), in any case; a value is decimal,
-// 0x hex or 0 octal. An unknown name or a bad line is a usage error, as
-// python-rdma's CmdError. No file gives python-rdma's defaults.
+// loadSwportwatchThresholds reads -T as python-rdma's ibswportwatch
+// does, through the same load_thresholds as its error checks
+// (loadPyThresholds: python-rdma's defaults without a file), keyed by
+// PortCounters field; a threshold below 0 is 0 (every rate reaches it).
 func loadSwportwatchThresholds(file string) (map[string]uint64, error) {
-	if file == "" {
-		return swportwatchDefaultThresholds(), nil
-	}
-	data, err := os.ReadFile(file)
+	th, err := loadPyThresholds(file)
 	if err != nil {
-		return nil, &cmdutil.UsageError{Err: err}
+		return nil, err
 	}
-	fields := (&mad.PortCounters{}).Layout().Fields
-	th := map[string]uint64{}
-	for _, line := range strings.Split(string(data), "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || line[0] == '#' {
-			continue
+	out := make(map[string]uint64, len(th))
+	for m, v := range th {
+		if f := pyFieldName(m); f != "" {
+			out[f] = uint64(max(v, 0))
 		}
-		name, val, _ := strings.Cut(line, "=")
-		name = strings.TrimSpace(name)
-		v, err := strconv.ParseUint(strings.TrimSpace(val), 0, 64)
-		if err != nil {
-			return nil, cmdutil.UsageErrorf("%s: invalid threshold line %q", file, line)
-		}
-		known := oldPerfqueryLabel(name)
-		for _, f := range fields {
-			if strings.EqualFold(name, f.Name) || strings.EqualFold(name, f.Label) {
-				known = f.Name
-			}
-		}
-		if known == "" {
-			return nil, cmdutil.UsageErrorf("%s: threshold key %q is not known (want a PortCounters field)", file, name)
-		}
-		th[known] = v
 	}
-	return th, nil
-}
-
-// oldPerfqueryLabel returns the PortCounters field an older libibmad
-// perfquery label names (python-rdma's libib_name_map_perfquery:
-// XmtData, RcvErrors, ...), or "".
-func oldPerfqueryLabel(name string) string {
-	switch strings.ToLower(name) {
-	case "rcverrors":
-		return "PortRcvErrors"
-	case "xmtconstrainterrors":
-		return "PortXmitConstraintErrors"
-	case "symbolerrors":
-		return "SymbolErrorCounter"
-	case "xmtdiscards":
-		return "PortXmitDiscards"
-	case "rcvremotephyserrors":
-		return "PortRcvRemotePhysicalErrors"
-	case "excbufoverrunerrors":
-		return "ExcessiveBufferOverrunErrors"
-	case "xmtdata":
-		return "PortXmitData"
-	case "linkrecovers":
-		return "LinkErrorRecoveryCounter"
-	case "rcvswrelayerrors":
-		return "PortRcvSwitchRelayErrors"
-	case "xmtwait":
-		return "PortXmitWait"
-	case "linkintegrityerrors":
-		return "LocalLinkIntegrityErrors"
-	case "rcvdata":
-		return "PortRcvData"
-	case "rcvconstrainterrors":
-		return "PortRcvConstraintErrors"
-	case "linkdowned":
-		return "LinkDownedCounter"
-	case "xmtpkts":
-		return "PortXmitPkts"
-	case "rcvpkts":
-		return "PortRcvPkts"
-	}
-	return ""
+	return out, nil
 }
 
 // appendSetThreshold is appendSetDelta for --threshold (python-rdma's

@@ -48,7 +48,11 @@ func TestIbswportwatchPyArgs(t *testing.T) {
 		{args: []string{"--count", "1", "12", "3"}, wantCycles: 0},
 		{args: []string{"--delta", "12", "3"}, wantCycles: -1, wantSet: "PortCounters"},
 		{args: []string{"--delta", "-x", "12", "3"}, wantCycles: -1, wantSet: "PortCountersExtended"},
-		{args: []string{"--threshold", "12", "3"}, wantCycles: -1, wantSet: "PortCounters", wantThresh: swportwatchDefaultThresholds()},
+		{args: []string{"--threshold", "12", "3"}, wantCycles: -1, wantSet: "PortCounters", wantThresh: map[string]uint64{
+			"PortRcvErrors": 10, "PortXmitConstraintErrors": 100, "SymbolErrorCounter": 10, "VL15Dropped": 100,
+			"PortXmitDiscards": 100, "ExcessiveBufferOverrunErrors": 10, "LinkErrorRecoveryCounter": 10,
+			"PortRcvSwitchRelayErrors": 100, "PortRcvRemotePhysicalErrors": 100, "LocalLinkIntegrityErrors": 10,
+			"PortRcvConstraintErrors": 100, "LinkDownedCounter": 10}},
 		{args: []string{"-T", good, "12", "3"}, wantCycles: -1, wantSet: "PortCounters",
 			wantThresh: map[string]uint64{"SymbolErrorCounter": 1, "PortXmitDiscards": 5, "PortXmitData": 300}},
 		{args: []string{"-L", "12", "3"}, wantCycles: -1},
