@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -155,27 +156,9 @@ func TestDefaultIBDiagConf(t *testing.T) {
 // zz-discosmkey is a discovery tool without FlagsSA: its --smkey comes
 // from AddDiscoveryFlags.
 func init() {
-	Register(Tool{Name: "zz-discosmkey", Summary: "test tool", New: func(f *Factory) *cobra.Command {
-		var o CommonOptions
-		var d DiscoveryOptions
-		c := &cobra.Command{
-			Use:  "zz-discosmkey",
-			Args: ArgsRange(0, 0),
-			RunE: func(c *cobra.Command, _ []string) error {
-				if err := o.Finish(c); err != nil {
-					return err
-				}
-				if err := d.Finish(); err != nil {
-					return err
-				}
-				fmt.Fprintf(f.IO.Out, "smkey=%#x\n", o.SMKey)
-				return nil
-			},
-		}
-		AddCommonFlags(c, f, &o, FlagsLocalPort|FlagsMAD)
-		AddDiscoveryFlags(c, &o, &d)
-		return c
-	}})
+	registerDiscoveryProbe("zz-discosmkey", func(w io.Writer, o *CommonOptions, _ *DiscoveryOptions) {
+		fmt.Fprintf(w, "smkey=%#x\n", o.SMKey)
+	})
 }
 
 // TestDiscoverySMKeyFlag: a discovery tool's --smkey (the SM_Key of

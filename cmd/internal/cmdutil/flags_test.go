@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"testing"
 
@@ -120,14 +121,14 @@ func TestCommonLocalFlagsMalformed(t *testing.T) {
 	}
 }
 
-// zz-discovery is a test tool that prints the discovery mode its flags
-// name.
-func init() {
-	Register(Tool{Name: "zz-discovery", Summary: "test tool", New: func(f *Factory) *cobra.Command {
+// registerDiscoveryProbe registers a test tool with the common and
+// discovery flags that prints, through show, what they came to.
+func registerDiscoveryProbe(name string, show func(w io.Writer, o *CommonOptions, d *DiscoveryOptions)) {
+	Register(Tool{Name: name, Summary: "test tool", New: func(f *Factory) *cobra.Command {
 		var o CommonOptions
 		var d DiscoveryOptions
 		c := &cobra.Command{
-			Use:  "zz-discovery",
+			Use:  name,
 			Args: ArgsRange(0, 0),
 			RunE: func(c *cobra.Command, _ []string) error {
 				if err := o.Finish(c); err != nil {
@@ -136,7 +137,7 @@ func init() {
 				if err := d.Finish(); err != nil {
 					return err
 				}
-				fmt.Fprintf(f.IO.Out, "mode=%s\n", d.Mode)
+				show(f.IO.Out, &o, &d)
 				return nil
 			},
 		}
@@ -144,6 +145,13 @@ func init() {
 		AddDiscoveryFlags(c, &o, &d)
 		return c
 	}})
+}
+
+// zz-discovery prints the discovery mode its flags name.
+func init() {
+	registerDiscoveryProbe("zz-discovery", func(w io.Writer, _ *CommonOptions, d *DiscoveryOptions) {
+		fmt.Fprintf(w, "mode=%s\n", d.Mode)
+	})
 }
 
 // TestDiscoveryMode checks --discovery in any case: python-rdma spells
