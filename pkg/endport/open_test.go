@@ -137,7 +137,10 @@ func TestOpenErrors(t *testing.T) {
 		{"no such sysfs", "", []endport.Option{endport.WithSysfs("/no/such/dir")}, endport.StepSetup,
 			func(err error) bool { var se *endport.SysfsRootError; return errors.As(err, &se) && se.Missing() }},
 		{"sysfs not a directory", "", []endport.Option{endport.WithSysfs(notDir)}, endport.StepSetup,
-			func(err error) bool { var se *endport.SysfsRootError; return errors.As(err, &se) && se.Reason() == "not a directory" }},
+			func(err error) bool {
+				var se *endport.SysfsRootError
+				return errors.As(err, &se) && se.Reason() == "not a directory"
+			}},
 		{"no such device", "mlx5_9/1", []endport.Option{endport.WithSysfs(fixture)}, endport.StepResolve,
 			func(err error) bool { var re *endport.ResolveError; return errors.As(err, &re) }},
 		{"named config missing", "", []endport.Option{endport.WithSysfs(fixture), endport.WithConfigFile("/no/such/ibdiag.conf")}, endport.StepSetup,
