@@ -56,7 +56,12 @@ type OpenError struct {
 
 // Error says which end port failed at which step, and why:
 // `opening end port "mlx5_0/1": /dev/infiniband/umad0: permission denied`.
+// A *ResolveError names the end port itself and is said alone.
 func (e *OpenError) Error() string {
+	var re *ResolveError
+	if errors.As(e.Err, &re) {
+		return e.Err.Error()
+	}
 	port := "the default end port"
 	if e.Spec != "" {
 		port = "end port " + strconv.Quote(e.Spec)
