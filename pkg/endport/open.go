@@ -93,6 +93,51 @@ func OpenTransport(ctx context.Context, l Local, opts ...Option) (*Port, error) 
 	return s.openTransport(ctx, l)
 }
 
+// Devices returns the device tree Open finds ports in, as the options and
+// the environment choose it: the sysfs tree (WithSysfs, $IBTOOL_SYSFS,
+// /sys), or on the simulator its attach point as device ibsim0, the way
+// libumad2sim shows it to the C tools. The simulator's client slot is
+// held only while its attach point is read, and freed even when ctx ends
+// early. A failure is an *OpenError.
+func Devices(ctx context.Context, opts ...Option) (*rdma.FS, error) {
+	s, err := newSettings(Local{}, opts)
+	if err != nil {
+		return nil, err
+	}
+	if !s.useSim() {
+		devs, err := s.sysfsDevices()
+		if err != nil {
+			return nil, &OpenError{Step: StepSetup, Err: err}
+		}
+		return devs, nil
+	}
+	cfg, err := s.simConfig()
+	if err != nil {
+		return nil, &OpenError{Step: StepSetup, Err: err}
+	}
+	c, err := ibsim.Dial(ctx, cfg)
+	if err != nil {
+		return nil, &OpenError{Step: StepTransport, Err: err}
+	}
+	fsys := c.SysFS()
+	if err := c.Close(); err != nil {
+		return nil, &OpenError{Step: StepTransport, Err: err}
+	}
+	return rdma.NewFS(fsys, simRoot), nil
+}
+
+// simRoot names the simulator's attach point in messages.
+const simRoot = ibsim.DeviceName + " (simulator)"
+
+// simConfig is where the simulator is: WithSimConfig's, else the
+// environment's.
+func (s *settings) simConfig() (ibsim.Config, error) {
+	if s.simCfg != nil {
+		return *s.simCfg, nil
+	}
+	return ibsim.FromEnv(s.env)
+}
+
 // newSettings applies opts over the defaults and reads ibdiag.conf.
 func newSettings(l Local, opts []Option) (*settings, error) {
 	s := &settings{}
@@ -182,21 +227,16 @@ func (s *settings) openTransport(ctx context.Context, l Local) (*Port, error) {
 // openSim attaches to ibsim and checks that l names its attach point,
 // device ibsim0, as libumad2sim shows it to the C tools.
 func (s *settings) openSim(ctx context.Context, l Local, spec string) (*Port, error) {
-	var cfg ibsim.Config
-	if s.simCfg != nil {
-		cfg = *s.simCfg
-	} else {
-		var err error
-		if cfg, err = ibsim.FromEnv(s.env); err != nil {
-			return nil, &OpenError{Step: StepSetup, Spec: spec, Err: err}
-		}
+	cfg, err := s.simConfig()
+	if err != nil {
+		return nil, &OpenError{Step: StepSetup, Spec: spec, Err: err}
 	}
 	cfg.IsSM = cfg.IsSM || s.server
 	c, err := ibsim.Dial(ctx, cfg)
 	if err != nil {
 		return nil, &OpenError{Step: StepTransport, Spec: spec, Err: err}
 	}
-	devs := rdma.NewFS(c.SysFS(), ibsim.DeviceName+" (simulator)")
+	devs := rdma.NewFS(c.SysFS(), simRoot)
 	dev, port, err := l.ResolveScoped(devs, s.scopes...)
 	if err != nil {
 		c.Close()

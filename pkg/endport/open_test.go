@@ -193,3 +193,22 @@ func TestSimulatorFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestDevices checks the device tree Devices returns on sysfs, and its
+// failure on simulator variables that do not parse.
+func TestDevices(t *testing.T) {
+	devs, err := endport.Devices(context.Background(), endport.WithSysfs(fixture), endport.WithSimulator(endport.SimOff))
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := devs.DeviceNames()
+	if diff := cmp.Diff([]string{"mlx5_0", "mlx5_1"}, names); err != nil || diff != "" || devs.Root() != fixture {
+		t.Errorf("Devices: root %q, names (-want +got):\n%s (err %v)", devs.Root(), diff, err)
+	}
+	_, err = endport.Devices(context.Background(), endport.WithSimulator(endport.SimOn),
+		endport.WithEnv(func(k string) string { return map[string]string{"IBSIM_SERVER_PORT": "0"}[k] }))
+	var oe *endport.OpenError
+	if !errors.As(err, &oe) || oe.Step != endport.StepSetup {
+		t.Errorf("Devices with IBSIM_SERVER_PORT=0: %v, want an *OpenError at StepSetup", err)
+	}
+}
