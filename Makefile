@@ -42,6 +42,7 @@ test: deps build vet
 # Soft-RoCE device and compares ibtool with rdma-core and infiniband-diags.
 # The guest also installs the package from make deb (scripts/vm/checks/60-deb.sh).
 test-vm: build
+	cd examples && $(GO) build -o ../bin/rdmawrite ./rdmawrite
 	@deb=$$(scripts/mkdeb.sh $(BIN) bin) && IBTOOL_VM_DEB=$$deb scripts/vm/run.sh $(BIN)
 
 # bin/ibtool_VERSION_ARCH.deb: the binary, its tool symlinks in

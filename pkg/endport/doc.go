@@ -1,7 +1,20 @@
 // Package endport parses the two addresses every MAD tool takes: the local
-// end port it sends from and the target it queries. Parsing needs no
-// devices; Local.Resolve then finds the local port among the devices a
-// DeviceSource lists.
+// end port it sends from and the target it queries, and opens the local
+// end port for MADs. Parsing needs no devices; Local.Resolve then finds
+// the local port among the devices a DeviceSource lists.
+//
+// # Opening a port
+//
+// Open is the one way a program, and every tool, opens an end port for
+// MADs, as python-rdma's get_end_port and get_umad do: it finds the port a
+// spec names, opens the kernel's umad device of it (with KernelGrace) or
+// attaches to the ibsim simulator when the environment asks for it
+// (IBTOOL_SIM=1, IBSIM_SOCKNAME), reads ibdiag.conf's defaults (CA, Port,
+// timeout, m_key, sa_key), and returns a Port holding a ready
+// mad.Transactor. Options change each default (WithTimeout, WithMKey,
+// WithSysfs, WithSimulator, ...). Port.Resolve and Port.PathRecord ask the
+// SA for the path to a port GUID or GID in one call. A failure is an
+// *OpenError naming the step that failed, its cause wrapped.
 //
 // # Local end port
 //

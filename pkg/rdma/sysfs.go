@@ -37,6 +37,9 @@ func NewFS(fsys fs.FS, root string) *FS {
 // Root returns the path the tree stands for, as given to NewFS.
 func (f *FS) Root() string { return f.root }
 
+// Tree returns the file tree f reads, as given to NewFS.
+func (f *FS) Tree() fs.FS { return f.fsys }
+
 // Path returns the full path of name (relative to the root, slash-separated)
 // as operators know it, e.g. "/sys/class/infiniband/mlx5_0". It joins the
 // two literally, without cleaning, so messages show what was looked up.

@@ -2,29 +2,27 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 
-	"github.com/ibtool/ibtool/pkg/mad/ibsim"
+	"github.com/ibtool/ibtool/pkg/endport"
 )
 
-// simSysfs attaches to ibsim as the environment says (IBSIM_SOCKNAME,
-// IBSIM_SERVER_NAME/PORT, SIM_HOST), reads the attach point and
-// disconnects, returning the attach point as the sysfs tree libumad2sim
-// shows the C tools: one device, ibsim0. The client holds one of ibsim's
-// slots only for the few round trips this takes, and Close frees it even
-// when ctx ends early (SIGINT, SIGTERM).
+// simSysfs reads the simulator's attach point as the sysfs tree
+// libumad2sim shows the C tools, one device, ibsim0
+// (endport.Devices): the client holds one of ibsim's slots only for the
+// few round trips this takes, and frees it even when ctx ends early
+// (SIGINT, SIGTERM). Variables that do not parse are a usage error.
 func (f *Factory) simSysfs(ctx context.Context) (fs.FS, string, error) {
-	cfg, err := ibsim.FromEnv(f.Getenv)
-	if err != nil {
-		return nil, "", &UsageError{Err: err}
-	}
-	c, err := ibsim.Dial(ctx, cfg)
-	if err != nil {
+	devs, err := endport.Devices(ctx, endport.WithEnv(f.Getenv), endport.WithConfigFile(""), endport.WithSimulator(endport.SimOn))
+	var oe *endport.OpenError
+	switch {
+	case errors.As(err, &oe) && oe.Step == endport.StepSetup:
+		return nil, "", &UsageError{Err: oe.Err}
+	case errors.As(err, &oe):
+		return nil, "", oe.Err
+	case err != nil:
 		return nil, "", err
 	}
-	fsys := c.SysFS()
-	if err := c.Close(); err != nil {
-		return nil, "", err
-	}
-	return fsys, ibsim.DeviceName + " (simulator)", nil
+	return devs.Tree(), devs.Root(), nil
 }

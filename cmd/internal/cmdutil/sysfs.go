@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -14,7 +15,7 @@ import (
 // kernel: --sim, IBTOOL_SIM=1, or IBSIM_SOCKNAME set (as for the C tools
 // under the shim).
 func (f *Factory) UseSim(o *CommonOptions) bool {
-	return o.Sim || f.Getenv("IBTOOL_SIM") == "1" || f.Getenv("IBSIM_SOCKNAME") != ""
+	return o.Sim || endport.SimulatorFromEnv(f.Getenv)
 }
 
 // LocalSysfs returns the sysfs tree that local tools (ibstat, ibstatus,

@@ -7,19 +7,12 @@ import (
 	"io"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
-	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 	"github.com/ibtool/ibtool/pkg/mad/umad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
-
-// kernelGrace is how much longer than the kernel ibtool waits for a
-// response on umad, so the kernel's timeout report comes first and frees
-// the TID for the resend.
-const kernelGrace = 50 * time.Millisecond
 
 // fabricAccess is a run's one transactor, its local port and the error
 // opening them gave, set once.
@@ -58,19 +51,11 @@ func (f *Factory) closeMAD() {
 	}
 }
 
+// openTransactorOpts opens the local end port the flags name through
+// endport.OpenLocal, with the transactor's options the flags give (opts),
+// the run's hooks (-vv's MAD dump, -e, --dry-run, the run's end when the
+// transport goes) and --sm_port, --smkey and --sa-path.
 func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOptions) (*mad.Transactor, *rdma.Port, error) {
-	var tr mad.Transport
-	var port *rdma.Port
-	var err error
-	if f.UseSim(o) {
-		tr, port, err = f.openSimTransport(o)
-	} else {
-		tr, port, err = f.openKernelTransport(o)
-		opts.Grace = kernelGrace
-	}
-	if err != nil {
-		return nil, nil, err
-	}
 	if o.Verbose >= 2 {
 		opts.Trace = madTracer(f.IO.ErrOut)
 	}
@@ -81,19 +66,79 @@ func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOption
 		opts.Gone = transportGone(o.Context())
 	}
 	o.SetDryRun(f.IO.Out, &opts)
-	if port != nil && opts.SA == nil {
-		smLID := port.SMLID
-		if o.SMPort != 0 {
-			smLID = o.SMPort
-		}
-		opts.SA = &mad.SAAddress{SMLID: smLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: o.SMKey, PKeys: port.PKeys}
-	}
-	x := mad.NewTransactor(tr, opts)
-	if err := o.useSAPath(x, opts.SA); err != nil {
-		x.Close()
+	eo, err := f.endportOptions(o)
+	if err != nil {
 		return nil, nil, err
 	}
-	return x, port, nil
+	eo = append(eo,
+		endport.WithTimeout(opts.Timeout),
+		endport.WithRetries(o.Retries),
+		endport.WithWindow(opts.Window),
+		endport.WithViaSA(opts.ViaSA),
+		endport.WithMKey(opts.MKey),
+		endport.WithSMKey(o.SMKey),
+		endport.WithSMLID(o.SMPort),
+		endport.WithTrace(opts.Trace),
+		endport.WithErrors(opts.Errors),
+		endport.WithGone(opts.Gone),
+		endport.WithDryRun(opts.DryRun),
+	)
+	if o.saPath != nil {
+		eo = append(eo, endport.WithSAPath(*o.saPath))
+	}
+	p, err := endport.OpenLocal(o.Context(), o.Local, eo...)
+	if err != nil {
+		return nil, nil, o.openError(err)
+	}
+	return p.Transactor, p.Local, nil
+}
+
+// endportOptions are the options every port the run opens takes: the
+// simulator (--sim, or the environment through f.Getenv), the sysfs tree
+// (--sysfs, $IBTOOL_SYSFS), the targets' own end ports, and no
+// ibdiag.conf of endport's own: the run read the files already, and its
+// flags win over them (loadConfig).
+func (f *Factory) endportOptions(o *CommonOptions) ([]endport.Option, error) {
+	eo := []endport.Option{endport.WithEnv(f.Getenv), endport.WithConfigFile(""), endport.WithScopes(o.scopes...)}
+	if f.UseSim(o) {
+		return append(eo, endport.WithSimulator(endport.SimOn)), nil
+	}
+	eo = append(eo, endport.WithSimulator(endport.SimOff))
+	root, named := o.Sysfs, "--sysfs "
+	if root == "" {
+		root, named = f.Getenv(endport.EnvSysfs), endport.EnvSysfs+"="
+	}
+	if root != "" {
+		if err := checkSysfsRoot(named+root, root); err != nil {
+			return nil, err
+		}
+		eo = append(eo, endport.WithSysfs(root))
+	}
+	return eo, nil
+}
+
+// openError turns endport's error into the run's: the cause alone (the
+// message the tools print), a usage error when the flags named the port
+// that is not there or the simulator's variables do not parse, and
+// --sa-path's resolution named after the flag.
+func (o *CommonOptions) openError(err error) error {
+	var oe *endport.OpenError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	switch oe.Step {
+	case endport.StepResolve:
+		return o.localPortError(oe.Err)
+	case endport.StepSetup, endport.StepSpec:
+		var se *endport.SysfsRootError
+		if errors.As(oe.Err, &se) && !se.Missing() {
+			return oe.Err
+		}
+		return &UsageError{Err: oe.Err}
+	case endport.StepSAPath:
+		return fmt.Errorf("--sa-path %s: %w", o.SAPathArg, oe.Err)
+	}
+	return oe.Err
 }
 
 // TransactorOptions turns -t, --retries and -y into a transactor's
@@ -141,68 +186,20 @@ func madTracer(w io.Writer) func(out bool, p *mad.Packet) {
 	}
 }
 
-// openSimTransport attaches to ibsim as the environment says and checks
-// that the local end port the flags name is the attach point, device
-// ibsim0, as libumad2sim shows it to the C tools. The caller closes the
-// transport, which frees ibsim's client slot.
-func (f *Factory) openSimTransport(o *CommonOptions) (mad.Transport, *rdma.Port, error) {
-	return f.openSimTransportAs(o, false)
-}
-
-// openSimTransportAs is openSimTransport, attaching with the SM flag when
-// asSM: ibsim hands unsolicited GMPs (a ping to a server) only to such a
-// client.
-func (f *Factory) openSimTransportAs(o *CommonOptions, asSM bool) (mad.Transport, *rdma.Port, error) {
-	cfg, err := ibsim.FromEnv(f.Getenv)
-	if err != nil {
-		return nil, nil, &UsageError{Err: err}
-	}
-	cfg.IsSM = cfg.IsSM || asSM
-	c, err := ibsim.Dial(o.Context(), cfg)
-	if err != nil {
-		return nil, nil, err
-	}
-	devs := rdma.NewFS(c.SysFS(), ibsim.DeviceName+" (simulator)")
-	_, port, err := o.resolveLocal(devs)
-	if err != nil {
-		c.Close()
-		return nil, nil, o.localPortError(err)
-	}
-	return c, port, nil
-}
-
-// openKernelTransport opens the umad device of the local end port the
-// flags name (the first active port by default) in the sysfs tree --sysfs,
-// $IBTOOL_SYSFS or /sys describes.
-func (f *Factory) openKernelTransport(o *CommonOptions) (mad.Transport, *rdma.Port, error) {
-	return f.openKernelTransportWith(o, nil)
-}
-
 // OpenServerTransport opens the transport of a server tool (ibping -S,
 // ibsysstat -S): on the kernel with agents that receive the requests it
-// answers, on the simulator attached with the SM flag.
+// answers, on the simulator attached with the SM flag
+// (endport.WithAgents).
 func (f *Factory) OpenServerTransport(o *CommonOptions, agents []umad.Agent) (mad.Transport, *rdma.Port, error) {
-	if f.UseSim(o) {
-		return f.openSimTransportAs(o, true)
-	}
-	return f.openKernelTransportWith(o, agents)
-}
-
-func (f *Factory) openKernelTransportWith(o *CommonOptions, agents []umad.Agent) (mad.Transport, *rdma.Port, error) {
-	fsys, root, err := f.LocalSysfs(o)
+	eo, err := f.endportOptions(o)
 	if err != nil {
 		return nil, nil, err
 	}
-	devs := rdma.NewFS(fsys, root)
-	dev, port, err := o.resolveLocal(devs)
+	p, err := endport.OpenTransport(o.Context(), o.Local, append(eo, endport.WithAgents(agents...))...)
 	if err != nil {
-		return nil, nil, o.localPortError(err)
+		return nil, nil, o.openError(err)
 	}
-	p, err := umad.Open(o.Context(), devs, dev.Name, port.Number, umad.Options{Agents: agents})
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, port, nil
+	return p.Transport, p.Local, nil
 }
 
 // resolveLocal finds the local end port the flags and the targets' scopes

@@ -1,0 +1,57 @@
+package subnet_test
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/subnet"
+	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
+)
+
+// exampleNet is a small ibsim net file: one switch, two HCAs.
+const exampleNet = `
+Switch 4 "S1"
+[1] "H1"[1]
+[2] "H2"[1]
+
+Hca 1 "H1"
+[1] "S1"[1]
+
+Hca 1 "H2"
+[1] "S1"[2]
+`
+
+// ExampleDiscover discovers a fabric by directed route and lists its
+// switches with the state of each linked port. A program passes the
+// transactor of an opened end port (endport.Open(ctx, "")); here the
+// fabric is subnettest's in-memory one.
+func ExampleDiscover() {
+	fake, err := subnettest.FromNet(exampleNet, "H1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x := mad.NewTransactor(fake.Transport(), mad.TransactorOptions{})
+	defer x.Close()
+	f, err := subnet.Discover(context.Background(), x, subnet.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%d nodes\n", len(f.Nodes))
+	for _, sw := range f.ByType(mad.NodeTypeSwitch) {
+		fmt.Printf("switch %s %q\n", sw.GUID, sw.Desc)
+		for _, p := range sw.Ports {
+			if p == nil || p.Remote == nil {
+				continue
+			}
+			fmt.Printf("  port %d %s to %q port %d\n", p.Num, p.Info.LinkState, p.Remote.Node.Desc, p.Remote.Num)
+		}
+	}
+	// Output:
+	// 3 nodes
+	// switch 0x0000000000200000 "S1"
+	//   port 1 Active to "H1" port 1
+	//   port 2 Active to "H2" port 1
+}
