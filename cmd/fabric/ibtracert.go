@@ -91,7 +91,7 @@ and -r swaps source and destination.`,
 			if c.Flags().Changed("mlid") {
 				n, err := cmdutil.ParseUintArg(o.mlidText, 0xffff)
 				if err == nil && n < mad.MinMulticastLID {
-					err = fmt.Errorf("a multicast LID is 0xc000 or larger")
+					err = fmt.Errorf("a multicast LID is %#x or larger", mad.MinMulticastLID)
 				}
 				if err != nil {
 					return cmdutil.UsageErrorf("-m %s: %v", o.mlidText, err)

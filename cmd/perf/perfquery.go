@@ -14,7 +14,6 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
-	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 func init() {
@@ -293,7 +292,7 @@ func perfqueryRun(o *perfqueryOptions) error {
 	}
 	var path mad.Path
 	if o.Target == nil {
-		if local.LID == 0 || local.LID >= rdma.LID(0xc000) {
+		if !mad.IsUnicastLID(local.LID) {
 			return fmt.Errorf("the local port %d has no unicast LID (%d); give a target", local.Number, local.LID)
 		}
 		path = mad.LIDPath(local.LID)
