@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -498,28 +497,12 @@ func (q *perfquery) countersTitle(port int) []byte {
 }
 
 // countersFields returns the fields perfquery prints: all of PortCounters;
-// of PortCountersExtended the unicast and multicast counters only when the
-// PMA has extended width, the error counters only with
-// AdditionalPortCountersExtended.
+// of PortCountersExtended those the PMA fills in (ExtendedFields).
 func (q *perfquery) countersFields(l *mad.Layout) []mad.Field {
 	if !q.o.Extended {
 		return l.Fields
 	}
-	var fields []mad.Field
-	for _, f := range l.Fields {
-		switch {
-		case strings.Contains(f.Name, "Unicast"), strings.Contains(f.Name, "Multicast"):
-			if !q.caps.Has(mad.PMAExtendedWidth) {
-				continue
-			}
-		case slices.Contains(mad.PortErrorCounters, f.Name), f.Name == "PortXmitWait", f.Name == "QP1Dropped", f.Name == "CounterSelect2":
-			if !q.caps.Has2(mad.PMAAdditionalPortCounters) {
-				continue
-			}
-		}
-		fields = append(fields, f)
-	}
-	return fields
+	return q.caps.ExtendedFields()
 }
 
 // resetCounters resets PortCounters (PortCountersExtended with -x) of each
