@@ -456,7 +456,7 @@ func (r *nodeErrors) portConfig(num int) {
 	if p.Remote != nil {
 		b = l.AppendPeer(b, p, true)
 	} else {
-		b = append(b, subnet.NoPeerText...)
+		b = l.AppendNoPeer(b)
 	}
 	r.out.Write(b)
 }
