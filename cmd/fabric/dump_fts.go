@@ -2,11 +2,9 @@ package fabric
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/route"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -124,32 +123,6 @@ func (o *dumpFtsOptions) finishDRDiscovery(c *cobra.Command) error {
 	return nil
 }
 
-// switchTable is what was read of one switch's table: the LFT blocks by
-// number or the MFT blocks by attribute modifier, and the errors.
-type switchTable struct {
-	node *subnet.Node
-	lft  map[uint32]*mad.LinearForwardingTable
-	mft  map[uint32]*mad.MulticastForwardingTable
-	errs []error
-}
-
-// has reports whether the block of attribute modifier mod was read.
-func (t *switchTable) has(mod uint32) bool {
-	if t.mft != nil {
-		return t.mft[mod] != nil
-	}
-	return t.lft[mod] != nil
-}
-
-// portMask returns the port mask of mlid at position, 0 when its block
-// was not read.
-func (t *switchTable) portMask(mlid, position int) uint16 {
-	if b := t.mft[mad.MFTModifier(mad.MFTBlock(mlid), position)]; b != nil {
-		return b.PortMask(mlid)
-	}
-	return 0
-}
-
 func dumpFtsRun(o *dumpFtsOptions) error {
 	var err error
 	if o.names, err = o.Common.LoadNodeMap(o.Tool, o.IO.ErrOut); err != nil {
@@ -165,14 +138,22 @@ func dumpFtsRun(o *dumpFtsOptions) error {
 		return err
 	}
 	switches := fab.ByType(mad.NodeTypeSwitch)
-	tables := readTables(o.Common.Context(), x, switches, o)
+	collected, err := route.Collect(o.Common.Context(), x, switches, route.CollectOptions{Multicast: o.Multicast,
+		Start: o.StartLID, End: o.EndLID, All: o.All, ViaSA: o.Discovery.Mode == "sa", SMKey: o.Common.SMKey})
+	if err != nil {
+		return err
+	}
+	if collected.SAError != nil {
+		fmt.Fprintf(o.IO.ErrOut, "%s: warning: %v; reading the tables by SMP\n", o.Tool, collected.SAError)
+	}
+	tables := collected.Switches
 	if o.Common.JSON {
 		failed := 0
 		for _, t := range tables {
-			for _, e := range t.errs {
+			for _, e := range t.Errs {
 				fmt.Fprintf(o.IO.ErrOut, "%s: %v\n", o.Tool, e)
 			}
-			failed += len(t.errs)
+			failed += len(t.Errs)
 		}
 		if err := cmdutil.WriteJSONDocument(o.IO.Out, ftsJSON(o, fab, tables)); err != nil {
 			return err
@@ -186,15 +167,15 @@ func dumpFtsRun(o *dumpFtsOptions) error {
 	dests := &lidDests{fab: fab, names: o.names, text: make(map[int]string)}
 	failed := 0
 	for _, t := range tables {
-		if t.node.SwitchInfo == nil {
-			fmt.Fprintf(o.IO.ErrOut, "%s: switch %s %q: no SwitchInfo; table not read\n", o.Tool, t.node.GUID, t.node.Desc)
+		if t.Switch.SwitchInfo == nil {
+			fmt.Fprintf(o.IO.ErrOut, "%s: switch %s %q: no SwitchInfo; table not read\n", o.Tool, t.Switch.GUID, t.Switch.Desc)
 			failed++
 			continue
 		}
-		for _, e := range t.errs {
+		for _, e := range t.Errs {
 			fmt.Fprintf(o.IO.ErrOut, "%s: %v\n", o.Tool, e)
 		}
-		failed += len(t.errs)
+		failed += len(t.Errs)
 		if o.Multicast {
 			writeSwitchMFT(w, o, t)
 		} else {
@@ -219,16 +200,13 @@ func dumpFtsRun(o *dumpFtsOptions) error {
 
 // lftRange is the LID range dump_unicast_tables reads for a switch.
 func (o *dumpFtsOptions) lftRange(n *subnet.Node, warn bool) (start, end int) {
-	start, end = o.StartLID, o.EndLID
-	top := int(n.SwitchInfo.LinearFDBTop)
-	if end == 0 || end > top {
-		end = top
-	}
-	if end > mad.MaxUnicastLID {
-		if warn {
-			fmt.Fprintf(o.IO.ErrOut, "%s: warning: illegal lft top %d, truncate to %d\n", o.Tool, end, mad.MaxUnicastLID)
+	start, end, truncated := route.LFTRange(o.StartLID, o.EndLID, int(n.SwitchInfo.LinearFDBTop))
+	if truncated && warn {
+		top := int(n.SwitchInfo.LinearFDBTop)
+		if o.EndLID != 0 && o.EndLID < top {
+			top = o.EndLID
 		}
-		end = mad.MaxUnicastLID
+		fmt.Fprintf(o.IO.ErrOut, "%s: warning: illegal lft top %d, truncate to %d\n", o.Tool, top, mad.MaxUnicastLID)
 	}
 	return start, end
 }
@@ -240,135 +218,6 @@ func (o *dumpFtsOptions) mftRange(n *subnet.Node, warn bool) (start, end int) {
 		w = o.IO.ErrOut
 	}
 	return mftRange(w, o.Tool, o.StartLID, o.EndLID, int(n.SwitchInfo.MulticastFDBCap), int(n.SwitchInfo.MulticastFDBTop), o.All)
-}
-
-// readTables reads every switch's table blocks, all in flight at once up
-// to the transactor's window.
-func readTables(ctx context.Context, x *mad.Transactor, switches []*subnet.Node, o *dumpFtsOptions) []*switchTable {
-	type job struct {
-		t   *switchTable
-		mod uint32
-	}
-	var jobs []job
-	tables := make([]*switchTable, len(switches))
-	for i, n := range switches {
-		tables[i] = &switchTable{node: n}
-		if o.Multicast {
-			tables[i].mft = make(map[uint32]*mad.MulticastForwardingTable)
-		} else {
-			tables[i].lft = make(map[uint32]*mad.LinearForwardingTable)
-		}
-	}
-	if o.Discovery.Mode == "sa" {
-		// The tables from the SA's records too, in one query; what it
-		// lacks is read by SMP below.
-		if err := saTables(ctx, x, tables, o); err != nil {
-			fmt.Fprintf(o.IO.ErrOut, "%s: warning: %v; reading the tables by SMP\n", o.Tool, err)
-		}
-	}
-	for _, t := range tables {
-		n := t.node
-		if n.SwitchInfo == nil {
-			continue
-		}
-		add := func(mod uint32) {
-			if !t.has(mod) {
-				jobs = append(jobs, job{t, mod})
-			}
-		}
-		if o.Multicast {
-			start, end := o.mftRange(n, false)
-			for block := mad.MFTBlock(start); block <= mad.MFTBlock(end); block++ {
-				for j := range mad.MFTPositions(n.NumPorts) {
-					add(mad.MFTModifier(block, j))
-				}
-			}
-		} else {
-			start, end := o.lftRange(n, false)
-			for block := mad.LFTBlock(start); block < mad.LFTBlock(end+mad.LFTBlockSize-1); block++ {
-				add(uint32(block))
-			}
-		}
-	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, x.Window())
-	for _, j := range jobs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			q := &mad.Querier{X: x, Path: mad.Path{DR: j.t.node.Path}}
-			var b mad.Attribute
-			if o.Multicast {
-				b = new(mad.MulticastForwardingTable)
-			} else {
-				b = new(mad.LinearForwardingTable)
-			}
-			_, err := q.Get(ctx, b, j.mod)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				j.t.errs = append(j.t.errs, fmt.Errorf("switch %s %q (DR path %s): %w", j.t.node.GUID, j.t.node.Desc,
-					subnet.FormatPath(j.t.node.Path), err))
-				return
-			}
-			j.t.keep(j.mod, b)
-		}()
-	}
-	wg.Wait()
-	return tables
-}
-
-// keep stores a block read by SMP under its attribute modifier.
-func (t *switchTable) keep(mod uint32, b mad.Attribute) {
-	switch b := b.(type) {
-	case *mad.LinearForwardingTable:
-		t.lft[mod] = b
-	case *mad.MulticastForwardingTable:
-		t.mft[mod] = b
-	}
-}
-
-// saTables fills the switches' table blocks from the SA's LFTRecords
-// (MFTRecords with -M), all switches' in one SubnAdmGetTable, keyed as the
-// SMPs' attribute modifiers are.
-func saTables(ctx context.Context, x *mad.Transactor, tables []*switchTable, o *dumpFtsOptions) error {
-	// Named in messages as saquery names them.
-	l, name := (&mad.LinearForwardingTableRecord{}).Layout(), "LFTRecord"
-	if o.Multicast {
-		l, name = (&mad.MulticastForwardingTableRecord{}).Layout(), "MFTRecord"
-	}
-	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: l.ID, Name: name, SMKey: o.Common.SMKey})
-	if err != nil {
-		return err
-	}
-	byLID := make(map[uint16]*switchTable, len(tables))
-	for _, t := range tables {
-		if t.node.SwitchInfo != nil && t.node.SMALID != 0 {
-			byLID[uint16(t.node.SMALID)] = t
-		}
-	}
-	for _, r := range res.Records {
-		if o.Multicast {
-			var rec mad.MulticastForwardingTableRecord
-			if err := rec.UnmarshalBinary(r); err != nil {
-				return fmt.Errorf("SubnAdmGetTable(%s): %w", name, err)
-			}
-			if t := byLID[rec.LID]; t != nil {
-				t.mft[rec.AttrMod()] = &rec.MulticastForwardingTable
-			}
-			continue
-		}
-		var rec mad.LinearForwardingTableRecord
-		if err := rec.UnmarshalBinary(r); err != nil {
-			return fmt.Errorf("SubnAdmGetTable(%s): %w", name, err)
-		}
-		if t := byLID[rec.LID]; t != nil {
-			t.lft[rec.AttrMod()] = &rec.LinearForwardingTable
-		}
-	}
-	return nil
 }
 
 // drPathString is libibmad's portid2str of a directed route from here.
@@ -409,8 +258,8 @@ func appendLFTLine(b []byte, lid, port int, text string) []byte {
 
 // writeSwitchLFT prints one switch's unicast table (dump_unicast_tables),
 // each LID's destination looked up in the fabric (dump_lid).
-func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, dests *lidDests, t *switchTable) {
-	n := t.node
+func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, dests *lidDests, t *route.SwitchTables) {
+	n := t.Switch
 	start, end := o.lftRange(n, true)
 	fmt.Fprintf(w, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, drPathString(n.Path),
 		uint64(n.GUID), o.names.Name(uint64(n.GUID), n.Desc))
@@ -418,8 +267,9 @@ func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, dests *lidDests, t *swit
 	count := 0
 	var paths lmcPaths
 	var line []byte
-	for block := mad.LFTBlock(start); block < mad.LFTBlock(end+mad.LFTBlockSize-1); block++ {
-		lft := t.lft[uint32(block)]
+	first, last := route.LFTBlocks(start, end)
+	for block := first; block <= last; block++ {
+		lft := t.LFT.Blocks[block]
 		if lft == nil {
 			continue
 		}
@@ -456,8 +306,8 @@ func writeSwitchLFT(w *bufio.Writer, o *dumpFtsOptions, dests *lidDests, t *swit
 
 // writeSwitchMFT prints one switch's multicast table
 // (dump_multicast_tables).
-func writeSwitchMFT(w *bufio.Writer, o *dumpFtsOptions, t *switchTable) {
-	n := t.node
+func writeSwitchMFT(w *bufio.Writer, o *dumpFtsOptions, t *route.SwitchTables) {
+	n := t.Switch
 	start, end := o.mftRange(n, true)
 	nports := n.NumPorts
 	fmt.Fprintf(w, "Multicast mlids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, drPathString(n.Path),
@@ -493,7 +343,7 @@ func writeSwitchMFT(w *bufio.Writer, o *dumpFtsOptions, t *switchTable) {
 		for mlid := max(first, start); mlid < min(first+mad.MFTBlockSize, end+1); mlid++ {
 			nonzero := false
 			for j := range masks {
-				masks[j] = t.portMask(mlid, j)
+				masks[j] = t.MFT.PortMask(rdma.LID(mlid), j)
 				nonzero = nonzero || masks[j] != 0
 			}
 			if !nonzero && !o.All {
@@ -523,7 +373,7 @@ func writeSwitchMFT(w *bufio.Writer, o *dumpFtsOptions, t *switchTable) {
 
 // ftsJSON is the --json document: each switch with the entries it routes
 // (unicast: LID, port and destination; multicast: MLID and ports).
-func ftsJSON(o *dumpFtsOptions, fab *subnet.Fabric, tables []*switchTable) any {
+func ftsJSON(o *dumpFtsOptions, fab *subnet.Fabric, tables []*route.SwitchTables) any {
 	type entryJSON struct {
 		LID         int    `json:"lid"`
 		Port        int    `json:"port,omitempty"`
@@ -540,7 +390,7 @@ func ftsJSON(o *dumpFtsOptions, fab *subnet.Fabric, tables []*switchTable) any {
 	}
 	out := []switchJSON{}
 	for _, t := range tables {
-		n := t.node
+		n := t.Switch
 		if n.SwitchInfo == nil {
 			continue
 		}
@@ -549,10 +399,7 @@ func ftsJSON(o *dumpFtsOptions, fab *subnet.Fabric, tables []*switchTable) any {
 		if o.Multicast {
 			start, end := o.mftRange(n, false)
 			for mlid := start; mlid <= end; mlid++ {
-				var ports []int
-				for j := range mad.MFTPositions(n.NumPorts) {
-					ports = mad.MaskPorts(ports, t.portMask(mlid, j), j, 0, n.NumPorts)
-				}
+				ports := t.Ports(rdma.LID(mlid))
 				if len(ports) > 0 || o.All {
 					sj.Entries = append(sj.Entries, entryJSON{LID: mlid, Ports: ports})
 				}
@@ -560,11 +407,10 @@ func ftsJSON(o *dumpFtsOptions, fab *subnet.Fabric, tables []*switchTable) any {
 		} else {
 			start, end := o.lftRange(n, false)
 			for lid := start; lid <= end; lid++ {
-				lft := t.lft[uint32(mad.LFTBlock(lid))]
-				if lft == nil {
+				port, ok := t.LFT.Port(rdma.LID(lid))
+				if !ok {
 					continue
 				}
-				port := int(lft.Port(lid))
 				if port > n.NumPorts && !o.All {
 					continue
 				}

@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/route"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -210,18 +211,17 @@ type unicastJSON struct {
 func dumpUnicast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *switchInfo) error {
 	nports := int(sw.ni.NumPorts)
 	top := int(sw.si.LinearFDBTop)
-	start, end := o.StartLID, o.EndLID
-	if end == 0 || end > top {
-		end = top
-	}
-	if end > mad.MaxUnicastLID {
-		fmt.Fprintf(o.IO.ErrOut, "ibroute: warning: illegal lft top %d, truncate to %d\n", end, mad.MaxUnicastLID)
-		end = mad.MaxUnicastLID
+	start, end, truncated := route.LFTRange(o.StartLID, o.EndLID, top)
+	if truncated {
+		asked := top
+		if o.EndLID != 0 && o.EndLID < top {
+			asked = o.EndLID
+		}
+		fmt.Fprintf(o.IO.ErrOut, "ibroute: warning: illegal lft top %d, truncate to %d\n", asked, mad.MaxUnicastLID)
 	}
 	var entries []lftEntry
-	// infiniband-diags reads blocks up to ALIGN(end, 64)/64, exclusive: an
-	// end that is a multiple of 64 leaves its own block out.
-	for block := mad.LFTBlock(start); block < mad.LFTBlock(end+mad.LFTBlockSize-1); block++ {
+	first, last := route.LFTBlocks(start, end)
+	for block := first; block <= last; block++ {
 		var lft mad.LinearForwardingTable
 		if _, err := q.Get(ctx, &lft, uint32(block)); err != nil {
 			return cmdutil.WithContext(err, "reading LFT block %d", block)
@@ -441,27 +441,17 @@ func dumpMulticast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *s
 // of a switch, from the range asked (0: from the first, to the top) and
 // the switch's capacity and top, with its warnings to w.
 func mftRange(w io.Writer, tool string, start, end, capacity, top int, all bool) (int, int) {
-	if end == 0 || end > mad.MinMulticastLID+capacity-1 {
-		end = mad.MinMulticastLID + capacity - 1
+	s, e, warn := route.MFTRange(start, end, capacity, top, all)
+	if warn.IllegalTop {
+		fmt.Fprintf(w, "%s: warning: illegal top mlid %x\n", tool, top)
 	}
-	if !all && top != 0 && top < end {
-		if top < mad.MinMulticastLID-1 {
-			fmt.Fprintf(w, "%s: warning: illegal top mlid %x\n", tool, top)
-		} else {
-			end = top
-		}
-	}
-	if start == 0 {
-		start = mad.MinMulticastLID
-	} else if start < mad.MinMulticastLID {
+	if warn.IllegalStart {
 		fmt.Fprintf(w, "%s: warning: illegal start mlid %x, set to %x\n", tool, start, mad.MinMulticastLID)
-		start = mad.MinMulticastLID
 	}
-	if end > mad.MaxMulticastLID {
-		fmt.Fprintf(w, "%s: warning: illegal end mlid %x, truncate to %x\n", tool, end, mad.MaxMulticastLID)
-		end = mad.MaxMulticastLID
+	if warn.IllegalEnd {
+		fmt.Fprintf(w, "%s: warning: illegal end mlid %x, truncate to %x\n", tool, warn.End, mad.MaxMulticastLID)
 	}
-	return start, end
+	return s, e
 }
 
 // writeMulticast prints the multicast dump as infiniband-diags does.

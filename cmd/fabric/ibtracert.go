@@ -3,7 +3,6 @@ package fabric
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/route"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -25,9 +25,6 @@ func init() {
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbtracertCmd(f, nil) },
 	})
 }
-
-// maxTraceHops bounds a trace, as infiniband-diags' MAXHOPS.
-const maxTraceHops = 63
 
 // ibtracertOptions are ibtracert's parsed flags and arguments.
 type ibtracertOptions struct {
@@ -91,7 +88,7 @@ and -r swaps source and destination.`,
 			if c.Flags().Changed("mlid") {
 				n, err := cmdutil.ParseUintArg(o.mlidText, 0xffff)
 				if err == nil && n < mad.MinMulticastLID {
-					err = fmt.Errorf("a multicast LID is 0xc000 or larger")
+					err = fmt.Errorf("a multicast LID is %#x or larger", mad.MinMulticastLID)
 				}
 				if err != nil {
 					return cmdutil.UsageErrorf("-m %s: %v", o.mlidText, err)
@@ -183,19 +180,6 @@ func (o *ibtracertOptions) readPortsFile() error {
 	return sc.Err()
 }
 
-// traceNode is a node and the port a trace reached it on, as get_node reads
-// them: NodeInfo, NodeDescription and PortInfo (port 0 of a switch).
-type traceNode struct {
-	ni   *mad.NodeInfo
-	desc string
-	pi   mad.PortInfo
-}
-
-// portNum is the port the node was reached on (NodeInfo:LocalPortNum).
-func (n *traceNode) portNum() int { return int(n.ni.LocalPortNum) }
-
-func (n *traceNode) isSwitch() bool { return n.ni.NodeType == mad.NodeTypeSwitch }
-
 // traceHop is one line of a trace in --json: the From and To ends
 // ("from", "to") and the hops between ("hop", with the port they leave
 // by).
@@ -218,71 +202,42 @@ type traceJSON struct {
 	Source      string     `json:"source"`
 }
 
-// tracer walks routes for one run.
+// tracer renders the routes pkg/route traces for one run.
 type tracer struct {
 	o     *ibtracertOptions
 	ctx   context.Context
 	x     *mad.Transactor
+	rt    *route.Tracer
 	out   []byte
 	hops  []traceHop
 	brief bool
 	names *nodemap.Map
-	// lidRouted is --discovery lid: a switch's SwitchInfo and LFT are
-	// read by its LID once known; fab is the --cache fabric, which
-	// answers for the nodes it has (ibtracert_discovery.go).
-	lidRouted bool
-	fab       *subnet.Fabric
 }
 
-// get reads attribute a with the modifier from the port at p.
-func (t *tracer) get(p mad.Path, a mad.Attribute, mod uint32) error {
-	_, err := mad.NewQuerier(t.x, p).Get(t.ctx, a, mod)
-	return err
+// newTracer returns the run's tracer: python-rdma's --discovery lid reads
+// a switch's SwitchInfo and LFT by its LID once known, and the --cache
+// fabric answers for the nodes it has (ibtracert_discovery.go).
+func newTracer(o *ibtracertOptions, x *mad.Transactor, names *nodemap.Map, fab *subnet.Fabric) *tracer {
+	t := &tracer{o: o, ctx: o.Common.Context(), x: x, brief: o.Brief, names: names}
+	t.rt = &route.Tracer{X: x, Force: o.Force, LIDRouted: o.Discovery.Mode == "lid", Fabric: fab,
+		Warn: func(err error) { fmt.Fprintf(o.IO.ErrOut, "ibtracert: warning: %v\n", err) }}
+	return t
 }
 
-// getNode reads a node the way infiniband-diags' get_node does.
-func (t *tracer) getNode(p mad.Path) (*traceNode, error) {
-	if n, ok := t.cachedNode(p); ok {
-		return n, nil
-	}
-	ni := new(mad.NodeInfo)
-	if err := t.get(p, ni, 0); err != nil {
-		return nil, err
-	}
-	var nd mad.NodeDescription
-	if err := t.get(p, &nd, 0); err != nil {
-		return nil, err
-	}
-	n := &traceNode{ni: ni, desc: t.names.Name(uint64(ni.NodeGUID), printableDesc(nd.NodeDescription))}
-	if err := t.get(p, &n.pi, 0); err != nil {
-		return nil, err
-	}
-	return n, nil
-}
+// desc is the node's description, or its name in the node name map.
+func (t *tracer) desc(n *route.Node) string { return t.names.Name(uint64(n.Info.NodeGUID), n.Desc) }
 
 // hop is a trace line's --json form.
-func (n *traceNode) hop(kind string, port int) traceHop {
-	return traceHop{Kind: kind, NodeType: n.typeName(), Port: port, LID: n.pi.LID, NodeDescription: n.desc}
-}
-
-// printableDesc is a description up to its NUL with unprintable bytes
-// made spaces.
-func printableDesc(d mad.NodeDescString) string {
-	b := []byte(d.String())
-	for i, c := range b {
-		if c < 0x20 || c > 0x7e {
-			b[i] = ' '
-		}
-	}
-	return string(b)
+func (t *tracer) hop(n *route.Node, kind string, port int) traceHop {
+	return traceHop{Kind: kind, NodeType: typeName(n), Port: port, LID: n.PortInfo.LID, NodeDescription: t.desc(n)}
 }
 
 // traceNodeTypes are the node types' names as ibtracert prints them.
 var traceNodeTypes = []string{"???", "ca", "switch", "router", "iwarp rnic"}
 
 // typeName is the node's type as ibtracert prints it.
-func (n *traceNode) typeName() string {
-	if t := int(n.ni.NodeType); t < len(traceNodeTypes) {
+func typeName(n *route.Node) string {
+	if t := int(n.Info.NodeType); t < len(traceNodeTypes) {
 		return traceNodeTypes[t]
 	}
 	return "???"
@@ -293,174 +248,50 @@ func lidRange(pi *mad.PortInfo) string {
 	return fmt.Sprintf("%d-%d", pi.LID, int(pi.LID)+(1<<pi.LMC)-1)
 }
 
-func (t *tracer) endNode(prompt string, n *traceNode) {
-	port := n.portNum()
-	if n.isSwitch() {
+func (t *tracer) endNode(prompt string, n *route.Node) {
+	port := n.Port()
+	if n.IsSwitch() {
 		port = 0
 	}
 	if t.brief {
-		t.out = fmt.Appendf(t.out, "%s {0x%016x}[%d]\n", prompt, uint64(n.ni.NodeGUID), port)
+		t.out = fmt.Appendf(t.out, "%s {0x%016x}[%d]\n", prompt, uint64(n.Info.NodeGUID), port)
 	} else {
-		t.out = fmt.Appendf(t.out, "%s %s {0x%016x} portnum %d lid %s \"%s\"\n", prompt, n.typeName(), uint64(n.ni.NodeGUID), port, lidRange(&n.pi), n.desc)
+		t.out = fmt.Appendf(t.out, "%s %s {0x%016x} portnum %d lid %s \"%s\"\n", prompt, typeName(n), uint64(n.Info.NodeGUID), port, lidRange(&n.PortInfo), t.desc(n))
 	}
-	h := n.hop(strings.ToLower(prompt), port)
-	h.NodeGUID = &n.ni.NodeGUID
+	h := t.hop(n, strings.ToLower(prompt), port)
+	h.NodeGUID = &n.Info.NodeGUID
 	t.hops = append(t.hops, h)
 }
 
-func (t *tracer) route(outport int, n *traceNode) {
+func (t *tracer) route(outport int, n *route.Node) {
 	if t.brief {
-		t.out = fmt.Appendf(t.out, "[%d] -> {0x%016x}[%d]\n", outport, uint64(n.ni.PortGUID), n.portNum())
+		t.out = fmt.Appendf(t.out, "[%d] -> {0x%016x}[%d]\n", outport, uint64(n.Info.PortGUID), n.Port())
 	} else {
-		t.out = fmt.Appendf(t.out, "[%d] -> %s port {0x%016x}[%d] lid %s \"%s\"\n", outport, n.typeName(), uint64(n.ni.PortGUID), n.portNum(), lidRange(&n.pi), n.desc)
+		t.out = fmt.Appendf(t.out, "[%d] -> %s port {0x%016x}[%d] lid %s \"%s\"\n", outport, typeName(n), uint64(n.Info.PortGUID), n.Port(), lidRange(&n.PortInfo), t.desc(n))
 	}
-	h := n.hop("hop", n.portNum())
-	h.OutPort, h.PortGUID = &outport, &n.ni.PortGUID
+	h := t.hop(n, "hop", n.Port())
+	h.OutPort, h.PortGUID = &outport, &n.Info.PortGUID
 	t.hops = append(t.hops, h)
 }
 
-// sameport is infiniband-diags' test that a trace reached the destination.
-func (t *tracer) sameport(a, b *traceNode) bool {
-	return a.ni.PortGUID == b.ni.PortGUID || (t.o.Force && a.pi.LID == b.pi.LID)
-}
-
-// inactive reports a port not Active; a base switch port 0 always counts
-// as active.
-func inactive(n *traceNode, enhancedPort0 bool) bool {
-	return n.pi.LinkState != 4 && (!n.isSwitch() || enhancedPort0)
-}
-
-// lookup returns the switch n's output port for lid from its LFT (and
-// whether its port 0 is enhanced), reading them at p, or by n's LID with
-// --discovery lid.
-func (t *tracer) lookup(p mad.Path, n *traceNode, lid rdma.LID) (int, bool, int, error) {
-	p = t.switchPath(p, n)
-	si, err := t.switchInfo(p)
-	if err != nil {
-		return 0, false, 0, err
-	}
-	enh := si.EnhancedPort0 != 0
-	top := int(si.LinearFDBTop)
-	if int(lid) >= int(si.LinearFDBCap) && int(lid) > top {
-		return -1, enh, top, nil
-	}
-	var lft mad.LinearForwardingTable
-	if err := t.get(p, &lft, uint32(mad.LFTBlock(int(lid)))); err != nil {
-		return 0, enh, top, err
-	}
-	return int(lft.Port(int(lid))), enh, top, nil
-}
-
-// findRoute walks from "from" (a DR path) to the port with LID to, as
-// infiniband-diags' find_route does, printing when dump. It returns the DR
-// path it ends on.
+// findRoute traces from "from" (a DR path) to the port with LID to
+// (route.Tracer.Unicast), printing what it found when dump, and returns
+// the DR path it ends on.
 func (t *tracer) findRoute(from mad.Path, to rdma.LID, dump bool) (mad.Path, error) {
-	src, err := t.getNode(from)
-	if err != nil {
-		return from, fmt.Errorf("can't reach the source port %s: %w", from, err)
+	tr, err := t.rt.Unicast(t.ctx, from, to)
+	if tr == nil {
+		return from, err
 	}
-	dst, err := t.getNode(mad.LIDPath(to))
-	if err != nil {
-		if !t.o.Force {
-			return from, fmt.Errorf("can't reach the destination port Lid %d: %w", to, err)
+	if dump {
+		t.endNode("From", tr.From)
+		for i := range tr.Hops {
+			t.route(tr.Hops[i].OutPort, &tr.Hops[i].Node)
 		}
-		dst = &traceNode{ni: &mad.NodeInfo{}, pi: mad.PortInfo{LID: uint16(to)}}
-	}
-	emit := func(f func()) {
-		if dump {
-			f()
+		if tr.To != nil {
+			t.endNode("To", tr.To)
 		}
 	}
-	emit(func() { t.endNode("From", src) })
-	node := src
-	path := mad.Path{DR: append([]uint8(nil), from.DR...)}
-	nextOut, enh := 255, false
-	if node.isSwitch() {
-		var top int
-		nextOut, enh, top, err = t.lookup(path, node, to)
-		if err != nil {
-			return path, err
-		}
-		if nextOut < 0 || nextOut > int(node.ni.NumPorts) {
-			return path, badTable(node, to, nextOut, top)
-		}
-	}
-	for hops := maxTraceHops; ; hops-- {
-		if hops <= 0 {
-			return path, fmt.Errorf("no route found after %d hops", maxTraceHops)
-		}
-		if inactive(node, enh) {
-			return path, fmt.Errorf("bad port state found: node %q port %d state %d", node.desc, node.portNum(), node.pi.LinkState)
-		}
-		if t.sameport(node, dst) {
-			break
-		}
-		outport := 0
-		var next *traceNode
-		if node.isSwitch() {
-			outport = nextOut
-			if len(path.DR) >= mad.MaxHops {
-				return path, errors.New("direct path too long")
-			}
-			path.DR = append(path.DR, uint8(outport))
-			if next, err = t.getNode(path); err != nil {
-				return path, fmt.Errorf("can't reach the port at %s: %w", path, err)
-			}
-			if outport == 0 {
-				if !t.sameport(next, dst) {
-					return path, badTable(node, to, outport, 0)
-				}
-				node = next
-				break // the switch's own port
-			}
-		} else {
-			// A CA or router: only the source may be one; step back to
-			// the switch the route came from, or out of the source's port.
-			outport = node.portNum()
-			if !t.sameport(node, src) {
-				return path, fmt.Errorf("can't continue: reached CA or router port 0x%x, lid %d", uint64(node.ni.PortGUID), node.pi.LID)
-			}
-			caSrc := false
-			var back uint8 // the hop stepped back over
-			if len(path.DR) > 1 {
-				back = path.DR[len(path.DR)-1]
-				path.DR = path.DR[:len(path.DR)-1]
-			} else {
-				caSrc = true
-				if outport != 0 {
-					path.DR = append(path.DR, uint8(outport))
-				}
-			}
-			if next, err = t.getNode(path); err != nil {
-				return path, fmt.Errorf("can't reach the port at %s: %w", path, err)
-			}
-			if !caSrc {
-				// The port as seen from the CA or router side.
-				next.ni.LocalPortNum = back
-			}
-		}
-		if next.isSwitch() {
-			var top int
-			nextOut, enh, top, err = t.lookup(path, next, to)
-			if err != nil {
-				return path, err
-			}
-			if nextOut < 0 || nextOut > int(next.ni.NumPorts) {
-				return path, badTable(next, to, nextOut, top)
-			}
-		}
-		if inactive(next, enh) {
-			return path, fmt.Errorf("bad out port state found: node %q outport %d state %d", next.desc, outport, next.pi.LinkState)
-		}
-		node = next
-		emit(func() { t.route(outport, node) })
-	}
-	emit(func() { t.endNode("To", node) })
-	return path, nil
-}
-
-func badTable(n *traceNode, lid rdma.LID, out, top int) error {
-	return fmt.Errorf("bad forwarding table entry found at: node %q lid entry %d is %d (top %d)", n.desc, lid, out, top)
+	return tr.Path, err
 }
 
 // traceLID returns a target's LID, reading PortInfo for a DR path.
@@ -479,7 +310,7 @@ func (t *tracer) traceLID(tg endport.Target) (mad.Path, rdma.LID, error) {
 		return p, p.LID, nil
 	}
 	var pi mad.PortInfo
-	if err := t.get(p, &pi, 0); err != nil {
+	if _, err := mad.NewQuerier(t.x, p).Get(t.ctx, &pi, 0); err != nil {
 		return p, 0, cmdutil.WithContext(err, "resolving the LID of %s", p)
 	}
 	return p, rdma.LID(pi.LID), nil
@@ -507,16 +338,13 @@ func (t *tracer) trace(pair [2]endport.Target) error {
 		_, err = t.findRoute(srcPath, dstLID, true)
 		return err
 	}
-	dst, err := t.getNode(dstPath)
+	dst, err := t.rt.Node(t.ctx, dstPath)
 	if err != nil {
 		return fmt.Errorf("can't reach the destination port %s: %w", dstPath, err)
 	}
-	end, err := t.mcastTrace(srcPath, t.o.MLID, dst.ni.PortGUID)
-	if err != nil {
-		return err
-	}
-	t.dumpMcast(end)
-	return nil
+	mt, err := t.rt.Multicast(t.ctx, srcPath, t.o.MLID, dst.Info.PortGUID)
+	t.dumpMcast(mt)
+	return err
 }
 
 func ibtracertRun(o *ibtracertOptions) error {
@@ -528,12 +356,13 @@ func ibtracertRun(o *ibtracertOptions) error {
 	if err != nil {
 		return err
 	}
-	t := &tracer{o: o, ctx: o.Common.Context(), x: x, brief: o.Brief, names: names, lidRouted: o.Discovery.Mode == "lid"}
+	var fab *subnet.Fabric
 	if o.Discover != nil {
-		if t.fab, err = o.Discover(); err != nil {
+		if fab, err = o.Discover(); err != nil {
 			return cmdutil.WithContext(err, "discovery")
 		}
 	}
+	t := newTracer(o, x, names, fab)
 	var traces []traceJSON
 	for i, pair := range o.Pairs {
 		t.hops = nil

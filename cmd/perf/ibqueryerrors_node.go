@@ -184,7 +184,7 @@ func (r *nodeErrors) portCounters(pma *mad.PMA, lid rdma.LID, num int) (*mad.Por
 		return nil, nil, false
 	}
 	r.caps.Hide(&pc)
-	if !r.caps.ExtendedCounters() {
+	if _, wide := r.caps.CounterAttributes(); !wide {
 		return &pc, nil, true
 	}
 	var pce mad.PortCountersExtended
@@ -207,7 +207,7 @@ func (r *nodeErrors) errors(num int) bool {
 	}
 	// The error counters come from PortCountersExtended where it has
 	// them, 64 bits wide and printed with their scaled value.
-	wide := r.caps.Has2(mad.PMAAdditionalPortCounters) && pce != nil
+	wide := r.caps.CounterSource(thresholdNames[0]) == mad.FromPortCountersExtended && pce != nil
 	var values []uint64
 	if wide {
 		values = mad.CounterValues(pce, thresholdNames...)
@@ -269,12 +269,19 @@ func (r *nodeErrors) errors(num int) bool {
 }
 
 // dataCounterNames are the data counters ibqueryerrors prints from a
-// PMA: the extended ones too where it has extended width.
+// PMA: those it keeps, the unicast and multicast ones too where it has
+// them (read from PortCountersExtended when extended).
 func (r *nodeErrors) dataCounterNames(extended bool) []string {
-	if extended && r.caps.Has(mad.PMAExtendedWidth) {
-		return append(slices.Clone(mad.PortDataCounters), mad.PortExtendedDataCounters...)
+	if !extended {
+		return mad.PortDataCounters
 	}
-	return mad.PortDataCounters
+	names := slices.Clone(mad.PortDataCounters)
+	for _, n := range mad.PortExtendedDataCounters {
+		if r.caps.CounterSource(n) == mad.FromPortCountersExtended {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // appendData appends --data's non-zero data counters of a port with
@@ -337,7 +344,7 @@ func (r *nodeErrors) details(pma *mad.PMA, lid rdma.LID, num int, a mad.Attribut
 func (r *nodeErrors) dataCounters(num int) {
 	lid := r.portLID(num)
 	var a mad.Attribute = &mad.PortCounters{}
-	extended := r.caps.ExtendedCounters()
+	extended := r.caps.CounterSource("PortXmitData") == mad.FromPortCountersExtended
 	if extended {
 		a = &mad.PortCountersExtended{}
 	}
@@ -449,7 +456,7 @@ func (r *nodeErrors) portConfig(num int) {
 	if p.Remote != nil {
 		b = l.AppendPeer(b, p, true)
 	} else {
-		b = append(b, subnet.NoPeerText...)
+		b = l.AppendNoPeer(b)
 	}
 	r.out.Write(b)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
-	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 func init() {
@@ -293,7 +291,7 @@ func perfqueryRun(o *perfqueryOptions) error {
 	}
 	var path mad.Path
 	if o.Target == nil {
-		if local.LID == 0 || local.LID >= rdma.LID(0xc000) {
+		if !mad.IsUnicastLID(local.LID) {
 			return fmt.Errorf("the local port %d has no unicast LID (%d); give a target", local.Number, local.LID)
 		}
 		path = mad.LIDPath(local.LID)
@@ -499,28 +497,12 @@ func (q *perfquery) countersTitle(port int) []byte {
 }
 
 // countersFields returns the fields perfquery prints: all of PortCounters;
-// of PortCountersExtended the unicast and multicast counters only when the
-// PMA has extended width, the error counters only with
-// AdditionalPortCountersExtended.
+// of PortCountersExtended those the PMA fills in (ExtendedFields).
 func (q *perfquery) countersFields(l *mad.Layout) []mad.Field {
 	if !q.o.Extended {
 		return l.Fields
 	}
-	var fields []mad.Field
-	for _, f := range l.Fields {
-		switch {
-		case strings.Contains(f.Name, "Unicast"), strings.Contains(f.Name, "Multicast"):
-			if !q.caps.Has(mad.PMAExtendedWidth) {
-				continue
-			}
-		case slices.Contains(mad.PortErrorCounters, f.Name), f.Name == "PortXmitWait", f.Name == "QP1Dropped", f.Name == "CounterSelect2":
-			if !q.caps.Has2(mad.PMAAdditionalPortCounters) {
-				continue
-			}
-		}
-		fields = append(fields, f)
-	}
-	return fields
+	return q.caps.ExtendedFields()
 }
 
 // resetCounters resets PortCounters (PortCountersExtended with -x) of each

@@ -427,9 +427,6 @@ func newMFTRecord(b []byte) *mftRecord {
 	return &mftRecord{LID: r.LID, Position: r.Position, Block: r.BlockNum, PortMask: r.PortMasks()}
 }
 
-// mftFirstMLID is the first multicast LID, MFT block 0's first entry.
-const mftFirstMLID = 0xc000
-
 func (r *mftRecord) writeText(w io.Writer, _ *saText) {
 	fmt.Fprintf(w, "MFT Record dump:\n"+
 		"\t\tLID........................%d\n"+
@@ -437,7 +434,7 @@ func (r *mftRecord) writeText(w io.Writer, _ *saText) {
 		"\t\tBlock......................%d\n"+
 		"\t\tMFT:\n\t\tMLID\tPort Mask\n", r.LID, r.Position, r.Block)
 	for i, m := range r.PortMask {
-		fmt.Fprintf(w, "\t\t0x%04x\t0x%04x\n", mftFirstMLID+int(r.Block)*32+i, m)
+		fmt.Fprintf(w, "\t\t0x%04x\t0x%04x\n", mad.MinMulticastLID+int(r.Block)*mad.MFTBlockSize+i, m)
 	}
 	fmt.Fprintln(w)
 }

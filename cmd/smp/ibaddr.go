@@ -110,7 +110,7 @@ func ibaddrRun(o *ibaddrOptions) error {
 		}
 	} else {
 		path = mad.LIDPath(local.LID)
-		if local.LID == 0 || local.LID >= rdma.LID(0xc000) {
+		if !mad.IsUnicastLID(local.LID) {
 			path = mad.DRPath(0) // a port without a LID is still reachable by DR
 		}
 		o.Port = local.Number

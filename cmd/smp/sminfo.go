@@ -19,17 +19,6 @@ func init() {
 	})
 }
 
-// smStates names SMInfo's SMState values as sminfo prints them.
-var smStates = []string{"SMINFO_NOTACT", "SMINFO_DISCOVER", "SMINFO_STANDBY", "SMINFO_MASTER"}
-
-// smState names an SMState value, "???" past the known ones.
-func smState(s int) string {
-	if s >= 0 && s < len(smStates) {
-		return smStates[s]
-	}
-	return "???"
-}
-
 // sminfoOptions are sminfo's parsed flags and arguments.
 type sminfoOptions struct {
 	IO     cmdutil.IOStreams
@@ -142,7 +131,7 @@ func sminfoRun(o *sminfoOptions) error {
 			return err
 		}
 	} else {
-		if local.SMLID == 0 || local.SMLID >= rdma.LID(0xc000) {
+		if !mad.IsUnicastLID(local.SMLID) {
 			return fmt.Errorf("the local port %d knows no SM (SM LID %d); give the SM's LID or DR path", local.Number, local.SMLID)
 		}
 		path = mad.LIDPath(local.SMLID)
@@ -170,7 +159,7 @@ func sminfoRun(o *sminfoOptions) error {
 	}
 	if !o.Common.JSON {
 		if _, err := fmt.Fprintf(o.IO.Out, "sminfo: sm lid %d sm guid 0x%x, activity count %d priority %d state %d %s\n",
-			lid, uint64(si.GUID), si.ActCount, si.Priority, si.SMState, smState(int(si.SMState))); err != nil {
+			lid, uint64(si.GUID), si.ActCount, si.Priority, si.SMState, mad.SMState(si.SMState).String()); err != nil {
 			return err
 		}
 	}
@@ -184,7 +173,7 @@ func sminfoRun(o *sminfoOptions) error {
 	}
 	return cmdutil.WriteJSONDocument(o.IO.Out, sminfoDoc{
 		ActCount: si.ActCount, DryRun: smpDryRunPlans(&o.Common), GUID: si.GUID, Priority: si.Priority,
-		SMLID: lid, SMState: si.SMState, SMStateName: smState(int(si.SMState)), Target: path.String(),
+		SMLID: lid, SMState: si.SMState, SMStateName: mad.SMState(si.SMState).String(), Target: path.String(),
 	})
 }
 

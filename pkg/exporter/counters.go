@@ -16,27 +16,16 @@ type counter struct {
 	kind   counterKind
 }
 
-// counterKind says where a counter is read from.
+// counterKind says how a counter counts.
 type counterKind int
 
 const (
-	// kindData: PortCountersExtended where the PMA has it (64 bits),
-	// else PortCounters (32 bits); counted in 4-byte words.
+	// kindData: 4-byte words.
 	kindData counterKind = iota
-	// kindPackets: as kindData, counted in packets.
+	// kindPackets: packets.
 	kindPackets
-	// kindIETF: the unicast and multicast packet counters, only in
-	// PortCountersExtended with PMAExtendedWidth.
-	kindIETF
-	// kindError: PortCountersExtended with PMAAdditionalPortCounters
-	// (64 bits), else PortCounters' narrow field.
+	// kindError: events.
 	kindError
-	// kindXmitWait: as kindError, but in PortCounters only with
-	// PMAXmitWait.
-	kindXmitWait
-	// kindQP1Dropped: as kindError, but in PortCounters only with
-	// PMAQP1Dropped.
-	kindQP1Dropped
 )
 
 // counters are the counters in infiniband_exporter's order; their
@@ -46,10 +35,10 @@ var counters = []counter{
 	{"PortRcvData", "port_receive_data_bytes_total", kindData},
 	{"PortXmitPkts", "port_transmit_packets_total", kindPackets},
 	{"PortRcvPkts", "port_receive_packets_total", kindPackets},
-	{"PortUnicastXmitPkts", "port_unicast_transmit_packets_total", kindIETF},
-	{"PortUnicastRcvPkts", "port_unicast_receive_packets_total", kindIETF},
-	{"PortMulticastXmitPkts", "port_multicast_transmit_packets_total", kindIETF},
-	{"PortMulticastRcvPkts", "port_multicast_receive_packets_total", kindIETF},
+	{"PortUnicastXmitPkts", "port_unicast_transmit_packets_total", kindPackets},
+	{"PortUnicastRcvPkts", "port_unicast_receive_packets_total", kindPackets},
+	{"PortMulticastXmitPkts", "port_multicast_transmit_packets_total", kindPackets},
+	{"PortMulticastRcvPkts", "port_multicast_receive_packets_total", kindPackets},
 	{"SymbolErrorCounter", "port_symbol_error_total", kindError},
 	{"LinkErrorRecoveryCounter", "port_link_error_recovery_total", kindError},
 	{"LinkDownedCounter", "port_link_downed_total", kindError},
@@ -62,8 +51,8 @@ var counters = []counter{
 	{"LocalLinkIntegrityErrors", "port_local_link_integrity_errors_total", kindError},
 	{"ExcessiveBufferOverrunErrors", "port_excessive_buffer_overrun_errors_total", kindError},
 	{"VL15Dropped", "port_vl15_dropped_total", kindError},
-	{"PortXmitWait", "port_transmit_wait_total", kindXmitWait},
-	{"QP1Dropped", "port_qp1_dropped_total", kindQP1Dropped},
+	{"PortXmitWait", "port_transmit_wait_total", kindError},
+	{"QP1Dropped", "port_qp1_dropped_total", kindError},
 }
 
 // PortReading is one port's counters as a sweep read them.
@@ -85,12 +74,6 @@ type PortReading struct {
 
 const numCounters = 22
 
-// needsPortCounters reports whether some counter of a PMA with caps comes
-// from PortCounters.
-func needsPortCounters(caps mad.PMACapabilities) bool {
-	return !caps.ExtendedCounters() || !caps.Has2(mad.PMAAdditionalPortCounters)
-}
-
 // counterField is where a counter is read: its field in PortCounters
 // (narrow) and in PortCountersExtended (wide), each with whether the
 // attribute has it.
@@ -111,43 +94,37 @@ var counterFields = sync.OnceValue(func() *[numCounters]counterField {
 	return fs
 })
 
-// readPort reads port num's counters at the PMA path leads to:
-// PortCounters where some counter needs it, PortCountersExtended where
-// the PMA has it.
+// readPort reads port num's counters at the PMA path leads to, each
+// from the attribute the PMA's capabilities choose
+// (mad.PMACapabilities.CounterSource).
 func readPort(ctx context.Context, x *mad.Transactor, path mad.Path, caps mad.PMACapabilities, num int) (PortReading, error) {
 	r := PortReading{Port: num}
 	var narrow, wide []byte
 	var err error
-	if needsPortCounters(caps) {
-		if narrow, err = getCounters(ctx, x, path, new(mad.PortCounters).Layout(), num); err != nil {
+	readNarrow, readWide := caps.CounterAttributes(mad.PortCounterNames...)
+	// The request carries only PortSelect, and the reply stays undecoded:
+	// a sweep does this for every port.
+	pma := mad.NewPMA(x, path)
+	if readNarrow {
+		if narrow, err = pma.GetData(ctx, new(mad.PortCounters).Layout(), num); err != nil {
 			return r, err
 		}
 	}
-	if caps.ExtendedCounters() {
-		if wide, err = getCounters(ctx, x, path, new(mad.PortCountersExtended).Layout(), num); err != nil {
+	if readWide {
+		if wide, err = pma.GetData(ctx, new(mad.PortCountersExtended).Layout(), num); err != nil {
 			return r, err
 		}
-		r.Extended = true
 	}
+	r.Extended = caps.CounterSource("PortXmitData") == mad.FromPortCountersExtended
 	fs := counterFields()
 	for i, c := range counters {
-		useWide := false
-		switch c.kind {
-		case kindData, kindPackets:
-			useWide = r.Extended
-		case kindIETF:
-			if !r.Extended || !caps.Has(mad.PMAExtendedWidth) {
-				continue
-			}
-			useWide = true
-		case kindError, kindXmitWait, kindQP1Dropped:
-			useWide = r.Extended && caps.Has2(mad.PMAAdditionalPortCounters)
-			if !useWide && (c.kind == kindXmitWait && !caps.Has(mad.PMAXmitWait) || c.kind == kindQP1Dropped && !caps.Has(mad.PMAQP1Dropped)) {
-				continue
-			}
-		}
-		data, f, ok := narrow, fs[i].narrow, fs[i].hasNarrow
-		if useWide {
+		var data []byte
+		var f mad.Field
+		var ok bool
+		switch caps.CounterSource(c.field) {
+		case mad.FromPortCounters:
+			data, f, ok = narrow, fs[i].narrow, fs[i].hasNarrow
+		case mad.FromPortCountersExtended:
 			data, f, ok = wide, fs[i].wide, fs[i].hasWide
 		}
 		if !ok || len(data) == 0 {
@@ -161,18 +138,4 @@ func readPort(ctx context.Context, x *mad.Transactor, path mad.Path, caps mad.PM
 		}
 	}
 	return r, nil
-}
-
-// getCounters sends a PerfMgt Get of l's attribute for port and returns
-// the reply's attribute data. The request carries only PortSelect (its
-// second byte): the counters' other fields are zero in a Get, and a
-// sweep does this for every port, so it skips encoding a whole attribute
-// and decoding the reply into one.
-func getCounters(ctx context.Context, x *mad.Transactor, path mad.Path, l *mad.Layout, port int) ([]byte, error) {
-	r, err := x.Do(ctx, &mad.Request{Path: path, Class: l.Class, Method: mad.MethodGet, AttrID: l.ID, Name: l.Name,
-		Data: []byte{0, uint8(port)}})
-	if err != nil {
-		return nil, err
-	}
-	return r.Data(), nil
 }

@@ -40,9 +40,6 @@ type Path struct {
 	GUID rdma.GUID
 }
 
-// maxUnicastLID is the highest unicast LID (0xc000 and up are multicast).
-const maxUnicastLID rdma.LID = 0xbfff
-
 // LIDPath returns the LID-routed path to lid.
 func LIDPath(lid rdma.LID) Path { return Path{LID: lid} }
 
@@ -75,7 +72,7 @@ func (p Path) Validate() error {
 		if p.GUID != 0 && p.LID == 0 {
 			return fmt.Errorf("port GUID %s is not resolved to a LID", p.GUID)
 		}
-		if p.LID == 0 || p.LID > maxUnicastLID {
+		if p.LID == 0 || p.LID > MaxUnicastLID {
 			return fmt.Errorf("LID %d is not a unicast LID", p.LID)
 		}
 		return nil
@@ -86,7 +83,7 @@ func (p Path) Validate() error {
 	switch {
 	case len(p.DR) == 0:
 		return fmt.Errorf("empty directed route")
-	case p.LID != 0 && (p.LID > maxUnicastLID || p.DrSLID == 0 || p.DrSLID > maxUnicastLID):
+	case p.LID != 0 && (p.LID > MaxUnicastLID || p.DrSLID == 0 || p.DrSLID > MaxUnicastLID):
 		return fmt.Errorf("%v: a combined route needs unicast LIDs for its LID-routed part and for DrSLID", p)
 	case p.DR[0] != 0:
 		return fmt.Errorf("directed route %s does not start at 0, the local port", p.drString())

@@ -124,7 +124,7 @@ func (t *Transactor) Resolve(ctx context.Context, p Path) (Path, error) {
 // knowsSM reports whether the local port knows an SM LID to ask the SA.
 func (t *Transactor) knowsSM() bool {
 	sa := t.opts.SA
-	return sa != nil && sa.SMLID != 0 && sa.SMLID <= maxUnicastLID
+	return sa != nil && sa.SMLID != 0 && sa.SMLID <= MaxUnicastLID
 }
 
 // askPath sends SubnAdmGet(PathRecord) from this port to gid; what names
@@ -147,7 +147,7 @@ func (t *Transactor) askPath(ctx context.Context, gid rdma.GID, what string) res
 		return resolved{err: fmt.Errorf("resolving %s through the SA: %w", what, err)}
 	}
 	lid := rdma.LID(pr.DLID)
-	if lid == 0 || lid > maxUnicastLID {
+	if lid == 0 || lid > MaxUnicastLID {
 		return resolved{err: fmt.Errorf("resolving %s through the SA: path to LID %d", what, lid)}
 	}
 	idx, ok := sa.pkeyIndex(pr.PKey)

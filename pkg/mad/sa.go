@@ -49,7 +49,7 @@ type SAResult struct {
 // no SM.
 func (t *Transactor) SAPath() (Path, error) {
 	sa := t.opts.SA
-	if sa == nil || sa.SMLID == 0 || sa.SMLID > maxUnicastLID {
+	if sa == nil || sa.SMLID == 0 || sa.SMLID > MaxUnicastLID {
 		return Path{}, errors.New("no SM/SA found: the local port knows no SM LID")
 	}
 	return Path{LID: sa.SMLID, SL: sa.SL}, nil

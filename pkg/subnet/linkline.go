@@ -24,8 +24,8 @@ type LinkLine struct {
 	Additional bool
 }
 
-// NoPeerText ends the line of a port that is down and has no far end.
-const NoPeerText = "           [  ] \"\" ( )\n"
+// noPeerText ends the line of a port that is down and has no far end.
+const noPeerText = "           [  ] \"\" ( )\n"
 
 // zeroPortInfo and zeroExtInfo stand for attributes not read; never
 // written.
@@ -76,10 +76,14 @@ func (l *LinkLine) AppendPort(b []byte, p *Port, prefix string) []byte {
 	case p.Remote != nil:
 		return l.AppendPeer(b, p, l.OneLine)
 	case p.InfoOrZero().LinkState == mad.PortStateDown:
-		return append(b, NoPeerText...)
+		return l.AppendNoPeer(b)
 	}
 	return append(b, "    \"Port not available\"\n"...)
 }
+
+// AppendNoPeer appends the end of the line of a port with no far end,
+// as print_port prints a port that is down: empty peer columns.
+func (l *LinkLine) AppendNoPeer(b []byte) []byte { return append(b, noPeerText...) }
 
 // AppendLink appends the "( 4X 2.5 Gbps Active/ LinkUp)" part of a port
 // line to b.

@@ -192,7 +192,7 @@ func (o *CommonOptions) Finish(c *cobra.Command) error {
 	}
 	if o.smPortArg != "" {
 		l, err := rdma.ParseLID(o.smPortArg)
-		if err != nil || l == 0 || l >= 0xc000 {
+		if err != nil || !mad.IsUnicastLID(l) {
 			return UsageErrorf("invalid --sm_port %q: want the SM's unicast LID (1 to 0xbfff)", o.smPortArg)
 		}
 		o.SMPort = l

@@ -1,34 +1,42 @@
-package fabric
+package route
 
 import (
 	"context"
-	"io"
+	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
 
 // TestMcastPorts reads the ports a switch of the fake forwards MLIDs to:
 // port 0 is never one, an MLID past the table is an error.
 func TestMcastPorts(t *testing.T) {
-	ff := routeFake(t)
+	data, err := os.ReadFile("../../internal/simfabric/testdata/net.2sw2path4hca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff, err := subnettest.FromNet(string(data), "Hca1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ff.Route()
+	ff.Node("Switch1").Join(0xc000, 1, 2, 3)
 	ff.Node("Switch1").Join(0xc001, 0, 2)
 	ff.Node("Switch1").Join(0xc021, 8) // the second block
-	x, err := fakeTransactor(ff)()
-	if err != nil {
-		t.Fatal(err)
-	}
+	x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1})
 	defer x.Close()
-	tr := &tracer{o: &ibtracertOptions{IO: cmdutil.IOStreams{ErrOut: io.Discard}}, ctx: context.Background(), x: x}
-	sw, err := tr.getNode(mad.DRPath(0, 1))
+	ctx := context.Background()
+	tr := &Tracer{X: x}
+	sw, err := tr.Node(ctx, mad.DRPath(0, 1))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := &mcastNode{traceNode: sw, path: mad.DRPath(0, 1)}
+	n := &McastHop{Node: *sw, Path: mad.DRPath(0, 1)}
 	tests := []struct {
 		mlid    int
 		want    []int
@@ -41,7 +49,7 @@ func TestMcastPorts(t *testing.T) {
 		{mlid: 0xc000 + 0x200, wantErr: "MLID 0xc200 is beyond its multicast table (capability 512)"},
 	}
 	for _, tt := range tests {
-		got, err := tr.mcastPorts(n, tt.mlid)
+		got, err := tr.mcastPorts(ctx, n, tt.mlid)
 		if tt.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("MLID %#x: error %v, want %q", tt.mlid, err, tt.wantErr)
