@@ -7,6 +7,10 @@
 
 GO        ?= go
 BIN       := bin/ibtool
+# The exporter is its own binary (net/http, client_golang and
+# exporter-toolkit stay out of the one-shot tools); "ibtool exporter"
+# runs it from beside ibtool.
+EXPORTER  := bin/ibtool-exporter
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
 # Pure-Go name and user lookups: libc is linked only for libibverbs
@@ -21,6 +25,7 @@ all: build
 
 build:
 	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) .
+	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(EXPORTER) ./cmd/ibtool-exporter
 
 deps:
 	@scripts/install-deps.sh

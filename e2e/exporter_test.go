@@ -1,16 +1,12 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -99,41 +95,7 @@ func TestExporterSwitchDies(t *testing.T) {
 	f := simfabric.StartForTest(t, simfabric.Options{Net: simfabric.Net2sw2path4hca})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, ibtoolBin, "exporter", "--web.listen-address", "127.0.0.1:0", "-t", "200", "--retries", "1")
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), f.Env("Hca1")...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	lines := bufio.NewScanner(stderr)
-	addr := ""
-	for lines.Scan() {
-		if a, ok := strings.CutPrefix(lines.Text(), "exporter: listening on "); ok {
-			addr = a
-			break
-		}
-		t.Logf("exporter: %s", lines.Text())
-	}
-	go func() {
-		for lines.Scan() {
-			t.Logf("%s", lines.Text())
-		}
-		exited <- cmd.Wait()
-	}()
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		if err := <-exited; err != nil {
-			t.Errorf("exporter after SIGTERM: %v", err)
-		}
-	}()
-	if addr == "" {
-		t.Fatal("the exporter never said where it listens")
-	}
+	addr := startExporter(ctx, t, f, "Hca1", "-t", "200", "--retries", "1")
 	scrape := func() []byte {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/metrics", nil)

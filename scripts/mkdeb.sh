@@ -6,6 +6,8 @@
 #
 # Prints the path of the .deb. Layout:
 #   /usr/bin/ibtool                         the binary
+#   /usr/bin/ibtool-exporter                the exporter (IBTOOL_BINARY's
+#                                           sibling; "ibtool exporter" runs it)
 #   /usr/lib/ibtool/bin/TOOL -> ../../../bin/ibtool
 #                                           a symlink per tool, in a directory
 #                                           of its own: put it first in PATH to
@@ -60,6 +62,9 @@ mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/lib/ibtool/bin" \
 	"$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
 	"$root/usr/share/fish/vendor_completions.d" "$root/usr/share/doc/ibtool"
 install -m 0755 "$bin" "$root/usr/bin/ibtool"
+exporter=$(dirname "$bin")/ibtool-exporter
+[ -x "$exporter" ] || { echo "mkdeb: no $exporter (make build builds it)" >&2; exit 1; }
+install -m 0755 "$exporter" "$root/usr/bin/ibtool-exporter"
 
 # The tool names come from the binary's own registry.
 mkdir "$work/links"
