@@ -37,6 +37,26 @@ scrape_configs:
 `,
 		},
 		{
+			name: "HTTPS with basic auth",
+			cfg:  Config{Targets: []string{"127.0.0.1:9315"}, CAFile: "/tmp/ca.pem", Username: "prom", Password: "p\"w"},
+			want: `global:
+  scrape_interval: 1000ms
+  scrape_timeout: 1000ms
+scrape_configs:
+  - job_name: "promtest"
+    metrics_path: "/metrics"
+    scheme: https
+    tls_config:
+      ca_file: "/tmp/ca.pem"
+    basic_auth:
+      username: "prom"
+      password: "p\"w"
+    static_configs:
+      - targets:
+          - "127.0.0.1:9315"
+`,
+		},
+		{
 			name: "two targets, shorter timeout",
 			cfg: Config{Targets: []string{"127.0.0.1:1", "[::1]:2"}, Job: "ib", MetricsPath: "/m",
 				ScrapeInterval: 2 * time.Second, ScrapeTimeout: 1500 * time.Millisecond},
