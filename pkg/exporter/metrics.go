@@ -44,7 +44,7 @@ func newDeviceDescs(subsystem, title string) *deviceDescs {
 }
 
 // descSet holds every metric's Desc, built on first use rather than at
-// init: the package is linked into every tool's start.
+// init: a program that links the package and does not serve pays nothing.
 type descSet struct {
 	switchDescs     *deviceDescs
 	hcaDescs        *deviceDescs

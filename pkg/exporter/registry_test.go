@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -208,4 +209,36 @@ func TestHandler(t *testing.T) {
 	if len(reports) != len(tests) {
 		t.Errorf("%d scrapes reported, want %d", len(reports), len(tests))
 	}
+}
+
+// FuzzLabelValue checks that any NodeDescription or name, made a label
+// value, is one client_golang takes and the text format gives back.
+func FuzzLabelValue(f *testing.F) {
+	for _, s := range []string{"", "leaf \"1\"", "a\\b\nc", "\xff\xfe", "host\xc3\x28"} {
+		f.Add(s)
+	}
+	d := newDesc("test_info", "A label value.", prometheus.GaugeValue, "description")
+	f.Fuzz(func(t *testing.T, s string) {
+		v := labelValue(s)
+		g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+			m := &dto.Metric{}
+			if err := d.metric(1, v).Write(m); err != nil {
+				return nil, err
+			}
+			name, help, typ := "test_info", "A label value.", dto.MetricType_GAUGE
+			return []*dto.MetricFamily{{Name: &name, Help: &help, Type: &typ, Metric: []*dto.Metric{m}}}, nil
+		})
+		var b bytes.Buffer
+		if _, err := WriteText(&b, g); err != nil {
+			t.Fatalf("label value %q: %v", v, err)
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		mfs, err := p.TextToMetricFamilies(&b)
+		if err != nil {
+			t.Fatalf("label value %q: parsing %q: %v", v, b.String(), err)
+		}
+		if got := mfs["test_info"].GetMetric()[0].GetLabel()[0].GetValue(); got != v {
+			t.Errorf("label value %q came back as %q", v, got)
+		}
+	})
 }
