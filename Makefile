@@ -49,8 +49,10 @@ test: deps build vet
 test-vm: build
 	@deb=$$(scripts/mkdeb.sh $(BIN) bin) && IBTOOL_VM_DEB=$$deb scripts/vm/run.sh $(BIN)
 
-# bin/ibtool_VERSION_ARCH.deb: the binary, its tool symlinks in
-# /usr/lib/ibtool/bin, man pages and completions (scripts/mkdeb.sh).
+# bin/ibtool_VERSION_ARCH.deb and an .rpm beside it: the binaries, the tool
+# symlinks in /usr/lib/ibtool/bin, man pages, completions and the
+# exporter's systemd unit (scripts/mkdeb.sh stages them; scripts/mkpkg
+# packs them with nfpm from packaging/nfpm.yaml).
 deb: build
 	@scripts/mkdeb.sh $(BIN) bin
 
