@@ -110,7 +110,8 @@ func TestExporterPrometheus(t *testing.T) {
 	// use it: promtool accepts it, and it holds the same values.
 	out := filepath.Join(t.TempDir(), "infiniband.prom")
 	stdout, stderr, exit, err := f.RunIbtool(ctx, ibtoolBin, host, "exporter",
-		"--collector.switch", "--collector.hca", "--exporter.runonce", "--exporter.output", out)
+		"--collector.switch", "--collector.hca", "--exporter.runonce", "--exporter.output", out,
+		"--exporter.lockfile", filepath.Join(t.TempDir(), "lock"))
 	if err != nil || exit != 0 {
 		t.Fatalf("ibtool exporter --exporter.runonce: exit %d, %v\n%s%s", exit, err, stdout, stderr)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -36,7 +37,8 @@ func TestExporterRunOnceMatchesPerfquery(t *testing.T) {
 	if err != nil || exit != 0 {
 		t.Fatalf("perfquery: exit %d, %v: %s", exit, err, refErr)
 	}
-	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "exporter", "--exporter.runonce")
+	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "exporter", "--exporter.runonce",
+		"--exporter.lockfile", filepath.Join(t.TempDir(), "lock")) // not /tmp's, which another run may hold
 	if err != nil || exit != 0 {
 		t.Fatalf("ibtool exporter --exporter.runonce: exit %d, %v: %s", exit, err, errOut)
 	}
