@@ -37,7 +37,11 @@ func TestExporterRunOnceMatchesPerfquery(t *testing.T) {
 	if err != nil || exit != 0 {
 		t.Fatalf("perfquery: exit %d, %v: %s", exit, err, refErr)
 	}
-	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "exporter", "--exporter.runonce",
+	refE, refErr, exit, err := f.RunReference(ctx, "Hca1", "perfquery", "-E", "-G", exporterSwitch2, "3")
+	if err != nil || exit != 0 {
+		t.Fatalf("perfquery -E: exit %d, %v: %s", exit, err, refErr)
+	}
+	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "exporter", "--exporter.runonce", "--collector.switch.rcv-err-details",
 		"--exporter.lockfile", filepath.Join(t.TempDir(), "lock")) // not /tmp's, which another run may hold
 	if err != nil || exit != 0 {
 		t.Fatalf("ibtool exporter --exporter.runonce: exit %d, %v: %s", exit, err, errOut)
@@ -51,6 +55,19 @@ func TestExporterRunOnceMatchesPerfquery(t *testing.T) {
 		got := metricValue(t, out, fmt.Sprintf(`%s{guid="%s",port="3"}`, metric, exporterSwitch2))
 		if got != want {
 			t.Errorf("%s: exporter %s, perfquery %s", metric, got, want)
+		}
+	}
+	// --collector.switch.rcv-err-details: PortRcvErrorDetails, as
+	// perfquery -E reads it.
+	for field, metric := range map[string]string{
+		"PortLocalPhysicalErrors": "infiniband_switch_port_local_physical_errors_total",
+		"PortMalformedPktErrors":  "infiniband_switch_port_malformed_packet_errors_total",
+		"PortLoopingErrors":       "infiniband_switch_port_looping_errors_total",
+	} {
+		want := perfqueryField(t, refE, field)
+		got := metricValue(t, out, fmt.Sprintf(`%s{guid="%s",port="3"}`, metric, exporterSwitch2))
+		if got != want {
+			t.Errorf("%s: exporter %s, perfquery -E %s", metric, got, want)
 		}
 	}
 	for _, want := range []string{

@@ -48,6 +48,8 @@ type exporterOptions struct {
 	// SwitchBase and HCABase their .base-metrics.
 	Switch, HCA         bool
 	SwitchBase, HCABase bool
+	// SwitchRcvErr and HCARcvErr are their .rcv-err-details.
+	SwitchRcvErr, HCARcvErr bool
 	// RunOnce, Output and LockFile are --exporter.runonce,
 	// --exporter.output and --exporter.lockfile.
 	RunOnce  bool
@@ -130,6 +132,8 @@ device did not answer, after writing what the others said.`,
 	fl.BoolVar(&o.SwitchBase, "collector.switch.base-metrics", true, "report the switches' port counters")
 	fl.BoolVar(&o.HCA, "collector.hca", false, "report the CAs' ports")
 	fl.BoolVar(&o.HCABase, "collector.hca.base-metrics", true, "report the CAs' port counters")
+	fl.BoolVar(&o.SwitchRcvErr, "collector.switch.rcv-err-details", false, "read and report the switches' PortRcvErrorDetails too")
+	fl.BoolVar(&o.HCARcvErr, "collector.hca.rcv-err-details", false, "read and report the CAs' PortRcvErrorDetails too")
 	fl.BoolVar(&o.RunOnce, "exporter.runonce", false, "sweep once, write the metrics and exit")
 	fl.StringVar(&o.Output, "exporter.output", "", "file --exporter.runonce writes the metrics to (default standard output)")
 	fl.StringVar(&o.LockFile, "exporter.lockfile", "/tmp/infiniband_exporter.lock", "lock file that keeps two --exporter.runonce from running at once")
@@ -220,7 +224,8 @@ func exporterRun(o *exporterOptions) error {
 		RetryInterval: min(retryInterval, o.RefreshInterval), Log: log.printf}
 	discErr := ref.Refresh(ctx)
 	coll := &exporter.Collector{Switch: o.Switch, HCA: o.HCA, NoSwitchCounters: !o.SwitchBase, NoHCACounters: !o.HCABase,
-		RunOnce: o.RunOnce, Topology: ref.Current, Sweeper: &exporter.Sweeper{X: x, Base: ctx}, Timeout: o.ScrapeTimeout}
+		RunOnce: o.RunOnce, Topology: ref.Current, Sweeper: &exporter.Sweeper{X: x, Base: ctx, SwitchRcvErrDetails: o.SwitchRcvErr, HCARcvErrDetails: o.HCARcvErr},
+		Timeout: o.ScrapeTimeout}
 	if o.RunOnce {
 		if discErr != nil {
 			return cmdutil.WithContext(discErr, "discovery")

@@ -26,6 +26,7 @@ func TestExporterArgs(t *testing.T) {
 		LockFile        string
 		DiscTimeout     time.Duration
 		Ignored         []string
+		RcvErr          [2]bool
 	}
 	web := func(addrs ...string) webOptions {
 		return webOptions{ListenAddresses: addrs, TelemetryPath: "/metrics"}
@@ -73,8 +74,9 @@ func TestExporterArgs(t *testing.T) {
 				"--exporter.lockfile", "/run/ib.lock", "--log.level", "debug", "--log.format", "json"},
 			want: with(func(p *parsed) {
 				p.SwitchBase, p.HCABase, p.LockFile, p.DiscTimeout = false, false, "/run/ib.lock", time.Minute
+				p.RcvErr = [2]bool{true, true}
 				p.Ignored = []string{"sudo", "ibnetdiscover.path", "perfquery.path", "perfquery.timeout", "perfquery.max-concurrent",
-					"collector.switch.rcv-err-details", "collector.hca.rcv-err-details", "collector.ibswinfo",
+					"collector.ibswinfo",
 					"ibswinfo.path", "ibswinfo.timeout", "ibswinfo.max-concurrent"}
 			}),
 		},
@@ -105,7 +107,7 @@ func TestExporterArgs(t *testing.T) {
 			continue
 		}
 		p := parsed{got.Web.ListenAddresses, got.Switch, got.HCA, got.RunOnce, got.Output, got.Common.NodeMap, got.RefreshInterval, got.Discovery.Mode,
-			got.Web, got.SwitchBase, got.HCABase, got.LockFile, got.DiscoveryTimeout, got.Ignored}
+			got.Web, got.SwitchBase, got.HCABase, got.LockFile, got.DiscoveryTimeout, got.Ignored, [2]bool{got.SwitchRcvErr, got.HCARcvErr}}
 		if diff := cmp.Diff(tt.want, p); diff != "" {
 			t.Errorf("%q (-want +got):\n%s", tt.args, diff)
 		}

@@ -21,8 +21,6 @@ var ignoredFlags = []struct {
 	{"perfquery.path", "infiniband_exporter's: path of perfquery", "perfquery"},
 	{"perfquery.timeout", "infiniband_exporter's: timeout of one perfquery run (the MAD timeout is -t)", 5 * time.Second},
 	{"perfquery.max-concurrent", "infiniband_exporter's: perfquery runs at once (the sweep's parallelism is the MAD window, -o)", 1},
-	{"collector.switch.rcv-err-details", "infiniband_exporter's: PortRcvErrorDetails of the switches", false},
-	{"collector.hca.rcv-err-details", "infiniband_exporter's: PortRcvErrorDetails of the CAs", false},
 	{"collector.ibswinfo", "infiniband_exporter's: ibswinfo's switch data (vendor MADs)", false},
 	{"ibswinfo.path", "infiniband_exporter's: path of ibswinfo", "ibswinfo"},
 	{"ibswinfo.timeout", "infiniband_exporter's: timeout of one ibswinfo run", 10 * time.Second},

@@ -55,6 +55,9 @@ var families = sync.OnceValue(func() []family {
 		for n := range counters {
 			fs = append(fs, family{dd.counters[n], counterFamily(t, n)})
 		}
+		for n := range rcvErrCounters {
+			fs = append(fs, family{dd.rcvErr[n], rcvErrFamily(t, n)})
+		}
 	}
 	fs = append(fs,
 		family{descs().portInfo, func(m *Metrics, emit func([]string, float64)) {
@@ -174,6 +177,22 @@ func counterFamily(t mad.NodeType, n int) func(m *Metrics, emit func([]string, f
 			}
 			vals[0], vals[1] = m.view.labels[r.dev].guid, r.port
 			emit(vals, float64(pr.Values[n])*scale)
+		}, nil)
+	}
+}
+
+// rcvErrFamily is PortRcvErrorDetails' counter n of the ports of devices
+// of type t that the sweep read it of.
+func rcvErrFamily(t mad.NodeType, n int) func(m *Metrics, emit func([]string, float64)) {
+	return func(m *Metrics, emit func([]string, float64)) {
+		vals := make([]string, 2)
+		m.eachRow(t, func(r *row) {
+			dets := m.results[r.dev].RcvErrDetails
+			if dets == nil || dets[r.idx] == nil {
+				return
+			}
+			vals[0], vals[1] = m.view.labels[r.dev].guid, r.port
+			emit(vals, float64(rcvErrCounters[n].value(dets[r.idx])))
 		}, nil)
 	}
 }

@@ -3,6 +3,8 @@ package exporter
 import (
 	"sync"
 
+	"github.com/ibtool/ibtool/pkg/mad"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -13,6 +15,7 @@ const namespace = "infiniband"
 // deviceDescs are one collector's (switch or HCA) families.
 type deviceDescs struct {
 	counters                    [numCounters]*desc
+	rcvErr                      [len(rcvErrCounters)]*desc
 	duration, error, timeout    *desc
 	rate, rawRate, uplink, info *desc
 }
@@ -33,6 +36,9 @@ func newDeviceDescs(subsystem, title string) *deviceDescs {
 	for i, c := range counters {
 		d.counters[i] = newDesc(p+c.metric, "Infiniband "+title+" port "+c.field, prometheus.CounterValue, "guid", "port")
 	}
+	for i, c := range rcvErrCounters {
+		d.rcvErr[i] = newDesc(p+c.metric, "Infiniband "+title+" port "+c.field, prometheus.CounterValue, "guid", "port")
+	}
 	if subsystem == "switch" {
 		d.rate = newDesc(p+"port_rate_bytes_per_second", "Infiniband switch port rate", prometheus.GaugeValue, "guid", "port")
 		d.rawRate = newDesc(p+"port_raw_rate_bytes_per_second", "Infiniband switch port raw rate", prometheus.GaugeValue, "guid", "port")
@@ -41,6 +47,20 @@ func newDeviceDescs(subsystem, title string) *deviceDescs {
 		d.rawRate = newDesc(p+"raw_rate_bytes_per_second", "Infiniband HCA raw rate", prometheus.GaugeValue, "guid")
 	}
 	return d
+}
+
+// rcvErrCounters are PortRcvErrorDetails' counters and
+// infiniband_exporter's metric names for them (its "dli", sic).
+var rcvErrCounters = [...]struct {
+	field, metric string
+	value         func(*mad.PortRcvErrorDetails) uint16
+}{
+	{"PortLocalPhysicalErrors", "port_local_physical_errors_total", func(d *mad.PortRcvErrorDetails) uint16 { return d.PortLocalPhysicalErrors }},
+	{"PortMalformedPktErrors", "port_malformed_packet_errors_total", func(d *mad.PortRcvErrorDetails) uint16 { return d.PortMalformedPktErrors }},
+	{"PortBufferOverrunErrors", "port_buffer_overrun_errors_total", func(d *mad.PortRcvErrorDetails) uint16 { return d.PortBufferOverrunErrors }},
+	{"PortDLIDMappingErrors", "port_dli_mapping_errors_total", func(d *mad.PortRcvErrorDetails) uint16 { return d.PortDLIDMappingErrors }},
+	{"PortVLMappingErrors", "port_vl_mapping_errors_total", func(d *mad.PortRcvErrorDetails) uint16 { return d.PortVLMappingErrors }},
+	{"PortLoopingErrors", "port_looping_errors_total", func(d *mad.PortRcvErrorDetails) uint16 { return d.PortLoopingErrors }},
 }
 
 // descSet holds every metric's Desc, built on first use rather than at

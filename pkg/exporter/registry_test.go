@@ -242,3 +242,57 @@ func FuzzLabelValue(f *testing.F) {
 		}
 	})
 }
+
+// TestRcvErrDetails reads PortRcvErrorDetails where the Sweeper is asked
+// to, for the switches only here: their six counters under
+// infiniband_exporter's names, none for the CAs; a PMA that refuses the
+// attribute is a device error, its other counters still reported.
+func TestRcvErrDetails(t *testing.T) {
+	wide := mad.PMACapabilities{Mask: mad.PMAExtendedWidth}
+	fab := &fakeFabric{pmas: map[rdma.LID]*fakePMA{
+		1: {caps: wide, red: map[int]mad.PortRcvErrorDetails{1: {PortLocalPhysicalErrors: 7, PortDLIDMappingErrors: 2, PortLoopingErrors: 1}, 2: {}}},
+		2: {}, 3: {},
+	}}
+	x := newFakeTransactor(fab, time.Second)
+	defer x.Close()
+	topo := NewTopology(testFabric(), nil)
+	c := &Collector{Switch: true, HCA: true, Topology: func() (*Topology, DiscoveryStatus) { return topo, DiscoveryStatus{} },
+		Sweeper: &Sweeper{X: x, SwitchRcvErrDetails: true}}
+	m, sum := c.Scrape(context.Background())
+	if sum.Errors != 0 {
+		t.Errorf("summary %+v, want no errors", sum)
+	}
+	var b bytes.Buffer
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	for _, w := range []string{
+		`infiniband_switch_port_local_physical_errors_total{guid="0x0000000000000200",port="1"} 7`,
+		`infiniband_switch_port_dli_mapping_errors_total{guid="0x0000000000000200",port="1"} 2`,
+		`infiniband_switch_port_looping_errors_total{guid="0x0000000000000200",port="1"} 1`,
+		`infiniband_switch_port_malformed_packet_errors_total{guid="0x0000000000000200",port="2"} 0`,
+		`# TYPE infiniband_switch_port_vl_mapping_errors_total counter`,
+	} {
+		if !slicesContains(lines, w) {
+			t.Errorf("missing %s", w)
+		}
+	}
+	if strings.Contains(b.String(), "infiniband_hca_port_local_physical_errors_total{") {
+		t.Errorf("CA details read without HCARcvErrDetails")
+	}
+
+	// The CAs' PMAs refuse the attribute: an error of each CA port.
+	c.Sweeper = &Sweeper{X: x, HCARcvErrDetails: true}
+	m, sum = c.Scrape(context.Background())
+	if sum.Errors != 2 {
+		t.Errorf("summary %+v, want the two CA ports in error", sum)
+	}
+	b.Reset()
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `infiniband_hca_port_transmit_data_bytes_total{guid="0x0000000000000101",port="1"}`) {
+		t.Errorf("a CA's counters went with its details' error:\n%s", b.String())
+	}
+}
