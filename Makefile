@@ -7,6 +7,10 @@
 
 GO        ?= go
 BIN       := bin/ibtool
+# The exporter is its own binary (net/http, client_golang and
+# exporter-toolkit stay out of the one-shot tools); "ibtool exporter"
+# runs it from beside ibtool.
+EXPORTER  := bin/ibtool-exporter
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -X main.version=$(VERSION)
 # Pure-Go name and user lookups: libc is linked only for libibverbs
@@ -21,6 +25,7 @@ all: build
 
 build:
 	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(BIN) .
+	$(GO) build -tags '$(TAGS)' -ldflags '$(LDFLAGS)' -o $(EXPORTER) ./cmd/ibtool-exporter
 
 deps:
 	@scripts/install-deps.sh
@@ -45,8 +50,10 @@ test-vm: build
 	cd examples && $(GO) build -o ../bin/rdmawrite ./rdmawrite
 	@deb=$$(scripts/mkdeb.sh $(BIN) bin) && IBTOOL_VM_DEB=$$deb scripts/vm/run.sh $(BIN)
 
-# bin/ibtool_VERSION_ARCH.deb: the binary, its tool symlinks in
-# /usr/lib/ibtool/bin, man pages and completions (scripts/mkdeb.sh).
+# bin/ibtool_VERSION_ARCH.deb and an .rpm beside it: the binaries, the tool
+# symlinks in /usr/lib/ibtool/bin, man pages, completions and the
+# exporter's systemd unit (scripts/mkdeb.sh stages them; scripts/mkpkg
+# packs them with nfpm from packaging/nfpm.yaml).
 deb: build
 	@scripts/mkdeb.sh $(BIN) bin
 

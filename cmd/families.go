@@ -3,7 +3,7 @@ package cmd
 // Linking a family in registers its tools (cmdutil.Register).
 import (
 	_ "github.com/ibtool/ibtool/cmd/cc"
-	_ "github.com/ibtool/ibtool/cmd/exporter"
+	_ "github.com/ibtool/ibtool/cmd/exporterexec"
 	_ "github.com/ibtool/ibtool/cmd/fabric"
 	_ "github.com/ibtool/ibtool/cmd/local"
 	_ "github.com/ibtool/ibtool/cmd/perf"

@@ -110,7 +110,8 @@ func TestExporterPrometheus(t *testing.T) {
 	// use it: promtool accepts it, and it holds the same values.
 	out := filepath.Join(t.TempDir(), "infiniband.prom")
 	stdout, stderr, exit, err := f.RunIbtool(ctx, ibtoolBin, host, "exporter",
-		"--collector.switch", "--collector.hca", "--exporter.runonce", "--exporter.output", out)
+		"--collector.switch", "--collector.hca", "--exporter.runonce", "--exporter.output", out,
+		"--exporter.lockfile", filepath.Join(t.TempDir(), "lock"))
 	if err != nil || exit != 0 {
 		t.Fatalf("ibtool exporter --exporter.runonce: exit %d, %v\n%s%s", exit, err, stdout, stderr)
 	}
@@ -215,6 +216,20 @@ const exporterStartTimeout = time.Minute
 // cleanly) when t ends, which fails t if it had exited or does not stop.
 func startExporter(ctx context.Context, t *testing.T, f *simfabric.Fabric, host string, args ...string) string {
 	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second}
+	return startExporterWith(ctx, t, f, host, func(ctx context.Context, addr string) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+		if err != nil {
+			return nil, err
+		}
+		return client.Do(req)
+	}, args...)
+}
+
+// startExporterWith is startExporter with the request that checks it
+// serves: get asks addr for the metrics.
+func startExporterWith(ctx context.Context, t *testing.T, f *simfabric.Fabric, host string, get func(ctx context.Context, addr string) (*http.Response, error), args ...string) string {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -261,13 +276,8 @@ func startExporter(ctx context.Context, t *testing.T, f *simfabric.Fabric, host 
 
 	ctx, cancel := context.WithTimeout(ctx, exporterStartTimeout)
 	defer cancel()
-	client := &http.Client{Timeout: 10 * time.Second}
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp, err := client.Do(req)
+		resp, err := get(ctx, addr)
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

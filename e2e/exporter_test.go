@@ -1,16 +1,13 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -40,7 +37,12 @@ func TestExporterRunOnceMatchesPerfquery(t *testing.T) {
 	if err != nil || exit != 0 {
 		t.Fatalf("perfquery: exit %d, %v: %s", exit, err, refErr)
 	}
-	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "exporter", "--exporter.runonce")
+	refE, refErr, exit, err := f.RunReference(ctx, "Hca1", "perfquery", "-E", "-G", exporterSwitch2, "3")
+	if err != nil || exit != 0 {
+		t.Fatalf("perfquery -E: exit %d, %v: %s", exit, err, refErr)
+	}
+	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "Hca1", "exporter", "--exporter.runonce", "--collector.switch.rcv-err-details",
+		"--exporter.lockfile", filepath.Join(t.TempDir(), "lock")) // not /tmp's, which another run may hold
 	if err != nil || exit != 0 {
 		t.Fatalf("ibtool exporter --exporter.runonce: exit %d, %v: %s", exit, err, errOut)
 	}
@@ -53,6 +55,19 @@ func TestExporterRunOnceMatchesPerfquery(t *testing.T) {
 		got := metricValue(t, out, fmt.Sprintf(`%s{guid="%s",port="3"}`, metric, exporterSwitch2))
 		if got != want {
 			t.Errorf("%s: exporter %s, perfquery %s", metric, got, want)
+		}
+	}
+	// --collector.switch.rcv-err-details: PortRcvErrorDetails, as
+	// perfquery -E reads it.
+	for field, metric := range map[string]string{
+		"PortLocalPhysicalErrors": "infiniband_switch_port_local_physical_errors_total",
+		"PortMalformedPktErrors":  "infiniband_switch_port_malformed_packet_errors_total",
+		"PortLoopingErrors":       "infiniband_switch_port_looping_errors_total",
+	} {
+		want := perfqueryField(t, refE, field)
+		got := metricValue(t, out, fmt.Sprintf(`%s{guid="%s",port="3"}`, metric, exporterSwitch2))
+		if got != want {
+			t.Errorf("%s: exporter %s, perfquery -E %s", metric, got, want)
 		}
 	}
 	for _, want := range []string{
@@ -99,41 +114,7 @@ func TestExporterSwitchDies(t *testing.T) {
 	f := simfabric.StartForTest(t, simfabric.Options{Net: simfabric.Net2sw2path4hca})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, ibtoolBin, "exporter", "--web.listen-address", "127.0.0.1:0", "-t", "200", "--retries", "1")
-	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), f.Env("Hca1")...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	lines := bufio.NewScanner(stderr)
-	addr := ""
-	for lines.Scan() {
-		if a, ok := strings.CutPrefix(lines.Text(), "exporter: listening on "); ok {
-			addr = a
-			break
-		}
-		t.Logf("exporter: %s", lines.Text())
-	}
-	go func() {
-		for lines.Scan() {
-			t.Logf("%s", lines.Text())
-		}
-		exited <- cmd.Wait()
-	}()
-	defer func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		if err := <-exited; err != nil {
-			t.Errorf("exporter after SIGTERM: %v", err)
-		}
-	}()
-	if addr == "" {
-		t.Fatal("the exporter never said where it listens")
-	}
+	addr := startExporter(ctx, t, f, "Hca1", "-t", "200", "--retries", "1")
 	scrape := func() []byte {
 		t.Helper()
 		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+addr+"/metrics", nil)

@@ -30,16 +30,21 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// setup finds or builds ibtool and makes the tool symlinks in dir.
+// setup finds or builds ibtool and ibtool-exporter (beside it, where
+// "ibtool exporter" finds it) and makes the tool symlinks in dir.
 func setup(dir string) error {
 	ibtoolBin = os.Getenv("IBTOOL_BIN")
 	if ibtoolBin == "" {
 		ibtoolBin = filepath.Join(dir, "ibtool")
-		build := exec.Command("go", "build", "-o", ibtoolBin, "github.com/ibtool/ibtool")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			return fmt.Errorf("building ibtool: %w", err)
+		for pkg, out := range map[string]string{"github.com/ibtool/ibtool": ibtoolBin, "github.com/ibtool/ibtool/cmd/ibtool-exporter": filepath.Join(dir, "ibtool-exporter")} {
+			build := exec.Command("go", "build", "-o", out, pkg)
+			build.Stderr = os.Stderr
+			if err := build.Run(); err != nil {
+				return fmt.Errorf("building %s: %w", pkg, err)
+			}
 		}
+	} else if _, err := os.Stat(filepath.Join(filepath.Dir(ibtoolBin), "ibtool-exporter")); err != nil {
+		return fmt.Errorf("IBTOOL_BIN=%s: no ibtool-exporter beside it (make build builds both): %w", ibtoolBin, err)
 	}
 	abs, err := filepath.Abs(ibtoolBin)
 	if err != nil {

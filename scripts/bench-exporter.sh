@@ -155,7 +155,7 @@ for set in "${sets[@]}"; do
 		continue
 	fi
 	# shellcheck disable=SC2086
-	timed "ibtool exporter --exporter.runonce ($label)" "$bin" exporter --exporter.runonce --exporter.output "$tmp/ours.prom" $flag
+	timed "ibtool exporter --exporter.runonce ($label)" "$bin" exporter --exporter.runonce --exporter.output "$tmp/ours.prom" --exporter.lockfile "$tmp/ours.lock" $flag
 	# shellcheck disable=SC2086
 	scrape_rows "ibtool exporter HTTP scrape ($label)" $flag
 	printf '  ratio %sx (runonce), %sx (HTTP scrape of a running exporter)\n' \

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# make deb: packs an ibtool binary into a Debian package that installs
-# beside infiniband-diags and ibverbs-utils without a file conflict.
+# make deb: packs an ibtool binary and ibtool-exporter into a Debian
+# package that installs beside infiniband-diags and ibverbs-utils without a
+# file conflict, and an .rpm of the same content, both from
+# packaging/nfpm.yaml (scripts/mkpkg, goreleaser's nfpm).
 #
 #   scripts/mkdeb.sh [IBTOOL_BINARY [OUT_DIR]]   (default bin/ibtool, bin)
 #
-# Prints the path of the .deb. Layout:
+# Prints the path of the .deb (the .rpm is beside it). Layout:
 #   /usr/bin/ibtool                         the binary
+#   /usr/bin/ibtool-exporter                the exporter (IBTOOL_BINARY's
+#                                           sibling; "ibtool exporter" runs it)
 #   /usr/lib/ibtool/bin/TOOL -> ../../../bin/ibtool
 #                                           a symlink per tool, in a directory
 #                                           of its own: put it first in PATH to
@@ -17,6 +21,9 @@
 #   /usr/share/man/man8/ibtool.8.gz
 #   bash, zsh and fish completions for ibtool in their vendor directories
 #   (bash's also under each tool's name)
+#   /usr/lib/systemd/system/ibtool-exporter.service, /etc/default/ibtool-exporter
+#                                           the exporter's unit (user ibtool-exporter,
+#                                           group rdma: made at install)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-bin/ibtool}")
@@ -55,11 +62,14 @@ arch=$(dpkg --print-architecture)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root=$work/root
-mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/lib/ibtool/bin" \
+mkdir -p "$root/usr/bin" "$root/usr/lib/ibtool/bin" \
 	"$root/usr/lib/ibtool/share/man/man8" "$root/usr/share/man/man8" \
 	"$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
 	"$root/usr/share/fish/vendor_completions.d" "$root/usr/share/doc/ibtool"
 install -m 0755 "$bin" "$root/usr/bin/ibtool"
+exporter=$(dirname "$bin")/ibtool-exporter
+[ -x "$exporter" ] || { echo "mkdeb: no $exporter (make build builds it)" >&2; exit 1; }
+install -m 0755 "$exporter" "$root/usr/bin/ibtool-exporter"
 
 # The tool names come from the binary's own registry.
 mkdir "$work/links"
@@ -93,30 +103,15 @@ cp docs/*.md docs/*.json "$root/usr/share/doc/ibtool/docs/" 2>/dev/null || true
 gzip -9n "$root"/usr/share/doc/ibtool/*.md "$root"/usr/share/doc/ibtool/docs/*.md
 find "$root/usr" -type f -exec chmod go-w {} +
 
-depends=$(glibc_dep "$bin" || true)
-{
-	echo "Package: ibtool"
-	echo "Version: $ver"
-	echo "Architecture: $arch"
-	echo "Maintainer: ibtool developers <ibtool@users.noreply.github.com>"
-	echo "Installed-Size: $(du -sk --apparent-size "$root/usr" | cut -f1)"
-	[ -n "$depends" ] && echo "Depends: $depends"
-	echo "Recommends: libibverbs1"
-	echo "Suggests: infiniband-diags, ibverbs-utils, ibsim-utils"
-	echo "Section: net"
-	echo "Priority: optional"
-	echo "Homepage: https://github.com/ibtool/ibtool"
-	echo "Description: InfiniBand diagnostics in one binary"
-	echo " The tools of infiniband-diags, ibverbs-utils and python-rdma's ibtool"
-	echo " in one Go binary, with the same default output, --json, clear errors"
-	echo " and parallel MAD traffic for big fabrics."
-	echo " ."
-	echo " The tools' symlinks are in /usr/lib/ibtool/bin, beside infiniband-diags:"
-	echo " put that directory first in PATH to run ibtool's tools by their names."
-} >"$root/DEBIAN/control"
-
+# The package's description is packaging/nfpm.yaml, for the .deb and the
+# .rpm alike (scripts/mkpkg, goreleaser's nfpm).
 mkdir -p "$outdir"
-rm -f "$outdir"/ibtool_*_"$arch".deb
+rm -f "$outdir"/ibtool_*_"$arch".deb "$outdir"/ibtool-*."$(uname -m)".rpm
 deb=$outdir/ibtool_${ver}_${arch}.deb
-dpkg-deb --root-owner-group -Zxz --build "$root" "$deb" >/dev/null
+rpmver=${ver//\~/_}
+rpm=$outdir/ibtool-${rpmver}.$(uname -m).rpm
+export IBTOOL_STAGE=$root IBTOOL_ARCH=$arch IBTOOL_VERSION=$ver IBTOOL_LIBC_DEP="$(glibc_dep "$bin" || true)"
+$GO run ./scripts/mkpkg -format deb -out "$deb"
+IBTOOL_VERSION=$rpmver $GO run ./scripts/mkpkg -format rpm -out "$rpm"
+echo "mkdeb: also $rpm" >&2
 echo "$deb"

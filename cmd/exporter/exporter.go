@@ -2,31 +2,39 @@ package exporter
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
+	"github.com/prometheus/common/promslog"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/ibtool/ibtool/internal/httpd"
 	"github.com/ibtool/ibtool/pkg/exporter"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
-func init() {
-	cmdutil.Register(cmdutil.Tool{
-		Name:        "exporter",
-		Summary:     "serve the fabric's port counters as Prometheus metrics (infiniband_exporter's)",
-		New:         func(f *cmdutil.Factory) *cobra.Command { return newExporterCmd(f, nil) },
-		SignalIsEnd: true,
-	})
+// Tool is the exporter's registry entry, which ibtool-exporter's main
+// registers (Main). The ibtool binary's "exporter" runs ibtool-exporter
+// (cmd/exporterexec).
+var Tool = cmdutil.Tool{
+	Name:        "ibtool-exporter",
+	Summary:     "serve the fabric's port counters as Prometheus metrics (infiniband_exporter's)",
+	New:         func(f *cmdutil.Factory) *cobra.Command { return newExporterCmd(f, nil) },
+	SignalIsEnd: true,
+}
+
+// Main runs the exporter with args (the arguments after the program's
+// name) and returns the exit code: ibtool-exporter's main.
+func Main(args []string, f *cmdutil.Factory) int {
+	cmdutil.Register(Tool)
+	return cmdutil.RunTool(append([]string{Tool.Name}, args...), f)
 }
 
 // exporterOptions are the exporter's parsed flags.
@@ -34,49 +42,66 @@ type exporterOptions struct {
 	IO        cmdutil.IOStreams
 	Common    cmdutil.CommonOptions
 	Discovery cmdutil.DiscoveryOptions
-	// ListenAddress is --web.listen-address.
-	ListenAddress string
-	// Switch and HCA are --collector.switch and --collector.hca.
-	Switch, HCA bool
-	// RunOnce and Output are --exporter.runonce and --exporter.output.
-	RunOnce bool
-	Output  string
+	Version   string
+	Web       webOptions
+	// Switch and HCA are --collector.switch and --collector.hca;
+	// SwitchBase and HCABase their .base-metrics.
+	Switch, HCA         bool
+	SwitchBase, HCABase bool
+	// SwitchRcvErr and HCARcvErr are their .rcv-err-details.
+	SwitchRcvErr, HCARcvErr bool
+	// RunOnce, Output and LockFile are --exporter.runonce,
+	// --exporter.output and --exporter.lockfile.
+	RunOnce  bool
+	Output   string
+	LockFile string
 	// RefreshInterval is --topology.refresh-interval.
 	RefreshInterval time.Duration
+	// DiscoveryTimeout is --ibnetdiscover.timeout: the longest one
+	// discovery of the fabric runs.
+	DiscoveryTimeout time.Duration
 	// ScrapeTimeout is --exporter.scrape-timeout: the longest a scrape
 	// sweeps when Prometheus does not say how long it waits.
 	ScrapeTimeout time.Duration
-	// Discover walks the fabric; Listen opens the listening socket
-	// (tests replace both).
+	// LogLevel and LogFormat are --log.level and --log.format.
+	LogLevel, LogFormat string
+	// Ignored are the flags given that infiniband_exporter has and
+	// ibtool has no use for (ignoredFlags).
+	Ignored []string
+	// Discover walks the fabric (tests replace it).
 	Discover func(ctx context.Context) (*subnet.Fabric, error)
-	Listen   func(addr string) (net.Listener, error)
-	// Ready, when set, is told the address the server listens on.
-	Ready func(addr net.Addr)
 }
 
 // retryInterval is how soon a failed discovery is tried again.
 const retryInterval = 30 * time.Second
 
 func newExporterCmd(f *cmdutil.Factory, runF func(*exporterOptions) error) *cobra.Command {
-	o := &exporterOptions{IO: f.IO}
+	o := &exporterOptions{IO: f.IO, Version: f.Version}
 	c := &cobra.Command{
-		Use:   "exporter [options]",
+		Use:   "ibtool-exporter [options]",
 		Short: "serve the fabric's port counters as Prometheus metrics (infiniband_exporter's)",
-		Long: `exporter discovers the fabric and serves its ports' counters on /metrics
-under treydock/infiniband_exporter's metric names, types and labels, plus
-link state, width and speed, 64-bit counters where the PMA has them and
-the counters that saturated (docs/exporter.md lists them all). The
-topology is discovered at start and again every --topology.refresh-interval;
-each scrape is one parallel PerfMgt sweep of every port, shared by
-scrapes that overlap, and ends at Prometheus' scrape timeout
-(X-Prometheus-Scrape-Timeout-Seconds): what did not answer by then is left
-out and counted in infiniband_exporter_collect_timeouts. With
---exporter.runonce it sweeps once and writes the metrics to
+		Long: `ibtool-exporter ("ibtool exporter") discovers the fabric and serves its
+ports' counters on /metrics under treydock/infiniband_exporter's metric
+names, types and labels, plus link state, width and speed, 64-bit counters
+where the PMA has them and the counters that saturated (docs/exporter.md
+lists them all). The topology is discovered at start and again every
+--topology.refresh-interval; each scrape is one parallel PerfMgt sweep of
+every port, shared by scrapes that overlap, and ends at Prometheus' scrape
+timeout (X-Prometheus-Scrape-Timeout-Seconds): what did not answer by then
+is left out and counted in infiniband_exporter_collect_timeouts.
+
+It serves through client_golang's promhttp (gzip, OpenMetrics) and
+exporter-toolkit's web server: --web.config.file enables TLS, client
+certificates and basic auth. It takes every flag of infiniband_exporter
+0.10.0; those that name its helper programs are accepted and ignored.
+
+With --exporter.runonce it sweeps once and writes the metrics to
 --exporter.output (standard output without it); it exits 3 when some
 device did not answer, after writing what the others said.`,
-		Example: `  ibtool exporter
-  ibtool exporter --web.listen-address :9315 --collector.hca --discovery sa
-  ibtool exporter --exporter.runonce --exporter.output /var/lib/node_exporter/ib.prom`,
+		Example: `  ibtool-exporter
+  ibtool-exporter --web.listen-address :9315 --collector.hca --discovery sa
+  ibtool-exporter --web.config.file /etc/ibtool-exporter/web.yml
+  ibtool-exporter --exporter.runonce --exporter.output /var/lib/node_exporter/ib.prom`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.Finish(c); err != nil {
@@ -85,20 +110,14 @@ device did not answer, after writing what the others said.`,
 			if err := o.Discovery.Finish(); err != nil {
 				return err
 			}
-			if o.Output != "" && !o.RunOnce {
-				return cmdutil.UsageErrorf("--exporter.output writes --exporter.runonce's metrics; give --exporter.runonce too")
-			}
-			if o.RefreshInterval <= 0 {
-				return cmdutil.UsageErrorf("invalid --topology.refresh-interval %v: want more than 0", o.RefreshInterval)
-			}
-			if o.ScrapeTimeout <= 0 {
-				return cmdutil.UsageErrorf("invalid --exporter.scrape-timeout %v: want more than 0", o.ScrapeTimeout)
+			if err := o.finish(c.Flags()); err != nil {
+				return err
 			}
 			o.Discover = func(ctx context.Context) (*subnet.Fabric, error) {
-				d := o.Discovery
-				return f.DiscoverFabric("exporter", &o.Common, &d, nil)
+				common, d := o.Common, o.Discovery
+				common.Ctx = ctx
+				return f.DiscoverFabric("exporter", &common, &d, nil)
 			}
-			o.Listen = func(addr string) (net.Listener, error) { return net.Listen("tcp", addr) }
 			if runF != nil {
 				return runF(o)
 			}
@@ -108,15 +127,59 @@ device did not answer, after writing what the others said.`,
 	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsLocalPort|cmdutil.FlagsMAD|cmdutil.FlagsNodeMap)
 	cmdutil.AddDiscoveryFlags(c, &o.Common, &o.Discovery)
 	fl := c.Flags()
-	fl.StringVar(&o.ListenAddress, "web.listen-address", ":9315", "address to serve the metrics on (/metrics)")
+	o.Web.addFlags(fl)
 	fl.BoolVar(&o.Switch, "collector.switch", true, "report the switches' ports")
+	fl.BoolVar(&o.SwitchBase, "collector.switch.base-metrics", true, "report the switches' port counters")
 	fl.BoolVar(&o.HCA, "collector.hca", false, "report the CAs' ports")
+	fl.BoolVar(&o.HCABase, "collector.hca.base-metrics", true, "report the CAs' port counters")
+	fl.BoolVar(&o.SwitchRcvErr, "collector.switch.rcv-err-details", false, "read and report the switches' PortRcvErrorDetails too")
+	fl.BoolVar(&o.HCARcvErr, "collector.hca.rcv-err-details", false, "read and report the CAs' PortRcvErrorDetails too")
 	fl.BoolVar(&o.RunOnce, "exporter.runonce", false, "sweep once, write the metrics and exit")
 	fl.StringVar(&o.Output, "exporter.output", "", "file --exporter.runonce writes the metrics to (default standard output)")
+	fl.StringVar(&o.LockFile, "exporter.lockfile", "/tmp/infiniband_exporter.lock", "lock file that keeps two --exporter.runonce from running at once")
 	fl.StringVar(&o.Common.NodeMap, "ibnetdiscover.node-name-map", "", "node name map file (same as --node-name-map)")
+	fl.DurationVar(&o.DiscoveryTimeout, "ibnetdiscover.timeout", 20*time.Second, "longest one discovery of the fabric runs")
 	fl.DurationVar(&o.RefreshInterval, "topology.refresh-interval", 5*time.Minute, "time between discoveries of the fabric")
-	fl.DurationVar(&o.ScrapeTimeout, "exporter.scrape-timeout", 2*time.Minute, "longest sweep of a scrape that names no timeout (X-Prometheus-Scrape-Timeout-Seconds)")
+	fl.DurationVar(&o.ScrapeTimeout, "exporter.scrape-timeout", exporter.DefaultTimeout, "longest sweep of a scrape that names no timeout (X-Prometheus-Scrape-Timeout-Seconds)")
+	fl.StringVar(&o.LogLevel, "log.level", "info", "only log messages of this severity or above: debug, info, warn, error")
+	fl.StringVar(&o.LogFormat, "log.format", "logfmt", "log format of the web server's messages: logfmt or json")
+	addIgnoredFlags(fl)
 	return c
+}
+
+// finish checks the exporter's own flags.
+func (o *exporterOptions) finish(fl *pflag.FlagSet) error {
+	if o.Output != "" && !o.RunOnce {
+		return cmdutil.UsageErrorf("--exporter.output writes --exporter.runonce's metrics; give --exporter.runonce too")
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"topology.refresh-interval", o.RefreshInterval}, {"exporter.scrape-timeout", o.ScrapeTimeout}, {"ibnetdiscover.timeout", o.DiscoveryTimeout}} {
+		if d.v <= 0 {
+			return cmdutil.UsageErrorf("invalid --%s %v: want more than 0", d.name, d.v)
+		}
+	}
+	if err := promslog.NewLevel().Set(o.LogLevel); err != nil {
+		return cmdutil.UsageErrorf("invalid --log.level %q: want debug, info, warn or error", o.LogLevel)
+	}
+	if err := promslog.NewFormat().Set(o.LogFormat); err != nil {
+		return cmdutil.UsageErrorf("invalid --log.format %q: want logfmt or json", o.LogFormat)
+	}
+	if err := o.Web.finish(); err != nil {
+		return err
+	}
+	o.Ignored = ignoredGiven(fl)
+	return nil
+}
+
+// slogger returns the logger of the web server's messages, at
+// --log.level in --log.format, on standard error.
+func (o *exporterOptions) slogger() *slog.Logger {
+	lvl, format := promslog.NewLevel(), promslog.NewFormat()
+	_ = lvl.Set(o.LogLevel) // checked by finish
+	_ = format.Set(o.LogFormat)
+	return promslog.New(&promslog.Config{Level: lvl, Format: format, Writer: o.IO.ErrOut})
 }
 
 // logger writes the exporter's lines to standard error, one at a time.
@@ -132,6 +195,17 @@ func (l *logger) printf(format string, a ...any) {
 }
 
 func exporterRun(o *exporterOptions) error {
+	log := &logger{w: o.IO.ErrOut}
+	for _, name := range o.Ignored {
+		log.printf("--%s is infiniband_exporter's and has no use here (ibtool reads the fabric itself): ignored", name)
+	}
+	if o.RunOnce && o.LockFile != "" {
+		unlock, err := lockFile(o.LockFile)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	names, err := o.Common.LoadNodeMap("exporter", o.IO.ErrOut)
 	if err != nil {
 		return err
@@ -141,12 +215,17 @@ func exporterRun(o *exporterOptions) error {
 		return err
 	}
 	ctx := o.Common.Context()
-	log := &logger{w: o.IO.ErrOut}
-	ref := &exporter.Refresher{Discover: o.Discover, Names: names, Interval: o.RefreshInterval,
+	discover := func(ctx context.Context) (*subnet.Fabric, error) {
+		ctx, cancel := context.WithTimeout(ctx, o.DiscoveryTimeout)
+		defer cancel()
+		return o.Discover(ctx)
+	}
+	ref := &exporter.Refresher{Discover: discover, Names: names, Interval: o.RefreshInterval,
 		RetryInterval: min(retryInterval, o.RefreshInterval), Log: log.printf}
 	discErr := ref.Refresh(ctx)
-	coll := &exporter.Collector{Switch: o.Switch, HCA: o.HCA, RunOnce: o.RunOnce, Topology: ref.Current,
-		Sweeper: &exporter.Sweeper{X: x, Base: ctx}}
+	coll := &exporter.Collector{Switch: o.Switch, HCA: o.HCA, NoSwitchCounters: !o.SwitchBase, NoHCACounters: !o.HCABase,
+		RunOnce: o.RunOnce, Topology: ref.Current, Sweeper: &exporter.Sweeper{X: x, Base: ctx, SwitchRcvErrDetails: o.SwitchRcvErr, HCARcvErrDetails: o.HCARcvErr},
+		Timeout: o.ScrapeTimeout}
 	if o.RunOnce {
 		if discErr != nil {
 			return cmdutil.WithContext(discErr, "discovery")
@@ -158,7 +237,7 @@ func exporterRun(o *exporterOptions) error {
 
 // runOnce sweeps once and writes the metrics.
 func runOnce(ctx context.Context, o *exporterOptions, coll *exporter.Collector, log *logger) error {
-	m, sum := coll.Collect(ctx)
+	m, sum := coll.Scrape(ctx)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -206,59 +285,4 @@ func writeOutput(o *exporterOptions, m *exporter.Metrics) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), o.Output)
-}
-
-const indexPage = `<html>
-<head><title>InfiniBand Exporter</title></head>
-<body>
-<h1>InfiniBand Exporter (ibtool)</h1>
-<p><a href="/metrics">Metrics</a></p>
-</body>
-</html>
-`
-
-// serve serves /metrics until ctx ends, refreshing the topology in the
-// background.
-func serve(ctx context.Context, o *exporterOptions, coll *exporter.Collector, ref *exporter.Refresher, discErr error, log *logger) error {
-	ln, err := o.Listen(o.ListenAddress)
-	if err != nil {
-		return err
-	}
-	go ref.Run(ctx, discErr)
-	metrics := coll.Handler(o.ScrapeTimeout, func(sum exporter.Summary) {
-		if n := len(sum.Failed); n > 0 {
-			r := sum.Failed[0]
-			log.printf("scrape: %d of %d devices did not answer (%d errors, %d timeouts); first: %s %s: %v",
-				n, sum.Devices, sum.Errors, sum.Timeouts, typeName(r.Device), r.Device.GUID, r.Err)
-		}
-	})
-	srv := &httpd.Server{Handler: func(w *httpd.Response, r *httpd.Request) {
-		switch r.Path {
-		case "/metrics":
-			metrics(w, r)
-		case "/":
-			w.Header.Set("Content-Type", "text/html; charset=utf-8")
-			w.WriteString(indexPage)
-		default:
-			httpd.Error(w, "404 page not found", httpd.StatusNotFound)
-		}
-	}}
-	log.printf("listening on %s", ln.Addr())
-	if o.Ready != nil {
-		o.Ready(ln.Addr())
-	}
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-		if err := <-done; err != nil && !errors.Is(err, httpd.ErrServerClosed) {
-			return err
-		}
-		return nil
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -70,7 +71,8 @@ func runFabric() (*subnet.Fabric, madtest.Handler) {
 // buffers returned.
 func fakeRun(t *testing.T, args []string) (*exporterOptions, *bytes.Buffer, *bytes.Buffer) {
 	t.Helper()
-	o := cmdtest.ParsedOptions(t, "exporter", newExporterCmd, args)
+	args = append([]string{"--exporter.lockfile", filepath.Join(t.TempDir(), "lock")}, args...)
+	o := cmdtest.ParsedOptions(t, Tool.Name, newExporterCmd, args)
 	fab, handle := runFabric()
 	var out, errOut bytes.Buffer
 	o.IO = cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
@@ -142,25 +144,52 @@ func TestExporterRunOnce(t *testing.T) {
 	}
 }
 
-func TestExporterServe(t *testing.T) {
-	o, _, errOut := fakeRun(t, []string{"--web.listen-address", "127.0.0.1:0"})
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	o.Common.Ctx = ctx
-	ready := make(chan net.Addr, 1)
-	o.Ready = func(a net.Addr) { ready <- a }
-	done := make(chan error, 1)
-	go func() { done <- exporterRun(o) }()
-	var addr net.Addr
-	select {
-	case addr = <-ready:
-	case err := <-done:
-		t.Fatalf("exporterRun ended before serving: %v\n%s", err, errOut)
-	case <-time.After(10 * time.Second):
-		t.Fatal("the exporter did not start serving in 10 s")
+// freeAddr returns a loopback address no one listens on.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startServe runs the exporter with args on a free loopback address and
+// returns it once it serves; cancel stops the exporter, and done has
+// exporterRun's error then.
+func startServe(t *testing.T, args ...string) (addr string, errOut *bytes.Buffer, cancel func(), done chan error) {
+	t.Helper()
+	addr = freeAddr(t)
+	o, _, errOut := fakeRun(t, append([]string{"--web.listen-address", addr}, args...))
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	o.Common.Ctx = ctx
+	done = make(chan error, 1)
+	go func() { done <- exporterRun(o) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			return addr, errOut, cancel, done
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("exporterRun ended before serving: %v\n%s", err, errOut)
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the exporter did not start serving in 10 s\n%s", errOut)
+		}
+	}
+}
+
+func TestExporterServe(t *testing.T) {
+	addr, errOut, cancel, done := startServe(t)
+	ctx := context.Background()
 	get := func(path string, header http.Header) (string, string) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr.String()+path, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +212,7 @@ func TestExporterServe(t *testing.T) {
 	// capabilities are kept) and says the same.
 	for i := range 2 {
 		text, ctype := get("/metrics", http.Header{"X-Prometheus-Scrape-Timeout-Seconds": {"5"}})
-		if ctype != "text/plain; version=0.0.4; charset=utf-8" {
+		if !strings.HasPrefix(ctype, "text/plain; version=0.0.4; charset=utf-8") {
 			t.Errorf("scrape %d: Content-Type %q", i, ctype)
 		}
 		want := append([]string{
@@ -191,6 +220,11 @@ func TestExporterServe(t *testing.T) {
 			`infiniband_exporter_collect_errors{collector="switch"} 1`,
 		}, runWant...)
 		wantLines(t, text, want, append(runAbsent, "infiniband_exporter_last_execution"))
+		for _, self := range []string{"go_goroutines ", "process_cpu_seconds_total ", "promhttp_metric_handler_requests_total{code=\"200\"} "} {
+			if !strings.Contains(text, "\n"+self) {
+				t.Errorf("scrape %d: no %s", i, self)
+			}
+		}
 	}
 	cancel()
 	select {

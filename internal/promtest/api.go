@@ -2,14 +2,12 @@ package promtest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"math"
-	"net/http"
-	"net/url"
-	"strconv"
 	"time"
+
+	"github.com/prometheus/client_golang/api"
+	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	"github.com/prometheus/common/model"
 )
 
 // Sample is one element of an instant vector: a series' labels (the
@@ -20,97 +18,45 @@ type Sample struct {
 	Time   time.Time
 }
 
-// apiResponse is the envelope of every /api/v1 answer.
-type apiResponse struct {
-	Status    string          `json:"status"`
-	Data      json.RawMessage `json:"data"`
-	ErrorType string          `json:"errorType"`
-	Error     string          `json:"error"`
-}
-
-// get calls the API at path with query and decodes the data of a
-// successful answer into data.
-func (s *Server) get(ctx context.Context, path string, query url.Values, data any) error {
-	u := s.URL + path
-	if len(query) > 0 {
-		u += "?" + query.Encode()
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+// api returns client_golang's client of the server's HTTP API.
+func (s *Server) api() (v1.API, error) {
+	c, err := api.NewClient(api.Config{Address: s.URL, Client: s.client})
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("promtest: %w", err)
 	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("promtest: %w", err)
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return fmt.Errorf("promtest: reading %s: %w", u, err)
-	}
-	var r apiResponse
-	if err := json.Unmarshal(body, &r); err != nil {
-		return fmt.Errorf("promtest: %s: HTTP %d, not an API answer: %w: %.200q", u, resp.StatusCode, err, body)
-	}
-	if r.Status != "success" {
-		return fmt.Errorf("promtest: %s: %s: %s", u, r.ErrorType, r.Error)
-	}
-	if err := json.Unmarshal(r.Data, data); err != nil {
-		return fmt.Errorf("promtest: decoding the data of %s: %w", u, err)
-	}
-	return nil
+	return v1.NewAPI(c), nil
 }
 
 // Query evaluates the PromQL expression expr now (/api/v1/query) and
 // returns the samples of the instant vector it yields, in the server's
 // order. A scalar or string result is an error.
 func (s *Server) Query(ctx context.Context, expr string) ([]Sample, error) {
-	var data struct {
-		ResultType string          `json:"resultType"`
-		Result     json.RawMessage `json:"result"` // its shape depends on ResultType
-	}
-	if err := s.get(ctx, "/api/v1/query", url.Values{"query": {expr}}, &data); err != nil {
+	a, err := s.api()
+	if err != nil {
 		return nil, err
 	}
-	if data.ResultType != "vector" {
-		return nil, fmt.Errorf("promtest: query %q: a %s, not an instant vector", expr, data.ResultType)
+	v, _, _, err := a.Query(ctx, expr, time.Now())
+	if err != nil {
+		return nil, fmt.Errorf("promtest: query %q: %w", expr, err)
 	}
-	var vector []struct {
-		Metric map[string]string  `json:"metric"`
-		Value  [2]json.RawMessage `json:"value"`
+	vector, ok := v.(model.Vector)
+	if !ok {
+		return nil, fmt.Errorf("promtest: query %q: a %s, not an instant vector", expr, v.Type())
 	}
-	if err := json.Unmarshal(data.Result, &vector); err != nil {
-		return nil, fmt.Errorf("promtest: query %q: decoding the vector: %w", expr, err)
-	}
-	samples := make([]Sample, 0, len(vector))
-	for _, r := range vector {
-		sm, err := decodeValue(r.Value)
-		if err != nil {
-			return nil, fmt.Errorf("promtest: query %q: %w", expr, err)
-		}
-		sm.Labels = r.Metric
-		samples = append(samples, sm)
-	}
-	return samples, nil
+	return samplesOf(vector), nil
 }
 
-// decodeValue decodes the API's [unix seconds, "value"] pair; the value is
-// a string so that NaN and the infinities survive JSON.
-func decodeValue(v [2]json.RawMessage) (Sample, error) {
-	var ts float64
-	var val string
-	if err := json.Unmarshal(v[0], &ts); err != nil {
-		return Sample{}, fmt.Errorf("sample time %s: %w", v[0], err)
+// samplesOf converts the API client's vector.
+func samplesOf(vector model.Vector) []Sample {
+	samples := make([]Sample, 0, len(vector))
+	for _, s := range vector {
+		labels := make(map[string]string, len(s.Metric))
+		for k, v := range s.Metric {
+			labels[string(k)] = string(v)
+		}
+		samples = append(samples, Sample{Labels: labels, Value: float64(s.Value), Time: s.Timestamp.Time()})
 	}
-	if err := json.Unmarshal(v[1], &val); err != nil {
-		return Sample{}, fmt.Errorf("sample value %s: %w", v[1], err)
-	}
-	f, err := strconv.ParseFloat(val, 64)
-	if err != nil {
-		return Sample{}, fmt.Errorf("sample value: %w", err)
-	}
-	// The API's times are whole milliseconds.
-	return Sample{Value: f, Time: time.UnixMilli(int64(math.Round(ts * 1000)))}, nil
+	return samples
 }
 
 // Health is a target's state as Prometheus reports it.
@@ -125,27 +71,38 @@ const (
 
 // Target is an active scrape target (/api/v1/targets).
 type Target struct {
-	Labels     map[string]string `json:"labels"`
-	ScrapePool string            `json:"scrapePool"`
-	ScrapeURL  string            `json:"scrapeUrl"`
-	Health     Health            `json:"health"`
+	Labels     map[string]string
+	ScrapePool string
+	ScrapeURL  string
+	Health     Health
 	// LastError is why the last scrape failed, "" when it did not.
-	LastError string `json:"lastError"`
+	LastError string
 	// LastScrape is when the last scrape started; zero before the first.
-	LastScrape time.Time `json:"lastScrape"`
+	LastScrape time.Time
 	// LastScrapeDuration is how long the last scrape took, in seconds.
-	LastScrapeDuration float64 `json:"lastScrapeDuration"`
+	LastScrapeDuration float64
 }
 
 // Targets returns the server's active targets.
 func (s *Server) Targets(ctx context.Context) ([]Target, error) {
-	var data struct {
-		ActiveTargets []Target `json:"activeTargets"`
-	}
-	if err := s.get(ctx, "/api/v1/targets", url.Values{"state": {"active"}}, &data); err != nil {
+	a, err := s.api()
+	if err != nil {
 		return nil, err
 	}
-	return data.ActiveTargets, nil
+	r, err := a.Targets(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("promtest: targets: %w", err)
+	}
+	out := make([]Target, 0, len(r.Active))
+	for _, at := range r.Active {
+		labels := make(map[string]string, len(at.Labels))
+		for k, v := range at.Labels {
+			labels[string(k)] = string(v)
+		}
+		out = append(out, Target{Labels: labels, ScrapePool: at.ScrapePool, ScrapeURL: at.ScrapeURL, Health: Health(at.Health),
+			LastError: at.LastError, LastScrape: at.LastScrape, LastScrapeDuration: at.LastScrapeDuration})
+	}
+	return out, nil
 }
 
 // pollInterval is how often the Wait methods ask the server.

@@ -2,7 +2,6 @@ package promtest
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/prometheus/common/model"
 )
 
 func TestConfigYAML(t *testing.T) {
@@ -31,6 +31,26 @@ func TestConfigYAML(t *testing.T) {
 scrape_configs:
   - job_name: "promtest"
     metrics_path: "/metrics"
+    static_configs:
+      - targets:
+          - "127.0.0.1:9315"
+`,
+		},
+		{
+			name: "HTTPS with basic auth",
+			cfg:  Config{Targets: []string{"127.0.0.1:9315"}, CAFile: "/tmp/ca.pem", Username: "prom", Password: "p\"w"},
+			want: `global:
+  scrape_interval: 1000ms
+  scrape_timeout: 1000ms
+scrape_configs:
+  - job_name: "promtest"
+    metrics_path: "/metrics"
+    scheme: https
+    tls_config:
+      ca_file: "/tmp/ca.pem"
+    basic_auth:
+      username: "prom"
+      password: "p\"w"
     static_configs:
       - targets:
           - "127.0.0.1:9315"
@@ -83,40 +103,17 @@ scrape_configs:
 	}
 }
 
-func TestDecodeValue(t *testing.T) {
-	tests := []struct {
-		in   string
-		want Sample
-	}{
-		{`[1435781451.781, "1"]`, Sample{Value: 1, Time: time.UnixMilli(1435781451781)}},
-		{`[1, "18446744073709551615"]`, Sample{Value: 18446744073709551615, Time: time.Unix(1, 0)}},
-		{`[2, "+Inf"]`, Sample{Value: math.Inf(1), Time: time.Unix(2, 0)}},
-		{`[3, "-Inf"]`, Sample{Value: math.Inf(-1), Time: time.Unix(3, 0)}},
+func TestSamplesOf(t *testing.T) {
+	vector := model.Vector{
+		{Metric: model.Metric{"__name__": "x", "port": "1"}, Value: 1, Timestamp: 1435781451781},
+		{Metric: model.Metric{}, Value: model.SampleValue(math.Inf(1)), Timestamp: 2000},
 	}
-	for _, tt := range tests {
-		var v [2]json.RawMessage
-		if err := json.Unmarshal([]byte(tt.in), &v); err != nil {
-			t.Fatal(err)
-		}
-		got, err := decodeValue(v)
-		if err != nil {
-			t.Fatalf("%s: %v", tt.in, err)
-		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("%s: unexpected sample (-want +got):\n%s", tt.in, diff)
-		}
+	want := []Sample{
+		{Labels: map[string]string{"__name__": "x", "port": "1"}, Value: 1, Time: time.UnixMilli(1435781451781)},
+		{Labels: map[string]string{}, Value: math.Inf(1), Time: time.Unix(2, 0)},
 	}
-	var nan [2]json.RawMessage
-	_ = json.Unmarshal([]byte(`[4, "NaN"]`), &nan)
-	if got, err := decodeValue(nan); err != nil || !math.IsNaN(got.Value) {
-		t.Errorf("NaN: got %v, %v", got.Value, err)
-	}
-	for _, bad := range []string{`["x", "1"]`, `[1, 1]`, `[1, "one"]`} {
-		var v [2]json.RawMessage
-		_ = json.Unmarshal([]byte(bad), &v)
-		if _, err := decodeValue(v); err == nil {
-			t.Errorf("%s: no error", bad)
-		}
+	if diff := cmp.Diff(want, samplesOf(vector)); diff != "" {
+		t.Errorf("unexpected samples (-want +got):\n%s", diff)
 	}
 }
 

@@ -30,6 +30,12 @@ type Config struct {
 	ScrapeTimeout time.Duration
 	// Job is the job label; "" means "promtest".
 	Job string
+	// CAFile, when set, makes the job scrape over HTTPS, trusting the
+	// certificates of this PEM file.
+	CAFile string
+	// Username and Password, when Username is set, are the job's basic
+	// auth.
+	Username, Password string
 	// Binary is the prometheus program; "" means prometheus in PATH.
 	Binary string
 	// TempDir is where the server's directory (configuration, data, log)
@@ -80,7 +86,14 @@ func (c Config) yaml() ([]byte, error) {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "global:\n  scrape_interval: %s\n  scrape_timeout: %s\n", duration(c.ScrapeInterval), duration(c.ScrapeTimeout))
-	fmt.Fprintf(&b, "scrape_configs:\n  - job_name: %q\n    metrics_path: %q\n    static_configs:\n      - targets:\n", c.Job, c.MetricsPath)
+	fmt.Fprintf(&b, "scrape_configs:\n  - job_name: %q\n    metrics_path: %q\n", c.Job, c.MetricsPath)
+	if c.CAFile != "" {
+		fmt.Fprintf(&b, "    scheme: https\n    tls_config:\n      ca_file: %q\n", c.CAFile)
+	}
+	if c.Username != "" {
+		fmt.Fprintf(&b, "    basic_auth:\n      username: %q\n      password: %q\n", c.Username, c.Password)
+	}
+	fmt.Fprintf(&b, "    static_configs:\n      - targets:\n")
 	for _, t := range c.Targets {
 		fmt.Fprintf(&b, "          - %q\n", t)
 	}

@@ -2,17 +2,26 @@ package exporter
 
 import (
 	"context"
-	"slices"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // Collector makes one scrape's metrics: the topology's information
-// metrics and the counters of one sweep.
+// metrics and the counters of one sweep. It is a prometheus.Collector
+// (each Collect is a scrape bounded by Timeout); Handler serves scrapes
+// bounded by Prometheus' own timeout.
 type Collector struct {
 	// Switch and HCA are --collector.switch and --collector.hca.
 	Switch, HCA bool
+	// NoSwitchCounters and NoHCACounters leave the switches' or the
+	// CAs' port counters out (infiniband_exporter's
+	// --collector.switch.base-metrics=false and
+	// --collector.hca.base-metrics=false); the sweep still runs for
+	// their collect_error and collect_timeout.
+	NoSwitchCounters, NoHCACounters bool
 	// RunOnce names the collectors "switch-runonce" and so on and adds
 	// infiniband_exporter_last_execution, as infiniband_exporter's
 	// --exporter.runonce does.
@@ -21,9 +30,16 @@ type Collector struct {
 	// last discovery's status.
 	Topology func() (*Topology, DiscoveryStatus)
 	Sweeper  *Sweeper
+	// Timeout bounds the sweep of a Collect, which has no context of
+	// its own; 0 means DefaultTimeout.
+	Timeout time.Duration
 	// Now is the clock (tests set it).
 	Now func() time.Time
 }
+
+// DefaultTimeout is a sweep's longest when nothing says how long a
+// scrape may take.
+const DefaultTimeout = 2 * time.Minute
 
 // Summary counts what went wrong in one scrape.
 type Summary struct {
@@ -34,17 +50,17 @@ type Summary struct {
 	Failed []*DeviceResult
 }
 
-// Metrics are one scrape's metrics: WriteTo writes them in the text
-// exposition format, Samples lists them.
+// Metrics are one scrape's metrics, a prometheus.Collector of them:
+// register them with a registry, or write them with WriteTo.
 type Metrics struct {
 	c    *Collector
 	topo *Topology
 	view *view
 	// results are the sweep's, in view.devices' order.
 	results []*DeviceResult
-	// misc are the collectors' metrics and the descs().saturated counters,
-	// sorted as the exposition writes them.
-	misc []Sample
+	// misc are the collectors' metrics and the descs().saturated
+	// counters.
+	misc []sample
 }
 
 func (c *Collector) now() time.Time {
@@ -61,13 +77,30 @@ func (c *Collector) collectorName(name string) string {
 	return name
 }
 
-// Collect reads the counters once (sharing a sweep running for another
+// Describe sends the Desc of every family a scrape may hold.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	(&Metrics{c: c}).Describe(ch)
+}
+
+// Collect scrapes (Scrape) within Timeout and sends the metrics.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	t := c.Timeout
+	if t <= 0 {
+		t = DefaultTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), t)
+	defer cancel()
+	m, _ := c.Scrape(ctx)
+	m.Collect(ch)
+}
+
+// Scrape reads the counters once (sharing a sweep running for another
 // scrape) and returns the metrics. What did not answer before ctx ended
 // is left out and counted as a timeout.
-func (c *Collector) Collect(ctx context.Context) (*Metrics, Summary) {
+func (c *Collector) Scrape(ctx context.Context) (*Metrics, Summary) {
 	m := &Metrics{c: c}
-	add := func(d *Desc, v float64, values ...string) {
-		m.misc = append(m.misc, Sample{Desc: d, Values: values, Value: v})
+	add := func(d *desc, v float64, values ...string) {
+		m.misc = append(m.misc, sample{desc: d, values: values, value: v})
 	}
 	topo, st := c.Topology()
 	sum := Summary{DiscoveryErr: st.Err}
@@ -78,7 +111,6 @@ func (c *Collector) Collect(ctx context.Context) (*Metrics, Summary) {
 	if c.RunOnce {
 		add(descs().lastExecution, float64(c.now().Unix()), disc)
 	}
-	defer func() { slices.SortFunc(m.misc, compareSamples) }()
 	sel := selectionOf(c.Switch, c.HCA)
 	if topo == nil || sel == 0 {
 		return m, sum

@@ -66,7 +66,7 @@ func testScrape(t *testing.T, switches, cas bool) (*Metrics, Summary) {
 	st := DiscoveryStatus{Duration: 1500 * time.Millisecond}
 	c := &Collector{Switch: switches, HCA: cas, Topology: func() (*Topology, DiscoveryStatus) { return topo, st },
 		Sweeper: &Sweeper{X: x}, Now: func() time.Time { return time.Unix(1700000000, 0) }}
-	return c.Collect(context.Background())
+	return c.Scrape(context.Background())
 }
 
 func TestCollect(t *testing.T) {

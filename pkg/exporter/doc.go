@@ -5,11 +5,9 @@
 // labels, plus link state, width and speed, 64-bit counters where the
 // PMA has them, and the counters that saturated.
 //
-// The metrics are written in Prometheus' text exposition format (0.0.4)
-// by this package, byte for byte as client_golang's registry and expfmt
-// write them (the tests check it against client_golang): linking
-// client_golang's prometheus package into the busybox binary would run
-// its package initialisation (the default registry's Go and process
-// collectors, protobuf descriptors) at the start of every tool
-// (docs/bench.md).
+// Collector is a client_golang prometheus.Collector; Collector.Handler
+// serves scrapes through promhttp within the time Prometheus gives each
+// (X-Prometheus-Scrape-Timeout-Seconds); Metrics.WriteTo writes one
+// scrape in the text format with expfmt. Label values are always valid
+// UTF-8. The ibtool-exporter binary (cmd/ibtool-exporter) serves them.
 package exporter

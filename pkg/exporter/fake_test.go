@@ -15,9 +15,11 @@ import (
 // capabilities and each port's counters; dead leaves every request
 // unanswered, delay holds every answer back.
 type fakePMA struct {
-	caps  mad.PMACapabilities
-	pc    map[int]mad.PortCounters
-	pce   map[int]mad.PortCountersExtended
+	caps mad.PMACapabilities
+	pc   map[int]mad.PortCounters
+	pce  map[int]mad.PortCountersExtended
+	// red are the ports' PortRcvErrorDetails; nil: the PMA has none.
+	red   map[int]mad.PortRcvErrorDetails
 	dead  bool
 	delay time.Duration
 }
@@ -62,6 +64,13 @@ func (f *fakeFabric) handle(req *mad.Packet) []mad.Packet {
 		pce := p.pce[port]
 		pce.PortSelect = uint8(port)
 		a = &pce
+	case mad.AttrPortRcvErrorDetails:
+		if p.red == nil {
+			return []mad.Packet{madtest.Reply(req, mad.StatusMethodAttrUnsupported, mad.SMPDataOffset, nil)}
+		}
+		red := p.red[port]
+		red.PortSelect = uint8(port)
+		a = &red
 	default:
 		return []mad.Packet{madtest.Reply(req, mad.StatusMethodAttrUnsupported, mad.SMPDataOffset, nil)}
 	}

@@ -1,20 +1,21 @@
 package exporter
 
 import (
+	"bufio"
 	"io"
-	"slices"
-	"strings"
 	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 )
 
-// family writes one metric family of a scrape: each calls emit with
-// every sample's label values (in the Desc's label order) and value, in
-// the order the exposition writes them. emit does not keep values, so
-// each fills one slice again and again.
+// family is one metric family of a scrape: each calls emit with every
+// sample's label values (in the family's label order) and value. emit
+// does not keep the slice, so each fills one again and again.
 type family struct {
-	desc *Desc
+	desc *desc
 	each func(m *Metrics, emit func(values []string, v float64))
 }
 
@@ -31,7 +32,8 @@ var families = sync.OnceValue(func() []family {
 			family{dd.info, func(m *Metrics, emit func([]string, float64)) {
 				vals := make([]string, 3)
 				m.eachDevice(t, func(i int) {
-					vals[0], vals[1], vals[2] = m.view.labels[i].guid, m.view.devices[i].Name, m.view.labels[i].lid
+					l := &m.view.labels[i]
+					vals[0], vals[1], vals[2] = l.guid, l.name, l.lid
 					emit(vals, 1)
 				})
 			}},
@@ -43,7 +45,7 @@ var families = sync.OnceValue(func() []family {
 			family{dd.uplink, func(m *Metrics, emit func([]string, float64)) {
 				vals := make([]string, 8)
 				m.eachRow(t, func(r *row) {
-					vals[0], vals[1], vals[2] = m.view.labels[r.dev].guid, r.port, m.view.devices[r.dev].Name
+					vals[0], vals[1], vals[2] = m.view.labels[r.dev].guid, r.port, m.view.labels[r.dev].name
 					vals[3], vals[4], vals[5] = r.uplink, r.uplinkGUID, typeCode(m.view.port(r).Remote.Node.Type)
 					vals[6], vals[7] = r.uplinkPort, r.uplinkLID
 					emit(vals, 1)
@@ -53,6 +55,9 @@ var families = sync.OnceValue(func() []family {
 		for n := range counters {
 			fs = append(fs, family{dd.counters[n], counterFamily(t, n)})
 		}
+		for n := range rcvErrCounters {
+			fs = append(fs, family{dd.rcvErr[n], rcvErrFamily(t, n)})
+		}
 	}
 	fs = append(fs,
 		family{descs().portInfo, func(m *Metrics, emit func([]string, float64)) {
@@ -60,11 +65,11 @@ var families = sync.OnceValue(func() []family {
 				return
 			}
 			vals := make([]string, 7)
-			for _, ri := range m.view.infoRows {
-				r := &m.view.rows[ri]
+			for i := range m.view.rows {
+				r := &m.view.rows[i]
 				d, l := m.view.devices[r.dev], &m.view.labels[r.dev]
 				vals[0], vals[1], vals[2], vals[3] = l.guid, r.port, typeCode(d.Type), l.nodeGUID
-				vals[4], vals[5], vals[6] = l.lid, d.Name, d.Node.Desc
+				vals[4], vals[5], vals[6] = l.lid, l.name, l.desc
 				emit(vals, 1)
 			}
 		}},
@@ -87,16 +92,15 @@ var families = sync.OnceValue(func() []family {
 			return rate.raw * 1e9 / 8, ok
 		})},
 	)
-	for _, d := range []*Desc{descs().collectDuration, descs().collectErrors, descs().collectTimeouts, descs().lastExecution, descs().saturated} {
+	for _, d := range []*desc{descs().collectDuration, descs().collectErrors, descs().collectTimeouts, descs().lastExecution, descs().saturated} {
 		fs = append(fs, family{d, func(m *Metrics, emit func([]string, float64)) {
 			for i := range m.misc {
-				if s := &m.misc[i]; s.Desc == d {
-					emit(s.Values, s.Value)
+				if s := &m.misc[i]; s.desc == d {
+					emit(s.values, s.value)
 				}
 			}
 		}})
 	}
-	slices.SortFunc(fs, func(a, b family) int { return strings.Compare(a.desc.Name, b.desc.Name) })
 	return fs
 })
 
@@ -158,6 +162,9 @@ func counterFamily(t mad.NodeType, n int) func(m *Metrics, emit func([]string, f
 		scale = 4
 	}
 	return func(m *Metrics, emit func([]string, float64)) {
+		if t == mad.NodeTypeSwitch && m.c.NoSwitchCounters || t != mad.NodeTypeSwitch && m.c.NoHCACounters {
+			return
+		}
 		vals := make([]string, 2)
 		m.eachRow(t, func(r *row) {
 			ports := m.results[r.dev].Ports
@@ -170,6 +177,22 @@ func counterFamily(t mad.NodeType, n int) func(m *Metrics, emit func([]string, f
 			}
 			vals[0], vals[1] = m.view.labels[r.dev].guid, r.port
 			emit(vals, float64(pr.Values[n])*scale)
+		}, nil)
+	}
+}
+
+// rcvErrFamily is PortRcvErrorDetails' counter n of the ports of devices
+// of type t that the sweep read it of.
+func rcvErrFamily(t mad.NodeType, n int) func(m *Metrics, emit func([]string, float64)) {
+	return func(m *Metrics, emit func([]string, float64)) {
+		vals := make([]string, 2)
+		m.eachRow(t, func(r *row) {
+			dets := m.results[r.dev].RcvErrDetails
+			if dets == nil || dets[r.idx] == nil {
+				return
+			}
+			vals[0], vals[1] = m.view.labels[r.dev].guid, r.port
+			emit(vals, float64(rcvErrCounters[n].value(dets[r.idx])))
 		}, nil)
 	}
 }
@@ -228,50 +251,49 @@ func linkFamily(value func(r *row, pi *mad.PortInfo) (float64, bool)) func(m *Me
 	return portFamily(func(m *Metrics, r *row) (float64, bool) { return value(r, m.view.port(r).Info) })
 }
 
-// WriteTo writes the metrics in the text exposition format, as Write
-// writes Samples' samples: families by name, samples in their label
-// values' order.
-func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
-	b := make([]byte, 0, 64<<10)
-	var n int64
-	var err error
-	flush := func() {
-		if err == nil {
-			var k int
-			k, err = w.Write(b)
-			n += int64(k)
-		}
-		b = b[:0]
-	}
+// Describe sends the Desc of every family a scrape may hold: the
+// Metrics are a prometheus.Collector of one scrape's metrics.
+func (m *Metrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, f := range families() {
-		head := false
-		f.each(m, func(values []string, v float64) {
-			if !head {
-				b = appendHeader(b, f.desc)
-				head = true
-			}
-			s := Sample{Desc: f.desc, Values: values, Value: v}
-			b = appendSample(b, &s)
-			if len(b) > 60<<10 {
-				flush()
-			}
-		})
+		ch <- f.desc.prom
+	}
+}
+
+// Collect sends the scrape's metrics as constant metrics.
+func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
+	for _, f := range families() {
+		f.each(m, func(values []string, v float64) { ch <- f.desc.metric(v, values...) })
+	}
+}
+
+// WriteTo writes the metrics in Prometheus' text exposition format
+// (0.0.4) with client_golang's registry and expfmt: families by name,
+// samples by their label values. A metric client_golang refuses is left
+// out and its error returned after the rest is written.
+func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(m); err != nil {
+		return 0, err
+	}
+	return WriteText(w, reg)
+}
+
+// WriteText writes what g gathers in Prometheus' text exposition format
+// (0.0.4), as a node_exporter textfile collector reads it. A gathering
+// error is returned after what was gathered is written.
+func WriteText(w io.Writer, g prometheus.Gatherer) (int64, error) {
+	mfs, gerr := g.Gather()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var n int64
+	for _, mf := range mfs {
+		k, err := expfmt.MetricFamilyToText(bw, mf)
+		n += int64(k)
 		if err != nil {
 			return n, err
 		}
 	}
-	flush()
-	return n, err
-}
-
-// Samples returns the metrics as samples, in the order WriteTo writes
-// them.
-func (m *Metrics) Samples() []Sample {
-	var out []Sample
-	for _, f := range families() {
-		f.each(m, func(values []string, v float64) {
-			out = append(out, Sample{Desc: f.desc, Values: slices.Clone(values), Value: v})
-		})
+	if err := bw.Flush(); err != nil {
+		return n, err
 	}
-	return out
+	return n, gerr
 }

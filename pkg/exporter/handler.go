@@ -2,18 +2,17 @@ package exporter
 
 import (
 	"context"
+	"net/http"
 	"strconv"
 	"time"
 
-	"github.com/ibtool/ibtool/internal/httpd"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// ContentType is the text exposition format's content type.
-const ContentType = "text/plain; version=0.0.4; charset=utf-8"
-
-// scrapeTimeoutHeader is where Prometheus says how long it waits for a
-// scrape.
-const scrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
+// ScrapeTimeoutHeader is where Prometheus says how long it waits for a
+// scrape, in seconds.
+const ScrapeTimeoutHeader = "X-Prometheus-Scrape-Timeout-Seconds"
 
 // ScrapeDeadline is how long a scrape may sweep: the time Prometheus
 // says it waits (timeout, the value of its
@@ -33,25 +32,69 @@ func ScrapeDeadline(timeout string, max time.Duration) time.Duration {
 	return d
 }
 
-// Handler serves the metrics: each request is one Collect, within the
-// scrape's deadline (ScrapeDeadline with maxScrape). report, when set, is
-// told what went wrong in each scrape.
-func (c *Collector) Handler(maxScrape time.Duration, report func(Summary)) httpd.Handler {
-	return func(w *httpd.Response, r *httpd.Request) {
+// HandlerOpts configure Handler.
+type HandlerOpts struct {
+	// MaxScrape bounds a scrape's sweep when Prometheus names no
+	// timeout, or a longer one; 0 means DefaultTimeout.
+	MaxScrape time.Duration
+	// Report, when set, is told what went wrong in each scrape.
+	Report func(Summary)
+	// Gatherer, when set, adds its metrics to every scrape's: the Go and
+	// process collectors' of a registry, say.
+	Gatherer prometheus.Gatherer
+	// Registerer, when set, is given promhttp's metrics of the handler
+	// (promhttp_metric_handler_requests_total, _requests_in_flight and
+	// _errors_total).
+	Registerer prometheus.Registerer
+	// ErrorLog, when set, is told of errors in gathering and encoding.
+	ErrorLog promhttp.Logger
+}
+
+// Handler serves the metrics through client_golang's promhttp: each
+// request is one Scrape within the scrape's deadline (ScrapeDeadline of
+// the request's X-Prometheus-Scrape-Timeout-Seconds), encoded as the
+// client asks (text, OpenMetrics, protobuf; gzip or zstd). A metric that
+// cannot be gathered is left out and logged; the rest is served.
+func (c *Collector) Handler(o HandlerOpts) http.Handler {
+	maxScrape := o.MaxScrape
+	if maxScrape <= 0 {
+		maxScrape = DefaultTimeout
+	}
+	popts := promhttp.HandlerOpts{
+		ErrorLog:          o.ErrorLog,
+		ErrorHandling:     promhttp.ContinueOnError,
+		EnableOpenMetrics: true,
+	}
+	if o.Registerer != nil {
+		// promhttp_metric_handler_errors_total, registered once here:
+		// HandlerFor below finds it already registered.
+		popts.Registry = o.Registerer
+		promhttp.HandlerFor(prometheus.NewRegistry(), popts)
+	}
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		if d := ScrapeDeadline(r.Header.Get(scrapeTimeoutHeader), maxScrape); d > 0 {
+		if d := ScrapeDeadline(r.Header.Get(ScrapeTimeoutHeader), maxScrape); d > 0 {
 			var cancel context.CancelFunc
 			ctx, cancel = context.WithTimeout(ctx, d)
 			defer cancel()
 		}
-		m, sum := c.Collect(ctx)
-		if report != nil {
-			report(sum)
+		m, sum := c.Scrape(ctx)
+		if o.Report != nil {
+			o.Report(sum)
 		}
-		// The answer goes out as it is written: the sweep is over, so
-		// only the client going away can fail it, and a whole scrape
-		// held in memory would be tens of megabytes on a big fabric.
-		w.Header.Set("Content-Type", ContentType)
-		m.WriteTo(w)
+		reg := prometheus.NewRegistry()
+		if err := reg.Register(m); err != nil {
+			http.Error(w, "registering the scrape's metrics: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		var g prometheus.Gatherer = reg
+		if o.Gatherer != nil {
+			g = prometheus.Gatherers{o.Gatherer, reg}
+		}
+		promhttp.HandlerFor(g, popts).ServeHTTP(w, r)
+	})
+	if o.Registerer != nil {
+		h = promhttp.InstrumentMetricHandler(o.Registerer, h)
 	}
+	return h
 }

@@ -17,6 +17,10 @@ type DeviceResult struct {
 	// Device.Ports[i]; a port not read has Read false (Err says why).
 	// Nil when no port was read.
 	Ports []PortReading
+	// RcvErrDetails are the ports' PortRcvErrorDetails, RcvErrDetails[i]
+	// of Device.Ports[i], where the Sweeper reads them for the device's
+	// type (nil entries where not read); nil when none was read.
+	RcvErrDetails []*mad.PortRcvErrorDetails
 	// Duration is how long the device's queries took.
 	Duration time.Duration
 	// Err is the first query that failed; Timeout is set when the
@@ -31,6 +35,11 @@ type Sweeper struct {
 	X *mad.Transactor
 	// Base ends every sweep (the exporter stopping).
 	Base context.Context
+	// SwitchRcvErrDetails and HCARcvErrDetails read each port's
+	// PortRcvErrorDetails too, at the switches or at the CAs
+	// (infiniband_exporter's --collector.switch.rcv-err-details and
+	// --collector.hca.rcv-err-details).
+	SwitchRcvErrDetails, HCARcvErrDetails bool
 
 	mu  sync.Mutex
 	cur *sweep
@@ -177,7 +186,33 @@ func (s *Sweeper) device(ctx context.Context, d *Device) *DeviceResult {
 		}
 		pr.Read = true
 		ports[i] = pr
+		if !s.rcvErrDetails(d) {
+			continue
+		}
+		det := new(mad.PortRcvErrorDetails)
+		if _, err := mad.NewPMA(s.X, path).Get(ctx, det, p.Num); err != nil {
+			if r.Err == nil {
+				r.Err = err
+			}
+			var te *mad.TimeoutError
+			if errors.As(err, &te) || ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		if r.RcvErrDetails == nil {
+			r.RcvErrDetails = make([]*mad.PortRcvErrorDetails, len(d.Ports))
+		}
+		r.RcvErrDetails[i] = det
 	}
 	r.Ports = ports
 	return r
+}
+
+// rcvErrDetails reports whether d's ports' PortRcvErrorDetails are read.
+func (s *Sweeper) rcvErrDetails(d *Device) bool {
+	if d.Type == mad.NodeTypeSwitch {
+		return s.SwitchRcvErrDetails
+	}
+	return s.HCARcvErrDetails
 }

@@ -1,7 +1,6 @@
 package exporter
 
 import (
-	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,10 +10,9 @@ import (
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
-// view is a topology's devices for one choice of collectors, with the
-// label values and the orders the exposition writes them in, built once
-// per topology and choice: a scrape then writes its samples in order,
-// with no sort and no label formatting of its own.
+// view is a topology's devices for one choice of collectors, with their
+// label values, built once per topology and choice: a scrape formats no
+// label of its own.
 type view struct {
 	// devices are the devices swept, the topology's slice (sweeps of the
 	// same slice are shared); results come in its order.
@@ -23,16 +21,15 @@ type view struct {
 	labels []deviceLabels
 	// byGUID are devices' indexes by their guid label.
 	byGUID []int32
-	// rows are every device's ports in (guid, port) label order;
-	// infoRows are rows' indexes in infiniband_port_info's label order
-	// (description first).
-	rows     []row
-	infoRows []int32
+	// rows are every device's ports in (guid, port) label order.
+	rows []row
 }
 
-// deviceLabels are a device's label values.
+// deviceLabels are a device's label values; name and desc (its name in
+// the node name map and its NodeDescription) made valid (labelValue).
 type deviceLabels struct {
 	guid, lid, nodeGUID string
+	name, desc          string
 }
 
 // row is one port of a device, and the label values of its link.
@@ -41,7 +38,8 @@ type row struct {
 	idx int32 // index in the device's Ports
 	// port is the port number's label.
 	port string
-	// uplink labels, empty without a remote port.
+	// uplink labels, empty without a remote port; uplink made valid
+	// (labelValue).
 	uplink, uplinkGUID, uplinkPort, uplinkLID string
 }
 
@@ -80,7 +78,8 @@ func newView(t *Topology, sel selection) *view {
 	v.byGUID = make([]int32, len(v.devices))
 	nrows := 0
 	for i, d := range v.devices {
-		v.labels[i] = deviceLabels{guid: d.GUID.String(), lid: strconv.Itoa(int(d.LID)), nodeGUID: d.Node.GUID.String()}
+		v.labels[i] = deviceLabels{guid: d.GUID.String(), lid: strconv.Itoa(int(d.LID)), nodeGUID: d.Node.GUID.String(),
+			name: labelValue(d.Name), desc: labelValue(d.Node.Desc)}
 		v.byGUID[i] = int32(i)
 		nrows += len(d.Ports)
 	}
@@ -93,7 +92,7 @@ func newView(t *Topology, sel selection) *view {
 			r := row{dev: i, idx: int32(j), port: portLabel(p.Num)}
 			if rp := p.Remote; rp != nil {
 				rn := rp.Node
-				r.uplink = t.names.Name(uint64(rn.GUID), rn.Desc)
+				r.uplink = labelValue(t.names.Name(uint64(rn.GUID), rn.Desc))
 				r.uplinkGUID = rp.GUID.String()
 				r.uplinkPort = portLabel(rp.Num)
 				r.uplinkLID = strconv.Itoa(int(rp.LID()))
@@ -103,16 +102,6 @@ func newView(t *Topology, sel selection) *view {
 		ports := v.rows[first:]
 		slices.SortStableFunc(ports, func(a, b row) int { return strings.Compare(a.port, b.port) })
 	}
-	v.infoRows = make([]int32, len(v.rows))
-	for i := range v.infoRows {
-		v.infoRows[i] = int32(i)
-	}
-	// infiniband_port_info's labels by name: description, guid, lid,
-	// name, node_guid, port, type; rows are already in (guid, port)
-	// order, so a stable sort by the description keeps it after.
-	slices.SortStableFunc(v.infoRows, func(a, b int32) int {
-		return cmp.Compare(v.devices[v.rows[a].dev].Node.Desc, v.devices[v.rows[b].dev].Node.Desc)
-	})
 	return v
 }
 
