@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -103,6 +104,7 @@ finds). Exit status: 0 clean, 1 errors found, 2 bad input.`,
 
 // resolveDumps fills in the dump files not given from the default places.
 func (o *ibdmchkOptions) resolveDumps() error {
+	kinds := []string{"subnet file (-s)", "unicast forwarding tables (-f)", "multicast forwarding tables (-m)"}
 	var missing []string
 	for i, p := range []*string{&o.SubnetFile, &o.FDBFile, &o.MCFDBFile} {
 		if *p != "" {
@@ -116,11 +118,11 @@ func (o *ibdmchkOptions) resolveDumps() error {
 			}
 		}
 		if *p == "" {
-			missing = append(missing, filepath.Base(o.Defaults[i][0]))
+			missing = append(missing, fmt.Sprintf("no %s given and none of %s is readable", kinds[i], strings.Join(o.Defaults[i], ", ")))
 		}
 	}
 	if len(missing) > 0 {
-		return cmdutil.UsageErrorf("no %v given and none readable in /var/log or /tmp (use -s, -f and -m)", missing)
+		return cmdutil.UsageErrorf("%s", strings.Join(missing, "; "))
 	}
 	return nil
 }
