@@ -99,14 +99,10 @@ func (f *Fabric) checkMulticast() *MulticastResult {
 			continue
 		}
 		visited := map[*Node]int{}
-		var order []*Node
 		queue := []mcStep{{node: first}}
 		for len(queue) > 0 {
 			st := queue[0]
 			queue = queue[1:]
-			if _, ok := visited[st.node]; !ok {
-				order = append(order, st.node)
-			}
 			visited[st.node] = st.inPort
 			for _, pn := range st.node.MFT(mlid) {
 				if pn == st.inPort {
@@ -154,7 +150,6 @@ func (f *Fabric) checkMulticast() *MulticastResult {
 				g.Errors++
 			}
 		}
-		_ = order
 		res.Errors += g.Errors
 		res.Groups = append(res.Groups, g)
 	}

@@ -373,12 +373,14 @@ func (t *topo) caPairs(res *MinHopResult, caLIDs []int64) {
 				continue
 			}
 			localMax := 0
+			unreachable := false
 			for leaf, cnt := range caLIDs {
 				if cnt == 0 {
 					continue
 				}
 				d := t.dist[leaf][s]
 				if d == noHop {
+					unreachable = true
 					continue
 				}
 				h := int(d) + 1
@@ -399,7 +401,7 @@ func (t *topo) caPairs(res *MinHopResult, caLIDs []int64) {
 				}
 			}
 			// pairs with no path, in LID order
-			for lid := 1; lid <= f.maxLID; lid += step {
+			for lid := 1; unreachable && lid <= f.maxLID; lid += step {
 				p := f.PortByLID(lid)
 				if p == nil || p.Node.Type != CA || p == cp {
 					continue

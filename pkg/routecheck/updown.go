@@ -141,6 +141,18 @@ func (f *Fabric) upDown(roots []*Node) (*UpDownResult, error) {
 	for n, r := range rank {
 		rankOf[n.idx] = r
 	}
+	// the verdicts are kept for the switches routes start at only
+	startIdx := make([]int, nn)
+	var startNodes []*Node
+	for i := range startIdx {
+		startIdx[i] = -1
+	}
+	for _, src := range cas {
+		if s, k := startNode(src); k == 0 && startIdx[s.idx] < 0 {
+			startIdx[s.idx] = len(startNodes)
+			startNodes = append(startNodes, s)
+		}
+	}
 	var walk []*Node
 	for di, dst := range cas {
 		dlid := dst.BaseLID
@@ -148,7 +160,7 @@ func (f *Fabric) upDown(roots []*Node) (*UpDownResult, error) {
 		for i := range state {
 			state[i] = 0
 		}
-		bad[di] = make([]uint64, (nn+63)/64)
+		bad[di] = make([]uint64, (len(startNodes)+63)/64)
 		for _, src := range cas {
 			s, k := startNode(src)
 			if k != 0 || state[s.idx] == 2 {
@@ -181,9 +193,9 @@ func (f *Fabric) upDown(roots []*Node) (*UpDownResult, error) {
 				state[n.idx] = 2
 			}
 		}
-		for i := 0; i < nn; i++ {
-			if state[i] == 2 && isBad[i] {
-				bad[di][i>>6] |= 1 << (i & 63)
+		for k, n := range startNodes {
+			if state[n.idx] == 2 && isBad[n.idx] {
+				bad[di][k>>6] |= 1 << (k & 63)
 			}
 		}
 	}
@@ -204,7 +216,7 @@ func (f *Fabric) upDown(roots []*Node) (*UpDownResult, error) {
 				res.Failures = append(res.Failures, RouteFailure{Kind: k, SLID: src.BaseLID, DLID: dst.BaseLID, From: src.ID(), To: dst.ID()})
 				continue
 			}
-			if bad[di][s.idx>>6]&(1<<(s.idx&63)) == 0 {
+			if k := startIdx[s.idx]; bad[di][k>>6]&(1<<(k&63)) == 0 {
 				continue
 			}
 			bp := BadPath{From: src.ID(), To: dst.ID()}
