@@ -12,7 +12,9 @@
 # with opensm up (DR against ibtool's SA discovery); BENCH_EXPORTER=0 skips
 # the exporter rows on the 3-level tree, BENCH_EXPORTER_HCA=0 their
 # --collector.hca rows, and BENCH_INFINIBAND_EXPORTER=PATH times the real
-# infiniband_exporter too (scripts/bench-exporter.sh). BENCH_START_ONLY=1
+# infiniband_exporter too (scripts/bench-exporter.sh); BENCH_IBDMCHK=0 skips
+# the routing checks (ibutils' ibdmchk) on that tree's opensm dumps.
+# BENCH_START_ONLY=1
 # stops after the start-up rows (BENCH_START_RUNS runs each, default 21).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -124,6 +126,10 @@ done
 # (scripts/bench-exporter.sh; BENCH_EXPORTER=0 skips it).
 [ "${BENCH_EXPORTER:-1}" = 0 ] || scripts/bench-exporter.sh "$bin" "$tmp/simfab"
 "$tmp/simfab" stop "$SIMFAB_DIR"
+
+# Routing checks: ibutils' ibdmchk against ibtool's on opensm's dumps of
+# the same tree (scripts/bench-ibdmchk.sh; BENCH_IBDMCHK=0 skips it).
+[ "${BENCH_IBDMCHK:-1}" = 0 ] || scripts/bench-ibdmchk.sh "$bin" "$tmp/simfab" "$tmp/mid.net"
 
 # Discovery of a big fabric: wall and CPU time, memory, SMPs sent, and the
 # CPU ibsim spent answering them; one run of each tool.

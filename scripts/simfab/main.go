@@ -58,7 +58,7 @@ type command struct {
 
 var commands = []command{
 	{"fattree", "-levels 2|3 -hosts N -radix R [-host-ports N]", "print a fat tree net file", runFatTree},
-	{"start", "[-sm NODE] [-routing ENGINE] [-timeout D] [-keep] [-no-sm] NETFILE", "start a fabric that outlives this command; prints shell exports", runStart},
+	{"start", "[-sm NODE] [-routing ENGINE] [-opensm-arg ARG]... [-timeout D] [-keep] [-no-sm] NETFILE", "start a fabric that outlives this command; prints shell exports", runStart},
 	{"stop", "[DIR]", "stop the fabric in DIR (default $" + envDir + ")", runStop},
 	{"console", "[-dir DIR] COMMAND...", "send one command line to ibsim's console and print the reply", runConsole},
 	{"wait", "[-dir DIR] [-timeout D]", "wait for the fabric to settle after link changes: opensm's sweep (made to sweep when it does not), every cabled port Active", runWait},
@@ -163,6 +163,10 @@ func runStart(ctx context.Context, args []string, stdout, stderr io.Writer) (int
 	fs.DurationVar(&opts.Timeout, "timeout", 0, "give up after this long (default: scaled to the fabric)")
 	fs.BoolVar(&opts.Keep, "keep", false, "keep the fabric directory when the fabric stops")
 	fs.BoolVar(&opts.NoSM, "no-sm", false, "start ibsim alone, without opensm (no LIDs; DR discovery works)")
+	fs.Func("opensm-arg", "an argument added to opensm's command line (repeat it), e.g. -opensm-arg=-D -opensm-arg=0x41", func(a string) error {
+		opts.OpenSMArgs = append(opts.OpenSMArgs, a)
+		return nil
+	})
 	if err := parse(fs, args); err != nil {
 		return 0, err
 	}

@@ -1,0 +1,269 @@
+package fabric
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/routecheck"
+)
+
+// ibdmchk is ibutils' routing checker in its verification mode: it reads
+// opensm's dumps of the subnet and of the forwarding tables and checks
+// every CA-to-CA route, the multicast trees and the credit loops of the
+// routing (pkg/routecheck does the checks).
+
+func init() {
+	cmdutil.Register(cmdutil.Tool{
+		Name:    "ibdmchk",
+		Summary: "check opensm's routing from its dumps: routes, multicast trees, credit loops",
+		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbdmchkCmd(f, nil) },
+	})
+}
+
+// ibdmchkOptions are ibdmchk's parsed flags.
+type ibdmchkOptions struct {
+	IO     cmdutil.IOStreams
+	Common cmdutil.CommonOptions
+
+	SubnetFile string // -s
+	FDBFile    string // -f
+	MCFDBFile  string // -m
+	PSLFile    string // -c
+	SLVLFile   string // -d
+	RootsFile  string // -r
+	LMC        int    // -l
+	UpDown     bool   // -u
+	MFTLoops   bool   // -M
+	AllPaths   bool   // -a
+
+	// PortDLIDsFile is where the destinations per switch port are written
+	// when its directory exists, as ibdmchk writes them; "" writes nothing.
+	PortDLIDsFile string
+	// Defaults are the places the dumps are looked for when not given:
+	// subnet, fdbs, mcfdbs candidates.
+	Defaults [3][]string
+}
+
+var ibdmchkDefaults = [3][]string{
+	{"/var/log/osm-subnet.lst", "/var/log/opensm-subnet.lst", "/tmp/subnet.lst"},
+	{"/var/log/osm.fdbs", "/var/log/opensm.fdbs", "/tmp/osm.fdbs"},
+	{"/var/log/osm.mcfdbs", "/var/log/opensm.mcfdbs", "/tmp/osm.mcfdbs"},
+}
+
+func newIbdmchkCmd(f *cmdutil.Factory, runF func(*ibdmchkOptions) error) *cobra.Command {
+	o := &ibdmchkOptions{IO: f.IO, PortDLIDsFile: routecheck.PortDLIDsFile, Defaults: ibdmchkDefaults}
+	c := &cobra.Command{
+		Use:   "ibdmchk [-v] [-a] [-u] [-M] [-l lmc] [-r roots] [-s subnet] [-f fdbs] [-m mcfdbs] [-c path-sl] [-d sl2vl]",
+		Short: "check opensm's routing from its dumps: routes, multicast trees, credit loops",
+		Long: `ibdmchk checks a subnet's routing as ibutils' ibdmchk does in its verification
+mode, from the files opensm writes with -D 0x41 (or 0x43) into its dump
+directory: opensm-subnet.lst (-s), opensm.fdbs (-f) and opensm.mcfdbs (-m).
+It follows every CA-to-CA route through the switches' forwarding tables (no
+black hole, no loop), prints the hop histograms, the spread of destinations
+over switch ports and the longest min-hop path, checks each multicast tree,
+and searches the channel dependency graph for credit loops (or, with -u,
+checks the routes against the Up/Down rule of the roots in -r or of roots it
+finds). Exit status: 0 clean, 1 errors found, 2 bad input.`,
+		Example: "  opensm -D 0x43 ...   # writes the dumps into OSM_TMP_DIR\n  ibdmchk -s opensm-subnet.lst -f opensm.fdbs -m opensm.mcfdbs",
+		Args:    cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.Common.Finish(c); err != nil {
+				return err
+			}
+			if o.LMC < 0 || o.LMC > 7 {
+				return cmdutil.UsageErrorf("LMC %d is not between 0 and 7", o.LMC)
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return ibdmchkRun(o)
+		},
+	}
+	cmdutil.AddCommonFlags(c, f, &o.Common, cmdutil.FlagsJSON|cmdutil.FlagsNoDebugShort)
+	fl := c.Flags()
+	fl.StringVarP(&o.SubnetFile, "subnet", "s", "", "opensm's subnet file (opensm-subnet.lst)")
+	fl.StringVarP(&o.FDBFile, "fdb", "f", "", "opensm's unicast forwarding tables (opensm.fdbs)")
+	fl.StringVarP(&o.MCFDBFile, "mcfdb", "m", "", "opensm's multicast forwarding tables (opensm.mcfdbs)")
+	fl.StringVarP(&o.PSLFile, "psl", "c", "", "path SLs: a line \"0xSRC_GUID DLID SL\" per route")
+	fl.StringVarP(&o.SLVLFile, "slvl", "d", "", "SL2VL tables: a line \"0xSW_GUID IN OUT 0x(sl0)(sl1) ... 0x(sl14)(sl15)\" per port pair")
+	fl.StringVarP(&o.RootsFile, "roots", "r", "", "root switches' node GUIDs for -u, one a line")
+	fl.IntVarP(&o.LMC, "lmc", "l", 0, "the LMC opensm ran with")
+	fl.BoolVarP(&o.UpDown, "updn", "u", false, "check the Up/Down rule instead of the whole dependency graph")
+	fl.BoolVarP(&o.MFTLoops, "MFT", "M", false, "include the multicast trees in the credit-loop check")
+	fl.BoolVarP(&o.AllPaths, "all", "a", false, "also check routes from and to switches")
+	return c
+}
+
+// resolveDumps fills in the dump files not given from the default places.
+func (o *ibdmchkOptions) resolveDumps() error {
+	kinds := []string{"subnet file (-s)", "unicast forwarding tables (-f)", "multicast forwarding tables (-m)"}
+	var missing []string
+	for i, p := range []*string{&o.SubnetFile, &o.FDBFile, &o.MCFDBFile} {
+		if *p != "" {
+			continue
+		}
+		for _, cand := range o.Defaults[i] {
+			if fh, err := os.Open(cand); err == nil {
+				fh.Close()
+				*p = cand
+				break
+			}
+		}
+		if *p == "" {
+			missing = append(missing, fmt.Sprintf("no %s given and none of %s is readable", kinds[i], strings.Join(o.Defaults[i], ", ")))
+		}
+	}
+	if len(missing) > 0 {
+		return cmdutil.UsageErrorf("%s", strings.Join(missing, "; "))
+	}
+	return nil
+}
+
+func ibdmchkRun(o *ibdmchkOptions) error {
+	if err := o.resolveDumps(); err != nil {
+		return err
+	}
+	var log io.Writer = io.Discard
+	out := bufio.NewWriter(o.IO.Out)
+	defer out.Flush()
+	if !o.Common.JSON {
+		log = out
+	}
+	fmt.Fprintln(log, "-------------------------------------------------")
+	if o.Common.Verbose > 0 {
+		fmt.Fprintln(log, " Verbose Mode")
+	}
+	fmt.Fprintln(log, " IBDMCHK OpenSM Routing Verification Mode:")
+	fmt.Fprintf(log, " FDB File = %s\n", o.FDBFile)
+	fmt.Fprintf(log, " MCFDB File = %s\n", o.MCFDBFile)
+	fmt.Fprintf(log, " Subnet File = %s\n", o.SubnetFile)
+	if o.PSLFile != "" {
+		fmt.Fprintf(log, " SL File = %s\n", o.PSLFile)
+	} else {
+		fmt.Fprintln(log, " SL File = NONE, using single SL")
+	}
+	if o.SLVLFile != "" {
+		fmt.Fprintf(log, " SLVL File = %s\n", o.SLVLFile)
+	} else {
+		fmt.Fprintln(log, " SLVL File = NONE, using identity mapping")
+	}
+	fmt.Fprintf(log, " LMC = %d\n", o.LMC)
+	fmt.Fprintln(log, "-------------------------------------------------")
+
+	fab := routecheck.New(uint8(o.LMC))
+	if err := loadDumps(o, fab, log); err != nil {
+		out.Flush()
+		return &cmdutil.UsageError{Err: err}
+	}
+	var roots []uint64
+	if o.UpDown && o.RootsFile != "" {
+		var err error
+		if roots, err = readFileWith(o.RootsFile, func(r io.Reader) ([]uint64, error) { return routecheck.ReadRoots(r, o.RootsFile) }); err != nil {
+			out.Flush()
+			return &cmdutil.UsageError{Err: err}
+		}
+	}
+	rep, err := routecheck.Check(fab, routecheck.Options{AllRoutes: o.AllPaths, UpDown: o.UpDown, Roots: roots, MulticastLoops: o.MFTLoops})
+	if err != nil {
+		return err
+	}
+	if rep.Routes != nil && o.PortDLIDsFile != "" {
+		writePortDLIDs(o.PortDLIDsFile, rep.Routes)
+	}
+	if o.Common.JSON {
+		if err := cmdutil.WriteJSONDocument(out, struct {
+			Failed bool `json:"failed"`
+			*routecheck.Report
+		}{rep.Failed(), rep}); err != nil {
+			return err
+		}
+	} else if err := rep.WriteText(out); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	if rep.Failed() {
+		return &cmdutil.FindingsError{Summary: "routing errors found"}
+	}
+	return nil
+}
+
+// loadDumps reads the dumps into the fabric, printing ibdmchk's lines
+// about each.
+func loadDumps(o *ibdmchkOptions, fab *routecheck.Fabric, log io.Writer) error {
+	fmt.Fprintf(log, "-I- Parsing Subnet file:%s\n", o.SubnetFile)
+	if _, err := readFileWith(o.SubnetFile, func(r io.Reader) (int, error) { return routecheck.ReadSubnet(fab, r, o.SubnetFile) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "-I- Defined %d/%d systems/nodes \n", fab.Systems(), len(fab.Nodes()))
+	fmt.Fprintf(log, "-I- Parsing FDBs file:%s\n", o.FDBFile)
+	var entries, switches int
+	if _, err := readFileWith(o.FDBFile, func(r io.Reader) (int, error) {
+		var err error
+		entries, switches, err = routecheck.ReadFDBs(fab, r, o.FDBFile)
+		return entries, err
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "-I- Defined %d fdb entries for:%d switches\n", entries, switches)
+	if o.PSLFile != "" {
+		fmt.Fprintf(log, "-I- Parsing SL file:%s\n", o.PSLFile)
+		if _, err := readFileWith(o.PSLFile, func(r io.Reader) (int, error) { return routecheck.ReadPathSLs(fab, r, o.PSLFile) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "-I- Defined %d SLs in use\n", fab.NumSLs())
+	}
+	if o.SLVLFile != "" {
+		fmt.Fprintf(log, "-I- Parsing SLVL file:%s\n", o.SLVLFile)
+		if _, err := readFileWith(o.SLVLFile, func(r io.Reader) (int, error) { return routecheck.ReadSL2VL(fab, r, o.SLVLFile) }); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "-I- Defined %d VLs in use\n", fab.NumVLs())
+	}
+	fmt.Fprintf(log, "-I- Parsing Multicast FDBs file:%s\n", o.MCFDBFile)
+	if _, err := readFileWith(o.MCFDBFile, func(r io.Reader) (int, error) {
+		var err error
+		entries, switches, err = routecheck.ReadMCFDBs(fab, r, o.MCFDBFile)
+		return entries, err
+	}); err != nil {
+		return err
+	}
+	fmt.Fprintf(log, "-I- Defined %d Multicast Fdb entries for:%d switches\n", entries, switches)
+	return nil
+}
+
+func readFileWith[T any](path string, read func(io.Reader) (T, error)) (T, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	defer fh.Close()
+	return read(bufio.NewReaderSize(fh, 1<<20))
+}
+
+// writePortDLIDs writes the detailed destinations-per-port list where
+// ibdmchk writes it, when that directory exists; like ibdmchk, a failure
+// to write it is not an error of the check.
+func writePortDLIDs(path string, res *routecheck.RouteResult) {
+	if st, err := os.Stat(filepath.Dir(path)); err != nil || !st.IsDir() {
+		return
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return
+	}
+	err = res.WritePortDLIDs(fh)
+	if cerr := fh.Close(); err == nil && cerr != nil && !errors.Is(cerr, os.ErrClosed) {
+		return
+	}
+}

@@ -1,0 +1,21 @@
+// Package routecheck checks the routing of an InfiniBand subnet as
+// ibutils' ibdmchk does: every CA-to-CA route followed through the
+// switches' linear forwarding tables reaches its destination with no loop
+// and no black hole, the hop counts of the routes against the topology's
+// minimum, how evenly the destinations spread over the switch ports, the
+// credit loops of the channel dependency graph of (port, VL) channels, the
+// Up/Down rule from a set of root switches, and the multicast trees of the
+// multicast forwarding tables.
+//
+// A Fabric is filled either by the loaders of opensm's dumps (ReadSubnet
+// for opensm-subnet.lst, ReadFDBs for opensm.fdbs, ReadMCFDBs for
+// opensm.mcfdbs, ReadPathSLs and ReadSL2VL for ibdmchk's -c and -d files)
+// or by its constructor methods (AddNode, Connect, SetLFT, SetMFT,
+// SetPathSL, SetSL2VL), so a live sweep of the fabric fills the same
+// model.
+//
+// The checks follow each destination's tree through the forwarding tables
+// once instead of tracing every pair of ports, and search the dependency
+// graph for cycles iteratively, so fabrics of tens of thousands of ports
+// are checked in seconds and deep graphs cannot overflow a stack.
+package routecheck
