@@ -78,6 +78,9 @@ func rpingRunClient(o *rpingOptions, id *rdmacm.ID) error {
 		if err := id.Establish(); err != nil {
 			return err
 		}
+	} else if o.SelfQP && v.qp.State() < verbs.QPStateRTS {
+		// iWARP: the kernel moved the QP when it connected.
+		v.qp.Moved(verbs.QPStateRTS)
 	}
 	o.debugf("rdma_connect successful\n")
 	ctx, stop := rpingWatch(o.ctx, id)
