@@ -58,7 +58,7 @@ cm_self() {
 		echo "  rdmacm-utils $1 against itself: both exit 0"
 	else
 		echo "  rdmacm-utils $1 against itself: server exit $cm_srv_rc, client exit $cm_cli_rc (124: timed out)"
-		tail -3 "/tmp/$1.srv" "/tmp/$1.srv.err" "/tmp/$1.cli" "/tmp/$1.cli.err" | sed 's/^/    /'
+		tail -n 3 "/tmp/$1.srv" "/tmp/$1.srv.err" "/tmp/$1.cli" "/tmp/$1.cli.err" | sed 's/^/    /'
 	fi
 }
 
@@ -114,7 +114,8 @@ rping_faults() {
 	[ "$(cm_ids)" -eq 0 ] || { fail "rping $dev: CM IDs left after the failed connects"; rdma resource show cm_id; }
 	# A server killed mid-transfer: ibtool's client pings forever (-C 0)
 	# until the server is gone.
-	timeout 60 rping -s -a $CM_B -p 7178 >/dev/null 2>&1 &
+	# No timeout(1) in front: the kill must reach rping itself.
+	rping -s -a $CM_B -p 7178 >/dev/null 2>&1 &
 	srv=$!
 	wait_cm_listen 7178
 	timeout 60 "$IBTOOL" rping -c -a $CM_B -p 7178 -v >/tmp/rping-kill.out 2>/tmp/rping-kill.err &
@@ -142,15 +143,18 @@ sleep 1
 # What rdmacm-utils itself does here (docs/differences.md).
 cm_self rping-self-rxe 7180 rping -s -a $CM_B -p 7180 -C 3 -v -- rping -c -a $CM_B -p 7180 -C 3 -v -V
 cm_self ucmatose-self-rxe 7181 ucmatose -b $CM_B -p 7181 -c 2 -C 3 -- ucmatose -s $CM_B -p 7181 -c 2 -C 3
-cm_self udaddy-self-rxe 7182 udaddy -b $CM_B -p 7182 -c 2 -C 3 -- udaddy -s $CM_B -p 7182 -c 2 -C 3
+# udaddy has no port option (-p is its port space): it uses 7174.
+cm_self udaddy-self-rxe 7174 udaddy -b $CM_B -c 2 -C 3 -- udaddy -s $CM_B -c 2 -C 3
 cm_self cmtime-self-rxe 7183 cmtime -b $CM_B -p 7183 -c 10 -- cmtime -s $CM_B -p 7183 -c 10
 cm_self rdma_server-self-rxe 7471 rdma_server -s $CM_B -p 7471 -- rdma_client -s $CM_B -p 7471
 timeout 30 mckey -m 239.1.2.3 -b $CM_B -C 3 >/tmp/mckey-recv.out 2>&1 &
 mk=$!
 sleep 2
 timeout 30 mckey -m 239.1.2.3 -b $CM_A -s -C 3 >/tmp/mckey-send.out 2>&1
-echo "  rdmacm-utils mckey sender: exit $?; receiver: $(wait $mk; echo exit $?)"
-tail -3 /tmp/mckey-send.out /tmp/mckey-recv.out | sed 's/^/    /'
+mks=$?
+wait $mk
+echo "  rdmacm-utils mckey sender: exit $mks; receiver: exit $?"
+tail -n 3 /tmp/mckey-send.out /tmp/mckey-recv.out | sed 's/^/    /'
 rping_interop rxe
 rping_faults rxe
 rdma link delete rxecm0
