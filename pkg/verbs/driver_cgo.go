@@ -342,6 +342,8 @@ func (d *cDriver) modifyQP(qp handle, m qpModify) error {
 	case QPStateRTS:
 		s := m.rts
 		rc, err = C.ibt_to_rts(q, C.uint32_t(s.SQPSN), C.int(s.Timeout), C.int(s.RetryCnt), C.int(s.RNRRetry), C.int(s.MaxRdAtomic))
+	case QPStateErr, QPStateSQD:
+		rc, err = C.ibt_to_state(q, C.int(m.to))
 	default:
 		return syscall.EINVAL
 	}

@@ -463,6 +463,14 @@ int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int r
 		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
+// ibt_to_state moves qp to state (ERR, SQD) setting nothing else.
+int ibt_to_state(struct ibv_qp *qp, int state) {
+	struct ibv_qp_attr a;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = state;
+	return ibtv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
 // ibt_wait_channel waits up to ms milliseconds for an event on ch: 1 when
 // one is there, 0 when none came, -1 with errno.
 int ibt_wait_channel(struct ibv_comp_channel *ch, int ms) {

@@ -87,6 +87,7 @@ int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint32_t rq_
 struct ibv_ah *ibt_create_ah(struct ibv_pd *pd, int port, int dlid, int sl, int global, const uint8_t *dgid,
 		int sgid_index, int hop_limit, int tclass, uint32_t flow_label);
 int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int rnr_retry, int max_rd_atomic);
+int ibt_to_state(struct ibv_qp *qp, int state);
 
 /* Devices: the fields of a device list, a device and a context that Go
  * reads, and a GID with its type. */

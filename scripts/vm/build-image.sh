@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Builds (once, cached) the Debian bookworm guest for the real-kernel tests:
 # a root file system image with the Debian kernel, rdma-core, the verbs
-# providers (rxe), perftest, infiniband-diags, tcpdump and the NFS server and
-# client (checks/50-nfs-rdma.sh), plus the kernel and initrd to boot it
-# with. Debian's kernel is built without Soft-iWARP (siw), so the image
-# carries an siw.ko built here from the same kernel's source. Prints the
-# cache directory. Needs root (debootstrap).
+# providers (rxe), perftest, infiniband-diags, tcpdump, the NFS server and
+# client (checks/50-nfs-rdma.sh) and rdmacm-utils (checks/70-rdmacm.sh),
+# plus the kernel and initrd to boot it with. Debian's kernel is built
+# without Soft-iWARP (siw), so the image carries an siw.ko built here from
+# the same kernel's source. Prints the cache directory. Needs root
+# (debootstrap).
 #
 #   scripts/vm/build-image.sh            # IBTOOL_VM_CACHE, default /var/cache/ibtool-vm
 set -euo pipefail
@@ -14,7 +15,7 @@ exec 3>&1 1>&2
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${IBTOOL_VM_CACHE:-/var/cache/ibtool-vm}
 mirror=${IBTOOL_VM_MIRROR:-http://deb.debian.org/debian}
-pkgs=linux-image-amd64,initramfs-tools,kmod,iproute2,rdma-core,ibverbs-providers,ibverbs-utils,perftest,infiniband-diags,libibverbs1,procps,tcpdump,nfs-kernel-server
+pkgs=linux-image-amd64,initramfs-tools,kmod,iproute2,rdma-core,ibverbs-providers,ibverbs-utils,perftest,infiniband-diags,libibverbs1,procps,tcpdump,nfs-kernel-server,rdmacm-utils
 
 # The cache key covers everything that goes into the image.
 key=$(cat "$here/build-image.sh" "$here/guest-init" | sha256sum | cut -c1-12)

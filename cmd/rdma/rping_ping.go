@@ -1,0 +1,167 @@
+package rdma
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// rpingInfo is rping's one message (struct rping_rdma_info): where a
+// buffer is, its key and size, all in network order. The server's
+// go-ahead messages carry zeros.
+type rpingInfo struct {
+	Addr uint64
+	RKey uint32
+	Size uint32
+}
+
+const rpingInfoSize = 16
+
+func (m rpingInfo) put(b []byte) {
+	binary.BigEndian.PutUint64(b[0:], m.Addr)
+	binary.BigEndian.PutUint32(b[8:], m.RKey)
+	binary.BigEndian.PutUint32(b[12:], m.Size)
+}
+
+// parseRpingInfo decodes a received message, which must be 16 bytes.
+func parseRpingInfo(b []byte) (rpingInfo, error) {
+	if len(b) != rpingInfoSize {
+		return rpingInfo{}, fmt.Errorf("Received bogus data, size %d", len(b))
+	}
+	return rpingInfo{Addr: binary.BigEndian.Uint64(b[0:]), RKey: binary.BigEndian.Uint32(b[8:]), Size: binary.BigEndian.Uint32(b[12:])}, nil
+}
+
+// rpingBuf names a local buffer a message advertises.
+type rpingBuf int
+
+const (
+	rpingGoAhead rpingBuf = iota // no buffer: the server's go-ahead
+	rpingStart                   // the client's source buffer, which the server reads
+	rpingSink                    // the rdma buffer: the client's sink, the server's copy
+)
+
+// rpingLink is one connection's data path as the ping loops drive it:
+// the verbs one (rpingVerbs) or a fake in the tests.
+type rpingLink interface {
+	// send posts a SEND of the message advertising buf.
+	send(buf rpingBuf) error
+	// recv waits for the next message from the peer (and posts the next
+	// receive).
+	recv(ctx context.Context) (rpingInfo, error)
+	// read RDMA READs the peer's buffer into this side's rdma buffer and
+	// waits until it is there.
+	read(ctx context.Context, from rpingInfo) error
+	// write RDMA WRITEs the first n bytes of the rdma buffer to the
+	// peer's buffer and waits until it went.
+	write(ctx context.Context, to rpingInfo, n int) error
+	// start and rdma are the local buffers' bytes (start: client only).
+	start() []byte
+	rdma() []byte
+}
+
+// errRpingDisconnected is the cause a connection's context ends with
+// when the CM reports RDMA_CM_EVENT_DISCONNECTED.
+var errRpingDisconnected = errors.New("the peer disconnected")
+
+// rpingFill writes ping number ping into buf as rping does: the format
+// "rdma-ping-%d: ", then letters from 'A' + the ping's offset through
+// 'z' over and over, and a NUL last.
+func rpingFill(buf []byte, ping int) {
+	n := copy(buf, fmt.Sprintf("rdma-ping-%d: ", ping))
+	c := byte(65 + ping%58)
+	for i := n; i < len(buf); i++ {
+		buf[i] = c
+		if c++; c > 122 {
+			c = 65
+		}
+	}
+	buf[len(buf)-1] = 0
+}
+
+// cString is the bytes of b up to its first NUL.
+func cString(b []byte) []byte {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		return b[:i]
+	}
+	return b
+}
+
+// rpingClient runs count pings (forever for 0) over l, printing each
+// one's data with verbose and checking it with validate.
+func rpingClient(ctx context.Context, l rpingLink, count int, verbose, validate bool, out io.Writer) error {
+	for ping := 0; count == 0 || ping < count; ping++ {
+		rpingFill(l.start(), ping)
+		if err := l.send(rpingStart); err != nil {
+			return fmt.Errorf("ping %d: %w", ping, err)
+		}
+		// The server read the source buffer.
+		if _, err := l.recv(ctx); err != nil {
+			return rpingPeerErr(ctx, "ping %d: waiting for the server to read the data: %w", ping, err)
+		}
+		if err := l.send(rpingSink); err != nil {
+			return fmt.Errorf("ping %d: %w", ping, err)
+		}
+		// The server wrote the data back.
+		if _, err := l.recv(ctx); err != nil {
+			return rpingPeerErr(ctx, "ping %d: waiting for the server to write the data back: %w", ping, err)
+		}
+		if validate && !bytes.Equal(l.start(), l.rdma()) {
+			return fmt.Errorf("ping %d: data mismatch!", ping)
+		}
+		if verbose {
+			fmt.Fprintf(out, "ping data: %s\n", cString(l.rdma()))
+		}
+	}
+	return nil
+}
+
+// rpingServer answers pings over l until the client disconnects between
+// two pings; a client gone in the middle of one is an error.
+func rpingServer(ctx context.Context, l rpingLink, verbose bool, out io.Writer) error {
+	for ping := 0; ; ping++ {
+		src, err := l.recv(ctx)
+		if err != nil {
+			if errors.Is(context.Cause(ctx), errRpingDisconnected) {
+				return nil
+			}
+			return fmt.Errorf("ping %d: waiting for the client's source buffer: %w", ping, err)
+		}
+		if int(src.Size) > len(l.rdma()) {
+			return fmt.Errorf("ping %d: the client's %d bytes do not fit in this side's %d (-S)", ping, src.Size, len(l.rdma()))
+		}
+		if err := l.read(ctx, src); err != nil {
+			return rpingPeerErr(ctx, "ping %d: RDMA READ of the client's data: %w", ping, err)
+		}
+		if verbose {
+			fmt.Fprintf(out, "server ping data: %s\n", cString(l.rdma()))
+		}
+		if err := l.send(rpingGoAhead); err != nil {
+			return fmt.Errorf("ping %d: %w", ping, err)
+		}
+		sink, err := l.recv(ctx)
+		if err != nil {
+			return rpingPeerErr(ctx, "ping %d: waiting for the client's sink buffer: %w", ping, err)
+		}
+		n := min(len(cString(l.rdma()))+1, len(l.rdma()))
+		if n > int(sink.Size) {
+			return fmt.Errorf("ping %d: %d bytes do not fit in the client's sink of %d", ping, n, sink.Size)
+		}
+		if err := l.write(ctx, sink, n); err != nil {
+			return rpingPeerErr(ctx, "ping %d: RDMA WRITE of the data back: %w", ping, err)
+		}
+		if err := l.send(rpingGoAhead); err != nil {
+			return fmt.Errorf("ping %d: %w", ping, err)
+		}
+	}
+}
+
+// rpingPeerErr wraps err, saying so when the peer disconnected.
+func rpingPeerErr(ctx context.Context, format string, ping int, err error) error {
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		err = cause
+	}
+	return fmt.Errorf(format, ping, err)
+}

@@ -1,0 +1,68 @@
+package rdmacm
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+)
+
+// Multicast is a multicast group a UD ID joined.
+type Multicast struct {
+	id     *ID
+	handle uint32
+	uid    uint64
+	// Addr is the group's address.
+	Addr netip.Addr
+}
+
+// JoinMulticast joins the UD ID to the group at addr (sendOnly: as a
+// send-only full member) and waits until the join completes or ctx
+// ends. The event's UD carries the group's QP number (0xffffff), Q_Key
+// and address vector, to send to the group with.
+func (id *ID) JoinMulticast(ctx context.Context, addr netip.Addr, sendOnly bool) (*Multicast, *Event, error) {
+	id.ch.mu.Lock()
+	id.ch.nextUID++
+	mc := &Multicast{id: id, uid: id.ch.nextUID, Addr: addr}
+	id.ch.mu.Unlock()
+	in := make([]byte, joinMcastSize)
+	le.PutUint64(in[8:], mc.uid)
+	le.PutUint32(in[16:], id.handle)
+	n := putSockaddr(in[24:], netip.AddrPortFrom(addr, 0))
+	if n == 0 {
+		return nil, nil, &Error{Op: "join multicast", Err: fmt.Errorf("no group address")}
+	}
+	le.PutUint16(in[20:], uint16(n))
+	if sendOnly {
+		le.PutUint16(in[22:], 1) // RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER
+	}
+	out := make([]byte, joinMcastResp)
+	ap := netip.AddrPortFrom(addr, 0)
+	id.ch.mu.Lock()
+	id.ch.mcs[mc.uid] = mc
+	id.ch.mu.Unlock()
+	if err := id.command("join multicast", ap, cmdJoinMcast, in, 0, out); err != nil {
+		id.ch.mu.Lock()
+		delete(id.ch.mcs, mc.uid)
+		id.ch.mu.Unlock()
+		return nil, nil, err
+	}
+	mc.handle = le.Uint32(out)
+	ev, err := id.expect(ctx, "join multicast", ap, EventMulticastJoin)
+	if err != nil {
+		mc.Leave()
+		return nil, ev, err
+	}
+	return mc, ev, nil
+}
+
+// Leave leaves the group.
+func (mc *Multicast) Leave() error {
+	in := make([]byte, leaveMcastSize)
+	le.PutUint32(in[8:], mc.handle)
+	out := make([]byte, destroyIDResp)
+	err := mc.id.command("leave multicast", netip.AddrPortFrom(mc.Addr, 0), cmdLeaveMcast, in, 0, out)
+	mc.id.ch.mu.Lock()
+	delete(mc.id.ch.mcs, mc.uid)
+	mc.id.ch.mu.Unlock()
+	return err
+}
