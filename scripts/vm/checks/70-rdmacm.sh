@@ -5,6 +5,13 @@
 # pair (veth_up in guest-test.sh), and the faults: an address nobody
 # has, a port nobody listens on, and a server killed mid-transfer end
 # ibtool's client with one clear line and exit 3, and no CM ID is left.
+# Opt-in for now: it runs only when IBTOOL_VM_ONLY names it ('70-*'). Its
+# killed-server fault step is not yet confirmed in a guest run, and its
+# ~8 min of guest time does not fit the default run's watchdog.
+if [ -z "$ONLY" ]; then
+	echo "skip: 70-rdmacm.sh runs only with IBTOOL_VM_ONLY='70-*'"
+	return 0
+fi
 mkdir -p "$H/out"
 modprobe rdma_ucm
 CM_A=198.51.100.1
