@@ -34,8 +34,16 @@ func (s CounterSource) String() string {
 // infiniband_exporter's order: the data and packet counters, the unicast
 // and multicast packet counters, the error counters (PortErrorCounters),
 // PortXmitWait and QP1Dropped.
-var PortCounterNames = slices.Concat(PortDataCounters, PortExtendedDataCounters, PortErrorCounters,
-	[]string{"PortXmitWait", "QP1Dropped"})
+// It is a literal (PortDataCounters, PortExtendedDataCounters,
+// PortErrorCounters, then the two) so that package init builds nothing.
+var PortCounterNames = []string{
+	"PortXmitData", "PortRcvData", "PortXmitPkts", "PortRcvPkts",
+	"PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMulticastXmitPkts", "PortMulticastRcvPkts",
+	"SymbolErrorCounter", "LinkErrorRecoveryCounter", "LinkDownedCounter", "PortRcvErrors",
+	"PortRcvRemotePhysicalErrors", "PortRcvSwitchRelayErrors", "PortXmitDiscards", "PortXmitConstraintErrors",
+	"PortRcvConstraintErrors", "LocalLinkIntegrityErrors", "ExcessiveBufferOverrunErrors", "VL15Dropped",
+	"PortXmitWait", "QP1Dropped",
+}
 
 // CounterSource returns where a PMA with capabilities p keeps the port
 // counter named (a field of PortCounters or PortCountersExtended), as

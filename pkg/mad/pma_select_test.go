@@ -3,6 +3,7 @@ package mad_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -177,4 +178,11 @@ func ExamplePMACapabilities_CounterSource() {
 	// PortUnicastXmitPkts: none
 	// SymbolErrorCounter: PortCounters
 	// PortXmitWait: PortCounters
+}
+
+func TestPortCounterNamesIsTheConcatenation(t *testing.T) {
+	want := slices.Concat(mad.PortDataCounters, mad.PortExtendedDataCounters, mad.PortErrorCounters, []string{"PortXmitWait", "QP1Dropped"})
+	if !slices.Equal(mad.PortCounterNames, want) {
+		t.Errorf("PortCounterNames = %v, want %v", mad.PortCounterNames, want)
+	}
 }
