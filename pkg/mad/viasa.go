@@ -231,9 +231,11 @@ func (t *Transactor) doViaSA(ctx context.Context, r *Request) (*Response, error)
 	}
 	h.MarshalTo(out)
 	copy(out[SMPDataOffset:], rec[off:off+n])
-	if r.AttrID == AttrNodeInfo && end.port != 0 {
-		// A directed SMP's NodeInfo names the port it entered by; the
-		// SA's record names the port the SM's did.
+	if (r.AttrID == AttrNodeInfo || r.AttrID == AttrPortInfo) && end.port != 0 {
+		// A directed SMP's NodeInfo and PortInfo name the port it
+		// entered by (LocalPortNum, whatever port PortInfo is of); the
+		// SA's record names the port the SM's did, which on parallel
+		// links may be another.
 		if f, ok := attr.Field("LocalPortNum"); ok {
 			out[SMPDataOffset+f.Offset/8] = end.port
 		}

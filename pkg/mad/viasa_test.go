@@ -124,6 +124,10 @@ func TestViaSA(t *testing.T) {
 	if r, err := get(mad.DRPath(0, 2, 2), mad.AttrNodeInfo, 0); err != nil || r.Data()[36] != 1 {
 		t.Errorf("NodeInfo by 0,2,2: LocalPortNum of %v, %v; want 1", r, err)
 	}
+	// So does PortInfo, of any port: the fake's record of port 2 says 3.
+	if r, err := get(mad.DRPath(0, 2, 2), mad.AttrPortInfo, 2); err != nil || r.Data()[28] != 1 || r.Data()[27] != 3 {
+		t.Errorf("PortInfo 2 by 0,2,2: LocalPortNum of %v, %v; want 1 and the record's other bytes", r, err)
+	}
 	var links []string
 	for _, q := range fake.reqs[before:] {
 		if binary.BigEndian.Uint16(q.MAD[16:]) == 0x20 {
