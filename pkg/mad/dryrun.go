@@ -10,18 +10,6 @@ import (
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
-// ChangesState reports whether a request of method m may change something
-// at its receiver or set it acting: every method but the Gets (Get,
-// GetTable, GetTraceTable, GetMulti) and the responses. A method without a
-// name counts as one that changes state, so a dry run never sends it.
-func (m Method) ChangesState() bool {
-	switch m {
-	case MethodGet, MethodGetTable, MethodGetTraceTable, MethodGetMulti:
-		return false
-	}
-	return !m.IsResponse()
-}
-
 // Plan is a request a dry run kept from the transport because its method
 // changes state (TransactorOptions.DryRun): what it is, the local port it
 // would leave from, its route, and the attribute fields it would write.

@@ -32,7 +32,7 @@ func LayoutOfMAD(h Header) (*Layout, int) {
 			continue
 		}
 		if l.ID == AttrCongestionLogSwitch && class == ClassCC {
-			return l, ccLogDataOffset
+			return l, CongestionLogDataOffset
 		}
 		return l, SMPDataOffset
 	}
@@ -82,3 +82,6 @@ func AppendMADDump(b, m []byte) ([]byte, error) {
 	b = fmt.Appendf(b, "# %s\n", l.Name)
 	return l.AppendDump(b, m[off:]), nil
 }
+
+// CongestionLogDataOffset is where CongestionLog's data starts in the MAD.
+const CongestionLogDataOffset = 32

@@ -74,10 +74,7 @@ func (q *Querier) request(l *Layout, m Method, mod uint32, data, before []byte) 
 		// IBA A10.4.3.5: CongestionLog's data follows the CC_Key at
 		// byte 32, not at 64 as other CC attributes'; its switch and CA
 		// layouts are one attribute.
-		r.DataOffset, r.Name = ccLogDataOffset, "CongestionLog"
+		r.DataOffset, r.Name = CongestionLogDataOffset, "CongestionLog"
 	}
 	return r
 }
-
-// ccLogDataOffset is where CongestionLog's data starts in the MAD.
-const ccLogDataOffset = 32

@@ -41,14 +41,6 @@ type Request struct {
 	Before []byte
 }
 
-// The SA header (IBA 15.2.1.1): after the RMPP header, the SM_Key, the
-// AttributeOffset (in 8-byte words) and the ComponentMask.
-const (
-	saSMKeyOffset         = 36
-	saAttrOffsetOffset    = 44
-	saComponentMaskOffset = 48
-)
-
 // dataStart returns where r's attribute data starts in a MAD of class c.
 func (r *Request) dataStart(c Class) (int, error) {
 	if r.DataOffset != 0 {
@@ -122,9 +114,9 @@ func (r *Request) respAttr() AttrID {
 	return r.AttrID
 }
 
-// encode writes the request into mad (at least Size bytes; a GetMulti's
+// encode writes the request into buf (at least Size bytes; a GetMulti's
 // may be longer, for its data) and returns the class it goes as.
-func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
+func (r *Request) encode(buf []byte, tid uint64) (Class, error) {
 	class, err := r.class()
 	if err != nil {
 		return 0, err
@@ -139,10 +131,10 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 	if err != nil {
 		return 0, err
 	}
-	if len(r.Data) > len(mad)-off {
-		return 0, fmt.Errorf("%v: %d bytes of data; the class has room for %d", r, len(r.Data), len(mad)-off)
+	if len(r.Data) > len(buf)-off {
+		return 0, fmt.Errorf("%v: %d bytes of data; the class has room for %d", r, len(r.Data), len(buf)-off)
 	}
-	clear(mad)
+	clear(buf)
 	version := r.ClassVersion
 	if version == 0 {
 		version = 1
@@ -159,7 +151,7 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 		AttrID:       r.AttrID,
 		AttrMod:      r.AttrMod,
 	}
-	if err := h.MarshalTo(mad); err != nil {
+	if err := h.MarshalTo(buf); err != nil {
 		return 0, err
 	}
 	switch class {
@@ -171,20 +163,20 @@ func (r *Request) encode(mad []byte, tid uint64) (Class, error) {
 			DrDLID:   0xffff,
 		}
 		copy(d.InitialPath[:], r.Path.DR)
-		if err := d.MarshalTo(mad); err != nil {
+		if err := d.MarshalTo(buf); err != nil {
 			return 0, err
 		}
 	case ClassSMI, ClassCC:
-		binary.BigEndian.PutUint64(mad[drMKeyOffset:], r.MKey)
+		binary.BigEndian.PutUint64(buf[MKeyOffset:], r.MKey)
 	}
 	if class == ClassSA {
-		binary.BigEndian.PutUint64(mad[saSMKeyOffset:], r.MKey)
-		binary.BigEndian.PutUint64(mad[saComponentMaskOffset:], r.ComponentMask)
+		binary.BigEndian.PutUint64(buf[SASMKeyOffset:], r.MKey)
+		binary.BigEndian.PutUint64(buf[SAComponentMaskOffset:], r.ComponentMask)
 	}
 	if class.IsVendorRange2() {
-		mad[37], mad[38], mad[39] = byte(r.OUI>>16), byte(r.OUI>>8), byte(r.OUI)
+		buf[37], buf[38], buf[39] = byte(r.OUI>>16), byte(r.OUI>>8), byte(r.OUI)
 	}
-	copy(mad[off:], r.Data)
+	copy(buf[off:], r.Data)
 	return class, nil
 }
 

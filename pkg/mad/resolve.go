@@ -50,20 +50,6 @@ func (sa *SAAddress) pkeyIndex(pkey uint16) (uint16, bool) {
 // defaultGIDPrefx is the default subnet prefix, fe80::/64.
 const defaultGIDPrefx = 0xfe80000000000000
 
-// componentMask returns the component mask bits of the named members of
-// an SA record (generated from attributes.tbl).
-func componentMask(l *Layout, members ...string) uint64 {
-	var m uint64
-	for _, name := range members {
-		c, ok := l.Component(name)
-		if !ok {
-			panic("mad: " + l.Name + " has no member " + name)
-		}
-		m |= c.Mask
-	}
-	return m
-}
-
 // resolved is a port GUID's path, once asked.
 type resolved struct {
 	lid       rdma.LID
@@ -138,7 +124,7 @@ func (t *Transactor) askPath(ctx context.Context, gid rdma.GID, what string) res
 	rec, _ := q.MarshalBinary()
 	smPath := Path{LID: sa.SMLID, SL: sa.SL}
 	r, err := t.Do(ctx, &Request{Path: smPath, Class: ClassSA, Method: MethodGet, AttrID: AttrPathRecord,
-		Name: "PathRecord", Data: rec, ComponentMask: componentMask(&layoutPathRecord, "DGID", "SGID")})
+		Name: "PathRecord", Data: rec, ComponentMask: (*PathRecord)(nil).Layout().ComponentMask("DGID", "SGID")})
 	if err != nil {
 		return resolved{err: fmt.Errorf("resolving %s through the SA: %w", what, err)}
 	}

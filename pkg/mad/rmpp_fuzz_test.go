@@ -97,7 +97,7 @@ func FuzzRMPPSender(f *testing.F) {
 			k := min(len(in), Size)
 			var segs [][]byte
 			var err error
-			if k < rmppDataStart {
+			if k < RMPPDataStart {
 				segs, err = s.Timeout()
 			} else {
 				segs, err = s.Handle(in[:k])

@@ -36,8 +36,8 @@ type RMPPSender struct {
 // request's as it should go), then the data. A msg whose data fits one
 // segment still goes as one RMPP segment, First and Last.
 func NewRMPPSender(msg []byte, hdrLen int) (*RMPPSender, error) {
-	if hdrLen < rmppDataStart || hdrLen >= Size || len(msg) < hdrLen {
-		return nil, fmt.Errorf("an RMPP message needs its %d header bytes (at least %d, less than %d), it has %d", hdrLen, rmppDataStart, Size, len(msg))
+	if hdrLen < RMPPDataStart || hdrLen >= Size || len(msg) < hdrLen {
+		return nil, fmt.Errorf("an RMPP message needs its %d header bytes (at least %d, less than %d), it has %d", hdrLen, RMPPDataStart, Size, len(msg))
 	}
 	if len(msg)-hdrLen > rmppMaxMessage {
 		return nil, fmt.Errorf("an RMPP message of %d bytes is longer than %d", len(msg)-hdrLen, rmppMaxMessage)
@@ -75,7 +75,7 @@ func (s *RMPPSender) Handle(m []byte) ([][]byte, error) {
 	if err := h.UnmarshalBinary(m); err != nil {
 		return nil, &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: RMPPStatusUnspecified, Detail: err.Error()}
 	}
-	if h.Version != rmppVersion {
+	if h.Version != RMPPVersion {
 		return nil, &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: RMPPStatusBadVersion, Detail: fmt.Sprintf("RMPP version %d", h.Version)}
 	}
 	switch h.Type {
@@ -132,7 +132,7 @@ func (s *RMPPSender) Timeout() ([][]byte, error) {
 func RMPPAbort(m []byte, hdrLen int, status uint8) []byte {
 	out := make([]byte, Size)
 	copy(out, m[:min(hdrLen, len(m))])
-	(&RMPPHeader{Version: rmppVersion, Type: RMPPTypeAbort, Flags: RMPPActive, RespTime: rmppRespTimeDefault, Status: status}).MarshalTo(out)
+	(&RMPPHeader{Version: RMPPVersion, Type: RMPPTypeAbort, Flags: RMPPActive, RespTime: rmppRespTimeDefault, Status: status}).MarshalTo(out)
 	return out
 }
 
@@ -197,7 +197,7 @@ func (r *RMPPSends) send(ctx context.Context, k rmppKey, o *rmppOut, segs [][]by
 // transfer that ends badly returns its *RMPPError (an ABORT the
 // receiver's ACK called for has been sent).
 func (r *RMPPSends) Take(ctx context.Context, p *Packet) (bool, error) {
-	if len(p.MAD) < rmppDataStart || !IsRMPPActive(Class(p.MAD[1]), p.MAD) || RMPPType(p.MAD[RMPPHeaderOffset+1]) == RMPPTypeData {
+	if len(p.MAD) < RMPPDataStart || !IsRMPPActive(Class(p.MAD[1]), p.MAD) || RMPPType(p.MAD[RMPPHeaderOffset+1]) == RMPPTypeData {
 		return false, nil
 	}
 	k := rmppKey{p.Addr.LID, p.Addr.QPN, binary.BigEndian.Uint64(p.MAD[8:])}

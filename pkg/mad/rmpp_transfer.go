@@ -248,7 +248,7 @@ func (t *Transactor) takeAck(ctx context.Context, x *rmppTransfer, p *Packet) bo
 // request goes again when its window's timer runs out, as after any
 // loss; an ABORT is not sent again.
 func (x *rmppTransfer) takeBounced(p *Packet) {
-	if len(p.MAD) < rmppDataStart || RMPPType(p.MAD[RMPPHeaderOffset+1]) != RMPPTypeAck {
+	if len(p.MAD) < RMPPDataStart || RMPPType(p.MAD[RMPPHeaderOffset+1]) != RMPPTypeAck {
 		return
 	}
 	x.mu.Lock()

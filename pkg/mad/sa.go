@@ -72,7 +72,7 @@ func (t *Transactor) QuerySA(ctx context.Context, q *SAQuery) (*SAResult, error)
 	if err != nil {
 		return nil, err
 	}
-	res := &SAResult{Response: r, RecordLen: int(binary.BigEndian.Uint16(r.MAD[saAttrOffsetOffset:])) * 8}
+	res := &SAResult{Response: r, RecordLen: int(binary.BigEndian.Uint16(r.MAD[SAAttributeOffsetOffset:])) * 8}
 	data := r.Data()
 	switch {
 	case r.Header.Method != MethodGetTableResp && r.Header.Method != MethodGetTraceTableResp && r.Header.Method != MethodGetMultiResp:
@@ -92,52 +92,6 @@ func (t *Transactor) QuerySA(ctx context.Context, q *SAQuery) (*SAResult, error)
 	return res, nil
 }
 
-// SA status codes: the class-specific bits 8-14 of an SA response's status
-// (IBA 15.2.1.1, table 197).
-var saStatusNames = []string{
-	1: "ERR_NO_RESOURCES",
-	2: "ERR_REQ_INVALID",
-	3: "ERR_NO_RECORDS",
-	4: "ERR_TOO_MANY_RECORDS",
-	5: "ERR_REQ_INVALID_GID",
-	6: "ERR_REQ_INSUFFICIENT_COMPONENTS",
-	7: "ERR_REQ_DENIED",
-	8: "ERR_STATUS_PRIO_SUGGESTED",
-}
-
-var saStatusText = []string{
-	1: "the SA has no resources to answer",
-	2: "the request is invalid",
-	3: "no records match the request",
-	4: "more than one record matches a Get",
-	5: "the request names a GID the SA does not know",
-	6: "the component mask selects too little",
-	7: "the request is denied",
-	8: "the answer carries a suggested priority",
-}
-
-// SAStatusName returns the spec's name of an SA status code (bits 8-14
-// of the status): "ERR_NO_RECORDS".
-func SAStatusName(code uint8) string {
-	if int(code) < len(saStatusNames) && saStatusNames[code] != "" {
-		return saStatusNames[code]
-	}
-	return fmt.Sprintf("SA status %d", code)
-}
-
-// describeClass names the class-specific status bits of class c: the SA's
-// codes by name and meaning, other classes' in hex.
-func describeClass(c Class, cs Status) string {
-	if c == ClassSA {
-		code := uint8(cs >> 8)
-		if int(code) < len(saStatusText) && saStatusText[code] != "" {
-			return SAStatusName(code) + ", " + saStatusText[code]
-		}
-		return SAStatusName(code)
-	}
-	return fmt.Sprintf("class-specific %#04x", uint16(cs))
-}
-
 // PathSLs asks the SA for one reversible PathRecord from the local port to
 // every port (to port GUID dguid only, when not 0) and returns each
 // destination LID's SL, as infiniband-diags' ibqueryerrors does before its
@@ -149,10 +103,10 @@ func (t *Transactor) PathSLs(ctx context.Context, dguid rdma.GUID, timeout time.
 		return nil, errors.New("no SM/SA found: the local port knows no SM LID")
 	}
 	q := PathRecord{SGID: rdma.NewGID(defaultGIDPrefx, sa.PortGUID), Reversible: 1, NumbPath: 1} // one path per pair
-	mask := componentMask(&layoutPathRecord, "SGID", "Reversible", "NumbPath")
+	mask := (*PathRecord)(nil).Layout().ComponentMask("SGID", "Reversible", "NumbPath")
 	if dguid != 0 {
 		q.DGID = rdma.NewGID(defaultGIDPrefx, dguid)
-		mask |= componentMask(&layoutPathRecord, "DGID")
+		mask |= (*PathRecord)(nil).Layout().ComponentMask("DGID")
 	}
 	rec, _ := q.MarshalBinary()
 	res, err := t.QuerySA(ctx, &SAQuery{Method: MethodGetTable, AttrID: AttrPathRecord, Name: "PathRecord",

@@ -312,7 +312,7 @@ func (t *Transactor) transact(ctx context.Context, r *Request) (*Response, error
 		return nil, err
 	}
 	if rmppReq {
-		(&RMPPHeader{Version: rmppVersion, Type: RMPPTypeData, Flags: RMPPActive, RespTime: rmppRespTimeDefault}).MarshalTo(out.MAD)
+		(&RMPPHeader{Version: RMPPVersion, Type: RMPPTypeData, Flags: RMPPActive, RespTime: rmppRespTimeDefault}).MarshalTo(out.MAD)
 	}
 	out.Addr = r.Path.address(class)
 

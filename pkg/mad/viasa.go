@@ -47,9 +47,9 @@ var viaSA = []struct {
 	attr AttrID
 	viaSARecord
 }{
-	{AttrNodeInfo, viaSARecord{record: &layoutNodeRecord, embed: "NodeInfo"}},
-	{AttrNodeDescription, viaSARecord{record: &layoutNodeRecord, embed: "NodeDescription"}},
-	{AttrPortInfo, viaSARecord{record: &layoutPortInfoRecord, embed: "PortInfo", sel: func(mod uint32) []componentValue {
+	{AttrNodeInfo, viaSARecord{record: (*NodeRecord)(nil).Layout(), embed: "NodeInfo"}},
+	{AttrNodeDescription, viaSARecord{record: (*NodeRecord)(nil).Layout(), embed: "NodeDescription"}},
+	{AttrPortInfo, viaSARecord{record: (*PortInfoRecord)(nil).Layout(), embed: "PortInfo", sel: func(mod uint32) []componentValue {
 		if mod == 0 {
 			// The port the SMP would enter: a CA's one record, or a
 			// switch's port 0 (pick).
@@ -57,30 +57,30 @@ var viaSA = []struct {
 		}
 		return []componentValue{{"PortNum", uint64(mod & 0xff)}}
 	}, pick: componentValue{"PortNum", 0}}},
-	{AttrSwitchInfo, viaSARecord{record: &layoutSwitchInfoRecord, embed: "SwitchInfo"}},
-	{AttrGUIDInfo, viaSARecord{record: &layoutGUIDInfoRecord, embed: "GUIDInfo", sel: func(mod uint32) []componentValue {
+	{AttrSwitchInfo, viaSARecord{record: (*SwitchInfoRecord)(nil).Layout(), embed: "SwitchInfo"}},
+	{AttrGUIDInfo, viaSARecord{record: (*GUIDInfoRecord)(nil).Layout(), embed: "GUIDInfo", sel: func(mod uint32) []componentValue {
 		return []componentValue{{"BlockNum", uint64(mod & 0xff)}}
 	}}},
-	{AttrPKeyTable, viaSARecord{record: &layoutPKeyTableRecord, embed: "PKeyTable", sel: func(mod uint32) []componentValue {
+	{AttrPKeyTable, viaSARecord{record: (*PKeyTableRecord)(nil).Layout(), embed: "PKeyTable", sel: func(mod uint32) []componentValue {
 		sel := []componentValue{{"BlockNum", uint64(mod & 0xffff)}}
 		if port := mod >> 16 & 0xff; port != 0 {
 			sel = append(sel, componentValue{"PortNum", uint64(port)})
 		}
 		return sel
 	}}},
-	{AttrSLtoVLMappingTable, viaSARecord{record: &layoutSLtoVLMappingTableRecord, embed: "SLToVLMappingTable", sel: func(mod uint32) []componentValue {
+	{AttrSLtoVLMappingTable, viaSARecord{record: (*SLtoVLMappingTableRecord)(nil).Layout(), embed: "SLToVLMappingTable", sel: func(mod uint32) []componentValue {
 		return []componentValue{{"InputPortNum", uint64(mod >> 8 & 0xff)}, {"OutputPortNum", uint64(mod & 0xff)}}
 	}}},
-	{AttrVLArbitrationTable, viaSARecord{record: &layoutVLArbitrationTableRecord, embed: "VLArbitrationTable", sel: func(mod uint32) []componentValue {
+	{AttrVLArbitrationTable, viaSARecord{record: (*VLArbitrationTableRecord)(nil).Layout(), embed: "VLArbitrationTable", sel: func(mod uint32) []componentValue {
 		return []componentValue{{"OutputPortNum", uint64(mod & 0xff)}, {"BlockNum", uint64(mod >> 16 & 0xff)}}
 	}}},
-	{AttrLinearForwardingTable, viaSARecord{record: &layoutLinearForwardingTableRecord, embed: "LinearForwardingTable", name: "LFTRecord",
+	{AttrLinearForwardingTable, viaSARecord{record: (*LinearForwardingTableRecord)(nil).Layout(), embed: "LinearForwardingTable", name: "LFTRecord",
 		sel: func(mod uint32) []componentValue { return []componentValue{{"BlockNum", uint64(mod & 0xffff)}} }}},
-	{AttrMulticastForwardingTable, viaSARecord{record: &layoutMulticastForwardingTableRecord, embed: "MulticastForwardingTable", name: "MFTRecord",
+	{AttrMulticastForwardingTable, viaSARecord{record: (*MulticastForwardingTableRecord)(nil).Layout(), embed: "MulticastForwardingTable", name: "MFTRecord",
 		sel: func(mod uint32) []componentValue {
 			return []componentValue{{"Position", uint64(mod >> 28)}, {"BlockNum", uint64(mod & 0x1ff)}}
 		}}},
-	{AttrSMInfo, viaSARecord{record: &layoutSMInfoRecord, embed: "SMInfo"}},
+	{AttrSMInfo, viaSARecord{record: (*SMInfoRecord)(nil).Layout(), embed: "SMInfo"}},
 }
 
 // viaSAFor returns the record that carries an SMP attribute.

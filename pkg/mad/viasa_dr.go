@@ -72,12 +72,12 @@ func (t *Transactor) viaSALID(ctx context.Context, p Path) (drEnd, error) {
 	if t.opts.SA != nil {
 		smKey = t.opts.SA.SMKey
 	}
-	from, _ := layoutLinkRecord.Component("FromLID")
-	port, _ := layoutLinkRecord.Component("FromPort")
-	to, _ := layoutLinkRecord.Component("ToLID")
-	toPort, _ := layoutLinkRecord.Component("ToPort")
+	from, _ := (*LinkRecord)(nil).Layout().Component("FromLID")
+	port, _ := (*LinkRecord)(nil).Layout().Component("FromPort")
+	to, _ := (*LinkRecord)(nil).Layout().Component("ToLID")
+	toPort, _ := (*LinkRecord)(nil).Layout().Component("ToPort")
 	for i := start; i < len(p.DR); i++ {
-		rec := make([]byte, layoutLinkRecord.Size)
+		rec := make([]byte, (*LinkRecord)(nil).Layout().Size)
 		from.SetValue(rec, uint64(end.lid))
 		port.SetValue(rec, uint64(p.DR[i]))
 		res, err := t.QuerySA(ctx, &SAQuery{Method: MethodGetTable, AttrID: AttrLinkRecord, Name: "LinkRecord",
@@ -85,7 +85,7 @@ func (t *Transactor) viaSALID(ctx context.Context, p Path) (drEnd, error) {
 		if err != nil {
 			return end, fmt.Errorf("LinkRecord from Lid %d port %d: %w", end.lid, p.DR[i], err)
 		}
-		if len(res.Records) == 0 || len(res.Records[0]) < layoutLinkRecord.Size {
+		if len(res.Records) == 0 || len(res.Records[0]) < (*LinkRecord)(nil).Layout().Size {
 			return end, fmt.Errorf("no LinkRecord from Lid %d port %d", end.lid, p.DR[i])
 		}
 		end = drEnd{lid: rdma.LID(to.Value(res.Records[0])), port: uint8(toPort.Value(res.Records[0]))}
