@@ -11,6 +11,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func init() {
@@ -26,7 +27,7 @@ func init() {
 type ccOp struct {
 	Name, Alias string
 	PortArg     bool
-	run         func(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error)
+	run         func(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error)
 }
 
 var ccOps = []ccOp{
@@ -143,16 +144,16 @@ type ccQueryDoc struct {
 // ccQuerier returns the Querier of ibccquery's and ibccconfig's CC MADs to
 // p, with the CC_Key: every attribute goes as the CC class (ClassPortInfo
 // too).
-func ccQuerier(x *mad.Transactor, p mad.Path, key uint64) *mad.Querier {
-	return &mad.Querier{X: x, Path: p, Key: key, Class: mad.ClassCC}
+func ccQuerier(x *madrpc.Transactor, p mad.Path, key uint64) *madrpc.Querier {
+	return &madrpc.Querier{X: x, Path: p, Key: key, Class: mad.ClassCC}
 }
 
 // ccSwitchPorts reads the target's NodeInfo (an SMP, without the CC_Key)
 // and returns its port count; the target must be a switch. A failed query
 // is said to be what.
-func ccSwitchPorts(ctx context.Context, q *mad.Querier, what string) (int, error) {
+func ccSwitchPorts(ctx context.Context, q *madrpc.Querier, what string) (int, error) {
 	var ni mad.NodeInfo
-	if _, err := mad.NewQuerier(q.X, q.Path).Get(ctx, &ni, 0); err != nil {
+	if _, err := madrpc.NewQuerier(q.X, q.Path).Get(ctx, &ni, 0); err != nil {
 		return 0, cmdutil.WithContext(err, "%s", what)
 	}
 	if ni.NodeType != mad.NodeTypeSwitch {
@@ -186,8 +187,8 @@ func ibccqueryRun(o *ibccqueryOptions) error {
 }
 
 // ccSimple reads one attribute and dumps it under "# Name: target".
-func ccSimple(newAttr func() mad.Attribute, what string) func(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
-	return func(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+func ccSimple(newAttr func() mad.Attribute, what string) func(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+	return func(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
 		a := newAttr()
 		data, err := q.Get(ctx, a, 0)
 		if err != nil {
@@ -210,7 +211,7 @@ type ccLogDoc struct {
 	Log    mad.Attribute   `json:"log"`
 }
 
-func ccCongestionLog(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+func ccCongestionLog(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
 	var sw mad.CongestionLogSwitch
 	data, err := q.Get(ctx, &sw, 0)
 	if err != nil {
@@ -261,7 +262,7 @@ type ccPortSetting struct {
 	Setting *mad.SwitchPortCongestionSettingElement `json:"setting"`
 }
 
-func ccSwitchPortSetting(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+func ccSwitchPortSetting(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
 	nports, err := ccSwitchPorts(ctx, q, "node info query failed")
 	if err != nil {
 		return nil, nil, err
@@ -307,7 +308,7 @@ type ccCADoc struct {
 	Setting *mad.CACongestionSetting `json:"setting"`
 }
 
-func ccCASetting(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+func ccCASetting(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
 	var cs mad.CACongestionSetting
 	data, err := q.Get(ctx, &cs, 0)
 	if err != nil {
@@ -332,7 +333,7 @@ type ccTableDoc struct {
 	Entries   []mad.CongestionControlTableEntry `json:"entries"`
 }
 
-func ccControlTable(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+func ccControlTable(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
 	var cct mad.CongestionControlTable
 	data, err := q.Get(ctx, &cct, 0)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func init() {
@@ -264,19 +265,19 @@ type perfResult struct {
 // perfqueryJSON is perfquery's --json document; its fields are in the
 // order of their keys.
 type perfqueryJSON struct {
-	CapabilityMask  uint16       `json:"capabilityMask"`
-	CapabilityMask2 uint32       `json:"capabilityMask2"`
-	DryRun          []*mad.Plan  `json:"dryRun,omitzero"`
-	ResetPorts      []int        `json:"resetPorts,omitempty"`
-	Results         []perfResult `json:"results"`
-	Target          string       `json:"target"`
+	CapabilityMask  uint16         `json:"capabilityMask"`
+	CapabilityMask2 uint32         `json:"capabilityMask2"`
+	DryRun          []*madrpc.Plan `json:"dryRun,omitzero"`
+	ResetPorts      []int          `json:"resetPorts,omitempty"`
+	Results         []perfResult   `json:"results"`
+	Target          string         `json:"target"`
 }
 
 // perfquery is one run: the target's PMA and its capabilities.
 type perfquery struct {
 	o        *perfqueryOptions
 	ctx      context.Context
-	pma      *mad.PMA
+	pma      *madrpc.PMA
 	caps     mad.PMACapabilities
 	results  []perfResult
 	reset    []int
@@ -299,7 +300,7 @@ func perfqueryRun(o *perfqueryOptions) error {
 	} else if path, err = o.Common.GMPTarget(x, *o.Target, "performance MADs"); err != nil {
 		return err
 	}
-	q := &perfquery{o: o, ctx: o.Common.Context(), pma: mad.NewPMA(x, path)}
+	q := &perfquery{o: o, ctx: o.Common.Context(), pma: madrpc.NewPMA(x, path)}
 	// Text goes out port by port, as infiniband-diags prints it, so a
 	// port that fails half way leaves the ports before it on stdout and
 	// the error on stderr; JSON is one document or nothing.
@@ -349,7 +350,7 @@ func (q *perfquery) run() error {
 	ports := o.Ports
 	loop := emulate || (o.LoopPorts && (o.AllPorts || o.Port == mad.AllPortSelect))
 	if loop {
-		if ports, err = mad.PortNumbers(q.ctx, q.pma.Q); err != nil {
+		if ports, err = madrpc.PortNumbers(q.ctx, q.pma.Q); err != nil {
 			return err
 		}
 		if emulate && !o.LoopPorts {

@@ -11,6 +11,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func init() {
@@ -193,7 +194,7 @@ func queryRun(o *queryOptions) error {
 	if p, err = x.Resolve(o.Common.Context(), p); err != nil {
 		return err
 	}
-	r := &mad.Request{Path: p, Class: o.Class, Method: mad.MethodGet, AttrID: o.Layout.ID, AttrMod: o.AttrMod, Name: o.Layout.Name, Data: o.request}
+	r := &madrpc.Request{Path: p, Class: o.Class, Method: mad.MethodGet, AttrID: o.Layout.ID, AttrMod: o.AttrMod, Name: o.Layout.Name, Data: o.request}
 	if o.Layout.Name == "CongestionLogSwitch" {
 		r.DataOffset = 32
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func init() {
@@ -93,8 +94,8 @@ func smpdumpRun(o *smpdumpOptions) error {
 	if p, err = x.Resolve(o.Common.Context(), p); err != nil {
 		return err
 	}
-	r, err := x.Do(o.Common.Context(), &mad.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrID(o.Attr), AttrMod: o.Mod})
-	var se *mad.StatusError
+	r, err := x.Do(o.Common.Context(), &madrpc.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrID(o.Attr), AttrMod: o.Mod})
+	var se *madrpc.StatusError
 	if err != nil && !(errors.As(err, &se) && r != nil) {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
@@ -29,7 +30,7 @@ type smpqueryOp struct {
 	Name, Alias string
 	PortArg     bool // takes an optional port number
 	// run queries the attribute and renders it.
-	run func(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error)
+	run func(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error)
 }
 
 var smpqueryOps = []smpqueryOp{
@@ -192,7 +193,7 @@ func smpqueryRun(o *smpqueryOptions) error {
 		p = mad.Path{LID: o.CombinedLID, DR: p.DR, DrSLID: o.LocalLID}
 	}
 	o.Path = p
-	res, err := o.Op.run(ctx, mad.NewQuerier(x, p), o)
+	res, err := o.Op.run(ctx, madrpc.NewQuerier(x, p), o)
 	if err != nil {
 		return cmdutil.WithContext(err, "operation %s", o.Op.Name)
 	}
@@ -203,7 +204,7 @@ func smpqueryRun(o *smpqueryOptions) error {
 	return err
 }
 
-func smpqueryNodeInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryNodeInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	var ni mad.NodeInfo
 	data, err := q.Get(ctx, &ni, 0)
 	if err != nil {
@@ -217,7 +218,7 @@ func smpqueryNodeInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (
 	}{&ni, q.Path.String()}}, nil
 }
 
-func smpqueryNodeDesc(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryNodeDesc(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	// NodeInfo first, for the node name map's GUID.
 	ni, err := q.NodeInfo(ctx)
 	if err != nil {
@@ -238,7 +239,7 @@ func smpqueryNodeDesc(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (
 	}{desc, q.Path.String()}}, nil
 }
 
-func smpqueryPortInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryPortInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	mod := uint32(o.Port)
 	if o.Extended {
 		mod |= 1 << 31
@@ -269,7 +270,7 @@ const (
 	vlArbHighBlock = 3
 )
 
-func smpqueryPIE(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryPIE(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	pie, data, err := q.PortInfoExtended(ctx, o.Port)
 	if err != nil {
 		return smpqueryResult{}, err
@@ -283,7 +284,7 @@ func smpqueryPIE(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqu
 	}{o.Port, pie, q.Path.String()}}, nil
 }
 
-func smpquerySwitchInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpquerySwitchInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	var si mad.SwitchInfo
 	data, err := q.Get(ctx, &si, 0)
 	if err != nil {
@@ -297,7 +298,7 @@ func smpquerySwitchInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions)
 	}{&si, q.Path.String()}}, nil
 }
 
-func smpqueryMlnxExtPortInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryMlnxExtPortInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	var mepi mad.MlnxExtPortInfo
 	data, err := q.Get(ctx, &mepi, uint32(o.Port))
 	if err != nil {

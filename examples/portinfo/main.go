@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func main() {
@@ -52,7 +53,7 @@ func run(ctx context.Context, local, target string, num int) error {
 		return err
 	}
 	var pi mad.PortInfo
-	if _, err := mad.NewQuerier(p.Transactor, path).Get(ctx, &pi, uint32(num)); err != nil {
+	if _, err := madrpc.NewQuerier(p.Transactor, path).Get(ctx, &pi, uint32(num)); err != nil {
 		return err
 	}
 	out := fmt.Appendf(nil, "# Port info: %s port %d\n", path, num)

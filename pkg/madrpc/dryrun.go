@@ -1,4 +1,4 @@
-package mad
+package madrpc
 
 import (
 	"bytes"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -29,9 +30,9 @@ type Plan struct {
 	// GID is the destination of a global route.
 	GID *rdma.GID `json:"gid,omitempty"`
 	// Attribute, AttrID and AttrMod are the attribute and its modifier.
-	Attribute string `json:"attribute"`
-	AttrID    AttrID `json:"attributeId"`
-	AttrMod   uint32 `json:"attributeModifier"`
+	Attribute string     `json:"attribute"`
+	AttrID    mad.AttrID `json:"attributeId"`
+	AttrMod   uint32     `json:"attributeModifier"`
 	// Fields are the attribute fields the MAD would write (see
 	// PlannedFields), in the attribute's order.
 	Fields []PlannedField `json:"fields"`
@@ -61,7 +62,7 @@ type PlannedField struct {
 // code that reads a reply finds data and no port is said to have answered.
 func (t *Transactor) plan(ctx context.Context, r *Request) (*Response, error) {
 	r = t.withMKey(r)
-	m := make([]byte, Size)
+	m := make([]byte, mad.Size)
 	class, err := r.encode(m, 0)
 	if err != nil {
 		return nil, err
@@ -70,21 +71,21 @@ func (t *Transactor) plan(ctx context.Context, r *Request) (*Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	end := Size
+	end := mad.Size
 	if class.IsSMP() {
-		end = off + SMPDataLen
+		end = off + mad.SMPDataLen
 	}
 	if err := t.opts.DryRun(ctx, newPlan(t.tr.LocalPort(), r, class, m[off:end])); err != nil {
 		return nil, fmt.Errorf("%v to %v: %w", r, r.Path, err)
 	}
-	m[3] = byte(MethodGetResp)
-	var h Header
+	m[3] = byte(mad.MethodGetResp)
+	var h mad.Header
 	h.UnmarshalBinary(m)
 	return &Response{Header: h, MAD: m, DryRun: true, data: off, end: end}, nil
 }
 
 // newPlan describes r, going as class from local with data.
-func newPlan(local LocalPort, r *Request, class Class, data []byte) *Plan {
+func newPlan(local mad.LocalPort, r *Request, class mad.Class, data []byte) *Plan {
 	p := &Plan{
 		Request:   r.String(),
 		Device:    local.Device,
@@ -116,9 +117,9 @@ func newPlan(local LocalPort, r *Request, class Class, data []byte) *Plan {
 // nothing). The elements of a block attribute (congestion control's
 // tables) are named Entry[i].Field. Data of an attribute without a layout
 // is one field, Data, in hex without its trailing zero bytes.
-func PlannedFields(c Class, id AttrID, data, before []byte) []PlannedField {
-	if c == ClassSMIDirect {
-		c = ClassSMI
+func PlannedFields(c mad.Class, id mad.AttrID, data, before []byte) []PlannedField {
+	if c == mad.ClassSMIDirect {
+		c = mad.ClassSMI
 	}
 	l := layoutOf(c, id)
 	if l == nil {
@@ -128,7 +129,7 @@ func PlannedFields(c Class, id AttrID, data, before []byte) []PlannedField {
 		}
 		return []PlannedField{{Name: "Data", Text: hex.EncodeToString(d)}}
 	}
-	noChange := l.Class == ClassSMI && l.ID == AttrPortInfo
+	noChange := l.Class == mad.ClassSMI && l.ID == mad.AttrPortInfo
 	out := appendPlanned(nil, "", l.Fields, data, before, noChange)
 	if b := l.Block; b != nil {
 		for i := 0; i < b.Count; i++ {
@@ -144,7 +145,7 @@ func PlannedFields(c Class, id AttrID, data, before []byte) []PlannedField {
 
 // appendPlanned appends the fields a plan shows (PlannedFields), named
 // with prefix.
-func appendPlanned(out []PlannedField, prefix string, fields []Field, data, before []byte, noChange bool) []PlannedField {
+func appendPlanned(out []PlannedField, prefix string, fields []mad.Field, data, before []byte, noChange bool) []PlannedField {
 	for _, f := range fields {
 		if (f.Offset+f.Width+7)/8 > len(data) {
 			continue
@@ -187,25 +188,25 @@ func portInfoNoChange(name string) bool {
 // planText is the field's value in data on one line: as libibmad prints
 // it, read where the spec places the field; text without quotes; a
 // capability mask in hex without its names; wide fields in hex.
-func planText(f Field, data []byte) string {
+func planText(f mad.Field, data []byte) string {
 	f.DumpOffset = f.Offset
 	switch {
-	case f.Format == FormatString:
+	case f.Format == mad.FormatString:
 		s := data[f.Offset/8 : (f.Offset+f.Width)/8]
 		if i := bytes.IndexByte(s, 0); i >= 0 {
 			s = s[:i]
 		}
 		return string(s)
-	case f.Format == FormatArray, f.Width > 64:
+	case f.Format == mad.FormatArray, f.Width > 64:
 		return hex.EncodeToString(data[f.Offset/8 : (f.Offset+f.Width+7)/8])
-	case f.Format == FormatPortCapMask, f.Format == FormatPortCapMask2:
+	case f.Format == mad.FormatPortCapMask, f.Format == mad.FormatPortCapMask2:
 		return "0x" + strconv.FormatUint(f.Value(data), 16)
 	}
 	return string(f.AppendValue(nil, data))
 }
 
 // isZero reports whether all the field's bits in data are 0.
-func isZero(f Field, data []byte) bool {
+func isZero(f mad.Field, data []byte) bool {
 	if f.Width <= 64 {
 		return f.Value(data) == 0
 	}
@@ -213,8 +214,8 @@ func isZero(f Field, data []byte) bool {
 }
 
 // layoutOf returns the layout of attribute id of class c, or nil.
-func layoutOf(c Class, id AttrID) *Layout {
-	for _, l := range Layouts {
+func layoutOf(c mad.Class, id mad.AttrID) *mad.Layout {
+	for _, l := range mad.Layouts {
 		if l.Class == c && l.ID == id && l.ID != 0 {
 			return l
 		}

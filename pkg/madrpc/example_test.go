@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // ExampleQuerier_Get reads a port's PortInfo by LID, as smpquery portinfo
@@ -13,11 +14,11 @@ import (
 // is one in-memory SMA.
 func ExampleQuerier_Get() {
 	sma := madtest.NewSMA().Put(&mad.PortInfo{LID: 4, SMLID: 1, LinkState: mad.PortStateActive, LinkWidthActive: mad.LinkWidth4X}, 1)
-	x := mad.NewTransactor(madtest.New(sma.Handle), mad.TransactorOptions{})
+	x := madrpc.NewTransactor(madtest.New(sma.Handle), madrpc.TransactorOptions{})
 	defer x.Close()
 
 	var pi mad.PortInfo
-	q := mad.NewQuerier(x, mad.LIDPath(4))
+	q := madrpc.NewQuerier(x, mad.LIDPath(4))
 	if _, err := q.Get(context.Background(), &pi, 1); err != nil {
 		fmt.Println(err)
 		return
@@ -36,12 +37,12 @@ func ExampleTransactor_QuerySA() {
 		data, _ := rec.MarshalBinary()
 		return []mad.Packet{madtest.Reply(req, 0, 56, data)} // the record after the SA header
 	}
-	x := mad.NewTransactor(madtest.New(sa), mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1}})
+	x := madrpc.NewTransactor(madtest.New(sa), madrpc.TransactorOptions{SA: &madrpc.SAAddress{SMLID: 1}})
 	defer x.Close()
 
 	tmpl, _ := (&mad.NodeRecord{LID: 7}).MarshalBinary()
 	lid, _ := (&mad.NodeRecord{}).Layout().Component("LID")
-	res, err := x.QuerySA(context.Background(), &mad.SAQuery{Method: mad.MethodGet, AttrID: mad.AttrNodeRecord,
+	res, err := x.QuerySA(context.Background(), &madrpc.SAQuery{Method: mad.MethodGet, AttrID: mad.AttrNodeRecord,
 		Name: "NodeRecord", ComponentMask: lid.Mask, Record: tmpl})
 	if err != nil {
 		fmt.Println(err)
@@ -65,11 +66,11 @@ func ExamplePMA_Get() {
 		data, _ := pc.MarshalBinary()
 		return []mad.Packet{madtest.Reply(req, 0, 64, data)} // the data area of a PMA MAD
 	}
-	x := mad.NewTransactor(madtest.New(pma), mad.TransactorOptions{})
+	x := madrpc.NewTransactor(madtest.New(pma), madrpc.TransactorOptions{})
 	defer x.Close()
 
 	var pc mad.PortCounters
-	if _, err := mad.NewPMA(x, mad.LIDPath(4)).Get(context.Background(), &pc, 1); err != nil {
+	if _, err := madrpc.NewPMA(x, mad.LIDPath(4)).Get(context.Background(), &pc, 1); err != nil {
 		fmt.Println(err)
 		return
 	}

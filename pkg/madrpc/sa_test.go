@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func TestQuerySA(t *testing.T) {
@@ -27,13 +28,13 @@ func TestQuerySA(t *testing.T) {
 		}
 		return resp.Handle(req)
 	})
-	x := mad.NewTransactor(tr, mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 7, SL: 2}})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{SA: &madrpc.SAAddress{SMLID: 7, SL: 2}})
 	defer x.Close()
 	ctx := context.Background()
 
 	rec := make([]byte, 112)
 	binary.BigEndian.PutUint16(rec, 5)
-	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: 0x11, Name: "NodeRecord", ComponentMask: 1, SMKey: 0x1234, Record: rec})
+	res, err := x.QuerySA(ctx, &madrpc.SAQuery{Method: mad.MethodGetTable, AttrID: 0x11, Name: "NodeRecord", ComponentMask: 1, SMKey: 0x1234, Record: rec})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,8 +56,8 @@ func TestQuerySA(t *testing.T) {
 		t.Errorf("request (-want +got):\n%s", diff)
 	}
 
-	_, err = x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGet, AttrID: 0x11, Name: "NodeRecord"})
-	var se *mad.StatusError
+	_, err = x.QuerySA(ctx, &madrpc.SAQuery{Method: mad.MethodGet, AttrID: 0x11, Name: "NodeRecord"})
+	var se *madrpc.StatusError
 	if !errors.As(err, &se) {
 		t.Fatalf("error %v, want a *mad.StatusError", err)
 	}
@@ -65,9 +66,9 @@ func TestQuerySA(t *testing.T) {
 		t.Errorf("error (-want +got):\n%s", diff)
 	}
 
-	noSA := mad.NewTransactor(madtest.New(nil), mad.TransactorOptions{})
+	noSA := madrpc.NewTransactor(madtest.New(nil), madrpc.TransactorOptions{})
 	defer noSA.Close()
-	if _, err := noSA.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGet, AttrID: 0x11}); err == nil {
+	if _, err := noSA.QuerySA(ctx, &madrpc.SAQuery{Method: mad.MethodGet, AttrID: 0x11}); err == nil {
 		t.Error("QuerySA without an SM LID: no error")
 	}
 }
@@ -85,7 +86,7 @@ func TestPathSLs(t *testing.T) {
 		}
 		return madtest.SAResponse(req, 0, 64, recs...)
 	}}
-	x := mad.NewTransactor(madtest.New(resp.Handle), mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1, PortGUID: 0x100001}})
+	x := madrpc.NewTransactor(madtest.New(resp.Handle), madrpc.TransactorOptions{SA: &madrpc.SAAddress{SMLID: 1, PortGUID: 0x100001}})
 	defer x.Close()
 	sls, err := x.PathSLs(context.Background(), 0, 0)
 	if err != nil {
@@ -124,9 +125,9 @@ func TestQuerySAGetMulti(t *testing.T) {
 		binary.BigEndian.PutUint16(m[16:], uint16(mad.AttrPathRecord))
 		return m
 	}}
-	x := mad.NewTransactor(madtest.New(resp.Handle), mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1}, Timeout: time.Second})
+	x := madrpc.NewTransactor(madtest.New(resp.Handle), madrpc.TransactorOptions{SA: &madrpc.SAAddress{SMLID: 1}, Timeout: time.Second})
 	defer x.Close()
-	res, err := x.QuerySA(context.Background(), &mad.SAQuery{Method: mad.MethodGetMulti, AttrID: mad.AttrMultiPathRecord,
+	res, err := x.QuerySA(context.Background(), &madrpc.SAQuery{Method: mad.MethodGetMulti, AttrID: mad.AttrMultiPathRecord,
 		Name: "MultiPathRecord", ComponentMask: 1<<19 | 1<<20, Record: req})
 	if err != nil {
 		t.Fatal(err)
@@ -161,12 +162,12 @@ func TestQuerySAGetMultiStopped(t *testing.T) {
 		(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeStop, Flags: mad.RMPPActive, Status: mad.RMPPStatusResources}).MarshalTo(stop)
 		return []mad.Packet{{MAD: stop, Addr: p.Addr}}
 	})
-	x := mad.NewTransactor(tr, mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1}, Timeout: 5 * time.Second})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{SA: &madrpc.SAAddress{SMLID: 1}, Timeout: 5 * time.Second})
 	defer x.Close()
 	start := time.Now()
-	_, err := x.QuerySA(context.Background(), &mad.SAQuery{Method: mad.MethodGetMulti, AttrID: mad.AttrMultiPathRecord,
+	_, err := x.QuerySA(context.Background(), &madrpc.SAQuery{Method: mad.MethodGetMulti, AttrID: mad.AttrMultiPathRecord,
 		Name: "MultiPathRecord", Record: make([]byte, 300)})
-	var re *mad.RMPPError
+	var re *madrpc.RMPPError
 	if !errors.As(err, &re) || re.Type != mad.RMPPTypeStop || re.Status != mad.RMPPStatusResources {
 		t.Fatalf("error %v, want the receiver's STOP", err)
 	}

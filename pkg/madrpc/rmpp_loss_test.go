@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // lossTimeout is the try's timeout of the loss tests: ACKs and windows go
@@ -58,17 +59,17 @@ func (c lossCase) run(t *testing.T) {
 	tr := madtest.New(resp.Handle)
 	resp.Deliver = tr.Deliver
 	defer resp.Stop()
-	x := mad.NewTransactor(tr, mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1}, Timeout: lossTimeout, Retries: 2, RMPPTotal: c.total})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{SA: &madrpc.SAAddress{SMLID: 1}, Timeout: lossTimeout, Retries: 2, RMPPTotal: c.total})
 	defer x.Close()
 	start := time.Now()
-	var got *mad.Response
+	var got *madrpc.Response
 	var err error
 	want := bytes.Join(lossRecords, nil)
 	multi := bytes.Repeat([]byte{1, 2, 3, 4, 5}, 100) // 500 bytes: 3 segments
 	if c.getMulti {
 		want = bytes.Join(records(5, 64), nil)
-		var res *mad.SAResult
-		res, err = x.QuerySA(context.Background(), &mad.SAQuery{Method: mad.MethodGetMulti, AttrID: mad.AttrMultiPathRecord, Name: "MultiPathRecord", Record: multi})
+		var res *madrpc.SAResult
+		res, err = x.QuerySA(context.Background(), &madrpc.SAQuery{Method: mad.MethodGetMulti, AttrID: mad.AttrMultiPathRecord, Name: "MultiPathRecord", Record: multi})
 		if res != nil {
 			got = res.Response
 		}
@@ -87,7 +88,7 @@ func (c lossCase) run(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.wantErr) {
 			t.Fatalf("error %v, want %q", err, c.wantErr)
 		}
-		var te *mad.TimeoutError
+		var te *madrpc.TimeoutError
 		if errors.As(err, &te) && te.Tries != c.wantTries {
 			t.Errorf("%d tries, want %d", te.Tries, c.wantTries)
 		}

@@ -1,6 +1,10 @@
-package mad
+package madrpc
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+)
 
 // What the RMPP engine accepts and grants.
 const (
@@ -16,7 +20,7 @@ type RMPPError struct {
 	Request string // what was asked: "SubnAdmGetTable(NodeRecord)"
 	To      string // where: "Lid 1"
 	// Type is RMPPTypeStop or RMPPTypeAbort; Sent tells who sent it.
-	Type   RMPPType
+	Type   mad.RMPPType
 	Sent   bool // this end aborted; otherwise the sender did
 	Status uint8
 	Detail string // what was wrong, when this end aborted
@@ -27,7 +31,7 @@ func (e *RMPPError) Error() string {
 	if e.Sent {
 		what = "aborted"
 	}
-	s := fmt.Sprintf("%s to %s: RMPP transfer %s, status %d (%s)", e.Request, e.To, what, e.Status, RMPPStatusText(e.Status))
+	s := fmt.Sprintf("%s to %s: RMPP transfer %s, status %d (%s)", e.Request, e.To, what, e.Status, mad.RMPPStatusText(e.Status))
 	if e.Detail != "" {
 		s += ": " + e.Detail
 	}
@@ -41,7 +45,7 @@ type rmppProtoError struct {
 }
 
 func (e *rmppProtoError) Error() string {
-	return fmt.Sprintf("RMPP status %d (%s): %s", e.status, RMPPStatusText(e.status), e.detail)
+	return fmt.Sprintf("RMPP status %d (%s): %s", e.status, mad.RMPPStatusText(e.status), e.detail)
 }
 
 // rmppPrealloc bounds the buffer a receiver sets aside for a message
@@ -95,29 +99,29 @@ func newRMPPReceiver(hdrLen int) *rmppReceiver {
 // back as an *RMPPError; a segment that breaks the protocol as an
 // *rmppProtoError, which the caller answers with ABORT.
 func (r *rmppReceiver) add(m []byte) (rmppStep, error) {
-	var h RMPPHeader
+	var h mad.RMPPHeader
 	if err := h.UnmarshalBinary(m); err != nil {
-		return rmppStep{}, &rmppProtoError{RMPPStatusUnspecified, err.Error()}
+		return rmppStep{}, &rmppProtoError{mad.RMPPStatusUnspecified, err.Error()}
 	}
-	if h.Version != RMPPVersion {
-		return rmppStep{}, &rmppProtoError{RMPPStatusBadVersion, fmt.Sprintf("RMPP version %d", h.Version)}
+	if h.Version != mad.RMPPVersion {
+		return rmppStep{}, &rmppProtoError{mad.RMPPStatusBadVersion, fmt.Sprintf("RMPP version %d", h.Version)}
 	}
 	switch h.Type {
-	case RMPPTypeData:
-	case RMPPTypeStop, RMPPTypeAbort:
+	case mad.RMPPTypeData:
+	case mad.RMPPTypeStop, mad.RMPPTypeAbort:
 		return rmppStep{}, &RMPPError{Type: h.Type, Status: h.Status}
-	case RMPPTypeAck:
+	case mad.RMPPTypeAck:
 		return rmppStep{}, nil // an ACK to a receiver means nothing
 	default:
-		return rmppStep{}, &rmppProtoError{RMPPStatusBadType, fmt.Sprintf("RMPP type %d", h.Type)}
+		return rmppStep{}, &rmppProtoError{mad.RMPPStatusBadType, fmt.Sprintf("RMPP type %d", h.Type)}
 	}
-	if len(m) < Size {
-		return rmppStep{}, &rmppProtoError{RMPPStatusUnspecified, fmt.Sprintf("a %d-byte DATA segment, want %d", len(m), Size)}
+	if len(m) < mad.Size {
+		return rmppStep{}, &rmppProtoError{mad.RMPPStatusUnspecified, fmt.Sprintf("a %d-byte DATA segment, want %d", len(m), mad.Size)}
 	}
 	seg := h.SegmentNumber
 	switch {
 	case seg == 0:
-		return rmppStep{}, &rmppProtoError{RMPPStatusBadFirst, "segment number 0"}
+		return rmppStep{}, &rmppProtoError{mad.RMPPStatusBadFirst, "segment number 0"}
 	case r.done || seg < r.next:
 		// A duplicate: the sender missed an ACK, or probes for where
 		// to go on (the shim's sender resends one segment). Acknowledge
@@ -132,7 +136,7 @@ func (r *rmppReceiver) add(m []byte) (rmppStep, error) {
 			if r.ahead == nil {
 				r.ahead = make(map[uint32][]byte)
 			}
-			r.ahead[seg] = append([]byte(nil), m[:Size]...)
+			r.ahead[seg] = append([]byte(nil), m[:mad.Size]...)
 		}
 		return rmppStep{}, nil
 	}
@@ -166,13 +170,13 @@ func (r *rmppReceiver) add(m []byte) (rmppStep, error) {
 }
 
 // take appends segment m, the next expected, to the message.
-func (r *rmppReceiver) take(m []byte, h RMPPHeader) error {
+func (r *rmppReceiver) take(m []byte, h mad.RMPPHeader) error {
 	seg := h.SegmentNumber
-	first := h.Flags&RMPPFirst != 0
+	first := h.Flags&mad.RMPPFirst != 0
 	if first != (seg == 1) {
-		return &rmppProtoError{RMPPStatusBadFirst, fmt.Sprintf("segment %d with First %v", seg, first)}
+		return &rmppProtoError{mad.RMPPStatusBadFirst, fmt.Sprintf("segment %d with First %v", seg, first)}
 	}
-	per := Size - r.hdrLen
+	per := mad.Size - r.hdrLen
 	if seg == 1 {
 		// Room for the whole message as the first segment announces it
 		// (up to rmppPrealloc: a larger claim grows as the segments
@@ -181,16 +185,16 @@ func (r *rmppReceiver) take(m []byte, h RMPPHeader) error {
 		r.msg = append(r.msg, m[:r.hdrLen]...)
 	}
 	if len(r.msg)-r.hdrLen+per > rmppMaxMessage {
-		return &rmppProtoError{RMPPStatusSegTooBig, fmt.Sprintf("segment %d makes the message longer than %d bytes", seg, rmppMaxMessage)}
+		return &rmppProtoError{mad.RMPPStatusSegTooBig, fmt.Sprintf("segment %d makes the message longer than %d bytes", seg, rmppMaxMessage)}
 	}
-	r.msg = append(r.msg, m[r.hdrLen:Size]...)
+	r.msg = append(r.msg, m[r.hdrLen:mad.Size]...)
 	r.next++
-	if h.Flags&RMPPLast != 0 {
+	if h.Flags&mad.RMPPLast != 0 {
 		// The last PayloadLength counts this segment's class header and
 		// data: what follows the RMPP header.
-		n := int(h.PayloadLength) - (r.hdrLen - RMPPDataStart)
+		n := int(h.PayloadLength) - (r.hdrLen - mad.RMPPDataStart)
 		if n < 0 || n > per {
-			return &rmppProtoError{RMPPStatusBadLength, fmt.Sprintf("last segment %d with payload length %d", seg, h.PayloadLength)}
+			return &rmppProtoError{mad.RMPPStatusBadLength, fmt.Sprintf("last segment %d with payload length %d", seg, h.PayloadLength)}
 		}
 		r.msg = r.msg[:len(r.msg)-per+n]
 		r.done = true
@@ -218,12 +222,12 @@ func (r *rmppReceiver) message() []byte { return r.msg }
 
 // rmppReply builds an ACK (or ABORT) answering DATA segment m: its first
 // hdrLen bytes with the R bit cleared and the RMPP header replaced.
-func rmppReply(m []byte, hdrLen int, h RMPPHeader) []byte {
-	out := make([]byte, Size)
+func rmppReply(m []byte, hdrLen int, h mad.RMPPHeader) []byte {
+	out := make([]byte, mad.Size)
 	copy(out, m[:min(hdrLen, len(m))])
-	out[3] &^= byte(ResponseBit)
-	h.Version = RMPPVersion
-	h.Flags = RMPPActive
+	out[3] &^= byte(mad.ResponseBit)
+	h.Version = mad.RMPPVersion
+	h.Flags = mad.RMPPActive
 	h.MarshalTo(out)
 	return out
 }
@@ -243,25 +247,25 @@ type RMPPReassembler interface {
 // Size-hdrLen bytes of data; the first says the whole payload's length,
 // the last its own. The RMPP header's RRespTime is kept from msg.
 func RMPPSegments(msg []byte, hdrLen int) [][]byte {
-	per := Size - hdrLen
+	per := mad.Size - hdrLen
 	data := msg[hdrLen:]
 	n := max(1, (len(data)+per-1)/per)
 	pad := n*per - len(data)
-	var in RMPPHeader
+	var in mad.RMPPHeader
 	in.UnmarshalBinary(msg)
 	segs := make([][]byte, n)
 	for i := range segs {
-		seg := make([]byte, Size)
+		seg := make([]byte, mad.Size)
 		copy(seg, msg[:hdrLen])
 		copy(seg[hdrLen:], data[i*per:min(len(data), (i+1)*per)])
-		h := RMPPHeader{Version: RMPPVersion, Type: RMPPTypeData, RespTime: in.RespTime, Flags: RMPPActive, SegmentNumber: uint32(i + 1)}
+		h := mad.RMPPHeader{Version: mad.RMPPVersion, Type: mad.RMPPTypeData, RespTime: in.RespTime, Flags: mad.RMPPActive, SegmentNumber: uint32(i + 1)}
 		if i == 0 {
-			h.Flags |= RMPPFirst
-			h.PayloadLength = uint32(n*(Size-RMPPDataStart) - pad)
+			h.Flags |= mad.RMPPFirst
+			h.PayloadLength = uint32(n*(mad.Size-mad.RMPPDataStart) - pad)
 		}
 		if i == n-1 {
-			h.Flags |= RMPPLast
-			h.PayloadLength = uint32(Size - RMPPDataStart - pad)
+			h.Flags |= mad.RMPPLast
+			h.PayloadLength = uint32(mad.Size - mad.RMPPDataStart - pad)
 		}
 		h.MarshalTo(seg)
 		segs[i] = seg

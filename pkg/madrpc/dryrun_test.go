@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func TestMethodChangesState(t *testing.T) {
@@ -43,8 +44,8 @@ func portInfoData(t *testing.T, set map[string]uint64) []byte {
 // transport, while a Get still goes out.
 func TestDryRunTransactor(t *testing.T) {
 	tr := madtest.New(answer)
-	var plans []*mad.Plan
-	x := mad.NewTransactor(tr, mad.TransactorOptions{DryRun: func(_ context.Context, p *mad.Plan) error {
+	var plans []*madrpc.Plan
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{DryRun: func(_ context.Context, p *madrpc.Plan) error {
 		plans = append(plans, p)
 		return nil
 	}})
@@ -63,7 +64,7 @@ func TestDryRunTransactor(t *testing.T) {
 		f, _ := l.Field(name)
 		f.SetValue(data, v)
 	}
-	set := &mad.Request{Path: mad.DRPath(0, 1, 3), Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: mad.AttrPortInfo,
+	set := &madrpc.Request{Path: mad.DRPath(0, 1, 3), Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: mad.AttrPortInfo,
 		AttrMod: 5, Name: "PortInfo", Data: data, Before: before}
 	resp, err := x.Do(ctx, set)
 	if err != nil {
@@ -75,7 +76,7 @@ func TestDryRunTransactor(t *testing.T) {
 	if diff := cmp.Diff(data, resp.Data()); diff != "" {
 		t.Errorf("reply data is not the request's (-want +got):\n%s", diff)
 	}
-	trap := &mad.Request{Path: mad.LIDPath(1), Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice, Name: "Notice",
+	trap := &madrpc.Request{Path: mad.LIDPath(1), Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice, Name: "Notice",
 		Data: []byte{0x84, 0, 0, 1, 0, 144, 0, 2}}
 	if err := x.Send(context.Background(), trap); err != nil {
 		t.Fatal(err)
@@ -85,13 +86,13 @@ func TestDryRunTransactor(t *testing.T) {
 	}
 	down := uint64(1)
 	notice := []uint64{1, 4, 1, 144, 2}
-	want := []*mad.Plan{
+	want := []*madrpc.Plan{
 		{Request: "SubnSet(PortInfo)", Device: "madtest0", Port: 1, Class: "SMI-DR", DR: []int{0, 1, 3},
 			Attribute: "PortInfo", AttrID: mad.AttrPortInfo, AttrMod: 5,
-			Fields: []mad.PlannedField{{Name: "LinkState", Value: &down, Text: "Down", Was: "Active"}}},
+			Fields: []madrpc.PlannedField{{Name: "LinkState", Value: &down, Text: "Down", Was: "Active"}}},
 		{Request: "SubnTrap(Notice)", Device: "madtest0", Port: 1, Class: "SMI", LID: 1,
 			Attribute: "Notice", AttrID: mad.AttrNotice,
-			Fields: []mad.PlannedField{
+			Fields: []madrpc.PlannedField{
 				{Name: "IsGeneric", Value: &notice[0], Text: "1"},
 				{Name: "Type", Value: &notice[1], Text: "4"},
 				{Name: "ProducerType", Value: &notice[2], Text: "Channel Adapter"},
@@ -109,9 +110,9 @@ func TestDryRunTransactor(t *testing.T) {
 func TestDryRunHookError(t *testing.T) {
 	tr := madtest.New(answer)
 	boom := errors.New("stdout closed")
-	x := mad.NewTransactor(tr, mad.TransactorOptions{DryRun: func(context.Context, *mad.Plan) error { return boom }})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{DryRun: func(context.Context, *madrpc.Plan) error { return boom }})
 	defer x.Close()
-	_, err := x.Do(context.Background(), &mad.Request{Path: mad.LIDPath(2), Class: mad.ClassPerf, Method: mad.MethodSet,
+	_, err := x.Do(context.Background(), &madrpc.Request{Path: mad.LIDPath(2), Class: mad.ClassPerf, Method: mad.MethodSet,
 		AttrID: mad.AttrPortCounters, Name: "PortCounters"})
 	if !errors.Is(err, boom) || err.Error() != "PerfSet(PortCounters) to Lid 2: stdout closed" {
 		t.Errorf("error %v, want the hook's, wrapped", err)
@@ -141,36 +142,36 @@ func TestPlannedFields(t *testing.T) {
 		class        mad.Class
 		id           mad.AttrID
 		data, before []byte
-		want         []mad.PlannedField
+		want         []madrpc.PlannedField
 	}{
 		{"PortInfo no changes", mad.ClassSMIDirect, mad.AttrPortInfo,
 			portInfoData(t, map[string]uint64{"LID": 5}), portInfoData(t, map[string]uint64{"LID": 5, "LinkState": 4, "LinkWidthEnabled": 3}), nil},
 		{"PortInfo width and LID", mad.ClassSMI, mad.AttrPortInfo,
 			portInfoData(t, map[string]uint64{"LID": 0x1234, "LinkWidthEnabled": 2}), portInfoData(t, map[string]uint64{"LinkWidthEnabled": 3}),
-			[]mad.PlannedField{
+			[]madrpc.PlannedField{
 				{Name: "LID", Value: u(0x1234), Text: "4660", Was: "0"},
 				{Name: "LinkWidthEnabled", Value: u(2), Text: "4X", Was: "1X or 4X"},
 			}},
-		{"PortCounters reset", mad.ClassPerf, mad.AttrPortCounters, pc, nil, []mad.PlannedField{
+		{"PortCounters reset", mad.ClassPerf, mad.AttrPortCounters, pc, nil, []madrpc.PlannedField{
 			{Name: "PortSelect", Value: u(3), Text: "3"},
 			{Name: "CounterSelect", Value: u(0xffff), Text: "0xffff"},
 			{Name: "CounterSelect2", Value: u(3), Text: "0x03"},
 		}},
-		{"CACongestionSetting", mad.ClassCC, mad.AttrCACongestionSetting, cca, nil, []mad.PlannedField{
+		{"CACongestionSetting", mad.ClassCC, mad.AttrCACongestionSetting, cca, nil, []madrpc.PlannedField{
 			{Name: "ControlMap", Value: u(2), Text: "0x0002"},
 			{Name: "Entry[1].CCTITimer", Value: u(150), Text: "150"},
 			{Name: "Entry[1].CCTIIncrease", Value: u(1), Text: "1"},
 		}},
-		{"SwitchPortCongestionSetting", mad.ClassCC, 0x0015, sp, spBefore, []mad.PlannedField{
+		{"SwitchPortCongestionSetting", mad.ClassCC, 0x0015, sp, spBefore, []madrpc.PlannedField{
 			{Name: "Entry[5].ControlType", Value: u(1), Text: "1", Was: "0"},
 			{Name: "Entry[5].PacketSize", Value: u(8), Text: "8", Was: "0"},
 		}},
-		{"no layout", mad.ClassSMI, 0xff00, []byte{1, 2, 0, 3, 0, 0}, nil, []mad.PlannedField{{Name: "Data", Text: "01020003"}}},
+		{"no layout", mad.ClassSMI, 0xff00, []byte{1, 2, 0, 3, 0, 0}, nil, []madrpc.PlannedField{{Name: "Data", Text: "01020003"}}},
 		{"no layout, no change", mad.ClassSMI, 0xff00, []byte{1, 2, 0}, []byte{1, 2, 0, 0}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := mad.PlannedFields(tt.class, tt.id, tt.data, tt.before)
+			got := madrpc.PlannedFields(tt.class, tt.id, tt.data, tt.before)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("unexpected fields (-want +got):\n%s", diff)
 			}

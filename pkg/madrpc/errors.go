@@ -1,8 +1,10 @@
-package mad
+package madrpc
 
 import (
 	"fmt"
 	"time"
+
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // TimeoutError reports a request that got no response after every try.
@@ -17,7 +19,7 @@ type TimeoutError struct {
 	// Class is the class the request went as and MKey the M_Key it
 	// carried, when an SMP: a port whose M_Key check fails drops the SMP,
 	// so a timeout may mean a missing or wrong key (MaybeMKeyProtected).
-	Class Class
+	Class mad.Class
 	MKey  uint64
 }
 
@@ -60,10 +62,10 @@ func (e *RetryError) Error() string {
 
 // StatusError reports a response whose MAD status is not zero.
 type StatusError struct {
-	Request string // what was asked: "SubnGet(PortInfo)"
-	To      string // where: "Lid 12"
-	Status  Status // the status, the D bit cleared
-	Class   Class  // the response's class, which gives bits 8-14 their meaning
+	Request string     // what was asked: "SubnGet(PortInfo)"
+	To      string     // where: "Lid 12"
+	Status  mad.Status // the status, the D bit cleared
+	Class   mad.Class  // the response's class, which gives bits 8-14 their meaning
 }
 
 func (e *StatusError) Error() string {

@@ -1,10 +1,11 @@
-package mad
+package madrpc
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -24,7 +25,7 @@ type drEnd struct {
 }
 
 // get returns the end kept for the route p.
-func (d *drLIDs) get(p Path) (drEnd, bool) {
+func (d *drLIDs) get(p mad.Path) (drEnd, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	e, ok := d.ends[p.String()]
@@ -32,7 +33,7 @@ func (d *drLIDs) get(p Path) (drEnd, bool) {
 }
 
 // put keeps e as where p ends.
-func (d *drLIDs) put(p Path, e drEnd) {
+func (d *drLIDs) put(p mad.Path, e drEnd) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.ends == nil {
@@ -47,7 +48,7 @@ func (d *drLIDs) put(p Path, e drEnd) {
 // LinkRecord with FromLID and FromPort gives the next ToLID, and the last
 // one's ToPort the port the route enters its node by. A route of no hops
 // is its start.
-func (t *Transactor) viaSALID(ctx context.Context, p Path) (drEnd, error) {
+func (t *Transactor) viaSALID(ctx context.Context, p mad.Path) (drEnd, error) {
 	if !p.IsDR() {
 		return drEnd{lid: p.LID}, nil
 	}
@@ -72,20 +73,20 @@ func (t *Transactor) viaSALID(ctx context.Context, p Path) (drEnd, error) {
 	if t.opts.SA != nil {
 		smKey = t.opts.SA.SMKey
 	}
-	from, _ := (*LinkRecord)(nil).Layout().Component("FromLID")
-	port, _ := (*LinkRecord)(nil).Layout().Component("FromPort")
-	to, _ := (*LinkRecord)(nil).Layout().Component("ToLID")
-	toPort, _ := (*LinkRecord)(nil).Layout().Component("ToPort")
+	from, _ := (*mad.LinkRecord)(nil).Layout().Component("FromLID")
+	port, _ := (*mad.LinkRecord)(nil).Layout().Component("FromPort")
+	to, _ := (*mad.LinkRecord)(nil).Layout().Component("ToLID")
+	toPort, _ := (*mad.LinkRecord)(nil).Layout().Component("ToPort")
 	for i := start; i < len(p.DR); i++ {
-		rec := make([]byte, (*LinkRecord)(nil).Layout().Size)
+		rec := make([]byte, (*mad.LinkRecord)(nil).Layout().Size)
 		from.SetValue(rec, uint64(end.lid))
 		port.SetValue(rec, uint64(p.DR[i]))
-		res, err := t.QuerySA(ctx, &SAQuery{Method: MethodGetTable, AttrID: AttrLinkRecord, Name: "LinkRecord",
+		res, err := t.QuerySA(ctx, &SAQuery{Method: mad.MethodGetTable, AttrID: mad.AttrLinkRecord, Name: "LinkRecord",
 			ComponentMask: from.Mask | port.Mask, Record: rec, SMKey: smKey})
 		if err != nil {
 			return end, fmt.Errorf("LinkRecord from Lid %d port %d: %w", end.lid, p.DR[i], err)
 		}
-		if len(res.Records) == 0 || len(res.Records[0]) < (*LinkRecord)(nil).Layout().Size {
+		if len(res.Records) == 0 || len(res.Records[0]) < (*mad.LinkRecord)(nil).Layout().Size {
 			return end, fmt.Errorf("no LinkRecord from Lid %d port %d", end.lid, p.DR[i])
 		}
 		end = drEnd{lid: rdma.LID(to.Value(res.Records[0])), port: uint8(toPort.Value(res.Records[0]))}
@@ -100,7 +101,7 @@ func (t *Transactor) viaSALID(ctx context.Context, p Path) (drEnd, error) {
 // LID it ends at as the SA's LinkRecords give it (python-rdma's
 // get_gmp_path, which turns a DR target of a GMP tool into a LID the same
 // way); any other path is returned as it is.
-func (t *Transactor) LIDRoute(ctx context.Context, p Path) (Path, error) {
+func (t *Transactor) LIDRoute(ctx context.Context, p mad.Path) (mad.Path, error) {
 	if !p.IsDR() {
 		return p, nil
 	}
@@ -108,5 +109,5 @@ func (t *Transactor) LIDRoute(ctx context.Context, p Path) (Path, error) {
 	if err != nil {
 		return p, fmt.Errorf("%v through the SA: %w", p, err)
 	}
-	return LIDPath(end.lid), nil
+	return mad.LIDPath(end.lid), nil
 }

@@ -1,4 +1,4 @@
-package mad
+package madrpc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -36,8 +37,8 @@ type RMPPSender struct {
 // request's as it should go), then the data. A msg whose data fits one
 // segment still goes as one RMPP segment, First and Last.
 func NewRMPPSender(msg []byte, hdrLen int) (*RMPPSender, error) {
-	if hdrLen < RMPPDataStart || hdrLen >= Size || len(msg) < hdrLen {
-		return nil, fmt.Errorf("an RMPP message needs its %d header bytes (at least %d, less than %d), it has %d", hdrLen, RMPPDataStart, Size, len(msg))
+	if hdrLen < mad.RMPPDataStart || hdrLen >= mad.Size || len(msg) < hdrLen {
+		return nil, fmt.Errorf("an RMPP message needs its %d header bytes (at least %d, less than %d), it has %d", hdrLen, mad.RMPPDataStart, mad.Size, len(msg))
 	}
 	if len(msg)-hdrLen > rmppMaxMessage {
 		return nil, fmt.Errorf("an RMPP message of %d bytes is longer than %d", len(msg)-hdrLen, rmppMaxMessage)
@@ -71,29 +72,29 @@ func (s *RMPPSender) more() [][]byte {
 // *RMPPError with Sent set and the status to ABORT with (the caller sends
 // the ABORT: see RMPPAbort).
 func (s *RMPPSender) Handle(m []byte) ([][]byte, error) {
-	var h RMPPHeader
+	var h mad.RMPPHeader
 	if err := h.UnmarshalBinary(m); err != nil {
-		return nil, &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: RMPPStatusUnspecified, Detail: err.Error()}
+		return nil, &RMPPError{Type: mad.RMPPTypeAbort, Sent: true, Status: mad.RMPPStatusUnspecified, Detail: err.Error()}
 	}
-	if h.Version != RMPPVersion {
-		return nil, &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: RMPPStatusBadVersion, Detail: fmt.Sprintf("RMPP version %d", h.Version)}
+	if h.Version != mad.RMPPVersion {
+		return nil, &RMPPError{Type: mad.RMPPTypeAbort, Sent: true, Status: mad.RMPPStatusBadVersion, Detail: fmt.Sprintf("RMPP version %d", h.Version)}
 	}
 	switch h.Type {
-	case RMPPTypeAck:
-	case RMPPTypeStop, RMPPTypeAbort:
+	case mad.RMPPTypeAck:
+	case mad.RMPPTypeStop, mad.RMPPTypeAbort:
 		s.done = true
 		return nil, &RMPPError{Type: h.Type, Status: h.Status}
-	case RMPPTypeData:
+	case mad.RMPPTypeData:
 		return nil, nil // DATA to a sender: not this transfer's
 	default:
-		return nil, &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: RMPPStatusBadType, Detail: fmt.Sprintf("RMPP type %d", h.Type)}
+		return nil, &RMPPError{Type: mad.RMPPTypeAbort, Sent: true, Status: mad.RMPPStatusBadType, Detail: fmt.Sprintf("RMPP type %d", h.Type)}
 	}
 	seg, win := h.SegmentNumber, h.PayloadLength
 	switch {
 	case int(seg) > len(s.segs) || seg > s.sent:
-		return nil, &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: RMPPStatusSegTooBig, Detail: fmt.Sprintf("ACK of segment %d; %d sent of %d", seg, s.sent, len(s.segs))}
+		return nil, &RMPPError{Type: mad.RMPPTypeAbort, Sent: true, Status: mad.RMPPStatusSegTooBig, Detail: fmt.Sprintf("ACK of segment %d; %d sent of %d", seg, s.sent, len(s.segs))}
 	case win < seg:
-		return nil, &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: RMPPStatusWindowSmall, Detail: fmt.Sprintf("ACK of segment %d with NewWindowLast %d", seg, win)}
+		return nil, &RMPPError{Type: mad.RMPPTypeAbort, Sent: true, Status: mad.RMPPStatusWindowSmall, Detail: fmt.Sprintf("ACK of segment %d with NewWindowLast %d", seg, win)}
 	case seg < s.lastAck:
 		return nil, nil // an old ACK, overtaken
 	}
@@ -121,7 +122,7 @@ func (s *RMPPSender) Timeout() ([][]byte, error) {
 	s.tries++
 	if s.tries > rmppSendRetries {
 		s.done = true
-		return nil, &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: RMPPStatusRetries, Detail: fmt.Sprintf("no ACK after %d resends of segment %d", rmppSendRetries, s.lastAck+1)}
+		return nil, &RMPPError{Type: mad.RMPPTypeAbort, Sent: true, Status: mad.RMPPStatusRetries, Detail: fmt.Sprintf("no ACK after %d resends of segment %d", rmppSendRetries, s.lastAck+1)}
 	}
 	s.sent = s.lastAck
 	return s.more(), nil
@@ -130,9 +131,9 @@ func (s *RMPPSender) Timeout() ([][]byte, error) {
 // RMPPAbort builds the ABORT (or STOP) a side sends to end the transfer
 // of segment m: m's first hdrLen bytes with the RMPP header replaced.
 func RMPPAbort(m []byte, hdrLen int, status uint8) []byte {
-	out := make([]byte, Size)
+	out := make([]byte, mad.Size)
 	copy(out, m[:min(hdrLen, len(m))])
-	(&RMPPHeader{Version: RMPPVersion, Type: RMPPTypeAbort, Flags: RMPPActive, RespTime: rmppRespTimeDefault, Status: status}).MarshalTo(out)
+	(&mad.RMPPHeader{Version: mad.RMPPVersion, Type: mad.RMPPTypeAbort, Flags: mad.RMPPActive, RespTime: rmppRespTimeDefault, Status: status}).MarshalTo(out)
 	return out
 }
 
@@ -142,7 +143,7 @@ func RMPPAbort(m []byte, hdrLen int, status uint8) []byte {
 // loop reads them, and Expire resends what was not acknowledged in time.
 // It is not safe for concurrent use; one receive loop drives it.
 type RMPPSends struct {
-	tr      Transport
+	tr      mad.Transport
 	timeout time.Duration // how long a window waits for its ACK
 	sends   map[rmppKey]*rmppOut
 }
@@ -156,21 +157,21 @@ type rmppKey struct {
 
 type rmppOut struct {
 	s        *RMPPSender
-	addr     Address
+	addr     mad.Address
 	hdrLen   int
 	deadline time.Time
 }
 
 // NewRMPPSends returns the transfers of a server sending on tr, waiting
 // timeout for each window's ACK.
-func NewRMPPSends(tr Transport, timeout time.Duration) *RMPPSends {
+func NewRMPPSends(tr mad.Transport, timeout time.Duration) *RMPPSends {
 	return &RMPPSends{tr: tr, timeout: timeout, sends: make(map[rmppKey]*rmppOut)}
 }
 
 // Send starts sending msg (the MAD, RMPP and class headers, hdrLen bytes,
 // then the data) to addr: the first segment goes now. A transfer to the
 // same receiver with the same TID (the request came again) starts over.
-func (r *RMPPSends) Send(ctx context.Context, msg []byte, hdrLen int, addr Address) error {
+func (r *RMPPSends) Send(ctx context.Context, msg []byte, hdrLen int, addr mad.Address) error {
 	s, err := NewRMPPSender(msg, hdrLen)
 	if err != nil {
 		return err
@@ -184,7 +185,7 @@ func (r *RMPPSends) Send(ctx context.Context, msg []byte, hdrLen int, addr Addre
 func (r *RMPPSends) send(ctx context.Context, k rmppKey, o *rmppOut, segs [][]byte) error {
 	o.deadline = time.Now().Add(r.timeout)
 	for _, m := range segs {
-		if err := r.tr.Send(ctx, &Packet{MAD: m, Addr: o.addr, Timeout: r.timeout}); err != nil {
+		if err := r.tr.Send(ctx, &mad.Packet{MAD: m, Addr: o.addr, Timeout: r.timeout}); err != nil {
 			delete(r.sends, k)
 			return err
 		}
@@ -196,8 +197,8 @@ func (r *RMPPSends) send(ctx context.Context, k rmppKey, o *rmppOut, segs [][]by
 // or ABORT from its receiver), and if so moves the transfer on. A
 // transfer that ends badly returns its *RMPPError (an ABORT the
 // receiver's ACK called for has been sent).
-func (r *RMPPSends) Take(ctx context.Context, p *Packet) (bool, error) {
-	if len(p.MAD) < RMPPDataStart || !IsRMPPActive(Class(p.MAD[1]), p.MAD) || RMPPType(p.MAD[RMPPHeaderOffset+1]) == RMPPTypeData {
+func (r *RMPPSends) Take(ctx context.Context, p *mad.Packet) (bool, error) {
+	if len(p.MAD) < mad.RMPPDataStart || !mad.IsRMPPActive(mad.Class(p.MAD[1]), p.MAD) || mad.RMPPType(p.MAD[mad.RMPPHeaderOffset+1]) == mad.RMPPTypeData {
 		return false, nil
 	}
 	k := rmppKey{p.Addr.LID, p.Addr.QPN, binary.BigEndian.Uint64(p.MAD[8:])}
@@ -210,7 +211,7 @@ func (r *RMPPSends) Take(ctx context.Context, p *Packet) (bool, error) {
 		delete(r.sends, k)
 		var re *RMPPError
 		if errors.As(err, &re) && re.Sent {
-			r.tr.Send(ctx, &Packet{MAD: RMPPAbort(o.s.segs[0], o.hdrLen, re.Status), Addr: o.addr, Timeout: r.timeout})
+			r.tr.Send(ctx, &mad.Packet{MAD: RMPPAbort(o.s.segs[0], o.hdrLen, re.Status), Addr: o.addr, Timeout: r.timeout})
 		}
 		return true, err
 	}
@@ -237,7 +238,7 @@ func (r *RMPPSends) Expire(ctx context.Context, now time.Time) []error {
 			delete(r.sends, k)
 			var re *RMPPError
 			if errors.As(err, &re) {
-				r.tr.Send(ctx, &Packet{MAD: RMPPAbort(o.s.segs[0], o.hdrLen, re.Status), Addr: o.addr, Timeout: r.timeout})
+				r.tr.Send(ctx, &mad.Packet{MAD: RMPPAbort(o.s.segs[0], o.hdrLen, re.Status), Addr: o.addr, Timeout: r.timeout})
 			}
 			errs = append(errs, err)
 			continue

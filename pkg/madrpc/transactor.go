@@ -1,4 +1,4 @@
-package mad
+package madrpc
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // Defaults of a Transactor, those of libibmad (rpc.c: 1000 ms, 3 tries
@@ -30,7 +32,7 @@ type TransactorOptions struct {
 	Window int
 	// Trace, when set, sees every MAD sent (out) and received. It must
 	// not keep p, whose storage is reused.
-	Trace func(out bool, p *Packet)
+	Trace func(out bool, p *mad.Packet)
 	// Errors, when set, hears of every request that failed (the error Do
 	// returns) and of every try that timed out with tries left (a
 	// *RetryError): libibmad's -e, which shows them as they happen even
@@ -95,13 +97,13 @@ const (
 // by transaction ID. One goroutine reads the transport; any number of
 // goroutines may call Do at once, up to Window of them in flight.
 type Transactor struct {
-	tr      Transport
+	tr      mad.Transport
 	opts    TransactorOptions
 	window  chan struct{}
 	nextTID atomic.Uint32
 
 	mu      sync.Mutex
-	waiters map[uint32]chan *Packet
+	waiters map[uint32]chan *mad.Packet
 	rmpp    map[uint32]*rmppTransfer // by TID, requests whose answer may come in RMPP segments
 	readErr error                    // set once the reader stops
 	// userRMPP is set when the transport hands over RMPP segments as they
@@ -119,7 +121,7 @@ type Transactor struct {
 }
 
 // NewTransactor starts a Transactor on tr. Close stops it and closes tr.
-func NewTransactor(tr Transport, opts TransactorOptions) *Transactor {
+func NewTransactor(tr mad.Transport, opts TransactorOptions) *Transactor {
 	if opts.Timeout <= 0 {
 		opts.Timeout = DefaultTimeout
 	}
@@ -136,7 +138,7 @@ func NewTransactor(tr Transport, opts TransactorOptions) *Transactor {
 		tr:      tr,
 		opts:    opts,
 		window:  make(chan struct{}, opts.Window),
-		waiters: make(map[uint32]chan *Packet),
+		waiters: make(map[uint32]chan *mad.Packet),
 		rmpp:    make(map[uint32]*rmppTransfer),
 		stop:    stop,
 		done:    make(chan struct{}),
@@ -150,7 +152,7 @@ func NewTransactor(tr Transport, opts TransactorOptions) *Transactor {
 }
 
 // LocalPort names the end port the transactor sends from.
-func (t *Transactor) LocalPort() LocalPort { return t.tr.LocalPort() }
+func (t *Transactor) LocalPort() mad.LocalPort { return t.tr.LocalPort() }
 
 // Window is how many requests may be in flight at once.
 func (t *Transactor) Window() int { return t.opts.Window }
@@ -172,10 +174,10 @@ func (t *Transactor) read(ctx context.Context) {
 	defer close(t.done)
 	// p is reused until it is handed to a waiter: most packets of a big
 	// RMPP answer are copied into their message and dropped.
-	var p *Packet
+	var p *mad.Packet
 	for {
 		if p == nil {
-			p = &Packet{MAD: make([]byte, Size)}
+			p = &mad.Packet{MAD: make([]byte, mad.Size)}
 		}
 		err := t.tr.Recv(ctx, p)
 		if err != nil {
@@ -185,32 +187,32 @@ func (t *Transactor) read(ctx context.Context) {
 		if t.opts.Trace != nil {
 			t.opts.Trace(false, p)
 		}
-		if len(p.MAD) < HeaderLen {
+		if len(p.MAD) < mad.HeaderLen {
 			continue
 		}
-		var h Header
+		var h mad.Header
 		h.UnmarshalBinary(p.MAD)
 		t.mu.Lock()
 		w := t.waiters[uint32(h.TID)]
 		x := t.rmpp[uint32(h.TID)]
 		t.mu.Unlock()
-		if p.Status != 0 && x != nil && IsRMPPActive(h.MgmtClass, p.MAD) {
+		if p.Status != 0 && x != nil && mad.IsRMPPActive(h.MgmtClass, p.MAD) {
 			// An ACK or a request segment of ours that the transport
 			// returned undelivered: the transfer's timers send it
 			// again; the try goes on.
 			x.takeBounced(p)
 			continue
 		}
-		if p.Status == 0 && IsRMPPActive(h.MgmtClass, p.MAD) && !h.Method.IsResponse() {
+		if p.Status == 0 && mad.IsRMPPActive(h.MgmtClass, p.MAD) && !h.Method.IsResponse() {
 			// The receiver's ACK (STOP, ABORT) of a request's own
 			// segments: it moves the sender on; only a failure wakes the
 			// waiter.
-			if x == nil || RMPPType(p.MAD[RMPPHeaderOffset+1]) == RMPPTypeData || !t.takeAck(ctx, x, p) {
+			if x == nil || mad.RMPPType(p.MAD[mad.RMPPHeaderOffset+1]) == mad.RMPPTypeData || !t.takeAck(ctx, x, p) {
 				continue
 			}
 		}
 		out := p
-		if x != nil && p.Status == 0 && IsRMPPActive(h.MgmtClass, p.MAD) && h.Method.IsResponse() {
+		if x != nil && p.Status == 0 && mad.IsRMPPActive(h.MgmtClass, p.MAD) && h.Method.IsResponse() {
 			if out = t.takeSegment(ctx, x, p); out == nil {
 				continue // a segment of a message not yet whole
 			}
@@ -288,35 +290,35 @@ func (t *Transactor) transact(ctx context.Context, r *Request) (*Response, error
 		return nil, err
 	}
 	// A GetMulti goes in RMPP segments itself, its data as long as it is.
-	rmppReq := r.Method == MethodGetMulti && class.HasRMPP()
-	size := Size
+	rmppReq := r.Method == mad.MethodGetMulti && class.HasRMPP()
+	size := mad.Size
 	hdr, _ := dataOffset(class)
 	if rmppReq {
-		size = max(Size, hdr+len(r.Data))
+		size = max(mad.Size, hdr+len(r.Data))
 	}
-	var out *Packet
+	var out *mad.Packet
 	if rmppReq {
-		out = &Packet{MAD: make([]byte, size)}
+		out = &mad.Packet{MAD: make([]byte, size)}
 	} else {
 		// A MAD of one packet: its buffer goes back to the pool when
 		// Do returns (a transport does not keep what it sends; an RMPP
 		// request's segments may be resent after that).
-		out = packetPool.Get().(*Packet)
+		out = packetPool.Get().(*mad.Packet)
 		defer packetPool.Put(out)
-		buf := out.MAD[:Size]
+		buf := out.MAD[:mad.Size]
 		clear(buf)
-		*out = Packet{MAD: buf}
+		*out = mad.Packet{MAD: buf}
 	}
 	out.Timeout = timeout
 	if _, err = r.encode(out.MAD, uint64(tid)); err != nil {
 		return nil, err
 	}
 	if rmppReq {
-		(&RMPPHeader{Version: RMPPVersion, Type: RMPPTypeData, Flags: RMPPActive, RespTime: rmppRespTimeDefault}).MarshalTo(out.MAD)
+		(&mad.RMPPHeader{Version: mad.RMPPVersion, Type: mad.RMPPTypeData, Flags: mad.RMPPActive, RespTime: rmppRespTimeDefault}).MarshalTo(out.MAD)
 	}
-	out.Addr = r.Path.address(class)
+	out.Addr = r.Path.Address(class)
 
-	w := make(chan *Packet, 1)
+	w := make(chan *mad.Packet, 1)
 	var x *rmppTransfer
 	if t.userRMPP && class.HasRMPP() {
 		x = newRMPPTransfer(hdr, out.Addr, timeout)
@@ -348,7 +350,7 @@ func (t *Transactor) transact(ctx context.Context, r *Request) (*Response, error
 	defer putTimer(timer)
 	for try := 1; ; try++ {
 		n, err := t.sendRequest(ctx, out, x, rmppReq)
-		var p *Packet
+		var p *mad.Packet
 		switch {
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			// The transport took nothing for the whole timeout: a try
@@ -416,7 +418,7 @@ func (t *Transactor) withMKey(r *Request) *Request {
 }
 
 // packetPool holds the request packets of Do, each with a MAD's buffer.
-var packetPool = sync.Pool{New: func() any { return &Packet{MAD: make([]byte, Size)} }}
+var packetPool = sync.Pool{New: func() any { return &mad.Packet{MAD: make([]byte, mad.Size)} }}
 
 // timerPool holds the timers of Do. A stopped timer delivers nothing
 // stale after Reset (Go 1.23's timers), so one can serve request after
@@ -441,7 +443,7 @@ func putTimer(tm *time.Timer) {
 // sendRequest sends a try of a request: one MAD, or a GetMulti's first
 // RMPP window when this end runs RMPP (the kernel segments it otherwise).
 // It returns how many MADs went.
-func (t *Transactor) sendRequest(ctx context.Context, out *Packet, x *rmppTransfer, rmppReq bool) (int, error) {
+func (t *Transactor) sendRequest(ctx context.Context, out *mad.Packet, x *rmppTransfer, rmppReq bool) (int, error) {
 	if !rmppReq || x == nil {
 		if err := t.send(ctx, out); err != nil {
 			return 0, err
@@ -458,7 +460,7 @@ func (t *Transactor) sendRequest(ctx context.Context, out *Packet, x *rmppTransf
 	x.winDue = time.Now().Add(x.retry)
 	x.mu.Unlock()
 	for _, m := range segs {
-		if err := t.send(ctx, &Packet{MAD: m, Addr: out.Addr, Timeout: out.Timeout}); err != nil {
+		if err := t.send(ctx, &mad.Packet{MAD: m, Addr: out.Addr, Timeout: out.Timeout}); err != nil {
 			return 0, err
 		}
 	}
@@ -466,7 +468,7 @@ func (t *Transactor) sendRequest(ctx context.Context, out *Packet, x *rmppTransf
 }
 
 // send hands p to the transport, traced at -vv.
-func (t *Transactor) send(ctx context.Context, p *Packet) error {
+func (t *Transactor) send(ctx context.Context, p *mad.Packet) error {
 	if t.opts.Trace != nil {
 		t.opts.Trace(true, p)
 	}
@@ -475,16 +477,16 @@ func (t *Transactor) send(ctx context.Context, p *Packet) error {
 
 // sendRecovered sends an RMPP MAD whose loss the protocol recovers (an
 // ACK, a window), so its error is dropped, unless the transport is gone.
-func (t *Transactor) sendRecovered(ctx context.Context, p *Packet) {
+func (t *Transactor) sendRecovered(ctx context.Context, p *mad.Packet) {
 	if err := t.send(ctx, p); err != nil {
-		t.failIfGone(fmt.Errorf("sending %s: %w", RMPPType(p.MAD[RMPPHeaderOffset+1]), err))
+		t.failIfGone(fmt.Errorf("sending %s: %w", mad.RMPPType(p.MAD[mad.RMPPHeaderOffset+1]), err))
 	}
 }
 
 // failIfGone fails the transactor when err says the transport is gone,
 // and returns err.
 func (t *Transactor) failIfGone(err error) error {
-	if errors.Is(err, ErrGone) {
+	if errors.Is(err, mad.ErrGone) {
 		t.fail(err)
 	}
 	return err
@@ -507,7 +509,7 @@ func (t *Transactor) failIfGone(err error) error {
 // the transport did not deliver cannot have been acted on, so sending it
 // again is safe even for a Set. req is nil for a GetMulti sent in RMPP
 // segments, whose window x resends.
-func (t *Transactor) wait(ctx context.Context, w chan *Packet, timer *time.Timer, x *rmppTransfer, req *Packet, timeout time.Duration) (*Packet, int, error) {
+func (t *Transactor) wait(ctx context.Context, w chan *mad.Packet, timer *time.Timer, x *rmppTransfer, req *mad.Packet, timeout time.Duration) (*mad.Packet, int, error) {
 	sent := time.Now()
 	grace := t.opts.Grace
 	var resendAt time.Time // when the request, returned undelivered, goes again
@@ -575,13 +577,13 @@ func (t *Transactor) wait(ctx context.Context, w chan *Packet, timer *time.Timer
 // answer checks a packet the reader handed a waiter (ok false when the
 // reader stopped): the answer, the request returned undelivered (Status
 // ETIMEDOUT), or nil for our own request looped back.
-func (t *Transactor) answer(p *Packet, ok bool) (*Packet, error) {
+func (t *Transactor) answer(p *mad.Packet, ok bool) (*mad.Packet, error) {
 	if !ok {
 		t.mu.Lock()
 		err := t.readErr
 		t.mu.Unlock()
 		if errors.Is(err, context.Canceled) {
-			err = ErrClosed
+			err = mad.ErrClosed
 		}
 		return nil, err
 	}
@@ -592,9 +594,9 @@ func (t *Transactor) answer(p *Packet, ok bool) (*Packet, error) {
 	default:
 		return nil, fmt.Errorf("transport status %v", p.Status)
 	}
-	var h Header
+	var h mad.Header
 	h.UnmarshalBinary(p.MAD)
-	if !h.Method.IsResponse() && !IsRMPPActive(h.MgmtClass, p.MAD) {
+	if !h.Method.IsResponse() && !mad.IsRMPPActive(h.MgmtClass, p.MAD) {
 		return nil, nil // our own request looped back; not an answer
 	}
 	return p, nil
@@ -603,7 +605,7 @@ func (t *Transactor) answer(p *Packet, ok bool) (*Packet, error) {
 // sendAgain sends a request the transport returned undelivered once more,
 // within its try. It reports whether the MAD went: a transport that took
 // nothing for the timeout leaves the try to time out.
-func (t *Transactor) sendAgain(ctx context.Context, req *Packet) (bool, error) {
+func (t *Transactor) sendAgain(ctx context.Context, req *mad.Packet) (bool, error) {
 	err := t.send(ctx, req)
 	switch {
 	case err == nil:
@@ -615,17 +617,17 @@ func (t *Transactor) sendAgain(ctx context.Context, req *Packet) (bool, error) {
 }
 
 // response checks p answers r and wraps it.
-func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*Response, error) {
+func (t *Transactor) response(r *Request, class mad.Class, p *mad.Packet, tries int) (*Response, error) {
 	bad := func(format string, a ...any) error {
 		return &ReplyError{Request: r.String(), To: r.Path.String(), Reason: fmt.Sprintf(format, a...)}
 	}
 	off, _ := r.dataStart(class)
 	// A reassembled RMPP message is as long as its data, which may be
 	// less than a MAD.
-	if len(p.MAD) < Size && !(IsRMPPActive(class, p.MAD) && len(p.MAD) >= off) {
-		return nil, bad("%d bytes, want %d", len(p.MAD), Size)
+	if len(p.MAD) < mad.Size && !(mad.IsRMPPActive(class, p.MAD) && len(p.MAD) >= off) {
+		return nil, bad("%d bytes, want %d", len(p.MAD), mad.Size)
 	}
-	var h Header
+	var h mad.Header
 	h.UnmarshalBinary(p.MAD)
 	switch {
 	case h.MgmtClass != class:
@@ -635,10 +637,10 @@ func (t *Transactor) response(r *Request, class Class, p *Packet, tries int) (*R
 	}
 	end := len(p.MAD)
 	if class.IsSMP() {
-		end = off + SMPDataLen
+		end = off + mad.SMPDataLen
 	}
 	resp := &Response{Header: h, MAD: p.MAD, Tries: tries, data: off, end: end}
-	if st := h.Status &^ DirectionBit; st != StatusOK {
+	if st := h.Status &^ mad.DirectionBit; st != mad.StatusOK {
 		return resp, &StatusError{Request: r.String(), To: r.Path.String(), Status: st, Class: h.MgmtClass}
 	}
 	return resp, nil
@@ -652,12 +654,12 @@ func (t *Transactor) Send(ctx context.Context, r *Request) error {
 		return err
 	}
 	r = t.withMKey(r)
-	out := &Packet{MAD: make([]byte, Size), Timeout: t.opts.Timeout}
+	out := &mad.Packet{MAD: make([]byte, mad.Size), Timeout: t.opts.Timeout}
 	class, err := r.encode(out.MAD, uint64(t.nextTID.Add(1)))
 	if err != nil {
 		return err
 	}
-	out.Addr = r.Path.address(class)
+	out.Addr = r.Path.Address(class)
 	if err := t.send(ctx, out); err != nil {
 		return t.failIfGone(fmt.Errorf("sending %v to %v: %w", r, r.Path, err))
 	}

@@ -1,10 +1,12 @@
-package mad
+package madrpc
 
 import (
 	"context"
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // rmppTransfer is the RMPP state of one request: the receiving side of its
@@ -24,10 +26,10 @@ type rmppTransfer struct {
 	mu    sync.Mutex
 	recv  *rmppReceiver
 	err   *RMPPError
-	moved time.Time // when the transfer last moved on: a new segment in order, the request's window acknowledged further
-	heard time.Time // when the last segment came
-	acked time.Time // when the last ACK went
-	ackTo Address   // where ACKs go: the sender of the first segment
+	moved time.Time   // when the transfer last moved on: a new segment in order, the request's window acknowledged further
+	heard time.Time   // when the last segment came
+	acked time.Time   // when the last ACK went
+	ackTo mad.Address // where ACKs go: the sender of the first segment
 	// ackSeg and ackWin are what the last ACK said.
 	ackSeg, ackWin uint32
 	// bounced is when the last ACK, returned undelivered, goes again;
@@ -39,7 +41,7 @@ type rmppTransfer struct {
 	// request of one MAD; addr is where they go, and winDue when its
 	// window goes again.
 	out    *RMPPSender
-	addr   Address
+	addr   mad.Address
 	winDue time.Time
 	sent   int // ACKs, ABORTs and request segments sent besides the tries
 	// total is the longest the answer may take from its first segment
@@ -50,7 +52,7 @@ type rmppTransfer struct {
 
 // newRMPPTransfer returns the transfer state of a request to addr whose
 // tries time out after timeout.
-func newRMPPTransfer(hdrLen int, addr Address, timeout time.Duration) *rmppTransfer {
+func newRMPPTransfer(hdrLen int, addr mad.Address, timeout time.Duration) *rmppTransfer {
 	x := &rmppTransfer{
 		hdrLen:  hdrLen,
 		sl:      addr.SL,
@@ -135,9 +137,9 @@ func earliest(a, b time.Time) time.Time {
 
 // ack builds the ACK of the receiver's present state (seg, win) from
 // template m, a segment of the response, to the response's sender.
-func (x *rmppTransfer) ack(m []byte, seg, win uint32) *Packet {
-	return &Packet{
-		MAD:     rmppReply(m, x.hdrLen, RMPPHeader{Type: RMPPTypeAck, RespTime: rmppRespTimeDefault, SegmentNumber: seg, PayloadLength: win}),
+func (x *rmppTransfer) ack(m []byte, seg, win uint32) *mad.Packet {
+	return &mad.Packet{
+		MAD:     rmppReply(m, x.hdrLen, mad.RMPPHeader{Type: mad.RMPPTypeAck, RespTime: rmppRespTimeDefault, SegmentNumber: seg, PayloadLength: win}),
 		Addr:    x.ackTo,
 		Timeout: x.timeout,
 	}
@@ -147,14 +149,14 @@ func (x *rmppTransfer) ack(m []byte, seg, win uint32) *Packet {
 // the ACK (or ABORT) it calls for. It returns the packet to hand to the
 // waiter: the whole message once complete, p itself when the transfer
 // failed (the waiter then finds the error), nil otherwise.
-func (t *Transactor) takeSegment(ctx context.Context, x *rmppTransfer, p *Packet) *Packet {
+func (t *Transactor) takeSegment(ctx context.Context, x *rmppTransfer, p *mad.Packet) *mad.Packet {
 	now := time.Now()
 	x.mu.Lock()
 	before := x.recv.next
 	step, err := x.recv.add(p.MAD)
 	x.heard = now
 	if before == 1 && x.recv.started() {
-		x.ackTo = Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: QP1QKey, SL: x.sl, PKeyIndex: x.pkey}
+		x.ackTo = mad.Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: mad.QP1QKey, SL: x.sl, PKeyIndex: x.pkey}
 		x.first = now
 	}
 	if x.recv.next > before {
@@ -164,15 +166,15 @@ func (t *Transactor) takeSegment(ctx context.Context, x *rmppTransfer, p *Packet
 	if step.done {
 		msg = x.recv.message()
 	}
-	var reply *Packet
+	var reply *mad.Packet
 	switch e := err.(type) {
 	case *RMPPError:
 		x.err = e
 	case *rmppProtoError:
-		x.err = &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: e.status, Detail: e.detail}
-		reply = &Packet{
-			MAD:     rmppReply(p.MAD, x.hdrLen, RMPPHeader{Type: RMPPTypeAbort, RespTime: rmppRespTimeDefault, Status: e.status}),
-			Addr:    Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: QP1QKey, SL: x.sl, PKeyIndex: x.pkey},
+		x.err = &RMPPError{Type: mad.RMPPTypeAbort, Sent: true, Status: e.status, Detail: e.detail}
+		reply = &mad.Packet{
+			MAD:     rmppReply(p.MAD, x.hdrLen, mad.RMPPHeader{Type: mad.RMPPTypeAbort, RespTime: rmppRespTimeDefault, Status: e.status}),
+			Addr:    mad.Address{LID: p.Addr.LID, QPN: p.Addr.QPN, QKey: mad.QP1QKey, SL: x.sl, PKeyIndex: x.pkey},
 			Timeout: x.timeout,
 		}
 	default:
@@ -201,7 +203,7 @@ func (t *Transactor) takeSegment(ctx context.Context, x *rmppTransfer, p *Packet
 	case err != nil:
 		return p
 	case step.done:
-		return &Packet{MAD: msg, Addr: p.Addr}
+		return &mad.Packet{MAD: msg, Addr: p.Addr}
 	}
 	return nil
 }
@@ -209,7 +211,7 @@ func (t *Transactor) takeSegment(ctx context.Context, x *rmppTransfer, p *Packet
 // takeAck feeds an ACK (STOP, ABORT) of the request's own segments to its
 // sender and sends the segments the ACK lets go. It reports whether the
 // transfer failed, so the waiter should be woken.
-func (t *Transactor) takeAck(ctx context.Context, x *rmppTransfer, p *Packet) bool {
+func (t *Transactor) takeAck(ctx context.Context, x *rmppTransfer, p *mad.Packet) bool {
 	x.mu.Lock()
 	if x.out == nil {
 		x.mu.Unlock()
@@ -237,7 +239,7 @@ func (t *Transactor) takeAck(ctx context.Context, x *rmppTransfer, p *Packet) bo
 	x.sent += len(segs)
 	x.mu.Unlock()
 	for _, m := range segs {
-		t.sendRecovered(ctx, &Packet{MAD: m, Addr: x.addr, Timeout: x.timeout}) // a lost one goes again on the window's timer
+		t.sendRecovered(ctx, &mad.Packet{MAD: m, Addr: x.addr, Timeout: x.timeout}) // a lost one goes again on the window's timer
 	}
 	return err != nil
 }
@@ -247,8 +249,8 @@ func (t *Transactor) takeAck(ctx context.Context, x *rmppTransfer, p *Packet) bo
 // the receiver's ACKs goes again after a short wait; a segment of the
 // request goes again when its window's timer runs out, as after any
 // loss; an ABORT is not sent again.
-func (x *rmppTransfer) takeBounced(p *Packet) {
-	if len(p.MAD) < RMPPDataStart || RMPPType(p.MAD[RMPPHeaderOffset+1]) != RMPPTypeAck {
+func (x *rmppTransfer) takeBounced(p *mad.Packet) {
+	if len(p.MAD) < mad.RMPPDataStart || mad.RMPPType(p.MAD[mad.RMPPHeaderOffset+1]) != mad.RMPPTypeAck {
 		return
 	}
 	x.mu.Lock()
@@ -272,14 +274,14 @@ func (x *rmppTransfer) wake() {
 // of it), the receiver's ACK goes again, or the answer's total time ran
 // out and the receiver aborts it.
 func (t *Transactor) rmppTick(ctx context.Context, x *rmppTransfer, now time.Time) {
-	var sends []*Packet
+	var sends []*mad.Packet
 	x.mu.Lock()
 	if due := x.totalDue(); !due.IsZero() && !now.Before(due) {
-		x.err = &RMPPError{Type: RMPPTypeAbort, Sent: true, Status: RMPPStatusTimeTooLong,
+		x.err = &RMPPError{Type: mad.RMPPTypeAbort, Sent: true, Status: mad.RMPPStatusTimeTooLong,
 			Detail: fmt.Sprintf("segment %d of the answer was the last to come in %v from its first", x.recv.next-1, x.total)}
 		x.winDue = time.Time{}
-		abort := &Packet{
-			MAD:     rmppReply(x.recv.msg, x.hdrLen, RMPPHeader{Type: RMPPTypeAbort, RespTime: rmppRespTimeDefault, Status: RMPPStatusTimeTooLong}),
+		abort := &mad.Packet{
+			MAD:     rmppReply(x.recv.msg, x.hdrLen, mad.RMPPHeader{Type: mad.RMPPTypeAbort, RespTime: rmppRespTimeDefault, Status: mad.RMPPStatusTimeTooLong}),
 			Addr:    x.ackTo,
 			Timeout: x.timeout,
 		}
@@ -296,7 +298,7 @@ func (t *Transactor) rmppTick(ctx context.Context, x *rmppTransfer, now time.Tim
 			segs = [][]byte{RMPPAbort(x.out.segs[0], x.hdrLen, e.Status)}
 		}
 		for _, m := range segs {
-			sends = append(sends, &Packet{MAD: m, Addr: x.addr, Timeout: x.timeout})
+			sends = append(sends, &mad.Packet{MAD: m, Addr: x.addr, Timeout: x.timeout})
 		}
 	}
 	if due := x.ackDue(); !due.IsZero() && !now.Before(due) {

@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -26,8 +27,8 @@ func TestResolveGUID(t *testing.T) {
 		rec[53] = 0x13 // QoS class 1, SL 3
 		return []mad.Packet{madtest.Reply(req, 0, 56, rec)}
 	}
-	x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{Timeout: 50 * time.Millisecond,
-		SA: &mad.SAAddress{SMLID: 1, SL: 2, PortGUID: 0x100001}})
+	x := madrpc.NewTransactor(madtest.New(h), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond,
+		SA: &madrpc.SAAddress{SMLID: 1, SL: 2, PortGUID: 0x100001}})
 	defer x.Close()
 	ctx := context.Background()
 	p, err := x.Resolve(ctx, mad.Path{GUID: 0x100004})
@@ -65,7 +66,7 @@ func TestResolveGUID(t *testing.T) {
 		t.Error("an unresolved GUID path validates")
 	}
 
-	y := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{})
+	y := madrpc.NewTransactor(madtest.New(h), madrpc.TransactorOptions{})
 	defer y.Close()
 	if _, err := y.Resolve(ctx, mad.Path{GUID: rdma.GUID(1)}); err == nil || !strings.Contains(err.Error(), "knows no SM LID") {
 		t.Errorf("without an SA: %v", err)
@@ -83,8 +84,8 @@ func TestResolveGID(t *testing.T) {
 		return []mad.Packet{madtest.Reply(req, 0, 56, rec)}
 	}
 	gid := rdma.NewGID(0xfe80000000000123, 0x100004)
-	x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{Timeout: 50 * time.Millisecond,
-		SA: &mad.SAAddress{SMLID: 1, PortGUID: 0x100001}})
+	x := madrpc.NewTransactor(madtest.New(h), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond,
+		SA: &madrpc.SAAddress{SMLID: 1, PortGUID: 0x100001}})
 	defer x.Close()
 	ctx := context.Background()
 	p, err := x.Resolve(ctx, mad.Path{DGID: &gid})
@@ -96,13 +97,13 @@ func TestResolveGID(t *testing.T) {
 	}
 
 	// Without an SM (RoCE) a GID target keeps its global route.
-	y := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{})
+	y := madrpc.NewTransactor(madtest.New(h), madrpc.TransactorOptions{})
 	defer y.Close()
 	if p, err := y.Resolve(ctx, mad.Path{DGID: &gid}); err != nil || p.DGID == nil || p.LID != 0 {
 		t.Errorf("without an SM: %+v, %v; want the GID route unchanged", p, err)
 	}
 	// An SMP cannot take it.
-	_, err = y.Do(ctx, &mad.Request{Path: mad.Path{DGID: &gid}, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: 0x11, Name: "NodeInfo"})
+	_, err = y.Do(ctx, &madrpc.Request{Path: mad.Path{DGID: &gid}, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: 0x11, Name: "NodeInfo"})
 	if err == nil || !strings.Contains(err.Error(), "an SMP takes no global route") {
 		t.Errorf("SMP to a GID without an SA: %v", err)
 	}
@@ -121,8 +122,8 @@ func TestResolvePKey(t *testing.T) {
 		copy(rec[50:52], req.MAD[56+22:56+24])
 		return []mad.Packet{madtest.Reply(req, 0, 56, rec)}
 	}
-	x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{Timeout: 50 * time.Millisecond,
-		SA: &mad.SAAddress{SMLID: 1, PortGUID: 0x100001, PKeys: []uint16{0xffff, 0x8001, 0x0002}}})
+	x := madrpc.NewTransactor(madtest.New(h), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond,
+		SA: &madrpc.SAAddress{SMLID: 1, PortGUID: 0x100001, PKeys: []uint16{0xffff, 0x8001, 0x0002}}})
 	defer x.Close()
 	ctx := context.Background()
 	for _, c := range []struct {
@@ -146,7 +147,7 @@ func TestResolvePKey(t *testing.T) {
 		// A GMP goes with the index, an SMP without.
 		for _, class := range []mad.Class{mad.ClassPerf, mad.ClassSMI} {
 			sent = nil
-			if _, err := x.Do(ctx, &mad.Request{Path: p, Class: class, Method: mad.MethodGet, AttrID: 0x11}); err != nil {
+			if _, err := x.Do(ctx, &madrpc.Request{Path: p, Class: class, Method: mad.MethodGet, AttrID: 0x11}); err != nil {
 				t.Fatal(err)
 			}
 			want := c.want

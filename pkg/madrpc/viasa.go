@@ -1,10 +1,11 @@
-package mad
+package madrpc
 
 import (
 	"context"
 	"fmt"
 	"strings"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -19,7 +20,7 @@ import (
 // record's ID, template length, component mask bits and the attribute's
 // place in the record) comes from the generated layouts.
 type viaSARecord struct {
-	record *Layout
+	record *mad.Layout
 	// embed is the record's field that holds the attribute ("NodeInfo"
 	// for NodeInfo.BaseVersion, ...).
 	embed string
@@ -44,12 +45,12 @@ type componentValue struct {
 // The attribute modifiers are the SMPs' (IBA 14.2.5). A slice the compiler
 // lays out as data: a map would be built at every start of every tool.
 var viaSA = []struct {
-	attr AttrID
+	attr mad.AttrID
 	viaSARecord
 }{
-	{AttrNodeInfo, viaSARecord{record: (*NodeRecord)(nil).Layout(), embed: "NodeInfo"}},
-	{AttrNodeDescription, viaSARecord{record: (*NodeRecord)(nil).Layout(), embed: "NodeDescription"}},
-	{AttrPortInfo, viaSARecord{record: (*PortInfoRecord)(nil).Layout(), embed: "PortInfo", sel: func(mod uint32) []componentValue {
+	{mad.AttrNodeInfo, viaSARecord{record: (*mad.NodeRecord)(nil).Layout(), embed: "NodeInfo"}},
+	{mad.AttrNodeDescription, viaSARecord{record: (*mad.NodeRecord)(nil).Layout(), embed: "NodeDescription"}},
+	{mad.AttrPortInfo, viaSARecord{record: (*mad.PortInfoRecord)(nil).Layout(), embed: "PortInfo", sel: func(mod uint32) []componentValue {
 		if mod == 0 {
 			// The port the SMP would enter: a CA's one record, or a
 			// switch's port 0 (pick).
@@ -57,34 +58,34 @@ var viaSA = []struct {
 		}
 		return []componentValue{{"PortNum", uint64(mod & 0xff)}}
 	}, pick: componentValue{"PortNum", 0}}},
-	{AttrSwitchInfo, viaSARecord{record: (*SwitchInfoRecord)(nil).Layout(), embed: "SwitchInfo"}},
-	{AttrGUIDInfo, viaSARecord{record: (*GUIDInfoRecord)(nil).Layout(), embed: "GUIDInfo", sel: func(mod uint32) []componentValue {
+	{mad.AttrSwitchInfo, viaSARecord{record: (*mad.SwitchInfoRecord)(nil).Layout(), embed: "SwitchInfo"}},
+	{mad.AttrGUIDInfo, viaSARecord{record: (*mad.GUIDInfoRecord)(nil).Layout(), embed: "GUIDInfo", sel: func(mod uint32) []componentValue {
 		return []componentValue{{"BlockNum", uint64(mod & 0xff)}}
 	}}},
-	{AttrPKeyTable, viaSARecord{record: (*PKeyTableRecord)(nil).Layout(), embed: "PKeyTable", sel: func(mod uint32) []componentValue {
+	{mad.AttrPKeyTable, viaSARecord{record: (*mad.PKeyTableRecord)(nil).Layout(), embed: "PKeyTable", sel: func(mod uint32) []componentValue {
 		sel := []componentValue{{"BlockNum", uint64(mod & 0xffff)}}
 		if port := mod >> 16 & 0xff; port != 0 {
 			sel = append(sel, componentValue{"PortNum", uint64(port)})
 		}
 		return sel
 	}}},
-	{AttrSLtoVLMappingTable, viaSARecord{record: (*SLtoVLMappingTableRecord)(nil).Layout(), embed: "SLToVLMappingTable", sel: func(mod uint32) []componentValue {
+	{mad.AttrSLtoVLMappingTable, viaSARecord{record: (*mad.SLtoVLMappingTableRecord)(nil).Layout(), embed: "SLToVLMappingTable", sel: func(mod uint32) []componentValue {
 		return []componentValue{{"InputPortNum", uint64(mod >> 8 & 0xff)}, {"OutputPortNum", uint64(mod & 0xff)}}
 	}}},
-	{AttrVLArbitrationTable, viaSARecord{record: (*VLArbitrationTableRecord)(nil).Layout(), embed: "VLArbitrationTable", sel: func(mod uint32) []componentValue {
+	{mad.AttrVLArbitrationTable, viaSARecord{record: (*mad.VLArbitrationTableRecord)(nil).Layout(), embed: "VLArbitrationTable", sel: func(mod uint32) []componentValue {
 		return []componentValue{{"OutputPortNum", uint64(mod & 0xff)}, {"BlockNum", uint64(mod >> 16 & 0xff)}}
 	}}},
-	{AttrLinearForwardingTable, viaSARecord{record: (*LinearForwardingTableRecord)(nil).Layout(), embed: "LinearForwardingTable", name: "LFTRecord",
+	{mad.AttrLinearForwardingTable, viaSARecord{record: (*mad.LinearForwardingTableRecord)(nil).Layout(), embed: "LinearForwardingTable", name: "LFTRecord",
 		sel: func(mod uint32) []componentValue { return []componentValue{{"BlockNum", uint64(mod & 0xffff)}} }}},
-	{AttrMulticastForwardingTable, viaSARecord{record: (*MulticastForwardingTableRecord)(nil).Layout(), embed: "MulticastForwardingTable", name: "MFTRecord",
+	{mad.AttrMulticastForwardingTable, viaSARecord{record: (*mad.MulticastForwardingTableRecord)(nil).Layout(), embed: "MulticastForwardingTable", name: "MFTRecord",
 		sel: func(mod uint32) []componentValue {
 			return []componentValue{{"Position", uint64(mod >> 28)}, {"BlockNum", uint64(mod & 0x1ff)}}
 		}}},
-	{AttrSMInfo, viaSARecord{record: (*SMInfoRecord)(nil).Layout(), embed: "SMInfo"}},
+	{mad.AttrSMInfo, viaSARecord{record: (*mad.SMInfoRecord)(nil).Layout(), embed: "SMInfo"}},
 }
 
 // viaSAFor returns the record that carries an SMP attribute.
-func viaSAFor(id AttrID) (*viaSARecord, bool) {
+func viaSAFor(id mad.AttrID) (*viaSARecord, bool) {
 	for i := range viaSA {
 		if viaSA[i].attr == id {
 			return &viaSA[i].viaSARecord, true
@@ -127,7 +128,7 @@ func (m *viaSARecord) template(lid rdma.LID, mod uint32) ([]byte, uint64, error)
 // embedded returns the attribute's place in the record, in bytes: where
 // the embed field's first field lies in the record, less where it lies
 // in the attribute, and the attribute's size.
-func (m *viaSARecord) embedded(attr *Layout) (off, n int, err error) {
+func (m *viaSARecord) embedded(attr *mad.Layout) (off, n int, err error) {
 	prefix := m.embed + "."
 	for _, f := range m.record.Fields {
 		sub, ok := strings.CutPrefix(f.Name, prefix)
@@ -144,9 +145,9 @@ func (m *viaSARecord) embedded(attr *Layout) (off, n int, err error) {
 }
 
 // smpLayout returns the layout of the SMP attribute with the ID, or nil.
-func smpLayout(id AttrID) *Layout {
-	for _, l := range Layouts {
-		if l.Class == ClassSMI && l.ID == id {
+func smpLayout(id mad.AttrID) *mad.Layout {
+	for _, l := range mad.Layouts {
+		if l.Class == mad.ClassSMI && l.ID == id {
 			return l
 		}
 	}
@@ -171,7 +172,7 @@ func (e *NoRecordError) Error() string {
 // to the SMP for the attributes it has no record for).
 func (t *Transactor) doViaSA(ctx context.Context, r *Request) (*Response, error) {
 	m, ok := viaSAFor(r.AttrID)
-	if !ok || r.Method != MethodGet {
+	if !ok || r.Method != mad.MethodGet {
 		return t.transact(ctx, r)
 	}
 	end, err := t.viaSALID(ctx, r.Path)
@@ -198,7 +199,7 @@ func (t *Transactor) doViaSA(ctx context.Context, r *Request) (*Response, error)
 	if err != nil {
 		return nil, err
 	}
-	res, err := t.QuerySA(ctx, &SAQuery{Method: MethodGetTable, AttrID: m.record.ID, Name: m.recordName(),
+	res, err := t.QuerySA(ctx, &SAQuery{Method: mad.MethodGetTable, AttrID: m.record.ID, Name: m.recordName(),
 		ComponentMask: mask, Record: tmpl, SMKey: smKey})
 	if err != nil {
 		return nil, fmt.Errorf("%v to %v through the SA: %w", r, r.Path, err)
@@ -223,22 +224,22 @@ func (t *Transactor) doViaSA(ctx context.Context, r *Request) (*Response, error)
 	// The response an SMP would have brought: a SubnGetResp with the
 	// attribute in the SMP data area, directed with the D bit in its
 	// status when the request was (smpdump prints that status).
-	out := make([]byte, Size)
-	h := Header{BaseVersion: BaseVersion, MgmtClass: ClassSMI, ClassVersion: 1, Method: MethodGetResp,
+	out := make([]byte, mad.Size)
+	h := mad.Header{BaseVersion: mad.BaseVersion, MgmtClass: mad.ClassSMI, ClassVersion: 1, Method: mad.MethodGetResp,
 		TID: res.Response.Header.TID, AttrID: r.AttrID, AttrMod: r.AttrMod}
 	if r.Path.IsDR() {
-		h.MgmtClass, h.Status = ClassSMIDirect, DirectionBit
+		h.MgmtClass, h.Status = mad.ClassSMIDirect, mad.DirectionBit
 	}
 	h.MarshalTo(out)
-	copy(out[SMPDataOffset:], rec[off:off+n])
-	if (r.AttrID == AttrNodeInfo || r.AttrID == AttrPortInfo) && end.port != 0 {
+	copy(out[mad.SMPDataOffset:], rec[off:off+n])
+	if (r.AttrID == mad.AttrNodeInfo || r.AttrID == mad.AttrPortInfo) && end.port != 0 {
 		// A directed SMP's NodeInfo and PortInfo name the port it
 		// entered by (LocalPortNum, whatever port PortInfo is of); the
 		// SA's record names the port the SM's did, which on parallel
 		// links may be another.
 		if f, ok := attr.Field("LocalPortNum"); ok {
-			out[SMPDataOffset+f.Offset/8] = end.port
+			out[mad.SMPDataOffset+f.Offset/8] = end.port
 		}
 	}
-	return &Response{Header: h, MAD: out, Tries: res.Response.Tries, data: SMPDataOffset, end: SMPDataOffset + SMPDataLen}, nil
+	return &Response{Header: h, MAD: out, Tries: res.Response.Tries, data: mad.SMPDataOffset, end: mad.SMPDataOffset + mad.SMPDataLen}, nil
 }

@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // vendorMessage is a vendor range 2 response of n data bytes: the 40
@@ -103,7 +104,7 @@ func TestRMPPSender(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := mad.NewRMPPSender(vendorMessage(tt.data), 40)
+			s, err := madrpc.NewRMPPSender(vendorMessage(tt.data), 40)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,7 +118,7 @@ func TestRMPPSender(t *testing.T) {
 				} else {
 					segs, err = s.Handle(st.ack)
 				}
-				var re *mad.RMPPError
+				var re *madrpc.RMPPError
 				switch {
 				case st.wantErr == 0 && err != nil:
 					t.Fatalf("step %d: %v", i, err)
@@ -140,7 +141,7 @@ func TestNewRMPPSenderRejects(t *testing.T) {
 		msg    []byte
 		hdrLen int
 	}{{make([]byte, 20), 40}, {make([]byte, 60), 30}, {make([]byte, 300), 256}} {
-		if _, err := mad.NewRMPPSender(tc.msg, tc.hdrLen); err == nil {
+		if _, err := madrpc.NewRMPPSender(tc.msg, tc.hdrLen); err == nil {
 			t.Errorf("NewRMPPSender(%d bytes, %d) accepted", len(tc.msg), tc.hdrLen)
 		}
 	}
@@ -153,11 +154,11 @@ func TestRMPPSenderLossy(t *testing.T) {
 	for seed := range uint64(20) {
 		rng := rand.New(rand.NewPCG(seed, 1))
 		msg := vendorMessage(rng.IntN(40 * 216))
-		s, err := mad.NewRMPPSender(msg, 40)
+		s, err := madrpc.NewRMPPSender(msg, 40)
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := mad.NewRMPPTestReceiver(40, 4)
+		r := madrpc.NewRMPPTestReceiver(40, 4)
 		inflight := s.Start()
 		for rounds := 0; !s.Done(); rounds++ {
 			if rounds > 1000 {
@@ -215,7 +216,7 @@ func (c *collector) take() []mad.Packet {
 // ends.
 func TestRMPPSendsToTransactor(t *testing.T) {
 	srv := &collector{}
-	sends := mad.NewRMPPSends(srv, time.Second)
+	sends := madrpc.NewRMPPSends(srv, time.Second)
 	want := vendorMessage(3000)[40:]
 	dropped := false
 	tr := madtest.New(func(req *mad.Packet) []mad.Packet {
@@ -243,9 +244,9 @@ func TestRMPPSendsToTransactor(t *testing.T) {
 		}
 		return out
 	})
-	x := mad.NewTransactor(tr, mad.TransactorOptions{Timeout: 200 * time.Millisecond, Retries: 3})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{Timeout: 200 * time.Millisecond, Retries: 3})
 	defer x.Close()
-	r, err := x.Do(context.Background(), &mad.Request{Path: mad.LIDPath(4), Class: 0x33, Method: mad.MethodGet, AttrID: 3, OUI: 0x1405, Name: "cpu", Data: make([]byte, 216)})
+	r, err := x.Do(context.Background(), &madrpc.Request{Path: mad.LIDPath(4), Class: 0x33, Method: mad.MethodGet, AttrID: 3, OUI: 0x1405, Name: "cpu", Data: make([]byte, 216)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +263,7 @@ func TestRMPPSendsToTransactor(t *testing.T) {
 // ends with an ABORT.
 func TestRMPPSendsExpire(t *testing.T) {
 	srv := &collector{}
-	sends := mad.NewRMPPSends(srv, 100*time.Millisecond)
+	sends := madrpc.NewRMPPSends(srv, 100*time.Millisecond)
 	msg := vendorMessage(5 * 216)
 	msg[3] = byte(mad.MethodGetResp)
 	addr := mad.Address{LID: 7, QPN: 1}
@@ -286,7 +287,7 @@ func TestRMPPSendsExpire(t *testing.T) {
 		}
 	}
 	errs := sends.Expire(context.Background(), now.Add(time.Second))
-	var re *mad.RMPPError
+	var re *madrpc.RMPPError
 	if len(errs) != 1 || !errors.As(errs[0], &re) || re.Status != mad.RMPPStatusRetries {
 		t.Fatalf("after the resends: %v, want an RMPP retries error", errs)
 	}

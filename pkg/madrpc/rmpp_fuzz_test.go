@@ -1,8 +1,10 @@
-package mad
+package madrpc
 
 import (
 	"errors"
 	"testing"
+
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // FuzzRMPPReceiver feeds the receiver arbitrary MADs (the input cut in
@@ -14,23 +16,23 @@ func FuzzRMPPReceiver(f *testing.F) {
 	for i := range msg {
 		msg[i] = byte(i)
 	}
-	(&RMPPHeader{Version: 1, Type: RMPPTypeData, Flags: RMPPActive}).MarshalTo(msg)
+	(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPActive}).MarshalTo(msg)
 	var seed []byte
 	for _, s := range RMPPSegments(msg, 56) {
 		seed = append(seed, s...)
 	}
 	f.Add(seed)
-	f.Add(seed[Size:])
-	f.Add(append(append([]byte(nil), seed[:Size]...), seed...))
+	f.Add(seed[mad.Size:])
+	f.Add(append(append([]byte(nil), seed[:mad.Size]...), seed...))
 	swapped := append([]byte(nil), seed...)
-	copy(swapped[Size:], seed[2*Size:3*Size])
-	copy(swapped[2*Size:], seed[Size:2*Size])
+	copy(swapped[mad.Size:], seed[2*mad.Size:3*mad.Size])
+	copy(swapped[2*mad.Size:], seed[mad.Size:2*mad.Size])
 	f.Add(swapped)
 	rmppPrealloc = 1 << 16 // a 64 MiB buffer an input at a time would leave little time for fuzzing
 	f.Fuzz(func(t *testing.T, in []byte) {
 		r := newRMPPReceiver(56)
 		for len(in) > 0 {
-			n := min(len(in), Size)
+			n := min(len(in), mad.Size)
 			step, err := r.add(in[:n])
 			in = in[n:]
 			var pe *rmppProtoError
@@ -54,7 +56,7 @@ func FuzzRMPPReceiver(f *testing.F) {
 			}
 			if step.done {
 				m := r.message()
-				if len(m) < 56 || len(m) > 56+int(r.next-1)*(Size-56) {
+				if len(m) < 56 || len(m) > 56+int(r.next-1)*(mad.Size-56) {
 					t.Fatalf("message of %d bytes after %d segments", len(m), r.next-1)
 				}
 			}
@@ -69,8 +71,8 @@ func FuzzRMPPReceiver(f *testing.F) {
 // or the transfer ended.
 func FuzzRMPPSender(f *testing.F) {
 	ack := func(seg, win uint32) []byte {
-		m := make([]byte, Size)
-		(&RMPPHeader{Version: 1, Type: RMPPTypeAck, Flags: RMPPActive, SegmentNumber: seg, PayloadLength: win}).MarshalTo(m)
+		m := make([]byte, mad.Size)
+		(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeAck, Flags: mad.RMPPActive, SegmentNumber: seg, PayloadLength: win}).MarshalTo(m)
 		return m
 	}
 	f.Add(uint16(5*216), append(append(ack(1, 3), ack(3, 5)...), ack(5, 5)...))
@@ -78,14 +80,14 @@ func FuzzRMPPSender(f *testing.F) {
 	f.Add(uint16(3000), append(ack(1, 64), make([]byte, 10)...))
 	f.Fuzz(func(t *testing.T, n uint16, in []byte) {
 		msg := make([]byte, 40+int(n))
-		(&RMPPHeader{Version: 1, Type: RMPPTypeData, Flags: RMPPActive}).MarshalTo(msg)
+		(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPActive}).MarshalTo(msg)
 		s, err := NewRMPPSender(msg, 40)
 		if err != nil {
 			t.Fatal(err)
 		}
 		check := func(segs [][]byte) {
 			for _, m := range segs {
-				var h RMPPHeader
+				var h mad.RMPPHeader
 				h.UnmarshalBinary(m)
 				if h.SegmentNumber < 1 || int(h.SegmentNumber) > s.Segments() || h.SegmentNumber > s.winLast {
 					t.Fatalf("sent segment %d of %d, window to %d", h.SegmentNumber, s.Segments(), s.winLast)
@@ -94,10 +96,10 @@ func FuzzRMPPSender(f *testing.F) {
 		}
 		check(s.Start())
 		for len(in) > 0 && !s.Done() {
-			k := min(len(in), Size)
+			k := min(len(in), mad.Size)
 			var segs [][]byte
 			var err error
-			if k < RMPPDataStart {
+			if k < mad.RMPPDataStart {
 				segs, err = s.Timeout()
 			} else {
 				segs, err = s.Handle(in[:k])

@@ -1,9 +1,10 @@
-package mad
+package madrpc
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // TestViaSARecords checks what the generated layouts give each attribute
@@ -12,7 +13,7 @@ import (
 // attribute's place in the record (IBA 15.2.5's record layouts).
 func TestViaSARecords(t *testing.T) {
 	type want struct {
-		Record  AttrID
+		Record  mad.AttrID
 		Name    string
 		Tmpl    []byte // the template's first bytes; the rest is zero
 		Mask    uint64
@@ -20,23 +21,23 @@ func TestViaSARecords(t *testing.T) {
 		TmplLen int
 	}
 	tests := []struct {
-		attr AttrID
+		attr mad.AttrID
 		mod  uint32
 		want want
 	}{
-		{AttrNodeInfo, 0, want{0x11, "NodeRecord", []byte{1, 2}, 1, 4, 40, 108}},
-		{AttrNodeDescription, 0, want{0x11, "NodeRecord", []byte{1, 2}, 1, 44, 64, 108}},
-		{AttrPortInfo, 0, want{0x12, "PortInfoRecord", []byte{1, 2}, 1, 4, 64, 68}},
-		{AttrPortInfo, 3, want{0x12, "PortInfoRecord", []byte{1, 2, 3}, 1 | 1<<1, 4, 64, 68}},
-		{AttrSwitchInfo, 0, want{0x14, "SwitchInfoRecord", []byte{1, 2}, 1, 4, 20, 24}},
-		{AttrGUIDInfo, 5, want{0x30, "GUIDInfoRecord", []byte{1, 2, 5}, 1 | 1<<1, 8, 64, 72}},
-		{AttrPKeyTable, 0x00030201, want{0x33, "PKeyTableRecord", []byte{1, 2, 2, 1, 3}, 1 | 1<<1 | 1<<2, 8, 64, 72}},
-		{AttrPKeyTable, 0x0201, want{0x33, "PKeyTableRecord", []byte{1, 2, 2, 1}, 1 | 1<<1, 8, 64, 72}},
-		{AttrSLtoVLMappingTable, 0x0403, want{0x13, "SLtoVLMappingTableRecord", []byte{1, 2, 4, 3}, 1 | 1<<1 | 1<<2, 8, 8, 16}},
-		{AttrVLArbitrationTable, 0x00020005, want{0x36, "VLArbitrationTableRecord", []byte{1, 2, 5, 2}, 1 | 1<<1 | 1<<2, 8, 64, 72}},
-		{AttrLinearForwardingTable, 0x0123, want{0x15, "LFTRecord", []byte{1, 2, 1, 0x23}, 1 | 1<<1, 8, 64, 72}},
-		{AttrMulticastForwardingTable, 0x20000105, want{0x17, "MFTRecord", []byte{1, 2, 0x21, 0x05}, 1 | 1<<1 | 1<<3, 8, 64, 72}},
-		{AttrSMInfo, 0, want{0x18, "SMInfoRecord", []byte{1, 2}, 1, 4, 21, 28}},
+		{mad.AttrNodeInfo, 0, want{0x11, "NodeRecord", []byte{1, 2}, 1, 4, 40, 108}},
+		{mad.AttrNodeDescription, 0, want{0x11, "NodeRecord", []byte{1, 2}, 1, 44, 64, 108}},
+		{mad.AttrPortInfo, 0, want{0x12, "PortInfoRecord", []byte{1, 2}, 1, 4, 64, 68}},
+		{mad.AttrPortInfo, 3, want{0x12, "PortInfoRecord", []byte{1, 2, 3}, 1 | 1<<1, 4, 64, 68}},
+		{mad.AttrSwitchInfo, 0, want{0x14, "SwitchInfoRecord", []byte{1, 2}, 1, 4, 20, 24}},
+		{mad.AttrGUIDInfo, 5, want{0x30, "GUIDInfoRecord", []byte{1, 2, 5}, 1 | 1<<1, 8, 64, 72}},
+		{mad.AttrPKeyTable, 0x00030201, want{0x33, "PKeyTableRecord", []byte{1, 2, 2, 1, 3}, 1 | 1<<1 | 1<<2, 8, 64, 72}},
+		{mad.AttrPKeyTable, 0x0201, want{0x33, "PKeyTableRecord", []byte{1, 2, 2, 1}, 1 | 1<<1, 8, 64, 72}},
+		{mad.AttrSLtoVLMappingTable, 0x0403, want{0x13, "SLtoVLMappingTableRecord", []byte{1, 2, 4, 3}, 1 | 1<<1 | 1<<2, 8, 8, 16}},
+		{mad.AttrVLArbitrationTable, 0x00020005, want{0x36, "VLArbitrationTableRecord", []byte{1, 2, 5, 2}, 1 | 1<<1 | 1<<2, 8, 64, 72}},
+		{mad.AttrLinearForwardingTable, 0x0123, want{0x15, "LFTRecord", []byte{1, 2, 1, 0x23}, 1 | 1<<1, 8, 64, 72}},
+		{mad.AttrMulticastForwardingTable, 0x20000105, want{0x17, "MFTRecord", []byte{1, 2, 0x21, 0x05}, 1 | 1<<1 | 1<<3, 8, 64, 72}},
+		{mad.AttrSMInfo, 0, want{0x18, "SMInfoRecord", []byte{1, 2}, 1, 4, 21, 28}},
 	}
 	for _, tt := range tests {
 		m, ok := viaSAFor(tt.attr)

@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // sent is what the fake saw of one request.
@@ -31,25 +32,25 @@ func TestQuerier(t *testing.T) {
 		name string
 		path mad.Path
 		key  uint64
-		call func(q *mad.Querier) (mad.Attribute, error)
+		call func(q *madrpc.Querier) (mad.Attribute, error)
 		want sent
 	}{
 		{"PMA Get selects the port", mad.LIDPath(5), 0,
-			func(q *mad.Querier) (mad.Attribute, error) {
+			func(q *madrpc.Querier) (mad.Attribute, error) {
 				pc := &mad.PortCounters{PortSelect: 3}
 				_, err := q.Get(context.Background(), pc, 0)
 				return pc, err
 			},
 			sent{Class: mad.ClassPerf, Method: mad.MethodGet, Attr: mad.AttrPortCounters, First: 3}},
 		{"PMA Set carries the attribute", mad.LIDPath(5), 0,
-			func(q *mad.Querier) (mad.Attribute, error) {
+			func(q *madrpc.Querier) (mad.Attribute, error) {
 				pc := &mad.PortCounters{PortSelect: 3, CounterSelect: 0xffff}
 				_, err := q.Set(context.Background(), pc, 0, nil)
 				return pc, err
 			},
 			sent{Class: mad.ClassPerf, Method: mad.MethodSet, Attr: mad.AttrPortCounters, First: 3}},
 		{"SMP on a DR path with an M_Key", mad.DRPath(0, 1), 0x1122,
-			func(q *mad.Querier) (mad.Attribute, error) {
+			func(q *madrpc.Querier) (mad.Attribute, error) {
 				pc := &mad.PortCounters{}
 				_, err := q.Get(context.Background(), &mad.NodeInfo{}, 9)
 				return pc, err
@@ -76,9 +77,9 @@ func TestQuerier(t *testing.T) {
 				got.First = req.MAD[off+1]
 				return []mad.Packet{madtest.Reply(req, 0, off, replyData)}
 			}
-			x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{Timeout: time.Second})
+			x := madrpc.NewTransactor(madtest.New(h), madrpc.TransactorOptions{Timeout: time.Second})
 			defer x.Close()
-			q := mad.NewQuerier(x, tt.path)
+			q := madrpc.NewQuerier(x, tt.path)
 			q.Key = tt.key
 			a, err := tt.call(q)
 			if err != nil {

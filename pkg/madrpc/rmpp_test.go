@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // records returns n distinct records of recLen bytes.
@@ -23,18 +24,18 @@ func records(n, recLen int) [][]byte {
 	return out
 }
 
-var getTable = mad.Request{Path: mad.LIDPath(1), Class: mad.ClassSA, Method: mad.MethodGetTable, AttrID: 0x0011, Name: "NodeRecord"}
+var getTable = madrpc.Request{Path: mad.LIDPath(1), Class: mad.ClassSA, Method: mad.MethodGetTable, AttrID: 0x0011, Name: "NodeRecord"}
 
 // rmppRun sends getTable to a responder that answers with n records of
 // recLen bytes, and returns the data received and the ACKs the responder
 // saw.
-func rmppRun(t *testing.T, n, recLen int, filter func(seg uint32, resends int, p mad.Packet) []mad.Packet) (*mad.Response, []mad.RMPPHeader, error) {
+func rmppRun(t *testing.T, n, recLen int, filter func(seg uint32, resends int, p mad.Packet) []mad.Packet) (*madrpc.Response, []mad.RMPPHeader, error) {
 	t.Helper()
 	resp := &madtest.RMPPResponder{HdrLen: 56, Filter: filter, Respond: func(req *mad.Packet) []byte {
 		return madtest.SAResponse(req, mad.StatusOK, recLen, records(n, recLen)...)
 	}}
 	tr := madtest.New(resp.Handle)
-	x := mad.NewTransactor(tr, mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 2})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 2})
 	defer x.Close()
 	r := getTable
 	got, err := x.Do(context.Background(), &r)
@@ -183,7 +184,7 @@ func TestRMPPFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, acks, err := rmppRun(t, 250, 80, tt.filter)
-			var re *mad.RMPPError
+			var re *madrpc.RMPPError
 			if !errors.As(err, &re) {
 				t.Fatalf("error %v (%T), want an *mad.RMPPError", err, err)
 			}
@@ -212,7 +213,7 @@ func TestRMPPTimeout(t *testing.T) {
 		}
 		return []mad.Packet{p}
 	})
-	var te *mad.TimeoutError
+	var te *madrpc.TimeoutError
 	if !errors.As(err, &te) || te.Tries != 3 {
 		t.Fatalf("error %v, want a timeout after 3 tries", err)
 	}
@@ -225,7 +226,7 @@ func TestRMPPSegmentsRoundTrip(t *testing.T) {
 			for i := range msg {
 				msg[i] = byte(i * 7)
 			}
-			segs := mad.RMPPSegments(msg, 56)
+			segs := madrpc.RMPPSegments(msg, 56)
 			if want := max(1, (n+199)/200); len(segs) != want {
 				t.Fatalf("%d segments, want %d", len(segs), want)
 			}
@@ -259,7 +260,7 @@ func TestRMPPReceiverOrder(t *testing.T) {
 		msg[i] = byte(i * 13)
 	}
 	(&mad.RMPPHeader{Version: 1, Type: mad.RMPPTypeData, Flags: mad.RMPPActive}).MarshalTo(msg)
-	segs := mad.RMPPSegments(msg, 56)
+	segs := madrpc.RMPPSegments(msg, 56)
 	type ack struct{ seg, win uint32 }
 	tests := []struct {
 		name  string
@@ -279,7 +280,7 @@ func TestRMPPReceiverOrder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := mad.NewRMPPTestReceiver(56, 4)
+			r := madrpc.NewRMPPTestReceiver(56, 4)
 			var got []*ack
 			for _, n := range tt.order {
 				a := r.Add(segs[n-1])

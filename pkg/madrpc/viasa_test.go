@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // viaSAFake is an SA with the PortInfoRecords of a 3-port switch at LID
@@ -72,12 +73,12 @@ func (s *viaSAFake) respond(req *mad.Packet) []byte {
 func TestViaSA(t *testing.T) {
 	fake := &viaSAFake{}
 	resp := &madtest.RMPPResponder{HdrLen: 56, Respond: fake.respond}
-	x := mad.NewTransactor(madtest.New(resp.Handle), mad.TransactorOptions{ViaSA: true,
-		SA: &mad.SAAddress{SMLID: 1, LID: 1, SMKey: 7}})
+	x := madrpc.NewTransactor(madtest.New(resp.Handle), madrpc.TransactorOptions{ViaSA: true,
+		SA: &madrpc.SAAddress{SMLID: 1, LID: 1, SMKey: 7}})
 	defer x.Close()
 	ctx := context.Background()
-	get := func(p mad.Path, attr mad.AttrID, mod uint32) (*mad.Response, error) {
-		return x.Do(ctx, &mad.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: attr, AttrMod: mod, Name: "attr"})
+	get := func(p mad.Path, attr mad.AttrID, mod uint32) (*madrpc.Response, error) {
+		return x.Do(ctx, &madrpc.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: attr, AttrMod: mod, Name: "attr"})
 	}
 
 	r, err := get(mad.LIDPath(1), mad.AttrNodeDescription, 0)
@@ -106,7 +107,7 @@ func TestViaSA(t *testing.T) {
 		}
 	}
 
-	var nr *mad.NoRecordError
+	var nr *madrpc.NoRecordError
 	if _, err := get(mad.LIDPath(9), mad.AttrNodeInfo, 0); !errors.As(err, &nr) {
 		t.Errorf("no record: %v", err)
 	}
@@ -142,7 +143,7 @@ func TestViaSA(t *testing.T) {
 	}
 
 	// A Set, and a Get no record carries, go as SMPs.
-	for _, c := range []mad.Request{
+	for _, c := range []madrpc.Request{
 		{Path: mad.LIDPath(1), Method: mad.MethodSet, AttrID: mad.AttrPortInfo, Data: make([]byte, 64)},
 		{Path: mad.DRPath(0, 1), Method: mad.MethodGet, AttrID: 0xff90},
 	} {

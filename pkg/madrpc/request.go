@@ -1,19 +1,21 @@
-package mad
+package madrpc
 
 import (
 	"encoding/binary"
 	"fmt"
 	"time"
+
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // Request is one MAD to send and wait on: the class, method and attribute,
 // where to, and the attribute data.
 type Request struct {
-	Path         Path
-	Class        Class // ClassSMI is sent as ClassSMIDirect on a DR path
-	ClassVersion uint8 // 0 means 1
-	Method       Method
-	AttrID       AttrID
+	Path         mad.Path
+	Class        mad.Class // ClassSMI is sent as ClassSMIDirect on a DR path
+	ClassVersion uint8     // 0 means 1
+	Method       mad.Method
+	AttrID       mad.AttrID
 	AttrMod      uint32
 	// Name names the attribute in errors ("NodeInfo"); empty means its ID.
 	Name string
@@ -42,9 +44,9 @@ type Request struct {
 }
 
 // dataStart returns where r's attribute data starts in a MAD of class c.
-func (r *Request) dataStart(c Class) (int, error) {
+func (r *Request) dataStart(c mad.Class) (int, error) {
 	if r.DataOffset != 0 {
-		if r.DataOffset < HeaderLen || r.DataOffset >= Size {
+		if r.DataOffset < mad.HeaderLen || r.DataOffset >= mad.Size {
 			return 0, fmt.Errorf("%v: data offset %d outside the MAD", r, r.DataOffset)
 		}
 		return r.DataOffset, nil
@@ -53,16 +55,16 @@ func (r *Request) dataStart(c Class) (int, error) {
 }
 
 // dataOffset returns where class c's attribute data starts in a MAD.
-func dataOffset(c Class) (int, error) {
+func dataOffset(c mad.Class) (int, error) {
 	switch {
-	case c.IsSMP(), c == ClassPerf, c == ClassCC:
-		return SMPDataOffset, nil
-	case c == ClassSA:
+	case c.IsSMP(), c == mad.ClassPerf, c == mad.ClassCC:
+		return mad.SMPDataOffset, nil
+	case c == mad.ClassSA:
 		return 56, nil
 	case c.IsVendorRange2():
 		return 40, nil
-	case c.IsVendorRange1(), c == ClassBM, c == ClassDevMgt:
-		return HeaderLen, nil
+	case c.IsVendorRange1(), c == mad.ClassBM, c == mad.ClassDevMgt:
+		return mad.HeaderLen, nil
 	}
 	return 0, fmt.Errorf("class %v: no known data layout", c)
 }
@@ -77,11 +79,11 @@ func (r *Request) String() string {
 	switch {
 	case r.Class.IsSMP():
 		op = "Subn"
-	case r.Class == ClassPerf:
+	case r.Class == mad.ClassPerf:
 		op = "Perf"
-	case r.Class == ClassSA:
+	case r.Class == mad.ClassSA:
 		op = "SubnAdm"
-	case r.Class == ClassCC:
+	case r.Class == mad.ClassCC:
 		op = "CC"
 	default:
 		op = r.Class.String() + " "
@@ -94,11 +96,11 @@ func (r *Request) String() string {
 // Size bytes, and returns the class actually sent.
 // class returns the class the request goes as: a directed-route SMP
 // for an SMP to a DR path.
-func (r *Request) class() (Class, error) {
-	if r.Class == ClassSMI && r.Path.IsDR() {
-		return ClassSMIDirect, nil
+func (r *Request) class() (mad.Class, error) {
+	if r.Class == mad.ClassSMI && r.Path.IsDR() {
+		return mad.ClassSMIDirect, nil
 	}
-	if r.Class == ClassSMIDirect && !r.Path.IsDR() {
+	if r.Class == mad.ClassSMIDirect && !r.Path.IsDR() {
 		return 0, fmt.Errorf("%v: a directed-route SMP needs a DR path, not %v", r, r.Path)
 	}
 	return r.Class, nil
@@ -107,16 +109,16 @@ func (r *Request) class() (Class, error) {
 // respAttr is the attribute the response carries: the request's, except
 // that a GetMulti of MultiPathRecords is answered with PathRecords (IBA
 // o15-0.2.7).
-func (r *Request) respAttr() AttrID {
-	if r.Method == MethodGetMulti && r.Class == ClassSA && r.AttrID == AttrMultiPathRecord {
-		return AttrPathRecord
+func (r *Request) respAttr() mad.AttrID {
+	if r.Method == mad.MethodGetMulti && r.Class == mad.ClassSA && r.AttrID == mad.AttrMultiPathRecord {
+		return mad.AttrPathRecord
 	}
 	return r.AttrID
 }
 
 // encode writes the request into buf (at least Size bytes; a GetMulti's
 // may be longer, for its data) and returns the class it goes as.
-func (r *Request) encode(buf []byte, tid uint64) (Class, error) {
+func (r *Request) encode(buf []byte, tid uint64) (mad.Class, error) {
 	class, err := r.class()
 	if err != nil {
 		return 0, err
@@ -138,12 +140,12 @@ func (r *Request) encode(buf []byte, tid uint64) (Class, error) {
 	version := r.ClassVersion
 	if version == 0 {
 		version = 1
-		if class == ClassSA || class == ClassCC {
+		if class == mad.ClassSA || class == mad.ClassCC {
 			version = 2 // as libibmad sends them
 		}
 	}
-	h := Header{
-		BaseVersion:  BaseVersion,
+	h := mad.Header{
+		BaseVersion:  mad.BaseVersion,
 		MgmtClass:    class,
 		ClassVersion: version,
 		Method:       r.Method,
@@ -155,23 +157,23 @@ func (r *Request) encode(buf []byte, tid uint64) (Class, error) {
 		return 0, err
 	}
 	switch class {
-	case ClassSMIDirect:
-		d := DRSMPHeader{
+	case mad.ClassSMIDirect:
+		d := mad.DRSMPHeader{
 			HopCount: uint8(r.Path.Hops()),
 			MKey:     r.MKey,
-			DrSLID:   r.Path.drSLID(),
+			DrSLID:   r.Path.DRSLID(),
 			DrDLID:   0xffff,
 		}
 		copy(d.InitialPath[:], r.Path.DR)
 		if err := d.MarshalTo(buf); err != nil {
 			return 0, err
 		}
-	case ClassSMI, ClassCC:
-		binary.BigEndian.PutUint64(buf[MKeyOffset:], r.MKey)
+	case mad.ClassSMI, mad.ClassCC:
+		binary.BigEndian.PutUint64(buf[mad.MKeyOffset:], r.MKey)
 	}
-	if class == ClassSA {
-		binary.BigEndian.PutUint64(buf[SASMKeyOffset:], r.MKey)
-		binary.BigEndian.PutUint64(buf[SAComponentMaskOffset:], r.ComponentMask)
+	if class == mad.ClassSA {
+		binary.BigEndian.PutUint64(buf[mad.SASMKeyOffset:], r.MKey)
+		binary.BigEndian.PutUint64(buf[mad.SAComponentMaskOffset:], r.ComponentMask)
 	}
 	if class.IsVendorRange2() {
 		buf[37], buf[38], buf[39] = byte(r.OUI>>16), byte(r.OUI>>8), byte(r.OUI)
@@ -182,7 +184,7 @@ func (r *Request) encode(buf []byte, tid uint64) (Class, error) {
 
 // Response is a MAD received in answer to a Request.
 type Response struct {
-	Header Header
+	Header mad.Header
 	// MAD is the whole response.
 	MAD []byte
 	// Tries is how many tries it took: a try that timed out is sent

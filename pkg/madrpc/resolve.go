@@ -1,10 +1,11 @@
-package mad
+package madrpc
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -71,7 +72,7 @@ type resolver struct {
 // (the GRH dropped, as infiniband-diags sends it) when the local port knows
 // an SM; without one (RoCE) the global route stays. Answers are kept for
 // the Transactor's life.
-func (t *Transactor) Resolve(ctx context.Context, p Path) (Path, error) {
+func (t *Transactor) Resolve(ctx context.Context, p mad.Path) (mad.Path, error) {
 	if p.LID != 0 || p.IsDR() {
 		return p, nil
 	}
@@ -110,7 +111,7 @@ func (t *Transactor) Resolve(ctx context.Context, p Path) (Path, error) {
 // knowsSM reports whether the local port knows an SM LID to ask the SA.
 func (t *Transactor) knowsSM() bool {
 	sa := t.opts.SA
-	return sa != nil && sa.SMLID != 0 && sa.SMLID <= MaxUnicastLID
+	return sa != nil && sa.SMLID != 0 && sa.SMLID <= mad.MaxUnicastLID
 }
 
 // askPath sends SubnAdmGet(PathRecord) from this port to gid; what names
@@ -120,20 +121,20 @@ func (t *Transactor) askPath(ctx context.Context, gid rdma.GID, what string) res
 	if !t.knowsSM() {
 		return resolved{err: fmt.Errorf("resolving %s: the local port knows no SM LID to ask the SA", what)}
 	}
-	q := PathRecord{DGID: gid, SGID: rdma.NewGID(defaultGIDPrefx, sa.PortGUID)}
+	q := mad.PathRecord{DGID: gid, SGID: rdma.NewGID(defaultGIDPrefx, sa.PortGUID)}
 	rec, _ := q.MarshalBinary()
-	smPath := Path{LID: sa.SMLID, SL: sa.SL}
-	r, err := t.Do(ctx, &Request{Path: smPath, Class: ClassSA, Method: MethodGet, AttrID: AttrPathRecord,
-		Name: "PathRecord", Data: rec, ComponentMask: (*PathRecord)(nil).Layout().ComponentMask("DGID", "SGID")})
+	smPath := mad.Path{LID: sa.SMLID, SL: sa.SL}
+	r, err := t.Do(ctx, &Request{Path: smPath, Class: mad.ClassSA, Method: mad.MethodGet, AttrID: mad.AttrPathRecord,
+		Name: "PathRecord", Data: rec, ComponentMask: (*mad.PathRecord)(nil).Layout().ComponentMask("DGID", "SGID")})
 	if err != nil {
 		return resolved{err: fmt.Errorf("resolving %s through the SA: %w", what, err)}
 	}
-	var pr PathRecord
+	var pr mad.PathRecord
 	if err := pr.UnmarshalBinary(r.Data()); err != nil {
 		return resolved{err: fmt.Errorf("resolving %s through the SA: %w", what, err)}
 	}
 	lid := rdma.LID(pr.DLID)
-	if lid == 0 || lid > MaxUnicastLID {
+	if lid == 0 || lid > mad.MaxUnicastLID {
 		return resolved{err: fmt.Errorf("resolving %s through the SA: path to LID %d", what, lid)}
 	}
 	idx, ok := sa.pkeyIndex(pr.PKey)

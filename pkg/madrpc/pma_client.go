@@ -1,8 +1,10 @@
-package mad
+package madrpc
 
 import (
 	"context"
 	"fmt"
+
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // PMA sends typed PerfMgt Gets and Sets to one node's performance manager
@@ -12,23 +14,23 @@ type PMA struct {
 }
 
 // NewPMA returns a PMA of x at path.
-func NewPMA(x *Transactor, path Path) *PMA { return &PMA{Q: NewQuerier(x, path)} }
+func NewPMA(x *Transactor, path mad.Path) *PMA { return &PMA{Q: NewQuerier(x, path)} }
 
 // Capabilities reads the PMA's ClassPortInfo. The request carries port in
 // its second byte, where the counter attributes have PortSelect, as
 // libibmad sends every PerfMgt Get.
-func (p *PMA) Capabilities(ctx context.Context, port int) (PMACapabilities, error) {
-	cpi := ClassPortInfo{ClassVersion: uint8(port)}
+func (p *PMA) Capabilities(ctx context.Context, port int) (mad.PMACapabilities, error) {
+	cpi := mad.ClassPortInfo{ClassVersion: uint8(port)}
 	if _, err := p.Q.Get(ctx, &cpi, 0); err != nil {
-		return PMACapabilities{}, err
+		return mad.PMACapabilities{}, err
 	}
-	return CapabilitiesOf(&cpi), nil
+	return mad.CapabilitiesOf(&cpi), nil
 }
 
 // Get reads a's attribute for port: the request is a with PortSelect set
 // to port; the reply is decoded into a, and its data returned for dumps.
-func (p *PMA) Get(ctx context.Context, a Attribute, port int) ([]byte, error) {
-	if err := SelectPort(a, port); err != nil {
+func (p *PMA) Get(ctx context.Context, a mad.Attribute, port int) ([]byte, error) {
+	if err := mad.SelectPort(a, port); err != nil {
 		return nil, err
 	}
 	return p.Q.Get(ctx, a, 0)
@@ -38,8 +40,8 @@ func (p *PMA) Get(ctx context.Context, a Attribute, port int) ([]byte, error) {
 // mask selects (0: all of them), laid out as libibmad's
 // performance_reset_via lays it out (see ResetData). planned is true when
 // a dry run kept the Set from the fabric.
-func (p *PMA) Reset(ctx context.Context, l *Layout, port int, mask uint64) (planned bool, err error) {
-	r, err := p.Q.X.Do(ctx, p.Q.request(l, MethodSet, 0, ResetData(l, port, mask), nil))
+func (p *PMA) Reset(ctx context.Context, l *mad.Layout, port int, mask uint64) (planned bool, err error) {
+	r, err := p.Q.X.Do(ctx, p.Q.request(l, mad.MethodSet, 0, mad.ResetData(l, port, mask), nil))
 	if err != nil {
 		return false, err
 	}
@@ -50,7 +52,7 @@ func (p *PMA) Reset(ctx context.Context, l *Layout, port int, mask uint64) (plan
 // for, one by one: 1 to NumPorts, from 0 on a switch with an enhanced
 // port 0 (infiniband-diags' AllPortSelect emulation).
 func PortNumbers(ctx context.Context, q *Querier) ([]int, error) {
-	var ni NodeInfo
+	var ni mad.NodeInfo
 	if _, err := q.Get(ctx, &ni, 0); err != nil {
 		return nil, err
 	}
@@ -58,8 +60,8 @@ func PortNumbers(ctx context.Context, q *Querier) ([]int, error) {
 		return nil, fmt.Errorf("NodeInfo says the node has no ports")
 	}
 	start := 1
-	if ni.NodeType == NodeTypeSwitch {
-		var si SwitchInfo
+	if ni.NodeType == mad.NodeTypeSwitch {
+		var si mad.SwitchInfo
 		if _, err := q.Get(ctx, &si, 0); err != nil {
 			return nil, err
 		}
@@ -78,18 +80,18 @@ func PortNumbers(ctx context.Context, q *Querier) ([]int, error) {
 // says the counters named (all when none are) need, for a PMA with
 // capabilities caps (see Capabilities). PortCounters' PortXmitWait reads
 // 0 where the PMA does not claim it (Hide).
-func (p *PMA) ReadCounters(ctx context.Context, caps PMACapabilities, port int, names ...string) (*PortCounterSet, error) {
-	s := &PortCounterSet{Caps: caps}
+func (p *PMA) ReadCounters(ctx context.Context, caps mad.PMACapabilities, port int, names ...string) (*mad.PortCounterSet, error) {
+	s := &mad.PortCounterSet{Caps: caps}
 	narrow, wide := caps.CounterAttributes(names...)
 	if narrow {
-		s.Counters = new(PortCounters)
+		s.Counters = new(mad.PortCounters)
 		if _, err := p.Get(ctx, s.Counters, port); err != nil {
 			return nil, err
 		}
 		caps.Hide(s.Counters)
 	}
 	if wide {
-		s.Extended = new(PortCountersExtended)
+		s.Extended = new(mad.PortCountersExtended)
 		if _, err := p.Get(ctx, s.Extended, port); err != nil {
 			return nil, err
 		}
@@ -101,8 +103,8 @@ func (p *PMA) ReadCounters(ctx context.Context, caps PMACapabilities, port int, 
 // data undecoded: the request carries only PortSelect, as a Get of any
 // counter attribute needs. A sweep reading many ports uses it to skip
 // decoding whole attributes.
-func (p *PMA) GetData(ctx context.Context, l *Layout, port int) ([]byte, error) {
-	r, err := p.Q.X.Do(ctx, p.Q.request(l, MethodGet, 0, []byte{0, uint8(port)}, nil))
+func (p *PMA) GetData(ctx context.Context, l *mad.Layout, port int) ([]byte, error) {
+	r, err := p.Q.X.Do(ctx, p.Q.request(l, mad.MethodGet, 0, []byte{0, uint8(port)}, nil))
 	if err != nil {
 		return nil, err
 	}

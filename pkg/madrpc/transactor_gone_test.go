@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // failingSends is a madtest transport whose Sends fail with what sendErr
@@ -61,7 +62,7 @@ func TestTransactorGone(t *testing.T) {
 		return nil
 	}}
 	var g goneRecorder
-	x := mad.NewTransactor(tr, mad.TransactorOptions{Timeout: 10 * time.Second, Gone: g.gone})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{Timeout: 10 * time.Second, Gone: g.gone})
 	defer x.Close()
 	waiting := make(chan error, 1)
 	go func() { // sent, then waits for an answer that never comes
@@ -98,10 +99,10 @@ func TestTransactorUnsent(t *testing.T) {
 		return fmt.Errorf("ibsim read no frame for 20ms: %w", os.ErrDeadlineExceeded)
 	}}
 	var g goneRecorder
-	x := mad.NewTransactor(tr, mad.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: 2, Gone: g.gone})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: 2, Gone: g.gone})
 	defer x.Close()
 	_, err := x.Do(context.Background(), request(mad.LIDPath(12)))
-	var te *mad.TimeoutError
+	var te *madrpc.TimeoutError
 	if !errors.As(err, &te) || te.Tries != 3 || te.Unsent != 3 {
 		t.Fatalf("Do = %v, want a TimeoutError of 3 tries, 3 unsent", err)
 	}
@@ -124,7 +125,7 @@ func TestTransactorUnsentOnce(t *testing.T) {
 		}
 		return nil
 	}}
-	x := mad.NewTransactor(tr, mad.TransactorOptions{Timeout: 10 * time.Millisecond, Retries: 2})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{Timeout: 10 * time.Millisecond, Retries: 2})
 	defer x.Close()
 	_, err := x.Do(context.Background(), request(mad.LIDPath(12)))
 	if err == nil || !strings.Contains(err.Error(), "; 1 could not be sent") {
@@ -148,7 +149,7 @@ func TestTransactorGoneOnACK(t *testing.T) {
 	}}
 	defer resp.Stop()
 	var g goneRecorder
-	x := mad.NewTransactor(tr, mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1}, Timeout: 10 * time.Second, Gone: g.gone})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{SA: &madrpc.SAAddress{SMLID: 1}, Timeout: 10 * time.Second, Gone: g.gone})
 	defer x.Close()
 	start := time.Now()
 	r := getTable

@@ -1,4 +1,4 @@
-package mad_test
+package madrpc_test
 
 import (
 	"context"
@@ -13,12 +13,13 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
-var nodeInfo = mad.Request{Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: 0x0011, Name: "NodeInfo"}
+var nodeInfo = madrpc.Request{Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: 0x0011, Name: "NodeInfo"}
 
-func request(p mad.Path) *mad.Request {
+func request(p mad.Path) *madrpc.Request {
 	r := nodeInfo
 	r.Path = p
 	return &r
@@ -31,7 +32,7 @@ func answer(req *mad.Packet) []mad.Packet {
 func TestTransactorDR(t *testing.T) {
 	var sent mad.Packet
 	tr := madtest.New(func(req *mad.Packet) []mad.Packet { sent = *req; return answer(req) })
-	x := mad.NewTransactor(tr, mad.TransactorOptions{})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{})
 	defer x.Close()
 	resp, err := x.Do(context.Background(), request(mad.DRPath(0, 1, 3)))
 	if err != nil {
@@ -66,12 +67,12 @@ func TestTransactorDR(t *testing.T) {
 func TestTransactorLIDAndGMP(t *testing.T) {
 	var sent []mad.Packet
 	tr := madtest.New(func(req *mad.Packet) []mad.Packet { sent = append(sent, *req); return answer(req) })
-	x := mad.NewTransactor(tr, mad.TransactorOptions{})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{})
 	defer x.Close()
 	if _, err := x.Do(context.Background(), request(mad.LIDPath(12))); err != nil {
 		t.Fatal(err)
 	}
-	pc := &mad.Request{Path: mad.LIDPath(12), Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: 0x12, Name: "PortCounters", Data: []byte{0, 1}}
+	pc := &madrpc.Request{Path: mad.LIDPath(12), Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: 0x12, Name: "PortCounters", Data: []byte{0, 1}}
 	if _, err := x.Do(context.Background(), pc); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +131,7 @@ func TestTransactorRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			n := 0
 			tr := madtest.New(func(req *mad.Packet) []mad.Packet { n++; return tt.handler(n, req) })
-			x := mad.NewTransactor(tr, mad.TransactorOptions{Timeout: timeout, Retries: tt.retries})
+			x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{Timeout: timeout, Retries: tt.retries})
 			defer x.Close()
 			start := time.Now()
 			resp, err := x.Do(context.Background(), request(mad.LIDPath(12)))
@@ -150,7 +151,7 @@ func TestTransactorRetries(t *testing.T) {
 				}
 				return
 			}
-			var te *mad.TimeoutError
+			var te *madrpc.TimeoutError
 			if !errors.As(err, &te) || !strings.HasPrefix(err.Error(), tt.wantErr) || te.Tries != tt.wantTries {
 				t.Errorf("error %v, want a TimeoutError %q after %d tries", err, tt.wantErr, tt.wantTries)
 			}
@@ -180,7 +181,7 @@ func TestTransactorBadReplies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x := mad.NewTransactor(madtest.New(tt.reply), mad.TransactorOptions{Timeout: 20 * time.Millisecond})
+			x := madrpc.NewTransactor(madtest.New(tt.reply), madrpc.TransactorOptions{Timeout: 20 * time.Millisecond})
 			defer x.Close()
 			_, err := x.Do(context.Background(), request(mad.DRPath(0)))
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -214,7 +215,7 @@ func TestTransactorConcurrent(t *testing.T) {
 		held = nil
 		return out
 	})
-	x := mad.NewTransactor(tr, mad.TransactorOptions{Window: 4, Timeout: 5 * time.Second})
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{Window: 4, Timeout: 5 * time.Second})
 	defer x.Close()
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
@@ -243,7 +244,7 @@ func TestTransactorConcurrent(t *testing.T) {
 }
 
 func TestTransactorCancelAndClose(t *testing.T) {
-	x := mad.NewTransactor(madtest.New(func(*mad.Packet) []mad.Packet { return nil }), mad.TransactorOptions{Timeout: time.Minute})
+	x := madrpc.NewTransactor(madtest.New(func(*mad.Packet) []mad.Packet { return nil }), madrpc.TransactorOptions{Timeout: time.Minute})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := x.Do(ctx, request(mad.LIDPath(1))); !errors.Is(err, context.DeadlineExceeded) {
@@ -268,19 +269,19 @@ func TestTransactorCancelAndClose(t *testing.T) {
 
 func TestRequestValidation(t *testing.T) {
 	tests := []struct {
-		r       mad.Request
+		r       madrpc.Request
 		wantErr string
 	}{
-		{mad.Request{Path: mad.LIDPath(0), Class: mad.ClassSMI, AttrID: 0x11}, "LID 0 is not a unicast LID"},
-		{mad.Request{Path: mad.LIDPath(0xc000), Class: mad.ClassSMI, AttrID: 0x11}, "not a unicast LID"},
-		{mad.Request{Path: mad.DRPath(1, 2), Class: mad.ClassSMI, AttrID: 0x11}, "does not start at 0"},
-		{mad.Request{Path: mad.DRPath(make([]uint8, 65)...), Class: mad.ClassSMI, AttrID: 0x11}, "64 hops: at most 63"},
-		{mad.Request{Path: mad.LIDPath(1), Class: mad.ClassSMIDirect, AttrID: 0x11}, "needs a DR path"},
-		{mad.Request{Path: mad.LIDPath(1), Class: mad.ClassPerf, Data: make([]byte, 193)}, "room for 192"},
-		{mad.Request{Path: mad.Path{LID: 3, DR: []uint8{0, 1}}, Class: mad.ClassSMI, AttrID: 0x11}, "a combined route needs unicast LIDs"},
-		{mad.Request{Path: mad.Path{LID: 0xc001, DR: []uint8{0, 1}, DrSLID: 2}, Class: mad.ClassSMI, AttrID: 0x11}, "a combined route needs unicast LIDs"},
+		{madrpc.Request{Path: mad.LIDPath(0), Class: mad.ClassSMI, AttrID: 0x11}, "LID 0 is not a unicast LID"},
+		{madrpc.Request{Path: mad.LIDPath(0xc000), Class: mad.ClassSMI, AttrID: 0x11}, "not a unicast LID"},
+		{madrpc.Request{Path: mad.DRPath(1, 2), Class: mad.ClassSMI, AttrID: 0x11}, "does not start at 0"},
+		{madrpc.Request{Path: mad.DRPath(make([]uint8, 65)...), Class: mad.ClassSMI, AttrID: 0x11}, "64 hops: at most 63"},
+		{madrpc.Request{Path: mad.LIDPath(1), Class: mad.ClassSMIDirect, AttrID: 0x11}, "needs a DR path"},
+		{madrpc.Request{Path: mad.LIDPath(1), Class: mad.ClassPerf, Data: make([]byte, 193)}, "room for 192"},
+		{madrpc.Request{Path: mad.Path{LID: 3, DR: []uint8{0, 1}}, Class: mad.ClassSMI, AttrID: 0x11}, "a combined route needs unicast LIDs"},
+		{madrpc.Request{Path: mad.Path{LID: 0xc001, DR: []uint8{0, 1}, DrSLID: 2}, Class: mad.ClassSMI, AttrID: 0x11}, "a combined route needs unicast LIDs"},
 	}
-	x := mad.NewTransactor(madtest.New(answer), mad.TransactorOptions{})
+	x := madrpc.NewTransactor(madtest.New(answer), madrpc.TransactorOptions{})
 	defer x.Close()
 	for _, tt := range tests {
 		if _, err := x.Do(context.Background(), &tt.r); err == nil || !strings.Contains(err.Error(), tt.wantErr) {
@@ -318,10 +319,10 @@ func TestCombinedRoute(t *testing.T) {
 		addr = req.Addr
 		return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, nil)}
 	}
-	x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{})
+	x := madrpc.NewTransactor(madtest.New(h), madrpc.TransactorOptions{})
 	defer x.Close()
 	p := mad.Path{LID: 3, DR: []uint8{0, 5}, DrSLID: 2}
-	if _, err := x.Do(context.Background(), &mad.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: 0x11}); err != nil {
+	if _, err := x.Do(context.Background(), &madrpc.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: 0x11}); err != nil {
 		t.Fatal(err)
 	}
 	if addr.LID != 3 || sent[1] != byte(mad.ClassSMIDirect) || sent[7] != 1 {
@@ -345,10 +346,10 @@ func TestGlobalRoute(t *testing.T) {
 		addr = req.Addr
 		return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, nil)}
 	}
-	x := mad.NewTransactor(madtest.New(h), mad.TransactorOptions{})
+	x := madrpc.NewTransactor(madtest.New(h), madrpc.TransactorOptions{})
 	defer x.Close()
 	p := mad.Path{DGID: &testGID, SGIDIndex: 1}
-	if _, err := x.Do(context.Background(), &mad.Request{Path: p, Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: 0x12}); err != nil {
+	if _, err := x.Do(context.Background(), &madrpc.Request{Path: p, Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: 0x12}); err != nil {
 		t.Fatal(err)
 	}
 	want := mad.Address{QPN: 1, QKey: mad.QP1QKey, HasGRH: true, GRH: mad.GRH{GID: testGID, GIDIndex: 1, HopLimit: 64}}
@@ -356,7 +357,7 @@ func TestGlobalRoute(t *testing.T) {
 		t.Errorf("address (-want +got):\n%s", diff)
 	}
 	dr := mad.Path{DR: []uint8{0}, DGID: &testGID}
-	if _, err := x.Do(context.Background(), &mad.Request{Path: dr, Class: mad.ClassSMI, AttrID: 0x11}); err == nil || !strings.Contains(err.Error(), "a directed route has no global route") {
+	if _, err := x.Do(context.Background(), &madrpc.Request{Path: dr, Class: mad.ClassSMI, AttrID: 0x11}); err == nil || !strings.Contains(err.Error(), "a directed route has no global route") {
 		t.Errorf("DR with a GID: %v", err)
 	}
 }

@@ -1,4 +1,6 @@
-package mad
+package madrpc
+
+import "github.com/ibtool/ibtool/pkg/mad"
 
 // RMPPTestReceiver exposes the Transactor's RMPP receiver to the external
 // tests, which drive it against an RMPPSender.
@@ -18,7 +20,7 @@ func (t *RMPPTestReceiver) Add(m []byte) []byte {
 	if err != nil || !step.ack {
 		return nil
 	}
-	return rmppReply(m, t.r.hdrLen, RMPPHeader{Type: RMPPTypeAck, SegmentNumber: step.seg, PayloadLength: step.win})
+	return rmppReply(m, t.r.hdrLen, mad.RMPPHeader{Type: mad.RMPPTypeAck, SegmentNumber: step.seg, PayloadLength: step.win})
 }
 
 // Message returns the message reassembled so far.

@@ -1,4 +1,4 @@
-package mad
+package madrpc
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -14,8 +15,8 @@ import (
 // GetTable, Set or Delete of one record type, selected by the fields of a
 // template record the component mask names.
 type SAQuery struct {
-	Method Method // MethodGet, MethodGetTable, MethodSet, MethodDelete
-	AttrID AttrID
+	Method mad.Method // MethodGet, MethodGetTable, MethodSet, MethodDelete
+	AttrID mad.AttrID
 	// Name names the record in messages ("NodeRecord").
 	Name    string
 	AttrMod uint32
@@ -47,12 +48,12 @@ type SAResult struct {
 // SAPath returns the path to the SA: the SM's LID and SL from the local
 // port, as libibmad's sa_get_handle finds it. It fails when the port knows
 // no SM.
-func (t *Transactor) SAPath() (Path, error) {
+func (t *Transactor) SAPath() (mad.Path, error) {
 	sa := t.opts.SA
-	if sa == nil || sa.SMLID == 0 || sa.SMLID > MaxUnicastLID {
-		return Path{}, errors.New("no SM/SA found: the local port knows no SM LID")
+	if sa == nil || sa.SMLID == 0 || sa.SMLID > mad.MaxUnicastLID {
+		return mad.Path{}, errors.New("no SM/SA found: the local port knows no SM LID")
 	}
-	return Path{LID: sa.SMLID, SL: sa.SL}, nil
+	return mad.Path{LID: sa.SMLID, SL: sa.SL}, nil
 }
 
 // QuerySA sends q to the SA and returns the records of its answer; a
@@ -67,15 +68,15 @@ func (t *Transactor) QuerySA(ctx context.Context, q *SAQuery) (*SAResult, error)
 	if name == "" {
 		name = fmt.Sprintf("attribute %#04x", uint16(q.AttrID))
 	}
-	r, err := t.Do(ctx, &Request{Path: path, Class: ClassSA, Method: q.Method, AttrID: q.AttrID,
+	r, err := t.Do(ctx, &Request{Path: path, Class: mad.ClassSA, Method: q.Method, AttrID: q.AttrID,
 		AttrMod: q.AttrMod, Name: name, Data: q.Record, ComponentMask: q.ComponentMask, MKey: q.SMKey, Timeout: q.Timeout})
 	if err != nil {
 		return nil, err
 	}
-	res := &SAResult{Response: r, RecordLen: int(binary.BigEndian.Uint16(r.MAD[SAAttributeOffsetOffset:])) * 8}
+	res := &SAResult{Response: r, RecordLen: int(binary.BigEndian.Uint16(r.MAD[mad.SAAttributeOffsetOffset:])) * 8}
 	data := r.Data()
 	switch {
-	case r.Header.Method != MethodGetTableResp && r.Header.Method != MethodGetTraceTableResp && r.Header.Method != MethodGetMultiResp:
+	case r.Header.Method != mad.MethodGetTableResp && r.Header.Method != mad.MethodGetTraceTableResp && r.Header.Method != mad.MethodGetMultiResp:
 		res.Records = [][]byte{data}
 		if res.RecordLen == 0 {
 			res.RecordLen = len(data)
@@ -102,21 +103,21 @@ func (t *Transactor) PathSLs(ctx context.Context, dguid rdma.GUID, timeout time.
 	if !t.knowsSM() {
 		return nil, errors.New("no SM/SA found: the local port knows no SM LID")
 	}
-	q := PathRecord{SGID: rdma.NewGID(defaultGIDPrefx, sa.PortGUID), Reversible: 1, NumbPath: 1} // one path per pair
-	mask := (*PathRecord)(nil).Layout().ComponentMask("SGID", "Reversible", "NumbPath")
+	q := mad.PathRecord{SGID: rdma.NewGID(defaultGIDPrefx, sa.PortGUID), Reversible: 1, NumbPath: 1} // one path per pair
+	mask := (*mad.PathRecord)(nil).Layout().ComponentMask("SGID", "Reversible", "NumbPath")
 	if dguid != 0 {
 		q.DGID = rdma.NewGID(defaultGIDPrefx, dguid)
-		mask |= (*PathRecord)(nil).Layout().ComponentMask("DGID")
+		mask |= (*mad.PathRecord)(nil).Layout().ComponentMask("DGID")
 	}
 	rec, _ := q.MarshalBinary()
-	res, err := t.QuerySA(ctx, &SAQuery{Method: MethodGetTable, AttrID: AttrPathRecord, Name: "PathRecord",
+	res, err := t.QuerySA(ctx, &SAQuery{Method: mad.MethodGetTable, AttrID: mad.AttrPathRecord, Name: "PathRecord",
 		ComponentMask: mask, Record: rec, Timeout: timeout})
 	if err != nil {
 		return nil, err
 	}
 	sls := make(map[rdma.LID]uint8, len(res.Records))
 	for _, r := range res.Records {
-		var pr PathRecord
+		var pr mad.PathRecord
 		if pr.UnmarshalBinary(r) == nil {
 			sls[rdma.LID(pr.DLID)] = pr.SL
 		}
