@@ -195,7 +195,7 @@ func ccSimple(newAttr func() mad.Attribute, what string) func(ctx context.Contex
 			return nil, nil, cmdutil.WithContext(err, "%s query failed", what)
 		}
 		b := fmt.Appendf(nil, "# %s: %s\n", a.Layout().Name, q.Path)
-		return a.Layout().AppendDump(b, data), a, nil
+		return mad.AppendDump(b, a.Layout(), data), a, nil
 	}
 }
 
@@ -239,7 +239,7 @@ func ccCongestionLog(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions
 		if allZero(e) {
 			continue // no event logged in this entry
 		}
-		b = l.Block.Element.AppendDump(b, e)
+		b = mad.AppendDump(b, l.Block.Element, e)
 		b = append(b, '\n')
 		doc.Events = append(doc.Events, l.Block.Element.Decode(e))
 	}
@@ -279,7 +279,7 @@ func ccSwitchPortSetting(ctx context.Context, q *madrpc.Querier, o *ibccqueryOpt
 			return nil, nil, cmdutil.WithContext(err, "switch port congestion setting query failed")
 		}
 		i := o.Port % blk.Count
-		return blk.Element.AppendDump(b, blk.ElementData(data, i)), ccPortSetting{o.Port, &sp.Ports[i]}, nil
+		return mad.AppendDump(b, blk.Element, blk.ElementData(data, i)), ccPortSetting{o.Port, &sp.Ports[i]}, nil
 	}
 	var list []ccPortSetting
 	shown := 0
@@ -292,7 +292,7 @@ func ccSwitchPortSetting(ctx context.Context, q *madrpc.Querier, o *ibccqueryOpt
 		for j := 0; j < blk.Count && shown <= nports; j++ {
 			port := block*blk.Count + j
 			b = fmt.Appendf(b, "Port:............................%d\n", port)
-			b = blk.Element.AppendDump(b, blk.ElementData(data, j))
+			b = mad.AppendDump(b, blk.Element, blk.ElementData(data, j))
 			b = append(b, '\n')
 			list = append(list, ccPortSetting{port, &sp.Ports[j]})
 			shown++
@@ -316,11 +316,11 @@ func ccCASetting(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([
 	}
 	blk := cs.Layout().Block
 	b := fmt.Appendf(nil, "# CACongestionSetting: %s\n", q.Path)
-	b = cs.Layout().AppendDump(b, data)
+	b = mad.AppendDump(b, cs.Layout(), data)
 	b = append(b, '\n')
 	for sl := range blk.Count {
 		b = fmt.Appendf(b, "SL:..............................%d\n", sl)
-		b = blk.Element.AppendDump(b, blk.ElementData(data, sl))
+		b = mad.AppendDump(b, blk.Element, blk.ElementData(data, sl))
 		b = append(b, '\n')
 	}
 	return b, ccCADoc{Entries: cs.Entries[:], Setting: &cs}, nil
@@ -341,7 +341,7 @@ func ccControlTable(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions)
 	}
 	limit := int(cct.CCTILimit)
 	b := fmt.Appendf(nil, "# CongestionControlTable: %s\n", q.Path)
-	b = cct.Layout().AppendDump(b, data)
+	b = mad.AppendDump(b, cct.Layout(), data)
 	b = append(b, '\n')
 	doc := ccTableDoc{CCTILimit: limit, Entries: []mad.CongestionControlTableEntry{}}
 	if limit == 0 {
@@ -357,7 +357,7 @@ func ccControlTable(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions)
 		}
 		for j := 0; j < blk.Count && shown <= limit; j++ {
 			b = fmt.Appendf(b, "Entry:...........................%d\n", block*blk.Count+j)
-			b = blk.Element.AppendDump(b, blk.ElementData(data, j))
+			b = mad.AppendDump(b, blk.Element, blk.ElementData(data, j))
 			b = append(b, '\n')
 			doc.Entries = append(doc.Entries, cct.Entries[j])
 			shown++

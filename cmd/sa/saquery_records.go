@@ -67,7 +67,7 @@ func (r genericRecord) MarshalJSON() ([]byte, error) { return json.Marshal(r.att
 func (r genericRecord) writeText(w io.Writer, _ *saText) {
 	l := r.attr.Layout()
 	fmt.Fprintf(w, "%s dump:\n", l.Name)
-	for _, line := range strings.SplitAfter(string(l.AppendDump(nil, r.raw)), "\n") {
+	for _, line := range strings.SplitAfter(string(mad.AppendDump(nil, l, r.raw)), "\n") {
 		if line != "" {
 			fmt.Fprintf(w, "\t\t%s", line)
 		}
@@ -295,5 +295,5 @@ func (r *portInfoRecord) writeText(w io.Writer, t *saText) {
 		"\t\tPortNum.................%d\n"+
 		"\t\tOptions.................0x%x\n"+
 		"\tPortInfo dump:\n", r.EndPortLID, r.PortNum, r.Options)
-	w.Write(r.PortInfo.AppendDump(nil, "\t\t", t.showKeys))
+	w.Write(mad.AppendPortInfo(nil, &r.PortInfo, "\t\t", t.showKeys))
 }

@@ -237,13 +237,13 @@ func appendPortState(b []byte, st *portState, showKeys bool) []byte {
 		names = append(names, "MKey", "MKeyLeasePeriod", "ProtectBits")
 	}
 	b = fmt.Appendf(b, "# Port info: %s port %d\n", st.path, st.port)
-	return st.pi.AppendFieldsDump(b, names, showKeys)
+	return mad.AppendPortInfoFields(b, &st.pi, names, showKeys)
 }
 
 // appendMlnxExtPortInfo dumps the port's MlnxExtPortInfo.
 func appendMlnxExtPortInfo(b []byte, path mad.Path, port int, data []byte) []byte {
 	b = fmt.Appendf(b, "# MLNX ext Port info: %s port %d\n", path, port)
-	return (&mad.MlnxExtPortInfo{}).Layout().AppendDump(b, data)
+	return mad.AppendDump(b, (&mad.MlnxExtPortInfo{}).Layout(), data)
 }
 
 // ibportstate is one run, printing as it goes: like infiniband-diags, a

@@ -211,7 +211,7 @@ func smpqueryNodeInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Node info: %s\n", q.Path)
-	text = ni.Layout().AppendDump(text, data)
+	text = mad.AppendDump(text, ni.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		NodeInfo *mad.NodeInfo `json:"nodeInfo"`
 		Target   string        `json:"target"`
@@ -249,7 +249,7 @@ func smpqueryPortInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Port info: %s port %d\n", q.Path, o.Port)
-	text = pi.AppendDump(text, "", o.ShowKeys)
+	text = mad.AppendPortInfo(text, &pi, "", o.ShowKeys)
 	if !o.ShowKeys {
 		pi.MKey = 0
 	}
@@ -276,7 +276,7 @@ func smpqueryPIE(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (sm
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Port info Extended: %s port %d\n", q.Path, o.Port)
-	text = pie.Layout().AppendDump(text, data)
+	text = mad.AppendDump(text, pie.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		Port             int                   `json:"port"`
 		PortInfoExtended *mad.PortInfoExtended `json:"portInfoExtended"`
@@ -291,7 +291,7 @@ func smpquerySwitchInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptio
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Switch info: %s\n", q.Path)
-	text = si.Layout().AppendDump(text, data)
+	text = mad.AppendDump(text, si.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		SwitchInfo *mad.SwitchInfo `json:"switchInfo"`
 		Target     string          `json:"target"`
@@ -305,7 +305,7 @@ func smpqueryMlnxExtPortInfo(ctx context.Context, q *madrpc.Querier, o *smpquery
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# MLNX ext Port info: %s port %d\n", q.Path, o.Port)
-	text = mepi.Layout().AppendDump(text, data)
+	text = mad.AppendDump(text, mepi.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		MlnxExtPortInfo *mad.MlnxExtPortInfo `json:"mlnxExtPortInfo"`
 		Port            int                  `json:"port"`

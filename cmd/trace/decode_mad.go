@@ -275,7 +275,7 @@ func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error
 	}
 	for i, rec := range recs {
 		b = fmt.Appendf(b, "# %s %d\n", l.Name, i+1)
-		b = l.AppendDump(b, rec)
+		b = mad.AppendDump(b, l, rec)
 	}
 	_, err := o.IO.Out.Write(b)
 	return err

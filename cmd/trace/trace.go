@@ -468,7 +468,7 @@ func appendTraceMAD(b []byte, data []byte) []byte {
 	d := mad.AppendHeaderDump(nil, *h)
 	if l, off := mad.LayoutOfMAD(*h); l != nil && len(data) >= off+l.Size {
 		d = fmt.Appendf(d, "# %s\n", l.Name)
-		d = l.AppendDump(d, data[off:])
+		d = mad.AppendDump(d, l, data[off:])
 	}
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(d), "\n"), "\n") {
 		b = append(append(b, "    "...), line...)

@@ -254,7 +254,7 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 		return b, cmdutil.WithContext(err, "classportinfo query")
 	}
 	if o.ClassPortInfo {
-		b = cpi.Layout().AppendDump(b, cpiData)
+		b = mad.AppendDump(b, cpi.Layout(), cpiData)
 		if !o.GeneralInfo && !o.XmitWait {
 			return b, nil
 		}

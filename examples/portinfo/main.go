@@ -57,6 +57,6 @@ func run(ctx context.Context, local, target string, num int) error {
 		return err
 	}
 	out := fmt.Appendf(nil, "# Port info: %s port %d\n", path, num)
-	_, err = os.Stdout.Write(pi.AppendDump(out, "", false))
+	_, err = os.Stdout.Write(mad.AppendPortInfo(out, &pi, "", false))
 	return err
 }

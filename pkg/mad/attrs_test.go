@@ -206,7 +206,7 @@ func BenchmarkDump(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				buf = l.AppendDump(buf[:0], data)
+				buf = AppendDump(buf[:0], l, data)
 			}
 		})
 	}

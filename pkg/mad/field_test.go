@@ -33,7 +33,7 @@ Revision:........................0x000000a1
 LocalPort:.......................1
 VendorId:........................0x000000
 `
-	got := string(layoutNodeInfo.AppendDump(nil, data))
+	got := string(AppendDump(nil, &layoutNodeInfo, data))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected dump (-want +got):\n%s", diff)
 	}
@@ -87,7 +87,7 @@ func FuzzAppendFields(f *testing.F) {
 	f.Add([]byte{1, 2, 3})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, l := range Layouts {
-			out := l.AppendDump(nil, data)
+			out := AppendDump(nil, l, data)
 			// One line a labelled field, plus the newlines its value
 			// holds: a capability mask's names, a description's own.
 			want := 0

@@ -80,7 +80,7 @@ func AppendMADDump(b, m []byte) ([]byte, error) {
 		return b, fmt.Errorf("%d bytes, too short for %s's data (%d bytes at %d)", len(m), l.Name, l.Size, off)
 	}
 	b = fmt.Appendf(b, "# %s\n", l.Name)
-	return l.AppendDump(b, m[off:]), nil
+	return AppendDump(b, l, m[off:]), nil
 }
 
 // CongestionLogDataOffset is where CongestionLog's data starts in the MAD.

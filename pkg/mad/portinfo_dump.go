@@ -4,33 +4,33 @@ package mad
 // for (infiniband-diags' -K).
 const NotDisplayed = "<not displayed>"
 
-// AppendDump appends infiniband-diags' dump_portinfo of the PortInfo: one
+// AppendPortInfo appends infiniband-diags' dump_portinfo of a: one
 // "Label:....value" line per field, each after indent (saquery's
 // PortInfoRecords are two tabs in), the M_Key shown as NotDisplayed
 // unless showKeys.
-func (a *PortInfo) AppendDump(b []byte, indent string, showKeys bool) []byte {
-	data := a.dumpData()
-	for _, f := range layoutPortInfo.Fields {
+func AppendPortInfo(b []byte, a *PortInfo, indent string, showKeys bool) []byte {
+	data := portInfoData(a)
+	for _, f := range a.Layout().Fields {
 		b = append(b, indent...)
 		b = appendPortInfoLine(b, f, data[:], showKeys)
 	}
 	return b
 }
 
-// AppendFieldsDump is AppendDump of the fields named (Go names), in the
+// AppendPortInfoFields is AppendPortInfo of the fields named (Go names), in the
 // order given, with no indent: ibportstate's show_port_info. A name that is
 // not a PortInfo field is skipped.
-func (a *PortInfo) AppendFieldsDump(b []byte, names []string, showKeys bool) []byte {
-	data := a.dumpData()
+func AppendPortInfoFields(b []byte, a *PortInfo, names []string, showKeys bool) []byte {
+	data := portInfoData(a)
 	for _, name := range names {
-		if f, ok := layoutPortInfo.Field(name); ok {
+		if f, ok := a.Layout().Field(name); ok {
 			b = appendPortInfoLine(b, f, data[:], showKeys)
 		}
 	}
 	return b
 }
 
-func (a *PortInfo) dumpData() [64]byte {
+func portInfoData(a *PortInfo) [64]byte {
 	var buf [64]byte
 	_, _ = a.AppendBinary(buf[:0])
 	return buf

@@ -23,7 +23,7 @@ func TestPortInfoAppendDump(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(pi.AppendDump(nil, tt.indent, tt.showKeys))
+			got := string(mad.AppendPortInfo(nil, &pi, tt.indent, tt.showKeys))
 			lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
 			if len(lines) != len(pi.Layout().Fields) {
 				t.Errorf("%d lines, want one per field (%d)", len(lines), len(pi.Layout().Fields))

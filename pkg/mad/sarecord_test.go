@@ -329,7 +329,7 @@ func TestSARecordsCaptured(t *testing.T) {
 // the embedded attributes' fields read at their place in the record.
 func TestSARecordDump(t *testing.T) {
 	data, _ := hex.DecodeString(capturedSARecords[0].hex)
-	got := string(SARecordLayout("NR").AppendDump(nil, data))
+	got := string(AppendDump(nil, SARecordLayout("NR"), data))
 	for _, line := range []string{
 		"Lid:.............................2\n",
 		"PortGuid:........................0x0000000000100001\n",
