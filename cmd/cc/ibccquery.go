@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func init() {
@@ -195,7 +196,7 @@ func ccSimple(newAttr func() mad.Attribute, what string) func(ctx context.Contex
 			return nil, nil, cmdutil.WithContext(err, "%s query failed", what)
 		}
 		b := fmt.Appendf(nil, "# %s: %s\n", a.Layout().Name, q.Path)
-		return mad.AppendDump(b, a.Layout(), data), a, nil
+		return madtext.AppendDump(b, a.Layout(), data), a, nil
 	}
 }
 
@@ -230,8 +231,8 @@ func ccCongestionLog(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions
 	}
 	b := fmt.Appendf(nil, "# CongestionLog: %s\n", q.Path)
 	l := head.Layout()
-	b = mad.AppendFields(b, sw.Layout().Fields[:2], data) // LogType, CongestionFlags
-	b = mad.AppendFields(b, l.Fields[2:], data)
+	b = madtext.AppendFields(b, sw.Layout().Fields[:2], data) // LogType, CongestionFlags
+	b = madtext.AppendFields(b, l.Fields[2:], data)
 	b = append(b, '\n')
 	doc := ccLogDoc{Events: []mad.Attribute{}, Log: head}
 	for i := range l.Block.Count {
@@ -239,7 +240,7 @@ func ccCongestionLog(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions
 		if allZero(e) {
 			continue // no event logged in this entry
 		}
-		b = mad.AppendDump(b, l.Block.Element, e)
+		b = madtext.AppendDump(b, l.Block.Element, e)
 		b = append(b, '\n')
 		doc.Events = append(doc.Events, l.Block.Element.Decode(e))
 	}
@@ -279,7 +280,7 @@ func ccSwitchPortSetting(ctx context.Context, q *madrpc.Querier, o *ibccqueryOpt
 			return nil, nil, cmdutil.WithContext(err, "switch port congestion setting query failed")
 		}
 		i := o.Port % blk.Count
-		return mad.AppendDump(b, blk.Element, blk.ElementData(data, i)), ccPortSetting{o.Port, &sp.Ports[i]}, nil
+		return madtext.AppendDump(b, blk.Element, blk.ElementData(data, i)), ccPortSetting{o.Port, &sp.Ports[i]}, nil
 	}
 	var list []ccPortSetting
 	shown := 0
@@ -292,7 +293,7 @@ func ccSwitchPortSetting(ctx context.Context, q *madrpc.Querier, o *ibccqueryOpt
 		for j := 0; j < blk.Count && shown <= nports; j++ {
 			port := block*blk.Count + j
 			b = fmt.Appendf(b, "Port:............................%d\n", port)
-			b = mad.AppendDump(b, blk.Element, blk.ElementData(data, j))
+			b = madtext.AppendDump(b, blk.Element, blk.ElementData(data, j))
 			b = append(b, '\n')
 			list = append(list, ccPortSetting{port, &sp.Ports[j]})
 			shown++
@@ -316,11 +317,11 @@ func ccCASetting(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([
 	}
 	blk := cs.Layout().Block
 	b := fmt.Appendf(nil, "# CACongestionSetting: %s\n", q.Path)
-	b = mad.AppendDump(b, cs.Layout(), data)
+	b = madtext.AppendDump(b, cs.Layout(), data)
 	b = append(b, '\n')
 	for sl := range blk.Count {
 		b = fmt.Appendf(b, "SL:..............................%d\n", sl)
-		b = mad.AppendDump(b, blk.Element, blk.ElementData(data, sl))
+		b = madtext.AppendDump(b, blk.Element, blk.ElementData(data, sl))
 		b = append(b, '\n')
 	}
 	return b, ccCADoc{Entries: cs.Entries[:], Setting: &cs}, nil
@@ -341,7 +342,7 @@ func ccControlTable(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions)
 	}
 	limit := int(cct.CCTILimit)
 	b := fmt.Appendf(nil, "# CongestionControlTable: %s\n", q.Path)
-	b = mad.AppendDump(b, cct.Layout(), data)
+	b = madtext.AppendDump(b, cct.Layout(), data)
 	b = append(b, '\n')
 	doc := ccTableDoc{CCTILimit: limit, Entries: []mad.CongestionControlTableEntry{}}
 	if limit == 0 {
@@ -357,7 +358,7 @@ func ccControlTable(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions)
 		}
 		for j := 0; j < blk.Count && shown <= limit; j++ {
 			b = fmt.Appendf(b, "Entry:...........................%d\n", block*blk.Count+j)
-			b = mad.AppendDump(b, blk.Element, blk.ElementData(data, j))
+			b = madtext.AppendDump(b, blk.Element, blk.ElementData(data, j))
 			b = append(b, '\n')
 			doc.Entries = append(doc.Entries, cct.Entries[j])
 			shown++

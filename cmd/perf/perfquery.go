@@ -14,6 +14,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func init() {
@@ -375,7 +376,7 @@ func (q *perfquery) run() error {
 // addResult keeps a, read for port, with its text: the title, then
 // libibmad's dump of the fields given of data, a's encoding.
 func (q *perfquery) addResult(a mad.Attribute, port int, data, title []byte, fields []mad.Field) {
-	r := perfResult{Attribute: a.Layout().Name, Port: port, Counters: a, text: mad.AppendFields(title, fields, data)}
+	r := perfResult{Attribute: a.Layout().Name, Port: port, Counters: a, text: madtext.AppendFields(title, fields, data)}
 	q.results = append(q.results, r)
 	if !q.o.Common.JSON && q.writeErr == nil {
 		_, q.writeErr = q.o.IO.Out.Write(r.text)

@@ -11,6 +11,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -237,13 +238,13 @@ func appendPortState(b []byte, st *portState, showKeys bool) []byte {
 		names = append(names, "MKey", "MKeyLeasePeriod", "ProtectBits")
 	}
 	b = fmt.Appendf(b, "# Port info: %s port %d\n", st.path, st.port)
-	return mad.AppendPortInfoFields(b, &st.pi, names, showKeys)
+	return madtext.AppendPortInfoFields(b, &st.pi, names, showKeys)
 }
 
 // appendMlnxExtPortInfo dumps the port's MlnxExtPortInfo.
 func appendMlnxExtPortInfo(b []byte, path mad.Path, port int, data []byte) []byte {
 	b = fmt.Appendf(b, "# MLNX ext Port info: %s port %d\n", path, port)
-	return mad.AppendDump(b, (&mad.MlnxExtPortInfo{}).Layout(), data)
+	return madtext.AppendDump(b, (&mad.MlnxExtPortInfo{}).Layout(), data)
 }
 
 // ibportstate is one run, printing as it goes: like infiniband-diags, a

@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func init() {
@@ -220,7 +221,7 @@ func queryRun(o *queryOptions) error {
 		if label == "" {
 			label = f.Name
 		}
-		b = mad.AppendDotted(b, label)
+		b = madtext.AppendDotted(b, label)
 		b = f.AppendValue(b, data)
 		b = append(b, '\n')
 	}

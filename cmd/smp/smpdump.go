@@ -10,6 +10,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func init() {
@@ -113,7 +114,7 @@ func smpdumpRun(o *smpdumpOptions) error {
 	}
 	var b []byte
 	if o.Decode {
-		if b, err = mad.AppendMADDump(nil, r.MAD); err != nil {
+		if b, err = madtext.AppendMADDump(nil, r.MAD); err != nil {
 			return fmt.Errorf("decoding the reply: %w", err)
 		}
 		_, err = o.IO.Out.Write(b)
@@ -128,7 +129,7 @@ func smpdumpRun(o *smpdumpOptions) error {
 		}
 		b = append(b, '\n')
 	} else {
-		b = mad.AppendXdump(b, data)
+		b = madtext.AppendXdump(b, data)
 	}
 	if status != 0 {
 		b = fmt.Appendf(b, "SMP status: 0x%x\n", status)

@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
@@ -211,7 +212,7 @@ func smpqueryNodeInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Node info: %s\n", q.Path)
-	text = mad.AppendDump(text, ni.Layout(), data)
+	text = madtext.AppendDump(text, ni.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		NodeInfo *mad.NodeInfo `json:"nodeInfo"`
 		Target   string        `json:"target"`
@@ -249,7 +250,7 @@ func smpqueryPortInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Port info: %s port %d\n", q.Path, o.Port)
-	text = mad.AppendPortInfo(text, &pi, "", o.ShowKeys)
+	text = madtext.AppendPortInfo(text, &pi, "", o.ShowKeys)
 	if !o.ShowKeys {
 		pi.MKey = 0
 	}
@@ -261,7 +262,7 @@ func smpqueryPortInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions
 }
 
 // notDisplayed stands in for a key when -K is not given.
-const notDisplayed = mad.NotDisplayed
+const notDisplayed = madtext.NotDisplayed
 
 // Attribute modifiers of the VL arbitration table's blocks (IBA 14.2.5.9,
 // bits 16-31): the low priority entries from block 1, the high from 3.
@@ -276,7 +277,7 @@ func smpqueryPIE(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (sm
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Port info Extended: %s port %d\n", q.Path, o.Port)
-	text = mad.AppendDump(text, pie.Layout(), data)
+	text = madtext.AppendDump(text, pie.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		Port             int                   `json:"port"`
 		PortInfoExtended *mad.PortInfoExtended `json:"portInfoExtended"`
@@ -291,7 +292,7 @@ func smpquerySwitchInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptio
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Switch info: %s\n", q.Path)
-	text = mad.AppendDump(text, si.Layout(), data)
+	text = madtext.AppendDump(text, si.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		SwitchInfo *mad.SwitchInfo `json:"switchInfo"`
 		Target     string          `json:"target"`
@@ -305,7 +306,7 @@ func smpqueryMlnxExtPortInfo(ctx context.Context, q *madrpc.Querier, o *smpquery
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# MLNX ext Port info: %s port %d\n", q.Path, o.Port)
-	text = mad.AppendDump(text, mepi.Layout(), data)
+	text = madtext.AppendDump(text, mepi.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		MlnxExtPortInfo *mad.MlnxExtPortInfo `json:"mlnxExtPortInfo"`
 		Port            int                  `json:"port"`

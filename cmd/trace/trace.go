@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/trace"
 )
 
@@ -465,10 +466,10 @@ func appendTraceMAD(b []byte, data []byte) []byte {
 	if h == nil {
 		return b
 	}
-	d := mad.AppendHeaderDump(nil, *h)
+	d := madtext.AppendHeaderDump(nil, *h)
 	if l, off := mad.LayoutOfMAD(*h); l != nil && len(data) >= off+l.Size {
 		d = fmt.Appendf(d, "# %s\n", l.Name)
-		d = mad.AppendDump(d, l, data[off:])
+		d = madtext.AppendDump(d, l, data[off:])
 	}
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(d), "\n"), "\n") {
 		b = append(append(b, "    "...), line...)

@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func init() {
@@ -254,7 +255,7 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 		return b, cmdutil.WithContext(err, "classportinfo query")
 	}
 	if o.ClassPortInfo {
-		b = mad.AppendDump(b, cpi.Layout(), cpiData)
+		b = madtext.AppendDump(b, cpi.Layout(), cpiData)
 		if !o.GeneralInfo && !o.XmitWait {
 			return b, nil
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func main() {
@@ -57,6 +58,6 @@ func run(ctx context.Context, local, target string, num int) error {
 		return err
 	}
 	out := fmt.Appendf(nil, "# Port info: %s port %d\n", path, num)
-	_, err = os.Stdout.Write(mad.AppendPortInfo(out, &pi, "", false))
+	_, err = os.Stdout.Write(madtext.AppendPortInfo(out, &pi, "", false))
 	return err
 }

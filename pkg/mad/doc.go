@@ -18,6 +18,7 @@
 // pkg/madrpc's.
 //
 // Fields describes an attribute's layout as libibmad does (bit offset,
-// width, label, format), and AppendFields renders it in libibmad's dotted
-// layout, so tools print what infiniband-diags prints.
+// width, label, format); Field.AppendValue and Format.Text give a value's
+// text as libibmad prints it, and the enums' String methods use them.
+// pkg/madtext lays fields out in infiniband-diags' dumps.
 package mad

@@ -136,7 +136,6 @@ func appendHex(b []byte, v uint64, digits int) []byte {
 	return b
 }
 
-
 // Value returns the field's value from attribute data at its spec offset
 // (Offset, not DumpOffset); fields wider than 64 bits, and fields past the
 // end of data, give 0.

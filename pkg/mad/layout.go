@@ -37,7 +37,6 @@ type Layout struct {
 	components *componentTable
 }
 
-
 // Field returns the field with the Go name, or false.
 func (l *Layout) Field(name string) (Field, bool) {
 	for _, f := range l.Fields {

@@ -1,8 +1,10 @@
-package mad
+package madtext
 
 import (
 	"strings"
 	"sync"
+
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // fieldNamesMap is built on first use, under a sync.Once: a package-level
@@ -22,7 +24,7 @@ func fieldNames() map[string]string {
 
 func buildFieldNames() map[string]string {
 	m := make(map[string]string)
-	for _, l := range Layouts {
+	for _, l := range mad.Layouts {
 		for _, f := range l.Fields {
 			if f.Label == "" {
 				continue

@@ -1,4 +1,4 @@
-package mad
+package madtext
 
 import (
 	"testing"

@@ -1,8 +1,10 @@
-package mad
+package madtext
 
 import (
 	"strings"
 	"testing"
+
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 func TestFieldName(t *testing.T) {
@@ -19,7 +21,7 @@ func TestFieldName(t *testing.T) {
 	}
 	// A label names one field name across the whole table.
 	seen := map[string]string{}
-	for _, l := range Layouts {
+	for _, l := range mad.Layouts {
 		for _, f := range l.Fields {
 			name := f.Name[strings.LastIndexByte(f.Name, '.')+1:]
 			if f.Label == "" {

@@ -1,4 +1,4 @@
-package mad_test
+package madtext_test
 
 import (
 	"strings"
@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func TestPortInfoAppendDump(t *testing.T) {
@@ -23,7 +24,7 @@ func TestPortInfoAppendDump(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := string(mad.AppendPortInfo(nil, &pi, tt.indent, tt.showKeys))
+			got := string(madtext.AppendPortInfo(nil, &pi, tt.indent, tt.showKeys))
 			lines := strings.Split(strings.TrimSuffix(got, "\n"), "\n")
 			if len(lines) != len(pi.Layout().Fields) {
 				t.Errorf("%d lines, want one per field (%d)", len(lines), len(pi.Layout().Fields))

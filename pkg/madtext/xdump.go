@@ -1,4 +1,4 @@
-package mad
+package madtext
 
 // AppendXdump appends data as libibmad's xdump prints it: in hex, two
 // bytes a group, eight groups a line.
