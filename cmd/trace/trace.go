@@ -226,7 +226,7 @@ func filterTrace(res *trace.Result, qp int64) *trace.Result {
 		return res
 	}
 	q := uint32(qp)
-	out := &trace.Result{Frames: res.Frames, Packets: res.Packets}
+	out := &trace.Result{Frames: res.Frames, Packets: res.Packets, Connections: res.Connections}
 	for _, m := range res.Messages {
 		if m.QP == q || (m.SrcQP != nil && *m.SrcQP == q) {
 			out.Messages = append(out.Messages, m)
@@ -330,7 +330,8 @@ func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files 
 
 func writeTraceSummary(s cmdutil.IOStreams, res *trace.Result) error {
 	t := cmdutil.NewTable(s, "Src", "Dst", "QP", "Peer QP", "Transport", "Packets", "Messages", "Sends", "Writes", "Reads",
-		"Atomics", "Bytes", "Incomplete", "Duplicates", "Out of order", "Missing", "NAKs", "RNR NAKs", "Bad ICRC", "CNPs")
+		"Atomics", "Bytes", "Incomplete", "Duplicates", "Out of order", "Missing", "NAKs", "RNR NAKs", "Bad ICRC", "CNPs",
+		"Connection")
 	for _, q := range res.QPs {
 		peer := "-"
 		if q.PeerQP != nil {
@@ -341,9 +342,13 @@ func writeTraceSummary(s cmdutil.IOStreams, res *trace.Result) error {
 		if q.Transport == trace.TransportIWARP {
 			qp = "-"
 		}
+		conn := "-"
+		if q.Connection > 0 && q.Connection <= len(res.Connections) {
+			conn = fmt.Sprintf("%d %s", q.Connection, res.Connections[q.Connection-1].Service)
+		}
 		t.AddRow(q.Src, q.Dst, qp, peer, q.Transport.String(), n(q.Packets), n(q.Messages), n(q.Sends),
 			n(q.Writes), n(q.Reads), n(q.Atomics), strconv.FormatInt(q.Bytes, 10), n(q.Incomplete), n(q.Duplicates),
-			n(q.OutOfOrder), n(q.Missing), n(q.NAKs), n(q.RNRNAKs), n(q.BadICRC), n(q.CNPs))
+			n(q.OutOfOrder), n(q.Missing), n(q.NAKs), n(q.RNRNAKs), n(q.BadICRC), n(q.CNPs), conn)
 	}
 	return t.Render()
 }
@@ -374,7 +379,7 @@ func writeTraceMessages(o *traceOptions, res *trace.Result, files map[int]string
 	incomplete := 0
 	for _, m := range res.Messages {
 		flushEvents(m.Frame - 1)
-		b = appendTraceMessage(b, m, o.Verbose)
+		b = appendTraceMessage(b, m, o.Verbose, res.Connections)
 		if r := bySend[m.Index]; r != nil {
 			b = appendRPC(b, r, "    ")
 		}
@@ -406,13 +411,13 @@ func writeTraceMessages(o *traceOptions, res *trace.Result, files map[int]string
 
 // appendTraceMessage prints one message on a line, its problems on lines
 // of their own, and with -v a MAD's fields.
-func appendTraceMessage(b []byte, m *trace.Message, verbose int) []byte {
+func appendTraceMessage(b []byte, m *trace.Message, verbose int, conns []*trace.Connection) []byte {
 	frames := strconv.Itoa(m.Frame)
 	if m.LastFrame != m.Frame {
 		frames += "-" + strconv.Itoa(m.LastFrame)
 	}
 	if m.Transport == trace.TransportIWARP {
-		return appendIWARPMessage(b, m, frames)
+		return appendIWARPMessage(b, m, frames, conns)
 	}
 	b = fmt.Appendf(b, "#%d frame %s %v %s > %s QP %s", m.Index, frames, m.Transport, m.Src, m.Dst, traceQP(m.QP))
 	if m.SrcQP != nil {
@@ -451,6 +456,9 @@ func appendTraceMessage(b []byte, m *trace.Message, verbose int) []byte {
 	b = append(b, '\n')
 	for _, p := range m.Problems {
 		b = fmt.Appendf(b, "    ! %s\n", p)
+	}
+	if m.CM != nil {
+		b = appendCM(b, m, conns)
 	}
 	if m.MAD != nil && verbose > 0 {
 		b = appendTraceMAD(b, m.Payload)

@@ -1,0 +1,210 @@
+package trace
+
+import "net"
+
+// ConnState is how far a connection's setup and teardown got in the
+// capture.
+type ConnState string
+
+// The connection states.
+const (
+	ConnRequested     ConnState = "requested"     // a REQ (MPA Request), no answer
+	ConnReplied       ConnState = "replied"       // a REP, no RTU yet
+	ConnEstablished   ConnState = "established"   // an RTU (an MPA Reply)
+	ConnRejected      ConnState = "rejected"      // a REJ (an MPA Reply with R)
+	ConnDisconnecting ConnState = "disconnecting" // a DREQ, no DREP
+	ConnDisconnected  ConnState = "disconnected"  // a DREP
+)
+
+// Connection is one connection whose setup the capture shows: the CM's
+// REQ and what followed it (InfiniBand, RoCE), or the MPA Request and
+// Reply (iWARP). Active is the side that asked, Passive the side that
+// answered; each side's QP and the PSN it sends first are what the REQ
+// and REP say, so the data messages and queue pairs of the connection
+// name it (Message.Connection, QPStats.Connection).
+type Connection struct {
+	Index     int       `json:"index"`
+	Transport Transport `json:"transport"`
+	// Service describes what was connected to: "rdma_cm TCP port 20049",
+	// "service 0x...", or for iWARP "TCP port 20049".
+	Service   string  `json:"service"`
+	ServiceID *uint64 `json:"serviceID,omitempty"`
+	Active    string  `json:"active"`
+	Passive   string  `json:"passive"`
+	// ActiveQP and PassiveQP are the QPs the REQ and REP name;
+	// ActivePSN and PassivePSN the PSNs they start sending with (the REP's
+	// and the REQ's Starting PSN).
+	ActiveQP      *uint32   `json:"activeQP,omitempty"`
+	PassiveQP     *uint32   `json:"passiveQP,omitempty"`
+	ActivePSN     *uint32   `json:"activePSN,omitempty"`
+	PassivePSN    *uint32   `json:"passivePSN,omitempty"`
+	ActiveCommID  *uint32   `json:"activeCommID,omitempty"`
+	PassiveCommID *uint32   `json:"passiveCommID,omitempty"`
+	State         ConnState `json:"state"`
+	// Reject is the REJ's reason, or for iWARP the MPA Reply's R flag.
+	Reject string `json:"reject,omitempty"`
+	// Frames are the frames of its CM messages or MPA start frames.
+	Frames []int `json:"frames"`
+}
+
+func u32p(v uint32) *uint32 { return &v }
+
+// linkCM finds the connections the CM messages set up and names them on
+// the messages and queue pairs they concern.
+func (res *Result) linkCM() {
+	for _, m := range res.Messages {
+		if m.CM == nil {
+			continue
+		}
+		if c := res.cmConnection(m); c != nil {
+			m.Connection = c.Index
+			if n := len(c.Frames); n == 0 || c.Frames[n-1] != m.Frame {
+				c.Frames = append(c.Frames, m.Frame)
+			}
+		}
+	}
+	if len(res.Connections) == 0 {
+		return
+	}
+	for _, m := range res.Messages {
+		if m.Connection == 0 && m.Transport != TransportUD && m.CM == nil {
+			if c := res.connectionOf(m.Src, m.Dst, m.QP, m.Frame); c != nil {
+				m.Connection = c.Index
+			}
+		}
+	}
+	for _, s := range res.QPs {
+		if s.Transport != TransportUD {
+			if c := res.connectionOf(s.Src, s.Dst, s.QP, int(^uint(0)>>1)); c != nil {
+				s.Connection = c.Index
+			}
+		}
+	}
+}
+
+// cmConnection returns the connection a CM message belongs to, starting
+// one for a REQ.
+func (res *Result) cmConnection(m *Message) *Connection {
+	cm := m.CM
+	switch cm.Type {
+	case CMREQ:
+		r := cm.REQ
+		for _, c := range res.Connections {
+			if c.Active == m.Src && c.Passive == m.Dst && *c.ActiveCommID == r.LocalCommID {
+				return c // the REQ again
+			}
+		}
+		sid := r.ServiceID
+		t := Transport(r.TransportType)
+		if r.TransportType > 2 {
+			t = TransportRC
+		}
+		c := &Connection{Index: len(res.Connections) + 1, Transport: t, Service: ServiceName(sid), ServiceID: &sid,
+			Active: m.Src, Passive: m.Dst, ActiveQP: u32p(r.LocalQPN), PassivePSN: u32p(r.StartingPSN),
+			ActiveCommID: u32p(r.LocalCommID), State: ConnRequested}
+		res.Connections = append(res.Connections, c)
+		return c
+	case CMREP:
+		r := cm.REP
+		c := res.findConn(m.Src, m.Dst, r.LocalCommID, r.RemoteCommID)
+		if c != nil {
+			c.PassiveCommID, c.PassiveQP, c.ActivePSN = u32p(r.LocalCommID), u32p(r.LocalQPN), u32p(r.StartingPSN)
+			if c.State == ConnRequested {
+				c.State = ConnReplied
+			}
+		}
+		return c
+	}
+	var ids CMCommIDs
+	switch {
+	case cm.RTU != nil:
+		ids = *cm.RTU
+	case cm.REJ != nil:
+		ids = cm.REJ.CMCommIDs
+	case cm.MRA != nil:
+		ids = cm.MRA.CMCommIDs
+	case cm.DREQ != nil:
+		ids = cm.DREQ.CMCommIDs
+	case cm.DREP != nil:
+		ids = *cm.DREP
+	case cm.LAP != nil:
+		ids = cm.LAP.CMCommIDs
+	case cm.APR != nil:
+		ids = cm.APR.CMCommIDs
+	default:
+		return nil // SIDR and ClassPortInfo set up no connection
+	}
+	c := res.findConn(m.Src, m.Dst, ids.LocalCommID, ids.RemoteCommID)
+	if c == nil {
+		return nil
+	}
+	switch cm.Type {
+	case CMRTU:
+		if c.State == ConnReplied || c.State == ConnRequested {
+			c.State = ConnEstablished
+		}
+	case CMREJ:
+		c.State, c.Reject = ConnRejected, cm.REJ.Reason.String()
+	case CMDREQ:
+		if c.State != ConnDisconnected {
+			c.State = ConnDisconnecting
+		}
+	case CMDREP:
+		c.State = ConnDisconnected
+	}
+	return c
+}
+
+// findConn returns the latest connection a message from src to dst with
+// these communication IDs belongs to: sent by either side, naming the
+// sender's ID as local and the receiver's as remote (an ID the capture
+// has not shown yet matches any).
+func (res *Result) findConn(src, dst string, local, remote uint32) *Connection {
+	for i := len(res.Connections) - 1; i >= 0; i-- {
+		c := res.Connections[i]
+		switch {
+		case c.Active == src && c.Passive == dst && *c.ActiveCommID == local &&
+			(c.PassiveCommID == nil || *c.PassiveCommID == remote):
+			return c
+		case c.Passive == src && c.Active == dst && *c.ActiveCommID == remote &&
+			(c.PassiveCommID == nil || *c.PassiveCommID == local):
+			return c
+		}
+	}
+	return nil
+}
+
+// connectionOf returns the latest connection, set up at or before frame,
+// whose QP at dst is qp with src the other end.
+func (res *Result) connectionOf(src, dst string, qp uint32, frame int) *Connection {
+	for i := len(res.Connections) - 1; i >= 0; i-- {
+		c := res.Connections[i]
+		if len(c.Frames) == 0 || c.Frames[0] > frame {
+			continue
+		}
+		if c.Active == src && c.Passive == dst && c.PassiveQP != nil && *c.PassiveQP == qp ||
+			c.Passive == src && c.Active == dst && c.ActiveQP != nil && *c.ActiveQP == qp {
+			return c
+		}
+	}
+	return nil
+}
+
+// iwarpConnection records the connection an MPA Request (and its Reply)
+// set up.
+func iwarpConnection(index int, req, rep *iwDir) *Connection {
+	c := &Connection{Index: index, Transport: TransportIWARP, Active: req.s.src, Passive: req.s.dst,
+		State: ConnRequested, Frames: []int{req.startFrame}}
+	c.Service = "TCP"
+	if _, port, err := net.SplitHostPort(req.s.dst); err == nil {
+		c.Service = "TCP port " + port
+	}
+	if rep != nil && rep.start != nil && !rep.start.Request {
+		c.Frames = append(c.Frames, rep.startFrame)
+		c.State = ConnEstablished
+		if rep.start.Reject {
+			c.State, c.Reject = ConnRejected, "MPA Reply with R (rejected)"
+		}
+	}
+	return c
+}
