@@ -23,9 +23,9 @@ type rpcCaptureSum struct {
 	IO []string
 }
 
-// readRPCCapture runs a capture through what the trace command does:
-// RoCE/IB and iWARP reassembly, then RPC-over-RDMA.
-func readRPCCapture(t *testing.T, path string) ([]*RPCRDMAMessage, rpcCaptureSum) {
+// readCaptureResult runs a capture through what the trace command does:
+// RoCE/IB and iWARP reassembly.
+func readCaptureResult(t *testing.T, path string) *Result {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -48,7 +48,14 @@ func readRPCCapture(t *testing.T, path string) ([]*RPCRDMAMessage, rpcCaptureSum
 		r.Add(Decode(fr, DecodeOptions{}))
 		iw.Add(fr)
 	}
-	res := MergeResults(r.Finish(), iw.Finish())
+	return MergeResults(r.Finish(), iw.Finish())
+}
+
+// readRPCCapture runs a capture through what the trace command does:
+// RoCE/IB and iWARP reassembly, then RPC-over-RDMA.
+func readRPCCapture(t *testing.T, path string) ([]*RPCRDMAMessage, rpcCaptureSum) {
+	t.Helper()
+	res := readCaptureResult(t, path)
 	rs := AssembleRPC(res.Messages, RPCOptions{})
 	s := rpcCaptureSum{Frames: res.Frames, Messages: len(res.Messages), Events: len(res.Events), RPCs: len(rs),
 		Chunks: map[ChunkKind]int{}}

@@ -1,0 +1,158 @@
+package trace
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/ibtool/ibtool/pkg/mad"
+)
+
+// cmPacket is a CM MAD from src to dst, QP1 to QP1, as a RoCEv2 UD SEND.
+func cmPacket(src, dst string, psn uint32, m *CMMessage) *Packet {
+	b := cmMADBytes(uint16(m.Type), func(d []byte) { copy(d, m.AppendBinary(nil)) })
+	return &Packet{Encap: EncapRoCEv2, Src: src, Dst: dst, UDPSrcPort: 49152,
+		BTH:        BTH{Opcode: Opcode(TransportUD)<<5 | Opcode(OpSendOnly), PKey: 0xffff, DestQP: 1, PSN: psn},
+		ExtHeaders: ExtHeaders{DETH: &DETH{QKey: 0x80010000, SrcQP: 1}}, Payload: b}
+}
+
+// cmScenario is two rdma_cm connections from hostA to hostB, port 7174:
+// the first set up (its REQ sent twice, an MRA while the server thinks),
+// used both ways and disconnected; the second rejected. Then a SEND on a
+// QP no connection in the capture set up.
+func cmScenario() []*Packet {
+	sid := uint64(0x0000000001061c06)
+	pd := (&RDMACMHeader{IPVersion: 4, SrcPort: 40000, Src: netip.MustParseAddr(hostA), Dst: netip.MustParseAddr(hostB)}).AppendBinary(nil)
+	req := &CMMessage{Type: CMREQ, REQ: &CMReq{LocalCommID: 0x10, ServiceID: sid, LocalQPN: 0x11, StartingPSN: 0x100,
+		PKey: 0xffff, PathMTU: 3, ResponderResources: 1, InitiatorDepth: 1, RetryCount: 7, RNRRetryCount: 7}, PrivateData: pd}
+	rej := *req
+	rej.REQ = &CMReq{LocalCommID: 0x30, ServiceID: sid, LocalQPN: 0x33, StartingPSN: 0x300, PKey: 0xffff, PathMTU: 3}
+	back := func(p *Packet) *Packet { p.Src, p.Dst = hostB, hostA; return p }
+	return []*Packet{
+		cmPacket(hostA, hostB, 1, req),
+		cmPacket(hostA, hostB, 2, req),
+		cmPacket(hostB, hostA, 1, &CMMessage{Type: CMMRA, MRA: &CMMra{CMCommIDs: CMCommIDs{0x20, 0x10}, ServiceTimeout: 20}}),
+		cmPacket(hostB, hostA, 2, &CMMessage{Type: CMREP, REP: &CMRep{CMCommIDs: CMCommIDs{0x20, 0x10}, LocalQPN: 0x22,
+			StartingPSN: 0x500, ResponderResources: 1, InitiatorDepth: 1, RNRRetryCount: 7}}),
+		cmPacket(hostA, hostB, 3, &CMMessage{Type: CMRTU, RTU: &CMCommIDs{0x10, 0x20}}),
+		rc(OpSendOnly, 0x22, 0x500, fill(1, 64)),
+		back(rc(OpSendOnly, 0x11, 0x100, fill(2, 32))),
+		cmPacket(hostA, hostB, 4, &CMMessage{Type: CMDREQ, DREQ: &CMDreq{CMCommIDs: CMCommIDs{0x10, 0x20}, RemoteQPN: 0x22}}),
+		cmPacket(hostB, hostA, 3, &CMMessage{Type: CMDREP, DREP: &CMCommIDs{0x20, 0x10}}),
+		cmPacket(hostA, hostB, 5, &rej),
+		cmPacket(hostB, hostA, 4, &CMMessage{Type: CMREJ, REJ: &CMRej{CMCommIDs: CMCommIDs{0, 0x30}, Reason: 28}}),
+		rc(OpSendOnly, 0x44, 7, fill(3, 16)),
+	}
+}
+
+func TestCMConnections(t *testing.T) {
+	res := reassemble(encodeAll(t, cmScenario(), EncodeOptions{}))
+	sid := uint64(0x0000000001061c06)
+	want := []*Connection{
+		{Index: 1, Transport: TransportRC, Service: "rdma_cm TCP port 7174", ServiceID: &sid, Active: hostA, Passive: hostB,
+			ActiveQP: u32p(0x11), PassiveQP: u32p(0x22), ActivePSN: u32p(0x500), PassivePSN: u32p(0x100),
+			ActiveCommID: u32p(0x10), PassiveCommID: u32p(0x20), State: ConnDisconnected, Frames: []int{1, 2, 3, 4, 5, 8, 9}},
+		{Index: 2, Transport: TransportRC, Service: "rdma_cm TCP port 7174", ServiceID: &sid, Active: hostA, Passive: hostB,
+			ActiveQP: u32p(0x33), PassivePSN: u32p(0x300), ActiveCommID: u32p(0x30), State: ConnRejected,
+			Reject: "consumer reject", Frames: []int{10, 11}},
+	}
+	if diff := cmp.Diff(want, res.Connections); diff != "" {
+		t.Errorf("unexpected connections (-want +got):\n%s", diff)
+	}
+	var got [][2]int
+	for _, m := range res.Messages {
+		got = append(got, [2]int{m.Frame, m.Connection})
+		if m.Frame <= 11 && m.Transport == TransportUD && (m.CM == nil || m.MAD.MgmtClass != mad.ClassCM) {
+			t.Errorf("frame %d: no CM message decoded", m.Frame)
+		}
+	}
+	wantMsgs := [][2]int{{1, 1}, {2, 1}, {3, 1}, {4, 1}, {5, 1}, {6, 1}, {7, 1}, {8, 1}, {9, 1}, {10, 2}, {11, 2}, {12, 0}}
+	if diff := cmp.Diff(wantMsgs, got); diff != "" {
+		t.Errorf("unexpected message connections [frame, connection] (-want +got):\n%s", diff)
+	}
+	qps := map[string]int{}
+	for _, s := range res.QPs {
+		qps[s.Src+">"+s.Dst+" "+fmt.Sprintf("%#06x", s.QP)] = s.Connection
+	}
+	wantQPs := map[string]int{hostA + ">" + hostB + " 0x000001": 0, hostB + ">" + hostA + " 0x000001": 0,
+		hostA + ">" + hostB + " 0x000022": 1, hostB + ">" + hostA + " 0x000011": 1, hostA + ">" + hostB + " 0x000044": 0}
+	if diff := cmp.Diff(wantQPs, qps); diff != "" {
+		t.Errorf("unexpected queue pair connections (-want +got):\n%s", diff)
+	}
+}
+
+// TestCMConnectionsUnanswered: a REQ alone is a requested connection; a
+// REP whose REQ the capture lacks, and SIDR, start none.
+func TestCMConnectionsUnanswered(t *testing.T) {
+	ps := []*Packet{
+		cmPacket(hostB, hostA, 1, &CMMessage{Type: CMREP, REP: &CMRep{CMCommIDs: CMCommIDs{0x20, 0x10}, LocalQPN: 0x22}}),
+		cmPacket(hostA, hostB, 1, &CMMessage{Type: CMSIDRREQ, SIDRREQ: &CMSIDRReq{RequestID: 1, ServiceID: 0x1111000}}),
+		cmPacket(hostA, hostB, 2, &CMMessage{Type: CMREQ, REQ: &CMReq{LocalCommID: 0x40, ServiceID: 0x99, LocalQPN: 0x41}}),
+	}
+	res := reassemble(encodeAll(t, ps, EncodeOptions{}))
+	if len(res.Connections) != 1 || res.Connections[0].State != ConnRequested || res.Connections[0].Service != "service 0x0000000000000099" {
+		t.Fatalf("connections %+v, want one requested", res.Connections)
+	}
+	if c := []int{res.Messages[0].Connection, res.Messages[1].Connection, res.Messages[2].Connection}; !cmp.Equal(c, []int{0, 0, 1}) {
+		t.Errorf("message connections %v, want [0 0 1]", c)
+	}
+}
+
+// TestRealCMConnections pins the connections in the real NFS captures:
+// the kernel's NFS client connects twice through rdma_cm over Soft-RoCE
+// (REQ, REP, RTU, and DREQ and DREP at the unmount), and siw's MPA
+// frames set up the iWARP ones.
+func TestRealCMConnections(t *testing.T) {
+	type connSum struct {
+		Service, Active, Passive string
+		QPs, PSNs                [2]uint32
+		State                    ConnState
+		Frames                   []int
+	}
+	tests := []struct {
+		file string
+		want []connSum
+	}{
+		{"nfs-rxe-v41.pcap", []connSum{
+			{"rdma_cm TCP port 20049", "203.0.113.1", "203.0.113.2", [2]uint32{0x11, 0x11}, [2]uint32{0x190c2c, 0xdf090d},
+				ConnDisconnected, []int{1, 2, 3, 134, 135}},
+			{"rdma_cm TCP port 20049", "203.0.113.1", "203.0.113.2", [2]uint32{0x12, 0x12}, [2]uint32{0x434aad, 0x08faf4},
+				ConnDisconnected, []int{136, 137, 138, 257, 258}},
+		}},
+		{"nfs-siw-v41.pcap", []connSum{
+			{"TCP port 20049", "203.0.113.1:37094", "203.0.113.2:20049", [2]uint32{}, [2]uint32{}, ConnEstablished, []int{4, 6}},
+			{"TCP port 20049", "203.0.113.1:38895", "203.0.113.2:20049", [2]uint32{}, [2]uint32{}, ConnEstablished, []int{109, 111}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			res := readCaptureResult(t, "testdata/"+tt.file)
+			var got []connSum
+			for _, c := range res.Connections {
+				s := connSum{Service: c.Service, Active: c.Active, Passive: c.Passive, State: c.State, Frames: c.Frames}
+				if c.ActiveQP != nil && c.PassiveQP != nil {
+					s.QPs = [2]uint32{*c.ActiveQP, *c.PassiveQP}
+					s.PSNs = [2]uint32{*c.ActivePSN, *c.PassivePSN}
+				}
+				got = append(got, s)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("unexpected connections (-want +got):\n%s", diff)
+			}
+			// Every data message belongs to a connection, and each data
+			// queue pair names it.
+			for _, m := range res.Messages {
+				if m.Connection == 0 && m.Transport != TransportUD {
+					t.Errorf("message #%d (frame %d %s) names no connection", m.Index, m.Frame, m.Op)
+				}
+			}
+			for _, s := range res.QPs {
+				if s.Connection == 0 && s.Transport != TransportUD {
+					t.Errorf("queue pair %s > %s %#x names no connection", s.Src, s.Dst, s.QP)
+				}
+			}
+		})
+	}
+}
