@@ -227,8 +227,15 @@ func filterTrace(res *trace.Result, qp int64) *trace.Result {
 	}
 	q := uint32(qp)
 	out := &trace.Result{Frames: res.Frames, Packets: res.Packets, Connections: res.Connections}
+	// The CM messages of a connection that set the QP up go with it.
+	conns := map[int]bool{}
+	for _, c := range res.Connections {
+		if c.ActiveQP != nil && *c.ActiveQP == q || c.PassiveQP != nil && *c.PassiveQP == q {
+			conns[c.Index] = true
+		}
+	}
 	for _, m := range res.Messages {
-		if m.QP == q || (m.SrcQP != nil && *m.SrcQP == q) {
+		if m.QP == q || (m.SrcQP != nil && *m.SrcQP == q) || m.CM != nil && conns[m.Connection] {
 			out.Messages = append(out.Messages, m)
 		}
 	}
@@ -294,17 +301,18 @@ type traceJSONRPC struct {
 
 func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files map[int]string, rpcs []*trace.RPCRDMAMessage, rpcFiles map[int][]string) error {
 	doc := struct {
-		File        string             `json:"file"`
-		Frames      int                `json:"frames"`
-		RDMAPackets int                `json:"rdmaPackets"`
-		ReadError   string             `json:"readError,omitempty"`
-		Packets     []*trace.Packet    `json:"packets,omitempty"`
-		Messages    []traceJSONMessage `json:"messages"`
-		Events      []trace.Event      `json:"events"`
-		QPs         []*trace.QPStats   `json:"queuePairs"`
-		RPCs        []traceJSONRPC     `json:"rpcs,omitempty"`
+		File        string              `json:"file"`
+		Frames      int                 `json:"frames"`
+		RDMAPackets int                 `json:"rdmaPackets"`
+		ReadError   string              `json:"readError,omitempty"`
+		Packets     []*trace.Packet     `json:"packets,omitempty"`
+		Messages    []traceJSONMessage  `json:"messages"`
+		Events      []trace.Event       `json:"events"`
+		QPs         []*trace.QPStats    `json:"queuePairs"`
+		Connections []*trace.Connection `json:"connections,omitempty"`
+		RPCs        []traceJSONRPC      `json:"rpcs,omitempty"`
 	}{File: o.File, Frames: res.Frames, RDMAPackets: res.Packets, Packets: tc.packets,
-		Messages: []traceJSONMessage{}, Events: res.Events, QPs: res.QPs}
+		Messages: []traceJSONMessage{}, Events: res.Events, QPs: res.QPs, Connections: res.Connections}
 	if tc.readErr != nil {
 		doc.ReadError = tc.readErr.Error()
 	}
@@ -589,6 +597,9 @@ func appendTracePacket(b []byte, p *trace.Packet, rel float64, verbose int) []by
 		h := p.BTH
 		b = fmt.Appendf(b, "    BTH OpCode %#02x SE %v M %v PadCnt %d TVer %d P_Key %#04x FECN %v BECN %v DestQP %#06x A %v PSN %#06x\n",
 			uint8(h.Opcode), h.SE, h.MigReq, h.PadCnt, h.TVer, h.PKey, h.FECN, h.BECN, h.DestQP, h.AckReq, h.PSN)
+		if p.CM != nil {
+			b = append(appendCMFields(append(b, "    CM "...), p.CM), '\n')
+		}
 		if p.MAD != nil {
 			b = appendTraceMAD(b, p.MADData)
 		}

@@ -70,6 +70,9 @@ func (res *Result) linkCM() {
 		if m.Connection == 0 && m.Transport != TransportUD && m.CM == nil {
 			if c := res.connectionOf(m.Src, m.Dst, m.QP, m.Frame); c != nil {
 				m.Connection = c.Index
+				if m.SrcQP == nil {
+					m.SrcQP = c.peerQP(m.Src)
+				}
 			}
 		}
 	}
@@ -77,6 +80,9 @@ func (res *Result) linkCM() {
 		if s.Transport != TransportUD {
 			if c := res.connectionOf(s.Src, s.Dst, s.QP, int(^uint(0)>>1)); c != nil {
 				s.Connection = c.Index
+				if s.PeerQP == nil {
+					s.PeerQP = c.peerQP(s.Src)
+				}
 			}
 		}
 	}
@@ -188,6 +194,15 @@ func (res *Result) connectionOf(src, dst string, qp uint32, frame int) *Connecti
 		}
 	}
 	return nil
+}
+
+// peerQP returns the QP of the connection's end at addr: the requester's
+// QP of the messages it sends.
+func (c *Connection) peerQP(addr string) *uint32 {
+	if addr == c.Active {
+		return c.ActiveQP
+	}
+	return c.PassiveQP
 }
 
 // iwarpConnection records the connection an MPA Request (and its Reply)

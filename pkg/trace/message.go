@@ -22,8 +22,8 @@ type Message struct {
 	Transport Transport `json:"transport"`
 	Op        MessageOp `json:"op"`
 	// QP is the responder's QP (the requests' destination QP); SrcQP the
-	// requester's, from the DETH of a datagram or from the responses of an
-	// RDMA READ or atomic.
+	// requester's, from the DETH of a datagram, from the responses of an
+	// RDMA READ or atomic, or from the CM messages that set the QP up.
 	QP    uint32  `json:"qp"`
 	SrcQP *uint32 `json:"srcQP,omitempty"`
 	// FirstPSN and LastPSN are the message's PSN range; an RDMA READ's
