@@ -58,7 +58,10 @@ by PSN: every SEND, RDMA WRITE and RDMA READ (matched with its responses),
 atomic and datagram is printed with its QP, PSN range, R_Key, address and
 length. Lost, duplicated, retransmitted and reordered packets, NAKs and bad
 ICRCs are printed as "!" lines where they happened. iWARP (RDMAP over DDP
-over MPA over TCP) is put together the same way. RPC-over-RDMA (NFS over
+over MPA over TCP) is put together the same way. How connections were set
+up is decoded too: the CM's REQ, REP, RTU, REJ, DREQ and DREP MADs (with
+rdma_cm's addresses and ports) and iWARP's MPA Request and Reply, and each
+queue pair names its connection. RPC-over-RDMA (NFS over
 RDMA) is decoded on top: each RPC's chunks are filled from the RDMA READs
 and WRITEs with their handles, and the RPC, NFS READ and WRITE shown.`,
 		Example: `  tcpdump -i any -w rdma.pcap udp port 4791    # capture RoCEv2

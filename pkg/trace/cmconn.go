@@ -13,7 +13,7 @@ const (
 	ConnEstablished   ConnState = "established"   // an RTU (an MPA Reply)
 	ConnRejected      ConnState = "rejected"      // a REJ (an MPA Reply with R)
 	ConnDisconnecting ConnState = "disconnecting" // a DREQ, no DREP
-	ConnDisconnected  ConnState = "disconnected"  // a DREP
+	ConnDisconnected  ConnState = "disconnected"  // a DREP (a TCP FIN or RST)
 )
 
 // Connection is one connection whose setup the capture shows: the CM's
@@ -49,14 +49,30 @@ type Connection struct {
 
 func u32p(v uint32) *uint32 { return &v }
 
+// cmConnKey names a connection by its requesting side, answering side and
+// the requesting side's communication ID.
+type cmConnKey struct {
+	active, passive string
+	comm            uint32
+}
+
+// connIndex finds connections by communication ID (the CM messages) and
+// by QP (the data messages and queue pairs), each list oldest first.
+type connIndex struct {
+	res    *Result
+	byComm map[cmConnKey][]*Connection
+	byQP   map[flowKey][]*Connection
+}
+
 // linkCM finds the connections the CM messages set up and names them on
 // the messages and queue pairs they concern.
 func (res *Result) linkCM() {
+	x := &connIndex{res: res, byComm: map[cmConnKey][]*Connection{}}
 	for _, m := range res.Messages {
 		if m.CM == nil {
 			continue
 		}
-		if c := res.cmConnection(m); c != nil {
+		if c := x.cmConnection(m); c != nil {
 			m.Connection = c.Index
 			if n := len(c.Frames); n == 0 || c.Frames[n-1] != m.Frame {
 				c.Frames = append(c.Frames, m.Frame)
@@ -66,9 +82,20 @@ func (res *Result) linkCM() {
 	if len(res.Connections) == 0 {
 		return
 	}
+	x.byQP = map[flowKey][]*Connection{}
+	for _, c := range res.Connections {
+		if c.PassiveQP != nil {
+			k := flowKey{c.Active, c.Passive, *c.PassiveQP}
+			x.byQP[k] = append(x.byQP[k], c)
+		}
+		if c.ActiveQP != nil {
+			k := flowKey{c.Passive, c.Active, *c.ActiveQP}
+			x.byQP[k] = append(x.byQP[k], c)
+		}
+	}
 	for _, m := range res.Messages {
 		if m.Connection == 0 && m.Transport != TransportUD && m.CM == nil {
-			if c := res.connectionOf(m.Src, m.Dst, m.QP, m.Frame); c != nil {
+			if c := x.connectionOf(m.Src, m.Dst, m.QP, m.Frame); c != nil {
 				m.Connection = c.Index
 				if m.SrcQP == nil {
 					m.SrcQP = c.peerQP(m.Src)
@@ -78,7 +105,7 @@ func (res *Result) linkCM() {
 	}
 	for _, s := range res.QPs {
 		if s.Transport != TransportUD {
-			if c := res.connectionOf(s.Src, s.Dst, s.QP, int(^uint(0)>>1)); c != nil {
+			if c := x.connectionOf(s.Src, s.Dst, s.QP, int(^uint(0)>>1)); c != nil {
 				s.Connection = c.Index
 				if s.PeerQP == nil {
 					s.PeerQP = c.peerQP(s.Src)
@@ -90,14 +117,16 @@ func (res *Result) linkCM() {
 
 // cmConnection returns the connection a CM message belongs to, starting
 // one for a REQ.
-func (res *Result) cmConnection(m *Message) *Connection {
+func (x *connIndex) cmConnection(m *Message) *Connection {
 	cm := m.CM
 	switch cm.Type {
 	case CMREQ:
 		r := cm.REQ
-		for _, c := range res.Connections {
-			if c.Active == m.Src && c.Passive == m.Dst && *c.ActiveCommID == r.LocalCommID {
-				return c // the REQ again
+		k := cmConnKey{m.Src, m.Dst, r.LocalCommID}
+		if cs := x.byComm[k]; len(cs) > 0 {
+			// The REQ again, unless the ID's last connection is over.
+			if c := cs[len(cs)-1]; c.State != ConnRejected && c.State != ConnDisconnected && *c.ActiveQP == r.LocalQPN {
+				return c
 			}
 		}
 		sid := r.ServiceID
@@ -105,14 +134,15 @@ func (res *Result) cmConnection(m *Message) *Connection {
 		if r.TransportType > 2 {
 			t = TransportRC
 		}
-		c := &Connection{Index: len(res.Connections) + 1, Transport: t, Service: ServiceName(sid), ServiceID: &sid,
+		c := &Connection{Index: len(x.res.Connections) + 1, Transport: t, Service: ServiceName(sid), ServiceID: &sid,
 			Active: m.Src, Passive: m.Dst, ActiveQP: u32p(r.LocalQPN), PassivePSN: u32p(r.StartingPSN),
 			ActiveCommID: u32p(r.LocalCommID), State: ConnRequested}
-		res.Connections = append(res.Connections, c)
+		x.res.Connections = append(x.res.Connections, c)
+		x.byComm[k] = append(x.byComm[k], c)
 		return c
 	case CMREP:
 		r := cm.REP
-		c := res.findConn(m.Src, m.Dst, r.LocalCommID, r.RemoteCommID)
+		c := x.findConn(m.Src, m.Dst, r.LocalCommID, r.RemoteCommID)
 		if c != nil {
 			c.PassiveCommID, c.PassiveQP, c.ActivePSN = u32p(r.LocalCommID), u32p(r.LocalQPN), u32p(r.StartingPSN)
 			if c.State == ConnRequested {
@@ -140,7 +170,7 @@ func (res *Result) cmConnection(m *Message) *Connection {
 	default:
 		return nil // SIDR and ClassPortInfo set up no connection
 	}
-	c := res.findConn(m.Src, m.Dst, ids.LocalCommID, ids.RemoteCommID)
+	c := x.findConn(m.Src, m.Dst, ids.LocalCommID, ids.RemoteCommID)
 	if c == nil {
 		return nil
 	}
@@ -165,32 +195,30 @@ func (res *Result) cmConnection(m *Message) *Connection {
 // these communication IDs belongs to: sent by either side, naming the
 // sender's ID as local and the receiver's as remote (an ID the capture
 // has not shown yet matches any).
-func (res *Result) findConn(src, dst string, local, remote uint32) *Connection {
-	for i := len(res.Connections) - 1; i >= 0; i-- {
-		c := res.Connections[i]
-		switch {
-		case c.Active == src && c.Passive == dst && *c.ActiveCommID == local &&
-			(c.PassiveCommID == nil || *c.PassiveCommID == remote):
-			return c
-		case c.Passive == src && c.Active == dst && *c.ActiveCommID == remote &&
-			(c.PassiveCommID == nil || *c.PassiveCommID == local):
-			return c
+func (x *connIndex) findConn(src, dst string, local, remote uint32) *Connection {
+	var found *Connection
+	match := func(cs []*Connection, passiveID uint32) {
+		for i := len(cs) - 1; i >= 0; i-- {
+			if c := cs[i]; c.PassiveCommID == nil || *c.PassiveCommID == passiveID {
+				if found == nil || c.Index > found.Index {
+					found = c
+				}
+				return
+			}
 		}
 	}
-	return nil
+	match(x.byComm[cmConnKey{src, dst, local}], remote) // from the requesting side
+	match(x.byComm[cmConnKey{dst, src, remote}], local) // from the answering side
+	return found
 }
 
 // connectionOf returns the latest connection, set up at or before frame,
 // whose QP at dst is qp with src the other end.
-func (res *Result) connectionOf(src, dst string, qp uint32, frame int) *Connection {
-	for i := len(res.Connections) - 1; i >= 0; i-- {
-		c := res.Connections[i]
-		if len(c.Frames) == 0 || c.Frames[0] > frame {
-			continue
-		}
-		if c.Active == src && c.Passive == dst && c.PassiveQP != nil && *c.PassiveQP == qp ||
-			c.Passive == src && c.Active == dst && c.ActiveQP != nil && *c.ActiveQP == qp {
-			return c
+func (x *connIndex) connectionOf(src, dst string, qp uint32, frame int) *Connection {
+	cs := x.byQP[flowKey{src, dst, qp}]
+	for i := len(cs) - 1; i >= 0; i-- {
+		if len(cs[i].Frames) > 0 && cs[i].Frames[0] <= frame {
+			return cs[i]
 		}
 	}
 	return nil
@@ -220,6 +248,9 @@ func iwarpConnection(index int, req, rep *iwDir) *Connection {
 		if rep.start.Reject {
 			c.State, c.Reject = ConnRejected, "MPA Reply with R (rejected)"
 		}
+	}
+	if c.State == ConnEstablished && (req.s.closed > 0 || rep != nil && rep.s.closed > 0) {
+		c.State = ConnDisconnected // a FIN or RST
 	}
 	return c
 }

@@ -83,6 +83,29 @@ func TestCMConnections(t *testing.T) {
 	}
 }
 
+// TestCMConnectionsReusedID: a REQ with the communication ID of a
+// connection that was rejected starts a new one.
+func TestCMConnectionsReusedID(t *testing.T) {
+	req := func(qp uint32) *CMMessage {
+		return &CMMessage{Type: CMREQ, REQ: &CMReq{LocalCommID: 0x40, ServiceID: 0x99, LocalQPN: qp}}
+	}
+	ps := []*Packet{
+		cmPacket(hostA, hostB, 1, req(0x41)),
+		cmPacket(hostB, hostA, 1, &CMMessage{Type: CMREJ, REJ: &CMRej{CMCommIDs: CMCommIDs{0, 0x40}, Reason: 4}}),
+		cmPacket(hostA, hostB, 2, req(0x42)),
+		cmPacket(hostB, hostA, 2, &CMMessage{Type: CMREP, REP: &CMRep{CMCommIDs: CMCommIDs{0x50, 0x40}, LocalQPN: 0x51}}),
+	}
+	res := reassemble(encodeAll(t, ps, EncodeOptions{}))
+	var got []string
+	for _, c := range res.Connections {
+		got = append(got, fmt.Sprintf("%d %#x %s %s %v", c.Index, *c.ActiveQP, c.State, c.Reject, c.Frames))
+	}
+	want := []string{"1 0x41 rejected timeout [1 2]", "2 0x42 replied  [3 4]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected connections (-want +got):\n%s", diff)
+	}
+}
+
 // TestCMConnectionsUnanswered: a REQ alone is a requested connection; a
 // REP whose REQ the capture lacks, and SIDR, start none.
 func TestCMConnectionsUnanswered(t *testing.T) {
@@ -122,8 +145,8 @@ func TestRealCMConnections(t *testing.T) {
 				ConnDisconnected, []int{136, 137, 138, 257, 258}},
 		}},
 		{"nfs-siw-v41.pcap", []connSum{
-			{"TCP port 20049", "203.0.113.1:37094", "203.0.113.2:20049", [2]uint32{}, [2]uint32{}, ConnEstablished, []int{4, 6}},
-			{"TCP port 20049", "203.0.113.1:38895", "203.0.113.2:20049", [2]uint32{}, [2]uint32{}, ConnEstablished, []int{109, 111}},
+			{"TCP port 20049", "203.0.113.1:37094", "203.0.113.2:20049", [2]uint32{}, [2]uint32{}, ConnDisconnected, []int{4, 6}},
+			{"TCP port 20049", "203.0.113.1:38895", "203.0.113.2:20049", [2]uint32{}, [2]uint32{}, ConnDisconnected, []int{109, 111}},
 		}},
 	}
 	for _, tt := range tests {

@@ -62,6 +62,9 @@ func (r *IWARPReassembler) Add(f Frame) {
 	if g.SYN {
 		s.isn, s.haveISN = g.Seq+1, true
 	}
+	if (g.FIN || g.RST) && s.closed == 0 {
+		s.closed = g.Frame
+	}
 	if g.Len > 0 || g.SYN {
 		s.segs = append(s.segs, g)
 	}
