@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"testing"
@@ -174,6 +175,119 @@ func TestRealCMConnections(t *testing.T) {
 			for _, s := range res.QPs {
 				if s.Connection == 0 && s.Transport != TransportUD {
 					t.Errorf("queue pair %s > %s %#x names no connection", s.Src, s.Dst, s.QP)
+				}
+			}
+		})
+	}
+}
+
+// FuzzCMConnections feeds arbitrary CM messages, from either side and
+// with data SENDs between them, to the reassembler: no panic, and every
+// connection number a message or queue pair names is one of the result's.
+func FuzzCMConnections(f *testing.F) {
+	var seed []byte
+	for _, p := range cmScenario() {
+		if p.BTH.DestQP != 1 {
+			continue
+		}
+		dir := byte(0)
+		if p.Src == hostB {
+			dir = 1
+		}
+		seed = append(append(seed, p.Payload[17]-0x10, dir|2), p.Payload[mad.HeaderLen:]...)
+	}
+	f.Add(seed)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ps []*Packet
+		for len(b) >= 2+cmDataLen && len(ps) < 64 {
+			attr, dir, d := b[0], b[1], b[2:2+cmDataLen]
+			b = b[2+cmDataLen:]
+			src, dst := hostA, hostB
+			if dir&1 != 0 {
+				src, dst = dst, src
+			}
+			mb := cmMADBytes(0x10+uint16(attr%11), func(x []byte) { copy(x, d) })
+			ps = append(ps, &Packet{Encap: EncapRoCEv2, Src: src, Dst: dst, UDPSrcPort: 49152,
+				BTH:        BTH{Opcode: Opcode(TransportUD)<<5 | Opcode(OpSendOnly), PKey: 0xffff, DestQP: 1, PSN: uint32(len(ps))},
+				ExtHeaders: ExtHeaders{DETH: &DETH{QKey: 0x80010000, SrcQP: 1}}, Payload: mb})
+			if dir&2 != 0 {
+				// A SEND to the QP a REQ or REP names (bytes 32 and 12 of the CM data).
+				qp := binary.BigEndian.Uint32(d[12:]) >> 8
+				if attr%11 == 0 {
+					qp = binary.BigEndian.Uint32(d[32:]) >> 8
+				}
+				p := rc(OpSendOnly, qp, uint32(len(ps)), d[:8])
+				p.Src, p.Dst = dst, src
+				ps = append(ps, p)
+			}
+		}
+		if len(ps) == 0 {
+			return
+		}
+		res := reassemble(encodeAll(t, ps, EncodeOptions{}))
+		for i, c := range res.Connections {
+			if c.Index != i+1 || len(c.Frames) == 0 {
+				t.Fatalf("connection %d: %+v", i+1, c)
+			}
+		}
+		for _, m := range res.Messages {
+			if m.Connection < 0 || m.Connection > len(res.Connections) {
+				t.Fatalf("message #%d names connection %d of %d", m.Index, m.Connection, len(res.Connections))
+			}
+		}
+		for _, s := range res.QPs {
+			if s.Connection < 0 || s.Connection > len(res.Connections) {
+				t.Fatalf("queue pair %+v names connection %d of %d", s, s.Connection, len(res.Connections))
+			}
+		}
+	})
+}
+
+// TestIWARPConnections: an MPA Request and Reply make a connection that
+// a FIN ends; a Reply with R rejects it; a Request alone is requested.
+func TestIWARPConnections(t *testing.T) {
+	start := func(c *iwConn, reject, reply bool) {
+		c.seq = [2]uint32{1000, 5000}
+		c.tcp(0, tcpSYN, nil)
+		c.tcp(1, tcpSYN, nil)
+		c.tcp(0, 0, (&MPAStartFrame{Request: true, Rev: 1}).AppendBinary(nil))
+		if reply {
+			c.tcp(1, 0, (&MPAStartFrame{Rev: 1, Reject: reject}).AppendBinary(nil))
+		}
+		c.framer = [2]*MPAFramer{{}, {}}
+	}
+	tests := []struct {
+		name          string
+		reject, reply bool
+		fin           bool
+		state         ConnState
+		frames        []int
+	}{
+		{"established", false, true, false, ConnEstablished, []int{3, 4}},
+		{"closed by a FIN", false, true, true, ConnDisconnected, []int{3, 4}},
+		{"rejected", true, true, false, ConnRejected, []int{3, 4}},
+		{"no reply", false, false, false, ConnRequested, []int{3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &iwConn{}
+			start(c, tt.reject, tt.reply)
+			c.fpdu(0, iwSend(1, fill(1, 40), 40)...)
+			if tt.fin {
+				c.tcp(1, tcpFIN, nil)
+			}
+			res := iwReassemble(c.frames())
+			if len(res.Connections) != 1 {
+				t.Fatalf("%d connections, want 1", len(res.Connections))
+			}
+			conn := res.Connections[0]
+			if conn.State != tt.state || !cmp.Equal(conn.Frames, tt.frames) || conn.Service != "TCP port 20049" ||
+				conn.Active != iwClient.String() || conn.Passive != iwServer.String() {
+				t.Errorf("connection %+v, want %s in frames %v", conn, tt.state, tt.frames)
+			}
+			for _, m := range res.Messages {
+				if m.Connection != 1 {
+					t.Errorf("%s in frame %d names connection %d", m.Op, m.Frame, m.Connection)
 				}
 			}
 		})
