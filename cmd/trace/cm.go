@@ -11,9 +11,12 @@ import (
 // appendCM prints a CM message's lines under its MAD's message line: the
 // message's fields, rdma_cm's header, a known ULP's private data, the
 // private data itself and the connection.
-func appendCM(b []byte, m *trace.Message, conns []*trace.Connection) []byte {
+func appendCM(b []byte, m *trace.Message, conns []*trace.Connection, verbose int) []byte {
 	cm := m.CM
 	b = append(appendCMFields(append(b, "    CM "...), cm), '\n')
+	if verbose > 0 {
+		b = appendCMPaths(b, cm)
+	}
 	if h := cm.RDMACM; h != nil {
 		b = fmt.Appendf(b, "    rdma_cm %s port %d > %s port %d\n", h.Src, h.SrcPort, h.Dst, h.DstPort)
 	}
@@ -79,6 +82,28 @@ func appendCMFields(b []byte, cm *trace.CMMessage) []byte {
 	case cm.APR != nil:
 		ids(cm.APR.CMCommIDs)
 		b = fmt.Appendf(b, " status %d", cm.APR.Status)
+	}
+	return b
+}
+
+// appendCMPaths prints the paths a REQ or LAP describes, a line each.
+func appendCMPaths(b []byte, cm *trace.CMMessage) []byte {
+	path := func(name string, p *trace.CMPath) {
+		b = fmt.Appendf(b, "    %s path LID %d > %d GID %v > %v flow label %#05x traffic class %d hop limit %d SL %d rate %d ack timeout %d",
+			name, p.LocalLID, p.RemoteLID, p.LocalGID, p.RemoteGID, p.FlowLabel, p.TrafficClass, p.HopLimit, p.SL, p.PacketRate, p.LocalACKTimeout)
+		if p.SubnetLocal {
+			b = append(b, " subnet local"...)
+		}
+		b = append(b, '\n')
+	}
+	switch {
+	case cm.REQ != nil:
+		path("primary", &cm.REQ.Primary)
+		if cm.REQ.Alternate != nil {
+			path("alternate", cm.REQ.Alternate)
+		}
+	case cm.LAP != nil:
+		path("alternate", &cm.LAP.Alternate)
 	}
 	return b
 }

@@ -139,6 +139,13 @@ func TestTraceCM(t *testing.T) {
 	if strings.Contains(got, "frame 8 ") {
 		t.Errorf("--qp 0x22 shows the other connection's REQ:\n%s", got)
 	}
+	got, err = runTrace(t, &traceOptions{File: path, Verbose: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "\n    primary path LID 0 > 0 GID :: > :: flow label 0x00000 traffic class 0 hop limit 0 SL 0 rate 0 ack timeout 0\n") {
+		t.Errorf("-v lacks the REQ's primary path:\n%s", got)
+	}
 	got, err = runTrace(t, &traceOptions{File: path, Packets: true, Verbose: 1})
 	if err != nil {
 		t.Fatal(err)

@@ -469,7 +469,7 @@ func appendTraceMessage(b []byte, m *trace.Message, verbose int, conns []*trace.
 		b = fmt.Appendf(b, "    ! %s\n", p)
 	}
 	if m.CM != nil {
-		b = appendCM(b, m, conns)
+		b = appendCM(b, m, conns, verbose)
 	}
 	if m.MAD != nil && verbose > 0 {
 		b = appendTraceMAD(b, m.Payload)
