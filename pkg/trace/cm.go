@@ -30,14 +30,33 @@ const (
 	CMAPR           CMType = 0x001a // AlternatePathResponse
 )
 
-var cmTypeNames = map[CMType]string{CMClassPortInfo: "ClassPortInfo", CMREQ: "REQ", CMMRA: "MRA", CMREJ: "REJ",
-	CMREP: "REP", CMRTU: "RTU", CMDREQ: "DREQ", CMDREP: "DREP", CMSIDRREQ: "SIDR_REQ", CMSIDRREP: "SIDR_REP",
-	CMLAP: "LAP", CMAPR: "APR"}
-
 // String names the message ("REQ", "SIDR_REP"), or gives its attribute ID.
 func (t CMType) String() string {
-	if s, ok := cmTypeNames[t]; ok {
-		return s
+	switch t {
+	case CMClassPortInfo:
+		return "ClassPortInfo"
+	case CMREQ:
+		return "REQ"
+	case CMMRA:
+		return "MRA"
+	case CMREJ:
+		return "REJ"
+	case CMREP:
+		return "REP"
+	case CMRTU:
+		return "RTU"
+	case CMDREQ:
+		return "DREQ"
+	case CMDREP:
+		return "DREP"
+	case CMSIDRREQ:
+		return "SIDR_REQ"
+	case CMSIDRREP:
+		return "SIDR_REP"
+	case CMLAP:
+		return "LAP"
+	case CMAPR:
+		return "APR"
 	}
 	return fmt.Sprintf("attr %#04x", uint16(t))
 }
@@ -48,11 +67,33 @@ func (t CMType) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
 // cmDataLen is the CM message after the 24-byte MAD header.
 const cmDataLen = mad.Size - mad.HeaderLen
 
-// cmPrivate gives where each message's private data starts in the CM data
-// and how long it is (IBA 12.6.5-12.6.13; the rest of the 232 bytes).
-var cmPrivate = map[CMType][2]int{CMREQ: {140, 92}, CMMRA: {10, 222}, CMREJ: {84, 148}, CMREP: {36, 196},
-	CMRTU: {8, 224}, CMDREQ: {12, 220}, CMDREP: {8, 224}, CMSIDRREQ: {16, 216}, CMSIDRREP: {96, 136},
-	CMLAP: {64, 168}, CMAPR: {84, 148}}
+// cmPrivate returns where a message's private data starts in the CM
+// data and how long it is (IBA 12.6.5-12.6.13, 12.8, 12.11: the rest of
+// the 232 bytes); false for a type without one. A switch, not a map: a
+// map literal is built at init, which every tool pays (init_test.go).
+func cmPrivate(t CMType) (off, n int, ok bool) {
+	switch t {
+	case CMREQ:
+		return 140, 92, true
+	case CMMRA:
+		return 10, 222, true
+	case CMREJ, CMAPR:
+		return 84, 148, true
+	case CMREP:
+		return 36, 196, true
+	case CMRTU, CMDREP:
+		return 8, 224, true
+	case CMDREQ:
+		return 12, 220, true
+	case CMSIDRREQ:
+		return 16, 216, true
+	case CMSIDRREP:
+		return 96, 136, true
+	case CMLAP:
+		return 64, 168, true
+	}
+	return 0, 0, false
+}
 
 // CMMessage is one Communication Management message: the MAD's attribute
 // says which, and the matching field holds its body. PrivateData is the
@@ -292,8 +333,8 @@ func DecodeCM(b []byte) (*CMMessage, error) {
 	m := &CMMessage{Type: CMType(binary.BigEndian.Uint16(b[16:]))}
 	d := b[mad.HeaderLen:mad.Size]
 	m.decodeBody(d)
-	if pd, ok := cmPrivate[m.Type]; ok {
-		m.PrivateData = append(HexBytes(nil), d[pd[0]:pd[0]+pd[1]]...)
+	if off, n, ok := cmPrivate(m.Type); ok {
+		m.PrivateData = append(HexBytes(nil), d[off:off+n]...)
 		m.PrivateDataUsed = usedLen(m.PrivateData)
 		m.decodePrivate()
 	}

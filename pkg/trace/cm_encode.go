@@ -11,8 +11,8 @@ import (
 func (m *CMMessage) AppendBinary(b []byte) []byte {
 	var d [cmDataLen]byte
 	m.encodeBody(d[:])
-	if pd, ok := cmPrivate[m.Type]; ok {
-		copy(d[pd[0]:pd[0]+pd[1]], m.PrivateData)
+	if off, n, ok := cmPrivate(m.Type); ok {
+		copy(d[off:off+n], m.PrivateData)
 	}
 	return append(b, d[:]...)
 }
