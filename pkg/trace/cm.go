@@ -270,7 +270,7 @@ type CMApr struct {
 	AdditionalInfo       HexBytes `json:"additionalInfo,omitempty"`
 }
 
-// CMRejectReason is a REJ's reason code (IBA table 112).
+// CMRejectReason is a REJ's reason code (IBA 12.6.7, the REJ message's reason codes).
 type CMRejectReason uint16
 
 var cmRejectReasons = [...]string{1: "no QP available", 2: "no EE available", 3: "no resources available",
