@@ -22,7 +22,7 @@ func appendCM(b []byte, m *trace.Message, conns []*trace.Connection, verbose int
 	}
 	b = appendULP(b, cm.ULP)
 	b = appendPrivateData(b, cm.PrivateData, cm.PrivateDataUsed)
-	return appendConnection(b, m, conns, cm.Type == trace.CMREQ)
+	return appendConnection(b, m, conns, cm.Type == trace.CMREQ || cm.Type == trace.CMSIDRREQ)
 }
 
 // appendCMFields prints what a CM message says on one line.
@@ -72,8 +72,8 @@ func appendCMFields(b []byte, cm *trace.CMMessage) []byte {
 			trace.ServiceName(r.ServiceID), r.PKey)
 	case cm.SIDRREP != nil:
 		r := cm.SIDRREP
-		b = fmt.Appendf(b, " request %#08x status %d QP %#06x qkey %#08x service %#016x", r.RequestID, r.Status,
-			r.QPN, r.QKey, r.ServiceID)
+		b = fmt.Appendf(b, " request %#08x status %d (%s) QP %#06x qkey %#08x service %#016x", r.RequestID, r.Status,
+			trace.SIDRStatusName(r.Status), r.QPN, r.QKey, r.ServiceID)
 	case cm.LAP != nil:
 		l := cm.LAP
 		ids(l.CMCommIDs)
@@ -172,7 +172,7 @@ func appendConnectionLine(b []byte, c *trace.Connection) []byte {
 	}
 	b = append(b, ':')
 	dir(c.Active, c.Passive, c.PassiveQP, c.ActivePSN)
-	if c.Transport != trace.TransportIWARP {
+	if c.Transport != trace.TransportIWARP && c.Transport != trace.TransportUD {
 		b = append(b, ',')
 		dir(c.Passive, c.Active, c.ActiveQP, c.PassivePSN)
 	}

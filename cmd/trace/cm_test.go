@@ -79,6 +79,48 @@ func cmFixture(t *testing.T) string {
 	return path
 }
 
+// TestTraceSIDR: a SIDR_REQ and its SIDR_REP print the UD connection
+// they make, with the status's name.
+func TestTraceSIDR(t *testing.T) {
+	const a, b = "192.0.2.1", "192.0.2.2"
+	sid := uint64(0x0000000001111c06)
+	pkt := func(src, dst string, m *trace.CMMessage) *trace.Packet {
+		h := mad.Header{BaseVersion: 1, MgmtClass: mad.ClassCM, ClassVersion: 2, Method: mad.MethodSend, AttrID: mad.AttrID(m.Type)}
+		body, _ := h.AppendBinary(nil)
+		return &trace.Packet{Encap: trace.EncapRoCEv2, Src: src, Dst: dst, UDPSrcPort: 50000,
+			BTH:        trace.BTH{Opcode: trace.Opcode(trace.TransportUD)<<5 | trace.Opcode(trace.OpSendOnly), PKey: 0xffff, DestQP: 1},
+			ExtHeaders: trace.ExtHeaders{DETH: &trace.DETH{QKey: 0x80010000, SrcQP: 1}}, Payload: m.AppendBinary(body)}
+	}
+	ps := []*trace.Packet{
+		pkt(a, b, &trace.CMMessage{Type: trace.CMSIDRREQ, SIDRREQ: &trace.CMSIDRReq{RequestID: 7, PKey: 0xffff, ServiceID: sid}}),
+		pkt(b, a, &trace.CMMessage{Type: trace.CMSIDRREP, SIDRREP: &trace.CMSIDRRep{RequestID: 7, QPN: 0x55, ServiceID: sid, QKey: 0x11111111}}),
+	}
+	var buf bytes.Buffer
+	w, _ := trace.NewPcapWriter(&buf, trace.LinkEthernet)
+	for i, p := range ps {
+		fr, err := trace.Encode(p, trace.EncodeOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.WriteFrame(time.Unix(1700000000, int64(i)), fr, 0)
+	}
+	path := filepath.Join(t.TempDir(), "sidr.pcap")
+	os.WriteFile(path, buf.Bytes(), 0o644)
+	got, err := runTrace(t, &traceOptions{File: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"\n    CM SIDR_REQ request 0x00000007 service 0x0000000001111c06 (rdma_cm UDP port 7174) pkey 0xffff\n" +
+			"    connection 1 rdma_cm UDP port 7174 UD, established: 192.0.2.1 > 192.0.2.2 QP 0x000055\n",
+		"\n    CM SIDR_REP request 0x00000007 status 0 (valid) QP 0x000055 qkey 0x11111111 service 0x0000000001111c06\n    connection 1\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+}
+
 // TestTraceCM: the CM messages are printed under their MAD lines, the
 // connection in full under its REQ; the data lines name the requester's
 // QP the CM gave, and the summary names each data QP's connection.

@@ -116,7 +116,8 @@ type CMMessage struct {
 	// to the last one that is not zero.
 	PrivateData     HexBytes `json:"privateData,omitempty"`
 	PrivateDataUsed int      `json:"privateDataUsed"`
-	// RDMACM is the rdma_cm header a REQ to an IP service ID carries.
+	// RDMACM is the rdma_cm header a REQ or SIDR_REQ to an IP service ID
+	// carries.
 	RDMACM *RDMACMHeader `json:"rdmaCM,omitempty"`
 	// ULP is what the connection's user said in its private data, when
 	// trace knows the format.
@@ -252,6 +253,25 @@ type CMSIDRRep struct {
 	ServiceID            uint64   `json:"serviceID"`
 	QKey                 uint32   `json:"qkey"`
 	ClassPortInfo        HexBytes `json:"classPortInfo,omitempty"`
+}
+
+// SIDRStatusName names a SIDR_REP's status (IBA 12.11.2).
+func SIDRStatusName(s uint8) string {
+	switch s {
+	case 0:
+		return "valid"
+	case 1:
+		return "service ID not supported"
+	case 2:
+		return "rejected by the service provider"
+	case 3:
+		return "no QP available"
+	case 4:
+		return "redirect"
+	case 5:
+		return "unsupported class version"
+	}
+	return fmt.Sprintf("status %d", s)
 }
 
 // CMLap is a LoadAlternatePath (LAP, IBA 12.8.1).
@@ -438,8 +458,15 @@ func decodeREQPath(d []byte) CMPath {
 // private data.
 func (m *CMMessage) decodePrivate() {
 	pd := []byte(m.PrivateData)
-	if m.REQ != nil {
-		if h, ok := decodeRDMACMHeader(m.REQ.ServiceID, pd); ok {
+	sid, ok := uint64(0), false
+	switch {
+	case m.REQ != nil:
+		sid, ok = m.REQ.ServiceID, true
+	case m.SIDRREQ != nil:
+		sid, ok = m.SIDRREQ.ServiceID, true
+	}
+	if ok {
+		if h, ok := decodeRDMACMHeader(sid, pd); ok {
 			m.RDMACM = h
 			pd = pd[rdmaCMHeaderLen:]
 		}

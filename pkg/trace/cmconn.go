@@ -17,8 +17,9 @@ const (
 )
 
 // Connection is one connection whose setup the capture shows: the CM's
-// REQ and what followed it (InfiniBand, RoCE), or the MPA Request and
-// Reply (iWARP). Active is the side that asked, Passive the side that
+// REQ and what followed it (InfiniBand, RoCE), the MPA Request and
+// Reply (iWARP), or a SIDR_REQ and its SIDR_REP, which name the UD QP
+// serving a service ID (PassiveQP; ActiveCommID is the Request ID). Active is the side that asked, Passive the side that
 // answered; each side's QP and the PSN it sends first are what the REQ
 // and REP say, so the data messages and queue pairs of the connection
 // name it (Message.Connection, QPStats.Connection).
@@ -94,7 +95,7 @@ func (res *Result) linkCM() {
 		}
 	}
 	for _, m := range res.Messages {
-		if m.Connection == 0 && m.Transport != TransportUD && m.CM == nil {
+		if m.Connection == 0 && m.CM == nil && m.MAD == nil {
 			if c := x.connectionOf(m.Src, m.Dst, m.QP, m.Frame); c != nil {
 				m.Connection = c.Index
 				if m.SrcQP == nil {
@@ -104,7 +105,7 @@ func (res *Result) linkCM() {
 		}
 	}
 	for _, s := range res.QPs {
-		if s.Transport != TransportUD {
+		if s.QP > 1 {
 			if c := x.connectionOf(s.Src, s.Dst, s.QP, int(^uint(0)>>1)); c != nil {
 				s.Connection = c.Index
 				if s.PeerQP == nil {
@@ -140,6 +141,31 @@ func (x *connIndex) cmConnection(m *Message) *Connection {
 		x.res.Connections = append(x.res.Connections, c)
 		x.byComm[k] = append(x.byComm[k], c)
 		return c
+	case CMSIDRREQ:
+		r := cm.SIDRREQ
+		k := cmConnKey{m.Src, m.Dst, r.RequestID}
+		if cs := x.byComm[k]; len(cs) > 0 && cs[len(cs)-1].State == ConnRequested {
+			return cs[len(cs)-1] // the SIDR_REQ again
+		}
+		sid := r.ServiceID
+		c := &Connection{Index: len(x.res.Connections) + 1, Transport: TransportUD, Service: ServiceName(sid),
+			ServiceID: &sid, Active: m.Src, Passive: m.Dst, ActiveCommID: u32p(r.RequestID), State: ConnRequested}
+		x.res.Connections = append(x.res.Connections, c)
+		x.byComm[k] = append(x.byComm[k], c)
+		return c
+	case CMSIDRREP:
+		r := cm.SIDRREP
+		cs := x.byComm[cmConnKey{m.Dst, m.Src, r.RequestID}]
+		if len(cs) == 0 || cs[len(cs)-1].Transport != TransportUD {
+			return nil
+		}
+		c := cs[len(cs)-1]
+		if r.Status == 0 {
+			c.PassiveQP, c.State = u32p(r.QPN), ConnEstablished
+		} else {
+			c.State, c.Reject = ConnRejected, SIDRStatusName(r.Status)
+		}
+		return c
 	case CMREP:
 		r := cm.REP
 		c := x.findConn(m.Src, m.Dst, r.LocalCommID, r.RemoteCommID)
@@ -168,7 +194,7 @@ func (x *connIndex) cmConnection(m *Message) *Connection {
 	case cm.APR != nil:
 		ids = cm.APR.CMCommIDs
 	default:
-		return nil // SIDR and ClassPortInfo set up no connection
+		return nil // ClassPortInfo belongs to no connection
 	}
 	c := x.findConn(m.Src, m.Dst, ids.LocalCommID, ids.RemoteCommID)
 	if c == nil {

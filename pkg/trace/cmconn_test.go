@@ -107,8 +107,8 @@ func TestCMConnectionsReusedID(t *testing.T) {
 	}
 }
 
-// TestCMConnectionsUnanswered: a REQ alone is a requested connection; a
-// REP whose REQ the capture lacks, and SIDR, start none.
+// TestCMConnectionsUnanswered: a REQ or SIDR_REQ alone is a requested
+// connection; a REP whose REQ the capture lacks starts none.
 func TestCMConnectionsUnanswered(t *testing.T) {
 	ps := []*Packet{
 		cmPacket(hostB, hostA, 1, &CMMessage{Type: CMREP, REP: &CMRep{CMCommIDs: CMCommIDs{0x20, 0x10}, LocalQPN: 0x22}}),
@@ -116,11 +116,66 @@ func TestCMConnectionsUnanswered(t *testing.T) {
 		cmPacket(hostA, hostB, 2, &CMMessage{Type: CMREQ, REQ: &CMReq{LocalCommID: 0x40, ServiceID: 0x99, LocalQPN: 0x41}}),
 	}
 	res := reassemble(encodeAll(t, ps, EncodeOptions{}))
-	if len(res.Connections) != 1 || res.Connections[0].State != ConnRequested || res.Connections[0].Service != "service 0x0000000000000099" {
-		t.Fatalf("connections %+v, want one requested", res.Connections)
+	var got []string
+	for _, c := range res.Connections {
+		got = append(got, fmt.Sprintf("%d %v %s %s", c.Index, c.Transport, c.Service, c.State))
 	}
-	if c := []int{res.Messages[0].Connection, res.Messages[1].Connection, res.Messages[2].Connection}; !cmp.Equal(c, []int{0, 0, 1}) {
-		t.Errorf("message connections %v, want [0 0 1]", c)
+	want := []string{"1 UD rdma_cm UDP port 4096 requested", "2 RC service 0x0000000000000099 requested"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected connections (-want +got):\n%s", diff)
+	}
+	if c := []int{res.Messages[0].Connection, res.Messages[1].Connection, res.Messages[2].Connection}; !cmp.Equal(c, []int{0, 1, 2}) {
+		t.Errorf("message connections %v, want [0 1 2]", c)
+	}
+}
+
+// TestSIDRConnections: a SIDR_REQ answered with a QP makes a UD
+// connection its datagrams to that QP name; one answered with a bad
+// status is rejected. rdma_cm's header is in the SIDR_REQ too.
+func TestSIDRConnections(t *testing.T) {
+	sid := uint64(0x0000000001111c06) // rdma_cm UDP port 7174
+	pd := (&RDMACMHeader{IPVersion: 4, SrcPort: 40001, Src: netip.MustParseAddr(hostA), Dst: netip.MustParseAddr(hostB)}).AppendBinary(nil)
+	ud := func(qp uint32) *Packet {
+		p := rc(OpSendOnly, qp, 9, fill(0, 20))
+		p.BTH.Opcode = Opcode(TransportUD)<<5 | Opcode(OpSendOnly)
+		p.DETH = &DETH{QKey: 0x11111111, SrcQP: 0x66}
+		return p
+	}
+	ps := []*Packet{
+		cmPacket(hostA, hostB, 1, &CMMessage{Type: CMSIDRREQ, SIDRREQ: &CMSIDRReq{RequestID: 7, PKey: 0xffff, ServiceID: sid}, PrivateData: pd}),
+		cmPacket(hostB, hostA, 1, &CMMessage{Type: CMSIDRREP, SIDRREP: &CMSIDRRep{RequestID: 7, QPN: 0x55, ServiceID: sid, QKey: 0x11111111}}),
+		ud(0x55),
+		cmPacket(hostA, hostB, 2, &CMMessage{Type: CMSIDRREQ, SIDRREQ: &CMSIDRReq{RequestID: 8, PKey: 0xffff, ServiceID: sid + 1}}),
+		cmPacket(hostB, hostA, 2, &CMMessage{Type: CMSIDRREP, SIDRREP: &CMSIDRRep{RequestID: 8, Status: 1, ServiceID: sid + 1}}),
+	}
+	res := reassemble(encodeAll(t, ps, EncodeOptions{}))
+	if h := res.Messages[0].CM.RDMACM; h == nil || h.SrcPort != 40001 || h.DstPort != 7174 || h.Protocol != 0x11 {
+		t.Errorf("SIDR_REQ's rdma_cm header %+v", h)
+	}
+	var got []string
+	for _, c := range res.Connections {
+		qp := "-"
+		if c.PassiveQP != nil {
+			qp = fmt.Sprintf("%#x", *c.PassiveQP)
+		}
+		got = append(got, fmt.Sprintf("%d %v %s %s QP %s %s %v", c.Index, c.Transport, c.Service, c.State, qp, c.Reject, c.Frames))
+	}
+	want := []string{"1 UD rdma_cm UDP port 7174 established QP 0x55  [1 2]",
+		"2 UD rdma_cm UDP port 7175 rejected QP - service ID not supported [4 5]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected connections (-want +got):\n%s", diff)
+	}
+	var conns []int
+	for _, m := range res.Messages {
+		conns = append(conns, m.Connection)
+	}
+	if !cmp.Equal(conns, []int{1, 1, 1, 2, 2}) {
+		t.Errorf("message connections %v, want [1 1 1 2 2]", conns)
+	}
+	for _, s := range res.QPs {
+		if want := map[uint32]int{1: 0, 0x55: 1}[s.QP]; s.Connection != want {
+			t.Errorf("queue pair %s > %s %#x: connection %d, want %d", s.Src, s.Dst, s.QP, s.Connection, want)
+		}
 	}
 }
 
