@@ -34,7 +34,7 @@ func appendCMFields(b []byte, cm *trace.CMMessage) []byte {
 	switch {
 	case cm.REQ != nil:
 		r := cm.REQ
-		b = fmt.Appendf(b, " comm %#08x service %#016x (%s) QP %#06x PSN %#06x %v", r.LocalCommID, r.ServiceID,
+		b = fmt.Appendf(b, " comm %#08x service %#016x (%s) QP %#06x starting PSN %#06x %v", r.LocalCommID, r.ServiceID,
 			trace.ServiceName(r.ServiceID), r.LocalQPN, r.StartingPSN, r.TransportType)
 		b = fmt.Appendf(b, " pkey %#04x MTU %s resp res %d init depth %d retry %d rnr retry %d guid %v",
 			r.PKey, cmMTU(r.PathMTU), r.ResponderResources, r.InitiatorDepth, r.RetryCount, r.RNRRetryCount, r.LocalCAGUID)
@@ -44,7 +44,7 @@ func appendCMFields(b []byte, cm *trace.CMMessage) []byte {
 	case cm.REP != nil:
 		r := cm.REP
 		ids(r.CMCommIDs)
-		b = fmt.Appendf(b, " QP %#06x PSN %#06x resp res %d init depth %d rnr retry %d guid %v",
+		b = fmt.Appendf(b, " QP %#06x starting PSN %#06x resp res %d init depth %d rnr retry %d guid %v",
 			r.LocalQPN, r.StartingPSN, r.ResponderResources, r.InitiatorDepth, r.RNRRetryCount, r.LocalCAGUID)
 		if r.SRQ {
 			b = append(b, " srq"...)

@@ -136,12 +136,12 @@ func TestTraceCM(t *testing.T) {
 	}
 	const a, b = "192.0.2.1", "192.0.2.2"
 	want := mad("1", a, b, "0x000001", "0x0010") +
-		"    CM REQ comm 0x00000010 service 0x0000000001061c06 (rdma_cm TCP port 7174) QP 0x000011 PSN 0x000100 RC pkey 0xffff MTU 1024 resp res 1 init depth 1 retry 7 rnr retry 7 guid 0x0002c90300a1b2c4\n" +
+		"    CM REQ comm 0x00000010 service 0x0000000001061c06 (rdma_cm TCP port 7174) QP 0x000011 starting PSN 0x000100 RC pkey 0xffff MTU 1024 resp res 1 init depth 1 retry 7 rnr retry 7 guid 0x0002c90300a1b2c4\n" +
 		"    rdma_cm 192.0.2.1 port 40000 > 192.0.2.2 port 7174\n" +
 		"    private data 92 bytes (zeros after 41): 00409c40000000000000000000000000c0000201000000000000000000000000c000020268656c6c6f\n" +
 		"    connection 1 rdma_cm TCP port 7174 RC, disconnected: 192.0.2.1 > 192.0.2.2 QP 0x000022 from PSN 0x000500, 192.0.2.2 > 192.0.2.1 QP 0x000011 from PSN 0x000100\n" +
 		mad("2", b, a, "0x000001", "0x0013") +
-		"    CM REP comm 0x00000020 remote comm 0x00000010 QP 0x000022 PSN 0x000500 resp res 1 init depth 1 rnr retry 7 guid 0x0002c90300a1b2c5\n" +
+		"    CM REP comm 0x00000020 remote comm 0x00000010 QP 0x000022 starting PSN 0x000500 resp res 1 init depth 1 rnr retry 7 guid 0x0002c90300a1b2c5\n" +
 		"    connection 1\n" +
 		mad("3", a, b, "0x000002", "0x0014") +
 		"    CM RTU comm 0x00000010 remote comm 0x00000020\n" +
@@ -155,7 +155,7 @@ func TestTraceCM(t *testing.T) {
 		"    CM DREP comm 0x00000020 remote comm 0x00000010\n" +
 		"    connection 1\n" +
 		mad("8", a, b, "0x000004", "0x0010") +
-		"    CM REQ comm 0x00000030 service 0x0000000001061c06 (rdma_cm TCP port 7174) QP 0x000033 PSN 0x000300 RC pkey 0xffff MTU 1024 resp res 1 init depth 1 retry 7 rnr retry 7 guid 0x0002c90300a1b2c4\n" +
+		"    CM REQ comm 0x00000030 service 0x0000000001061c06 (rdma_cm TCP port 7174) QP 0x000033 starting PSN 0x000300 RC pkey 0xffff MTU 1024 resp res 1 init depth 1 retry 7 rnr retry 7 guid 0x0002c90300a1b2c4\n" +
 		"    rdma_cm 192.0.2.1 port 40000 > 192.0.2.2 port 7174\n" +
 		"    private data 92 bytes (zeros after 41): 00409c40000000000000000000000000c0000201000000000000000000000000c000020268656c6c6f\n" +
 		"    connection 2 rdma_cm TCP port 7174 RC, rejected (consumer reject): 192.0.2.1 > 192.0.2.2, 192.0.2.2 > 192.0.2.1 QP 0x000033 from PSN 0x000300\n" +
