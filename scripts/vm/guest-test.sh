@@ -210,8 +210,11 @@ for f in "$H"/checks/*.sh; do
 		esac
 	fi
 	step "$n"
+	t0=$(date +%s)
 	. "$f"
+	echo "-- $n took $(($(date +%s) - t0))s"
 done
 
+echo "-- all checks took ${SECONDS}s"
 echo "$fails checks failed"
 [ $fails -eq 0 ]
