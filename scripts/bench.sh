@@ -23,8 +23,8 @@ hosts=${BENCH_HOSTS:-648}
 radix=${BENCH_RADIX:-36}
 runs=${BENCH_RUNS:-5}
 
-echo "== codec (pkg/mad): decode, encode and dump, ns/op and allocations"
-go test -run '^$' -bench . -benchmem ./pkg/mad/ | grep -E '^Benchmark' |
+echo "== codec (pkg/mad) and dumps (pkg/madtext): decode, encode and dump, ns/op and allocations"
+go test -run '^$' -bench . -benchmem ./pkg/mad/ ./pkg/madtext/ | grep -E '^Benchmark' |
 	awk '{printf "%-50s %10s ns/op %6s B/op %4s allocs/op\n", $1, $3, $5, $7}'
 
 tmp=$(mktemp -d)
