@@ -163,12 +163,13 @@ func linkEnd(p *subnet.Port) LinkEnd {
 		Revision:   n.Info.Revision,
 		Desc:       n.Desc,
 		LID:        int(p.BaseLID),
+		LMC:        p.LMC,
 		Port:       p.Num,
 	}
 	def := p // the port whose PortInfo names the LID and the SM: port 0 of a switch
 	if n.Type == mad.NodeTypeSwitch {
 		e.Type = Switch
-		e.LID = int(n.SMALID)
+		e.LID, e.LMC = int(n.SMALID), n.SMALMC
 		e.PortGUID = uint64(n.Info.PortGUID)
 		if q := n.Port(0); q != nil {
 			def = q

@@ -43,8 +43,11 @@ type LinkEnd struct {
 	DeviceID                       uint16
 	Revision                       uint32
 	Desc                           string
-	// LID is the port's base LID (a switch's LID for each of its ports).
+	// LID is the port's base LID (a switch's LID for each of its ports);
+	// the port owns 2^LMC LIDs from it (opensm-subnet.lst does not say
+	// how many: the writers and the model's unrouted LIDs go by it).
 	LID  int
+	LMC  uint8
 	Port int
 }
 
@@ -118,6 +121,7 @@ func (s *Snapshot) Fabric() (*Fabric, LoadCounts, error) {
 		}
 		c.Links++
 	}
+	owners := newSnapGraph(s)
 	for _, sw := range s.Switches {
 		n := f.Node(sw.GUID)
 		if n == nil {
@@ -130,7 +134,7 @@ func (s *Snapshot) Fabric() (*Fabric, LoadCounts, error) {
 		}
 		for lid := 1; lid < len(sw.LFT); lid++ {
 			port := sw.LFT[lid]
-			if f.PortByLID(lid) == nil {
+			if owners.lidOwner(lid) < 0 {
 				port = Unassigned // opensm.fdbs: UNREACHABLE
 			}
 			if err := f.SetLFT(n, lid, port); err != nil {

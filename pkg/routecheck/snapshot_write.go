@@ -138,7 +138,7 @@ func newSnapGraph(s *Snapshot) *snapGraph {
 			g.remote[a][l.A.Port] = b
 		}
 		for _, e := range []LinkEnd{l.A, l.B} {
-			for l := e.LID; e.LID != 0 && l < e.LID+1<<s.LMC; l++ {
+			for l := e.LID; e.LID != 0 && l < e.LID+1<<e.LMC; l++ {
 				g.byLID[l] = g.idx[e.NodeGUID]
 			}
 		}
