@@ -172,3 +172,27 @@ func craftLFTs(t *testing.T, dump string, edits map[string]map[int]string) strin
 	}
 	return strings.Join(out, "\n") + "\n"
 }
+
+// TestIbdmchkLiveSL2VL reads the ring's SL2VL tables (ibsim's: SL n to VL
+// n) with --sl2vl, and wants ibtool's and ibdmchk's reports on --dump's
+// files with -d to be the live one.
+func TestIbdmchkLiveSL2VL(t *testing.T) {
+	f, _ := dumpFabric(t, simfabric.Options{Net: ringNet(5), SMNode: "H0"})
+	ours := t.TempDir()
+	live, errOut, exit, err := f.RunIbtool(context.Background(), ibtoolBin, "H1", "ibdmchk", "--fabric", "--sl2vl", "--dump", ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exit != 1 {
+		t.Errorf("exit %d, want 1 (the ring's credit loop); stderr %q", exit, errOut)
+	}
+	if !strings.Contains(string(live), "-I- Read 45 SL2VL tables of switch port pairs") {
+		t.Errorf("live report:\n%s", live)
+	}
+	slvl := regexp.MustCompile(`(?m)^( SLVL File = |-I- Parsing SLVL file:|-I- Read \d+ SL2VL tables).*\n`)
+	dump := compareIbdmchk(t, ours, 1, "-d", "ibdmchk-sl2vl.lst")
+	got, want := slvl.ReplaceAllString(inputLines.ReplaceAllString(string(live), ""), ""), slvl.ReplaceAllString(inputLines.ReplaceAllString(dump, ""), "")
+	if got != want {
+		t.Errorf("the live report differs from the dump mode's with -d\n--- dump mode\n%s\n--- live\n%s", want, got)
+	}
+}

@@ -49,6 +49,9 @@ type ibdmchkOptions struct {
 	AllPaths   bool   // -a
 	// Live is --fabric: sweep the fabric instead of reading dumps.
 	Live bool
+	// SL2VL is --sl2vl: with --fabric, read the switches' SL to VL
+	// tables too.
+	SL2VL bool
 	// DumpDir is --dump: where the live sweep's state is written in
 	// opensm's dump formats ("" writes nothing).
 	DumpDir string
@@ -125,6 +128,7 @@ found, 2 bad input, 3 a sweep that could not read everything.`,
 	fl.BoolVarP(&o.MFTLoops, "MFT", "M", false, "include the multicast trees in the credit-loop check")
 	fl.BoolVarP(&o.AllPaths, "all", "a", false, "also check routes from and to switches")
 	fl.BoolVar(&o.Live, "fabric", false, "check the live fabric: discover it and read every switch's forwarding tables instead of opensm's dumps")
+	fl.BoolVar(&o.SL2VL, "sl2vl", false, "with --fabric, also read every switch's SL to VL tables (by SMP) for the credit-loop check, as -d gives them")
 	fl.StringVar(&o.DumpDir, "dump", "", "with --fabric, write what was read into this directory as opensm-subnet.lst, opensm.fdbs and opensm.mcfdbs")
 	return c
 }
@@ -133,10 +137,13 @@ found, 2 bad input, 3 a sweep that could not read everything.`,
 // sweep's flags do not mix.
 func (o *ibdmchkOptions) finishLive(c *cobra.Command) error {
 	if !o.Live {
-		if o.DumpDir != "" {
-			return cmdutil.UsageErrorf("--dump writes what --fabric read; give --fabric")
+		if o.DumpDir != "" || o.SL2VL {
+			return cmdutil.UsageErrorf("--dump and --sl2vl go with --fabric")
 		}
 		return nil
+	}
+	if o.SL2VL && o.SLVLFile != "" {
+		return cmdutil.UsageErrorf("--sl2vl reads the SL2VL tables from the switches, -d from a file: give one")
 	}
 	for _, name := range []string{"subnet", "fdb", "mcfdb"} {
 		if c.Flags().Changed(name) {
@@ -218,6 +225,8 @@ func writeHeader(log io.Writer, o *ibdmchkOptions, inputs []string, lmc int) {
 	}
 	if o.SLVLFile != "" {
 		fmt.Fprintf(log, " SLVL File = %s\n", o.SLVLFile)
+	} else if o.SL2VL {
+		fmt.Fprintln(log, " SLVL File = NONE, the switches' SL2VL tables")
 	} else {
 		fmt.Fprintln(log, " SLVL File = NONE, using identity mapping")
 	}

@@ -17,7 +17,7 @@ import (
 // dumps' formats.
 
 // dumpNames are the files --dump writes.
-var dumpNames = struct{ subnet, fdbs, mcfdbs string }{"opensm-subnet.lst", "opensm.fdbs", "opensm.mcfdbs"}
+var dumpNames = struct{ subnet, fdbs, mcfdbs, sl2vl string }{"opensm-subnet.lst", "opensm.fdbs", "opensm.mcfdbs", "ibdmchk-sl2vl.lst"}
 
 func ibdmchkLiveRun(o *ibdmchkOptions) error {
 	out, log := o.outputs()
@@ -31,7 +31,7 @@ func ibdmchkLiveRun(o *ibdmchkOptions) error {
 	if err != nil {
 		return err
 	}
-	sweep, err := routecheck.Sweep(o.Common.Context(), x, sub, routecheck.SweepOptions{ViaSA: o.Discovery.Mode == "sa", SMKey: o.Common.SMKey})
+	sweep, err := routecheck.Sweep(o.Common.Context(), x, sub, routecheck.SweepOptions{ViaSA: o.Discovery.Mode == "sa", SMKey: o.Common.SMKey, SL2VL: o.SL2VL})
 	if err != nil {
 		return err
 	}
@@ -44,9 +44,9 @@ func ibdmchkLiveRun(o *ibdmchkOptions) error {
 		fmt.Fprintf(o.IO.ErrOut, "ibdmchk: %v\n", e)
 	}
 	if n := len(sweep.Errs); n > 0 {
-		fmt.Fprintf(o.IO.ErrOut, "ibdmchk: %d forwarding table reads failed: their LIDs are unassigned in the check, and routes through them are reported as dead ends\n", n)
+		fmt.Fprintf(o.IO.ErrOut, "ibdmchk: %d table reads failed: the LIDs of a forwarding table block not read are unassigned in the check (routes through them end there), the SLs of an SL2VL table not read have no VL\n", n)
 		if partial == nil {
-			partial = fmt.Errorf("%d forwarding table reads failed; the check is partial", n)
+			partial = fmt.Errorf("%d table reads failed; the check is partial", n)
 		}
 	}
 	snap := sweep.Snapshot
@@ -72,21 +72,30 @@ func ibdmchkLiveRun(o *ibdmchkOptions) error {
 		out.Flush()
 		return &cmdutil.UsageError{Err: err}
 	}
+	if o.SL2VL {
+		fmt.Fprintf(log, "-I- Read %d SL2VL tables of switch port pairs\n", len(snap.SL2VL))
+		fmt.Fprintf(log, "-I- Defined %d VLs in use\n", fab.NumVLs())
+	}
 	fmt.Fprintf(log, "-I- Read the MFTs of %d switches\n", len(sweep.Multicast.Switches))
 	fmt.Fprintf(log, "-I- Defined %d Multicast Fdb entries for:%d switches\n", counts.MFTEntries, counts.MFTSwitches)
 	return checkAndReport(o, fab, out, partial)
 }
 
-// writeSnapshot writes the snapshot into dir as opensm's dumps.
+// writeSnapshot writes the snapshot into dir as opensm's dumps, and the
+// SL2VL tables read in ibdmchk's -d format.
 func writeSnapshot(dir string, s *routecheck.Snapshot) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for name, write := range map[string]func(io.Writer) error{
+	files := map[string]func(io.Writer) error{
 		dumpNames.subnet: s.WriteSubnet,
 		dumpNames.fdbs:   s.WriteFDBs,
 		dumpNames.mcfdbs: s.WriteMCFDBs,
-	} {
+	}
+	if s.SL2VL != nil {
+		files[dumpNames.sl2vl] = s.WriteSL2VL
+	}
+	for name, write := range files {
 		if err := writeFile(filepath.Join(dir, name), write); err != nil {
 			return err
 		}

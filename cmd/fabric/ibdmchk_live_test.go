@@ -37,7 +37,9 @@ func TestIbdmchkLiveOptions(t *testing.T) {
 		{"live", []string{"--fabric", "--dump", "d", "-l", "0"}, []any{true, "d", "dr", true}, ""},
 		{"live sa", []string{"--fabric", "--sa"}, []any{true, "", "sa", false}, ""},
 		{"live discovery", []string{"--fabric", "--discovery", "LID", "-C", "mlx5_0", "-P", "1", "-t", "100"}, []any{true, "", "lid", false}, ""},
-		{"dump without live", []string{"--dump", "d"}, nil, "--dump writes what --fabric read"},
+		{"dump without live", []string{"--dump", "d"}, nil, "--dump and --sl2vl go with --fabric"},
+		{"sl2vl without live", []string{"--sl2vl"}, nil, "--dump and --sl2vl go with --fabric"},
+		{"sl2vl and -d", []string{"--fabric", "--sl2vl", "-d", "x"}, nil, "give one"},
 		{"subnet with live", []string{"--fabric", "-s", "x"}, nil, "--subnet reads a dump"},
 		{"mcfdb with live", []string{"--fabric", "--mcfdb", "x"}, nil, "--mcfdb reads a dump"},
 		{"bad discovery", []string{"--fabric", "--discovery", "x"}, nil, "invalid --discovery"},
@@ -109,7 +111,7 @@ func TestIbdmchkLiveFailedReads(t *testing.T) {
 	fab := fakeTwoSwitches(t, nil)
 	ff.Node("Switch2").Dead = true
 	out, errOut, err := runIbdmchkLive(t, ff, fab, "--fabric")
-	if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "forwarding table reads failed") {
+	if cmdutil.ExitCode(err) != cmdutil.ExitFailure || !strings.Contains(err.Error(), "table reads failed") {
 		t.Errorf("error %v (exit %d), want a runtime failure", err, cmdutil.ExitCode(err))
 	}
 	if !strings.Contains(errOut, `ibdmchk: switch 0x0000000000200001 "Switch2"`) {
@@ -117,6 +119,27 @@ func TestIbdmchkLiveFailedReads(t *testing.T) {
 	}
 	if !strings.Contains(out, "-E- Unassigned LFT for lid:") {
 		t.Errorf("report does not show Switch2's unread entries:\n%s", out)
+	}
+}
+
+// TestIbdmchkLiveSL2VL asks the switches for their SL2VL tables, which
+// the fake does not answer: each failed pair is on stderr, the check runs
+// with identity tables, the exit is a runtime failure. (e2e reads ibsim's.)
+func TestIbdmchkLiveSL2VL(t *testing.T) {
+	ff := routeFake(t)
+	fab := fakeTwoSwitches(t, nil)
+	out, errOut, err := runIbdmchkLive(t, ff, fab, "--fabric", "--sl2vl")
+	if cmdutil.ExitCode(err) != cmdutil.ExitFailure {
+		t.Errorf("error %v (exit %d), want a runtime failure", err, cmdutil.ExitCode(err))
+	}
+	// Switch1's ports 1, 2, 3, 5 are linked: 4x3 pairs and 4 from port 0
+	if n := strings.Count(errOut, `"Switch1" (DR path 0,1): SLtoVLMappingTable in `); n != 16 {
+		t.Errorf("%d failed pairs of Switch1 on stderr, want 16:\n%s", n, errOut)
+	}
+	for _, want := range []string{" SLVL File = NONE, the switches' SL2VL tables\n", "-I- Read 0 SL2VL tables of switch port pairs\n", "-I- no credit loops found"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
 	}
 }
 

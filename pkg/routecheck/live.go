@@ -18,6 +18,10 @@ type SweepOptions struct {
 	ViaSA bool
 	// SMKey is the SM_Key of the SA queries.
 	SMKey uint64
+	// SL2VL also reads every switch's SL to VL tables by SMP, for each
+	// pair of ports routes use (from port 0 or a linked port to another
+	// linked port), for the credit-loop check.
+	SL2VL bool
 }
 
 // SweepResult is what Sweep read: the snapshot, and the reads that failed.
@@ -25,8 +29,9 @@ type SweepResult struct {
 	Snapshot *Snapshot
 	// Unicast and Multicast are the tables as route.Collect read them.
 	Unicast, Multicast *route.Tables
-	// Errs are the table reads that failed (each a *route.ReadError):
-	// their entries are missing from the snapshot (Unassigned).
+	// Errs are the table reads that failed (each a *route.ReadError or
+	// *SL2VLReadError): their entries are missing from the snapshot
+	// (Unassigned).
 	Errs []error
 }
 
@@ -54,6 +59,20 @@ func Sweep(ctx context.Context, x *mad.Transactor, sub *subnet.Fabric, o SweepOp
 		}
 	}
 	res.Snapshot = SnapshotOf(sub, res.Unicast, res.Multicast)
+	if o.SL2VL {
+		var sw []*subnet.Node
+		for _, n := range res.Snapshot.switchOrder(sub) {
+			if n.SwitchInfo != nil {
+				sw = append(sw, n)
+			}
+		}
+		entries, errs := readSL2VL(ctx, x, sw)
+		res.Snapshot.SL2VL = entries
+		res.Errs = append(res.Errs, errs...)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
@@ -111,6 +130,17 @@ func SnapshotOf(sub *subnet.Fabric, ucast, mcast *route.Tables) *Snapshot {
 		}
 	}
 	return s
+}
+
+// switchOrder returns the fabric's switches in the snapshot's order.
+func (s *Snapshot) switchOrder(sub *subnet.Fabric) []*subnet.Node {
+	var out []*subnet.Node
+	for _, sw := range s.Switches {
+		if n := sub.NodeByGUID(rdma.GUID(sw.GUID)); n != nil {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // lftOf returns a switch's LFT from LID 0 to its top, Unassigned where a
