@@ -124,7 +124,7 @@ func TestIbdmchkLiveCraftedLFTs(t *testing.T) {
 		if exit != 3 {
 			t.Errorf("exit %d, want 3 (a partial sweep)", exit)
 		}
-		if !strings.Contains(string(errOut), `switch 0x0000000000200003 "S3"`) || !strings.Contains(string(errOut), "forwarding table reads failed") {
+		if !strings.Contains(string(errOut), `switch 0x0000000000200003 "S3"`) || !strings.Contains(string(errOut), "table reads failed") {
 			t.Errorf("stderr does not name S3's failed reads:\n%s", errOut)
 		}
 		if !strings.Contains(string(out), "-I- Defined 10/10 systems/nodes") {
