@@ -75,7 +75,7 @@ var ibdmchkDefaults = [3][]string{
 func newIbdmchkCmd(f *cmdutil.Factory, runF func(*ibdmchkOptions) error) *cobra.Command {
 	o := &ibdmchkOptions{IO: f.IO, PortDLIDsFile: routecheck.PortDLIDsFile, Defaults: ibdmchkDefaults}
 	c := &cobra.Command{
-		Use:   "ibdmchk [-v] [-a] [-u] [-M] [-l lmc] [-r roots] [-s subnet] [-f fdbs] [-m mcfdbs] [-c path-sl] [-d sl2vl] | --fabric [--dump dir]",
+		Use:   "ibdmchk [-v] [-a] [-u] [-M] [-l lmc] [-r roots] [-s subnet] [-f fdbs] [-m mcfdbs] [-c path-sl] [-d sl2vl] | --fabric [--sl2vl] [--dump dir]",
 		Short: "check the routing from opensm's dumps or the live fabric: routes, multicast trees, credit loops",
 		Long: `ibdmchk checks a subnet's routing as ibutils' ibdmchk does in its verification
 mode, from the files opensm writes with -D 0x41 (or 0x43) into its dump
@@ -90,9 +90,10 @@ finds).
 With --fabric it checks the fabric as it is now instead: it discovers the
 subnet and reads every switch's linear and multicast forwarding tables in
 one parallel sweep (by SMP, or from the SA with --discovery sa or --sa),
-taking SL 0 on every path and each SL's own VL as ibdmchk does without -c
-and -d; --dump DIR writes what it read as opensm-subnet.lst, opensm.fdbs
-and opensm.mcfdbs, which ibdmchk reads. Exit status: 0 clean, 1 errors
+taking SL 0 on every path as ibdmchk does without -c, and each SL's own VL
+as without -d unless --sl2vl reads the switches' SL2VL tables; --dump DIR
+writes what it read as opensm-subnet.lst, opensm.fdbs and opensm.mcfdbs
+(and ibdmchk-sl2vl.lst for -d), which ibdmchk reads. Exit status: 0 clean, 1 errors
 found, 2 bad input, 3 a sweep that could not read everything.`,
 		Example: "  opensm -D 0x43 ...   # writes the dumps into OSM_TMP_DIR\n  ibdmchk -s opensm-subnet.lst -f opensm.fdbs -m opensm.mcfdbs\n  ibdmchk --fabric --dump /tmp/state",
 		Args:    cobra.NoArgs,

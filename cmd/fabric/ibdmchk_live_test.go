@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,6 +97,19 @@ func TestIbdmchkLiveRun(t *testing.T) {
 		t.Errorf("live and dump mode differ (-dump +live):\n%s", diff)
 	}
 	lst, _ := os.ReadFile(filepath.Join(dir, dumpNames.subnet))
+	// --json: one document, nothing about the input
+	js, errOut, err := runIbdmchkLive(t, ff, fab, "--fabric", "--json")
+	if err != nil {
+		t.Fatalf("--json: %v\nstderr: %s", err, errOut)
+	}
+	var doc struct {
+		Failed    bool
+		StoppedAt string
+		Routes    struct{ Paths int }
+	}
+	if err := json.Unmarshal([]byte(js), &doc); err != nil || doc.Failed || doc.StoppedAt != "done" || doc.Routes.Paths != 12 {
+		t.Errorf("--json: %+v, %v\n%s", doc, err, js)
+	}
 	// six links from both ends, Hca1 (GUID 0x100000, first in opensm's
 	// byte-swapped order) first
 	if !strings.HasPrefix(string(lst), "{ CA Ports:02 SystemGUID:0000000000100000 ") || strings.Count(string(lst), "\n") != 12 {
