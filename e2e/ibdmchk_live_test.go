@@ -196,3 +196,34 @@ func TestIbdmchkLiveSL2VL(t *testing.T) {
 		t.Errorf("the live report differs from the dump mode's with -d\n--- dump mode\n%s\n--- live\n%s", want, got)
 	}
 }
+
+// TestIbdmchkLivePathSLs routes a ring by opensm's DFSSSP, which breaks the
+// ring's credit loop by giving some paths another SL (and so VL): taking SL
+// 0 everywhere the check finds the loop; with the SA's path SLs
+// (--path-sl) and the switches' SL2VL tables (--sl2vl) it finds none, as
+// ibtool's and ibdmchk's dump mode do on --dump's files with -c and -d.
+func TestIbdmchkLivePathSLs(t *testing.T) {
+	f := simfabric.ForTest(t, simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "dfsssp"})
+	ctx := context.Background()
+	out, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "H1", "ibdmchk", "--fabric")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exit != 1 || !strings.Contains(string(out), "-E- credit loops in routing") {
+		t.Errorf("SL 0 everywhere: exit %d, want 1 and a credit loop; stderr %q\n%s", exit, errOut, out)
+	}
+	ours := t.TempDir()
+	live, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, "H1", "ibdmchk", "--fabric", "--path-sl", "--sl2vl", "--dump", ours)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exit != 0 || !strings.Contains(string(live), "-I- no credit loops found") {
+		t.Errorf("with the path SLs: exit %d, want 0 and no credit loop; stderr %q\n%s", exit, errOut, live)
+	}
+	sls := regexp.MustCompile(`(?m)^( SLVL File = | SL File = |-I- Parsing SLVL file:|-I- Parsing SL file:|-I- Read \d+ (SL2VL tables|path SLs)).*\n`)
+	dump := compareIbdmchk(t, ours, 0, "-c", "ibdmchk-psl.lst", "-d", "ibdmchk-sl2vl.lst")
+	got, want := sls.ReplaceAllString(inputLines.ReplaceAllString(string(live), ""), ""), sls.ReplaceAllString(inputLines.ReplaceAllString(dump, ""), "")
+	if got != want {
+		t.Errorf("the live report differs from the dump mode's with -c and -d\n--- dump mode\n%s\n--- live\n%s", want, got)
+	}
+}

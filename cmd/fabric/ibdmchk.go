@@ -52,6 +52,8 @@ type ibdmchkOptions struct {
 	// SL2VL is --sl2vl: with --fabric, read the switches' SL to VL
 	// tables too.
 	SL2VL bool
+	// PathSLs is --path-sl: with --fabric, ask the SA for the paths' SLs.
+	PathSLs bool
 	// DumpDir is --dump: where the live sweep's state is written in
 	// opensm's dump formats ("" writes nothing).
 	DumpDir string
@@ -75,7 +77,7 @@ var ibdmchkDefaults = [3][]string{
 func newIbdmchkCmd(f *cmdutil.Factory, runF func(*ibdmchkOptions) error) *cobra.Command {
 	o := &ibdmchkOptions{IO: f.IO, PortDLIDsFile: routecheck.PortDLIDsFile, Defaults: ibdmchkDefaults}
 	c := &cobra.Command{
-		Use:   "ibdmchk [-v] [-a] [-u] [-M] [-l lmc] [-r roots] [-s subnet] [-f fdbs] [-m mcfdbs] [-c path-sl] [-d sl2vl] | --fabric [--sl2vl] [--dump dir]",
+		Use:   "ibdmchk [-v] [-a] [-u] [-M] [-l lmc] [-r roots] [-s subnet] [-f fdbs] [-m mcfdbs] [-c path-sl] [-d sl2vl] | --fabric [--path-sl] [--sl2vl] [--dump dir]",
 		Short: "check the routing from opensm's dumps or the live fabric: routes, multicast trees, credit loops",
 		Long: `ibdmchk checks a subnet's routing as ibutils' ibdmchk does in its verification
 mode, from the files opensm writes with -D 0x41 (or 0x43) into its dump
@@ -90,10 +92,11 @@ finds).
 With --fabric it checks the fabric as it is now instead: it discovers the
 subnet and reads every switch's linear and multicast forwarding tables in
 one parallel sweep (by SMP, or from the SA with --discovery sa or --sa),
-taking SL 0 on every path as ibdmchk does without -c, and each SL's own VL
-as without -d unless --sl2vl reads the switches' SL2VL tables; --dump DIR
-writes what it read as opensm-subnet.lst, opensm.fdbs and opensm.mcfdbs
-(and ibdmchk-sl2vl.lst for -d), which ibdmchk reads. Exit status: 0 clean, 1 errors
+taking SL 0 on every path as ibdmchk does without -c unless --path-sl asks
+the SA's PathRecords, and each SL's own VL as without -d unless --sl2vl
+reads the switches' SL2VL tables; --dump DIR writes what it read as
+opensm-subnet.lst, opensm.fdbs and opensm.mcfdbs (and ibdmchk-psl.lst for
+-c, ibdmchk-sl2vl.lst for -d), which ibdmchk reads. Exit status: 0 clean, 1 errors
 found, 2 bad input, 3 a sweep that could not read everything.`,
 		Example: "  opensm -D 0x43 ...   # writes the dumps into OSM_TMP_DIR\n  ibdmchk -s opensm-subnet.lst -f opensm.fdbs -m opensm.mcfdbs\n  ibdmchk --fabric --dump /tmp/state",
 		Args:    cobra.NoArgs,
@@ -130,6 +133,7 @@ found, 2 bad input, 3 a sweep that could not read everything.`,
 	fl.BoolVarP(&o.AllPaths, "all", "a", false, "also check routes from and to switches")
 	fl.BoolVar(&o.Live, "fabric", false, "check the live fabric: discover it and read every switch's forwarding tables instead of opensm's dumps")
 	fl.BoolVar(&o.SL2VL, "sl2vl", false, "with --fabric, also read every switch's SL to VL tables (by SMP) for the credit-loop check, as -d gives them")
+	fl.BoolVar(&o.PathSLs, "path-sl", false, "with --fabric, also ask the SA for the SL of every CA port's path to every port (PathRecords) for the credit-loop check, as -c gives them")
 	fl.StringVar(&o.DumpDir, "dump", "", "with --fabric, write what was read into this directory as opensm-subnet.lst, opensm.fdbs and opensm.mcfdbs")
 	return c
 }
@@ -138,10 +142,13 @@ found, 2 bad input, 3 a sweep that could not read everything.`,
 // sweep's flags do not mix.
 func (o *ibdmchkOptions) finishLive(c *cobra.Command) error {
 	if !o.Live {
-		if o.DumpDir != "" || o.SL2VL {
-			return cmdutil.UsageErrorf("--dump and --sl2vl go with --fabric")
+		if o.DumpDir != "" || o.SL2VL || o.PathSLs {
+			return cmdutil.UsageErrorf("--dump, --sl2vl and --path-sl go with --fabric")
 		}
 		return nil
+	}
+	if o.PathSLs && o.PSLFile != "" {
+		return cmdutil.UsageErrorf("--path-sl asks the SA for the path SLs, -c reads them from a file: give one")
 	}
 	if o.SL2VL && o.SLVLFile != "" {
 		return cmdutil.UsageErrorf("--sl2vl reads the SL2VL tables from the switches, -d from a file: give one")
@@ -221,6 +228,8 @@ func writeHeader(log io.Writer, o *ibdmchkOptions, inputs []string, lmc int) {
 	}
 	if o.PSLFile != "" {
 		fmt.Fprintf(log, " SL File = %s\n", o.PSLFile)
+	} else if o.PathSLs {
+		fmt.Fprintln(log, " SL File = NONE, the SA's PathRecords")
 	} else {
 		fmt.Fprintln(log, " SL File = NONE, using single SL")
 	}

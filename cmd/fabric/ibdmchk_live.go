@@ -17,7 +17,7 @@ import (
 // dumps' formats.
 
 // dumpNames are the files --dump writes.
-var dumpNames = struct{ subnet, fdbs, mcfdbs, sl2vl string }{"opensm-subnet.lst", "opensm.fdbs", "opensm.mcfdbs", "ibdmchk-sl2vl.lst"}
+var dumpNames = struct{ subnet, fdbs, mcfdbs, psl, sl2vl string }{"opensm-subnet.lst", "opensm.fdbs", "opensm.mcfdbs", "ibdmchk-psl.lst", "ibdmchk-sl2vl.lst"}
 
 func ibdmchkLiveRun(o *ibdmchkOptions) error {
 	out, log := o.outputs()
@@ -31,7 +31,7 @@ func ibdmchkLiveRun(o *ibdmchkOptions) error {
 	if err != nil {
 		return err
 	}
-	sweep, err := routecheck.Sweep(o.Common.Context(), x, sub, routecheck.SweepOptions{ViaSA: o.Discovery.Mode == "sa", SMKey: o.Common.SMKey, SL2VL: o.SL2VL})
+	sweep, err := routecheck.Sweep(o.Common.Context(), x, sub, routecheck.SweepOptions{ViaSA: o.Discovery.Mode == "sa", SMKey: o.Common.SMKey, SL2VL: o.SL2VL, PathSLs: o.PathSLs})
 	if err != nil {
 		return err
 	}
@@ -44,7 +44,7 @@ func ibdmchkLiveRun(o *ibdmchkOptions) error {
 		fmt.Fprintf(o.IO.ErrOut, "ibdmchk: %v\n", e)
 	}
 	if n := len(sweep.Errs); n > 0 {
-		fmt.Fprintf(o.IO.ErrOut, "ibdmchk: %d table reads failed: the LIDs of a forwarding table block not read are unassigned in the check (routes through them end there), the SLs of an SL2VL table not read have no VL\n", n)
+		fmt.Fprintf(o.IO.ErrOut, "ibdmchk: %d table reads failed: the LIDs of a forwarding table block not read are unassigned in the check (routes through them end there), the SLs of an SL2VL table not read have no VL, the paths of a CA port whose PathRecords were not read have no SL\n", n)
 		if partial == nil {
 			partial = fmt.Errorf("%d table reads failed; the check is partial", n)
 		}
@@ -72,6 +72,10 @@ func ibdmchkLiveRun(o *ibdmchkOptions) error {
 		out.Flush()
 		return &cmdutil.UsageError{Err: err}
 	}
+	if o.PathSLs {
+		fmt.Fprintf(log, "-I- Read %d path SLs from the SA\n", len(snap.PathSLs))
+		fmt.Fprintf(log, "-I- Defined %d SLs in use\n", fab.NumSLs())
+	}
 	if o.SL2VL {
 		fmt.Fprintf(log, "-I- Read %d SL2VL tables of switch port pairs\n", len(snap.SL2VL))
 		fmt.Fprintf(log, "-I- Defined %d VLs in use\n", fab.NumVLs())
@@ -82,7 +86,7 @@ func ibdmchkLiveRun(o *ibdmchkOptions) error {
 }
 
 // writeSnapshot writes the snapshot into dir as opensm's dumps, and the
-// SL2VL tables read in ibdmchk's -d format.
+// path SLs and SL2VL tables read in ibdmchk's -c and -d formats.
 func writeSnapshot(dir string, s *routecheck.Snapshot) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -91,6 +95,9 @@ func writeSnapshot(dir string, s *routecheck.Snapshot) error {
 		dumpNames.subnet: s.WriteSubnet,
 		dumpNames.fdbs:   s.WriteFDBs,
 		dumpNames.mcfdbs: s.WriteMCFDBs,
+	}
+	if s.PathSLs != nil {
+		files[dumpNames.psl] = s.WritePathSLs
 	}
 	if s.SL2VL != nil {
 		files[dumpNames.sl2vl] = s.WriteSL2VL

@@ -22,6 +22,10 @@ type SweepOptions struct {
 	// pair of ports routes use (from port 0 or a linked port to another
 	// linked port), for the credit-loop check.
 	SL2VL bool
+	// PathSLs also asks the SA for the SL of every CA port's path to
+	// every port (PathRecords, one GetTable per CA port), for the
+	// credit-loop check.
+	PathSLs bool
 }
 
 // SweepResult is what Sweep read: the snapshot, and the reads that failed.
@@ -73,6 +77,20 @@ func Sweep(ctx context.Context, x *mad.Transactor, sub *subnet.Fabric, o SweepOp
 			return nil, err
 		}
 	}
+	if o.PathSLs {
+		var cas []*subnet.Node
+		for _, n := range res.Snapshot.nodeOrder(sub) {
+			if n.Type != mad.NodeTypeSwitch {
+				cas = append(cas, n)
+			}
+		}
+		sls, errs := readPathSLs(ctx, x, cas, sub, o.SMKey)
+		res.Snapshot.PathSLs = sls
+		res.Errs = append(res.Errs, errs...)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
 }
 
@@ -82,13 +100,7 @@ func Sweep(ctx context.Context, x *mad.Transactor, sub *subnet.Fabric, o SweepOp
 // LinearFDBTop, the MFT entries. Its LMC is the largest of the CA ports'.
 func SnapshotOf(sub *subnet.Fabric, ucast, mcast *route.Tables) *Snapshot {
 	s := &Snapshot{}
-	nodes := append([]*subnet.Node(nil), sub.Nodes...)
-	// opensm keeps its nodes in maps keyed by the GUID in network byte
-	// order, compared as a host (little-endian) integer: its dumps list
-	// them in the order of the byte-swapped GUID
-	sort.Slice(nodes, func(i, j int) bool {
-		return bits.ReverseBytes64(uint64(nodes[i].GUID)) < bits.ReverseBytes64(uint64(nodes[j].GUID))
-	})
+	nodes := s.nodeOrder(sub)
 	for _, n := range nodes {
 		if n.Type != mad.NodeTypeSwitch {
 			for _, p := range n.Ports {
@@ -130,6 +142,22 @@ func SnapshotOf(sub *subnet.Fabric, ucast, mcast *route.Tables) *Snapshot {
 		}
 	}
 	return s
+}
+
+// nodeOrder returns the fabric's nodes in opensm's order.
+func (s *Snapshot) nodeOrder(sub *subnet.Fabric) []*subnet.Node {
+	nodes := append([]*subnet.Node(nil), sub.Nodes...)
+	sortOpenSM(nodes)
+	return nodes
+}
+
+// sortOpenSM sorts nodes as opensm keeps them in its maps: by the GUID in
+// network byte order, compared as a host (little-endian) integer, that is
+// by the byte-swapped GUID.
+func sortOpenSM(nodes []*subnet.Node) {
+	sort.Slice(nodes, func(i, j int) bool {
+		return bits.ReverseBytes64(uint64(nodes[i].GUID)) < bits.ReverseBytes64(uint64(nodes[j].GUID))
+	})
 }
 
 // switchOrder returns the fabric's switches in the snapshot's order.
