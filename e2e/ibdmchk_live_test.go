@@ -10,8 +10,11 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 )
 
 // inputLines are the lines of ibdmchk's report that name its input: the
@@ -226,4 +229,34 @@ func TestIbdmchkLivePathSLs(t *testing.T) {
 	if got != want {
 		t.Errorf("the live report differs from the dump mode's with -c and -d\n--- dump mode\n%s\n--- live\n%s", want, got)
 	}
+}
+
+// setMFTPorts sets S0's multicast entry of mlid on the ring to ports
+// (0 to 15), by SMP from H1 (through S1's port 2), and returns the entry's
+// mask as it was.
+func setMFTPorts(t *testing.T, f *simfabric.Fabric, mlid uint16, ports ...int) uint16 {
+	t.Helper()
+	ctx := context.Background()
+	c, err := ibsim.Dial(ctx, ibsim.Config{SockName: f.SockName(), Host: "H1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := mad.NewTransactor(c, mad.TransactorOptions{Timeout: time.Second, Retries: 2})
+	defer x.Close()
+	q := &mad.Querier{X: x, Path: mad.Path{DR: []uint8{0, 1, 2}}}
+	mod := mad.MFTModifier(mad.MFTBlock(int(mlid)), 0)
+	var block mad.MulticastForwardingTable
+	if _, err := q.Get(ctx, &block, mod); err != nil {
+		t.Fatal(err)
+	}
+	was := block.PortMask(int(mlid))
+	var mask uint16
+	for _, p := range ports {
+		mask |= 1 << p
+	}
+	block.SetPortMask(int(mlid), mask)
+	if _, err := q.Set(ctx, &block, mod, nil); err != nil {
+		t.Fatal(err)
+	}
+	return was
 }

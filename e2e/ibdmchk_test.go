@@ -245,6 +245,30 @@ func TestIbdmchkFaults(t *testing.T) {
 			}
 		})
 	}
+	// the cut made in S0's switch itself: the live check sees what the
+	// edited dumps say, and --dump writes them
+	t.Run("multicast cut live", func(t *testing.T) {
+		dir := t.TempDir()
+		for name, data := range map[string]string{"opensm-subnet.lst": read("opensm-subnet.lst"), "opensm.fdbs": fdbs, "opensm.mcfdbs": cutMFT(t, mcfdbs, s0, entry)} {
+			os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644)
+		}
+		was := setMFTPorts(t, f, mlid, 1, 3)
+		defer setMFTPorts(t, f, mlid, maskPorts(was)...)
+		if got := checkLive(t, f, dir, liveCheck{host: "H1", exit: 1}); !strings.Contains(got, "-E- Some Multicast Groups Routing Check Failed.") {
+			t.Errorf("live report lacks the cut tree:\n%s", got)
+		}
+	})
+}
+
+// maskPorts returns the ports of a 16-port mask.
+func maskPorts(mask uint16) []int {
+	var ports []int
+	for p := 0; p < 16; p++ {
+		if mask&(1<<p) != 0 {
+			ports = append(ports, p)
+		}
+	}
+	return ports
 }
 
 // lidOf returns the LID of the port whose description is desc in
