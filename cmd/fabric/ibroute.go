@@ -11,6 +11,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/route"
@@ -146,7 +147,7 @@ func ibrouteRun(o *ibrouteOptions) error {
 	if p, err = x.Resolve(ctx, p); err != nil {
 		return err
 	}
-	q := mad.NewQuerier(x, p)
+	q := madrpc.NewQuerier(x, p)
 	sw, err := checkSwitch(ctx, q)
 	if err != nil {
 		return err
@@ -164,7 +165,7 @@ func (sw *switchInfo) dumped() dumpedSwitch {
 
 // checkSwitch reads NodeInfo, NodeDescription and SwitchInfo, and fails
 // unless the node is a switch.
-func checkSwitch(ctx context.Context, q *mad.Querier) (*switchInfo, error) {
+func checkSwitch(ctx context.Context, q *madrpc.Querier) (*switchInfo, error) {
 	ni := new(mad.NodeInfo)
 	if _, err := q.Get(ctx, ni, 0); err != nil {
 		return nil, err
@@ -208,7 +209,7 @@ type unicastJSON struct {
 	Switch   string `json:"switch"`
 }
 
-func dumpUnicast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *switchInfo) error {
+func dumpUnicast(ctx context.Context, o *ibrouteOptions, q *madrpc.Querier, sw *switchInfo) error {
 	nports := int(sw.ni.NumPorts)
 	top := int(sw.si.LinearFDBTop)
 	start, end, truncated := route.LFTRange(o.StartLID, o.EndLID, top)
@@ -312,7 +313,7 @@ type lidDest struct {
 // --cache fabric; nil for none) or else by SMPs in parallel, and writes
 // each entry's text as infiniband-diags' dump_lid does, including its
 // "path #n out of m" for the LIDs of a port with an LMC.
-func describeDestinations(ctx context.Context, x *mad.Transactor, fab *subnet.Fabric, entries []lftEntry, names *nodemap.Map) {
+func describeDestinations(ctx context.Context, x *madrpc.Transactor, fab *subnet.Fabric, entries []lftEntry, names *nodemap.Map) {
 	dests := make([]lidDest, len(entries))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
@@ -372,8 +373,8 @@ func fabricDest(fab *subnet.Fabric, lid int) (lidDest, bool) {
 }
 
 // lookupLID reads a LID's NodeDescription, PortInfo and NodeInfo.
-func lookupLID(ctx context.Context, x *mad.Transactor, lid int) lidDest {
-	q := mad.NewQuerier(x, mad.LIDPath(rdma.LID(lid)))
+func lookupLID(ctx context.Context, x *madrpc.Transactor, lid int) lidDest {
+	q := madrpc.NewQuerier(x, mad.LIDPath(rdma.LID(lid)))
 	var nd mad.NodeDescription
 	var pi mad.PortInfo
 	var ni mad.NodeInfo
@@ -401,7 +402,7 @@ type multicastJSON struct {
 	Switch    string `json:"switch"`
 }
 
-func dumpMulticast(ctx context.Context, o *ibrouteOptions, q *mad.Querier, sw *switchInfo) error {
+func dumpMulticast(ctx context.Context, o *ibrouteOptions, q *madrpc.Querier, sw *switchInfo) error {
 	nports := int(sw.ni.NumPorts)
 	capacity := int(sw.si.MulticastFDBCap)
 	top := int(sw.si.MulticastFDBTop)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func main() {
@@ -46,7 +47,7 @@ func run(ctx context.Context, local, target string, num, count int, every time.D
 	if err != nil {
 		return err
 	}
-	pma := mad.NewPMA(p.Transactor, path)
+	pma := madrpc.NewPMA(p.Transactor, path)
 	var prev mad.PortCountersExtended
 	if _, err := pma.Get(ctx, &prev, num); err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -61,7 +62,7 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // up to the transactor's window. A block that cannot be read is left out
 // of its table and recorded in its SwitchTables' Errs; Collect itself
 // fails only when ctx ends.
-func Collect(ctx context.Context, x *mad.Transactor, switches []*subnet.Node, o CollectOptions) (*Tables, error) {
+func Collect(ctx context.Context, x *madrpc.Transactor, switches []*subnet.Node, o CollectOptions) (*Tables, error) {
 	t := &Tables{Switches: make([]*SwitchTables, len(switches))}
 	for i, n := range switches {
 		st := &SwitchTables{Switch: n}
@@ -118,7 +119,7 @@ func Collect(ctx context.Context, x *mad.Transactor, switches []*subnet.Node, o 
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			q := &mad.Querier{X: x, Path: mad.Path{DR: j.st.Switch.Path}}
+			q := &madrpc.Querier{X: x, Path: mad.Path{DR: j.st.Switch.Path}}
 			var b mad.Attribute
 			if o.Multicast {
 				b = new(mad.MulticastForwardingTable)
@@ -147,13 +148,13 @@ func Collect(ctx context.Context, x *mad.Transactor, switches []*subnet.Node, o 
 // fromSA fills the switches' blocks from the SA's records of every
 // switch, in one SubnAdmGetTable, keyed as the SMPs' attribute modifiers
 // are; a switch is known to the SA by its port 0's LID.
-func fromSA(ctx context.Context, x *mad.Transactor, switches []*SwitchTables, o CollectOptions) error {
+func fromSA(ctx context.Context, x *madrpc.Transactor, switches []*SwitchTables, o CollectOptions) error {
 	// Named in messages as saquery names them.
 	l, name := (&mad.LinearForwardingTableRecord{}).Layout(), "LFTRecord"
 	if o.Multicast {
 		l, name = (&mad.MulticastForwardingTableRecord{}).Layout(), "MFTRecord"
 	}
-	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: l.ID, Name: name, SMKey: o.SMKey})
+	res, err := x.QuerySA(ctx, &madrpc.SAQuery{Method: mad.MethodGetTable, AttrID: l.ID, Name: name, SMKey: o.SMKey})
 	if err != nil {
 		return err
 	}
