@@ -15,6 +15,7 @@ import (
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/ibsim"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // inputLines are the lines of ibdmchk's report that name its input: the
@@ -241,9 +242,9 @@ func setMFTPorts(t *testing.T, f *simfabric.Fabric, mlid uint16, ports ...int) u
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := mad.NewTransactor(c, mad.TransactorOptions{Timeout: time.Second, Retries: 2})
+	x := madrpc.NewTransactor(c, madrpc.TransactorOptions{Timeout: time.Second, Retries: 2})
 	defer x.Close()
-	q := &mad.Querier{X: x, Path: mad.Path{DR: []uint8{0, 1, 2}}}
+	q := &madrpc.Querier{X: x, Path: mad.Path{DR: []uint8{0, 1, 2}}}
 	mod := mad.MFTModifier(mad.MFTBlock(int(mlid)), 0)
 	var block mad.MulticastForwardingTable
 	if _, err := q.Get(ctx, &block, mod); err != nil {

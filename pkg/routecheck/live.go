@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/route"
 	"github.com/ibtool/ibtool/pkg/subnet"
@@ -45,7 +46,7 @@ type SweepResult struct {
 // transactor's window, and returns the snapshot of the fabric's routing.
 // A block that cannot be read is left out and recorded in Errs; Sweep
 // itself fails only when ctx ends.
-func Sweep(ctx context.Context, x *mad.Transactor, sub *subnet.Fabric, o SweepOptions) (*SweepResult, error) {
+func Sweep(ctx context.Context, x *madrpc.Transactor, sub *subnet.Fabric, o SweepOptions) (*SweepResult, error) {
 	switches := sub.ByType(mad.NodeTypeSwitch)
 	res := &SweepResult{}
 	var err error

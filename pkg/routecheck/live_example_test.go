@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/routecheck"
 	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
@@ -48,7 +48,7 @@ func ExampleSweep() {
 		panic(err)
 	}
 	ring.Route()
-	x := mad.NewTransactor(ring.Transport(), mad.TransactorOptions{Timeout: 50 * time.Millisecond})
+	x := madrpc.NewTransactor(ring.Transport(), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond})
 	defer x.Close()
 	ctx := context.Background()
 	sub, err := subnet.Discover(ctx, x, subnet.Options{})

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -34,7 +35,7 @@ const pathSLQueries = 4
 // of PathRecord by SGID, NumbPath 1) and returns each path's SL for the
 // destination's LIDs, keyed by the source node as ibdmchk's -c file is.
 // A port whose table the SA does not give is a *PathSLReadError.
-func readPathSLs(ctx context.Context, x *mad.Transactor, cas []*subnet.Node, sub *subnet.Fabric, smKey uint64) ([]PathSL, []error) {
+func readPathSLs(ctx context.Context, x *madrpc.Transactor, cas []*subnet.Node, sub *subnet.Fabric, smKey uint64) ([]PathSL, []error) {
 	var ports []*subnet.Port
 	for _, n := range cas {
 		for num := 1; num < len(n.Ports); num++ {
@@ -71,8 +72,8 @@ func readPathSLs(ctx context.Context, x *mad.Transactor, cas []*subnet.Node, sub
 			q := mad.PathRecord{SGID: rdma.NewGID(prefix, p.GUID), Reversible: 1, NumbPath: 1}
 			rec, err := q.MarshalBinary()
 			if err == nil {
-				var res *mad.SAResult
-				res, err = x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: l.ID, Name: "PathRecord",
+				var res *madrpc.SAResult
+				res, err = x.QuerySA(ctx, &madrpc.SAQuery{Method: mad.MethodGetTable, AttrID: l.ID, Name: "PathRecord",
 					ComponentMask: mask, Record: rec, SMKey: smKey})
 				if err == nil {
 					got[i], err = pathSLsOf(p, res.Records, sub)

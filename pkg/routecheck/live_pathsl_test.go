@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
@@ -20,7 +21,7 @@ func TestPathSLsOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 20 * time.Millisecond})
+	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 20 * time.Millisecond})
 	defer x.Close()
 	sub, err := subnet.Discover(context.Background(), x, subnet.Options{})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -51,7 +52,7 @@ func sl2vlPairs(n *subnet.Node) [][2]int {
 // once up to the transactor's window. The entries come in switch order
 // (as given), then port pair order; failed reads are left out and
 // returned as *SL2VLReadError.
-func readSL2VL(ctx context.Context, x *mad.Transactor, switches []*subnet.Node) ([]SL2VLEntry, []error) {
+func readSL2VL(ctx context.Context, x *madrpc.Transactor, switches []*subnet.Node) ([]SL2VLEntry, []error) {
 	type job struct {
 		sw      *subnet.Node
 		in, out int
@@ -76,7 +77,7 @@ func readSL2VL(ctx context.Context, x *mad.Transactor, switches []*subnet.Node) 
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			var t mad.SLtoVLMappingTable
-			q := &mad.Querier{X: x, Path: mad.Path{DR: j.sw.Path}}
+			q := &madrpc.Querier{X: x, Path: mad.Path{DR: j.sw.Path}}
 			if _, err := q.Get(ctx, &t, uint32(j.in)<<8|uint32(j.out)); err != nil {
 				errs[j.slot] = &SL2VLReadError{Switch: j.sw, In: j.in, Out: j.out, Err: err}
 				return
