@@ -146,23 +146,28 @@ func TestIbdmchkCreditLoops(t *testing.T) {
 		args     []string
 		wantExit int
 		want     string
+		// live also checks the fabric with --fabric (checkLive)
+		live bool
 	}{
-		{"ring minhop", simfabric.Options{Net: ringNet(5), SMNode: "H0"}, nil, 1, "Found credit loop on: S0000000000200000/U1/P1 VL: 0"},
-		{"ring minhop -a -M", simfabric.Options{Net: ringNet(5), SMNode: "H0"}, []string{"-a", "-M"}, 1, "-E- credit loops in routing"},
-		{"ring updn", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, nil, 0, "-I- no credit loops found"},
+		{"ring minhop", simfabric.Options{Net: ringNet(5), SMNode: "H0"}, nil, 1, "Found credit loop on: S0000000000200000/U1/P1 VL: 0", true},
+		{"ring minhop -a -M", simfabric.Options{Net: ringNet(5), SMNode: "H0"}, []string{"-a", "-M"}, 1, "-E- credit loops in routing", true},
+		{"ring updn", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, nil, 0, "-I- no credit loops found", true},
 		// the rule is stricter than the graph: S3 to S1 goes sideways (down)
 		// to S2, then up
-		{"ring updn -u", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, []string{"-u", "-r", roots}, 1, "-E- Found:1 CA to CA paths that can cause credit loops."},
-		{"torus minhop", simfabric.Options{Net: torusNet(5), SMNode: "H0_0"}, nil, 1, "-E- credit loops in routing"},
-		{"torus updn", simfabric.Options{Net: torusNet(5), SMNode: "H0_0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, nil, 0, "-I- no credit loops found"},
-		{"torus updn -u", simfabric.Options{Net: torusNet(5), SMNode: "H0_0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, []string{"-u", "-r", roots}, 1, "CA to CA paths that can cause credit loops."},
+		{"ring updn -u", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, []string{"-u", "-r", roots}, 1, "-E- Found:1 CA to CA paths that can cause credit loops.", true},
+		{"torus minhop", simfabric.Options{Net: torusNet(5), SMNode: "H0_0"}, nil, 1, "-E- credit loops in routing", false},
+		{"torus updn", simfabric.Options{Net: torusNet(5), SMNode: "H0_0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, nil, 0, "-I- no credit loops found", false},
+		{"torus updn -u", simfabric.Options{Net: torusNet(5), SMNode: "H0_0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, []string{"-u", "-r", roots}, 1, "CA to CA paths that can cause credit loops.", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, dir := dumpFabric(t, tc.opts)
+			f, dir := dumpFabric(t, tc.opts)
 			got := compareIbdmchk(t, dir, tc.wantExit, tc.args...)
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("report lacks %q:\n%s", tc.want, got)
+			}
+			if tc.live {
+				checkLive(t, f, dir, liveCheck{host: "H1", exit: tc.wantExit, dumpArgs: tc.args, liveArgs: tc.args, engineHops: tc.opts.RoutingEngine != ""})
 			}
 		})
 	}
@@ -187,6 +192,10 @@ func TestIbdmchkFaults(t *testing.T) {
 		return bytes.Count(files["opensm.mcfdbs"], []byte(entry)) == 5
 	})
 	compareIbdmchk(t, clean, 1) // the ring's credit loop
+	// the live fabric with its multicast group, through the SA
+	if got := checkLive(t, f, clean, liveCheck{host: "H1", exit: 1, liveArgs: []string{"--discovery", "sa"}}); !strings.Contains(got, "-I- Multicast Group:"+entry[:6]+" has:5 switches and:3 HCAs") {
+		t.Errorf("live report lacks the multicast group %s:\n%s", entry[:6], got)
+	}
 	read := func(name string) string {
 		data, err := os.ReadFile(filepath.Join(clean, name))
 		if err != nil {
@@ -236,6 +245,30 @@ func TestIbdmchkFaults(t *testing.T) {
 			}
 		})
 	}
+	// the cut made in S0's switch itself: the live check sees what the
+	// edited dumps say, and --dump writes them
+	t.Run("multicast cut live", func(t *testing.T) {
+		dir := t.TempDir()
+		for name, data := range map[string]string{"opensm-subnet.lst": read("opensm-subnet.lst"), "opensm.fdbs": fdbs, "opensm.mcfdbs": cutMFT(t, mcfdbs, s0, entry)} {
+			os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644)
+		}
+		was := setMFTPorts(t, f, mlid, 1, 3)
+		defer setMFTPorts(t, f, mlid, maskPorts(was)...)
+		if got := checkLive(t, f, dir, liveCheck{host: "H1", exit: 1}); !strings.Contains(got, "-E- Some Multicast Groups Routing Check Failed.") {
+			t.Errorf("live report lacks the cut tree:\n%s", got)
+		}
+	})
+}
+
+// maskPorts returns the ports of a 16-port mask.
+func maskPorts(mask uint16) []int {
+	var ports []int
+	for p := 0; p < 16; p++ {
+		if mask&(1<<p) != 0 {
+			ports = append(ports, p)
+		}
+	}
+	return ports
 }
 
 // lidOf returns the LID of the port whose description is desc in
@@ -281,10 +314,12 @@ func cutMFT(t *testing.T, mcfdbs, sw, entry string) string {
 // ibdmchk walks the LIDs 1, 3, 5... for its hop tables, which opensm's
 // even base LIDs miss, and both give up at the min-hop tables.
 func TestIbdmchkLMC(t *testing.T) {
-	_, dir := dumpFabric(t, simfabric.Options{Net: ringNet(5), SMNode: "H0", OpenSMArgs: []string{"-l", "1"}})
+	f, dir := dumpFabric(t, simfabric.Options{Net: ringNet(5), SMNode: "H0", OpenSMArgs: []string{"-l", "1"}})
 	if got := compareIbdmchk(t, dir, 1, "-l", "1"); !strings.Contains(got, "-E- Fail to update Min Hops Tables.") {
 		t.Errorf("report:\n%s", got)
 	}
+	// the live mode takes the LMC from the ports
+	checkLive(t, f, dir, liveCheck{host: "H1", exit: 1, dumpArgs: []string{"-l", "1"}})
 }
 
 // TestIbdmchkFatTree compares the reports on a two-level fat tree, with
@@ -294,12 +329,15 @@ func TestIbdmchkFatTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, dir := dumpFabric(t, simfabric.Options{Net: net})
+	f, dir := dumpFabric(t, simfabric.Options{Net: net})
 	for _, args := range [][]string{nil, {"-u"}, {"-a"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			compareIbdmchk(t, dir, 0, args...)
 		})
 	}
+	t.Run("live", func(t *testing.T) {
+		checkLive(t, f, dir, liveCheck{host: "H-0001"})
+	})
 }
 
 // TestIbdmchkDamagedDumps wants a clear error naming the file and line and
