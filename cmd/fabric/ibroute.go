@@ -125,31 +125,46 @@ func finishRouteDiscovery(c *cobra.Command, common *cmdutil.CommonOptions, d *cm
 }
 
 func ibrouteRun(o *ibrouteOptions) error {
-	p, err := o.Target.Path()
+	x, p, st, err := o.readTable()
 	if err != nil {
 		return err
 	}
-	if o.names, err = o.Common.LoadNodeMap("ibroute", o.IO.ErrOut); err != nil {
+	if o.Multicast {
+		return dumpMulticast(o, p, st)
+	}
+	start, end := unicastRange(o.IO.ErrOut, o, st.LFT.Top)
+	entries, err := o.unicastDests(x, st, start, end)
+	if err != nil {
 		return err
+	}
+	return writeUnicast(o, p, st.Switch, start, end, entries)
+}
+
+// readTable reads the target switch's table: the transactor it used, the
+// resolved path to the switch, and the table, the switch's description
+// named by the node map.
+func (o *ibrouteOptions) readTable() (*mad.Transactor, mad.Path, *route.SwitchTables, error) {
+	p, err := o.Target.Path()
+	if err != nil {
+		return nil, p, nil, err
+	}
+	if o.names, err = o.Common.LoadNodeMap("ibroute", o.IO.ErrOut); err != nil {
+		return nil, p, nil, err
 	}
 	x, err := o.Common.Transactor()
 	if err != nil {
-		return err
+		return nil, p, nil, err
 	}
 	ctx := o.Common.Context()
 	if p, err = x.Resolve(ctx, p); err != nil {
-		return err
+		return nil, p, nil, err
 	}
 	st, err := route.ReadSwitch(ctx, x, p, route.CollectOptions{Multicast: o.Multicast, Start: o.StartLID, End: o.EndLID, All: o.All})
 	if err != nil {
-		return readSwitchError(err)
+		return nil, p, nil, readSwitchError(err)
 	}
-	sw := st.Switch
-	sw.Desc = o.names.Name(uint64(sw.GUID), sw.Desc)
-	if o.Multicast {
-		return dumpMulticast(o, x, p, st)
-	}
-	return dumpUnicast(ctx, o, x, p, st)
+	st.Switch.Desc = o.names.Name(uint64(st.Switch.GUID), st.Switch.Desc)
+	return x, p, st, nil
 }
 
 // readSwitchError says which block a failed read was of, as ibroute did
@@ -178,7 +193,10 @@ type lftEntry struct {
 	Valid   bool   `json:"valid"`
 	Dest    string `json:"destination,omitempty"`
 	text    string // what follows the port in the text
-	destErr bool
+	// described says the LID starts its port's LIDs and was looked up:
+	// destType is the node's type, Dest its name.
+	described bool
+	destType  mad.NodeType
 }
 
 // dumpedSwitch is the switch a dump is of, in --json.
@@ -228,20 +246,28 @@ func unicastRange(w io.Writer, o *ibrouteOptions, top int) (int, int) {
 	return start, end
 }
 
-func dumpUnicast(ctx context.Context, o *ibrouteOptions, x *mad.Transactor, p mad.Path, st *route.SwitchTables) error {
-	sw := st.Switch
-	start, end := unicastRange(o.IO.ErrOut, o, st.LFT.Top)
+// unicastDests are the dump's entries from start to end, each valid one
+// described (unless -n) by its destination, looked up in the --cache
+// fabric or by SMPs.
+func (o *ibrouteOptions) unicastDests(x *mad.Transactor, st *route.SwitchTables, start, end int) ([]lftEntry, error) {
 	entries := unicastEntries(st, start, end, o.All)
-	if !o.Brief {
-		var fab *subnet.Fabric
-		if o.Discover != nil {
-			var err error
-			if fab, err = o.Discover(); err != nil {
-				return cmdutil.WithContext(err, "discovery")
-			}
-		}
-		describeDestinations(ctx, x, fab, entries, o.names)
+	if o.Brief {
+		return entries, nil
 	}
+	var fab *subnet.Fabric
+	if o.Discover != nil {
+		var err error
+		if fab, err = o.Discover(); err != nil {
+			return nil, cmdutil.WithContext(err, "discovery")
+		}
+	}
+	describeDestinations(o.Common.Context(), x, fab, entries, o.names)
+	return entries, nil
+}
+
+// writeUnicast prints the unicast dump as infiniband-diags does, or its
+// --json document.
+func writeUnicast(o *ibrouteOptions, p mad.Path, sw *subnet.Node, start, end int, entries []lftEntry) error {
 	if o.Common.JSON {
 		return cmdutil.WriteJSONDocument(o.IO.Out, unicastJSON{Switch: p.String(), dumpedSwitch: dumped(sw),
 			StartLID: start, EndLID: end, Entries: entries})
@@ -350,7 +376,7 @@ func describeDestinations(ctx context.Context, x *mad.Transactor, fab *subnet.Fa
 		typ := d.nodeType.String()
 		desc := names.Name(uint64(d.nodeGUID), d.desc)
 		e.text = fmt.Sprintf(": (%s portguid %s: '%s')", typ, d.portGUID, desc)
-		e.Dest = desc
+		e.Dest, e.described, e.destType = desc, true, d.nodeType
 	}
 }
 
@@ -398,7 +424,7 @@ type multicastJSON struct {
 	Switch    string `json:"switch"`
 }
 
-func dumpMulticast(o *ibrouteOptions, x *mad.Transactor, p mad.Path, st *route.SwitchTables) error {
+func dumpMulticast(o *ibrouteOptions, p mad.Path, st *route.SwitchTables) error {
 	sw := st.Switch
 	nports := sw.NumPorts
 	start, end := mftRange(o.IO.ErrOut, "ibroute", o.StartLID, o.EndLID, int(sw.SwitchInfo.MulticastFDBCap), int(sw.SwitchInfo.MulticastFDBTop), o.All)
