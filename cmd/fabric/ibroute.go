@@ -188,11 +188,11 @@ func dumped(sw *subnet.Node) dumpedSwitch {
 
 // lftEntry is one LID of the unicast dump.
 type lftEntry struct {
-	LID     int    `json:"lid"`
-	Port    int    `json:"port"`
-	Valid   bool   `json:"valid"`
-	Dest    string `json:"destination,omitempty"`
-	text    string // what follows the port in the text
+	LID   int    `json:"lid"`
+	Port  int    `json:"port"`
+	Valid bool   `json:"valid"`
+	Dest  string `json:"destination,omitempty"`
+	text  string // what follows the port in the text
 	// described says the LID starts its port's LIDs and was looked up:
 	// destType is the node's type, Dest its name.
 	described bool
