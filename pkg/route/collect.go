@@ -38,8 +38,9 @@ type Tables struct {
 // ReadError is a forwarding table block that could not be read.
 type ReadError struct {
 	Switch *subnet.Node
-	// At is the path the read was sent by when the switch has no
-	// directed route of a discovery (ReadSwitch by LID).
+	// At is the path the read was sent by; the message names it when
+	// the switch has no directed route of a discovery (ReadSwitch by
+	// LID).
 	At mad.Path
 	// Attr is the attribute ("LinearForwardingTable" or
 	// "MulticastForwardingTable"), Modifier the block's attribute
@@ -51,7 +52,7 @@ type ReadError struct {
 
 func (e *ReadError) Error() string {
 	n := e.Switch
-	if n.Path == nil {
+	if n.Path == nil && (e.At.LID != 0 || e.At.DGID != nil) {
 		return fmt.Sprintf("switch %s %q (%s): %v", n.GUID, n.Desc, e.At, e.Err)
 	}
 	return fmt.Sprintf("switch %s %q (DR path %s): %v", n.GUID, n.Desc, subnet.FormatPath(n.Path), e.Err)

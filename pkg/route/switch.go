@@ -13,6 +13,7 @@ import (
 
 // NotSwitchError says the node ReadSwitch was pointed at is not a switch.
 type NotSwitchError struct {
+	// Path is the path asked, Type the node type its NodeInfo gave.
 	Path mad.Path
 	Type mad.NodeType
 }

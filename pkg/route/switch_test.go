@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/route"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 func TestReadSwitch(t *testing.T) {
@@ -111,4 +112,26 @@ func ExampleReadSwitch() {
 	// Switch2: LID 5 out of port 1
 	// Switch2: LID 7 out of port 3
 	// Switch2: LID 9 out of port 2
+}
+
+// TestReadErrorMessage: a block read by LID names the LID route, one by a
+// discovery's directed route names the route.
+func TestReadErrorMessage(t *testing.T) {
+	_, _, fab := twoSwitches(t, nil)
+	sw := fab.ByType(mad.NodeTypeSwitch)[0]
+	byLID := &subnet.Node{GUID: 0x200001, Desc: "Switch2"}
+	tests := []struct {
+		err  *route.ReadError
+		want string
+	}{
+		{&route.ReadError{Switch: byLID, At: mad.LIDPath(2), Attr: "LinearForwardingTable", Err: errors.New("timeout")},
+			`switch 0x0000000000200001 "Switch2" (Lid 2): timeout`},
+		{&route.ReadError{Switch: sw, At: mad.Path{DR: sw.Path}, Attr: "LinearForwardingTable", Err: errors.New("timeout")},
+			fmt.Sprintf("switch %s %q (DR path %s): timeout", sw.GUID, sw.Desc, subnet.FormatPath(sw.Path))},
+	}
+	for _, tc := range tests {
+		if diff := cmp.Diff(tc.want, tc.err.Error()); diff != "" {
+			t.Errorf("unexpected message (-want +got):\n%s", diff)
+		}
+	}
 }
