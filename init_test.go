@@ -51,6 +51,7 @@ var staticInit = []string{
 	"github.com/ibtool/ibtool/cmd/sa",
 	"github.com/ibtool/ibtool/pkg/endport",
 	"github.com/ibtool/ibtool/pkg/mad",
+	"github.com/ibtool/ibtool/pkg/madrpc",
 	"github.com/ibtool/ibtool/pkg/subnet",
 	"github.com/ibtool/ibtool/pkg/trace",
 }

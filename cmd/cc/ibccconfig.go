@@ -11,6 +11,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func init() {
@@ -25,7 +26,7 @@ func init() {
 // and how it builds the Set.
 type ccConfigOp struct {
 	Name, Alias, Params string
-	build               func(ctx context.Context, q *mad.Querier, args []string) (ccSet, error)
+	build               func(ctx context.Context, q *madrpc.Querier, args []string) (ccSet, error)
 }
 
 // ccSet is the Set an operation builds: the attribute, its modifier, and
@@ -113,10 +114,10 @@ type ccConfigDoc struct {
 	AttributeModifier uint32 `json:"attributeModifier"`
 	// DryRun is set under --dry-run, an empty list when nothing was
 	// planned.
-	DryRun    *[]*mad.Plan `json:"dryRun,omitempty"`
-	Operation string       `json:"operation"`
-	Set       bool         `json:"set"`
-	Target    string       `json:"target"`
+	DryRun    *[]*madrpc.Plan `json:"dryRun,omitempty"`
+	Operation string          `json:"operation"`
+	Set       bool            `json:"set"`
+	Target    string          `json:"target"`
 }
 
 func ibccconfigRun(o *ibccconfigOptions) error {
@@ -181,7 +182,7 @@ func setFields(a mad.Attribute, names []string, values []string) error {
 	return a.UnmarshalBinary(data)
 }
 
-func ccConfigKeyInfo(ctx context.Context, q *mad.Querier, args []string) (ccSet, error) {
+func ccConfigKeyInfo(ctx context.Context, q *madrpc.Querier, args []string) (ccSet, error) {
 	if err := ccParams(args, 4, "CongestionKeyInfo"); err != nil {
 		return ccSet{}, err
 	}
@@ -230,7 +231,7 @@ func parseCCT(s string) (shift, mult uint64, err error) {
 	return shift, mult, nil
 }
 
-func ccConfigSwitch(ctx context.Context, q *mad.Querier, args []string) (ccSet, error) {
+func ccConfigSwitch(ctx context.Context, q *madrpc.Querier, args []string) (ccSet, error) {
 	if err := ccParams(args, 8, "SwitchCongestionSetting"); err != nil {
 		return ccSet{}, err
 	}
@@ -262,7 +263,7 @@ func ccConfigSwitch(ctx context.Context, q *mad.Querier, args []string) (ccSet, 
 // ibccconfig counts them; ibccquery's Gets count 48 (the table's block).
 const ccPortsPerSetBlock = 32
 
-func ccConfigSwitchPort(ctx context.Context, q *mad.Querier, args []string) (ccSet, error) {
+func ccConfigSwitchPort(ctx context.Context, q *madrpc.Querier, args []string) (ccSet, error) {
 	if err := ccParams(args, 6, "SwitchPortCongestionSetting"); err != nil {
 		return ccSet{}, err
 	}
@@ -291,7 +292,7 @@ func ccConfigSwitchPort(ctx context.Context, q *mad.Querier, args []string) (ccS
 	return ccSet{attr: &sp, mod: block, before: cur}, nil
 }
 
-func ccConfigCA(ctx context.Context, q *mad.Querier, args []string) (ccSet, error) {
+func ccConfigCA(ctx context.Context, q *madrpc.Querier, args []string) (ccSet, error) {
 	if err := ccParams(args, 6, "CACongestionSetting"); err != nil {
 		return ccSet{}, err
 	}
@@ -310,7 +311,7 @@ func ccConfigCA(ctx context.Context, q *mad.Querier, args []string) (ccSet, erro
 	return ccSet{attr: &cs}, nil
 }
 
-func ccConfigTable(ctx context.Context, q *mad.Querier, args []string) (ccSet, error) {
+func ccConfigTable(ctx context.Context, q *madrpc.Querier, args []string) (ccSet, error) {
 	var cct mad.CongestionControlTable
 	perBlock := len(cct.Entries)
 	if len(args) < 2 || len(args) > 2+perBlock {

@@ -11,6 +11,8 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func init() {
@@ -26,7 +28,7 @@ func init() {
 type ccOp struct {
 	Name, Alias string
 	PortArg     bool
-	run         func(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error)
+	run         func(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error)
 }
 
 var ccOps = []ccOp{
@@ -143,16 +145,16 @@ type ccQueryDoc struct {
 // ccQuerier returns the Querier of ibccquery's and ibccconfig's CC MADs to
 // p, with the CC_Key: every attribute goes as the CC class (ClassPortInfo
 // too).
-func ccQuerier(x *mad.Transactor, p mad.Path, key uint64) *mad.Querier {
-	return &mad.Querier{X: x, Path: p, Key: key, Class: mad.ClassCC}
+func ccQuerier(x *madrpc.Transactor, p mad.Path, key uint64) *madrpc.Querier {
+	return &madrpc.Querier{X: x, Path: p, Key: key, Class: mad.ClassCC}
 }
 
 // ccSwitchPorts reads the target's NodeInfo (an SMP, without the CC_Key)
 // and returns its port count; the target must be a switch. A failed query
 // is said to be what.
-func ccSwitchPorts(ctx context.Context, q *mad.Querier, what string) (int, error) {
+func ccSwitchPorts(ctx context.Context, q *madrpc.Querier, what string) (int, error) {
 	var ni mad.NodeInfo
-	if _, err := mad.NewQuerier(q.X, q.Path).Get(ctx, &ni, 0); err != nil {
+	if _, err := madrpc.NewQuerier(q.X, q.Path).Get(ctx, &ni, 0); err != nil {
 		return 0, cmdutil.WithContext(err, "%s", what)
 	}
 	if ni.NodeType != mad.NodeTypeSwitch {
@@ -186,15 +188,15 @@ func ibccqueryRun(o *ibccqueryOptions) error {
 }
 
 // ccSimple reads one attribute and dumps it under "# Name: target".
-func ccSimple(newAttr func() mad.Attribute, what string) func(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
-	return func(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+func ccSimple(newAttr func() mad.Attribute, what string) func(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+	return func(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
 		a := newAttr()
 		data, err := q.Get(ctx, a, 0)
 		if err != nil {
 			return nil, nil, cmdutil.WithContext(err, "%s query failed", what)
 		}
 		b := fmt.Appendf(nil, "# %s: %s\n", a.Layout().Name, q.Path)
-		return a.Layout().AppendDump(b, data), a, nil
+		return madtext.AppendDump(b, a.Layout(), data), a, nil
 	}
 }
 
@@ -210,7 +212,7 @@ type ccLogDoc struct {
 	Log    mad.Attribute   `json:"log"`
 }
 
-func ccCongestionLog(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+func ccCongestionLog(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
 	var sw mad.CongestionLogSwitch
 	data, err := q.Get(ctx, &sw, 0)
 	if err != nil {
@@ -229,8 +231,8 @@ func ccCongestionLog(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) (
 	}
 	b := fmt.Appendf(nil, "# CongestionLog: %s\n", q.Path)
 	l := head.Layout()
-	b = mad.AppendFields(b, sw.Layout().Fields[:2], data) // LogType, CongestionFlags
-	b = mad.AppendFields(b, l.Fields[2:], data)
+	b = madtext.AppendFields(b, sw.Layout().Fields[:2], data) // LogType, CongestionFlags
+	b = madtext.AppendFields(b, l.Fields[2:], data)
 	b = append(b, '\n')
 	doc := ccLogDoc{Events: []mad.Attribute{}, Log: head}
 	for i := range l.Block.Count {
@@ -238,7 +240,7 @@ func ccCongestionLog(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) (
 		if allZero(e) {
 			continue // no event logged in this entry
 		}
-		b = l.Block.Element.AppendDump(b, e)
+		b = madtext.AppendDump(b, l.Block.Element, e)
 		b = append(b, '\n')
 		doc.Events = append(doc.Events, l.Block.Element.Decode(e))
 	}
@@ -261,7 +263,7 @@ type ccPortSetting struct {
 	Setting *mad.SwitchPortCongestionSettingElement `json:"setting"`
 }
 
-func ccSwitchPortSetting(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+func ccSwitchPortSetting(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
 	nports, err := ccSwitchPorts(ctx, q, "node info query failed")
 	if err != nil {
 		return nil, nil, err
@@ -278,7 +280,7 @@ func ccSwitchPortSetting(ctx context.Context, q *mad.Querier, o *ibccqueryOption
 			return nil, nil, cmdutil.WithContext(err, "switch port congestion setting query failed")
 		}
 		i := o.Port % blk.Count
-		return blk.Element.AppendDump(b, blk.ElementData(data, i)), ccPortSetting{o.Port, &sp.Ports[i]}, nil
+		return madtext.AppendDump(b, blk.Element, blk.ElementData(data, i)), ccPortSetting{o.Port, &sp.Ports[i]}, nil
 	}
 	var list []ccPortSetting
 	shown := 0
@@ -291,7 +293,7 @@ func ccSwitchPortSetting(ctx context.Context, q *mad.Querier, o *ibccqueryOption
 		for j := 0; j < blk.Count && shown <= nports; j++ {
 			port := block*blk.Count + j
 			b = fmt.Appendf(b, "Port:............................%d\n", port)
-			b = blk.Element.AppendDump(b, blk.ElementData(data, j))
+			b = madtext.AppendDump(b, blk.Element, blk.ElementData(data, j))
 			b = append(b, '\n')
 			list = append(list, ccPortSetting{port, &sp.Ports[j]})
 			shown++
@@ -307,7 +309,7 @@ type ccCADoc struct {
 	Setting *mad.CACongestionSetting `json:"setting"`
 }
 
-func ccCASetting(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+func ccCASetting(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
 	var cs mad.CACongestionSetting
 	data, err := q.Get(ctx, &cs, 0)
 	if err != nil {
@@ -315,11 +317,11 @@ func ccCASetting(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]by
 	}
 	blk := cs.Layout().Block
 	b := fmt.Appendf(nil, "# CACongestionSetting: %s\n", q.Path)
-	b = cs.Layout().AppendDump(b, data)
+	b = madtext.AppendDump(b, cs.Layout(), data)
 	b = append(b, '\n')
 	for sl := range blk.Count {
 		b = fmt.Appendf(b, "SL:..............................%d\n", sl)
-		b = blk.Element.AppendDump(b, blk.ElementData(data, sl))
+		b = madtext.AppendDump(b, blk.Element, blk.ElementData(data, sl))
 		b = append(b, '\n')
 	}
 	return b, ccCADoc{Entries: cs.Entries[:], Setting: &cs}, nil
@@ -332,7 +334,7 @@ type ccTableDoc struct {
 	Entries   []mad.CongestionControlTableEntry `json:"entries"`
 }
 
-func ccControlTable(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([]byte, any, error) {
+func ccControlTable(ctx context.Context, q *madrpc.Querier, o *ibccqueryOptions) ([]byte, any, error) {
 	var cct mad.CongestionControlTable
 	data, err := q.Get(ctx, &cct, 0)
 	if err != nil {
@@ -340,7 +342,7 @@ func ccControlTable(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([
 	}
 	limit := int(cct.CCTILimit)
 	b := fmt.Appendf(nil, "# CongestionControlTable: %s\n", q.Path)
-	b = cct.Layout().AppendDump(b, data)
+	b = madtext.AppendDump(b, cct.Layout(), data)
 	b = append(b, '\n')
 	doc := ccTableDoc{CCTILimit: limit, Entries: []mad.CongestionControlTableEntry{}}
 	if limit == 0 {
@@ -356,7 +358,7 @@ func ccControlTable(ctx context.Context, q *mad.Querier, o *ibccqueryOptions) ([
 		}
 		for j := 0; j < blk.Count && shown <= limit; j++ {
 			b = fmt.Appendf(b, "Entry:...........................%d\n", block*blk.Count+j)
-			b = blk.Element.AppendDump(b, blk.ElementData(data, j))
+			b = madtext.AppendDump(b, blk.Element, blk.ElementData(data, j))
 			b = append(b, '\n')
 			doc.Entries = append(doc.Entries, cct.Entries[j])
 			shown++

@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -156,7 +157,7 @@ func nodeGUIDOf(common *cmdutil.CommonOptions, t endport.Target) (rdma.GUID, err
 		return 0, err
 	}
 	var ni mad.NodeInfo
-	if _, err := (&mad.Querier{X: x, Path: p}).Get(ctx, &ni, 0); err != nil {
+	if _, err := (&madrpc.Querier{X: x, Path: p}).Get(ctx, &ni, 0); err != nil {
 		return 0, cmdutil.WithContext(err, "node info query of %s", t)
 	}
 	return ni.NodeGUID, nil

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
@@ -32,7 +33,7 @@ func fakeTwoSwitches(t *testing.T, hurt func(*subnettest.Fabric)) *subnet.Fabric
 	if hurt != nil {
 		hurt(ff)
 	}
-	x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: 1})
+	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: 1})
 	defer x.Close()
 	fab, err := subnet.Discover(context.Background(), x, subnet.Options{})
 	if err != nil {
@@ -237,7 +238,7 @@ func TestTopologyFDR10(t *testing.T) {
 	}
 	ff.Node("Switch1").Ports[1].FDR10 = true
 	ff.Node("Hca1").Ports[1].FDR10 = true
-	x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 20 * time.Millisecond})
+	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 20 * time.Millisecond})
 	defer x.Close()
 	fab, err := subnet.Discover(context.Background(), x, subnet.Options{MlnxExtPortInfo: true})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/route"
@@ -143,7 +144,7 @@ func ibrouteRun(o *ibrouteOptions) error {
 // readTable reads the target switch's table: the transactor it used, the
 // resolved path to the switch, and the table, the switch's description
 // named by the node map.
-func (o *ibrouteOptions) readTable() (*mad.Transactor, mad.Path, *route.SwitchTables, error) {
+func (o *ibrouteOptions) readTable() (*madrpc.Transactor, mad.Path, *route.SwitchTables, error) {
 	p, err := o.Target.Path()
 	if err != nil {
 		return nil, p, nil, err
@@ -249,7 +250,7 @@ func unicastRange(w io.Writer, o *ibrouteOptions, top int) (int, int) {
 // unicastDests are the dump's entries from start to end, each valid one
 // described (unless -n) by its destination, looked up in the --cache
 // fabric or by SMPs.
-func (o *ibrouteOptions) unicastDests(x *mad.Transactor, st *route.SwitchTables, start, end int) ([]lftEntry, error) {
+func (o *ibrouteOptions) unicastDests(x *madrpc.Transactor, st *route.SwitchTables, start, end int) ([]lftEntry, error) {
 	entries := unicastEntries(st, start, end, o.All)
 	if o.Brief {
 		return entries, nil
@@ -335,7 +336,7 @@ type lidDest struct {
 // --cache fabric; nil for none) or else by SMPs in parallel, and writes
 // each entry's text as infiniband-diags' dump_lid does, including its
 // "path #n out of m" for the LIDs of a port with an LMC.
-func describeDestinations(ctx context.Context, x *mad.Transactor, fab *subnet.Fabric, entries []lftEntry, names *nodemap.Map) {
+func describeDestinations(ctx context.Context, x *madrpc.Transactor, fab *subnet.Fabric, entries []lftEntry, names *nodemap.Map) {
 	dests := make([]lidDest, len(entries))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 64)
@@ -395,8 +396,8 @@ func fabricDest(fab *subnet.Fabric, lid int) (lidDest, bool) {
 }
 
 // lookupLID reads a LID's NodeDescription, PortInfo and NodeInfo.
-func lookupLID(ctx context.Context, x *mad.Transactor, lid int) lidDest {
-	q := mad.NewQuerier(x, mad.LIDPath(rdma.LID(lid)))
+func lookupLID(ctx context.Context, x *madrpc.Transactor, lid int) lidDest {
+	q := madrpc.NewQuerier(x, mad.LIDPath(rdma.LID(lid)))
 	var nd mad.NodeDescription
 	var pi mad.PortInfo
 	var ni mad.NodeInfo

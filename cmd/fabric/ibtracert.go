@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/route"
@@ -206,7 +207,7 @@ type traceJSON struct {
 type tracer struct {
 	o     *ibtracertOptions
 	ctx   context.Context
-	x     *mad.Transactor
+	x     *madrpc.Transactor
 	rt    *route.Tracer
 	out   []byte
 	hops  []traceHop
@@ -217,7 +218,7 @@ type tracer struct {
 // newTracer returns the run's tracer: python-rdma's --discovery lid reads
 // a switch's SwitchInfo and LFT by its LID once known, and the --cache
 // fabric answers for the nodes it has (ibtracert_discovery.go).
-func newTracer(o *ibtracertOptions, x *mad.Transactor, names *nodemap.Map, fab *subnet.Fabric) *tracer {
+func newTracer(o *ibtracertOptions, x *madrpc.Transactor, names *nodemap.Map, fab *subnet.Fabric) *tracer {
 	t := &tracer{o: o, ctx: o.Common.Context(), x: x, brief: o.Brief, names: names}
 	t.rt = &route.Tracer{X: x, Force: o.Force, LIDRouted: o.Discovery.Mode == "lid", Fabric: fab,
 		Warn: func(err error) { fmt.Fprintf(o.IO.ErrOut, "ibtracert: warning: %v\n", err) }}
@@ -310,7 +311,7 @@ func (t *tracer) traceLID(tg endport.Target) (mad.Path, rdma.LID, error) {
 		return p, p.LID, nil
 	}
 	var pi mad.PortInfo
-	if _, err := mad.NewQuerier(t.x, p).Get(t.ctx, &pi, 0); err != nil {
+	if _, err := madrpc.NewQuerier(t.x, p).Get(t.ctx, &pi, 0); err != nil {
 		return p, 0, cmdutil.WithContext(err, "resolving the LID of %s", p)
 	}
 	return p, rdma.LID(pi.LID), nil

@@ -17,6 +17,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
 
@@ -28,8 +29,8 @@ type smpLog struct {
 }
 
 // transactor returns a transactor on ff that logs each request.
-func (l *smpLog) transactor(ff *subnettest.Fabric) func() (*mad.Transactor, error) {
-	return func() (*mad.Transactor, error) {
+func (l *smpLog) transactor(ff *subnettest.Fabric) func() (*madrpc.Transactor, error) {
+	return func() (*madrpc.Transactor, error) {
 		h := func(req *mad.Packet) []mad.Packet {
 			l.mu.Lock()
 			if l.sent == nil {
@@ -39,7 +40,7 @@ func (l *smpLog) transactor(ff *subnettest.Fabric) func() (*mad.Transactor, erro
 			l.mu.Unlock()
 			return ff.Handle(req)
 		}
-		return mad.NewTransactor(madtest.New(h), mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1}), nil
+		return madrpc.NewTransactor(madtest.New(h), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1}), nil
 	}
 }
 

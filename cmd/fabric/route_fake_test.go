@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
 
@@ -27,9 +27,9 @@ func routeFake(t *testing.T) *subnettest.Fabric {
 }
 
 // fakeTransactor returns a transactor on the fake fabric.
-func fakeTransactor(ff *subnettest.Fabric) func() (*mad.Transactor, error) {
-	return func() (*mad.Transactor, error) {
-		return mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1}), nil
+func fakeTransactor(ff *subnettest.Fabric) func() (*madrpc.Transactor, error) {
+	return func() (*madrpc.Transactor, error) {
+		return madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1}), nil
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -235,7 +236,7 @@ func setPortStateRun(o *setPortStateOptions) error {
 	}
 	ctx := o.Common.Context()
 	for _, c := range changes {
-		q := &mad.Querier{X: x, Path: mad.Path{DR: c.path}}
+		q := &madrpc.Querier{X: x, Path: mad.Path{DR: c.path}}
 		if _, err := q.Get(ctx, &c.info, uint32(c.port.Num)); err != nil {
 			return cmdutil.WithContext(err, "%s", c.arg)
 		}
@@ -257,7 +258,7 @@ func setPortStateRun(o *setPortStateOptions) error {
 // and no change to the enabled link speeds and widths (0), as
 // python-rdma's port state tools send it. A dry run's plan shows what
 // differs from pi.
-func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, pi mad.PortInfo, down bool, phys mad.PhysPortState) error {
+func setPortInfo(ctx context.Context, x *madrpc.Transactor, path []uint8, num int, pi mad.PortInfo, down bool, phys mad.PhysPortState) error {
 	before, err := pi.MarshalBinary()
 	if err != nil {
 		return err
@@ -275,7 +276,7 @@ func setPortInfo(ctx context.Context, x *mad.Transactor, path []uint8, num int, 
 		pi.PhysLinkState = 0 // no change
 	}
 	pi.LinkSpeedEnabled, pi.LinkWidthEnabled = 0, 0
-	q := &mad.Querier{X: x, Path: mad.Path{DR: path}}
+	q := &madrpc.Querier{X: x, Path: mad.Path{DR: path}}
 	_, err = q.Set(ctx, &pi, uint32(num), before)
 	return err
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -59,8 +60,8 @@ func (ff *portStateFake) handle(req *mad.Packet) []mad.Packet {
 	return []mad.Packet{madtest.Reply(req, 0, mad.SMPDataOffset, data)}
 }
 
-func (ff *portStateFake) transactor() (*mad.Transactor, error) {
-	return mad.NewTransactor(madtest.New(ff.handle), mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1}), nil
+func (ff *portStateFake) transactor() (*madrpc.Transactor, error) {
+	return madrpc.NewTransactor(madtest.New(ff.handle), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1}), nil
 }
 
 // TestParsePortTarget parses TARGET@PORT arguments; -L, -G and -D

@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
@@ -172,7 +173,7 @@ type checkResult struct {
 // nodeChecker runs the per-node scripts' queries on one transactor.
 type nodeChecker struct {
 	ctx   context.Context
-	x     *mad.Transactor
+	x     *madrpc.Transactor
 	style scriptStyle
 	// guid is -G: the target is a port GUID, resolved through the SA.
 	guid bool
@@ -256,7 +257,7 @@ func (k *nodeChecker) resolveDR(arg string, fail func(string) (checkTarget, bool
 }
 
 // smp is the querier of the node at p.
-func (k *nodeChecker) smp(p mad.Path) *mad.Querier { return mad.NewQuerier(k.x, p) }
+func (k *nodeChecker) smp(p mad.Path) *madrpc.Querier { return madrpc.NewQuerier(k.x, p) }
 
 // node is ibchecknode: the node answers NodeInfo.
 func (k *nodeChecker) node(arg string) checkResult {
@@ -407,7 +408,7 @@ func (k *nodeChecker) counters(t checkTarget, port string) (pc *mad.PortCounters
 	if err != nil {
 		return nil, caps, scriptIBPath + "perfquery: iberror: failed: perfquery", false
 	}
-	pma := mad.NewPMA(k.x, t.gmp)
+	pma := madrpc.NewPMA(k.x, t.gmp)
 	if caps, err = pma.Capabilities(k.ctx, num); err != nil {
 		return nil, caps, scriptIBPath + "perfquery: iberror: failed: classportinfo query", false
 	}

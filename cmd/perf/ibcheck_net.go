@@ -15,6 +15,7 @@ import (
 	"github.com/ibtool/ibtool/internal/awk"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -350,7 +351,7 @@ func (n *netCheck) printf(format string, a ...any) { fmt.Fprintf(&n.out, format,
 // netCheckJSON is a fabric-wide script's --json document; its fields are
 // in the order of their keys.
 type netCheckJSON struct {
-	DryRun   []*mad.Plan    `json:"dryRun,omitzero"`
+	DryRun   []*madrpc.Plan `json:"dryRun,omitzero"`
 	Findings []checkFinding `json:"findings"`
 	// Summary counts what the script counts: nodes and ports checked,
 	// bad ones, failed resets; a count never made is left out.
@@ -673,7 +674,7 @@ func (n *netCheck) clear(lid, port string, errorsOnly bool) checkResult {
 	// Checks run at once: a dry run's plans wait for the render.
 	ctx, plans := cmdutil.WithPlanScope(n.k.ctx)
 	if err == nil {
-		q := &perfquery{o: po, ctx: ctx, pma: mad.NewPMA(n.k.x, mad.LIDPath(t.LID))}
+		q := &perfquery{o: po, ctx: ctx, pma: madrpc.NewPMA(n.k.x, mad.LIDPath(t.LID))}
 		err = q.run()
 	}
 	f.OK = err == nil

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
@@ -50,7 +50,7 @@ func TestNetCheckRun(t *testing.T) {
 			var out bytes.Buffer
 			o := fakeNetCheck(t, tt.tool, tt.args)
 			o.IO.Out = &out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, &out), nil, nil }
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, &out), nil, nil }
 			checkScriptResult(t, netCheckRun(o), tt.wantCode, tt.want, out.String())
 			if ff.Changes != 0 {
 				t.Errorf("%d Sets sent by a check", ff.Changes)
@@ -97,7 +97,7 @@ func TestFabricItems(t *testing.T) {
 	}
 	ff.Node("Hca2").Ports[1].Down = true
 	ff.Node("Hca3").Ports[1].LMC = 1
-	x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: 1})
+	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: 1})
 	t.Cleanup(func() { x.Close() })
 	fab, err := subnet.Discover(context.Background(), x, subnet.Options{})
 	if err != nil {

@@ -8,7 +8,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -45,7 +45,7 @@ func TestNodeCheckRun(t *testing.T) {
 			var out bytes.Buffer
 			o := fakeNodeCheck(t, tt.tool, tt.args)
 			o.IO.Out = &out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, &out), nil, nil }
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, &out), nil, nil }
 			checkScriptResult(t, nodeCheckRun(o), tt.wantCode, tt.want, out.String())
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -109,7 +110,7 @@ func TestNodeCheckPyOptions(t *testing.T) {
 			var out bytes.Buffer
 			o := fakeNodeCheck(t, tt.tool, tt.args)
 			o.IO.Out = &out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, &out), nil, nil }
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, &out), nil, nil }
 			checkScriptResult(t, nodeCheckRun(o), tt.wantCode, tt.want, out.String())
 		})
 	}
@@ -220,7 +221,7 @@ func TestNetCheckPyOptions(t *testing.T) {
 			var out bytes.Buffer
 			o := fakeNetCheck(t, tt.tool, tt.args)
 			o.IO.Out = &out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 				return cmdtest.FakeTransactor(&o.Common, upFabric(tt.phys), 0, &out), nil, nil
 			}
 			checkScriptResult(t, netCheckRun(o), tt.code, tt.want, out.String())
@@ -247,7 +248,7 @@ func TestNetClearUp(t *testing.T) {
 			return topoItems([]byte("Switch\t8 \"S-0000000000200000\"\t\t# \"Switch1\" base port 0 lid 3 lmc 0\n\nCa\t2 \"H-0000000000100000\"\t\t# \"Hca1\"\n[1](100001) \t\"S-0000000000200000\"[1]\t\t# lid 1 lmc 0 \"Switch1\" lid 3 4xSDR\n")), nil
 		}
 		o.IO.Out = &out
-		o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+		o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 			return cmdtest.FakeTransactor(&o.Common, upFabric(mad.PhysPortStateDisabled), 0, &out), nil, nil
 		}
 		if err := netCheckRun(o); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
@@ -149,7 +150,7 @@ node's after its report, and send none.`,
 type queryErrorsJSON struct {
 	BadNodes         int               `json:"badNodes"`
 	BadPorts         int               `json:"badPorts"`
-	DryRun           []*mad.Plan       `json:"dryRun,omitzero"`
+	DryRun           []*madrpc.Plan    `json:"dryRun,omitzero"`
 	NodesChecked     int               `json:"nodesChecked"`
 	PMAQueryFailures int               `json:"pmaQueryFailures"`
 	Ports            []portErrorsJSON  `json:"ports"`

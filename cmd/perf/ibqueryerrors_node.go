@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -20,7 +21,7 @@ import (
 // pmaQuerier sends PerfMgt Gets and Sets by LID.
 type pmaQuerier struct {
 	ctx context.Context
-	x   *mad.Transactor
+	x   *madrpc.Transactor
 	// sl is the SL to each LID; nil or a missing LID: SL 0.
 	sl map[rdma.LID]uint8
 }
@@ -33,7 +34,7 @@ func (q *pmaQuerier) path(lid rdma.LID) mad.Path {
 }
 
 // at is the PMA of the port at lid.
-func (q *pmaQuerier) at(lid rdma.LID) *mad.PMA { return mad.NewPMA(q.x, q.path(lid)) }
+func (q *pmaQuerier) at(lid rdma.LID) *madrpc.PMA { return madrpc.NewPMA(q.x, q.path(lid)) }
 
 // nodeErrors checks one node (print_node) and keeps what it prints.
 type nodeErrors struct {
@@ -176,7 +177,7 @@ func (r *nodeErrors) suppressed(name string) bool {
 // portCounters reads one port's (or every port's) PortCounters, and
 // PortCountersExtended where the PMA has it (nil where not); a failure is
 // warned of and counted.
-func (r *nodeErrors) portCounters(pma *mad.PMA, lid rdma.LID, num int) (*mad.PortCounters, *mad.PortCountersExtended, bool) {
+func (r *nodeErrors) portCounters(pma *madrpc.PMA, lid rdma.LID, num int) (*mad.PortCounters, *mad.PortCountersExtended, bool) {
 	var pc mad.PortCounters
 	if _, err := pma.Get(r.q.ctx, &pc, num); err != nil {
 		r.warnf("PortCounters query failed on %s, Lid %d port %d: %v", r.name, lid, num, err)
@@ -320,7 +321,7 @@ func (r *nodeErrors) nodeHeader(what string) {
 
 // details reads the details attribute a and lists its non-zero counters
 // as decodeAs's fields (query_and_dump).
-func (r *nodeErrors) details(pma *mad.PMA, lid rdma.LID, num int, a mad.Attribute, decodeAs *mad.Layout, counters map[string]uint64) string {
+func (r *nodeErrors) details(pma *madrpc.PMA, lid rdma.LID, num int, a mad.Attribute, decodeAs *mad.Layout, counters map[string]uint64) string {
 	data, err := pma.Get(r.q.ctx, a, num)
 	if err != nil {
 		r.warnf("%s query failed on %s, Lid %d port %d: %v", a.Layout().Name, r.name, lid, num, err)

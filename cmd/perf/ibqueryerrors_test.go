@@ -16,6 +16,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -40,7 +41,7 @@ func (a *errorsPMA) handle(req *mad.Packet) []mad.Packet {
 	a.mu.Lock()
 	if h.Method.ChangesState() {
 		a.sets++
-		fields := mad.PlannedFields(h.MgmtClass, h.AttrID, req.MAD[mad.SMPDataOffset:], nil)
+		fields := madrpc.PlannedFields(h.MgmtClass, h.AttrID, req.MAD[mad.SMPDataOffset:], nil)
 		a.setMADs = append(a.setMADs, setLine(lid, h.AttrID, h.AttrMod, fields))
 	} else {
 		a.gets++
@@ -98,7 +99,7 @@ func errorsFakeFabric() *subnet.Fabric {
 
 // setLine describes a Set: its LID, attribute, modifier and the fields
 // it writes.
-func setLine(lid rdma.LID, attr mad.AttrID, mod uint32, fields []mad.PlannedField) string {
+func setLine(lid rdma.LID, attr mad.AttrID, mod uint32, fields []madrpc.PlannedField) string {
 	line := fmt.Sprintf("%d %#04x %#x", lid, uint16(attr), mod)
 	for _, f := range fields {
 		line += " " + f.Name + "=" + f.Text
@@ -219,8 +220,8 @@ func TestIbqueryerrorsDryRunJSON(t *testing.T) {
 		t.Fatalf("%v, %d Sets sent; want findings and none", err, pma.sets)
 	}
 	var doc struct {
-		BadPorts int        `json:"badPorts"`
-		DryRun   []mad.Plan `json:"dryRun"`
+		BadPorts int           `json:"badPorts"`
+		DryRun   []madrpc.Plan `json:"dryRun"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v:\n%s", err, out)

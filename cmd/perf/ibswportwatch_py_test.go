@@ -18,6 +18,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -117,8 +118,8 @@ func runSwportwatchPy(t *testing.T, args ...string) (string, error) {
 	}, args)
 	var out bytes.Buffer
 	o.IO.Out = &out
-	o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
-		return mad.NewTransactor(madtest.New(h), mad.TransactorOptions{Timeout: time.Second, SA: &mad.SAAddress{SMLID: 1, LID: 1}}), &rdma.Port{Number: 1, LID: 1}, nil
+	o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
+		return madrpc.NewTransactor(madtest.New(h), madrpc.TransactorOptions{Timeout: time.Second, SA: &madrpc.SAAddress{SMLID: 1, LID: 1}}), &rdma.Port{Number: 1, LID: 1}, nil
 	}
 	clock := time.Unix(0, 0)
 	o.Now = func() time.Time { return clock }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // python-rdma's ibswportwatch takes perfquery's counter-set flags
@@ -79,7 +80,7 @@ func swportwatchSetRun(o *ibswportwatchOptions, k *nodeChecker, t checkTarget) e
 	if o.AllPorts {
 		port = mad.AllPortSelect
 	}
-	pma := mad.NewPMA(k.x, t.path)
+	pma := madrpc.NewPMA(k.x, t.path)
 	now := o.Now
 	if now == nil {
 		now = time.Now

@@ -13,8 +13,8 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func TestIbswportwatchSetArgs(t *testing.T) {
@@ -69,8 +69,8 @@ func TestIbswportwatchSetRun(t *testing.T) {
 	}, []string{"-a", "-n", "1", "-p", "2", "2", "1"})
 	var out bytes.Buffer
 	o.IO.Out = &out
-	o.Common.Open = cmdtest.NoPort(func() (*mad.Transactor, error) {
-		return mad.NewTransactor(madtest.New(fake.handle), mad.TransactorOptions{Timeout: time.Second}), nil
+	o.Common.Open = cmdtest.NoPort(func() (*madrpc.Transactor, error) {
+		return madrpc.NewTransactor(madtest.New(fake.handle), madrpc.TransactorOptions{Timeout: time.Second}), nil
 	})
 	clock := time.Unix(0, 0)
 	o.Now = func() time.Time { return clock }

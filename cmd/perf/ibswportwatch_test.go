@@ -16,6 +16,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func TestPerlNumber(t *testing.T) {
@@ -124,8 +125,8 @@ func TestIbswportwatchRun(t *testing.T) {
 			}, tt.args)
 			var out bytes.Buffer
 			o.IO.Out = &out
-			o.Common.Open = cmdtest.NoPort(func() (*mad.Transactor, error) {
-				return mad.NewTransactor(madtest.New(fake.handle), mad.TransactorOptions{Timeout: time.Second}), nil
+			o.Common.Open = cmdtest.NoPort(func() (*madrpc.Transactor, error) {
+				return madrpc.NewTransactor(madtest.New(fake.handle), madrpc.TransactorOptions{Timeout: time.Second}), nil
 			})
 			var slept []time.Duration
 			o.Sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }

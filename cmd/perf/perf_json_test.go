@@ -13,7 +13,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -101,7 +101,7 @@ func TestPerfJSONKeys(t *testing.T) {
 			ff := &cmdtest.DryRunFabric{}
 			o := cmdtest.ParsedOptions(t, "perfquery", newPerfqueryCmd, []string{"--json", "-r", "2", "1"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 				return ff.Transactor(&o.Common, out), cmdtest.DryRunLocal, nil
 			}
 			return perfqueryRun(o)
@@ -111,7 +111,7 @@ func TestPerfJSONKeys(t *testing.T) {
 			ff := &cmdtest.DryRunFabric{}
 			o := cmdtest.ParsedOptions(t, "perfquery", newPerfqueryCmd, []string{"--json", "--dry-run", "-R", "2", "1"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 				return ff.Transactor(&o.Common, out), cmdtest.DryRunLocal, nil
 			}
 			return perfqueryRun(o)
@@ -139,7 +139,7 @@ func TestPerfJSONKeys(t *testing.T) {
 				return newIbswportwatchCmd(f, "ibswportwatch", runF)
 			}, []string{"--json", "-n", "1", "-b", "2", "1"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, out), nil, nil }
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, out), nil, nil }
 			o.Sleep = func(context.Context, time.Duration) error { return nil }
 			return ibswportwatchRun(o)
 		}, sortedKeys([]string{"pauseSeconds", "port", "target"},
@@ -150,7 +150,7 @@ func TestPerfJSONKeys(t *testing.T) {
 			ff := &cmdtest.DryRunFabric{}
 			o := fakeNodeCheck(t, "ibcheckerrs", []string{"--json", "2", "1"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, out), nil, nil }
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, out), nil, nil }
 			return nodeCheckRun(o)
 		}, sortedKeys(finding, []string{"findings[].port"},
 			withPrefix("findings[].counters.", errorCounterKeys...))},
@@ -165,7 +165,7 @@ func TestPerfJSONKeys(t *testing.T) {
 			ff := &cmdtest.DryRunFabric{}
 			o := fakeNetCheck(t, "ibcheckerrors", []string{"--json"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, out), nil, nil }
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, out), nil, nil }
 			return netCheckRun(o)
 		}, sortedKeys(finding, []string{"findings[].port", "summary.nodesChecked", "summary.portsChecked"},
 			withPrefix("findings[].counters.", errorCounterKeys...))},

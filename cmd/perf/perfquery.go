@@ -13,6 +13,8 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func init() {
@@ -264,19 +266,19 @@ type perfResult struct {
 // perfqueryJSON is perfquery's --json document; its fields are in the
 // order of their keys.
 type perfqueryJSON struct {
-	CapabilityMask  uint16       `json:"capabilityMask"`
-	CapabilityMask2 uint32       `json:"capabilityMask2"`
-	DryRun          []*mad.Plan  `json:"dryRun,omitzero"`
-	ResetPorts      []int        `json:"resetPorts,omitempty"`
-	Results         []perfResult `json:"results"`
-	Target          string       `json:"target"`
+	CapabilityMask  uint16         `json:"capabilityMask"`
+	CapabilityMask2 uint32         `json:"capabilityMask2"`
+	DryRun          []*madrpc.Plan `json:"dryRun,omitzero"`
+	ResetPorts      []int          `json:"resetPorts,omitempty"`
+	Results         []perfResult   `json:"results"`
+	Target          string         `json:"target"`
 }
 
 // perfquery is one run: the target's PMA and its capabilities.
 type perfquery struct {
 	o        *perfqueryOptions
 	ctx      context.Context
-	pma      *mad.PMA
+	pma      *madrpc.PMA
 	caps     mad.PMACapabilities
 	results  []perfResult
 	reset    []int
@@ -299,7 +301,7 @@ func perfqueryRun(o *perfqueryOptions) error {
 	} else if path, err = o.Common.GMPTarget(x, *o.Target, "performance MADs"); err != nil {
 		return err
 	}
-	q := &perfquery{o: o, ctx: o.Common.Context(), pma: mad.NewPMA(x, path)}
+	q := &perfquery{o: o, ctx: o.Common.Context(), pma: madrpc.NewPMA(x, path)}
 	// Text goes out port by port, as infiniband-diags prints it, so a
 	// port that fails half way leaves the ports before it on stdout and
 	// the error on stderr; JSON is one document or nothing.
@@ -349,7 +351,7 @@ func (q *perfquery) run() error {
 	ports := o.Ports
 	loop := emulate || (o.LoopPorts && (o.AllPorts || o.Port == mad.AllPortSelect))
 	if loop {
-		if ports, err = mad.PortNumbers(q.ctx, q.pma.Q); err != nil {
+		if ports, err = madrpc.PortNumbers(q.ctx, q.pma.Q); err != nil {
 			return err
 		}
 		if emulate && !o.LoopPorts {
@@ -374,7 +376,7 @@ func (q *perfquery) run() error {
 // addResult keeps a, read for port, with its text: the title, then
 // libibmad's dump of the fields given of data, a's encoding.
 func (q *perfquery) addResult(a mad.Attribute, port int, data, title []byte, fields []mad.Field) {
-	r := perfResult{Attribute: a.Layout().Name, Port: port, Counters: a, text: mad.AppendFields(title, fields, data)}
+	r := perfResult{Attribute: a.Layout().Name, Port: port, Counters: a, text: madtext.AppendFields(title, fields, data)}
 	q.results = append(q.results, r)
 	if !q.o.Common.JSON && q.writeErr == nil {
 		_, q.writeErr = q.o.IO.Out.Write(r.text)

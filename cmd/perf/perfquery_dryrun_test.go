@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -18,7 +19,7 @@ func TestDryRunPerfTools(t *testing.T) {
 		cmdtest.NewDryRunCase("perfquery -r", func(t *testing.T, ff *cmdtest.DryRunFabric, out *bytes.Buffer) error {
 			o := cmdtest.ParsedOptions(t, "perfquery", newPerfqueryCmd, []string{"--dry-run", "-r", "2", "1"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 				return ff.Transactor(&o.Common, out), cmdtest.DryRunLocal, nil
 			}
 			return perfqueryRun(o)
@@ -27,7 +28,7 @@ func TestDryRunPerfTools(t *testing.T) {
 		cmdtest.NewDryRunCase("perfquery -R -x", func(t *testing.T, ff *cmdtest.DryRunFabric, out *bytes.Buffer) error {
 			o := cmdtest.ParsedOptions(t, "perfquery", newPerfqueryCmd, []string{"--dry-run", "-R", "-x", "2", "1"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 				return ff.Transactor(&o.Common, out), cmdtest.DryRunLocal, nil
 			}
 			return perfqueryRun(o)
@@ -35,7 +36,7 @@ func TestDryRunPerfTools(t *testing.T) {
 		cmdtest.NewDryRunCase("ibclearerrors", func(t *testing.T, ff *cmdtest.DryRunFabric, out *bytes.Buffer) error {
 			o := fakeNetCheck(t, "ibclearerrors", []string{"--dry-run"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, out), nil, nil }
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) { return ff.Transactor(&o.Common, out), nil, nil }
 			return netCheckRun(o)
 		}, true, `dry-run: PerfSet(PortCounters) from=madtest0/1 lid=1 attrmod=0x0 PortSelect=255 CounterSelect=0x0fff
 dry-run: PerfSet(PortCounters) from=madtest0/1 lid=2 attrmod=0x0 PortSelect=1 CounterSelect=0x0fff
@@ -54,22 +55,22 @@ func TestDryRunJSON(t *testing.T) {
 	var out bytes.Buffer
 	o := cmdtest.ParsedOptions(t, "perfquery", newPerfqueryCmd, []string{"--dry-run", "--json", "-R", "2", "1"})
 	o.IO.Out = &out
-	o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+	o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 		return ff.Transactor(&o.Common, &out), cmdtest.DryRunLocal, nil
 	}
 	if err := perfqueryRun(o); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
-		ResetPorts []int      `json:"resetPorts"`
-		DryRun     []mad.Plan `json:"dryRun"`
+		ResetPorts []int         `json:"resetPorts"`
+		DryRun     []madrpc.Plan `json:"dryRun"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
 		t.Fatalf("%v:\n%s", err, out.String())
 	}
 	one, ffff := uint64(1), uint64(0xffff)
-	want := []mad.Plan{{Request: "PerfSet(PortCounters)", Device: "madtest0", Port: 1, Class: "PerfMgt", LID: 2,
-		Attribute: "PortCounters", AttrID: mad.AttrPortCounters, Fields: []mad.PlannedField{
+	want := []madrpc.Plan{{Request: "PerfSet(PortCounters)", Device: "madtest0", Port: 1, Class: "PerfMgt", LID: 2,
+		Attribute: "PortCounters", AttrID: mad.AttrPortCounters, Fields: []madrpc.PlannedField{
 			{Name: "PortSelect", Value: &one, Text: "1"},
 			{Name: "CounterSelect", Value: &ffff, Text: "0xffff"},
 			{Name: "CounterSelect2", Value: &one, Text: "0x01"},

@@ -14,6 +14,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -70,11 +71,11 @@ func TestPerfqueryDirect(t *testing.T) {
 		o := cmdtest.ParsedOptions(t, "perfquery", newPerfqueryCmd, args)
 		var stdout bytes.Buffer
 		o.IO.Out = &stdout
-		o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+		o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 			opts := o.Common.TransactorOptions()
 			opts.Timeout = time.Second
-			opts.SA = &mad.SAAddress{SMLID: 1, LID: 2}
-			return mad.NewTransactor(madtest.New(handle), opts), &rdma.Port{Number: 1, LID: 2}, nil
+			opts.SA = &madrpc.SAAddress{SMLID: 1, LID: 2}
+			return madrpc.NewTransactor(madtest.New(handle), opts), &rdma.Port{Number: 1, LID: 2}, nil
 		}
 		err := perfqueryRun(o)
 		return stdout.String(), err

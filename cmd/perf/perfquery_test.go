@@ -15,6 +15,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -168,11 +169,11 @@ func runPerfquery(t *testing.T, fake *perfFake, args ...string) (out, errOut str
 	o := cmdtest.ParsedOptions(t, "perfquery", newPerfqueryCmd, args)
 	var stdout, stderr bytes.Buffer
 	o.IO.Out, o.IO.ErrOut = &stdout, &stderr
-	o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+	o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 		opts := o.Common.TransactorOptions()
 		opts.Timeout = time.Second
 		o.Common.SetDryRun(&stdout, &opts)
-		return mad.NewTransactor(madtest.New(fake.handle), opts), &rdma.Port{Number: 1, LID: 5}, nil
+		return madrpc.NewTransactor(madtest.New(fake.handle), opts), &rdma.Port{Number: 1, LID: 5}, nil
 	}
 	err = perfqueryRun(o)
 	return stdout.String(), stderr.String(), err

@@ -11,12 +11,13 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // saQuerier runs one saquery invocation.
 type saQuerier struct {
 	ctx  context.Context
-	x    *mad.Transactor
+	x    *madrpc.Transactor
 	o    *saqueryOptions
 	w    *bufio.Writer
 	text saText
@@ -128,7 +129,7 @@ func (q *saQuerier) getTable(l *mad.Layout, mod uint32, mask uint64, rec []byte)
 // query is getTable with the method given: SubnAdmGet for --get.
 func (q *saQuerier) query(m mad.Method, l *mad.Layout, mod uint32, mask uint64, rec []byte) ([][]byte, error) {
 	name := saRecordName(l)
-	res, err := q.x.QuerySA(q.ctx, &mad.SAQuery{Method: m, AttrID: l.ID, Name: name,
+	res, err := q.x.QuerySA(q.ctx, &madrpc.SAQuery{Method: m, AttrID: l.ID, Name: name,
 		AttrMod: mod, ComponentMask: mask, SMKey: q.o.SMKey, Record: rec})
 	if err != nil {
 		return nil, err
@@ -142,7 +143,7 @@ func (q *saQuerier) query(m mad.Method, l *mad.Layout, mod uint32, mask uint64, 
 
 // askClassPortInfo gets the SA's ClassPortInfo.
 func (q *saQuerier) askClassPortInfo() error {
-	res, err := q.x.QuerySA(q.ctx, &mad.SAQuery{Method: mad.MethodGet, AttrID: cpiLayout.ID,
+	res, err := q.x.QuerySA(q.ctx, &madrpc.SAQuery{Method: mad.MethodGet, AttrID: cpiLayout.ID,
 		Name: "ClassPortInfo", SMKey: q.o.SMKey})
 	if err != nil {
 		return err

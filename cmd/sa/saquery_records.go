@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -36,7 +37,7 @@ func (t *saText) name(guid rdma.GUID, desc string) string {
 // keyText is a key as printed: hidden unless -K.
 func (t *saText) keyText(s string) string {
 	if !t.showKeys {
-		return mad.NotDisplayed
+		return madtext.NotDisplayed
 	}
 	return s
 }
@@ -67,7 +68,7 @@ func (r genericRecord) MarshalJSON() ([]byte, error) { return json.Marshal(r.att
 func (r genericRecord) writeText(w io.Writer, _ *saText) {
 	l := r.attr.Layout()
 	fmt.Fprintf(w, "%s dump:\n", l.Name)
-	for _, line := range strings.SplitAfter(string(l.AppendDump(nil, r.raw)), "\n") {
+	for _, line := range strings.SplitAfter(string(madtext.AppendDump(nil, l, r.raw)), "\n") {
 		if line != "" {
 			fmt.Fprintf(w, "\t\t%s", line)
 		}
@@ -295,5 +296,5 @@ func (r *portInfoRecord) writeText(w io.Writer, t *saText) {
 		"\t\tPortNum.................%d\n"+
 		"\t\tOptions.................0x%x\n"+
 		"\tPortInfo dump:\n", r.EndPortLID, r.PortNum, r.Options)
-	w.Write(r.PortInfo.AppendDump(nil, "\t\t", t.showKeys))
+	w.Write(madtext.AppendPortInfo(nil, &r.PortInfo, "\t\t", t.showKeys))
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -384,7 +385,7 @@ func (q *saQuerier) multiPathRecords(args []string) error {
 	for _, g := range gids[1:] {
 		rec = append(rec, g[:]...)
 	}
-	res, err := q.x.QuerySA(q.ctx, &mad.SAQuery{Method: mad.MethodGetMulti, AttrID: s.l.ID,
+	res, err := q.x.QuerySA(q.ctx, &madrpc.SAQuery{Method: mad.MethodGetMulti, AttrID: s.l.ID,
 		Name: s.l.Name, ComponentMask: s.mask, SMKey: q.o.SMKey, Record: rec})
 	if err != nil {
 		return err

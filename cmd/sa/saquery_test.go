@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -102,11 +103,11 @@ func saqueryOpts(t *testing.T, sa *fakeSA, args ...string) (*saqueryOptions, err
 	if err != nil {
 		return nil, err
 	}
-	o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+	o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 		opts := o.Common.TransactorOptions()
 		opts.Timeout = 50 * time.Millisecond
-		opts.SA = &mad.SAAddress{SMLID: 1}
-		return mad.NewTransactor(madtest.New(sa.handle), opts), &rdma.Port{Number: 1, LID: 2, SMLID: 1}, nil
+		opts.SA = &madrpc.SAAddress{SMLID: 1}
+		return madrpc.NewTransactor(madtest.New(sa.handle), opts), &rdma.Port{Number: 1, LID: 2, SMLID: 1}, nil
 	}
 	o.Common.Ctx = context.Background()
 	return o, nil

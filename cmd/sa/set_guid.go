@@ -9,6 +9,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -92,7 +93,7 @@ func setGUIDRun(o *setGUIDOptions) error {
 	if err != nil {
 		return err
 	}
-	res, err := x.QuerySA(o.Common.Context(), &mad.SAQuery{Method: mad.MethodSet, AttrID: mad.AttrGUIDInfoRecord,
+	res, err := x.QuerySA(o.Common.Context(), &madrpc.SAQuery{Method: mad.MethodSet, AttrID: mad.AttrGUIDInfoRecord,
 		Name: "GUIDInfoRecord", ComponentMask: mask, Record: data, SMKey: o.Common.SMKey})
 	if err != nil {
 		return err

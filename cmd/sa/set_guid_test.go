@@ -15,6 +15,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func TestSetGUIDArgs(t *testing.T) {
@@ -43,8 +44,8 @@ func TestSetGUIDRun(t *testing.T) {
 	o := cmdtest.ParsedOptions(t, "set_guid", newSetGUIDCmd, []string{"--smkey", "7", "5", "10", "0x0002c90300001234"})
 	var out bytes.Buffer
 	o.IO.Out = &out
-	o.Common.Open = cmdtest.NoPort(func() (*mad.Transactor, error) {
-		return mad.NewTransactor(madtest.New(sa.Handle), mad.TransactorOptions{Timeout: time.Second, SA: &mad.SAAddress{SMLID: 1}}), nil
+	o.Common.Open = cmdtest.NoPort(func() (*madrpc.Transactor, error) {
+		return madrpc.NewTransactor(madtest.New(sa.Handle), madrpc.TransactorOptions{Timeout: time.Second, SA: &madrpc.SAAddress{SMLID: 1}}), nil
 	})
 	if err := setGUIDRun(o); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -115,7 +116,7 @@ func ibaddrRun(o *ibaddrOptions) error {
 		}
 		o.Port = local.Number
 	}
-	q := mad.NewQuerier(x, path)
+	q := madrpc.NewQuerier(x, path)
 	ni, err := q.NodeInfo(o.Common.Context())
 	if err != nil {
 		return err

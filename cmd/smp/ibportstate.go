@@ -10,6 +10,8 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -194,7 +196,7 @@ type portState struct {
 
 // readPort reads a port's PortInfo and whether it has extended speeds (for
 // a switch, as port 0 says).
-func readPort(ctx context.Context, q *mad.Querier, port int, isSwitch bool) (*portState, error) {
+func readPort(ctx context.Context, q *madrpc.Querier, port int, isSwitch bool) (*portState, error) {
 	st := &portState{path: q.Path, port: port, isSwitch: isSwitch}
 	capMask := uint32(0)
 	if isSwitch {
@@ -217,7 +219,7 @@ func readPort(ctx context.Context, q *mad.Querier, port int, isSwitch bool) (*po
 }
 
 // readMlnxExtPortInfo reads the port's MlnxExtPortInfo.
-func (st *portState) readMlnxExtPortInfo(ctx context.Context, q *mad.Querier) error {
+func (st *portState) readMlnxExtPortInfo(ctx context.Context, q *madrpc.Querier) error {
 	st.mepi = &mad.MlnxExtPortInfo{}
 	data, err := q.Get(ctx, st.mepi, uint32(st.port))
 	st.mepiData = data
@@ -236,13 +238,13 @@ func appendPortState(b []byte, st *portState, showKeys bool) []byte {
 		names = append(names, "MKey", "MKeyLeasePeriod", "ProtectBits")
 	}
 	b = fmt.Appendf(b, "# Port info: %s port %d\n", st.path, st.port)
-	return st.pi.AppendFieldsDump(b, names, showKeys)
+	return madtext.AppendPortInfoFields(b, &st.pi, names, showKeys)
 }
 
 // appendMlnxExtPortInfo dumps the port's MlnxExtPortInfo.
 func appendMlnxExtPortInfo(b []byte, path mad.Path, port int, data []byte) []byte {
 	b = fmt.Appendf(b, "# MLNX ext Port info: %s port %d\n", path, port)
-	return (&mad.MlnxExtPortInfo{}).Layout().AppendDump(b, data)
+	return madtext.AppendDump(b, (&mad.MlnxExtPortInfo{}).Layout(), data)
 }
 
 // ibportstate is one run, printing as it goes: like infiniband-diags, a
@@ -257,12 +259,12 @@ type ibportstate struct {
 // ibportstateDoc is ibportstate's JSON: the port as read, its peer or the
 // port after the Set, and under --dry-run the Sets planned.
 type ibportstateDoc struct {
-	After    *portDoc     `json:"after,omitempty"`
-	DryRun   *[]*mad.Plan `json:"dryRun,omitempty"`
-	Peer     *portDoc     `json:"peer,omitempty"`
-	Port     int          `json:"port"`
-	PortInfo *portDoc     `json:"portInfo,omitempty"`
-	Target   string       `json:"target"`
+	After    *portDoc        `json:"after,omitempty"`
+	DryRun   *[]*madrpc.Plan `json:"dryRun,omitempty"`
+	Peer     *portDoc        `json:"peer,omitempty"`
+	Port     int             `json:"port"`
+	PortInfo *portDoc        `json:"portInfo,omitempty"`
+	Target   string          `json:"target"`
 }
 
 // portDoc is one port in ibportstate's JSON.
@@ -298,7 +300,7 @@ func ibportstateRun(o *ibportstateOptions) error {
 		return err
 	}
 	r := &ibportstate{o: o, ctx: ctx, doc: ibportstateDoc{Target: p.String(), Port: o.Port}}
-	err = r.run(mad.NewQuerier(x, p), local)
+	err = r.run(madrpc.NewQuerier(x, p), local)
 	if ferr := r.flush(); err == nil {
 		err = ferr
 	}
@@ -309,7 +311,7 @@ func ibportstateRun(o *ibportstateOptions) error {
 	return err
 }
 
-func (r *ibportstate) run(q *mad.Querier, local *rdma.Port) error {
+func (r *ibportstate) run(q *madrpc.Querier, local *rdma.Port) error {
 	o := r.o
 	ni, err := q.NodeInfo(r.ctx)
 	if err != nil {
@@ -358,7 +360,7 @@ func (r *ibportstate) run(q *mad.Querier, local *rdma.Port) error {
 
 // change sends the PortInfo Set the operations ask for and shows the
 // result.
-func (r *ibportstate) change(q *mad.Querier, st *portState) error {
+func (r *ibportstate) change(q *madrpc.Querier, st *portState) error {
 	o := r.o
 	pi := st.pi
 	// A Set with LID 0 or 0xffff fails: keep something valid there.
@@ -440,7 +442,7 @@ func (r *ibportstate) change(q *mad.Querier, st *portState) error {
 
 // setFDR10 sends the MlnxExtPortInfo Set that enables FDR10 speeds
 // (LinkSpeedEnabled bit 0) and shows the result.
-func (r *ibportstate) setFDR10(q *mad.Querier, st *portState, speeds uint8) error {
+func (r *ibportstate) setFDR10(q *madrpc.Querier, st *portState, speeds uint8) error {
 	var mepi mad.MlnxExtPortInfo
 	if st.mepi != nil {
 		mepi = *st.mepi
@@ -462,7 +464,7 @@ func (r *ibportstate) setFDR10(q *mad.Querier, st *portState, speeds uint8) erro
 // peer shows the port at the other end of an active switch port, reached
 // one hop further by direct route, and warns where the two disagree on
 // width or speed.
-func (r *ibportstate) peer(q *mad.Querier, st *portState, local *rdma.Port) error {
+func (r *ibportstate) peer(q *madrpc.Querier, st *portState, local *rdma.Port) error {
 	pp := q.Path
 	if pp.IsDR() {
 		if len(pp.DR) >= mad.MaxHops {
@@ -473,7 +475,7 @@ func (r *ibportstate) peer(q *mad.Querier, st *portState, local *rdma.Port) erro
 		// A combined route: LID-routed to the switch, then out of the port.
 		pp = mad.Path{LID: pp.LID, DR: []uint8{0, uint8(st.port)}, DrSLID: local.LID}
 	}
-	pq := mad.NewQuerier(q.X, pp)
+	pq := madrpc.NewQuerier(q.X, pp)
 	ni, err := pq.NodeInfo(r.ctx)
 	if err != nil {
 		return cmdutil.WithContext(err, "peer port")

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -16,7 +16,7 @@ func TestDryRunSMPTools(t *testing.T) {
 		cmdtest.NewDryRunCase("ibportstate disable", func(t *testing.T, ff *cmdtest.DryRunFabric, out *bytes.Buffer) error {
 			o := cmdtest.ParsedOptions(t, "ibportstate", newIbportstateCmd, []string{"--dry-run", "2", "1", "disable"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 				return ff.Transactor(&o.Common, out), cmdtest.DryRunLocal, nil
 			}
 			return ibportstateRun(o)
@@ -42,7 +42,7 @@ dry-run: SubnSet(PortInfo) from=madtest0/1 lid=2 attrmod=0x1 PhysLinkState=Disab
 		cmdtest.NewDryRunCase("ibportstate speed width", func(t *testing.T, ff *cmdtest.DryRunFabric, out *bytes.Buffer) error {
 			o := cmdtest.ParsedOptions(t, "ibportstate", newIbportstateCmd, []string{"--dry-run", "-D", "0,1", "1", "width", "3", "speed", "1", "fdr10", "1"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 				return ff.Transactor(&o.Common, out), cmdtest.DryRunLocal, nil
 			}
 			return ibportstateRun(o)
@@ -53,7 +53,7 @@ dry-run: SubnSet(PortInfo) from=madtest0/1 dr=0,1 attrmod=0x1 LinkWidthEnabled="
 		cmdtest.NewDryRunCase("sminfo", func(t *testing.T, ff *cmdtest.DryRunFabric, out *bytes.Buffer) error {
 			o := cmdtest.ParsedOptions(t, "sminfo", newSminfoCmd, []string{"--dry-run", "-p", "14", "1", "1"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 				return ff.Transactor(&o.Common, out), cmdtest.DryRunLocal, nil
 			}
 			return sminfoRun(o)
@@ -63,7 +63,7 @@ dry-run: SubnSet(SMInfo) from=madtest0/1 lid=1 attrmod=0x1 Priority=14 SMState=2
 		cmdtest.NewDryRunCase("ibsendtrap", func(t *testing.T, ff *cmdtest.DryRunFabric, out *bytes.Buffer) error {
 			o := cmdtest.ParsedOptions(t, "ibsendtrap", newIbsendtrapCmd, []string{"--dry-run", "local_link_integrity", "1"})
 			o.IO.Out = out
-			o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+			o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 				return ff.Transactor(&o.Common, out), cmdtest.DryRunLocal, nil
 			}
 			return ibsendtrapRun(o)
@@ -78,7 +78,7 @@ func TestDryRunOff(t *testing.T) {
 	var out bytes.Buffer
 	o := cmdtest.ParsedOptions(t, "ibportstate", newIbportstateCmd, []string{"2", "1", "down"})
 	o.IO.Out = &out
-	o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+	o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 		return ff.Transactor(&o.Common, &out), cmdtest.DryRunLocal, nil
 	}
 	if err := ibportstateRun(o); err != nil {

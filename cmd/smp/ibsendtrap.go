@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -156,7 +157,7 @@ func ibsendtrapRun(o *ibsendtrapOptions) error {
 	src := &trapSource{lid: local.LID, nodeType: mad.NodeTypeCA, errorPort: o.ErrorPort}
 	// The node type and capability mask come from the local port by
 	// direct route; infiniband-diags falls back to a CA and 0 on failure.
-	q := mad.NewQuerier(x, mad.DRPath(0))
+	q := madrpc.NewQuerier(x, mad.DRPath(0))
 	if ni, err := q.NodeInfo(ctx); err == nil {
 		src.nodeType = ni.NodeType
 	}
@@ -173,7 +174,7 @@ func ibsendtrapRun(o *ibsendtrapOptions) error {
 		return err
 	}
 	sm := mad.LIDPath(local.SMLID)
-	if err := x.Send(ctx, &mad.Request{Path: sm, Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice, Name: "Notice", Data: data}); err != nil {
+	if err := x.Send(ctx, &madrpc.Request{Path: sm, Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice, Name: "Notice", Data: data}); err != nil {
 		return err
 	}
 	// Nothing answers a trap (ibsim drops the SM's TrapRepress), and a
@@ -186,9 +187,9 @@ func ibsendtrapRun(o *ibsendtrapOptions) error {
 		return nil
 	}
 	return cmdutil.WriteJSONDocument(o.IO.Out, struct {
-		DryRun *[]*mad.Plan `json:"dryRun,omitempty"`
-		Notice string       `json:"notice"`
-		SM     string       `json:"sm"`
-		Trap   string       `json:"trap"`
+		DryRun *[]*madrpc.Plan `json:"dryRun,omitempty"`
+		Notice string          `json:"notice"`
+		SM     string          `json:"sm"`
+		Trap   string          `json:"trap"`
 	}{smpDryRunPlans(&o.Common), fmt.Sprintf("%x", data), sm.String(), o.Trap.name})
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // TestSMPToolsMKey runs the SMP tools against smpFabric with both nodes
@@ -68,7 +68,7 @@ func TestSMPToolsMKey(t *testing.T) {
 				}
 				return
 			}
-			var te *mad.TimeoutError
+			var te *madrpc.TimeoutError
 			if !errors.As(err, &te) || cmdutil.ExitCode(err) != cmdutil.ExitFailure {
 				t.Fatalf("error %v (exit %d), want a timeout (exit 3)", err, cmdutil.ExitCode(err))
 			}

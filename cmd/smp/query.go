@@ -11,6 +11,8 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func init() {
@@ -193,7 +195,7 @@ func queryRun(o *queryOptions) error {
 	if p, err = x.Resolve(o.Common.Context(), p); err != nil {
 		return err
 	}
-	r := &mad.Request{Path: p, Class: o.Class, Method: mad.MethodGet, AttrID: o.Layout.ID, AttrMod: o.AttrMod, Name: o.Layout.Name, Data: o.request}
+	r := &madrpc.Request{Path: p, Class: o.Class, Method: mad.MethodGet, AttrID: o.Layout.ID, AttrMod: o.AttrMod, Name: o.Layout.Name, Data: o.request}
 	if o.Layout.Name == "CongestionLogSwitch" {
 		r.DataOffset = 32
 	}
@@ -219,7 +221,7 @@ func queryRun(o *queryOptions) error {
 		if label == "" {
 			label = f.Name
 		}
-		b = mad.AppendDotted(b, label)
+		b = madtext.AppendDotted(b, label)
 		b = f.AppendValue(b, data)
 		b = append(b, '\n')
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -136,7 +137,7 @@ func sminfoRun(o *sminfoOptions) error {
 		}
 		path = mad.LIDPath(local.SMLID)
 	}
-	q := mad.NewQuerier(x, path)
+	q := madrpc.NewQuerier(x, path)
 	ctx := o.Common.Context()
 	// A Get carries the values of a Set too, as infiniband-diags sends
 	// them; the reply replaces them.
@@ -180,20 +181,20 @@ func sminfoRun(o *sminfoOptions) error {
 // sminfoDoc is sminfo's JSON: the SMInfo read, and under --dry-run the
 // Set planned.
 type sminfoDoc struct {
-	ActCount    uint32       `json:"actCount"`
-	DryRun      *[]*mad.Plan `json:"dryRun,omitempty"`
-	GUID        rdma.GUID    `json:"guid"`
-	Priority    uint8        `json:"priority"`
-	SMLID       int          `json:"smLid"`
-	SMState     uint8        `json:"smState"`
-	SMStateName string       `json:"smStateName"`
-	Target      string       `json:"target"`
+	ActCount    uint32          `json:"actCount"`
+	DryRun      *[]*madrpc.Plan `json:"dryRun,omitempty"`
+	GUID        rdma.GUID       `json:"guid"`
+	Priority    uint8           `json:"priority"`
+	SMLID       int             `json:"smLid"`
+	SMState     uint8           `json:"smState"`
+	SMStateName string          `json:"smStateName"`
+	Target      string          `json:"target"`
 }
 
 // smpDryRunPlans returns the run's plans for a JSON document's "dryRun":
 // nil, which leaves the key out, without --dry-run; a list, maybe empty,
 // with it.
-func smpDryRunPlans(o *cmdutil.CommonOptions) *[]*mad.Plan {
+func smpDryRunPlans(o *cmdutil.CommonOptions) *[]*madrpc.Plan {
 	plans := o.DryRunPlans()
 	if plans == nil {
 		return nil

@@ -9,6 +9,8 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func init() {
@@ -93,8 +95,8 @@ func smpdumpRun(o *smpdumpOptions) error {
 	if p, err = x.Resolve(o.Common.Context(), p); err != nil {
 		return err
 	}
-	r, err := x.Do(o.Common.Context(), &mad.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrID(o.Attr), AttrMod: o.Mod})
-	var se *mad.StatusError
+	r, err := x.Do(o.Common.Context(), &madrpc.Request{Path: p, Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrID(o.Attr), AttrMod: o.Mod})
+	var se *madrpc.StatusError
 	if err != nil && !(errors.As(err, &se) && r != nil) {
 		return err
 	}
@@ -112,7 +114,7 @@ func smpdumpRun(o *smpdumpOptions) error {
 	}
 	var b []byte
 	if o.Decode {
-		if b, err = mad.AppendMADDump(nil, r.MAD); err != nil {
+		if b, err = madtext.AppendMADDump(nil, r.MAD); err != nil {
 			return fmt.Errorf("decoding the reply: %w", err)
 		}
 		_, err = o.IO.Out.Write(b)
@@ -127,7 +129,7 @@ func smpdumpRun(o *smpdumpOptions) error {
 		}
 		b = append(b, '\n')
 	} else {
-		b = mad.AppendXdump(b, data)
+		b = madtext.AppendXdump(b, data)
 	}
 	if status != 0 {
 		b = fmt.Appendf(b, "SMP status: 0x%x\n", status)

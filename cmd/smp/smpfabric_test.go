@@ -11,6 +11,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -92,7 +93,7 @@ var smpLocal = &rdma.Port{Number: 1, LID: 2, SMLID: 1}
 
 // transactor returns a transactor on h with o's options, dry run
 // included, the plans' lines going to out.
-func smpTestTransactor(o *cmdutil.CommonOptions, h madtest.Handler, out *bytes.Buffer) *mad.Transactor {
+func smpTestTransactor(o *cmdutil.CommonOptions, h madtest.Handler, out *bytes.Buffer) *madrpc.Transactor {
 	return cmdtest.FakeTransactor(o, h, 20*time.Millisecond, out)
 }
 
@@ -103,7 +104,7 @@ var smpToolRunners = map[string]func(t *testing.T, h madtest.Handler, args []str
 	"smpquery": func(t *testing.T, h madtest.Handler, args []string) (string, string, error) {
 		o, out, errOut := parseSMPTool(t, "smpquery", newSmpqueryCmd, args)
 		o.IO.Out, o.IO.ErrOut = out, errOut
-		o.Common.Open = cmdtest.NoPort(func() (*mad.Transactor, error) {
+		o.Common.Open = cmdtest.NoPort(func() (*madrpc.Transactor, error) {
 			o.LocalLID = smpLocal.LID
 			return smpTestTransactor(&o.Common, h, out), nil
 		})
@@ -113,14 +114,14 @@ var smpToolRunners = map[string]func(t *testing.T, h madtest.Handler, args []str
 	"smpdump": func(t *testing.T, h madtest.Handler, args []string) (string, string, error) {
 		o, out, errOut := parseSMPTool(t, "smpdump", newSmpdumpCmd, args)
 		o.IO.Out, o.IO.ErrOut = out, errOut
-		o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) { return smpTestTransactor(&o.Common, h, out), nil, nil }
+		o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) { return smpTestTransactor(&o.Common, h, out), nil, nil }
 		err := smpdumpRun(o)
 		return out.String(), errOut.String(), err
 	},
 	"ibaddr": func(t *testing.T, h madtest.Handler, args []string) (string, string, error) {
 		o, out, errOut := parseSMPTool(t, "ibaddr", newIbaddrCmd, args)
 		o.IO.Out, o.IO.ErrOut = out, errOut
-		o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+		o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 			return smpTestTransactor(&o.Common, h, out), smpLocal, nil
 		}
 		err := ibaddrRun(o)
@@ -129,7 +130,7 @@ var smpToolRunners = map[string]func(t *testing.T, h madtest.Handler, args []str
 	"sminfo": func(t *testing.T, h madtest.Handler, args []string) (string, string, error) {
 		o, out, errOut := parseSMPTool(t, "sminfo", newSminfoCmd, args)
 		o.IO.Out, o.IO.ErrOut = out, errOut
-		o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+		o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 			return smpTestTransactor(&o.Common, h, out), smpLocal, nil
 		}
 		err := sminfoRun(o)
@@ -138,7 +139,7 @@ var smpToolRunners = map[string]func(t *testing.T, h madtest.Handler, args []str
 	"ibportstate": func(t *testing.T, h madtest.Handler, args []string) (string, string, error) {
 		o, out, errOut := parseSMPTool(t, "ibportstate", newIbportstateCmd, args)
 		o.IO.Out, o.IO.ErrOut = out, errOut
-		o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+		o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 			return smpTestTransactor(&o.Common, h, out), smpLocal, nil
 		}
 		err := ibportstateRun(o)
@@ -147,7 +148,7 @@ var smpToolRunners = map[string]func(t *testing.T, h madtest.Handler, args []str
 	"query": func(t *testing.T, h madtest.Handler, args []string) (string, string, error) {
 		o, out, errOut := parseSMPTool(t, "query", newQueryCmd, args)
 		o.IO.Out, o.IO.ErrOut = out, errOut
-		o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+		o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 			return smpTestTransactor(&o.Common, h, out), smpLocal, nil
 		}
 		err := queryRun(o)
@@ -156,7 +157,7 @@ var smpToolRunners = map[string]func(t *testing.T, h madtest.Handler, args []str
 	"ibsendtrap": func(t *testing.T, h madtest.Handler, args []string) (string, string, error) {
 		o, out, errOut := parseSMPTool(t, "ibsendtrap", newIbsendtrapCmd, args)
 		o.IO.Out, o.IO.ErrOut = out, errOut
-		o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+		o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 			return smpTestTransactor(&o.Common, h, out), smpLocal, nil
 		}
 		err := ibsendtrapRun(o)

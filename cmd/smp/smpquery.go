@@ -11,6 +11,8 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
@@ -29,7 +31,7 @@ type smpqueryOp struct {
 	Name, Alias string
 	PortArg     bool // takes an optional port number
 	// run queries the attribute and renders it.
-	run func(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error)
+	run func(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error)
 }
 
 var smpqueryOps = []smpqueryOp{
@@ -192,7 +194,7 @@ func smpqueryRun(o *smpqueryOptions) error {
 		p = mad.Path{LID: o.CombinedLID, DR: p.DR, DrSLID: o.LocalLID}
 	}
 	o.Path = p
-	res, err := o.Op.run(ctx, mad.NewQuerier(x, p), o)
+	res, err := o.Op.run(ctx, madrpc.NewQuerier(x, p), o)
 	if err != nil {
 		return cmdutil.WithContext(err, "operation %s", o.Op.Name)
 	}
@@ -203,21 +205,21 @@ func smpqueryRun(o *smpqueryOptions) error {
 	return err
 }
 
-func smpqueryNodeInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryNodeInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	var ni mad.NodeInfo
 	data, err := q.Get(ctx, &ni, 0)
 	if err != nil {
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Node info: %s\n", q.Path)
-	text = ni.Layout().AppendDump(text, data)
+	text = madtext.AppendDump(text, ni.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		NodeInfo *mad.NodeInfo `json:"nodeInfo"`
 		Target   string        `json:"target"`
 	}{&ni, q.Path.String()}}, nil
 }
 
-func smpqueryNodeDesc(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryNodeDesc(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	// NodeInfo first, for the node name map's GUID.
 	ni, err := q.NodeInfo(ctx)
 	if err != nil {
@@ -238,7 +240,7 @@ func smpqueryNodeDesc(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (
 	}{desc, q.Path.String()}}, nil
 }
 
-func smpqueryPortInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryPortInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	mod := uint32(o.Port)
 	if o.Extended {
 		mod |= 1 << 31
@@ -248,7 +250,7 @@ func smpqueryPortInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Port info: %s port %d\n", q.Path, o.Port)
-	text = pi.AppendDump(text, "", o.ShowKeys)
+	text = madtext.AppendPortInfo(text, &pi, "", o.ShowKeys)
 	if !o.ShowKeys {
 		pi.MKey = 0
 	}
@@ -260,7 +262,7 @@ func smpqueryPortInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (
 }
 
 // notDisplayed stands in for a key when -K is not given.
-const notDisplayed = mad.NotDisplayed
+const notDisplayed = madtext.NotDisplayed
 
 // Attribute modifiers of the VL arbitration table's blocks (IBA 14.2.5.9,
 // bits 16-31): the low priority entries from block 1, the high from 3.
@@ -269,13 +271,13 @@ const (
 	vlArbHighBlock = 3
 )
 
-func smpqueryPIE(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryPIE(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	pie, data, err := q.PortInfoExtended(ctx, o.Port)
 	if err != nil {
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Port info Extended: %s port %d\n", q.Path, o.Port)
-	text = pie.Layout().AppendDump(text, data)
+	text = madtext.AppendDump(text, pie.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		Port             int                   `json:"port"`
 		PortInfoExtended *mad.PortInfoExtended `json:"portInfoExtended"`
@@ -283,28 +285,28 @@ func smpqueryPIE(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqu
 	}{o.Port, pie, q.Path.String()}}, nil
 }
 
-func smpquerySwitchInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpquerySwitchInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	var si mad.SwitchInfo
 	data, err := q.Get(ctx, &si, 0)
 	if err != nil {
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# Switch info: %s\n", q.Path)
-	text = si.Layout().AppendDump(text, data)
+	text = madtext.AppendDump(text, si.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		SwitchInfo *mad.SwitchInfo `json:"switchInfo"`
 		Target     string          `json:"target"`
 	}{&si, q.Path.String()}}, nil
 }
 
-func smpqueryMlnxExtPortInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryMlnxExtPortInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	var mepi mad.MlnxExtPortInfo
 	data, err := q.Get(ctx, &mepi, uint32(o.Port))
 	if err != nil {
 		return smpqueryResult{}, err
 	}
 	text := fmt.Appendf(nil, "# MLNX ext Port info: %s port %d\n", q.Path, o.Port)
-	text = mepi.Layout().AppendDump(text, data)
+	text = madtext.AppendDump(text, mepi.Layout(), data)
 	return smpqueryResult{Text: text, JSON: struct {
 		MlnxExtPortInfo *mad.MlnxExtPortInfo `json:"mlnxExtPortInfo"`
 		Port            int                  `json:"port"`

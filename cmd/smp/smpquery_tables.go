@@ -5,13 +5,14 @@ import (
 	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // smpquery's operations on the tables an SMA keeps in blocks: P_Keys,
 // GUIDs, SL to VL mappings and VL arbitration.
 
 // portNode returns the node's NodeInfo, once it has o's port.
-func (o *smpqueryOptions) portNode(ctx context.Context, q *mad.Querier) (*mad.NodeInfo, error) {
+func (o *smpqueryOptions) portNode(ctx context.Context, q *madrpc.Querier) (*mad.NodeInfo, error) {
 	ni, err := q.NodeInfo(ctx)
 	if err == nil && o.Port > int(ni.NumPorts) {
 		err = fmt.Errorf("invalid port number %d: the node has %d ports", o.Port, ni.NumPorts)
@@ -19,7 +20,7 @@ func (o *smpqueryOptions) portNode(ctx context.Context, q *mad.Querier) (*mad.No
 	return ni, err
 }
 
-func smpqueryPKeyTable(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryPKeyTable(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	ni, err := o.portNode(ctx, q)
 	if err != nil {
 		return smpqueryResult{}, err
@@ -66,7 +67,7 @@ func smpqueryPKeyTable(ctx context.Context, q *mad.Querier, o *smpqueryOptions) 
 	}{n, pkeys, o.Port, q.Path.String()}}, nil
 }
 
-func smpqueryGUIDInfo(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryGUIDInfo(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	var pi mad.PortInfo
 	if _, err := q.Get(ctx, &pi, 0); err != nil {
 		return smpqueryResult{}, err
@@ -113,7 +114,7 @@ type sl2vlEntry struct {
 	VL []uint8 `json:"vl"`
 }
 
-func smpquerySL2VL(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpquerySL2VL(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	ni, err := o.portNode(ctx, q)
 	if err != nil {
 		return smpqueryResult{}, err
@@ -163,7 +164,7 @@ type vlArbDoc struct {
 	Target       string           `json:"target"`
 }
 
-func smpqueryVLArb(ctx context.Context, q *mad.Querier, o *smpqueryOptions) (smpqueryResult, error) {
+func smpqueryVLArb(ctx context.Context, q *madrpc.Querier, o *smpqueryOptions) (smpqueryResult, error) {
 	// Port 0 could mean a switch's port 0 or the port the MAD arrives on.
 	if o.Port == 0 {
 		ni, err := q.NodeInfo(ctx)

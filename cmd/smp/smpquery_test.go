@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func TestSmpqueryArgs(t *testing.T) {
@@ -152,11 +153,11 @@ func TestSmpqueryScopedGID(t *testing.T) {
 		}
 		o, out, _ := parseSMPTool(t, "smpquery", newSmpqueryCmd, args)
 		o.IO.Out = out
-		o.Common.Open = cmdtest.NoPort(func() (*mad.Transactor, error) {
+		o.Common.Open = cmdtest.NoPort(func() (*madrpc.Transactor, error) {
 			opts := o.Common.TransactorOptions()
 			opts.Timeout = 20 * time.Millisecond
-			opts.SA = &mad.SAAddress{SMLID: 1, PortGUID: 0x200000, LID: 2}
-			return mad.NewTransactor(madtest.New(h), opts), nil
+			opts.SA = &madrpc.SAAddress{SMLID: 1, PortGUID: 0x200000, LID: 2}
+			return madrpc.NewTransactor(madtest.New(h), opts), nil
 		})
 		err := smpqueryRun(o)
 		return out.String(), asked, err

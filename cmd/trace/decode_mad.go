@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/trace"
 )
 
@@ -176,7 +177,7 @@ func decodeMadRun(o *decodeMadOptions) error {
 		}
 		return cmdutil.WriteJSONDocument(o.IO.Out, doc)
 	}
-	b, err := mad.AppendMADDump(nil, data)
+	b, err := madtext.AppendMADDump(nil, data)
 	if err != nil {
 		return fmt.Errorf("%s: %v", name, err)
 	}
@@ -254,9 +255,9 @@ func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error
 		}
 		return cmdutil.WriteJSONDocument(o.IO.Out, doc)
 	}
-	b := mad.AppendHeaderDump(nil, h)
+	b := madtext.AppendHeaderDump(nil, h)
 	line := func(label, format string, a ...any) {
-		b = mad.AppendDotted(b, label)
+		b = madtext.AppendDotted(b, label)
 		b = fmt.Appendf(b, format, a...)
 		b = append(b, '\n')
 	}
@@ -271,11 +272,11 @@ func decodeSA(o *decodeMadOptions, name string, h mad.Header, data []byte) error
 	line("ComponentMask", "0x%016x", sa.ComponentMask)
 	if l == nil {
 		b = fmt.Appendf(b, "# SA attribute %#04x: not one ibtool decodes; its data:\n", uint16(h.AttrID))
-		b = mad.AppendXdump(b, data[mad.SAHeaderEnd:])
+		b = madtext.AppendXdump(b, data[mad.SAHeaderEnd:])
 	}
 	for i, rec := range recs {
 		b = fmt.Appendf(b, "# %s %d\n", l.Name, i+1)
-		b = l.AppendDump(b, rec)
+		b = madtext.AppendDump(b, l, rec)
 	}
 	_, err := o.IO.Out.Write(b)
 	return err

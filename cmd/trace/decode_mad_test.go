@@ -14,6 +14,7 @@ import (
 	"github.com/ibtool/ibtool/internal/jsonkeys"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // switch2NodeInfo is a GetResp of NodeInfo from Switch2 (LID 3) of the
@@ -122,7 +123,7 @@ func saGetTableRespHex(t *testing.T, attr mad.AttrID, records ...mad.Attribute) 
 		}
 		recs, recLen = append(recs, b), len(b)
 	}
-	return hex.EncodeToString(mad.RMPPSegments(madtest.SAResponse(&mad.Packet{MAD: req}, 0, recLen, recs...), mad.SAHeaderEnd)[0])
+	return hex.EncodeToString(madrpc.RMPPSegments(madtest.SAResponse(&mad.Packet{MAD: req}, 0, recLen, recs...), mad.SAHeaderEnd)[0])
 }
 
 func TestDecodeMadSA(t *testing.T) {

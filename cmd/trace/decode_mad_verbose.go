@@ -3,8 +3,8 @@ package trace
 import (
 	"fmt"
 
-	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/umad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/trace"
 )
 
@@ -16,7 +16,7 @@ import (
 // appendInput is -vv's dump of the bytes decoded, after the offset.
 func appendInput(b, data []byte) []byte {
 	b = fmt.Appendf(b, "# input: %d bytes\n", len(data))
-	return mad.AppendXdump(b, data)
+	return madtext.AppendXdump(b, data)
 }
 
 // appendUMADHeader prints the umad header of a frame: the address the
@@ -29,7 +29,7 @@ func appendUMADHeader(b []byte, frame []byte) []byte {
 	a := p.Addr
 	b = append(b, "# umad header\n"...)
 	line := func(label, format string, v ...any) {
-		b = mad.AppendDotted(b, label)
+		b = madtext.AppendDotted(b, label)
 		b = fmt.Appendf(b, format, v...)
 		b = append(b, '\n')
 	}
@@ -55,7 +55,7 @@ func appendUMADHeader(b []byte, frame []byte) []byte {
 // carries a MAD (-l).
 func appendPacketHeaders(b []byte, p *trace.Packet) []byte {
 	line := func(label, format string, v ...any) {
-		b = mad.AppendDotted(b, label)
+		b = madtext.AppendDotted(b, label)
 		b = fmt.Appendf(b, format, v...)
 		b = append(b, '\n')
 	}

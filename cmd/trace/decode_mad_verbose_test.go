@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 // TestDecodeMadVerbose: python-rdma's -v/--verbosity puts the headers in
@@ -33,7 +33,7 @@ func TestDecodeMadVerbose(t *testing.T) {
 		return code, out.String(), errOut.String()
 	}
 	_, plain, _ := run(nil, madHex)
-	d := func(label, value string) string { return string(mad.AppendDotted(nil, label)) + value + "\n" }
+	d := func(label, value string) string { return string(madtext.AppendDotted(nil, label)) + value + "\n" }
 	tests := []struct {
 		args  []string
 		in    string

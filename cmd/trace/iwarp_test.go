@@ -78,11 +78,14 @@ func TestTraceIWARP(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"#1 frame 3 iWARP 192.0.2.1:40000 > 192.0.2.2:20049 SEND MSN 1 (1 segments) length 120\n    RPC-over-RDMA RDMA_MSG xid 0x00000007",
+		"#1 frame 1 iWARP 192.0.2.1:40000 > 192.0.2.2:20049 MPA Request rev 1 M 1 C 1 R 0 private data 0\n" +
+			"    connection 1 TCP port 20049 iWARP, established: 192.0.2.1:40000 > 192.0.2.2:20049\n" +
+			"#2 frame 2 iWARP 192.0.2.2:20049 > 192.0.2.1:40000 MPA Reply rev 1 M 1 C 1 R 0 private data 0\n    connection 1\n",
+		"#3 frame 3 iWARP 192.0.2.1:40000 > 192.0.2.2:20049 SEND MSN 1 (1 segments) length 120\n    RPC-over-RDMA RDMA_MSG xid 0x00000007",
 		"      NFS3 WRITE fh feedface offset 0 count 3200 via read chunk: 3200 bytes in 4 READ responses\n",
-		"#2 frame 4-8 iWARP 192.0.2.2:20049 > 192.0.2.1:40000 RDMA READ (5 segments) stag 0x00000abc to 0x0000000000040000 length 3200\n",
+		"#4 frame 4-8 iWARP 192.0.2.2:20049 > 192.0.2.1:40000 RDMA READ (5 segments) stag 0x00000abc to 0x0000000000040000 length 3200\n",
 		"! frame 9 duplicate 192.0.2.1:40000 > 192.0.2.2:20049 seq ",
-		"# 10 frames, 10 RDMA packets, 3 messages (0 incomplete), 1 events\n",
+		"# 10 frames, 10 RDMA packets, 5 messages (0 incomplete), 1 events\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
@@ -112,7 +115,7 @@ func TestTraceIWARP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(got, "192.0.2.1:40000\t192.0.2.2:20049\t-\t-\tiWARP\t") {
+	if !strings.HasPrefix(got, "192.0.2.1:40000\t192.0.2.2:20049\t-\t-\tiWARP\t") || !strings.Contains(got, "\t1 TCP port 20049\n") {
 		t.Errorf("--summary:\n%s", got)
 	}
 }

@@ -254,8 +254,12 @@ func rpcProblems(rs []*trace.RPCRDMAMessage) int {
 
 // appendIWARPMessage prints an iWARP message on one line: there is no QP
 // or PSN, a Send has its MSN, and segments are DDP segments.
-func appendIWARPMessage(b []byte, m *trace.Message, frames string) []byte {
+func appendIWARPMessage(b []byte, m *trace.Message, frames string, conns []*trace.Connection) []byte {
 	b = fmt.Appendf(b, "#%d frame %s iWARP %s > %s %s", m.Index, frames, m.Src, m.Dst, m.Op)
+	if m.MPA != nil {
+		b = append(appendMPAFields(b, m.MPA), '\n')
+		return appendMPA(b, m, conns)
+	}
 	if m.Op == trace.MsgSend {
 		b = fmt.Appendf(b, " MSN %d", m.FirstPSN)
 	}

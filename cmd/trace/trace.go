@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/trace"
 )
 
@@ -58,7 +59,10 @@ by PSN: every SEND, RDMA WRITE and RDMA READ (matched with its responses),
 atomic and datagram is printed with its QP, PSN range, R_Key, address and
 length. Lost, duplicated, retransmitted and reordered packets, NAKs and bad
 ICRCs are printed as "!" lines where they happened. iWARP (RDMAP over DDP
-over MPA over TCP) is put together the same way. RPC-over-RDMA (NFS over
+over MPA over TCP) is put together the same way. How connections were set
+up is decoded too: the CM's REQ, REP, RTU, REJ, DREQ and DREP MADs (with
+rdma_cm's addresses and ports) and iWARP's MPA Request and Reply, and each
+queue pair names its connection. RPC-over-RDMA (NFS over
 RDMA) is decoded on top: each RPC's chunks are filled from the RDMA READs
 and WRITEs with their handles, and the RPC, NFS READ and WRITE shown.`,
 		Example: `  tcpdump -i any -w rdma.pcap udp port 4791    # capture RoCEv2
@@ -226,9 +230,16 @@ func filterTrace(res *trace.Result, qp int64) *trace.Result {
 		return res
 	}
 	q := uint32(qp)
-	out := &trace.Result{Frames: res.Frames, Packets: res.Packets}
+	out := &trace.Result{Frames: res.Frames, Packets: res.Packets, Connections: res.Connections}
+	// The CM messages of a connection that set the QP up go with it.
+	conns := map[int]bool{}
+	for _, c := range res.Connections {
+		if c.ActiveQP != nil && *c.ActiveQP == q || c.PassiveQP != nil && *c.PassiveQP == q {
+			conns[c.Index] = true
+		}
+	}
 	for _, m := range res.Messages {
-		if m.QP == q || (m.SrcQP != nil && *m.SrcQP == q) {
+		if m.QP == q || (m.SrcQP != nil && *m.SrcQP == q) || m.CM != nil && conns[m.Connection] {
 			out.Messages = append(out.Messages, m)
 		}
 	}
@@ -294,17 +305,18 @@ type traceJSONRPC struct {
 
 func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files map[int]string, rpcs []*trace.RPCRDMAMessage, rpcFiles map[int][]string) error {
 	doc := struct {
-		File        string             `json:"file"`
-		Frames      int                `json:"frames"`
-		RDMAPackets int                `json:"rdmaPackets"`
-		ReadError   string             `json:"readError,omitempty"`
-		Packets     []*trace.Packet    `json:"packets,omitempty"`
-		Messages    []traceJSONMessage `json:"messages"`
-		Events      []trace.Event      `json:"events"`
-		QPs         []*trace.QPStats   `json:"queuePairs"`
-		RPCs        []traceJSONRPC     `json:"rpcs,omitempty"`
+		File        string              `json:"file"`
+		Frames      int                 `json:"frames"`
+		RDMAPackets int                 `json:"rdmaPackets"`
+		ReadError   string              `json:"readError,omitempty"`
+		Packets     []*trace.Packet     `json:"packets,omitempty"`
+		Messages    []traceJSONMessage  `json:"messages"`
+		Events      []trace.Event       `json:"events"`
+		QPs         []*trace.QPStats    `json:"queuePairs"`
+		Connections []*trace.Connection `json:"connections,omitempty"`
+		RPCs        []traceJSONRPC      `json:"rpcs,omitempty"`
 	}{File: o.File, Frames: res.Frames, RDMAPackets: res.Packets, Packets: tc.packets,
-		Messages: []traceJSONMessage{}, Events: res.Events, QPs: res.QPs}
+		Messages: []traceJSONMessage{}, Events: res.Events, QPs: res.QPs, Connections: res.Connections}
 	if tc.readErr != nil {
 		doc.ReadError = tc.readErr.Error()
 	}
@@ -330,7 +342,8 @@ func writeTraceJSON(o *traceOptions, tc *traceCapture, res *trace.Result, files 
 
 func writeTraceSummary(s cmdutil.IOStreams, res *trace.Result) error {
 	t := cmdutil.NewTable(s, "Src", "Dst", "QP", "Peer QP", "Transport", "Packets", "Messages", "Sends", "Writes", "Reads",
-		"Atomics", "Bytes", "Incomplete", "Duplicates", "Out of order", "Missing", "NAKs", "RNR NAKs", "Bad ICRC", "CNPs")
+		"Atomics", "Bytes", "Incomplete", "Duplicates", "Out of order", "Missing", "NAKs", "RNR NAKs", "Bad ICRC", "CNPs",
+		"Connection")
 	for _, q := range res.QPs {
 		peer := "-"
 		if q.PeerQP != nil {
@@ -341,9 +354,13 @@ func writeTraceSummary(s cmdutil.IOStreams, res *trace.Result) error {
 		if q.Transport == trace.TransportIWARP {
 			qp = "-"
 		}
+		conn := "-"
+		if q.Connection > 0 && q.Connection <= len(res.Connections) {
+			conn = fmt.Sprintf("%d %s", q.Connection, res.Connections[q.Connection-1].Service)
+		}
 		t.AddRow(q.Src, q.Dst, qp, peer, q.Transport.String(), n(q.Packets), n(q.Messages), n(q.Sends),
 			n(q.Writes), n(q.Reads), n(q.Atomics), strconv.FormatInt(q.Bytes, 10), n(q.Incomplete), n(q.Duplicates),
-			n(q.OutOfOrder), n(q.Missing), n(q.NAKs), n(q.RNRNAKs), n(q.BadICRC), n(q.CNPs))
+			n(q.OutOfOrder), n(q.Missing), n(q.NAKs), n(q.RNRNAKs), n(q.BadICRC), n(q.CNPs), conn)
 	}
 	return t.Render()
 }
@@ -374,7 +391,7 @@ func writeTraceMessages(o *traceOptions, res *trace.Result, files map[int]string
 	incomplete := 0
 	for _, m := range res.Messages {
 		flushEvents(m.Frame - 1)
-		b = appendTraceMessage(b, m, o.Verbose)
+		b = appendTraceMessage(b, m, o.Verbose, res.Connections)
 		if r := bySend[m.Index]; r != nil {
 			b = appendRPC(b, r, "    ")
 		}
@@ -406,13 +423,13 @@ func writeTraceMessages(o *traceOptions, res *trace.Result, files map[int]string
 
 // appendTraceMessage prints one message on a line, its problems on lines
 // of their own, and with -v a MAD's fields.
-func appendTraceMessage(b []byte, m *trace.Message, verbose int) []byte {
+func appendTraceMessage(b []byte, m *trace.Message, verbose int, conns []*trace.Connection) []byte {
 	frames := strconv.Itoa(m.Frame)
 	if m.LastFrame != m.Frame {
 		frames += "-" + strconv.Itoa(m.LastFrame)
 	}
 	if m.Transport == trace.TransportIWARP {
-		return appendIWARPMessage(b, m, frames)
+		return appendIWARPMessage(b, m, frames, conns)
 	}
 	b = fmt.Appendf(b, "#%d frame %s %v %s > %s QP %s", m.Index, frames, m.Transport, m.Src, m.Dst, traceQP(m.QP))
 	if m.SrcQP != nil {
@@ -452,6 +469,9 @@ func appendTraceMessage(b []byte, m *trace.Message, verbose int) []byte {
 	for _, p := range m.Problems {
 		b = fmt.Appendf(b, "    ! %s\n", p)
 	}
+	if m.CM != nil {
+		b = appendCM(b, m, conns, verbose)
+	}
 	if m.MAD != nil && verbose > 0 {
 		b = appendTraceMAD(b, m.Payload)
 	}
@@ -465,10 +485,10 @@ func appendTraceMAD(b []byte, data []byte) []byte {
 	if h == nil {
 		return b
 	}
-	d := mad.AppendHeaderDump(nil, *h)
+	d := madtext.AppendHeaderDump(nil, *h)
 	if l, off := mad.LayoutOfMAD(*h); l != nil && len(data) >= off+l.Size {
 		d = fmt.Appendf(d, "# %s\n", l.Name)
-		d = l.AppendDump(d, data[off:])
+		d = madtext.AppendDump(d, l, data[off:])
 	}
 	for _, line := range strings.SplitAfter(strings.TrimSuffix(string(d), "\n"), "\n") {
 		b = append(append(b, "    "...), line...)
@@ -581,6 +601,9 @@ func appendTracePacket(b []byte, p *trace.Packet, rel float64, verbose int) []by
 		h := p.BTH
 		b = fmt.Appendf(b, "    BTH OpCode %#02x SE %v M %v PadCnt %d TVer %d P_Key %#04x FECN %v BECN %v DestQP %#06x A %v PSN %#06x\n",
 			uint8(h.Opcode), h.SE, h.MigReq, h.PadCnt, h.TVer, h.PKey, h.FECN, h.BECN, h.DestQP, h.AckReq, h.PSN)
+		if p.CM != nil {
+			b = append(appendCMFields(append(b, "    CM "...), p.CM), '\n')
+		}
 		if p.MAD != nil {
 			b = appendTraceMAD(b, p.MADData)
 		}

@@ -135,7 +135,7 @@ func TestTraceRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = "192.0.2.1\t192.0.2.2\t0x000011\t0x000012\tRC\t11\t5\t3\t1\t1\t0\t5485\t1\t1\t0\t1\t0\t0\t0\t0\n"
+	want = "192.0.2.1\t192.0.2.2\t0x000011\t0x000012\tRC\t11\t5\t3\t1\t1\t0\t5485\t1\t1\t0\t1\t0\t0\t0\t0\t-\n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected summary (-want +got):\n%s", diff)
 	}

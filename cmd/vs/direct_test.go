@@ -14,12 +14,13 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
 // viaSALink answers SA queries as an SA that knows one link, LID 2 (the
 // local port) port 1 to LID 3, and hands every other MAD to next.
-func viaSALink(next madtest.Handler) (madtest.Handler, *mad.SAAddress) {
+func viaSALink(next madtest.Handler) (madtest.Handler, *madrpc.SAAddress) {
 	sa := &madtest.RMPPResponder{HdrLen: 56, Respond: func(req *mad.Packet) []byte {
 		if binary.BigEndian.Uint16(req.MAD[16:]) == uint16(mad.AttrLinkRecord) &&
 			binary.BigEndian.Uint16(req.MAD[56:]) == 2 && req.MAD[58] == 1 {
@@ -32,7 +33,7 @@ func viaSALink(next madtest.Handler) (madtest.Handler, *mad.SAAddress) {
 			return sa.Handle(req)
 		}
 		return next(req)
-	}, &mad.SAAddress{SMLID: 1, LID: 2}
+	}, &madrpc.SAAddress{SMLID: 1, LID: 2}
 }
 
 // TestDirectTarget: -D/--Direct (python-rdma's) takes a DR target, which
@@ -40,13 +41,13 @@ func viaSALink(next madtest.Handler) (madtest.Handler, *mad.SAAddress) {
 // ends at, as python-rdma's get_gmp_path does; without -D or --sa a DR
 // target is refused, and with -D a LID is.
 func TestDirectTarget(t *testing.T) {
-	open := func(o *cmdutil.CommonOptions, h madtest.Handler) func() (*mad.Transactor, *rdma.Port, error) {
-		return func() (*mad.Transactor, *rdma.Port, error) {
+	open := func(o *cmdutil.CommonOptions, h madtest.Handler) func() (*madrpc.Transactor, *rdma.Port, error) {
+		return func() (*madrpc.Transactor, *rdma.Port, error) {
 			h, sa := viaSALink(h)
 			opts := o.TransactorOptions()
 			opts.Timeout = time.Second
 			opts.SA = sa
-			return mad.NewTransactor(madtest.New(h), opts), &rdma.Port{Number: 1, LID: 2}, nil
+			return madrpc.NewTransactor(madtest.New(h), opts), &rdma.Port{Number: 1, LID: 2}, nil
 		}
 	}
 	sysstat := func(args ...string) (string, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/umad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func init() {
@@ -133,14 +134,14 @@ func pingServe(ctx context.Context, f *cmdutil.Factory, o *cmdutil.CommonOptions
 	}
 	defer tr.Close()
 	kernelRMPP := false
-	if r, ok := tr.(mad.RMPPReassembler); ok && r.ReassemblesRMPP() {
+	if r, ok := tr.(madrpc.RMPPReassembler); ok && r.ReassemblesRMPP() {
 		kernelRMPP = true
 	}
 	timeout := o.Timeout
 	if timeout == 0 {
 		timeout = serverRMPPTimeout
 	}
-	sends := mad.NewRMPPSends(tr, timeout)
+	sends := madrpc.NewRMPPSends(tr, timeout)
 	warn := func(format string, a ...any) { fmt.Fprintf(io.ErrOut, "warning: "+format+"\n", a...) }
 	var p mad.Packet
 	for {
@@ -229,7 +230,7 @@ func ibpingRun(o *ibpingOptions) error {
 	for o.Count == 0 || st.Transmitted < o.Count {
 		st.Transmitted++
 		t0 := time.Now()
-		r, err := x.Do(ctx, &mad.Request{Path: p, Class: mad.ClassOpenIBPing, Method: mad.MethodGet, Name: "Ping", OUI: o.OUI})
+		r, err := x.Do(ctx, &madrpc.Request{Path: p, Class: mad.ClassOpenIBPing, Method: mad.MethodGet, Name: "Ping", OUI: o.OUI})
 		if ctx.Err() != nil {
 			st.Transmitted--
 			break

@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func init() {
@@ -163,7 +164,7 @@ func ibsysstatRun(o *ibsysstatOptions) error {
 	if err != nil {
 		return err
 	}
-	r, err := x.Do(o.Common.Context(), &mad.Request{Path: p, Class: mad.ClassOpenIBSysstat, Method: mad.MethodGet, AttrID: o.Attr, Name: sysstatName(o.Attr), OUI: o.OUI})
+	r, err := x.Do(o.Common.Context(), &madrpc.Request{Path: p, Class: mad.ClassOpenIBSysstat, Method: mad.MethodGet, AttrID: o.Attr, Name: sysstatName(o.Attr), OUI: o.OUI})
 	if err != nil {
 		return err
 	}

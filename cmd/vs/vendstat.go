@@ -11,6 +11,8 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func init() {
@@ -41,7 +43,7 @@ type vendstatOptions struct {
 	readArgs, writeArgs []string
 	groupsArg           string
 	// q sends the vendor MADs to the port asked, under ctx.
-	q   *mad.Querier
+	q   *madrpc.Querier
 	ctx context.Context
 	// plans are the Sets a --dry-run run did not send, until their lines
 	// join the output where the Set's would be.
@@ -173,7 +175,7 @@ func vendstatRun(o *vendstatOptions) error {
 	if o.Common.DryRun {
 		ctx, o.plans = cmdutil.WithPlanScope(ctx)
 	}
-	o.q, o.ctx = &mad.Querier{X: x, Path: p, Class: mad.ClassMellanox}, ctx
+	o.q, o.ctx = &madrpc.Querier{X: x, Path: p, Class: mad.ClassMellanox}, ctx
 	out, err := vendstatDo(o)
 	if o.Common.JSON {
 		if err != nil {
@@ -198,9 +200,9 @@ func vendstatRun(o *vendstatOptions) error {
 type vendstatDoc struct {
 	// DryRun is set under --dry-run, an empty list when nothing was
 	// planned.
-	DryRun *[]*mad.Plan `json:"dryRun,omitempty"`
-	Lines  []string     `json:"lines"`
-	Target string       `json:"target"`
+	DryRun *[]*madrpc.Plan `json:"dryRun,omitempty"`
+	Lines  []string        `json:"lines"`
+	Target string          `json:"target"`
 }
 
 // vendstatDo runs the operations asked, returning what to print; text
@@ -253,7 +255,7 @@ func vendstatDo(o *vendstatOptions) ([]byte, error) {
 		return b, cmdutil.WithContext(err, "classportinfo query")
 	}
 	if o.ClassPortInfo {
-		b = cpi.Layout().AppendDump(b, cpiData)
+		b = madtext.AppendDump(b, cpi.Layout(), cpiData)
 		if !o.GeneralInfo && !o.XmitWait {
 			return b, nil
 		}

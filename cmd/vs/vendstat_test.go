@@ -16,6 +16,7 @@ import (
 	"github.com/ibtool/ibtool/internal/jsonkeys"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -74,13 +75,13 @@ func runVendstat(t *testing.T, h madtest.Handler, args ...string) (string, error
 	}
 	var out strings.Builder
 	o.IO.Out = &out
-	o.Common.Open = func() (*mad.Transactor, *rdma.Port, error) {
+	o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {
 		opts := o.Common.TransactorOptions()
 		// Long enough that a loaded machine retries no request the counts
 		// of TestVendstatDryRun see twice.
 		opts.Timeout = 100 * time.Millisecond
 		o.Common.SetDryRun(&out, &opts)
-		return mad.NewTransactor(madtest.New(h), opts), &rdma.Port{Number: 1, LID: 9}, nil
+		return madrpc.NewTransactor(madtest.New(h), opts), &rdma.Port{Number: 1, LID: 9}, nil
 	}
 	o.Common.Ctx = context.Background()
 	err = vendstatRun(o)
@@ -236,16 +237,16 @@ func TestVendstatDryRunJSON(t *testing.T) {
 		t.Fatalf("%v, %d Sets sent", err, c.Sets())
 	}
 	var doc struct {
-		Lines  []string   `json:"lines"`
-		DryRun []mad.Plan `json:"dryRun"`
+		Lines  []string      `json:"lines"`
+		DryRun []madrpc.Plan `json:"dryRun"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v:\n%s", err, out)
 	}
-	want := []mad.Plan{{Request: "Vendor1(0x0a) Set(ConfigSpaceAccess)", Device: "madtest0", Port: 1, Class: "Vendor1(0x0a)", LID: 6,
+	want := []madrpc.Plan{{Request: "Vendor1(0x0a) Set(ConfigSpaceAccess)", Device: "madtest0", Port: 1, Class: "Vendor1(0x0a)", LID: 6,
 		Attribute: "ConfigSpaceAccess", AttrID: mad.AttrConfigSpaceAccess, AttrMod: 0x810000,
-		Fields: []mad.PlannedField{{Name: "Data", Text: "00000000000000000010213c00000005ffffffff"}}}}
-	if diff := cmp.Diff(want, doc.DryRun, cmpopts.IgnoreFields(mad.Plan{}, "Data")); diff != "" || len(doc.Lines) != 0 {
+		Fields: []madrpc.PlannedField{{Name: "Data", Text: "00000000000000000010213c00000005ffffffff"}}}}
+	if diff := cmp.Diff(want, doc.DryRun, cmpopts.IgnoreFields(madrpc.Plan{}, "Data")); diff != "" || len(doc.Lines) != 0 {
 		t.Errorf("lines %q, unexpected dryRun (-want +got):\n%s", doc.Lines, diff)
 	}
 }

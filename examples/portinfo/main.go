@@ -15,6 +15,8 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func main() {
@@ -52,10 +54,10 @@ func run(ctx context.Context, local, target string, num int) error {
 		return err
 	}
 	var pi mad.PortInfo
-	if _, err := mad.NewQuerier(p.Transactor, path).Get(ctx, &pi, uint32(num)); err != nil {
+	if _, err := madrpc.NewQuerier(p.Transactor, path).Get(ctx, &pi, uint32(num)); err != nil {
 		return err
 	}
 	out := fmt.Appendf(nil, "# Port info: %s port %d\n", path, num)
-	_, err = os.Stdout.Write(pi.AppendDump(out, "", false))
+	_, err = os.Stdout.Write(madtext.AppendPortInfo(out, &pi, "", false))
 	return err
 }

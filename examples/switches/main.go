@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -39,7 +40,7 @@ func run(ctx context.Context, local string) error {
 	}
 	for _, sw := range f.ByType(mad.NodeTypeSwitch) {
 		fmt.Printf("%s %q LID %d\n", sw.GUID, sw.Desc, sw.SMALID)
-		pma := mad.NewPMA(p.Transactor, mad.LIDPath(sw.SMALID))
+		pma := madrpc.NewPMA(p.Transactor, mad.LIDPath(sw.SMALID))
 		for _, port := range sw.Ports[1:] {
 			if port == nil || port.Info == nil || port.Remote == nil {
 				continue

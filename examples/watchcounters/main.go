@@ -16,6 +16,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func main() {
@@ -45,7 +46,7 @@ func main() {
 // much they moved, count times (0: until ctx ends).
 func watch(ctx context.Context, p *endport.Port, target string, num, count int, every time.Duration) error {
 	path, err := p.Resolve(ctx, target)
-	pma, sign := mad.NewPMA(p.Transactor, path), ""
+	pma, sign := madrpc.NewPMA(p.Transactor, path), ""
 	for i, prev, cur := 0, new(mad.PortCountersExtended), new(mad.PortCountersExtended); err == nil && (count == 0 || i <= count); i, sign, prev, cur = i+1, "+", cur, prev {
 		if i > 0 {
 			select { // an interrupt ends the wait, and the Get fails

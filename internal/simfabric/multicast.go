@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/ibsim"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -76,8 +77,8 @@ func (f *Fabric) mcastRequest(ctx context.Context, simHost string, method mad.Me
 	if port == nil || len(port.GIDs) == 0 {
 		return nil, fmt.Errorf("%s has no port 1 with a GID", simHost)
 	}
-	x := mad.NewTransactor(c, mad.TransactorOptions{Timeout: time.Second, Retries: 2,
-		SA: &mad.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: 1, PKeys: port.PKeys}})
+	x := madrpc.NewTransactor(c, madrpc.TransactorOptions{Timeout: time.Second, Retries: 2,
+		SA: &madrpc.SAAddress{SMLID: port.SMLID, SL: port.SMSL, PortGUID: port.GUID, LID: port.LID, SMKey: 1, PKeys: port.PKeys}})
 	defer x.Close()
 
 	r := mad.MCMemberRecord{MGID: mgid, PortGID: port.GIDs[0].GID, JoinState: 1} // a full member
@@ -94,7 +95,7 @@ func (f *Fabric) mcastRequest(ctx context.Context, simHost string, method mad.Me
 	if err != nil {
 		return nil, err
 	}
-	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: method, AttrID: mad.SARecordLayout("MCMemberRecord").ID,
+	res, err := x.QuerySA(ctx, &madrpc.SAQuery{Method: method, AttrID: mad.SARecordLayout("MCMemberRecord").ID,
 		Name: "MCMemberRecord", ComponentMask: mask, Record: rec})
 	if err != nil {
 		return nil, err

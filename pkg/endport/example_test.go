@@ -8,6 +8,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -37,7 +38,7 @@ func ExampleOpen() {
 		return
 	}
 	var pi mad.PortInfo
-	if _, err := mad.NewQuerier(p.Transactor, path).Get(ctx, &pi, 1); err != nil {
+	if _, err := madrpc.NewQuerier(p.Transactor, path).Get(ctx, &pi, 1); err != nil {
 		fmt.Println(err)
 		return
 	}

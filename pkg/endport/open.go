@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 	"github.com/ibtool/ibtool/pkg/mad/umad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -21,7 +22,7 @@ import (
 type Port struct {
 	// Transactor sends MADs from the port and matches their answers;
 	// nil for a port OpenTransport opened.
-	Transactor *mad.Transactor
+	Transactor *madrpc.Transactor
 	// Transport carries the MADs: a *umad.Port or an *ibsim.Client.
 	Transport mad.Transport
 	// Device is the RDMA device the port belongs to.
@@ -72,7 +73,7 @@ func OpenLocal(ctx context.Context, l Local, opts ...Option) (*Port, error) {
 		return nil, err
 	}
 	topts := s.transactorOptions(p)
-	x := mad.NewTransactor(p.Transport, topts)
+	x := madrpc.NewTransactor(p.Transport, topts)
 	if err := s.useSAPath(ctx, x, topts.SA); err != nil {
 		x.Close()
 		return nil, &OpenError{Step: StepSAPath, Spec: l.String(), Err: err}
@@ -305,8 +306,8 @@ func CheckSysfsRoot(root string) error {
 func msDuration(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
 // transactorOptions are the transactor's options for p.
-func (s *settings) transactorOptions(p *Port) mad.TransactorOptions {
-	opts := mad.TransactorOptions{
+func (s *settings) transactorOptions(p *Port) madrpc.TransactorOptions {
+	opts := madrpc.TransactorOptions{
 		Timeout: s.timeout,
 		Retries: DefaultRetries,
 		Window:  s.window,
@@ -343,14 +344,14 @@ func (s *settings) transactorOptions(p *Port) mad.TransactorOptions {
 	if s.smLID != 0 {
 		smLID = s.smLID
 	}
-	opts.SA = &mad.SAAddress{SMLID: smLID, SL: p.Local.SMSL, PortGUID: p.Local.GUID, LID: p.Local.LID, SMKey: smKey, PKeys: p.Local.PKeys}
+	opts.SA = &madrpc.SAAddress{SMLID: smLID, SL: p.Local.SMSL, PortGUID: p.Local.GUID, LID: p.Local.LID, SMKey: smKey, PKeys: p.Local.PKeys}
 	return opts
 }
 
 // useSAPath points x's SA address at WithSAPath's path, a port GUID or
 // GID first resolved through the local port's SM (python-rdma's
 // resolve_path of the SA path).
-func (s *settings) useSAPath(ctx context.Context, x *mad.Transactor, sa *mad.SAAddress) error {
+func (s *settings) useSAPath(ctx context.Context, x *madrpc.Transactor, sa *madrpc.SAAddress) error {
 	if s.saPath == nil {
 		return nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -105,8 +106,8 @@ func TestOpenTransactorDefaults(t *testing.T) {
 			}
 			defer p.Close()
 			start := time.Now()
-			_, err = mad.NewQuerier(p.Transactor, mad.LIDPath(5)).Get(context.Background(), &mad.NodeInfo{}, 0)
-			var te *mad.TimeoutError
+			_, err = madrpc.NewQuerier(p.Transactor, mad.LIDPath(5)).Get(context.Background(), &mad.NodeInfo{}, 0)
+			var te *madrpc.TimeoutError
 			if !errors.As(err, &te) {
 				t.Fatalf("Get on a silent port: %v, want a *mad.TimeoutError", err)
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 	"github.com/ibtool/ibtool/pkg/mad/umad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -105,7 +106,7 @@ type settings struct {
 
 	trace  func(out bool, p *mad.Packet)
 	errs   func(error)
-	dryRun func(ctx context.Context, p *mad.Plan) error
+	dryRun func(ctx context.Context, p *madrpc.Plan) error
 	gone   func(error)
 
 	dial func(ctx context.Context, dev *rdma.Device, port *rdma.Port) (mad.Transport, error)
@@ -210,7 +211,7 @@ func WithErrors(fn func(err error)) Option { return func(s *settings) { s.errs =
 
 // WithDryRun hands fn the plan of every request that would change state
 // instead of sending it (mad.TransactorOptions.DryRun).
-func WithDryRun(fn func(ctx context.Context, p *mad.Plan) error) Option {
+func WithDryRun(fn func(ctx context.Context, p *madrpc.Plan) error) Option {
 	return func(s *settings) { s.dryRun = fn }
 }
 

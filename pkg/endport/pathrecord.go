@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -77,7 +78,7 @@ func (p *Port) PathRecord(ctx context.Context, src, dst string) (*mad.PathRecord
 	if sa, ok := p.Transactor.SAAddress(); ok {
 		key = sa.SMKey
 	}
-	res, err := p.Transactor.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGet, AttrID: mad.AttrPathRecord,
+	res, err := p.Transactor.QuerySA(ctx, &madrpc.SAQuery{Method: mad.MethodGet, AttrID: mad.AttrPathRecord,
 		Name: "PathRecord", ComponentMask: mask, SMKey: key, Record: rec})
 	if err != nil {
 		return nil, fmt.Errorf("PathRecord from %s to %s: %w", orThisPort(src), dst, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -126,7 +127,7 @@ func TestPathRecordErrors(t *testing.T) {
 		}
 	}
 	_, err := p.PathRecord(context.Background(), "", "0x0000000000000099")
-	var se *mad.StatusError
+	var se *madrpc.StatusError
 	if !errors.As(err, &se) {
 		t.Errorf("PathRecord to an unknown GUID: %v, want a *mad.StatusError", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // counter is one port counter the exporter reports: the PMA field it is
@@ -97,14 +98,14 @@ var counterFields = sync.OnceValue(func() *[numCounters]counterField {
 // readPort reads port num's counters at the PMA path leads to, each
 // from the attribute the PMA's capabilities choose
 // (mad.PMACapabilities.CounterSource).
-func readPort(ctx context.Context, x *mad.Transactor, path mad.Path, caps mad.PMACapabilities, num int) (PortReading, error) {
+func readPort(ctx context.Context, x *madrpc.Transactor, path mad.Path, caps mad.PMACapabilities, num int) (PortReading, error) {
 	r := PortReading{Port: num}
 	var narrow, wide []byte
 	var err error
 	readNarrow, readWide := caps.CounterAttributes(mad.PortCounterNames...)
 	// The request carries only PortSelect, and the reply stays undecoded:
 	// a sweep does this for every port.
-	pma := mad.NewPMA(x, path)
+	pma := madrpc.NewPMA(x, path)
 	if readNarrow {
 		if narrow, err = pma.GetData(ctx, new(mad.PortCounters).Layout(), num); err != nil {
 			return r, err

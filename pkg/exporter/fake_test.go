@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -80,8 +81,8 @@ func (f *fakeFabric) handle(req *mad.Packet) []mad.Packet {
 
 // newFakeTransactor returns a transactor on f with a short timeout and
 // no retries.
-func newFakeTransactor(f *fakeFabric, timeout time.Duration) *mad.Transactor {
-	return mad.NewTransactor(madtest.New(f.handle), mad.TransactorOptions{Timeout: timeout, Retries: -1, Window: 8})
+func newFakeTransactor(f *fakeFabric, timeout time.Duration) *madrpc.Transactor {
+	return madrpc.NewTransactor(madtest.New(f.handle), madrpc.TransactorOptions{Timeout: timeout, Retries: -1, Window: 8})
 }
 
 // fakeSwitch returns a switch device at lid with the given connected

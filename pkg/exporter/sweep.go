@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // DeviceResult is what a sweep read of one device.
@@ -32,7 +33,7 @@ type DeviceResult struct {
 // Sweeper reads every device's counters through one transactor. Sweeps
 // asked for while one runs on the same topology share it.
 type Sweeper struct {
-	X *mad.Transactor
+	X *madrpc.Transactor
 	// Base ends every sweep (the exporter stopping).
 	Base context.Context
 	// SwitchRcvErrDetails and HCARcvErrDetails read each port's
@@ -160,7 +161,7 @@ func (s *Sweeper) device(ctx context.Context, d *Device) *DeviceResult {
 	path := mad.LIDPath(d.LID)
 	caps := d.caps.Load()
 	if caps == nil {
-		c, err := mad.NewPMA(s.X, path).Capabilities(ctx, d.capPort())
+		c, err := madrpc.NewPMA(s.X, path).Capabilities(ctx, d.capPort())
 		if err != nil {
 			r.Err = err
 			return r
@@ -175,7 +176,7 @@ func (s *Sweeper) device(ctx context.Context, d *Device) *DeviceResult {
 			if r.Err == nil {
 				r.Err = err
 			}
-			var te *mad.TimeoutError
+			var te *madrpc.TimeoutError
 			if errors.As(err, &te) || ctx.Err() != nil {
 				break
 			}
@@ -190,11 +191,11 @@ func (s *Sweeper) device(ctx context.Context, d *Device) *DeviceResult {
 			continue
 		}
 		det := new(mad.PortRcvErrorDetails)
-		if _, err := mad.NewPMA(s.X, path).Get(ctx, det, p.Num); err != nil {
+		if _, err := madrpc.NewPMA(s.X, path).Get(ctx, det, p.Num); err != nil {
 			if r.Err == nil {
 				r.Err = err
 			}
-			var te *mad.TimeoutError
+			var te *madrpc.TimeoutError
 			if errors.As(err, &te) || ctx.Err() != nil {
 				break
 			}

@@ -198,20 +198,6 @@ func BenchmarkAppendBinary(b *testing.B) {
 	}
 }
 
-func BenchmarkDump(b *testing.B) {
-	data := make([]byte, 256)
-	buf := make([]byte, 0, 4096)
-	for _, name := range []string{"PortInfo", "PortCounters"} {
-		l := LayoutByName(name)
-		b.Run(name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				buf = l.AppendDump(buf[:0], data)
-			}
-		})
-	}
-}
-
 // allLayouts returns the standard and the vendor classes' layouts.
 func allLayouts() []*Layout {
 	return append(Layouts[:len(Layouts):len(Layouts)], VendorLayouts...)

@@ -12,7 +12,8 @@ const MaxHops = 64
 
 // Byte offsets inside a directed-route SMP (IBA 14.2.1.2).
 const (
-	drMKeyOffset        = 24
+	// MKeyOffset is where an SMP's M_Key is, LID routed or directed.
+	MKeyOffset          = 24
 	drSLIDOffset        = 32
 	drDLIDOffset        = 34
 	drInitialPathOffset = 128
@@ -54,7 +55,7 @@ func (d *DRSMPHeader) UnmarshalBinary(mad []byte) error {
 	d.Direction = mad[4]&0x80 != 0
 	d.HopPointer = mad[6]
 	d.HopCount = mad[7]
-	d.MKey = binary.BigEndian.Uint64(mad[drMKeyOffset:])
+	d.MKey = binary.BigEndian.Uint64(mad[MKeyOffset:])
 	d.DrSLID = rdma.LID(binary.BigEndian.Uint16(mad[drSLIDOffset:]))
 	d.DrDLID = rdma.LID(binary.BigEndian.Uint16(mad[drDLIDOffset:]))
 	copy(d.InitialPath[:], mad[drInitialPathOffset:])
@@ -75,7 +76,7 @@ func (d *DRSMPHeader) MarshalTo(mad []byte) error {
 	}
 	mad[6] = d.HopPointer
 	mad[7] = d.HopCount
-	binary.BigEndian.PutUint64(mad[drMKeyOffset:], d.MKey)
+	binary.BigEndian.PutUint64(mad[MKeyOffset:], d.MKey)
 	binary.BigEndian.PutUint16(mad[drSLIDOffset:], uint16(d.DrSLID))
 	binary.BigEndian.PutUint16(mad[drDLIDOffset:], uint16(d.DrDLID))
 	clear(mad[drDLIDOffset+2 : SMPDataOffset])

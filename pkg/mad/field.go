@@ -136,34 +136,6 @@ func appendHex(b []byte, v uint64, digits int) []byte {
 	return b
 }
 
-// labelWidth is the column libibmad pads labels to with dots.
-const labelWidth = 32
-
-// AppendDotted appends "Label:" and dots up to libibmad's column, the
-// layout of mad_dump_field and of smpquery's own lines.
-func AppendDotted(b []byte, label string) []byte {
-	b = append(b, label...)
-	b = append(b, ':')
-	for n := labelWidth - len(label); n > 0; n-- {
-		b = append(b, '.')
-	}
-	return b
-}
-
-// AppendFields appends one "Label:.....value" line per field that has a
-// label, as libibmad's _dump_fields does.
-func AppendFields(b []byte, fields []Field, data []byte) []byte {
-	for _, f := range fields {
-		if f.Label == "" {
-			continue
-		}
-		b = AppendDotted(b, f.Label)
-		b = f.AppendValue(b, data)
-		b = append(b, '\n')
-	}
-	return b
-}
-
 // Value returns the field's value from attribute data at its spec offset
 // (Offset, not DumpOffset); fields wider than 64 bits, and fields past the
 // end of data, give 0.

@@ -21,6 +21,6 @@ func AliasGUIDRecord(lid rdma.LID, slot int, guid rdma.GUID) (*GUIDInfoRecord, u
 	r := &GUIDInfoRecord{LID: uint16(lid), BlockNum: uint8(slot / 8)}
 	g := &r.GUIDInfo
 	*[8]*rdma.GUID{&g.GUID0, &g.GUID1, &g.GUID2, &g.GUID3, &g.GUID4, &g.GUID5, &g.GUID6, &g.GUID7}[slot%8] = guid
-	mask := componentMask(&layoutGUIDInfoRecord, "LID", "BlockNum", fmt.Sprintf("GUIDInfo.GUID%d", slot%8))
+	mask := layoutGUIDInfoRecord.ComponentMask("LID", "BlockNum", fmt.Sprintf("GUIDInfo.GUID%d", slot%8))
 	return r, mask, nil
 }

@@ -37,12 +37,6 @@ type Layout struct {
 	components *componentTable
 }
 
-// AppendDump appends libibmad's dotted dump of data, the attribute's
-// encoding: one "Label:....value" line per field it prints.
-func (l *Layout) AppendDump(b, data []byte) []byte {
-	return AppendFields(b, l.Fields, data)
-}
-
 // Field returns the field with the Go name, or false.
 func (l *Layout) Field(name string) (Field, bool) {
 	for _, f := range l.Fields {

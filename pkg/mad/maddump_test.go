@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 // TestAppendMADDump decodes whole MADs: a PMA GetResp of PortCounters, an
@@ -16,7 +17,7 @@ func TestAppendMADDump(t *testing.T) {
 	pma := make([]byte, mad.Size)
 	(&mad.Header{BaseVersion: 1, MgmtClass: mad.ClassPerf, ClassVersion: 1, Method: mad.MethodGetResp, TID: 9, AttrID: mad.AttrPortCounters}).MarshalTo(pma)
 	pma[mad.SMPDataOffset+1] = 3 // PortSelect
-	got, err := mad.AppendMADDump(nil, pma)
+	got, err := madtext.AppendMADDump(nil, pma)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,11 +40,11 @@ AttributeModifier:...............0x00000000
 
 	unknown := make([]byte, mad.Size)
 	(&mad.Header{BaseVersion: 1, MgmtClass: mad.ClassSMI, ClassVersion: 1, Method: mad.MethodGetResp, AttrID: 0xff77}).MarshalTo(unknown)
-	if got, err := mad.AppendMADDump(nil, unknown); err != nil || !strings.Contains(string(got), "# attribute 0xff77 of class SMI: not one ibtool decodes; its data:\n0000 0000") {
+	if got, err := madtext.AppendMADDump(nil, unknown); err != nil || !strings.Contains(string(got), "# attribute 0xff77 of class SMI: not one ibtool decodes; its data:\n0000 0000") {
 		t.Errorf("unknown attribute: %v\n%s", err, got)
 	}
 	for _, m := range [][]byte{pma[:10], pma[:mad.SMPDataOffset+4]} {
-		if _, err := mad.AppendMADDump(nil, m); err == nil {
+		if _, err := madtext.AppendMADDump(nil, m); err == nil {
 			t.Errorf("%d bytes: no error", len(m))
 		}
 	}
@@ -55,6 +56,6 @@ func FuzzAppendMADDump(f *testing.F) {
 	f.Add(m)
 	f.Add(m[:30])
 	f.Fuzz(func(t *testing.T, m []byte) {
-		_, _ = mad.AppendMADDump(nil, m)
+		_, _ = madtext.AppendMADDump(nil, m)
 	})
 }

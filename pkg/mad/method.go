@@ -80,3 +80,15 @@ func (m Method) String() string {
 // IsResponse reports whether the R bit is set. TrapRepress answers a Trap
 // but is not a response in this sense.
 func (m Method) IsResponse() bool { return m&ResponseBit != 0 }
+
+// ChangesState reports whether a request of method m may change something
+// at its receiver or set it acting: every method but the Gets (Get,
+// GetTable, GetTraceTable, GetMulti) and the responses. A method without a
+// name counts as one that changes state, so a dry run never sends it.
+func (m Method) ChangesState() bool {
+	switch m {
+	case MethodGet, MethodGetTable, MethodGetTraceTable, MethodGetMulti:
+		return false
+	}
+	return !m.IsResponse()
+}

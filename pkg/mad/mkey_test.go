@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // TestTransactorMKey checks that the transactor's M_Key goes in every SMP
@@ -20,17 +21,17 @@ func TestTransactorMKey(t *testing.T) {
 	const key = 0x0102030405060708
 	tests := []struct {
 		name string
-		req  mad.Request
+		req  madrpc.Request
 		send bool // Send (a trap) instead of Do
 		want uint64
 	}{
-		{"LID Get", mad.Request{Path: mad.LIDPath(3), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrNodeInfo}, false, key},
-		{"DR Get", mad.Request{Path: mad.DRPath(0, 1, 3), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrNodeInfo}, false, key},
-		{"DR Set", mad.Request{Path: mad.DRPath(0, 1), Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: mad.AttrPortInfo}, false, key},
-		{"own key", mad.Request{Path: mad.LIDPath(3), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrNodeInfo, MKey: 7}, false, 7},
-		{"trap", mad.Request{Path: mad.LIDPath(1), Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice}, true, key},
-		{"PMA", mad.Request{Path: mad.LIDPath(3), Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: mad.AttrPortCounters}, false, 0},
-		{"CC without a CC_Key", mad.Request{Path: mad.LIDPath(3), Class: mad.ClassCC, Method: mad.MethodGet, AttrID: mad.AttrCongestionInfo}, false, 0},
+		{"LID Get", madrpc.Request{Path: mad.LIDPath(3), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrNodeInfo}, false, key},
+		{"DR Get", madrpc.Request{Path: mad.DRPath(0, 1, 3), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrNodeInfo}, false, key},
+		{"DR Set", madrpc.Request{Path: mad.DRPath(0, 1), Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: mad.AttrPortInfo}, false, key},
+		{"own key", madrpc.Request{Path: mad.LIDPath(3), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrNodeInfo, MKey: 7}, false, 7},
+		{"trap", madrpc.Request{Path: mad.LIDPath(1), Class: mad.ClassSMI, Method: mad.MethodTrap, AttrID: mad.AttrNotice}, true, key},
+		{"PMA", madrpc.Request{Path: mad.LIDPath(3), Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: mad.AttrPortCounters}, false, 0},
+		{"CC without a CC_Key", madrpc.Request{Path: mad.LIDPath(3), Class: mad.ClassCC, Method: mad.MethodGet, AttrID: mad.AttrCongestionInfo}, false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,7 +41,7 @@ func TestTransactorMKey(t *testing.T) {
 				off := mad.SMPDataOffset
 				return []mad.Packet{madtest.Reply(req, mad.StatusOK, off, nil)}
 			})
-			x := mad.NewTransactor(tr, mad.TransactorOptions{MKey: key, Timeout: 50 * time.Millisecond})
+			x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{MKey: key, Timeout: 50 * time.Millisecond})
 			defer x.Close()
 			req := tt.req
 			var err error
@@ -65,10 +66,10 @@ func TestTransactorMKey(t *testing.T) {
 // TestTransactorMKeyDryRun checks that a planned Set is the MAD that
 // would go, M_Key and all.
 func TestTransactorMKeyDryRun(t *testing.T) {
-	x := mad.NewTransactor(madtest.New(nil), mad.TransactorOptions{MKey: 0x1234,
-		DryRun: func(context.Context, *mad.Plan) error { return nil }})
+	x := madrpc.NewTransactor(madtest.New(nil), madrpc.TransactorOptions{MKey: 0x1234,
+		DryRun: func(context.Context, *madrpc.Plan) error { return nil }})
 	defer x.Close()
-	req := &mad.Request{Path: mad.LIDPath(3), Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: mad.AttrPortInfo, Name: "PortInfo"}
+	req := &madrpc.Request{Path: mad.LIDPath(3), Class: mad.ClassSMI, Method: mad.MethodSet, AttrID: mad.AttrPortInfo, Name: "PortInfo"}
 	resp, err := x.Do(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
@@ -81,8 +82,8 @@ func TestTransactorMKeyDryRun(t *testing.T) {
 // TestTimeoutErrorMKey checks what a timeout says of the M_Key: an SMP's
 // carries the class and key, which callers use to suggest -y.
 func TestTimeoutErrorMKey(t *testing.T) {
-	x := mad.NewTransactor(madtest.New(func(*mad.Packet) []mad.Packet { return nil }),
-		mad.TransactorOptions{MKey: 0x99, Timeout: 5 * time.Millisecond, Retries: -1})
+	x := madrpc.NewTransactor(madtest.New(func(*mad.Packet) []mad.Packet { return nil }),
+		madrpc.TransactorOptions{MKey: 0x99, Timeout: 5 * time.Millisecond, Retries: -1})
 	defer x.Close()
 	ctx := context.Background()
 	type got struct {
@@ -91,15 +92,15 @@ func TestTimeoutErrorMKey(t *testing.T) {
 		Protect bool
 	}
 	for _, tt := range []struct {
-		req  mad.Request
+		req  madrpc.Request
 		want got
 	}{
-		{mad.Request{Path: mad.LIDPath(3), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrNodeInfo}, got{mad.ClassSMI, 0x99, true}},
-		{mad.Request{Path: mad.DRPath(0, 2), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrNodeInfo}, got{mad.ClassSMIDirect, 0x99, true}},
-		{mad.Request{Path: mad.LIDPath(3), Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: mad.AttrPortCounters}, got{mad.ClassPerf, 0, false}},
+		{madrpc.Request{Path: mad.LIDPath(3), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrNodeInfo}, got{mad.ClassSMI, 0x99, true}},
+		{madrpc.Request{Path: mad.DRPath(0, 2), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: mad.AttrNodeInfo}, got{mad.ClassSMIDirect, 0x99, true}},
+		{madrpc.Request{Path: mad.LIDPath(3), Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: mad.AttrPortCounters}, got{mad.ClassPerf, 0, false}},
 	} {
 		_, err := x.Do(ctx, &tt.req)
-		var te *mad.TimeoutError
+		var te *madrpc.TimeoutError
 		if !errors.As(err, &te) {
 			t.Fatalf("%v: %v, want a timeout", tt.req.Class, err)
 		}

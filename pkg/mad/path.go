@@ -114,14 +114,14 @@ func (p Path) String() string {
 	}
 	// A route that starts and ends by DR has permissive DrSLID and
 	// DrDLID, which libibmad prints as 65535.
-	fmt.Fprintf(&b, "DR path slid %d; dlid 65535; ", p.drSLID())
+	fmt.Fprintf(&b, "DR path slid %d; dlid 65535; ", p.DRSLID())
 	b.WriteString(p.drString())
 	return b.String()
 }
 
-// drSLID is the DR header's DrSLID: the permissive LID unless the route
+// DRSLID is the DR header's DrSLID: the permissive LID unless the route
 // has a LID-routed part.
-func (p Path) drSLID() rdma.LID {
+func (p Path) DRSLID() rdma.LID {
 	if p.LID > 0 {
 		return p.DrSLID
 	}
@@ -139,8 +139,10 @@ func (p Path) drString() string {
 	return b.String()
 }
 
-// address returns the transport address for a MAD of class c on p.
-func (p Path) address(c Class) Address {
+// Address returns the transport address a MAD of class c takes on p:
+// the permissive LID for a directed route from the local port, the GRH
+// for a global route, the P_Key index and QKey of a GMP.
+func (p Path) Address(c Class) Address {
 	a := Address{LID: p.LID, SL: p.SL, QPN: c.QP()}
 	if p.IsDR() && p.LID == 0 {
 		a.LID = rdma.PermissiveLID

@@ -1,7 +1,6 @@
 package mad
 
 import (
-	"context"
 	"fmt"
 	"math/bits"
 	"strings"
@@ -138,47 +137,6 @@ var (
 	PortExtendedDataCounters = []string{"PortUnicastXmitPkts", "PortUnicastRcvPkts", "PortMulticastXmitPkts", "PortMulticastRcvPkts"}
 )
 
-// PMA sends typed PerfMgt Gets and Sets to one node's performance manager
-// agent: each request selects its port in PortSelect.
-type PMA struct {
-	Q *Querier
-}
-
-// NewPMA returns a PMA of x at path.
-func NewPMA(x *Transactor, path Path) *PMA { return &PMA{Q: NewQuerier(x, path)} }
-
-// Capabilities reads the PMA's ClassPortInfo. The request carries port in
-// its second byte, where the counter attributes have PortSelect, as
-// libibmad sends every PerfMgt Get.
-func (p *PMA) Capabilities(ctx context.Context, port int) (PMACapabilities, error) {
-	cpi := ClassPortInfo{ClassVersion: uint8(port)}
-	if _, err := p.Q.Get(ctx, &cpi, 0); err != nil {
-		return PMACapabilities{}, err
-	}
-	return CapabilitiesOf(&cpi), nil
-}
-
-// Get reads a's attribute for port: the request is a with PortSelect set
-// to port; the reply is decoded into a, and its data returned for dumps.
-func (p *PMA) Get(ctx context.Context, a Attribute, port int) ([]byte, error) {
-	if err := SelectPort(a, port); err != nil {
-		return nil, err
-	}
-	return p.Q.Get(ctx, a, 0)
-}
-
-// Reset sends a Set of l's attribute for port that clears the counters
-// mask selects (0: all of them), laid out as libibmad's
-// performance_reset_via lays it out (see ResetData). planned is true when
-// a dry run kept the Set from the fabric.
-func (p *PMA) Reset(ctx context.Context, l *Layout, port int, mask uint64) (planned bool, err error) {
-	r, err := p.Q.X.Do(ctx, p.Q.request(l, MethodSet, 0, ResetData(l, port, mask), nil))
-	if err != nil {
-		return false, err
-	}
-	return r.DryRun, nil
-}
-
 // SelectPort sets a's PortSelect, the second byte of every PerfMgt
 // counter attribute, to port.
 func SelectPort(a Attribute, port int) error {
@@ -258,34 +216,6 @@ func AddCounters(sum, a Attribute) error {
 		f.SetValue(s, total)
 	}
 	return sum.UnmarshalBinary(s)
-}
-
-// PortNumbers returns the ports a PMA of the node at q's path answers
-// for, one by one: 1 to NumPorts, from 0 on a switch with an enhanced
-// port 0 (infiniband-diags' AllPortSelect emulation).
-func PortNumbers(ctx context.Context, q *Querier) ([]int, error) {
-	var ni NodeInfo
-	if _, err := q.Get(ctx, &ni, 0); err != nil {
-		return nil, err
-	}
-	if ni.NumPorts == 0 {
-		return nil, fmt.Errorf("NodeInfo says the node has no ports")
-	}
-	start := 1
-	if ni.NodeType == NodeTypeSwitch {
-		var si SwitchInfo
-		if _, err := q.Get(ctx, &si, 0); err != nil {
-			return nil, err
-		}
-		if si.EnhancedPort0 != 0 {
-			start = 0
-		}
-	}
-	ports := make([]int, 0, int(ni.NumPorts)+1-start)
-	for p := start; p <= int(ni.NumPorts); p++ {
-		ports = append(ports, p)
-	}
-	return ports, nil
 }
 
 // PortInfoExtended's CapabilityMask bit and FECModeActive values that say

@@ -1,7 +1,6 @@
 package mad
 
 import (
-	"context"
 	"slices"
 )
 
@@ -159,39 +158,4 @@ func (s *PortCounterSet) Value(name string) (v uint64, width int, ok bool) {
 		return 0, 0, false
 	}
 	return CounterValues(a, name)[0], f.Width, true
-}
-
-// ReadCounters reads port's counters: the attributes CounterAttributes
-// says the counters named (all when none are) need, for a PMA with
-// capabilities caps (see Capabilities). PortCounters' PortXmitWait reads
-// 0 where the PMA does not claim it (Hide).
-func (p *PMA) ReadCounters(ctx context.Context, caps PMACapabilities, port int, names ...string) (*PortCounterSet, error) {
-	s := &PortCounterSet{Caps: caps}
-	narrow, wide := caps.CounterAttributes(names...)
-	if narrow {
-		s.Counters = new(PortCounters)
-		if _, err := p.Get(ctx, s.Counters, port); err != nil {
-			return nil, err
-		}
-		caps.Hide(s.Counters)
-	}
-	if wide {
-		s.Extended = new(PortCountersExtended)
-		if _, err := p.Get(ctx, s.Extended, port); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
-// GetData reads l's attribute for port and returns the reply's attribute
-// data undecoded: the request carries only PortSelect, as a Get of any
-// counter attribute needs. A sweep reading many ports uses it to skip
-// decoding whole attributes.
-func (p *PMA) GetData(ctx context.Context, l *Layout, port int) ([]byte, error) {
-	r, err := p.Q.X.Do(ctx, p.Q.request(l, MethodGet, 0, []byte{0, uint8(port)}, nil))
-	if err != nil {
-		return nil, err
-	}
-	return r.Data(), nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func TestCounterSource(t *testing.T) {
@@ -141,9 +142,9 @@ func TestReadCounters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := &counterFake{caps: tt.caps, asked: map[mad.AttrID]int{}}
-			x := mad.NewTransactor(madtest.New(f.handle), mad.TransactorOptions{Timeout: time.Second})
+			x := madrpc.NewTransactor(madtest.New(f.handle), madrpc.TransactorOptions{Timeout: time.Second})
 			defer x.Close()
-			pma := mad.NewPMA(x, mad.LIDPath(2))
+			pma := madrpc.NewPMA(x, mad.LIDPath(2))
 			caps, err := pma.Capabilities(ctx, 1)
 			if err != nil {
 				t.Fatal(err)

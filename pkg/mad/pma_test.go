@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func TestPMACapabilityString(t *testing.T) {
@@ -207,12 +208,12 @@ func TestPMA(t *testing.T) {
 	ctx := context.Background()
 	for _, dryRun := range []bool{false, true} {
 		fake := &pmaFake{}
-		opts := mad.TransactorOptions{Timeout: time.Second}
+		opts := madrpc.TransactorOptions{Timeout: time.Second}
 		if dryRun {
-			opts.DryRun = func(context.Context, *mad.Plan) error { return nil }
+			opts.DryRun = func(context.Context, *madrpc.Plan) error { return nil }
 		}
-		x := mad.NewTransactor(madtest.New(fake.handle), opts)
-		p := mad.NewPMA(x, mad.LIDPath(4))
+		x := madrpc.NewTransactor(madtest.New(fake.handle), opts)
+		p := madrpc.NewPMA(x, mad.LIDPath(4))
 		caps, err := p.Capabilities(ctx, 2)
 		if err != nil || !caps.Has(mad.PMAAllPortSelect) {
 			t.Fatalf("Capabilities: %v, %v", caps, err)
@@ -232,7 +233,7 @@ func TestPMA(t *testing.T) {
 		if diff := cmp.Diff(want, fake.reqs); diff != "" {
 			t.Errorf("dry run %v: unexpected requests (-want +got):\n%s", dryRun, diff)
 		}
-		ports, err := mad.PortNumbers(ctx, p.Q)
+		ports, err := madrpc.PortNumbers(ctx, p.Q)
 		if diff := cmp.Diff([]int{0, 1, 2, 3, 4}, ports); diff != "" || err != nil {
 			t.Errorf("PortNumbers: %v; (-want +got):\n%s", err, diff)
 		}
@@ -284,9 +285,9 @@ func TestQuerierPortInfoExtended(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			x := mad.NewTransactor(madtest.New(tt.fake.handle), mad.TransactorOptions{Timeout: time.Second})
+			x := madrpc.NewTransactor(madtest.New(tt.fake.handle), madrpc.TransactorOptions{Timeout: time.Second})
 			defer x.Close()
-			pie, data, err := mad.NewQuerier(x, mad.LIDPath(3)).PortInfoExtended(context.Background(), 2)
+			pie, data, err := madrpc.NewQuerier(x, mad.LIDPath(3)).PortInfoExtended(context.Background(), 2)
 			if tt.wantErr != "" {
 				if err == nil || err.Error() != tt.wantErr || !errors.Is(err, mad.ErrNoPortInfoExtended) {
 					t.Errorf("error %v, want %q", err, tt.wantErr)

@@ -27,9 +27,9 @@ func (h *SAHeader) UnmarshalBinary(m []byte) error {
 	if len(m) < SAHeaderEnd {
 		return &ShortError{What: "SA header", Need: SAHeaderEnd, Have: len(m)}
 	}
-	h.SMKey = binary.BigEndian.Uint64(m[saSMKeyOffset:])
-	h.AttributeOffset = binary.BigEndian.Uint16(m[saAttrOffsetOffset:])
-	h.ComponentMask = binary.BigEndian.Uint64(m[saComponentMaskOffset:])
+	h.SMKey = binary.BigEndian.Uint64(m[SASMKeyOffset:])
+	h.AttributeOffset = binary.BigEndian.Uint16(m[SAAttributeOffsetOffset:])
+	h.ComponentMask = binary.BigEndian.Uint64(m[SAComponentMaskOffset:])
 	return nil
 }
 
@@ -39,13 +39,24 @@ func (h *SAHeader) MarshalTo(m []byte) error {
 	if len(m) < SAHeaderEnd {
 		return &ShortError{What: "SA header", Need: SAHeaderEnd, Have: len(m)}
 	}
-	binary.BigEndian.PutUint64(m[saSMKeyOffset:], h.SMKey)
-	binary.BigEndian.PutUint16(m[saAttrOffsetOffset:], h.AttributeOffset)
-	clear(m[saAttrOffsetOffset+2 : saComponentMaskOffset])
-	binary.BigEndian.PutUint64(m[saComponentMaskOffset:], h.ComponentMask)
+	binary.BigEndian.PutUint64(m[SASMKeyOffset:], h.SMKey)
+	binary.BigEndian.PutUint16(m[SAAttributeOffsetOffset:], h.AttributeOffset)
+	clear(m[SAAttributeOffsetOffset+2 : SAComponentMaskOffset])
+	binary.BigEndian.PutUint64(m[SAComponentMaskOffset:], h.ComponentMask)
 	return nil
 }
 
 // RecordLen is the distance between records in bytes, from
 // AttributeOffset.
 func (h *SAHeader) RecordLen() int { return int(h.AttributeOffset) * 8 }
+
+// The SA header (IBA 15.2.1.1): after the RMPP header, the SM_Key, the
+// AttributeOffset (in 8-byte words) and the ComponentMask.
+const (
+	// SASMKeyOffset is where the SM_Key is.
+	SASMKeyOffset = 36
+	// SAAttributeOffsetOffset is where the AttributeOffset is.
+	SAAttributeOffsetOffset = 44
+	// SAComponentMaskOffset is where the ComponentMask is.
+	SAComponentMaskOffset = 48
+)

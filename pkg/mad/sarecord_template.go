@@ -192,3 +192,17 @@ func (c Component) CopyValue(dst, src []byte) {
 // SetBytes stores b, no longer than the component, at the component's
 // start in the record, zero-padded: a GID, a key, a description.
 func (c Component) SetBytes(rec, b []byte) error { return c.setBytes(rec, b, "bytes") }
+
+// ComponentMask returns the component mask bits of the named members of
+// an SA record (generated from attributes.tbl).
+func (l *Layout) ComponentMask(members ...string) uint64 {
+	var m uint64
+	for _, name := range members {
+		c, ok := l.Component(name)
+		if !ok {
+			panic("mad: " + l.Name + " has no member " + name)
+		}
+		m |= c.Mask
+	}
+	return m
+}

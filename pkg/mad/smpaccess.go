@@ -1,9 +1,7 @@
 package mad
 
 import (
-	"context"
 	"encoding/binary"
-	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
@@ -104,38 +102,3 @@ func (n *Notice) SetDetails(d Attribute) error {
 // Details decodes DataDetails into d, the data details of the notice's
 // trap.
 func (n *Notice) Details(d Attribute) error { return d.UnmarshalBinary(n.DataDetails[:]) }
-
-// NodeInfo returns the NodeInfo of q's node.
-func (q *Querier) NodeInfo(ctx context.Context) (*NodeInfo, error) {
-	var ni NodeInfo
-	_, err := q.Get(ctx, &ni, 0)
-	return &ni, err
-}
-
-// PortInfoExtended returns port's PortInfoExtended and its data, once the
-// port's PortInfo (a switch's port 0's) says it has one, as
-// infiniband-diags checks: CapabilityMask2 is there and has
-// IsPortInfoExtendedSupported.
-func (q *Querier) PortInfoExtended(ctx context.Context, port int) (*PortInfoExtended, []byte, error) {
-	ni, err := q.NodeInfo(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	capPort := port
-	if ni.IsSwitch() {
-		capPort = 0
-	}
-	var pi PortInfo
-	if _, err := q.Get(ctx, &pi, uint32(capPort)); err != nil {
-		return nil, nil, err
-	}
-	if pi.CapabilityMask&PortCapIsCapabilityMask2Supported == 0 {
-		return nil, nil, fmt.Errorf("%w: the port has no CapabilityMask2", ErrNoPortInfoExtended)
-	}
-	if pi.CapabilityMask2&PortCap2IsPortInfoExtendedSupported == 0 {
-		return nil, nil, fmt.Errorf("%w: CapabilityMask2 0x%x does not indicate PortInfoExtended", ErrNoPortInfoExtended, pi.CapabilityMask2)
-	}
-	var pie PortInfoExtended
-	data, err := q.Get(ctx, &pie, uint32(port))
-	return &pie, data, err
-}

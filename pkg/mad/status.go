@@ -78,3 +78,49 @@ func (s Status) Describe(c Class) string {
 	}
 	return out
 }
+
+// SAStatusName returns the spec's name of an SA status code (bits 8-14
+// of the status): "ERR_NO_RECORDS".
+func SAStatusName(code uint8) string {
+	if int(code) < len(saStatusNames) && saStatusNames[code] != "" {
+		return saStatusNames[code]
+	}
+	return fmt.Sprintf("SA status %d", code)
+}
+
+// describeClass names the class-specific status bits of class c: the SA's
+// codes by name and meaning, other classes' in hex.
+func describeClass(c Class, cs Status) string {
+	if c == ClassSA {
+		code := uint8(cs >> 8)
+		if int(code) < len(saStatusText) && saStatusText[code] != "" {
+			return SAStatusName(code) + ", " + saStatusText[code]
+		}
+		return SAStatusName(code)
+	}
+	return fmt.Sprintf("class-specific %#04x", uint16(cs))
+}
+
+// SA status codes: the class-specific bits 8-14 of an SA response's status
+// (IBA 15.2.1.1, table 197).
+var saStatusNames = []string{
+	1: "ERR_NO_RESOURCES",
+	2: "ERR_REQ_INVALID",
+	3: "ERR_NO_RECORDS",
+	4: "ERR_TOO_MANY_RECORDS",
+	5: "ERR_REQ_INVALID_GID",
+	6: "ERR_REQ_INSUFFICIENT_COMPONENTS",
+	7: "ERR_REQ_DENIED",
+	8: "ERR_STATUS_PRIO_SUGGESTED",
+}
+
+var saStatusText = []string{
+	1: "the SA has no resources to answer",
+	2: "the request is invalid",
+	3: "no records match the request",
+	4: "more than one record matches a Get",
+	5: "the request names a GID the SA does not know",
+	6: "the component mask selects too little",
+	7: "the request is denied",
+	8: "the answer carries a suggested priority",
+}

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // blockRead is one forwarding table block to read: its switch, the path
@@ -45,7 +46,7 @@ func (st *SwitchTables) blockReads(jobs []blockRead, path mad.Path, o CollectOpt
 // transactor's window, into their switches' tables; a read that fails is
 // appended to its switch's Errs as a *ReadError. It stops starting reads
 // when ctx ends.
-func readBlocks(ctx context.Context, x *mad.Transactor, jobs []blockRead, multicast bool) {
+func readBlocks(ctx context.Context, x *madrpc.Transactor, jobs []blockRead, multicast bool) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(x.Window(), 1))
@@ -57,7 +58,7 @@ func readBlocks(ctx context.Context, x *mad.Transactor, jobs []blockRead, multic
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			q := &mad.Querier{X: x, Path: j.path}
+			q := &madrpc.Querier{X: x, Path: j.path}
 			var b mad.Attribute
 			if multicast {
 				b = new(mad.MulticastForwardingTable)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -67,7 +68,7 @@ func (e *ReadError) Unwrap() error { return e.Err }
 // up to the transactor's window. A block that cannot be read is left out
 // of its table and recorded in its SwitchTables' Errs; Collect itself
 // fails only when ctx ends.
-func Collect(ctx context.Context, x *mad.Transactor, switches []*subnet.Node, o CollectOptions) (*Tables, error) {
+func Collect(ctx context.Context, x *madrpc.Transactor, switches []*subnet.Node, o CollectOptions) (*Tables, error) {
 	t := &Tables{Switches: make([]*SwitchTables, len(switches))}
 	for i, n := range switches {
 		t.Switches[i] = newSwitchTables(n, o)
@@ -102,13 +103,13 @@ func newSwitchTables(n *subnet.Node, o CollectOptions) *SwitchTables {
 // fromSA fills the switches' blocks from the SA's records of every
 // switch, in one SubnAdmGetTable, keyed as the SMPs' attribute modifiers
 // are; a switch is known to the SA by its port 0's LID.
-func fromSA(ctx context.Context, x *mad.Transactor, switches []*SwitchTables, o CollectOptions) error {
+func fromSA(ctx context.Context, x *madrpc.Transactor, switches []*SwitchTables, o CollectOptions) error {
 	// Named in messages as saquery names them.
 	l, name := (&mad.LinearForwardingTableRecord{}).Layout(), "LFTRecord"
 	if o.Multicast {
 		l, name = (&mad.MulticastForwardingTableRecord{}).Layout(), "MFTRecord"
 	}
-	res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: l.ID, Name: name, SMKey: o.SMKey})
+	res, err := x.QuerySA(ctx, &madrpc.SAQuery{Method: mad.MethodGetTable, AttrID: l.ID, Name: name, SMKey: o.SMKey})
 	if err != nil {
 		return err
 	}

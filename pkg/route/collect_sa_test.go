@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/route"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
@@ -29,7 +30,7 @@ type saFabric struct {
 	tableSMP int
 }
 
-func newSAFabric(t *testing.T, ff *subnettest.Fabric, recLen int, respond func(h mad.Header) (mad.Status, [][]byte)) (*saFabric, *mad.Transactor) {
+func newSAFabric(t *testing.T, ff *subnettest.Fabric, recLen int, respond func(h mad.Header) (mad.Status, [][]byte)) (*saFabric, *madrpc.Transactor) {
 	t.Helper()
 	s := &saFabric{}
 	resp := &madtest.RMPPResponder{HdrLen: 56, Respond: func(req *mad.Packet) []byte {
@@ -44,7 +45,7 @@ func newSAFabric(t *testing.T, ff *subnettest.Fabric, recLen int, respond func(h
 		st, recs := respond(h)
 		return madtest.SAResponse(req, st, recLen, recs...)
 	}}
-	x := mad.NewTransactor(madtest.New(func(req *mad.Packet) []mad.Packet {
+	x := madrpc.NewTransactor(madtest.New(func(req *mad.Packet) []mad.Packet {
 		var h mad.Header
 		if err := h.UnmarshalBinary(req.MAD); err != nil {
 			return nil
@@ -58,7 +59,7 @@ func newSAFabric(t *testing.T, ff *subnettest.Fabric, recLen int, respond func(h
 			s.mu.Unlock()
 		}
 		return ff.Handle(req)
-	}), mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1, SA: &mad.SAAddress{SMLID: 1}})
+	}), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1, SA: &madrpc.SAAddress{SMLID: 1}})
 	t.Cleanup(func() { x.Close() })
 	return s, x
 }
@@ -143,9 +144,9 @@ func TestCollectViaSA(t *testing.T) {
 			if diff := cmp.Diff(tc.want, outPorts(tables)); diff != "" {
 				t.Errorf("unexpected out ports of LIDs 1-10 (-want +got):\n%s", diff)
 			}
-			var se *mad.StatusError
+			var se *madrpc.StatusError
 			if gotErr := tables.SAError != nil; gotErr != tc.wantSAErr || tc.status != mad.StatusOK && !errors.As(tables.SAError, &se) {
-				t.Errorf("SAError %v, want an error: %v (a *mad.StatusError for status %#x)", tables.SAError, tc.wantSAErr, tc.status)
+				t.Errorf("SAError %v, want an error: %v (a *madrpc.StatusError for status %#x)", tables.SAError, tc.wantSAErr, tc.status)
 			}
 			if s.tableSMP != tc.wantSMPs {
 				t.Errorf("%d LFT SMPs, want %d", s.tableSMP, tc.wantSMPs)

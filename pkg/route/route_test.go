@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/route"
 	"github.com/ibtool/ibtool/pkg/subnet"
@@ -21,7 +22,7 @@ import (
 // joined by ports 1, 2 and 3 of each switch), seen from Hca1, and the
 // fabric discovered on it. The LIDs are Switch1 1, Switch2 2, Hca1 3-4,
 // Hca2 5-6, Hca3 7-8, Hca4 9-10.
-func twoSwitches(t testing.TB, hurt func(*subnettest.Fabric)) (*subnettest.Fabric, *mad.Transactor, *subnet.Fabric) {
+func twoSwitches(t testing.TB, hurt func(*subnettest.Fabric)) (*subnettest.Fabric, *madrpc.Transactor, *subnet.Fabric) {
 	t.Helper()
 	data, err := os.ReadFile("../../internal/simfabric/testdata/net.2sw2path4hca")
 	if err != nil {
@@ -37,7 +38,7 @@ func twoSwitches(t testing.TB, hurt func(*subnettest.Fabric)) (*subnettest.Fabri
 	if hurt != nil {
 		hurt(ff)
 	}
-	x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: 1})
+	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: 1})
 	t.Cleanup(func() { x.Close() })
 	fab, err := subnet.Discover(context.Background(), x, subnet.Options{})
 	if err != nil {
@@ -109,7 +110,7 @@ func TestCollectReadError(t *testing.T) {
 			}
 		case "Switch2":
 			var re *route.ReadError
-			var te *mad.TimeoutError
+			var te *madrpc.TimeoutError
 			if len(st.Errs) == 0 || !errors.As(st.Errs[0], &re) || !errors.As(st.Errs[0], &te) || re.Attr != "LinearForwardingTable" {
 				t.Errorf("Switch2: errors %v, want a *ReadError of LinearForwardingTable wrapping a *mad.TimeoutError", st.Errs)
 			}

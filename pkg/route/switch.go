@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -31,8 +32,8 @@ func (e *NotSwitchError) Error() string {
 // block order, that cannot be read, with that block's *ReadError; the
 // switch's Node holds what the first reads said, its Desc the whole
 // NodeDescription as mad.NodeDescString prints it.
-func ReadSwitch(ctx context.Context, x *mad.Transactor, p mad.Path, o CollectOptions) (*SwitchTables, error) {
-	q := &mad.Querier{X: x, Path: p}
+func ReadSwitch(ctx context.Context, x *madrpc.Transactor, p mad.Path, o CollectOptions) (*SwitchTables, error) {
+	q := &madrpc.Querier{X: x, Path: p}
 	var ni mad.NodeInfo
 	if _, err := q.Get(ctx, &ni, 0); err != nil {
 		return nil, err

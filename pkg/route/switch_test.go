@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/route"
 	"github.com/ibtool/ibtool/pkg/subnet"
@@ -65,21 +66,21 @@ func TestReadSwitch(t *testing.T) {
 func TestReadSwitchErrors(t *testing.T) {
 	ff, _, _ := twoSwitches(t, nil)
 	// The switch at LID 1 answers everything but LFT block 0.
-	x := mad.NewTransactor(madtest.New(func(req *mad.Packet) []mad.Packet {
+	x := madrpc.NewTransactor(madtest.New(func(req *mad.Packet) []mad.Packet {
 		var h mad.Header
 		if h.UnmarshalBinary(req.MAD) == nil && h.AttrID == mad.AttrLinearForwardingTable && h.AttrMod == 0 {
 			return nil
 		}
 		return ff.Handle(req)
-	}), mad.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: 1})
+	}), madrpc.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: 1})
 	t.Cleanup(func() { x.Close() })
 	ctx := context.Background()
 
 	_, err := route.ReadSwitch(ctx, x, mad.LIDPath(1), route.CollectOptions{})
 	var re *route.ReadError
-	var te *mad.TimeoutError
+	var te *madrpc.TimeoutError
 	if !errors.As(err, &re) || !errors.As(err, &te) || re.Attr != "LinearForwardingTable" || re.Modifier != 0 {
-		t.Errorf("ReadSwitch of a switch whose LFT block 0 times out: %v, want a *ReadError of block 0 wrapping a *mad.TimeoutError", err)
+		t.Errorf("ReadSwitch of a switch whose LFT block 0 times out: %v, want a *ReadError of block 0 wrapping a *madrpc.TimeoutError", err)
 	}
 
 	_, err = route.ReadSwitch(ctx, x, mad.LIDPath(3), route.CollectOptions{})
@@ -91,7 +92,7 @@ func TestReadSwitchErrors(t *testing.T) {
 	ff.Node("Switch2").Dead = true
 	_, err = route.ReadSwitch(ctx, x, mad.LIDPath(2), route.CollectOptions{})
 	if !errors.As(err, &te) {
-		t.Errorf("ReadSwitch of a dead switch: %v, want a *mad.TimeoutError", err)
+		t.Errorf("ReadSwitch of a dead switch: %v, want a *madrpc.TimeoutError", err)
 	}
 }
 

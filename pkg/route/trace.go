@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -88,7 +89,7 @@ func (e *PortDownError) Error() string {
 
 // Tracer follows routes through the switches' forwarding tables by SMPs.
 type Tracer struct {
-	X *mad.Transactor
+	X *madrpc.Transactor
 	// Force takes a port with the destination's LID as the destination,
 	// and traces on when the destination does not answer (ibtracert -f).
 	Force bool
@@ -103,7 +104,7 @@ type Tracer struct {
 }
 
 func (t *Tracer) get(ctx context.Context, p mad.Path, a mad.Attribute, mod uint32) error {
-	_, err := mad.NewQuerier(t.X, p).Get(ctx, a, mod)
+	_, err := madrpc.NewQuerier(t.X, p).Get(ctx, a, mod)
 	return err
 }
 

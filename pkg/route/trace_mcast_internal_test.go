@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
 
@@ -28,7 +29,7 @@ func TestMcastPorts(t *testing.T) {
 	ff.Node("Switch1").Join(0xc000, 1, 2, 3)
 	ff.Node("Switch1").Join(0xc001, 0, 2)
 	ff.Node("Switch1").Join(0xc021, 8) // the second block
-	x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1})
+	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 1})
 	defer x.Close()
 	ctx := context.Background()
 	tr := &Tracer{X: x}

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
@@ -752,7 +753,7 @@ func FuzzReadCache(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 2})
+	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 2})
 	fab, err := subnet.Discover(f.Context(), x, subnet.Options{})
 	x.Close()
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -41,7 +42,7 @@ type Options struct {
 // Options.From) and returns what it found. It fails only when the first
 // node cannot be read or ctx ends; any other query that fails is recorded
 // in the fabric's Errors and the walk goes on without it.
-func Discover(ctx context.Context, x *mad.Transactor, o Options) (*Fabric, error) {
+func Discover(ctx context.Context, x *madrpc.Transactor, o Options) (*Fabric, error) {
 	start := []uint8{0}
 	if len(o.From) > 0 {
 		if o.From[0] != 0 {
@@ -65,7 +66,7 @@ func Discover(ctx context.Context, x *mad.Transactor, o Options) (*Fabric, error
 // walker is one discovery.
 type walker struct {
 	ctx  context.Context
-	x    *mad.Transactor
+	x    *madrpc.Transactor
 	o    Options
 	f    *Fabric
 	mads atomic.Int64
@@ -366,7 +367,7 @@ func (w *walker) lidOf(n *Node, p *Port) rdma.LID {
 func (w *walker) getVia(path []uint8, lid rdma.LID, id mad.AttrID, name string, mod uint32, out *[mad.SMPDataLen]byte) error {
 	if lid != 0 {
 		w.mads.Add(1)
-		r, err := w.x.Do(w.ctx, &mad.Request{Path: mad.LIDPath(lid), Class: mad.ClassSMI, Method: mad.MethodGet,
+		r, err := w.x.Do(w.ctx, &madrpc.Request{Path: mad.LIDPath(lid), Class: mad.ClassSMI, Method: mad.MethodGet,
 			AttrID: id, AttrMod: mod, Name: name, MKey: w.o.MKey})
 		if err == nil {
 			copy(out[:], r.Data())
@@ -384,7 +385,7 @@ func (w *walker) getVia(path []uint8, lid rdma.LID, id mad.AttrID, name string, 
 // attribute data into out.
 func (w *walker) get(path []uint8, id mad.AttrID, name string, mod uint32, out *[mad.SMPDataLen]byte) error {
 	w.mads.Add(1)
-	r, err := w.x.Do(w.ctx, &mad.Request{Path: mad.Path{DR: path}, Class: mad.ClassSMI, Method: mad.MethodGet,
+	r, err := w.x.Do(w.ctx, &madrpc.Request{Path: mad.Path{DR: path}, Class: mad.ClassSMI, Method: mad.MethodGet,
 		AttrID: id, AttrMod: mod, Name: name, MKey: w.o.MKey})
 	if err != nil {
 		return err

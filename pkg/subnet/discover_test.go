@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
@@ -33,7 +34,7 @@ func twoSwitches(t *testing.T, local string) *subnettest.Fabric {
 
 func discover(t *testing.T, ff *subnettest.Fabric, o subnet.Options) *subnet.Fabric {
 	t.Helper()
-	x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 2})
+	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 2})
 	defer x.Close()
 	f, err := subnet.Discover(context.Background(), x, o)
 	if err != nil {
@@ -161,7 +162,7 @@ func TestDiscoverFaults(t *testing.T) {
 			t.Fatalf("errors %v, want one", f.Errors)
 		}
 		e := f.Errors[0]
-		var te *mad.TimeoutError
+		var te *madrpc.TimeoutError
 		if e.Query != "NodeInfo" || subnet.FormatPath(e.Path) != "0,1,3,2" || e.Node.Desc != "Switch2" || e.Port != 2 || !errors.As(e, &te) {
 			t.Errorf("error %v", e)
 		}
@@ -205,10 +206,10 @@ func TestDiscoverFaults(t *testing.T) {
 	t.Run("start unreachable", func(t *testing.T) {
 		ff := twoSwitches(t, "Hca1")
 		ff.Node("Hca1").Dead = true
-		x := mad.NewTransactor(ff.Transport(), mad.TransactorOptions{Timeout: 10 * time.Millisecond, Retries: -1})
+		x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 10 * time.Millisecond, Retries: -1})
 		defer x.Close()
 		_, err := subnet.Discover(context.Background(), x, subnet.Options{})
-		var te *mad.TimeoutError
+		var te *madrpc.TimeoutError
 		if !errors.As(err, &te) || !strings.Contains(err.Error(), "discovery start 0") {
 			t.Errorf("err = %v", err)
 		}

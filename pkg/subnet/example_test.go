@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
@@ -32,7 +33,7 @@ func ExampleDiscover() {
 		fmt.Println(err)
 		return
 	}
-	x := mad.NewTransactor(fake.Transport(), mad.TransactorOptions{})
+	x := madrpc.NewTransactor(fake.Transport(), madrpc.TransactorOptions{})
 	defer x.Close()
 	f, err := subnet.Discover(context.Background(), x, subnet.Options{})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -164,9 +165,9 @@ func (e *QueryError) Error() string {
 // reason is what went wrong in err, without the request and route that
 // QueryError already names.
 func reason(err error) string {
-	var te *mad.TimeoutError
-	var se *mad.StatusError
-	var re *mad.ReplyError
+	var te *madrpc.TimeoutError
+	var se *madrpc.StatusError
+	var re *madrpc.ReplyError
 	switch {
 	case errors.As(err, &te):
 		tries := "1 try"

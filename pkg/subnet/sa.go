@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -60,7 +61,7 @@ type SAOptions struct {
 // have reached them by, and each node's NodeInfo says the port that walk
 // would have entered it by. The fabric is the SM's view of the subnet; the
 // SA keeps no MlnxExtPortInfo, so FDR10 links show as QDR.
-func DiscoverSA(ctx context.Context, x *mad.Transactor, opts SAOptions) (*Fabric, error) {
+func DiscoverSA(ctx context.Context, x *madrpc.Transactor, opts SAOptions) (*Fabric, error) {
 	sa, ok := x.SAAddress()
 	if !ok {
 		return nil, fmt.Errorf("SA discovery: the local port knows no SM LID to ask the SA")
@@ -79,7 +80,7 @@ func DiscoverSA(ctx context.Context, x *mad.Transactor, opts SAOptions) (*Fabric
 			defer wg.Done()
 			// The run's SM_Key (--smkey, ibdiag.conf's sa_key), as the
 			// queries --sa sends carry it.
-			res, err := x.QuerySA(ctx, &mad.SAQuery{Method: mad.MethodGetTable, AttrID: q.ID, Name: q.Name, SMKey: sa.SMKey})
+			res, err := x.QuerySA(ctx, &madrpc.SAQuery{Method: mad.MethodGetTable, AttrID: q.ID, Name: q.Name, SMKey: sa.SMKey})
 			if err != nil {
 				errs[i] = fmt.Errorf("SA discovery: %w", err)
 				return

@@ -62,6 +62,9 @@ func (r *IWARPReassembler) Add(f Frame) {
 	if g.SYN {
 		s.isn, s.haveISN = g.Seq+1, true
 	}
+	if (g.FIN || g.RST) && s.closed == 0 {
+		s.closed = g.Frame
+	}
 	if g.Len > 0 || g.SYN {
 		s.segs = append(s.segs, g)
 	}
@@ -90,6 +93,9 @@ type iwDir struct {
 	pieces   []*streamPiece
 	fpduBase uint64 // stream offset of the first FPDU byte
 	stats    *QPStats
+	// startFrame and startLast are the frames the MPA start frame came in.
+	startFrame, startLast int
+	startTime             time.Time
 }
 
 // iwSeg is a DDP segment with the frames its FPDU came in.
@@ -119,6 +125,9 @@ func (r *IWARPReassembler) Finish() *Result {
 		if len(d.pieces) > 0 && d.pieces[0].off == 0 {
 			if f, n, err := DecodeMPAStart(d.pieces[0].data); err == nil {
 				d.start, d.fpduBase, d.isIWARP = f, uint64(n), true
+				first := d.pieces[0].frameAt(0)
+				d.startFrame, d.startTime = first.frame, first.time
+				d.startLast = d.pieces[0].frameAt(uint64(n - 1)).frame
 			}
 		}
 	}
@@ -160,6 +169,7 @@ func (r *IWARPReassembler) Finish() *Result {
 			d.messages(res, dirs[[2]string{d.s.dst, d.s.src}])
 		}
 	}
+	r.startFrames(res, order, dirs)
 	sort.SliceStable(res.Messages, func(i, j int) bool { return res.Messages[i].Frame < res.Messages[j].Frame })
 	sort.SliceStable(res.Events, func(i, j int) bool { return res.Events[i].Frame < res.Events[j].Frame })
 	var kept []Event
@@ -183,6 +193,45 @@ func (r *IWARPReassembler) Finish() *Result {
 		m.Index = i + 1
 	}
 	return res
+}
+
+// startFrames adds each MPA Request and Reply as a message, and the
+// connection they set up, named on the connection's messages and
+// directions.
+func (r *IWARPReassembler) startFrames(res *Result, order []*iwDir, dirs map[[2]string]*iwDir) {
+	conns := map[[2]string]*Connection{}
+	for _, d := range order {
+		if d.start == nil {
+			continue
+		}
+		op := MsgMPAReply
+		if d.start.Request {
+			op = MsgMPARequest
+		}
+		m := &Message{Frame: d.startFrame, LastFrame: d.startLast, Time: d.startTime, Src: d.s.src, Dst: d.s.dst,
+			Transport: TransportIWARP, Op: op, Packets: 1, Length: len(d.start.PrivateData),
+			Payload: d.start.PrivateData, Complete: true, MPA: d.start}
+		res.Messages = append(res.Messages, m)
+		if !d.start.Request {
+			continue
+		}
+		c := iwarpConnection(len(res.Connections)+1, d, dirs[[2]string{d.s.dst, d.s.src}])
+		res.Connections = append(res.Connections, c)
+		conns[[2]string{d.s.src, d.s.dst}], conns[[2]string{d.s.dst, d.s.src}] = c, c
+	}
+	if len(conns) == 0 {
+		return
+	}
+	for _, m := range res.Messages {
+		if c := conns[[2]string{m.Src, m.Dst}]; c != nil {
+			m.Connection = c.Index
+		}
+	}
+	for _, s := range res.QPs {
+		if c := conns[[2]string{s.Src, s.Dst}]; c != nil {
+			s.Connection = c.Index
+		}
+	}
 }
 
 // frame reads the direction's FPDUs, resynchronizing after holes at a
@@ -427,6 +476,22 @@ func MergeResults(a, b *Result) *Result {
 	out.Messages = append(append(out.Messages, a.Messages...), b.Messages...)
 	out.Events = append(append(out.Events, a.Events...), b.Events...)
 	out.QPs = append(append(out.QPs, a.QPs...), b.QPs...)
+	// b's connections follow a's.
+	n := len(a.Connections)
+	for _, c := range b.Connections {
+		c.Index += n
+	}
+	for _, m := range b.Messages {
+		if m.Connection > 0 {
+			m.Connection += n
+		}
+	}
+	for _, s := range b.QPs {
+		if s.Connection > 0 {
+			s.Connection += n
+		}
+	}
+	out.Connections = append(append(out.Connections, a.Connections...), b.Connections...)
 	sort.SliceStable(out.Messages, func(i, j int) bool { return out.Messages[i].Frame < out.Messages[j].Frame })
 	sort.SliceStable(out.Events, func(i, j int) bool { return out.Events[i].Frame < out.Events[j].Frame })
 	for i, m := range out.Messages {

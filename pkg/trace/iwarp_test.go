@@ -108,6 +108,10 @@ func iwReadReq(msn uint32, sink uint32, sinkTO uint64, size uint32, src uint32, 
 		Read: &ReadRequest{SinkSTag: sink, SinkTO: sinkTO, Size: size, SrcSTag: src, SrcTO: srcTO}}
 }
 
+// mpaStart is what iwConn.start's MPA Request (two bytes of private
+// data) and Reply are as messages.
+var mpaStart = []msgSum{{MsgMPARequest, 0, [2]uint32{0, 0}, 1, 2, true, 0, 0}, {MsgMPAReply, 0, [2]uint32{0, 0}, 1, 0, true, 0, 0}}
+
 func TestIWARP(t *testing.T) {
 	data := fill(5, 3000)
 	// The client sends, the server writes into the client's STag 0x77 and
@@ -119,12 +123,13 @@ func TestIWARP(t *testing.T) {
 		c.fpdu(0, iwTagged(RDMAPReadResponse, 0x99, 0x5000, data, 1400)...)
 		c.fpdu(0, iwSend(2, data, 1024)...)
 	}
-	want := []msgSum{
+	dataMsgs := []msgSum{
 		{MsgSend, 0, [2]uint32{1, 1}, 1, 100, true, 0, 0},
 		{MsgWrite, 0, [2]uint32{0, 0}, 3, 3000, true, 0, 0},
 		{MsgRead, 0, [2]uint32{1, 1}, 4, 3000, true, 0, 3},
 		{MsgSend, 0, [2]uint32{2, 2}, 3, 3000, true, 0, 0},
 	}
+	want := append(slices.Clone(mpaStart), dataMsgs...)
 	tests := []struct {
 		name       string
 		reqM, repM bool
@@ -148,6 +153,7 @@ func TestIWARP(t *testing.T) {
 		{name: "a lost segment", crc: true, mangle: func(c *iwConn) {
 			c.segs = append(c.segs[:6], c.segs[7:]...) // the WRITE's second segment
 		}, want: []msgSum{
+			mpaStart[0], mpaStart[1],
 			{MsgSend, 0, [2]uint32{1, 1}, 1, 100, true, 0, 0},
 			{MsgWrite, 0, [2]uint32{0, 0}, 1, 1400, false, 1, 0},
 			{MsgWrite, 0, [2]uint32{0, 0}, 1, 200, true, 0, 0},
@@ -156,7 +162,7 @@ func TestIWARP(t *testing.T) {
 		}, events: []EventKind{EventGap}},
 		{name: "a bad CRC", crc: true, mangle: func(c *iwConn) {
 			c.segs[4][len(c.segs[4])-10] ^= 1 // in the first Send
-		}, want: want[1:], events: []EventKind{EventBadCRC}},
+		}, want: append(slices.Clone(mpaStart), dataMsgs[1:]...), events: []EventKind{EventBadCRC}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -197,10 +203,10 @@ func TestIWARPRead(t *testing.T) {
 	c.fpdu(1, iwReadReq(1, 0x99, 0x5000, 100, 0x88, 0x2000))
 	c.fpdu(0, iwTagged(RDMAPReadResponse, 0x99, 0x5000, fill(1, 100), 64)...)
 	res := iwReassemble(c.frames())
-	if len(res.Messages) != 1 {
-		t.Fatalf("%d messages", len(res.Messages))
+	if len(res.Messages) != 3 {
+		t.Fatalf("%d messages, want the MPA Request and Reply and the read", len(res.Messages))
 	}
-	m := res.Messages[0]
+	m := res.Messages[2]
 	if m.Src != iwServer.String() || m.Dst != iwClient.String() || *m.RKey != 0x88 || *m.VA != 0x2000 || *m.DMALength != 100 || !m.Complete {
 		t.Errorf("read: %s > %s rkey %#x va %#x len %d complete %v", m.Src, m.Dst, *m.RKey, *m.VA, *m.DMALength, m.Complete)
 	}
@@ -357,7 +363,7 @@ func TestIWARPReadLost(t *testing.T) {
 	c.fpdu(0, iwTagged(RDMAPReadResponse, 0x92, 0x6000, fill(2, 100), 100)...)
 	c.segs = append(c.segs[:n], c.segs[n+1:]...) // the first Read's response
 	ms, es := summarize(iwReassemble(c.frames()))
-	want := []msgSum{{MsgRead, 0, [2]uint32{1, 1}, 1, 0, false, 1, 0}, {MsgRead, 0, [2]uint32{2, 2}, 2, 100, true, 0, 1}}
+	want := append(slices.Clone(mpaStart), msgSum{MsgRead, 0, [2]uint32{1, 1}, 1, 0, false, 1, 0}, msgSum{MsgRead, 0, [2]uint32{2, 2}, 2, 100, true, 0, 1})
 	if diff := cmp.Diff(want, ms); diff != "" {
 		t.Errorf("unexpected messages (-want +got):\n%s", diff)
 	}

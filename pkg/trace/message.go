@@ -22,8 +22,8 @@ type Message struct {
 	Transport Transport `json:"transport"`
 	Op        MessageOp `json:"op"`
 	// QP is the responder's QP (the requests' destination QP); SrcQP the
-	// requester's, from the DETH of a datagram or from the responses of an
-	// RDMA READ or atomic.
+	// requester's, from the DETH of a datagram, from the responses of an
+	// RDMA READ or atomic, or from the CM messages that set the QP up.
 	QP    uint32  `json:"qp"`
 	SrcQP *uint32 `json:"srcQP,omitempty"`
 	// FirstPSN and LastPSN are the message's PSN range; an RDMA READ's
@@ -56,6 +56,14 @@ type Message struct {
 	Problems []string `json:"problems,omitempty"`
 	// MAD is the MAD header of a datagram to or from QP0 or QP1.
 	MAD *mad.Header `json:"mad,omitempty"`
+	// CM is the Communication Management message of a CM MAD; MPA an
+	// iWARP connection's MPA Request or Reply.
+	CM  *CMMessage     `json:"cm,omitempty"`
+	MPA *MPAStartFrame `json:"mpa,omitempty"`
+	// Connection is the index in Result.Connections of the connection
+	// that set up the message's QP (or that its CM message or MPA frame
+	// belongs to); 0 when the capture does not show one.
+	Connection int `json:"connection,omitempty"`
 
 	pmtuKnown bool
 }

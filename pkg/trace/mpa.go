@@ -21,6 +21,7 @@ const (
 	mpaFlagMarkers   = 0x80
 	mpaFlagCRC       = 0x40
 	mpaFlagReject    = 0x20
+	mpaFlagEnhanced  = 0x10
 )
 
 // castagnoli is the CRC32c table, made on first use: not at start-up,
@@ -37,14 +38,22 @@ func castagnoli() *crc32.Table {
 
 // MPAStartFrame is an MPA Request or Reply, the first bytes each side of
 // an iWARP connection sends: whether the sender wants markers in what it
-// receives, whether it wants CRCs, and its private data.
+// receives, whether it wants CRCs, and its private data. A revision 2
+// frame's private data starts with the enhanced connection setup (RFC
+// 6581, V2); what the connection's user sent follows it, and ULP is that
+// decoded when trace knows its format.
 type MPAStartFrame struct {
-	Request     bool     `json:"request"`
-	Markers     bool     `json:"markers"`
-	CRC         bool     `json:"crc"`
-	Reject      bool     `json:"reject,omitempty"`
-	Rev         uint8    `json:"rev"`
-	PrivateData HexBytes `json:"privateData,omitempty"`
+	Request bool `json:"request"`
+	Markers bool `json:"markers"`
+	CRC     bool `json:"crc"`
+	Reject  bool `json:"reject,omitempty"`
+	// Enhanced is the flag Linux (siw, cxgb4) sets next to R on a
+	// revision 2 frame whose private data starts with the IRD and ORD.
+	Enhanced    bool            `json:"enhanced,omitempty"`
+	Rev         uint8           `json:"rev"`
+	PrivateData HexBytes        `json:"privateData,omitempty"`
+	V2          *MPAV2Control   `json:"v2,omitempty"`
+	ULP         *ConnectPrivate `json:"ulp,omitempty"`
 }
 
 // DecodeMPAStart decodes an MPA Request or Reply frame at the start of b
@@ -62,6 +71,7 @@ func DecodeMPAStart(b []byte) (*MPAStartFrame, int, error) {
 		return nil, 0, errors.New("MPA start frame: no MPA key")
 	}
 	f.Markers, f.CRC, f.Reject = b[16]&mpaFlagMarkers != 0, b[16]&mpaFlagCRC != 0, b[16]&mpaFlagReject != 0
+	f.Enhanced = b[16]&mpaFlagEnhanced != 0
 	f.Rev = b[17]
 	n := int(binary.BigEndian.Uint16(b[18:]))
 	if n > mpaMaxPD {
@@ -71,6 +81,12 @@ func DecodeMPAStart(b []byte) (*MPAStartFrame, int, error) {
 		return nil, 0, fmt.Errorf("MPA start frame private data: %w", errShort)
 	}
 	f.PrivateData = b[mpaStartLen : mpaStartLen+n]
+	ulp := []byte(f.PrivateData)
+	if f.Rev == 2 && len(ulp) >= mpaV2ControlLen {
+		f.V2 = decodeMPAV2Control(ulp)
+		ulp = ulp[mpaV2ControlLen:]
+	}
+	f.ULP = decodeConnectPrivate(ulp)
 	return f, mpaStartLen + n, nil
 }
 
@@ -89,6 +105,9 @@ func (f *MPAStartFrame) AppendBinary(b []byte) []byte {
 	}
 	if f.Reject {
 		flags |= mpaFlagReject
+	}
+	if f.Enhanced {
+		flags |= mpaFlagEnhanced
 	}
 	b = append(append(b, key...), flags, f.Rev)
 	b = binary.BigEndian.AppendUint16(b, uint16(len(f.PrivateData)))

@@ -325,6 +325,8 @@ const (
 	MsgFlush       MessageOp = "FLUSH"
 	MsgAtomicWrite MessageOp = "ATOMIC WRITE"
 	MsgResync      MessageOp = "RESYNC"
+	MsgMPARequest  MessageOp = "MPA Request" // an iWARP connection's MPA Request frame
+	MsgMPAReply    MessageOp = "MPA Reply"   // its MPA Reply frame
 )
 
 // String names the operation as IBA table 35 does: "RDMA WRITE First".

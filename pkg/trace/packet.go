@@ -90,7 +90,9 @@ type Packet struct {
 	// 256 bytes.
 	MAD     *mad.Header `json:"mad,omitempty"`
 	MADData []byte      `json:"-"`
-	Err     error       `json:"-"`
+	// CM is the Communication Management message a CM MAD carries.
+	CM  *CMMessage `json:"cm,omitempty"`
+	Err error      `json:"-"`
 }
 
 // DecodeOptions tune Decode.
@@ -455,5 +457,8 @@ func (d *decoder) mad() error {
 		return err
 	}
 	p.MAD, p.MADData = h, p.Payload[:min(len(p.Payload), mad.Size)]
+	if h.MgmtClass == mad.ClassCM && len(p.MADData) == mad.Size {
+		p.CM, _ = DecodeCM(p.MADData) // a whole MAD of the CM class always decodes
+	}
 	return nil
 }

@@ -66,6 +66,9 @@ type QPStats struct {
 	RNRNAKs    int `json:"rnrNaks"`
 	BadICRC    int `json:"badIcrc"`
 	CNPs       int `json:"cnps"`
+	// Connection is the index in Result.Connections of the connection
+	// that set this QP up; 0 when the capture does not show one.
+	Connection int `json:"connection,omitempty"`
 }
 
 // Result is what a capture holds once reassembled.
@@ -75,6 +78,9 @@ type Result struct {
 	Messages []*Message `json:"messages"`   // in the order their first packet came
 	Events   []Event    `json:"events"`     // in frame order
 	QPs      []*QPStats `json:"queuePairs"` // in the order they first appeared
+	// Connections are the connections whose setup the capture shows (CM
+	// REQs, iWARP MPA Requests), in the order they started.
+	Connections []*Connection `json:"connections,omitempty"`
 }
 
 // unknownQP stands for the QP of requests the capture does not hold.
@@ -198,7 +204,7 @@ func (r *Reassembler) Add(p *Packet) {
 		}
 		m := newMessage(p, MsgSend)
 		m.add(p)
-		m.MAD = p.MAD
+		m.MAD, m.CM = p.MAD, p.CM
 		r.messages = append(r.messages, m)
 		return
 	case t == TransportVendor:
@@ -329,6 +335,7 @@ func (r *Reassembler) Finish() *Result {
 	for _, f := range r.order {
 		res.QPs = append(res.QPs, f.stats)
 	}
+	res.linkCM()
 	return res
 }
 

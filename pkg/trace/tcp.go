@@ -113,6 +113,7 @@ type tcpStream struct {
 	isn      uint32 // the sequence number of the first payload byte
 	haveISN  bool
 	base     uint32 // the sequence number of stream offset 0
+	closed   int    // the frame of the first FIN or RST, 0 for none
 }
 
 // streamPiece is a run of stream bytes with the frames they came in.

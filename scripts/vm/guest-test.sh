@@ -123,6 +123,7 @@ sysstat_ready() {
 	return 1
 }
 
+started=$(date +%s)
 ONLY=$(cat $H/only 2>/dev/null)
 
 step "kernel $(uname -r)"
@@ -210,8 +211,11 @@ for f in "$H"/checks/*.sh; do
 		esac
 	fi
 	step "$n"
+	t0=$(date +%s)
 	. "$f"
+	echo "-- $n took $(($(date +%s) - t0))s"
 done
 
+echo "-- all checks took $(($(date +%s) - started))s"
 echo "$fails checks failed"
 [ $fails -eq 0 ]

@@ -15,6 +15,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -64,7 +65,7 @@ func (ff *DryRunFabric) handle(req *mad.Packet) []mad.Packet {
 
 // Transactor returns a transactor on the fake with o's options, dry run
 // included, the plans' lines going to out.
-func (ff *DryRunFabric) Transactor(o *cmdutil.CommonOptions, out io.Writer) *mad.Transactor {
+func (ff *DryRunFabric) Transactor(o *cmdutil.CommonOptions, out io.Writer) *madrpc.Transactor {
 	return FakeTransactor(o, ff.handle, 50*time.Millisecond, out)
 }
 
@@ -152,17 +153,17 @@ func RunDryRunCases(t *testing.T, tests []DryRunCase) {
 // FakeTransactor returns a transactor on a madtest fake that answers with
 // h: o's options (-t, --retries, --sa, --dry-run) but the timeout given,
 // the plans of a dry run going to out.
-func FakeTransactor(o *cmdutil.CommonOptions, h madtest.Handler, timeout time.Duration, out io.Writer) *mad.Transactor {
+func FakeTransactor(o *cmdutil.CommonOptions, h madtest.Handler, timeout time.Duration, out io.Writer) *madrpc.Transactor {
 	opts := o.TransactorOptions()
 	opts.Timeout = timeout
 	o.SetDryRun(out, &opts)
-	return mad.NewTransactor(madtest.New(h), opts)
+	return madrpc.NewTransactor(madtest.New(h), opts)
 }
 
 // FakeOpen is FakeTransactor as CommonOptions.Open gives it, with no local
 // port.
-func FakeOpen(o *cmdutil.CommonOptions, h madtest.Handler, timeout time.Duration, out io.Writer) func() (*mad.Transactor, *rdma.Port, error) {
-	return func() (*mad.Transactor, *rdma.Port, error) {
+func FakeOpen(o *cmdutil.CommonOptions, h madtest.Handler, timeout time.Duration, out io.Writer) func() (*madrpc.Transactor, *rdma.Port, error) {
+	return func() (*madrpc.Transactor, *rdma.Port, error) {
 		return FakeTransactor(o, h, timeout, out), nil, nil
 	}
 }

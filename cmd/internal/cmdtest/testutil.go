@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -97,8 +97,8 @@ const Hca1NodeInfo = "0101010200000000001000000000000000100000000000000010000100
 
 // NoPort turns a fake transactor opener into CommonOptions.Open's form, for
 // tools that do not ask for the local port.
-func NoPort(open func() (*mad.Transactor, error)) func() (*mad.Transactor, *rdma.Port, error) {
-	return func() (*mad.Transactor, *rdma.Port, error) {
+func NoPort(open func() (*madrpc.Transactor, error)) func() (*madrpc.Transactor, *rdma.Port, error) {
+	return func() (*madrpc.Transactor, *rdma.Port, error) {
 		x, err := open()
 		return x, nil, err
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
@@ -44,7 +44,7 @@ func TestDiscoveryCache(t *testing.T) {
 	}
 	errNoFabric := errors.New("no fabric here")
 	f, _, _ := NewTestFactory(nil)
-	o := &CommonOptions{Open: func() (*mad.Transactor, *rdma.Port, error) { return nil, nil, errNoFabric }}
+	o := &CommonOptions{Open: func() (*madrpc.Transactor, *rdma.Port, error) { return nil, nil, errNoFabric }}
 	tests := []struct {
 		name     string
 		d        DiscoveryOptions

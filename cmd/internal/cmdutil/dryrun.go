@@ -8,7 +8,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // --dry-run: the tools that change fabric state make all their reads as
@@ -31,7 +31,7 @@ type dryRunLog struct {
 	mu sync.Mutex
 	// out takes each plan's line as it is made; nil with --json.
 	out   io.Writer
-	plans []*mad.Plan
+	plans []*madrpc.Plan
 }
 
 // planScopeKey keys a context's planScope.
@@ -41,7 +41,7 @@ type planScopeKey struct{}
 // from several goroutines at once can write them in its own order.
 type PlanScope struct {
 	mu    sync.Mutex
-	plans []*mad.Plan
+	plans []*madrpc.Plan
 }
 
 // WithPlanScope returns a context whose plans s keeps until the log takes
@@ -52,7 +52,7 @@ func WithPlanScope(ctx context.Context) (context.Context, *PlanScope) {
 }
 
 // plan is the transactor's DryRun hook.
-func (l *dryRunLog) plan(ctx context.Context, p *mad.Plan) error {
+func (l *dryRunLog) plan(ctx context.Context, p *madrpc.Plan) error {
 	if s, ok := ctx.Value(planScopeKey{}).(*PlanScope); ok {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -94,7 +94,7 @@ func (l *dryRunLog) Take(s *PlanScope) []byte {
 // SetDryRun, under --dry-run, makes opts plan instead of sending the
 // MADs that change state, each plan's line written to out (kept for the
 // JSON document with --json).
-func (o *CommonOptions) SetDryRun(out io.Writer, opts *mad.TransactorOptions) {
+func (o *CommonOptions) SetDryRun(out io.Writer, opts *madrpc.TransactorOptions) {
 	if !o.DryRun {
 		return
 	}
@@ -109,16 +109,16 @@ func (o *CommonOptions) SetDryRun(out io.Writer, opts *mad.TransactorOptions) {
 
 // DryRunPlans returns the plans of the run, for a JSON document: nil
 // without --dry-run, a list (maybe empty) with it.
-func (o *CommonOptions) DryRunPlans() []*mad.Plan {
+func (o *CommonOptions) DryRunPlans() []*madrpc.Plan {
 	if !o.DryRun {
 		return nil
 	}
 	if o.PlanLog == nil {
-		return []*mad.Plan{}
+		return []*madrpc.Plan{}
 	}
 	o.PlanLog.mu.Lock()
 	defer o.PlanLog.mu.Unlock()
-	return append([]*mad.Plan{}, o.PlanLog.plans...)
+	return append([]*madrpc.Plan{}, o.PlanLog.plans...)
 }
 
 // addDryRun adds the run's plans to a JSON document under "dryRun", under
@@ -130,7 +130,7 @@ func (o *CommonOptions) addDryRun(doc map[string]any) {
 }
 
 // appendPlanLine appends a plan's line (see above).
-func appendPlanLine(b []byte, p *mad.Plan) []byte {
+func appendPlanLine(b []byte, p *madrpc.Plan) []byte {
 	b = append(b, "dry-run: "...)
 	// One word, as a script splitting at spaces takes it: a vendor
 	// class's request is named "Vendor1(0x0a) Set(...)".

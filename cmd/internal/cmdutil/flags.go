@@ -14,6 +14,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/ibdiagconf"
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
@@ -99,14 +100,14 @@ type CommonOptions struct {
 	// Open returns the run's transactor and local port, opened on the
 	// first call (Factory.OpenMAD). AddCommonFlags sets it; tests
 	// replace it with a fake.
-	Open func() (*mad.Transactor, *rdma.Port, error)
+	Open func() (*madrpc.Transactor, *rdma.Port, error)
 	// discovery, when the tool discovers the fabric, gives the
 	// transactor its window.
 	discovery *DiscoveryOptions
 }
 
 // Transactor is Open for tools that do not need the local port.
-func (o *CommonOptions) Transactor() (*mad.Transactor, error) {
+func (o *CommonOptions) Transactor() (*madrpc.Transactor, error) {
 	x, _, err := o.Open()
 	return x, err
 }
@@ -114,7 +115,7 @@ func (o *CommonOptions) Transactor() (*mad.Transactor, error) {
 // AddCommonFlags registers the shared flags of the groups in set on c, plus
 // the ones every tool takes (-v, -d, --sim, --sysfs), and sets o.Open.
 func AddCommonFlags(c *cobra.Command, f *Factory, o *CommonOptions, set flagSet) {
-	o.Open = func() (*mad.Transactor, *rdma.Port, error) { return f.OpenMAD(o) }
+	o.Open = func() (*madrpc.Transactor, *rdma.Port, error) { return f.OpenMAD(o) }
 	fl := c.Flags()
 	fl.CountVarP(&o.Verbose, "verbose", "v", "increase verbosity (-vv also dumps MADs)")
 	fl.Count("verbosity", "the same as -v (python-rdma's long name of it)")

@@ -9,6 +9,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // TestGMPTarget: a DR target of a GMP tool is a usage error, except with
@@ -22,7 +23,7 @@ func TestGMPTarget(t *testing.T) {
 		}
 		return madtest.SAResponse(req, 0, 8)
 	}}
-	x := mad.NewTransactor(madtest.New(sa.Handle), mad.TransactorOptions{SA: &mad.SAAddress{SMLID: 1, LID: 2}})
+	x := madrpc.NewTransactor(madtest.New(sa.Handle), madrpc.TransactorOptions{SA: &madrpc.SAAddress{SMLID: 1, LID: 2}})
 	defer x.Close()
 	tests := []struct {
 		target string

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 // python-rdma's --int-names prints its fields by their internal (IBA)
@@ -64,7 +64,7 @@ func intNames(text []byte) []byte {
 		m := dottedLine.Get().FindStringSubmatch(body)
 		name, ok := "", false
 		if m != nil && len(m[2])+1+len(m[3]) == dottedColumn {
-			name, ok = mad.FieldName(m[2])
+			name, ok = madtext.FieldName(m[2])
 		}
 		if !ok {
 			b.WriteString(line)

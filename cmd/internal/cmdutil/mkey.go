@@ -8,10 +8,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
-
-	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // addMKeyFlag registers -y/--m_key on c, once: a tool that discovers the
@@ -81,7 +80,7 @@ func ReadSecret(in io.Reader, errOut io.Writer, prompt string) (string, error) {
 // M_Key check fails drops the SMP without an answer (IBA 14.2.4), which
 // looks just like an unreachable port, so the line says which key went.
 func mkeyHint(err error) string {
-	var te *mad.TimeoutError
+	var te *madrpc.TimeoutError
 	if !errors.As(err, &te) || !te.MaybeMKeyProtected() {
 		return ""
 	}

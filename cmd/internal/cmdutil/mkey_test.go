@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // zz-mkey is a test tool with -y and no discovery: it prints the M_Key its
@@ -87,7 +88,7 @@ func TestMKeyFlag(t *testing.T) {
 // that other timeouts say nothing of M_Keys.
 func TestRenderErrorMKeyHint(t *testing.T) {
 	timeout := func(c mad.Class, key uint64) error {
-		return &mad.TimeoutError{Request: "SubnGet(PortInfo)", To: "Lid 3", Tries: 3, Elapsed: 3 * time.Second, Class: c, MKey: key}
+		return &madrpc.TimeoutError{Request: "SubnGet(PortInfo)", To: "Lid 3", Tries: 3, Elapsed: 3 * time.Second, Class: c, MKey: key}
 	}
 	tests := []struct {
 		name string

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ibtool/ibtool/pkg/endport"
-	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // finishSAPath parses --sa-path, python-rdma's path to the SA: a LID, a
@@ -34,7 +34,7 @@ func (o *CommonOptions) finishSAPath() error {
 // useSAPath points the transactor's SA address at --sa-path, a port GUID
 // or GID first resolved through the local port's SM (python-rdma's
 // resolve_path of the SA path).
-func (o *CommonOptions) useSAPath(x *mad.Transactor, sa *mad.SAAddress) error {
+func (o *CommonOptions) useSAPath(x *madrpc.Transactor, sa *madrpc.SAAddress) error {
 	if o.saPath == nil {
 		return nil
 	}

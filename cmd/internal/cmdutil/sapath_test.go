@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // TestSAPathFlag: --sa-path takes python-rdma's path forms, implies --sa,
@@ -46,7 +47,7 @@ func TestSAPathFlag(t *testing.T) {
 		}
 	}
 	var o CommonOptions
-	if err := o.useSAPath(nil, &mad.SAAddress{SMLID: 1}); err != nil {
+	if err := o.useSAPath(nil, &madrpc.SAAddress{SMLID: 1}); err != nil {
 		t.Errorf("useSAPath without --sa-path: %v", err)
 	}
 	// A LID path needs no SA to resolve: the SA address takes it.
@@ -54,9 +55,9 @@ func TestSAPathFlag(t *testing.T) {
 	if err := o.finishSAPath(); err != nil {
 		t.Fatal(err)
 	}
-	x := mad.NewTransactor(madtest.New(func(*mad.Packet) []mad.Packet { return nil }), mad.TransactorOptions{})
+	x := madrpc.NewTransactor(madtest.New(func(*mad.Packet) []mad.Packet { return nil }), madrpc.TransactorOptions{})
 	defer x.Close()
-	sa := &mad.SAAddress{SMLID: 1}
+	sa := &madrpc.SAAddress{SMLID: 1}
 	if err := o.useSAPath(x, sa); err != nil || sa.SMLID != 5 || sa.SL != 3 {
 		t.Errorf("useSAPath: %v, SA at Lid %d SL %d; want Lid 5 SL 3", err, sa.SMLID, sa.SL)
 	}

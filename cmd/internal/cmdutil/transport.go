@@ -11,6 +11,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/umad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -18,7 +19,7 @@ import (
 // opening them gave, set once.
 type fabricAccess struct {
 	once sync.Once
-	x    *mad.Transactor
+	x    *madrpc.Transactor
 	port *rdma.Port
 	err  error
 }
@@ -29,7 +30,7 @@ type fabricAccess struct {
 // the discovery's window; later calls return the same ones, so a
 // fabric-wide tool's discovery and the queries after it share one
 // transport. The run closes it when the tool returns.
-func (f *Factory) OpenMAD(o *CommonOptions) (*mad.Transactor, *rdma.Port, error) {
+func (f *Factory) OpenMAD(o *CommonOptions) (*madrpc.Transactor, *rdma.Port, error) {
 	if f.fabric == nil {
 		f.fabric = &fabricAccess{}
 	}
@@ -55,7 +56,7 @@ func (f *Factory) closeMAD() {
 // endport.OpenLocal, with the transactor's options the flags give (opts),
 // the run's hooks (-vv's MAD dump, -e, --dry-run, the run's end when the
 // transport goes) and --sm_port, --smkey and --sa-path.
-func (f *Factory) openTransactorOpts(o *CommonOptions, opts mad.TransactorOptions) (*mad.Transactor, *rdma.Port, error) {
+func (f *Factory) openTransactorOpts(o *CommonOptions, opts madrpc.TransactorOptions) (*madrpc.Transactor, *rdma.Port, error) {
 	if o.Verbose >= 2 {
 		opts.Trace = madTracer(f.IO.ErrOut)
 	}
@@ -143,8 +144,8 @@ func (o *CommonOptions) openError(err error) error {
 
 // TransactorOptions turns -t, --retries and -y into a transactor's
 // options: the transactor puts -y's M_Key in every SMP.
-func (o *CommonOptions) TransactorOptions() mad.TransactorOptions {
-	opts := mad.TransactorOptions{Timeout: o.Timeout, Retries: o.Retries, ViaSA: o.ViaSA, MKey: o.MKey}
+func (o *CommonOptions) TransactorOptions() madrpc.TransactorOptions {
+	opts := madrpc.TransactorOptions{Timeout: o.Timeout, Retries: o.Retries, ViaSA: o.ViaSA, MKey: o.MKey}
 	if o.Retries == 0 {
 		opts.Retries = -1 // --retries 0: one try
 	}
@@ -159,8 +160,8 @@ func madErrorReporter(w io.Writer) func(error) {
 	var mu sync.Mutex // discovery's requests fail from many goroutines
 	return func(err error) {
 		var msg string
-		var te *mad.TimeoutError
-		var se *mad.StatusError
+		var te *madrpc.TimeoutError
+		var se *madrpc.StatusError
 		switch {
 		case errors.As(err, &te):
 			msg = fmt.Sprintf("timeout after %d tries, %d ms: %s to %s", te.Tries, te.Elapsed.Milliseconds(), te.Request, te.To)
@@ -256,7 +257,7 @@ func GMPPath(t endport.Target, what string) (mad.Path, error) {
 // GMPTarget returns the path GMPs to t take, resolved (Transactor.Resolve):
 // GMPPath's, except that with --sa or -D a DR target is turned into the LID it
 // ends at through the SA's LinkRecords, as python-rdma's --sa does.
-func (o *CommonOptions) GMPTarget(x *mad.Transactor, t endport.Target, what string) (mad.Path, error) {
+func (o *CommonOptions) GMPTarget(x *madrpc.Transactor, t endport.Target, what string) (mad.Path, error) {
 	if o.viaSADR(t) {
 		p, _ := t.Path()
 		return x.LIDRoute(o.Context(), p)

@@ -10,6 +10,7 @@ import (
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/ibsim"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -30,13 +31,13 @@ func TestIntegrationTransactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x := mad.NewTransactor(c, mad.TransactorOptions{Timeout: 200 * time.Millisecond, Retries: 2})
+	x := madrpc.NewTransactor(c, madrpc.TransactorOptions{Timeout: 200 * time.Millisecond, Retries: 2})
 	defer x.Close()
 
-	get := func(p mad.Path, class mad.Class, attr mad.AttrID, mod uint32) (*mad.Response, error) {
-		return x.Do(ctx, &mad.Request{Path: p, Class: class, Method: mad.MethodGet, AttrID: attr, AttrMod: mod, Name: attrNames[attr]})
+	get := func(p mad.Path, class mad.Class, attr mad.AttrID, mod uint32) (*madrpc.Response, error) {
+		return x.Do(ctx, &madrpc.Request{Path: p, Class: class, Method: mad.MethodGet, AttrID: attr, AttrMod: mod, Name: attrNames[attr]})
 	}
-	nodeGUID := func(r *mad.Response) rdma.GUID { return rdma.GUID(binary.BigEndian.Uint64(r.Data()[12:])) }
+	nodeGUID := func(r *madrpc.Response) rdma.GUID { return rdma.GUID(binary.BigEndian.Uint64(r.Data()[12:])) }
 
 	r, err := get(mad.DRPath(0, 1, 3), mad.ClassSMI, 0x11, 0)
 	if err != nil {
@@ -59,7 +60,7 @@ func TestIntegrationTransactor(t *testing.T) {
 	}
 	pc := make([]byte, 2)
 	pc[1] = 1 // PortSelect 1
-	if _, err := x.Do(ctx, &mad.Request{Path: mad.LIDPath(lid), Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: 0x12, Data: pc}); err != nil {
+	if _, err := x.Do(ctx, &madrpc.Request{Path: mad.LIDPath(lid), Class: mad.ClassPerf, Method: mad.MethodGet, AttrID: 0x12, Data: pc}); err != nil {
 		t.Errorf("PortCounters of LID %d: %v", lid, err)
 	}
 
@@ -70,7 +71,7 @@ func TestIntegrationTransactor(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = get(mad.LIDPath(lid), mad.ClassSMI, 0x11, 0)
-	var te *mad.TimeoutError
+	var te *madrpc.TimeoutError
 	if !errors.As(err, &te) || te.Tries != 3 {
 		t.Errorf("with every MAD dropped: %v, want a timeout after 3 tries", err)
 	}
@@ -84,11 +85,11 @@ func TestIntegrationTransactor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	x2 := mad.NewTransactor(c2, mad.TransactorOptions{Timeout: 100 * time.Millisecond, Retries: 30})
+	x2 := madrpc.NewTransactor(c2, madrpc.TransactorOptions{Timeout: 100 * time.Millisecond, Retries: 30})
 	defer x2.Close()
 	retried := 0
 	for i := 0; i < 12; i++ {
-		r, err := x2.Do(ctx, &mad.Request{Path: mad.LIDPath(lid), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: 0x11})
+		r, err := x2.Do(ctx, &madrpc.Request{Path: mad.LIDPath(lid), Class: mad.ClassSMI, Method: mad.MethodGet, AttrID: 0x11})
 		if err != nil {
 			t.Fatalf("query %d with a third of the MADs dropped: %v", i, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 // Fate is what becomes of a MAD sent to an RMPPResponder.
@@ -74,7 +75,7 @@ type RMPPResponder struct {
 // rmppSend is one response being sent.
 type rmppSend struct {
 	addr  mad.Address
-	s     *mad.RMPPSender
+	s     *madrpc.RMPPSender
 	sends map[uint32]int // how many times each segment went out
 	timer *time.Timer
 }
@@ -191,7 +192,7 @@ func (r *RMPPResponder) respond(tid uint64, req *mad.Packet) []mad.Packet {
 	if msg == nil {
 		return nil
 	}
-	s, err := mad.NewRMPPSender(msg, r.HdrLen)
+	s, err := madrpc.NewRMPPSender(msg, r.HdrLen)
 	if err != nil {
 		panic(err) // the test's Respond built a bad message
 	}

@@ -11,19 +11,20 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 const portKey = 0x1234
 
 // protectedSMA returns an SMA whose port has M_Key portKey at protection
 // level bits, and a transactor to it that sends key in every SMP.
-func protectedSMA(t *testing.T, bits uint8, lease uint16, key uint64) (*madtest.SMA, *mad.Transactor) {
+func protectedSMA(t *testing.T, bits uint8, lease uint16, key uint64) (*madtest.SMA, *madrpc.Transactor) {
 	t.Helper()
 	sma := madtest.NewSMA().
 		Put(&mad.NodeInfo{NodeType: 1, NumPorts: 2}, 0).
 		Put(&mad.PortInfo{MKey: portKey, ProtectBits: bits, MKeyLeasePeriod: lease, LID: 7}, madtest.AnyMod).
 		CheckMKeys()
-	x := mad.NewTransactor(madtest.New(sma.Handle), mad.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: -1, MKey: key})
+	x := madrpc.NewTransactor(madtest.New(sma.Handle), madrpc.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: -1, MKey: key})
 	t.Cleanup(func() { x.Close() })
 	return sma, x
 }
@@ -62,7 +63,7 @@ func TestSMAMKeyLevels(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("level %d %v key %#x", tt.bits, tt.method, tt.key), func(t *testing.T) {
 			sma, x := protectedSMA(t, tt.bits, 0, tt.key)
-			q := mad.NewQuerier(x, mad.LIDPath(7))
+			q := madrpc.NewQuerier(x, mad.LIDPath(7))
 			var got outcome
 			var err error
 			if tt.method == mad.MethodGet {
@@ -74,7 +75,7 @@ func TestSMAMKeyLevels(t *testing.T) {
 				// SM's Sets do.
 				_, err = q.Set(ctx, &mad.PortInfo{MKey: portKey, ProtectBits: tt.bits, LID: 8}, 1, nil)
 			}
-			var te *mad.TimeoutError
+			var te *madrpc.TimeoutError
 			switch {
 			case err == nil:
 				got.Answered = true
@@ -82,7 +83,7 @@ func TestSMAMKeyLevels(t *testing.T) {
 				t.Fatalf("error %v, want none or a timeout", err)
 			}
 			// Read the counter with the key, which always passes.
-			keyed := mad.NewQuerier(x, mad.LIDPath(7))
+			keyed := madrpc.NewQuerier(x, mad.LIDPath(7))
 			keyed.Key = portKey
 			var pi mad.PortInfo
 			if _, err := keyed.Get(ctx, &pi, 0); err != nil {
@@ -103,15 +104,15 @@ func TestSMAMKeyLevels(t *testing.T) {
 // ones are: the M_Key sits at the same place in both.
 func TestSMAMKeyDR(t *testing.T) {
 	_, x := protectedSMA(t, 2, 0, 0)
-	var te *mad.TimeoutError
-	if _, err := mad.NewQuerier(x, mad.DRPath(0, 1)).Get(context.Background(), &mad.NodeInfo{}, 0); !errors.As(err, &te) {
+	var te *madrpc.TimeoutError
+	if _, err := madrpc.NewQuerier(x, mad.DRPath(0, 1)).Get(context.Background(), &mad.NodeInfo{}, 0); !errors.As(err, &te) {
 		t.Fatalf("DR Get without the key at level 2: %v, want a timeout", err)
 	}
 	if !te.MaybeMKeyProtected() || te.MKey != 0 {
 		t.Errorf("timeout %+v: want an SMP sent with M_Key 0", te)
 	}
 	_, x = protectedSMA(t, 2, 0, portKey)
-	if _, err := mad.NewQuerier(x, mad.DRPath(0, 1)).Get(context.Background(), &mad.NodeInfo{}, 0); err != nil {
+	if _, err := madrpc.NewQuerier(x, mad.DRPath(0, 1)).Get(context.Background(), &mad.NodeInfo{}, 0); err != nil {
 		t.Fatalf("DR Get with the key: %v", err)
 	}
 }
@@ -123,7 +124,7 @@ func TestSMAMKeyLease(t *testing.T) {
 	now := time.Unix(1000, 0)
 	sma.Now = func() time.Time { return now }
 	ctx := context.Background()
-	q := mad.NewQuerier(x, mad.LIDPath(7))
+	q := madrpc.NewQuerier(x, mad.LIDPath(7))
 	if _, err := q.Get(ctx, &mad.NodeInfo{}, 0); err == nil {
 		t.Fatal("Get without the key at level 2 answered")
 	}
@@ -146,7 +147,7 @@ func TestSMAMKeyLease(t *testing.T) {
 func TestSMAMKeySetChangesKey(t *testing.T) {
 	_, x := protectedSMA(t, 2, 0, portKey)
 	ctx := context.Background()
-	q := mad.NewQuerier(x, mad.LIDPath(7))
+	q := madrpc.NewQuerier(x, mad.LIDPath(7))
 	if _, err := q.Set(ctx, &mad.PortInfo{MKey: 0x5678, ProtectBits: 2, LID: 7}, 1, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -164,9 +165,9 @@ func TestSMAMKeySetChangesKey(t *testing.T) {
 // keys without guarding with them.
 func TestSMAMKeyUnchecked(t *testing.T) {
 	sma := madtest.NewSMA().Put(&mad.PortInfo{MKey: portKey, ProtectBits: 3, LID: 7}, madtest.AnyMod)
-	x := mad.NewTransactor(madtest.New(sma.Handle), mad.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: -1})
+	x := madrpc.NewTransactor(madtest.New(sma.Handle), madrpc.TransactorOptions{Timeout: 20 * time.Millisecond, Retries: -1})
 	defer x.Close()
-	q := mad.NewQuerier(x, mad.LIDPath(7))
+	q := madrpc.NewQuerier(x, mad.LIDPath(7))
 	var pi mad.PortInfo
 	if _, err := q.Get(context.Background(), &pi, 1); err != nil || pi.MKey != portKey {
 		t.Fatalf("Get without the key: M_Key %#x, %v; want %#x", pi.MKey, err, portKey)

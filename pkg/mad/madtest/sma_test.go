@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/mad/madtest"
+	"github.com/ibtool/ibtool/pkg/madrpc"
 )
 
 func TestSMA(t *testing.T) {
@@ -17,7 +18,7 @@ func TestSMA(t *testing.T) {
 		Put(&mad.NodeInfo{NodeType: 2, NumPorts: 8}, 0).
 		Put(&mad.PortInfo{LID: 7}, madtest.AnyMod).
 		Put(&mad.PortInfo{LID: 9}, 3)
-	x := mad.NewTransactor(madtest.New(sma.Handle), mad.TransactorOptions{Timeout: 50 * time.Millisecond})
+	x := madrpc.NewTransactor(madtest.New(sma.Handle), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond})
 	defer x.Close()
 	ctx := context.Background()
 	tests := []struct {
@@ -36,8 +37,8 @@ func TestSMA(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := mad.NewQuerier(x, tt.path).Get(ctx, tt.attr, tt.mod)
-			var se *mad.StatusError
+			_, err := madrpc.NewQuerier(x, tt.path).Get(ctx, tt.attr, tt.mod)
+			var se *madrpc.StatusError
 			if tt.wantStat != 0 {
 				if !errors.As(err, &se) || se.Status&mad.StatusCodeMask != tt.wantStat {
 					t.Fatalf("error %v, want status %v", err, tt.wantStat)
@@ -53,7 +54,7 @@ func TestSMA(t *testing.T) {
 		})
 	}
 	// A Set stores what it carries: the next Get returns it.
-	q := mad.NewQuerier(x, mad.LIDPath(3))
+	q := madrpc.NewQuerier(x, mad.LIDPath(3))
 	if _, err := q.Set(ctx, &mad.PortInfo{LID: 11}, 3, nil); err != nil {
 		t.Fatal(err)
 	}
