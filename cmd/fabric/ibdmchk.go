@@ -140,7 +140,7 @@ could not read everything.`,
 	fl.StringVarP(&o.SLVLFile, "slvl", "d", "", "SL2VL tables: a line \"0xSW_GUID IN OUT 0x(sl0)(sl1) ... 0x(sl14)(sl15)\" per port pair")
 	fl.StringVarP(&o.RootsFile, "roots", "r", "", "root switches' node GUIDs for -u, one a line")
 	fl.IntVarP(&o.LMC, "lmc", "l", 0, "the LMC opensm ran with")
-	fl.BoolVarP(&o.UpDown, "updn", "u", false, "check the Up/Down rule instead of the whole dependency graph")
+	fl.BoolVarP(&o.UpDown, "updn", "u", false, "check the Up/Down rule instead of the whole dependency graph (with --topo, also route Up/Down)")
 	fl.BoolVarP(&o.MFTLoops, "MFT", "M", false, "include the multicast trees in the credit-loop check")
 	fl.BoolVarP(&o.AllPaths, "all", "a", false, "also check routes from and to switches")
 	fl.BoolVar(&o.Live, "fabric", false, "check the live fabric: discover it and read every switch's forwarding tables instead of opensm's dumps")
