@@ -221,9 +221,6 @@ func writeDesignResult(log io.Writer, topo *routecheck.Topology, res *routecheck
 		}
 	}
 	fmt.Fprintf(log, "-I- Routed with %s\n", res.Engine)
-	if res.SwitchMinHop > 0 {
-		fmt.Fprintf(log, "-I- %d switch to switch LFT entries have no up/down path: routed min-hop\n", res.SwitchMinHop)
-	}
 	if res.Unrouted > 0 {
 		fmt.Fprintf(log, "-W- %d LFT entries have no route\n", res.Unrouted)
 	}

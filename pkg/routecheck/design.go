@@ -72,11 +72,10 @@ type DesignResult struct {
 	// NoRoots is true when Up/Down found no roots and min-hop routed.
 	NoRoots bool `json:"noRoots,omitempty"`
 	// Unrouted is the number of switch LFT entries of owned LIDs left
-	// unassigned: no path (min-hop) or no up*/down* path (Up/Down).
+	// unassigned: no path (min-hop) or no up*/down* path (Up/Down: as
+	// opensm's updn, between two roots, whose switch-to-switch routes
+	// only -a checks).
 	Unrouted int `json:"unrouted"`
-	// SwitchMinHop is the number of Up/Down entries for switch LIDs that
-	// had no up*/down* path and took min-hop's route (between roots).
-	SwitchMinHop int `json:"switchMinHop,omitempty"`
 }
 
 // Design builds the routing model of a topology as a subnet manager would
@@ -141,11 +140,11 @@ func Design(t *Topology, o DesignOptions) (*Fabric, *DesignResult, error) {
 				res.Roots = append(res.Roots, n.Name)
 				res.RootGUIDs = append(res.RootGUIDs, n.GUID)
 			}
-			res.Unrouted, res.SwitchMinHop = r.route(r.upDownDists(roots), true)
+			res.Unrouted = r.route(r.upDownDists(roots))
 			return f, res, nil
 		}
 	}
-	res.Unrouted, _ = r.route(r.minHopDists, false)
+	res.Unrouted = r.route(r.minHopDists)
 	return f, res, nil
 }
 

@@ -48,17 +48,10 @@ func newRouter(f *Fabric) *router {
 // route routes every LID some port owns with the engine's paths, the
 // least loaded allowed port first (the lowest number among equals), and
 // returns the number of switch entries left unassigned.
-//
-// With fallback (Up/Down), a switch's entry for another switch's LID that
-// has no path of the engine takes min-hop's: a switch-to-switch route
-// between two roots has no up*/down* path, and switch LIDs carry only
-// management traffic. The second count is of those entries.
-func (r *router) route(engine func(ds int) *paths, fallback bool) (unrouted, minHopped int) {
+// An entry with no path stays Unassigned (opensm's UNREACHABLE): with
+// Up/Down, that of a root for another root's LID.
+func (r *router) route(engine func(ds int) *paths) (unrouted int) {
 	cache := map[int]*paths{}
-	var mhCache map[int]*paths
-	if fallback {
-		mhCache = map[int]*paths{}
-	}
 	for lid := 1; lid <= r.f.maxLID; lid++ {
 		p := r.f.PortByLID(lid)
 		if p == nil {
@@ -84,16 +77,6 @@ func (r *router) route(engine func(ds int) *paths, fallback bool) (unrouted, min
 				continue
 			}
 			best := r.pick(pt, s)
-			if best < 0 && fallback && p.Node.Type == Switch {
-				mh := mhCache[ds]
-				if mh == nil {
-					mh = r.minHopDists(ds)
-					mhCache[ds] = mh
-				}
-				if best = r.pick(mh, s); best >= 0 {
-					minHopped++
-				}
-			}
 			if best < 0 {
 				unrouted++
 				continue
@@ -102,7 +85,7 @@ func (r *router) route(engine func(ds int) *paths, fallback bool) (unrouted, min
 			r.f.SetLFT(n, lid, uint8(best))
 		}
 	}
-	return unrouted, minHopped
+	return unrouted
 }
 
 // pick returns the least loaded port of s the paths allow, -1 for none.
