@@ -58,6 +58,7 @@ type TopoEnd struct {
 
 // TopoLink is a link between two ports.
 type TopoLink struct {
+	// A is the end whose port line came first in the file, B the other.
 	A, B TopoEnd
 }
 
