@@ -57,6 +57,8 @@ type ibdmchkOptions struct {
 	// DumpDir is --dump: where the live sweep's state is written in
 	// opensm's dump formats ("" writes nothing).
 	DumpDir string
+	// Design is the design mode (--topo).
+	Design ibdmchkDesign
 	// Discover walks the fabric for --fabric.
 	Discover func() (*subnet.Fabric, error)
 
@@ -77,7 +79,7 @@ var ibdmchkDefaults = [3][]string{
 func newIbdmchkCmd(f *cmdutil.Factory, runF func(*ibdmchkOptions) error) *cobra.Command {
 	o := &ibdmchkOptions{IO: f.IO, PortDLIDsFile: routecheck.PortDLIDsFile, Defaults: ibdmchkDefaults}
 	c := &cobra.Command{
-		Use:   "ibdmchk [-v] [-a] [-u] [-M] [-l lmc] [-r roots] [-s subnet] [-f fdbs] [-m mcfdbs] [-c path-sl] [-d sl2vl] | --fabric [--path-sl] [--sl2vl] [--dump dir]",
+		Use:   "ibdmchk [-v] [-a] [-u] [-M] [-l lmc] [-r roots] [-s subnet] [-f fdbs] [-m mcfdbs] [-c path-sl] [-d sl2vl] | --fabric [--path-sl] [--sl2vl] [--dump dir] | --topo file [-n sm-node] [-p sm-port]",
 		Short: "check the routing from opensm's dumps or the live fabric: routes, multicast trees, credit loops",
 		Long: `ibdmchk checks a subnet's routing as ibutils' ibdmchk does in its verification
 mode, from the files opensm writes with -D 0x41 (or 0x43) into its dump
@@ -96,9 +98,16 @@ taking SL 0 on every path as ibdmchk does without -c unless --path-sl asks
 the SA's PathRecords, and each SL's own VL as without -d unless --sl2vl
 reads the switches' SL2VL tables; --dump DIR writes what it read as
 opensm-subnet.lst, opensm.fdbs and opensm.mcfdbs (and ibdmchk-psl.lst for
--c, ibdmchk-sl2vl.lst for -d), which ibdmchk reads. Exit status: 0 clean, 1 errors
-found, 2 bad input, 3 a sweep that could not read everything.`,
-		Example: "  opensm -D 0x43 ...   # writes the dumps into OSM_TMP_DIR\n  ibdmchk -s opensm-subnet.lst -f opensm.fdbs -m opensm.mcfdbs\n  ibdmchk --fabric --dump /tmp/state",
+-c, ibdmchk-sl2vl.lst for -d), which ibdmchk reads.
+
+With --topo FILE (ibdmchk's design mode, -t there) it reads a topology file
+as ibnetdiscover writes it, gives the ports LIDs from the SM's port (-n,
+-p; by default the node and port the file was made from) as opensm does on
+a fresh subnet, routes it min-hop (or Up/Down with -u, from the roots of -r,
+one node a line, or found as opensm's updn finds them), then runs the same
+checks. Exit status: 0 clean, 1 errors found, 2 bad input, 3 a sweep that
+could not read everything.`,
+		Example: "  opensm -D 0x43 ...   # writes the dumps into OSM_TMP_DIR\n  ibdmchk -s opensm-subnet.lst -f opensm.fdbs -m opensm.mcfdbs\n  ibdmchk --fabric --dump /tmp/state\n  ibnetdiscover > fabric.topo; ibdmchk --topo fabric.topo -u",
 		Args:    cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.Common.Finish(c); err != nil {
@@ -108,6 +117,9 @@ found, 2 bad input, 3 a sweep that could not read everything.`,
 				return cmdutil.UsageErrorf("LMC %d is not between 0 and 7", o.LMC)
 			}
 			o.LMCGiven = c.Flags().Changed("lmc")
+			if err := o.finishDesign(c); err != nil {
+				return err
+			}
 			if err := o.finishLive(c); err != nil {
 				return err
 			}
@@ -128,12 +140,13 @@ found, 2 bad input, 3 a sweep that could not read everything.`,
 	fl.StringVarP(&o.SLVLFile, "slvl", "d", "", "SL2VL tables: a line \"0xSW_GUID IN OUT 0x(sl0)(sl1) ... 0x(sl14)(sl15)\" per port pair")
 	fl.StringVarP(&o.RootsFile, "roots", "r", "", "root switches' node GUIDs for -u, one a line")
 	fl.IntVarP(&o.LMC, "lmc", "l", 0, "the LMC opensm ran with")
-	fl.BoolVarP(&o.UpDown, "updn", "u", false, "check the Up/Down rule instead of the whole dependency graph")
+	fl.BoolVarP(&o.UpDown, "updn", "u", false, "check the Up/Down rule instead of the whole dependency graph (with --topo, also route Up/Down)")
 	fl.BoolVarP(&o.MFTLoops, "MFT", "M", false, "include the multicast trees in the credit-loop check")
 	fl.BoolVarP(&o.AllPaths, "all", "a", false, "also check routes from and to switches")
 	fl.BoolVar(&o.Live, "fabric", false, "check the live fabric: discover it and read every switch's forwarding tables instead of opensm's dumps")
 	fl.BoolVar(&o.SL2VL, "sl2vl", false, "with --fabric, also read every switch's SL to VL tables (by SMP) for the credit-loop check, as -d gives them")
 	fl.BoolVar(&o.PathSLs, "path-sl", false, "with --fabric, also ask the SA for the SL of every CA port's path to every port (PathRecords) for the credit-loop check, as -c gives them")
+	addDesignFlags(c, &o.Design)
 	fl.StringVar(&o.DumpDir, "dump", "", "with --fabric, write what was read into this directory as opensm-subnet.lst, opensm.fdbs and opensm.mcfdbs")
 	return c
 }
@@ -187,6 +200,9 @@ func (o *ibdmchkOptions) resolveDumps() error {
 }
 
 func ibdmchkRun(o *ibdmchkOptions) error {
+	if o.Design.TopoFile != "" {
+		return ibdmchkDesignRun(o)
+	}
 	if o.Live {
 		return ibdmchkLiveRun(o)
 	}
@@ -248,8 +264,8 @@ func writeHeader(log io.Writer, o *ibdmchkOptions, inputs []string, lmc int) {
 // partial, when not nil, is why the model is incomplete, the run's error
 // unless the checks found errors.
 func checkAndReport(o *ibdmchkOptions, fab *routecheck.Fabric, out *bufio.Writer, partial error) error {
-	var roots []uint64
-	if o.UpDown && o.RootsFile != "" {
+	roots := o.Design.rootGUIDs
+	if o.UpDown && o.RootsFile != "" && o.Design.TopoFile == "" {
 		var err error
 		if roots, err = readFileWith(o.RootsFile, func(r io.Reader) ([]uint64, error) { return routecheck.ReadRoots(r, o.RootsFile) }); err != nil {
 			out.Flush()
@@ -265,9 +281,10 @@ func checkAndReport(o *ibdmchkOptions, fab *routecheck.Fabric, out *bufio.Writer
 	}
 	if o.Common.JSON {
 		if err := cmdutil.WriteJSONDocument(out, struct {
-			Failed bool `json:"failed"`
+			Failed bool                     `json:"failed"`
+			Design *routecheck.DesignResult `json:"design,omitempty"`
 			*routecheck.Report
-		}{rep.Failed(), rep}); err != nil {
+		}{rep.Failed(), o.Design.result, rep}); err != nil {
 			return err
 		}
 	} else if err := rep.WriteText(out); err != nil {

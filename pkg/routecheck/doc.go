@@ -16,7 +16,10 @@
 // (pkg/route), and optionally the SL2VL tables and the SA's path SLs, into
 // a Snapshot — the state opensm's dumps hold — whose Fabric method builds
 // the same model the loaders would, and whose Write methods write those
-// dumps.
+// dumps. Design fills one as a subnet manager would bring a fabric up
+// (ibdmchk's design mode): from a Topology that ReadTopology reads from
+// ibnetdiscover's topology file, it gives the ports the SM reaches their
+// LIDs and routes every switch's table with the MinHop or UpDown engine.
 //
 // The checks follow each destination's tree through the forwarding tables
 // once instead of tracing every pair of ports, and search the dependency
