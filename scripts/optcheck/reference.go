@@ -36,6 +36,9 @@ var verbsTools = []string{
 // 1.5.7) that ibtool has.
 var ibutilsTools = []string{"ibdmchk"}
 
+// rdmacmTools are the programs of rdmacm-utils 44 that ibtool has.
+var rdmacmTools = []string{"rping"}
+
 // Program is one reference program and the options its documentation
 // names.
 type Program struct {
