@@ -56,7 +56,9 @@ wait_cm_listen() {
 # cm_pair NAME PORT SERVER_CMD -- CLIENT_CMD: the server in the
 # background, then the client, each under a timeout; outputs in
 # /tmp/NAME.srv and /tmp/NAME.cli (stdout) and .srv.err and .cli.err,
-# exit statuses in cm_srv_rc and cm_cli_rc. With cm_killsrv=1 the server
+# exit statuses in cm_srv_rc and cm_cli_rc. A server still running 15 s
+# after its client ended is stopped (its threads' kernel stacks go to
+# .srv.err first). With cm_killsrv=1 the server
 # is one that serves until it is stopped (cmtime's): it is stopped with
 # SIGTERM once the client is done, and cm_srv_rc is 0 when it was still
 # running then (143 is its status from the signal).
@@ -87,7 +89,20 @@ cm_pair() {
 			[ $cm_srv_rc -ne 0 ] || cm_srv_rc=1
 		fi
 	else
-		wait $cm_srv
+		# A server still there 15 s after its client: where its threads
+		# wait in the kernel, then it is stopped.
+		i=0
+		while kill -0 $cm_srv 2>/dev/null && [ $i -lt 150 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		if kill -0 $cm_srv 2>/dev/null; then
+			for t in /proc/$(pgrep -P $cm_srv | head -1)/task/*; do
+				echo "(server thread ${t##*/} waits in $(cat $t/wchan 2>/dev/null): $(head -6 $t/stack 2>/dev/null | sed 's/^\[<0>\] //' | tr '\n' ' '))"
+			done >>"/tmp/$name.srv.err"
+			kill $cm_srv
+		fi
+		{ wait $cm_srv; } 2>/dev/null
 		cm_srv_rc=$?
 	fi
 	for f in srv srv.err cli cli.err; do cp "/tmp/$name.$f" "$H/out/" 2>/dev/null; done
@@ -98,8 +113,19 @@ cm_pair() {
 cm_self() {
 	t=$(date +%s)
 	cm_pair "$@"
+	first=""
+	if [ "$cm_srv_rc" -ne 0 ] || [ "$cm_cli_rc" -ne 0 ]; then
+		# rdmacm-utils against itself on a loaded software-emulated host
+		# now and then does not finish (docs/differences.md): a second
+		# try, and the first one's end in the PASS line and the log.
+		first="first try: server exit $cm_srv_rc, client exit $cm_cli_rc; "
+		echo "  rdmacm-utils $1 against itself, $first"
+		tail -n 3 "/tmp/$1.srv" "/tmp/$1.srv.err" "/tmp/$1.cli" "/tmp/$1.cli.err" | sed 's/^/    /'
+		no_cm_ids "$1"
+		cm_pair "$@"
+	fi
 	if [ "$cm_srv_rc" -eq 0 ] && [ "$cm_cli_rc" -eq 0 ]; then
-		pass "rdmacm-utils $1 against itself: both exit 0 ($(($(date +%s) - t)) s)"
+		pass "rdmacm-utils $1 against itself: both exit 0 ($first$(($(date +%s) - t)) s)"
 	else
 		fail "rdmacm-utils $1 against itself: server exit $cm_srv_rc, client exit $cm_cli_rc (124: timed out)"
 		tail -n 3 "/tmp/$1.srv" "/tmp/$1.srv.err" "/tmp/$1.cli" "/tmp/$1.cli.err" | sed 's/^/    /'
@@ -280,14 +306,14 @@ rdma link add rxecm1 type rxe netdev cmveth1
 sleep 1
 rping_interop rxe
 lap
-cm_self ucmatose-self-rxe 7181 ucmatose -b $CM_B -p 7181 -c 2 -C 3 -- ucmatose -s $CM_B -p 7181 -c 2 -C 3
+cm_self ucmatose-self-rxe 7181 stdbuf -oL ucmatose -b $CM_B -p 7181 -c 2 -C 3 -- ucmatose -s $CM_B -p 7181 -c 2 -C 3
 # udaddy has no port option (-p is its port space): it uses 7174.
-cm_self udaddy-self-rxe 7174 udaddy -b $CM_B -c 2 -C 3 -- udaddy -s $CM_B -c 2 -C 3
+cm_self udaddy-self-rxe 7174 stdbuf -oL udaddy -b $CM_B -c 2 -C 3 -- udaddy -s $CM_B -c 2 -C 3
 # cmtime's server (rdma-core 44) serves until it is stopped.
 cm_killsrv=1
-cm_self cmtime-self-rxe 7183 cmtime -b $CM_B -p 7183 -c 2 -- cmtime -s $CM_B -p 7183 -c 2
+cm_self cmtime-self-rxe 7183 stdbuf -oL cmtime -b $CM_B -p 7183 -c 2 -- cmtime -s $CM_B -p 7183 -c 2
 cm_killsrv=0
-cm_self rdma_server-self-rxe 7471 rdma_server -s $CM_B -p 7471 -- rdma_client -s $CM_B -p 7471
+cm_self rdma_server-self-rxe 7471 stdbuf -oL rdma_server -s $CM_B -p 7471 -- rdma_client -s $CM_B -p 7471
 # mckey: a receiver joined to the group first, then a sender. The
 # receiver ends when the 3 datagrams are in; its timeout is for a sender
 # slow to start on a loaded host. stdbuf: mckey's stdout is a file here,
@@ -323,14 +349,11 @@ if modprobe siw 2>/tmp/siw.modprobe; then
 	sleep 1
 	rping_interop siw
 	lap
-	# One connection: with two at once (-c 2), one of ucmatose's connects
-	# ended with RDMA_CM_EVENT_CONNECT_ERROR, error -22, in one of three
-	# guest runs (docs/differences.md).
-	cm_self ucmatose-self-siw 7181 ucmatose -b $CM_B -p 7181 -c 1 -C 3 -- ucmatose -s $CM_B -p 7181 -c 1 -C 3
+	cm_self ucmatose-self-siw 7181 stdbuf -oL ucmatose -b $CM_B -p 7181 -c 2 -C 3 -- ucmatose -s $CM_B -p 7181 -c 2 -C 3
 	cm_killsrv=1
-	cm_self cmtime-self-siw 7183 cmtime -b $CM_B -p 7183 -c 2 -- cmtime -s $CM_B -p 7183 -c 2
+	cm_self cmtime-self-siw 7183 stdbuf -oL cmtime -b $CM_B -p 7183 -c 2 -- cmtime -s $CM_B -p 7183 -c 2
 	cm_killsrv=0
-	cm_self rdma_server-self-siw 7471 rdma_server -s $CM_B -p 7471 -- rdma_client -s $CM_B -p 7471
+	cm_self rdma_server-self-siw 7471 stdbuf -oL rdma_server -s $CM_B -p 7471 -- rdma_client -s $CM_B -p 7471
 	# iWARP has no datagram QPs: udaddy (and mckey) cannot work on siw,
 	# whose QP creation says so.
 	timeout 10 udaddy -s $CM_B -c 1 -C 1 >/tmp/udaddy-siw.out 2>&1
