@@ -133,16 +133,6 @@ cm_self() {
 	no_cm_ids "$1"
 }
 
-# cm_report NAME PORT SERVER_CMD -- CLIENT_CMD: an rdmacm-utils program
-# that cannot work here (docs/differences.md says why): what it does is
-# printed, not judged.
-cm_report() {
-	cm_pair "$@"
-	echo "  rdmacm-utils $1 against itself: server exit $cm_srv_rc, client exit $cm_cli_rc (124: timed out)"
-	tail -n 3 "/tmp/$1.srv" "/tmp/$1.srv.err" "/tmp/$1.cli" "/tmp/$1.cli.err" | sed 's/^/    /'
-	no_cm_ids "$1"
-}
-
 # cm_capture_start DEV PORT: tcpdump on the veth around the reference
 # rping pair, into $H/out/rping-DEV.pcap. cm_capture_stop: stop it.
 cm_capture_start() {
@@ -197,7 +187,7 @@ check_rping_trace() {
 		done
 		set -- $(rc_named $j RC)
 		want=" REQ:1 REP:1 RTU:1 DREQ:1 DREP:1"
-		what="CM$kinds, $1 RC messages, $2 naming it"
+		what=" CM$kinds, $1 RC messages, $2 naming it"
 	else
 		svc=$(json_count $j "^      \"service\": \"TCP port $port\"")
 		req=$(grep -c '^      "op": "MPA Request"' $j)
