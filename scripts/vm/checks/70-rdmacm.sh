@@ -9,11 +9,6 @@
 # address nobody has, a port nobody listens on, and a server killed
 # mid-transfer end ibtool's client with one clear line and exit 3. No CM
 # ID is left after any step. It prints its guest time at the end.
-# Opt-in for now: it runs only when IBTOOL_VM_ONLY names it ('70-*').
-if [ -z "$ONLY" ]; then
-	echo "skip: 70-rdmacm.sh runs only with IBTOOL_VM_ONLY='70-*'"
-	return 0
-fi
 mkdir -p "$H/out"
 modprobe rdma_ucm
 CM_A=198.51.100.1
