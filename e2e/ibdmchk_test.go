@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/internal/simfabric"
 	"github.com/ibtool/ibtool/pkg/rdma"
@@ -146,23 +149,28 @@ func TestIbdmchkCreditLoops(t *testing.T) {
 		args     []string
 		wantExit int
 		want     string
+		// live also checks the fabric with --fabric (checkLive)
+		live bool
 	}{
-		{"ring minhop", simfabric.Options{Net: ringNet(5), SMNode: "H0"}, nil, 1, "Found credit loop on: S0000000000200000/U1/P1 VL: 0"},
-		{"ring minhop -a -M", simfabric.Options{Net: ringNet(5), SMNode: "H0"}, []string{"-a", "-M"}, 1, "-E- credit loops in routing"},
-		{"ring updn", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, nil, 0, "-I- no credit loops found"},
+		{"ring minhop", simfabric.Options{Net: ringNet(5), SMNode: "H0"}, nil, 1, "Found credit loop on: S0000000000200000/U1/P1 VL: 0", true},
+		{"ring minhop -a -M", simfabric.Options{Net: ringNet(5), SMNode: "H0"}, []string{"-a", "-M"}, 1, "-E- credit loops in routing", true},
+		{"ring updn", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, nil, 0, "-I- no credit loops found", true},
 		// the rule is stricter than the graph: S3 to S1 goes sideways (down)
 		// to S2, then up
-		{"ring updn -u", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, []string{"-u", "-r", roots}, 1, "-E- Found:1 CA to CA paths that can cause credit loops."},
-		{"torus minhop", simfabric.Options{Net: torusNet(5), SMNode: "H0_0"}, nil, 1, "-E- credit loops in routing"},
-		{"torus updn", simfabric.Options{Net: torusNet(5), SMNode: "H0_0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, nil, 0, "-I- no credit loops found"},
-		{"torus updn -u", simfabric.Options{Net: torusNet(5), SMNode: "H0_0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, []string{"-u", "-r", roots}, 1, "CA to CA paths that can cause credit loops."},
+		{"ring updn -u", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, []string{"-u", "-r", roots}, 1, "-E- Found:1 CA to CA paths that can cause credit loops.", true},
+		{"torus minhop", simfabric.Options{Net: torusNet(5), SMNode: "H0_0"}, nil, 1, "-E- credit loops in routing", false},
+		{"torus updn", simfabric.Options{Net: torusNet(5), SMNode: "H0_0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, nil, 0, "-I- no credit loops found", false},
+		{"torus updn -u", simfabric.Options{Net: torusNet(5), SMNode: "H0_0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, []string{"-u", "-r", roots}, 1, "CA to CA paths that can cause credit loops.", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, dir := dumpFabric(t, tc.opts)
+			f, dir := dumpFabric(t, tc.opts)
 			got := compareIbdmchk(t, dir, tc.wantExit, tc.args...)
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("report lacks %q:\n%s", tc.want, got)
+			}
+			if tc.live {
+				checkLive(t, f, dir, liveCheck{host: "H1", exit: tc.wantExit, dumpArgs: tc.args, liveArgs: tc.args, engineHops: tc.opts.RoutingEngine != ""})
 			}
 		})
 	}
@@ -187,6 +195,10 @@ func TestIbdmchkFaults(t *testing.T) {
 		return bytes.Count(files["opensm.mcfdbs"], []byte(entry)) == 5
 	})
 	compareIbdmchk(t, clean, 1) // the ring's credit loop
+	// the live fabric with its multicast group, through the SA
+	if got := checkLive(t, f, clean, liveCheck{host: "H1", exit: 1, liveArgs: []string{"--discovery", "sa"}}); !strings.Contains(got, "-I- Multicast Group:"+entry[:6]+" has:5 switches and:3 HCAs") {
+		t.Errorf("live report lacks the multicast group %s:\n%s", entry[:6], got)
+	}
 	read := func(name string) string {
 		data, err := os.ReadFile(filepath.Join(clean, name))
 		if err != nil {
@@ -236,6 +248,30 @@ func TestIbdmchkFaults(t *testing.T) {
 			}
 		})
 	}
+	// the cut made in S0's switch itself: the live check sees what the
+	// edited dumps say, and --dump writes them
+	t.Run("multicast cut live", func(t *testing.T) {
+		dir := t.TempDir()
+		for name, data := range map[string]string{"opensm-subnet.lst": read("opensm-subnet.lst"), "opensm.fdbs": fdbs, "opensm.mcfdbs": cutMFT(t, mcfdbs, s0, entry)} {
+			os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644)
+		}
+		was := setMFTPorts(t, f, mlid, 1, 3)
+		defer setMFTPorts(t, f, mlid, maskPorts(was)...)
+		if got := checkLive(t, f, dir, liveCheck{host: "H1", exit: 1}); !strings.Contains(got, "-E- Some Multicast Groups Routing Check Failed.") {
+			t.Errorf("live report lacks the cut tree:\n%s", got)
+		}
+	})
+}
+
+// maskPorts returns the ports of a 16-port mask.
+func maskPorts(mask uint16) []int {
+	var ports []int
+	for p := 0; p < 16; p++ {
+		if mask&(1<<p) != 0 {
+			ports = append(ports, p)
+		}
+	}
+	return ports
 }
 
 // lidOf returns the LID of the port whose description is desc in
@@ -281,10 +317,12 @@ func cutMFT(t *testing.T, mcfdbs, sw, entry string) string {
 // ibdmchk walks the LIDs 1, 3, 5... for its hop tables, which opensm's
 // even base LIDs miss, and both give up at the min-hop tables.
 func TestIbdmchkLMC(t *testing.T) {
-	_, dir := dumpFabric(t, simfabric.Options{Net: ringNet(5), SMNode: "H0", OpenSMArgs: []string{"-l", "1"}})
+	f, dir := dumpFabric(t, simfabric.Options{Net: ringNet(5), SMNode: "H0", OpenSMArgs: []string{"-l", "1"}})
 	if got := compareIbdmchk(t, dir, 1, "-l", "1"); !strings.Contains(got, "-E- Fail to update Min Hops Tables.") {
 		t.Errorf("report:\n%s", got)
 	}
+	// the live mode takes the LMC from the ports
+	checkLive(t, f, dir, liveCheck{host: "H1", exit: 1, dumpArgs: []string{"-l", "1"}})
 }
 
 // TestIbdmchkFatTree compares the reports on a two-level fat tree, with
@@ -294,12 +332,15 @@ func TestIbdmchkFatTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, dir := dumpFabric(t, simfabric.Options{Net: net})
+	f, dir := dumpFabric(t, simfabric.Options{Net: net})
 	for _, args := range [][]string{nil, {"-u"}, {"-a"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			compareIbdmchk(t, dir, 0, args...)
 		})
 	}
+	t.Run("live", func(t *testing.T) {
+		checkLive(t, f, dir, liveCheck{host: "H-0001"})
+	})
 }
 
 // TestIbdmchkDamagedDumps wants a clear error naming the file and line and
@@ -343,6 +384,128 @@ func TestIbdmchkDamagedDumps(t *testing.T) {
 			}
 			if !strings.Contains(errOut.String(), tc.want) {
 				t.Errorf("stderr %q lacks %q", errOut.String(), tc.want)
+			}
+		})
+	}
+}
+
+// designVerdict is what the design mode must agree on with the
+// verification mode: the verdicts, not the exact tables (tie-breaking
+// differs from opensm's).
+type designVerdict struct {
+	Failed    bool
+	StoppedAt string
+	Paths     int64
+	Missing   int  // CA-to-CA routes that do not arrive
+	AllMiss   int  // with -a, switch routes that do not arrive
+	Loop      bool // a credit loop
+	MinHopMax int  // the longest CA-to-CA min-hop distance
+	RouteMax  int  // the longest CA-to-CA route
+	BadUpDown int  // routes against the Up/Down rule (-u)
+}
+
+func ibdmchkVerdict(t *testing.T, out []byte) designVerdict {
+	t.Helper()
+	var doc struct {
+		Failed    bool
+		StoppedAt string
+		MinHop    struct{ CAPairs []struct{ Value int } }
+		Routes    struct {
+			Paths    int64
+			Failures []json.RawMessage
+			Hops     []struct{ Value int }
+		}
+		AllRoutes   struct{ Failures []json.RawMessage }
+		CreditLoops struct{ Loop []json.RawMessage }
+		UpDown      struct{ BadPaths []json.RawMessage }
+	}
+	if err := json.Unmarshal(out, &doc); err != nil {
+		t.Fatalf("ibdmchk --json: %v\n%s", err, out)
+	}
+	v := designVerdict{Failed: doc.Failed, StoppedAt: doc.StoppedAt, Paths: doc.Routes.Paths,
+		Missing: len(doc.Routes.Failures), AllMiss: len(doc.AllRoutes.Failures), Loop: len(doc.CreditLoops.Loop) > 0, BadUpDown: len(doc.UpDown.BadPaths)}
+	if n := len(doc.MinHop.CAPairs); n > 0 {
+		v.MinHopMax = doc.MinHop.CAPairs[n-1].Value
+	}
+	if n := len(doc.Routes.Hops); n > 0 {
+		v.RouteMax = doc.Routes.Hops[n-1].Value
+	}
+	return v
+}
+
+// TestIbdmchkDesign feeds ibnetdiscover's topology of each simulated
+// fabric to the design mode (--topo) and wants the verdicts of the
+// verification mode on opensm's own dumps of the same fabric routed by the
+// same engine: a credit loop or none, the routes that do not arrive, the
+// longest min-hop distance and route.
+func TestIbdmchkDesign(t *testing.T) {
+	roots := firstSwitchRoots(t)
+	tree, err := simfabric.FatTree(simfabric.FatTreeSpec{Levels: 2, Hosts: 48, Radix: 36})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		opts   simfabric.Options
+		host   string
+		design []string // the design mode's options beside --topo
+		check  []string // both modes' check options
+	}{
+		{"ring minhop", simfabric.Options{Net: ringNet(5), SMNode: "H0"}, "H0", nil, nil},
+		{"ring updn", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, "H0", []string{"--routing", "updn", "-r", roots}, nil},
+		// -u routes Up/Down and checks the rule: the ring's one route going
+		// sideways (down by ibdmchk's rule) then up, in both
+		{"ring updn -u", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, "H0", nil, []string{"-u", "-r", roots}},
+		{"torus minhop", simfabric.Options{Net: torusNet(5), SMNode: "H0_0"}, "H0_0", nil, nil},
+		{"torus updn", simfabric.Options{Net: torusNet(5), SMNode: "H0_0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, "H0_0", []string{"--routing", "updn", "-r", roots}, nil},
+		{"fat tree minhop", simfabric.Options{Net: tree}, "H-0001", nil, nil},
+		{"fat tree updn", simfabric.Options{Net: tree, RoutingEngine: "updn"}, "H-0001", []string{"--routing", "updn"}, nil},
+		{"fat tree updn -u", simfabric.Options{Net: tree, RoutingEngine: "updn"}, "H-0001", nil, []string{"-u"}},
+		// -a: opensm's updn leaves the spines' entries for each other
+		// UNREACHABLE, and so does the design
+		{"fat tree updn -a", simfabric.Options{Net: tree, RoutingEngine: "updn"}, "H-0001", []string{"--routing", "updn"}, []string{"-a"}},
+		{"ring updn -a", simfabric.Options{Net: ringNet(5), SMNode: "H0", RoutingEngine: "updn", OpenSMArgs: []string{"-a", roots}}, "H0", []string{"--routing", "updn", "-r", roots}, []string{"-a"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f, dir := dumpFabric(t, tc.opts)
+			ctx := context.Background()
+			topo, errOut, exit, err := f.RunIbtool(ctx, ibtoolBin, tc.host, "ibnetdiscover")
+			if err != nil || exit != 0 {
+				t.Fatalf("ibnetdiscover: exit %d, %v: %s", exit, err, errOut)
+			}
+			topoFile := filepath.Join(dir, "fabric.topo")
+			if err := os.WriteFile(topoFile, topo, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			run := func(args ...string) designVerdict {
+				t.Helper()
+				cmd := exec.CommandContext(ctx, ibtoolBin, append([]string{"ibdmchk", "--json"}, args...)...)
+				cmd.Dir = dir
+				var out, errOut bytes.Buffer
+				cmd.Stdout, cmd.Stderr = &out, &errOut
+				if err := cmd.Run(); err != nil {
+					var ee *exec.ExitError
+					if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+						t.Fatalf("ibdmchk %s: %v: %s", strings.Join(args, " "), err, errOut.String())
+					}
+				}
+				return ibdmchkVerdict(t, out.Bytes())
+			}
+			want := run(append([]string{"-s", "opensm-subnet.lst", "-f", "opensm.fdbs", "-m", "opensm.mcfdbs"}, tc.check...)...)
+			design := append(append([]string{"--topo", topoFile}, tc.design...), tc.check...)
+			got := run(design...)
+			t.Logf("verdict %+v", got)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("design verdict differs from opensm's routing (-opensm +design):\n%s", diff)
+			}
+			// the text report of the design mode, as ibdmchk's starts
+			out, errOut, _, err := f.RunIbtool(ctx, ibtoolBin, tc.host, "ibdmchk", design...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(out), "-------------------------------------------------\nIBDMCHK Cluster Design Mode:\n Topology File .. "+topoFile+"\n") {
+				t.Errorf("design report (stderr %q):\n%s", errOut, out)
 			}
 		})
 	}

@@ -14,7 +14,7 @@
 # its service is stopped and disabled if an init system started it anyway.
 set -euo pipefail
 
-pkgs=(ibsim-utils libumad2sim0 opensm infiniband-diags ibverbs-utils libibverbs-dev pkg-config time gcc libc6-dev prometheus bash-completion rpm systemd ibutils)
+pkgs=(ibsim-utils libumad2sim0 opensm infiniband-diags ibverbs-utils libibverbs-dev pkg-config time gcc libc6-dev prometheus bash-completion rpm systemd ibutils rdmacm-utils)
 # The bench's own list names everything it needs (gcc's one recommendation,
 # libc6-dev, included); other callers (scripts/vm) rely on recommendations.
 opts=(--no-install-recommends)

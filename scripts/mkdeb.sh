@@ -18,7 +18,7 @@
 #                                           the tools' pages; man-db finds them
 #                                           through that PATH entry (manpath(5)),
 #                                           so `man perfquery` follows `perfquery`
-#   /usr/share/man/man8/ibtool.8.gz
+#   /usr/share/man/man8/ibtool.8.gz, ibtool-exporter.8.gz
 #   bash, zsh and fish completions for ibtool in their vendor directories
 #   (bash's also under each tool's name)
 #   /usr/lib/systemd/system/ibtool-exporter.service, /etc/default/ibtool-exporter
@@ -81,8 +81,8 @@ done
 $GO run ./internal/mangen -out "$work/man"
 for p in "$work"/man/*.8; do
 	name=$(basename "$p")
-	if [ "$name" = ibtool.8 ]; then
-		gzip -9n <"$p" >"$root/usr/share/man/man8/ibtool.8.gz"
+	if [ "$name" = ibtool.8 ] || [ "$name" = ibtool-exporter.8 ]; then
+		gzip -9n <"$p" >"$root/usr/share/man/man8/$name.gz"
 	else
 		gzip -9n <"$p" >"$root/usr/lib/ibtool/share/man/man8/$name.gz"
 	fi

@@ -2,17 +2,15 @@ package fabric
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
@@ -23,7 +21,9 @@ import (
 // the CA LIDs routed out of each port, and reports switches whose ports
 // carry uneven numbers (after leaving out ports that are down and ports
 // that lead straight to a host). ibtool follows the script line by line,
-// quirks included, so the reports match.
+// quirks included, so the reports match; where the script greps
+// iblinkinfo's lines of the switch for a port's state, ibtool reads the
+// cached ports' states themselves.
 
 func init() {
 	cmdutil.Register(cmdutil.Tool{
@@ -184,61 +184,60 @@ func (b *lftBalance) processHostPorts() {
 	b.maybeHosts = append(b.maybeHosts, b.host)
 }
 
-// linkInfo is what `iblinkinfo --load-cache CACHE -S GUID` prints for the
-// switch: its node's lines, or nothing when the cache does not have it.
-func (b *lftBalance) linkInfo() string {
+// switchNode is the current switch in the cache, as `iblinkinfo
+// --load-cache CACHE -S GUID` finds it: nil (the script's empty output)
+// when its GUID does not parse or the cache has no such port.
+func (b *lftBalance) switchNode() *subnet.Node {
 	g, err := rdma.ParseGUID(b.switchGUID)
 	if err != nil {
-		return ""
+		return nil
 	}
 	p := b.fab.PortByGUID(g)
 	if p == nil {
 		fmt.Fprintf(b.o.IO.ErrOut, "check_lft_balance: no port %s in %s\n", b.switchGUID, b.o.CacheFile)
-		return ""
+		return nil
 	}
-	var buf bytes.Buffer
-	w := bufio.NewWriter(&buf)
-	l := &linkPrinter{w: w, o: &iblinkinfoOptions{names: (*nodemap.Map)(nil)}}
-	l.node(p.Node, "")
-	w.Flush()
-	return buf.String()
+	return p.Node
 }
 
-// portLines returns the iblinkinfo lines of port ("001"), as the script's
-// /$decport\[..\] ==/ finds them.
-func portLines(linkinfo, port string) []string {
-	re := portLinePatterns()[port]
-	if re == nil {
-		re = portLinePattern(port)
+// portLines returns the ports of n whose iblinkinfo line the script's
+// /$decport\[..\] ==/ finds for port ("001"), in iblinkinfo's order: the
+// port itself, and for ports 10 and up also the ports of three digits
+// that end in the same two ("112[  ] ==" holds "12[  ] ==").
+func portLines(n *subnet.Node, port string) []*subnet.Port {
+	if n == nil {
+		return nil
 	}
-	var out []string
-	for _, l := range strings.Split(linkinfo, "\n") {
-		if re.MatchString(l) {
-			out = append(out, l)
+	want := perlNum(port)
+	var out []*subnet.Port
+	for num := 1; num <= n.NumPorts; num++ {
+		p := n.Port(num)
+		if p == nil {
+			continue
+		}
+		if num == want || want >= 10 && num >= 100 && num%100 == want {
+			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// portLinePattern is the script's pattern for a port's iblinkinfo line.
-func portLinePattern(port string) *regexp.Regexp {
-	dec := strings.TrimLeft(port, "0")
-	if n := perlNum(dec); n >= 1 && n <= 9 {
-		dec = " " + dec
+// lineHas reports whether p's iblinkinfo line holds word, as the script's
+// /Down/ and /Active/ test it: in the link's state, or in what the line
+// prints of the far end (its name, what the link could run at).
+func lineHas(p *subnet.Port, word string) bool {
+	pi := p.InfoOrZero()
+	if strings.Contains(mad.FormatPortState.Text(uint32(pi.LinkState)), word) ||
+		strings.Contains(mad.FormatPhysPortState.Text(uint32(pi.PhysLinkState)), word) {
+		return true
 	}
-	return regexp.MustCompile(regexp.QuoteMeta(dec) + `\[..\] ==`)
+	if p.Remote == nil {
+		return false
+	}
+	width, speed := p.CouldBe()
+	name := (*nodemap.Map)(nil).Name(uint64(p.Remote.Node.GUID), p.Remote.Node.Desc)
+	return strings.Contains(name, word) || strings.Contains(width, word) || strings.Contains(speed, word)
 }
-
-// portLinePatterns are the patterns of the ports the script looks at,
-// 001 to 036, compiled once, on first use.
-var portLinePatterns = sync.OnceValue(func() map[string]*regexp.Regexp {
-	m := make(map[string]*regexp.Regexp, 36)
-	for i := 1; i <= 36; i++ {
-		port := fmt.Sprintf("%03d", i)
-		m[port] = portLinePattern(port)
-	}
-	return m
-})
 
 // perlNum is a string's value as a Perl number: its leading integer, 0
 // when there is none.
@@ -254,7 +253,7 @@ func perlNum(s string) int {
 
 // switchUsage is output_switch_port_usage for the current switch.
 func (b *lftBalance) switchUsage() {
-	linkinfo := b.linkInfo()
+	sw := b.switchNode()
 	minUsage, maxUsage := 999999, 0
 	minUsage2, maxUsage2 := 999999, 0
 	var outputPorts []string
@@ -266,13 +265,13 @@ func (b *lftBalance) switchUsage() {
 		if count == 0 {
 			// is_port_up: the first line of the port; down or missing
 			// leaves it out.
-			lines := portLines(linkinfo, port)
-			if len(lines) == 0 || strings.Contains(lines[0], "Down") {
+			lines := portLines(sw, port)
+			if len(lines) == 0 || lineHas(lines[0], "Down") {
 				continue
 			}
 		}
 		portsOnSwitch++
-		if b.directlyConnected(linkinfo, port) {
+		if b.directlyConnected(sw, port) {
 			continue
 		}
 		outputPorts = append(outputPorts, port)
@@ -338,12 +337,12 @@ func (b *lftBalance) switchUsage() {
 // host name that does not start with a number: a port whose count is one
 // host's LIDs and whose line says Active counts as leading to a host
 // whenever the switch has such a host.
-func (b *lftBalance) directlyConnected(linkinfo, port string) bool {
+func (b *lftBalance) directlyConnected(sw *subnet.Node, port string) bool {
 	if b.portCount[port] != b.lidsPerPort || len(b.maybeHosts) == 0 {
 		return false
 	}
-	lines := portLines(linkinfo, port)
-	if len(lines) == 0 || !strings.Contains(lines[len(lines)-1], "Active") {
+	lines := portLines(sw, port)
+	if len(lines) == 0 || !lineHas(lines[len(lines)-1], "Active") {
 		return false
 	}
 	for _, h := range b.maybeHosts {

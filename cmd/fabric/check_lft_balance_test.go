@@ -6,8 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // TestCheckLFTBalanceRun checks the fake fabric's routes from its
@@ -81,15 +85,67 @@ func TestPerlNum(t *testing.T) {
 	}
 }
 
+// TestPortLines: the ports whose iblinkinfo line the script's pattern
+// for a port finds: ports 1-9 only themselves, ports 10 and up also the
+// three-digit ports that end in them.
 func TestPortLines(t *testing.T) {
-	info := "Switch: 0x1 s:\n           3    1[  ] ==( 4X 2.5 Gbps Active/  LinkUp)==>  x\n           3   11[  ] ==(   Down/ Polling)==>  y\n           3   10[  ] ==( Down)==> z\n"
-	if got := portLines(info, "001"); len(got) != 1 || !strings.Contains(got[0], "Active") {
-		t.Errorf("port 001: %q", got)
+	n := &subnet.Node{NumPorts: 112}
+	n.Ports = make([]*subnet.Port, n.NumPorts+1)
+	for _, num := range []int{1, 10, 11, 21, 110, 112} {
+		n.Ports[num] = &subnet.Port{Node: n, Num: num}
 	}
-	if got := portLines(info, "010"); len(got) != 1 || !strings.Contains(got[0], "z") {
-		t.Errorf("port 010: %q", got)
+	tests := []struct {
+		port string
+		want []int
+	}{
+		{"001", []int{1}},
+		{"010", []int{10, 110}},
+		{"011", []int{11}},
+		{"012", []int{112}},
+		{"002", nil},
 	}
-	if got := portLines(info, "002"); len(got) != 0 {
-		t.Errorf("port 002: %q", got)
+	for _, tt := range tests {
+		var got []int
+		for _, p := range portLines(n, tt.port) {
+			got = append(got, p.Num)
+		}
+		if diff := cmp.Diff(tt.want, got); diff != "" {
+			t.Errorf("portLines(%s): unexpected ports (-want +got):\n%s", tt.port, diff)
+		}
+	}
+	if got := portLines(nil, "001"); got != nil {
+		t.Errorf("portLines of no switch: %v, want none", got)
+	}
+}
+
+// TestLineHas checks lineHas against the iblinkinfo line itself: for
+// every port of the cached fake fabric, with a port down and a far end
+// whose name holds the words, the typed test and a grep of the rendered
+// line agree.
+func TestLineHas(t *testing.T) {
+	fab := fakeTwoSwitches(t, nil)
+	var ports []*subnet.Port
+	for _, n := range fab.Nodes {
+		for num := 1; num <= n.NumPorts; num++ {
+			if p := n.Port(num); p != nil {
+				ports = append(ports, p)
+			}
+		}
+	}
+	if len(ports) < 4 {
+		t.Fatalf("only %d ports in the fake fabric", len(ports))
+	}
+	down := *ports[0].Info
+	down.LinkState = mad.PortStateDown
+	ports[0].Info = &down
+	ports[1].Remote.Node.Desc = "Downtown Active rack"
+	ports[2].Info = nil
+	for _, p := range ports {
+		line := string((&subnet.LinkLine{}).AppendPort(nil, p, ""))
+		for _, word := range []string{"Down", "Active"} {
+			if got, want := lineHas(p, word), strings.Contains(line, word); got != want {
+				t.Errorf("lineHas(%s port %d, %q) = %v, want %v: %q", p.Node.Desc, p.Num, word, got, want, line)
+			}
+		}
 	}
 }

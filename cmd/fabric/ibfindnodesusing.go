@@ -19,8 +19,9 @@ import (
 // ibfindnodesusing is infiniband-diags' Perl script of that name: for a
 // switch port it lists the CAs whose routes leave by that port, and those
 // whose routes come back in by its peer. It reads the kept ibnetdiscover -g
-// topology (see kept_topology.go) with the script's patterns and the
-// switches' forwarding tables with ibroute.
+// topology (see kept_topology.go) with the script's patterns, and the
+// switches' forwarding tables and their destinations as ibroute reads
+// them, as typed entries.
 
 func init() {
 	cmdutil.Register(cmdutil.Tool{
@@ -47,10 +48,11 @@ type ibfindnodesusingOptions struct {
 	// AllNodes is -a (python-rdma's): list every routed end port, not
 	// just the CAs.
 	AllNodes bool
-	// Topology makes a fresh ibnetdiscover -g topology; Route dumps a
-	// switch's unicast table (ibroute -G GUID).
+	// Topology makes a fresh ibnetdiscover -g topology; Routes reads a
+	// switch's unicast table and looks its destinations up, as ibroute
+	// -G GUID does.
 	Topology func() ([]byte, error)
-	Route    func(guid string) ([]byte, error)
+	Routes   func(guid string) ([]lftEntry, error)
 }
 
 func newIbfindnodesusingCmd(f *cmdutil.Factory, runF func(*ibfindnodesusingOptions) error) *cobra.Command {
@@ -83,17 +85,12 @@ when missing or with -R) and the switches' forwarding tables.`,
 			o.Topology = func() ([]byte, error) {
 				return cmdutil.TopologyText(f, "ibfindnodesusing", &o.Common, &o.Discovery, true)
 			}
-			o.Route = func(guid string) ([]byte, error) {
+			o.Routes = func(guid string) ([]lftEntry, error) {
 				t, err := endport.ParseTarget(guid, endport.GUID)
 				if err != nil {
 					return nil, err
 				}
-				var out bytes.Buffer
-				common := o.Common
-				common.JSON = false // the dump is parsed as text
-				ro := &ibrouteOptions{IO: cmdutil.IOStreams{Out: &out, ErrOut: o.IO.ErrOut}, Common: common, Target: t}
-				err = ibrouteRun(ro)
-				return out.Bytes(), err
+				return o.routesOf(t)
 			}
 			if runF != nil {
 				return runF(o)
@@ -131,6 +128,18 @@ func (o *ibfindnodesusingOptions) parseSwitchTarget(c *cobra.Command, arg string
 	}
 	o.Target = &t
 	return nil
+}
+
+// routesOf reads the unicast table of the switch t and looks up its
+// destinations, as ibroute does without options.
+func (o *ibfindnodesusingOptions) routesOf(t endport.Target) ([]lftEntry, error) {
+	ro := &ibrouteOptions{IO: o.IO, Common: o.Common, Target: t}
+	x, _, st, err := ro.readTable()
+	if err != nil {
+		return nil, err
+	}
+	start, end := unicastRange(o.IO.ErrOut, ro, st.LFT.Top)
+	return ro.unicastDests(x, st, start, end)
 }
 
 // nodeGUIDOf asks t for its NodeInfo and returns its node GUID.
@@ -179,12 +188,9 @@ type linkEnd struct {
 
 // The scripts' patterns.
 var (
-	fnuSwitch    = &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+# (.*) port.*`}
-	fnuLinkSw    = &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+#.*"(.*)".* lid (\d+).*`}
-	fnuLinkEnds  = &cmdutil.LazyRegexp{Expr: `^\[(\d+)\](?:\[ext \d+\])?\s+"[HSR]-(.+)"\[(\d+)\](?:\[ext \d+\])?(\(.+\))?\s+#.*"(.*)"\.* lid (\d+).*`}
-	fnuRouteLine = &cmdutil.LazyRegexp{Expr: `\w+\s+(\d+)\s+:\s+\(Channel Adapter.*:\s+'(.*)'\)`}
-	// fnuRouteLineAll is fnuRouteLine for switches and routers too (-a).
-	fnuRouteLineAll = &cmdutil.LazyRegexp{Expr: `\w+\s+(\d+)\s+:\s+\((?:Channel Adapter|Switch|Router).*:\s+'(.*)'\)`}
+	fnuSwitch   = &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+# (.*) port.*`}
+	fnuLinkSw   = &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+#.*"(.*)".* lid (\d+).*`}
+	fnuLinkEnds = &cmdutil.LazyRegexp{Expr: `^\[(\d+)\](?:\[ext \d+\])?\s+"[HSR]-(.+)"\[(\d+)\](?:\[ext \d+\])?(\(.+\))?\s+#.*"(.*)"\.* lid (\d+).*`}
 	// trailing splits a host name into its prefix and trailing digits.
 	trailing = &cmdutil.LazyRegexp{Expr: `^(.*?)(\d*)$`}
 )
@@ -214,21 +220,28 @@ func linkEnds(text []byte) map[string]map[string]linkEnd {
 	return ends
 }
 
-// routedHosts is get_hosts_routed: the CAs an ibroute dump sends out of
-// port (with all, every end port: python-rdma's -a).
-func routedHosts(dump []byte, port string, all bool) []string {
+// routedHosts is get_hosts_routed: the CAs a switch's unicast table
+// sends out of port (with all, every end port: python-rdma's -a), by the
+// names ibroute prints. Like the script it takes the port as a number (0
+// when it is none) and only a LID ibroute describes (the first of its
+// port's LIDs, not the "path #n" ones).
+func routedHosts(entries []lftEntry, port string, all bool) []string {
 	want, _ := strconv.Atoi(port)
-	re := fnuRouteLine.Get()
-	if all {
-		re = fnuRouteLineAll.Get()
-	}
 	var hosts []string
-	for _, line := range strings.Split(string(dump), "\n") {
-		if m := re.FindStringSubmatch(line); m != nil {
-			if n, _ := strconv.Atoi(m[1]); n == want {
-				hosts = append(hosts, m[2])
-			}
+	for _, e := range entries {
+		if !e.described || e.Port&0xff != want {
+			continue
 		}
+		switch e.destType {
+		case mad.NodeTypeCA:
+		case mad.NodeTypeSwitch, mad.NodeTypeRouter:
+			if !all {
+				continue
+			}
+		default:
+			continue
+		}
+		hosts = append(hosts, e.Dest)
 	}
 	return hosts
 }
@@ -355,11 +368,11 @@ func ibfindnodesusingRun(o *ibfindnodesusingOptions) error {
 		if guid == "" {
 			return compressHostlist(nil)
 		}
-		dump, err := o.Route(guid)
+		entries, err := o.Routes(guid)
 		if err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "ibfindnodesusing: ibroute -G %s: %v\n", guid, err)
 		}
-		return compressHostlist(routedHosts(dump, port, o.AllNodes))
+		return compressHostlist(routedHosts(entries, port, o.AllNodes))
 	}
 	out, back := hosts(switchGUID, o.Port), hosts(end.remGUID, end.remPort)
 	if o.Common.JSON {

@@ -12,6 +12,7 @@ import (
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/endport"
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/rdma"
 )
 
@@ -50,28 +51,85 @@ func TestFormatScriptGUID(t *testing.T) {
 	}
 }
 
-// TestRoutedHostsAll: -a (python-rdma's) keeps the switches and routers
-// an ibroute dump routes out of the port; the script keeps the CAs.
-func TestRoutedHostsAll(t *testing.T) {
-	dump := []byte(`Unicast lids [0x0-0x4] of switch DR path slid 0; dlid 0; 0 guid 0x0000000000200000 (Switch0):
-  Lid  Out   Destination
-       Port     Info 
-0x0001 001 : (Channel Adapter portguid 0x0000000000100001: 'Hca1')
-0x0002 000 : (Switch portguid 0x0000000000200000: 'Switch0')
-0x0003 001 : (Switch portguid 0x0000000000200001: 'Switch1')
-0x0004 001 : (Router portguid 0x0000000000300001: 'Rtr1')
-4 valid lids dumped 
-`)
+// TestRoutedHosts: the CAs whose first LID a switch routes out of the
+// port, by the names ibroute prints; -a (python-rdma's) keeps the
+// switches and routers too. An LMC's further LIDs ("path #n"), invalid
+// entries and other ports are left out.
+func TestRoutedHosts(t *testing.T) {
+	entries := []lftEntry{
+		{LID: 1, Port: 1, Valid: true, described: true, destType: mad.NodeTypeCA, Dest: "Hca1"},
+		{LID: 2, Port: 1, Valid: true, text: ": (path #2 out of 2: portguid 0x0000000000100001)"},
+		{LID: 3, Port: 0, Valid: true, described: true, destType: mad.NodeTypeSwitch, Dest: "Switch0"},
+		{LID: 4, Port: 1, Valid: true, described: true, destType: mad.NodeTypeSwitch, Dest: "Switch1"},
+		{LID: 5, Port: 1, Valid: true, described: true, destType: mad.NodeTypeRouter, Dest: "Rtr1"},
+		{LID: 6, Port: 2, Valid: true, described: true, destType: mad.NodeTypeCA, Dest: "Hca2"},
+		{LID: 7, Port: 1, Valid: true, text: ": (unknown node and type)"},
+		{LID: 8, Port: 1, Valid: true, described: true, destType: mad.NodeTypeCA, Dest: ""},
+		{LID: 9, Port: 0x101, Valid: false, text: ": (illegal port)"},
+	}
 	for _, tt := range []struct {
+		port string
 		all  bool
 		want []string
 	}{
-		{false, []string{"Hca1"}},
-		{true, []string{"Hca1", "Switch1", "Rtr1"}},
+		{"1", false, []string{"Hca1", ""}},
+		{"1", true, []string{"Hca1", "Switch1", "Rtr1", ""}},
+		{"001", false, []string{"Hca1", ""}},
+		{"2", false, []string{"Hca2"}},
+		// The script's port is a number: a word is port 0.
+		{"x", true, []string{"Switch0"}},
+		{"3", true, nil},
 	} {
-		if diff := cmp.Diff(tt.want, routedHosts(dump, "1", tt.all)); diff != "" {
-			t.Errorf("routedHosts(all %v): unexpected hosts (-want +got):\n%s", tt.all, diff)
+		if diff := cmp.Diff(tt.want, routedHosts(entries, tt.port, tt.all)); diff != "" {
+			t.Errorf("routedHosts(port %s, all %v): unexpected hosts (-want +got):\n%s", tt.port, tt.all, diff)
 		}
+	}
+}
+
+// TestIbfindnodesusingRun runs the script on a kept topology of two
+// switches and typed routes: the hosts routed out of Switch1's port 3 and
+// back in through Switch2's port 1.
+func TestIbfindnodesusingRun(t *testing.T) {
+	topo := `Switch	4 "S-0000000000200001"		# "Switch1" base port 0 lid 1 lmc 0
+[1]	"H-0000000000100001"[1](100001) 		# "Hca1" lid 3 4xSDR
+[3]	"S-0000000000200002"[1]		# "Switch2" lid 2 4xSDR
+
+Switch	4 "S-0000000000200002"		# "Switch2" base port 0 lid 2 lmc 0
+[1]	"S-0000000000200001"[3]		# "Switch1" lid 1 4xSDR
+[2]	"H-0000000000100003"[1](100003) 		# "Hca2" lid 5 4xSDR
+`
+	routes := map[string][]lftEntry{
+		"0x0000000000200001": {
+			{LID: 3, Port: 1, Valid: true, described: true, destType: mad.NodeTypeCA, Dest: "Hca1"},
+			{LID: 5, Port: 3, Valid: true, described: true, destType: mad.NodeTypeCA, Dest: "Hca2"},
+			{LID: 7, Port: 3, Valid: true, described: true, destType: mad.NodeTypeCA, Dest: "Hca3"},
+		},
+		"0x0000000000200002": {
+			{LID: 3, Port: 1, Valid: true, described: true, destType: mad.NodeTypeCA, Dest: "Hca1"},
+			{LID: 5, Port: 2, Valid: true, described: true, destType: mad.NodeTypeCA, Dest: "Hca2"},
+		},
+	}
+	dir := t.TempDir()
+	var out, errOut bytes.Buffer
+	o := &ibfindnodesusingOptions{IO: cmdutil.IOStreams{Out: &out, ErrOut: &errOut}, CacheDir: dir, Regenerate: true,
+		Switch: "0x0000000000200001", Port: "3",
+		Topology: func() ([]byte, error) { return []byte(topo), nil },
+		Routes:   func(guid string) ([]lftEntry, error) { return routes[guid], nil },
+	}
+	if err := ibfindnodesusingRun(o); err != nil {
+		t.Fatal(err)
+	}
+	want := `0x0000000000200001 3 ("Switch1" base)  ==>>  0x0000000000200002 1 (Switch2)
+ Hca2-3
+
+0x0000000000200001 3 ("Switch1" base)  <<==  0x0000000000200002 1 (Switch2)
+ Hca1
+`
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("unexpected output (-want +got):\n%s", diff)
+	}
+	if errOut.Len() != 0 {
+		t.Errorf("unexpected errors: %s", errOut.String())
 	}
 }
 

@@ -3,18 +3,23 @@ package fabric
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/nodemap"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // ibhosts, ibswitches, ibrouters and ibnodes are shell scripts in
 // infiniband-diags: they run ibnetdiscover (or read a topology file) and
-// pick lines out of the topology with awk. ibtool does the same to the same
-// text, so a topology file from either tool, or hand-edited, gives what the
-// scripts give.
+// pick lines out of the topology with awk. ibtool does the same to a
+// topology file's text, so a file from either tool, or hand-edited, gives
+// what the scripts give; a fresh discovery's lines it makes from the nodes
+// discovered, as the scripts would pick them from ibnetdiscover's text.
 
 // nodeListKinds are the node list tools.
 var nodeListKinds = []nodeListKind{
@@ -45,8 +50,10 @@ type nodeListOptions struct {
 	Kind      nodeListKind
 	// TopologyFile is read instead of discovering, when set.
 	TopologyFile string
-	// Topology returns the topology text to pick from.
-	Topology func() ([]byte, error)
+	// Lines returns the lines the tool prints: picked from the topology
+	// file's text, or made from a fresh discovery's nodes (with a partial
+	// discovery's error).
+	Lines func() ([]nodeListLine, error)
 }
 
 func newNodeListCmd(f *cmdutil.Factory, k nodeListKind, runF func(*nodeListOptions) error) *cobra.Command {
@@ -71,15 +78,19 @@ ibnetdiscover wrote.`, k.name, what, k.name),
 			if len(args) == 1 {
 				o.TopologyFile = args[0]
 			}
-			o.Topology = func() ([]byte, error) {
+			o.Lines = func() ([]nodeListLine, error) {
 				if o.TopologyFile != "" {
 					b, err := os.ReadFile(o.TopologyFile)
 					if err != nil {
 						return nil, &cmdutil.UsageError{Err: err}
 					}
-					return b, nil
+					return textNodeLines(b, k.keywords), nil
 				}
-				return cmdutil.TopologyText(f, k.name, &o.Common, &o.Discovery, false)
+				fab, err := f.DiscoverFabric(k.name, &o.Common, &o.Discovery, nil)
+				if err != nil {
+					return nil, cmdutil.WithContext(err, "discovery")
+				}
+				return fabricNodeLines(fab, k.keywords), cmdutil.ReportPartial(k.name, fab, f.IO.ErrOut)
 			}
 			if runF != nil {
 				return runF(o)
@@ -93,13 +104,9 @@ ibnetdiscover wrote.`, k.name, what, k.name),
 }
 
 func nodeListRun(o *nodeListOptions) error {
-	text, partial := o.Topology()
-	if text == nil {
+	lines, partial := o.Lines()
+	if lines == nil && partial != nil {
 		return partial
-	}
-	var lines []nodeListLine
-	for _, kw := range o.Kind.keywords {
-		lines = append(lines, pickNodeLines(text, kw)...)
 	}
 	if o.Common.JSON {
 		nodes := []nodeListLine{}
@@ -161,6 +168,42 @@ func afterComment(line string) string {
 		return line
 	}
 	return line[loc[1]:]
+}
+
+// textNodeLines are the lines the scripts pick from topology text for
+// each keyword in turn.
+func textNodeLines(text []byte, keywords []string) []nodeListLine {
+	var lines []nodeListLine
+	for _, kw := range keywords {
+		lines = append(lines, pickNodeLines(text, kw)...)
+	}
+	return lines
+}
+
+// fabricNodeLines are the lines the scripts would pick from the topology
+// ibnetdiscover prints of fab, made from its nodes: for each keyword in
+// turn the nodes of its type in the order ibnetdiscover prints them, each
+// node's comment as its node line has it.
+func fabricNodeLines(fab *subnet.Fabric, keywords []string) []nodeListLine {
+	types := map[string]mad.NodeType{"Ca": mad.NodeTypeCA, "Switch": mad.NodeTypeSwitch, "Rt": mad.NodeTypeRouter}
+	var names *nodemap.Map // ibnetdiscover's topology names nodes by their cleaned descriptions
+	var lines []nodeListLine
+	for _, kw := range keywords {
+		for _, n := range fab.ByType(types[kw]) {
+			desc := "\"" + names.Name(uint64(n.GUID), n.Desc) + "\""
+			if kw == "Switch" {
+				port0 := "base"
+				if n.EnhancedPort0 {
+					port0 = "enhanced"
+				}
+				desc = fmt.Sprintf("\"%s\" %s port 0 lid %d lmc %d", names.Name(uint64(n.GUID), n.Desc), port0, n.SMALID, n.SMALMC)
+			}
+			l := nodeListLine{Type: kw, NodeGUID: fmt.Sprintf("0x%016x", uint64(n.GUID)), NumPorts: strconv.Itoa(n.NumPorts), Description: desc}
+			l.Text = l.Type + "\t: " + l.NodeGUID + " ports " + l.NumPorts + " " + desc
+			lines = append(lines, l)
+		}
+	}
+	return lines
 }
 
 // pickNodeLines applies the script's awk program for the keyword ("Ca",

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
@@ -103,7 +104,7 @@ func runNodeList(t *testing.T, k nodeListKind, topo []byte, args ...string) stri
 	t.Helper()
 	f, out, _ := cmdutil.NewTestFactory(nil)
 	c := newNodeListCmd(f, k, func(o *nodeListOptions) error {
-		o.Topology = func() ([]byte, error) { return topo, nil }
+		o.Lines = func() ([]nodeListLine, error) { return textNodeLines(topo, k.keywords), nil }
 		return nodeListRun(o)
 	})
 	if err := execFabricCmd(c, args); err != nil {
@@ -128,6 +129,26 @@ Switch	: 0x0000000000200000 ports 8 "Switch1" base port 0 lid 1 lmc 0
 	for _, k := range nodeListKinds {
 		if diff := cmp.Diff(want[k.name], runNodeList(t, k, topo)); diff != "" {
 			t.Errorf("%s (-want +got):\n%s", k.name, diff)
+		}
+	}
+}
+
+// TestFabricNodeLines: the lines made from a discovered fabric are those
+// the scripts pick from ibnetdiscover's text of it, for every tool, on
+// the two-switch fabric with a description that needs cleaning.
+func TestFabricNodeLines(t *testing.T) {
+	fab := fakeTwoSwitches(t, nil)
+	fab.ByType(mad.NodeTypeCA)[0].Desc = "Hca\x01 \"quoted\""
+	fab.ByType(mad.NodeTypeSwitch)[0].EnhancedPort0 = true
+	topo := subnet.TopologyText(fab, false, time.Time{})
+	for _, k := range nodeListKinds {
+		want := textNodeLines(topo, k.keywords)
+		got := fabricNodeLines(fab, k.keywords)
+		if k.name != "ibrouters" && len(got) < 2 {
+			t.Errorf("%s: only %d lines", k.name, len(got))
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: unexpected lines (-want +got):\n%s", k.name, diff)
 		}
 	}
 }

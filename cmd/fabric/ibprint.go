@@ -133,7 +133,7 @@ func nodePrintRun(o *nodePrintOptions) error {
 	}
 	if o.List {
 		lo := &nodeListOptions{IO: o.IO, Common: o.Common, Kind: nodeListKind{name: o.Kind.list, keywords: []string{o.Kind.list}},
-			Topology: func() ([]byte, error) { return text, partial }}
+			Lines: func() ([]nodeListLine, error) { return textNodeLines(text, []string{o.Kind.list}), partial }}
 		return nodeListRun(lo)
 	}
 	var desc *regexp.Regexp

@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -124,74 +125,79 @@ func finishRouteDiscovery(c *cobra.Command, common *cmdutil.CommonOptions, d *cm
 	return nil
 }
 
-// switchInfo is what ibroute learns about the switch first.
-type switchInfo struct {
-	ni   *mad.NodeInfo
-	si   mad.SwitchInfo
-	desc string
-}
-
 func ibrouteRun(o *ibrouteOptions) error {
-	p, err := o.Target.Path()
+	x, p, st, err := o.readTable()
 	if err != nil {
 		return err
 	}
-	if o.names, err = o.Common.LoadNodeMap("ibroute", o.IO.ErrOut); err != nil {
+	if o.Multicast {
+		return dumpMulticast(o, p, st)
+	}
+	start, end := unicastRange(o.IO.ErrOut, o, st.LFT.Top)
+	entries, err := o.unicastDests(x, st, start, end)
+	if err != nil {
 		return err
+	}
+	return writeUnicast(o, p, st.Switch, start, end, entries)
+}
+
+// readTable reads the target switch's table: the transactor it used, the
+// resolved path to the switch, and the table, the switch's description
+// named by the node map.
+func (o *ibrouteOptions) readTable() (*madrpc.Transactor, mad.Path, *route.SwitchTables, error) {
+	p, err := o.Target.Path()
+	if err != nil {
+		return nil, p, nil, err
+	}
+	if o.names, err = o.Common.LoadNodeMap("ibroute", o.IO.ErrOut); err != nil {
+		return nil, p, nil, err
 	}
 	x, err := o.Common.Transactor()
 	if err != nil {
-		return err
+		return nil, p, nil, err
 	}
 	ctx := o.Common.Context()
 	if p, err = x.Resolve(ctx, p); err != nil {
-		return err
+		return nil, p, nil, err
 	}
-	q := madrpc.NewQuerier(x, p)
-	sw, err := checkSwitch(ctx, q)
+	st, err := route.ReadSwitch(ctx, x, p, route.CollectOptions{Multicast: o.Multicast, Start: o.StartLID, End: o.EndLID, All: o.All})
 	if err != nil {
+		return nil, p, nil, readSwitchError(err)
+	}
+	st.Switch.Desc = o.names.Name(uint64(st.Switch.GUID), st.Switch.Desc)
+	return x, p, st, nil
+}
+
+// readSwitchError says which block a failed read was of, as ibroute did
+// when it read the blocks one by one.
+func readSwitchError(err error) error {
+	var re *route.ReadError
+	if !errors.As(err, &re) {
 		return err
 	}
-	sw.desc = o.names.Name(uint64(sw.ni.NodeGUID), sw.desc)
-	if o.Multicast {
-		return dumpMulticast(ctx, o, q, sw)
+	if re.Attr == "LinearForwardingTable" {
+		return cmdutil.WithContext(re.Err, "reading LFT block %d", re.Modifier)
 	}
-	return dumpUnicast(ctx, o, q, sw)
+	block, j := int(re.Modifier&0x1ff), int(re.Modifier>>28)
+	return cmdutil.WithContext(re.Err, "reading MFT block %d, ports %d-%d", block, j*mad.MFTPortsPerMask, (j+1)*mad.MFTPortsPerMask-1)
 }
 
-func (sw *switchInfo) dumped() dumpedSwitch {
-	return dumpedSwitch{NodeDescription: sw.desc, NodeGUID: sw.ni.NodeGUID}
-}
-
-// checkSwitch reads NodeInfo, NodeDescription and SwitchInfo, and fails
-// unless the node is a switch.
-func checkSwitch(ctx context.Context, q *madrpc.Querier) (*switchInfo, error) {
-	ni := new(mad.NodeInfo)
-	if _, err := q.Get(ctx, ni, 0); err != nil {
-		return nil, err
-	}
-	var nd mad.NodeDescription
-	if _, err := q.Get(ctx, &nd, 0); err != nil {
-		return nil, err
-	}
-	if ni.NodeType != mad.NodeTypeSwitch {
-		return nil, fmt.Errorf("%s is not a switch (NodeType %d)", q.Path, ni.NodeType)
-	}
-	sw := &switchInfo{ni: ni, desc: nd.NodeDescription.String()}
-	if _, err := q.Get(ctx, &sw.si, 0); err != nil {
-		return nil, err
-	}
-	return sw, nil
+// dumped is the switch a dump is of, in --json.
+func dumped(sw *subnet.Node) dumpedSwitch {
+	return dumpedSwitch{NodeDescription: sw.Desc, NodeGUID: sw.GUID}
 }
 
 // lftEntry is one LID of the unicast dump.
 type lftEntry struct {
-	LID     int    `json:"lid"`
-	Port    int    `json:"port"`
-	Valid   bool   `json:"valid"`
-	Dest    string `json:"destination,omitempty"`
-	text    string // what follows the port in the text
-	destErr bool
+	LID   int    `json:"lid"`
+	Port  int    `json:"port"`
+	Valid bool   `json:"valid"`
+	Dest  string `json:"destination,omitempty"`
+	text  string // what follows the port in the text
+	// described says the LID starts its port's LIDs and was looked up:
+	// destType is the node's type, Dest its name.
+	described bool
+	destType  mad.NodeType
 }
 
 // dumpedSwitch is the switch a dump is of, in --json.
@@ -209,48 +215,65 @@ type unicastJSON struct {
 	Switch   string `json:"switch"`
 }
 
-func dumpUnicast(ctx context.Context, o *ibrouteOptions, q *madrpc.Querier, sw *switchInfo) error {
-	nports := int(sw.ni.NumPorts)
-	top := int(sw.si.LinearFDBTop)
+// unicastEntries are the LIDs of the switch's LFT that the dump lists
+// (with all, the invalid ones too), from start to end.
+func unicastEntries(st *route.SwitchTables, start, end int, all bool) []lftEntry {
+	var entries []lftEntry
+	for lid := start; lid <= end; lid++ {
+		port, ok := st.LFT.Port(rdma.LID(lid))
+		if !ok {
+			continue
+		}
+		valid := port <= st.Switch.NumPorts
+		if !valid && !all {
+			continue
+		}
+		entries = append(entries, lftEntry{LID: lid, Port: port, Valid: valid})
+	}
+	return entries
+}
+
+// unicastRange is the LID range the dump covers, with ibroute's warning
+// when the switch's top is past the unicast LIDs.
+func unicastRange(w io.Writer, o *ibrouteOptions, top int) (int, int) {
 	start, end, truncated := route.LFTRange(o.StartLID, o.EndLID, top)
 	if truncated {
 		asked := top
 		if o.EndLID != 0 && o.EndLID < top {
 			asked = o.EndLID
 		}
-		fmt.Fprintf(o.IO.ErrOut, "ibroute: warning: illegal lft top %d, truncate to %d\n", asked, mad.MaxUnicastLID)
+		fmt.Fprintf(w, "ibroute: warning: illegal lft top %d, truncate to %d\n", asked, mad.MaxUnicastLID)
 	}
-	var entries []lftEntry
-	first, last := route.LFTBlocks(start, end)
-	for block := first; block <= last; block++ {
-		var lft mad.LinearForwardingTable
-		if _, err := q.Get(ctx, &lft, uint32(block)); err != nil {
-			return cmdutil.WithContext(err, "reading LFT block %d", block)
-		}
-		for lid := max(block*mad.LFTBlockSize, start); lid < min((block+1)*mad.LFTBlockSize, end+1); lid++ {
-			port := int(lft.Port(lid))
-			valid := port <= nports
-			if !valid && !o.All {
-				continue
-			}
-			entries = append(entries, lftEntry{LID: lid, Port: port, Valid: valid})
+	return start, end
+}
+
+// unicastDests are the dump's entries from start to end, each valid one
+// described (unless -n) by its destination, looked up in the --cache
+// fabric or by SMPs.
+func (o *ibrouteOptions) unicastDests(x *madrpc.Transactor, st *route.SwitchTables, start, end int) ([]lftEntry, error) {
+	entries := unicastEntries(st, start, end, o.All)
+	if o.Brief {
+		return entries, nil
+	}
+	var fab *subnet.Fabric
+	if o.Discover != nil {
+		var err error
+		if fab, err = o.Discover(); err != nil {
+			return nil, cmdutil.WithContext(err, "discovery")
 		}
 	}
-	if !o.Brief {
-		var fab *subnet.Fabric
-		if o.Discover != nil {
-			var err error
-			if fab, err = o.Discover(); err != nil {
-				return cmdutil.WithContext(err, "discovery")
-			}
-		}
-		describeDestinations(ctx, q.X, fab, entries, o.names)
-	}
+	describeDestinations(o.Common.Context(), x, fab, entries, o.names)
+	return entries, nil
+}
+
+// writeUnicast prints the unicast dump as infiniband-diags does, or its
+// --json document.
+func writeUnicast(o *ibrouteOptions, p mad.Path, sw *subnet.Node, start, end int, entries []lftEntry) error {
 	if o.Common.JSON {
-		return cmdutil.WriteJSONDocument(o.IO.Out, unicastJSON{Switch: q.Path.String(), dumpedSwitch: sw.dumped(),
+		return cmdutil.WriteJSONDocument(o.IO.Out, unicastJSON{Switch: p.String(), dumpedSwitch: dumped(sw),
 			StartLID: start, EndLID: end, Entries: entries})
 	}
-	b := fmt.Appendf(nil, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, q.Path, uint64(sw.ni.NodeGUID), sw.desc)
+	b := fmt.Appendf(nil, "Unicast lids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, p, uint64(sw.GUID), sw.Desc)
 	b = append(b, "  Lid  Out   Destination\n       Port     Info \n"...)
 	for _, e := range entries {
 		b = fmt.Appendf(b, "0x%04x %03d %s\n", e.LID, e.Port&0xff, e.text)
@@ -354,7 +377,7 @@ func describeDestinations(ctx context.Context, x *madrpc.Transactor, fab *subnet
 		typ := d.nodeType.String()
 		desc := names.Name(uint64(d.nodeGUID), d.desc)
 		e.text = fmt.Sprintf(": (%s portguid %s: '%s')", typ, d.portGUID, desc)
-		e.Dest = desc
+		e.Dest, e.described, e.destType = desc, true, d.nodeType
 	}
 }
 
@@ -402,40 +425,29 @@ type multicastJSON struct {
 	Switch    string `json:"switch"`
 }
 
-func dumpMulticast(ctx context.Context, o *ibrouteOptions, q *madrpc.Querier, sw *switchInfo) error {
-	nports := int(sw.ni.NumPorts)
-	capacity := int(sw.si.MulticastFDBCap)
-	top := int(sw.si.MulticastFDBTop)
-	start, end := mftRange(o.IO.ErrOut, "ibroute", o.StartLID, o.EndLID, capacity, top, o.All)
-	positions := mad.MFTPositions(nports)
+func dumpMulticast(o *ibrouteOptions, p mad.Path, st *route.SwitchTables) error {
+	sw := st.Switch
+	nports := sw.NumPorts
+	start, end := mftRange(o.IO.ErrOut, "ibroute", o.StartLID, o.EndLID, int(sw.SwitchInfo.MulticastFDBCap), int(sw.SwitchInfo.MulticastFDBTop), o.All)
 	var entries []mftEntry
-	tables := make([]mad.MulticastForwardingTable, positions)
-	for block := mad.MFTBlock(start); block <= mad.MFTBlock(end); block++ {
-		for j := range tables {
-			if _, err := q.Get(ctx, &tables[j], mad.MFTModifier(block, j)); err != nil {
-				return cmdutil.WithContext(err, "reading MFT block %d, ports %d-%d", block, j*mad.MFTPortsPerMask, (j+1)*mad.MFTPortsPerMask-1)
-			}
+	for mlid := start; mlid <= end; mlid++ {
+		e := mftEntry{MLID: mlid, Ports: []int{}}
+		nonzero := false
+		for j := range mad.MFTPositions(nports) {
+			m := st.MFT.PortMask(rdma.LID(mlid), j)
+			e.Masks = append(e.Masks, m)
+			nonzero = nonzero || m != 0
+			e.Ports = mad.MaskPorts(e.Ports, m, j, 0, nports)
 		}
-		first := mad.MinMulticastLID + block*mad.MFTBlockSize
-		for mlid := max(first, start); mlid < min(first+mad.MFTBlockSize, end+1); mlid++ {
-			e := mftEntry{MLID: mlid, Ports: []int{}}
-			nonzero := false
-			for j := range tables {
-				m := tables[j].PortMask(mlid)
-				e.Masks = append(e.Masks, m)
-				nonzero = nonzero || m != 0
-				e.Ports = mad.MaskPorts(e.Ports, m, j, 0, nports)
-			}
-			if nonzero || o.All {
-				entries = append(entries, e)
-			}
+		if nonzero || o.All {
+			entries = append(entries, e)
 		}
 	}
 	if o.Common.JSON {
-		return cmdutil.WriteJSONDocument(o.IO.Out, multicastJSON{Switch: q.Path.String(), dumpedSwitch: sw.dumped(),
+		return cmdutil.WriteJSONDocument(o.IO.Out, multicastJSON{Switch: p.String(), dumpedSwitch: dumped(sw),
 			StartMLID: start, EndMLID: end, Entries: entries})
 	}
-	return writeMulticast(o.IO.Out, o, q.Path, sw, start, end, nports, entries)
+	return writeMulticast(o.IO.Out, o, p, sw, start, end, entries)
 }
 
 // mftRange is the MLID range infiniband-diags' dump_multicast_tables reads
@@ -456,8 +468,9 @@ func mftRange(w io.Writer, tool string, start, end, capacity, top int, all bool)
 }
 
 // writeMulticast prints the multicast dump as infiniband-diags does.
-func writeMulticast(w io.Writer, o *ibrouteOptions, p mad.Path, sw *switchInfo, start, end, nports int, entries []mftEntry) error {
-	b := fmt.Appendf(nil, "Multicast mlids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, p, uint64(sw.ni.NodeGUID), sw.desc)
+func writeMulticast(w io.Writer, o *ibrouteOptions, p mad.Path, sw *subnet.Node, start, end int, entries []mftEntry) error {
+	nports := sw.NumPorts
+	b := fmt.Appendf(nil, "Multicast mlids [0x%x-0x%x] of switch %s guid 0x%016x (%s):\n", start, end, p, uint64(sw.GUID), sw.Desc)
 	if o.Brief {
 		b = append(b, " MLid       Port Mask\n"...)
 	} else {
@@ -479,7 +492,7 @@ func writeMulticast(w io.Writer, o *ibrouteOptions, p mad.Path, sw *switchInfo, 
 		b = append(b, "\n MLid\n"...)
 	}
 	if o.Common.Verbose > 0 {
-		b = fmt.Appendf(b, "Switch multicast mlid capability is %d top is 0x%x\n", sw.si.MulticastFDBCap, sw.si.MulticastFDBTop)
+		b = fmt.Appendf(b, "Switch multicast mlid capability is %d top is 0x%x\n", sw.SwitchInfo.MulticastFDBCap, sw.SwitchInfo.MulticastFDBTop)
 	}
 	for _, e := range entries {
 		b = fmt.Appendf(b, "0x%04x      ", e.MLID)

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdtest"
+	"github.com/ibtool/ibtool/pkg/endport"
 )
 
 // fabricJSONKeys returns the sorted key paths of a JSON document's leaves
@@ -83,12 +84,16 @@ func TestFabricToolsJSONKeys(t *testing.T) {
 		return runWith(t, newIbfindnodesusingCmd, func(o *ibfindnodesusingOptions) error {
 			o.CacheDir = dir
 			o.Topology = func() ([]byte, error) { return []byte(topo), nil }
-			o.Route = func(guid string) ([]byte, error) {
+			o.Common.Open = cmdtest.NoPort(fakeTransactor(ff))
+			o.Routes = func(guid string) ([]lftEntry, error) {
 				// The fake has no SA to resolve a GUID: its switches'
 				// LIDs are 1 and 2.
 				lid := map[string]string{"0x0000000000200000": "1", "0x0000000000200001": "2"}[guid]
-				out, _, err := ibroute(lid)
-				return []byte(out), err
+				t, err := endport.ParseTarget(lid, endport.LID)
+				if err != nil {
+					return nil, err
+				}
+				return o.routesOf(t)
 			}
 			return ibfindnodesusingRun(o)
 		}, args...)

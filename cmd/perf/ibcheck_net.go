@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -15,14 +16,16 @@ import (
 	"github.com/ibtool/ibtool/pkg/endport"
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // The fabric-wide check scripts: ibchecknet, ibcheckerrors, ibcheckstate,
 // ibcheckwidth, ibdatacounters, ibclearcounters and ibclearerrors. Each
 // reads ibnetdiscover's topology (or a topology file) with awk and runs a
-// per-node script for every switch and CA port. ibtool walks the same
-// topology text with the same rules, sends every check's queries at once,
-// and prints the results in the topology's order.
+// per-node script for every switch and CA port. ibtool walks a topology
+// file's text with the same rules, or a fresh discovery's nodes and ports
+// in the order ibnetdiscover prints them, sends every check's queries at
+// once, and prints the results in the topology's order.
 
 // netCheckTool describes one fabric-wide script.
 type netCheckTool struct {
@@ -83,9 +86,10 @@ type netCheckOptions struct {
 	ThresholdFile string
 	Thresholds    map[string]int64
 	Up            bool
-	// Topology returns the topology text (and a partial discovery's
-	// error); Open opens the MAD transport for the checks.
-	Topology func() ([]byte, error)
+	// Topology returns the topology as the scripts' lines: read from
+	// TopologyFile, or made from a fresh discovery's fabric (with a
+	// partial discovery's error).
+	Topology func() ([]topoItem, error)
 }
 
 func newNetCheckCmd(f *cmdutil.Factory, t netCheckTool, runF func(*netCheckOptions) error) *cobra.Command {
@@ -125,15 +129,19 @@ and a long name (-nocolor, -timeout) are taken as the script takes them.`,
 			if o.Style.Verbose {
 				o.Style.Brief = false
 			}
-			o.Topology = func() ([]byte, error) {
+			o.Topology = func() ([]topoItem, error) {
 				if o.TopologyFile != "" {
 					b, err := os.ReadFile(o.TopologyFile)
 					if err != nil {
 						return nil, &cmdutil.UsageError{Err: err}
 					}
-					return b, nil
+					return topoItems(b), nil
 				}
-				return cmdutil.TopologyText(f, t.name, &o.Common, &o.Discovery, false)
+				fab, err := f.DiscoverFabric(t.name, &o.Common, &o.Discovery, nil)
+				if err != nil {
+					return nil, cmdutil.WithContext(err, "discovery")
+				}
+				return fabricItems(fab), cmdutil.ReportPartial(t.name, fab, f.IO.ErrOut)
 			}
 			if runF != nil {
 				return runF(o)
@@ -210,6 +218,38 @@ func topoItems(text []byte) []topoItem {
 			items = append(items, topoItem{kind: topoPort, port: port, lid: awkLIDAfter(line, " lid "), line: line})
 		default:
 			items = append(items, topoItem{line: line})
+		}
+	}
+	return items
+}
+
+// fabricItems are the scripts' lines of the topology ibnetdiscover would
+// print of fab, made from its nodes and ports rather than from the text:
+// the switches, then the CAs, then the routers, each followed by its
+// linked ports. A node line's LID is a switch's port 0 LID; a port
+// line's is what the line's first " lid " names: a switch port's far
+// end's LID, a CA's or router's own port's base LID.
+func fabricItems(fab *subnet.Fabric) []topoItem {
+	items := []topoItem{}
+	for _, typ := range []mad.NodeType{mad.NodeTypeSwitch, mad.NodeTypeCA, mad.NodeTypeRouter} {
+		name := map[mad.NodeType]string{mad.NodeTypeSwitch: "Switch", mad.NodeTypeCA: "Ca", mad.NodeTypeRouter: "Rt"}[typ]
+		for _, n := range fab.ByType(typ) {
+			it := topoItem{kind: topoNode, typ: name, guid: fmt.Sprintf("%016x", uint64(n.GUID))}
+			if typ == mad.NodeTypeSwitch {
+				it.lid = strconv.Itoa(int(n.SMALID))
+			}
+			items = append(items, it)
+			for num := 1; num <= n.NumPorts; num++ {
+				p := n.Port(num)
+				if p == nil || p.Remote == nil {
+					continue
+				}
+				lid := int(p.BaseLID)
+				if typ == mad.NodeTypeSwitch {
+					lid = int(p.Remote.LID())
+				}
+				items = append(items, topoItem{kind: topoPort, port: strconv.Itoa(num), lid: strconv.Itoa(lid)})
+			}
 		}
 	}
 	return items
@@ -319,8 +359,8 @@ type netCheckJSON struct {
 }
 
 func netCheckRun(o *netCheckOptions) error {
-	text, partial := o.Topology()
-	if text == nil {
+	items, partial := o.Topology()
+	if items == nil {
 		return partial
 	}
 	x, err := o.Common.Transactor()
@@ -330,7 +370,7 @@ func netCheckRun(o *netCheckOptions) error {
 	n := &netCheck{
 		o:       o,
 		k:       &nodeChecker{ctx: o.Common.Context(), x: x, style: o.Style, th: defaultErrThresholds()},
-		items:   topoItems(text),
+		items:   items,
 		summary: map[string]int{},
 		results: map[string]*checkFuture{},
 		// As many checks at once as the window has MADs in flight (each

@@ -243,9 +243,9 @@ func TestNetClearUp(t *testing.T) {
 	} {
 		var out bytes.Buffer
 		o := fakeNetCheck(t, "ibclearcounters", c.args)
-		o.Topology = func() ([]byte, error) {
+		o.Topology = func() ([]topoItem, error) {
 			// Hca1's port line at LID 1 port 1, which upFabric shows down.
-			return []byte("Switch\t8 \"S-0000000000200000\"\t\t# \"Switch1\" base port 0 lid 3 lmc 0\n\nCa\t2 \"H-0000000000100000\"\t\t# \"Hca1\"\n[1](100001) \t\"S-0000000000200000\"[1]\t\t# lid 1 lmc 0 \"Switch1\" lid 3 4xSDR\n"), nil
+			return topoItems([]byte("Switch\t8 \"S-0000000000200000\"\t\t# \"Switch1\" base port 0 lid 3 lmc 0\n\nCa\t2 \"H-0000000000100000\"\t\t# \"Hca1\"\n[1](100001) \t\"S-0000000000200000\"[1]\t\t# lid 1 lmc 0 \"Switch1\" lid 3 4xSDR\n")), nil
 		}
 		o.IO.Out = &out
 		o.Common.Open = func() (*madrpc.Transactor, *rdma.Port, error) {

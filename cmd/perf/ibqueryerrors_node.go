@@ -419,27 +419,37 @@ func (r *nodeErrors) clear(num int) {
 		_ = reset((&mad.PortXmitDiscardDetails{}).Layout(), clearXmitDiscardDetails)
 		_ = reset((&mad.PortRcvErrorDetails{}).Layout(), clearRcvErrorDetails)
 	}
-	if !r.caps.ExtendedCounters() {
-		return
-	}
-	mask = 0
-	if r.o.ClearCounts {
-		mask = clearExtDataMask
-		if r.caps.Has(mad.PMAExtendedWidth) {
-			mask = clearExtWideDataMask
-		}
-	}
-	if r.o.ClearErrors && r.caps.Has2(mad.PMAAdditionalPortCounters) {
-		mask |= clearExtErrorsMask
-		if r.caps.Has(mad.PMAXmitWait) {
-			mask |= clearExtXmitWaitMask
-		}
-	}
-	if mask != 0 {
+	if mask := extendedResetMask(r.caps, r.o.ClearCounts, r.o.ClearErrors); mask != 0 {
 		if err := reset((&mad.PortCountersExtended{}).Layout(), mask); err != nil {
 			fmt.Fprintf(&r.warn, "ibqueryerrors: failed to reset extended data counters %s, Lid %d port %d: %v\n", r.name, lid, num, err)
 		}
 	}
+}
+
+// extendedResetMask is the PortCountersExtended reset mask of
+// ibqueryerrors -K (counts) and -k (errors) for a PMA with capabilities
+// caps: its counters are reset where the PMA keeps them there
+// (mad.CounterSource), the data counters, the unicast and multicast ones
+// with them, the error counters and PortXmitWait; 0 when it keeps none
+// there.
+func extendedResetMask(caps mad.PMACapabilities, counts, errors bool) (mask uint64) {
+	extended := func(name string) bool { return caps.CounterSource(name) == mad.FromPortCountersExtended }
+	if !extended("PortXmitData") {
+		return 0
+	}
+	if counts {
+		mask = clearExtDataMask
+		if extended("PortUnicastXmitPkts") {
+			mask = clearExtWideDataMask
+		}
+	}
+	if errors && extended("SymbolErrorCounter") {
+		mask |= clearExtErrorsMask
+		if caps.Has(mad.PMAXmitWait) {
+			mask |= clearExtXmitWaitMask
+		}
+	}
+	return mask
 }
 
 // portConfig prints the port's link line (print_port_config): iblinkinfo's

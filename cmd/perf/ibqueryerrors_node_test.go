@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/mad"
 )
 
 // TestNodeErrorsReport checks the per-node reports of errorsFakeFabric:
@@ -53,5 +54,37 @@ Errors for "Hca1"
 				t.Errorf("unexpected report (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestExtendedResetMask: -K and -k reset PortCountersExtended's counters
+// where the PMA keeps them there: the data counters with either extended
+// width, the unicast and multicast ones with ExtendedWidth, the error
+// counters (and PortXmitWait when it has it) with
+// AdditionalPortCounters; nothing without extended counters.
+func TestExtendedResetMask(t *testing.T) {
+	caps := func(mask mad.PMACapability, mask2 mad.PMACapability2) mad.PMACapabilities {
+		return mad.PMACapabilities{Mask: mask, Mask2: mask2}
+	}
+	wide, noIETF, add := mad.PMAExtendedWidth, mad.PMAExtendedWidthNoIETF, mad.PMAAdditionalPortCounters
+	tests := []struct {
+		name           string
+		caps           mad.PMACapabilities
+		counts, errors bool
+		want           uint64
+	}{
+		{"no extended counters", caps(mad.PMAXmitWait, add), true, true, 0},
+		{"counts, no IETF", caps(noIETF, 0), true, false, 0x0f},
+		{"counts, extended width", caps(wide, 0), true, false, 0xff},
+		{"errors without additional counters", caps(wide, 0), false, true, 0},
+		{"errors with additional counters", caps(noIETF, add), false, true, 0xfff0000},
+		{"errors and XmitWait", caps(wide|mad.PMAXmitWait, add), false, true, 0x1fff0000},
+		{"both", caps(wide|mad.PMAXmitWait, add), true, true, 0x1fff00ff},
+		{"neither", caps(wide, add), false, false, 0},
+	}
+	for _, tt := range tests {
+		if got := extendedResetMask(tt.caps, tt.counts, tt.errors); got != tt.want {
+			t.Errorf("%s: mask %#x, want %#x", tt.name, got, tt.want)
+		}
 	}
 }

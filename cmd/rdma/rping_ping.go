@@ -7,6 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
+
+	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
 // rpingInfo is rping's one message (struct rping_rdma_info): where a
@@ -124,7 +127,7 @@ func rpingServer(ctx context.Context, l rpingLink, verbose bool, out io.Writer) 
 	for ping := 0; ; ping++ {
 		src, err := l.recv(ctx)
 		if err != nil {
-			if errors.Is(context.Cause(ctx), errRpingDisconnected) {
+			if rpingPeerGone(ctx, err) {
 				return nil
 			}
 			return fmt.Errorf("ping %d: waiting for the client's source buffer: %w", ping, err)
@@ -160,8 +163,36 @@ func rpingServer(ctx context.Context, l rpingLink, verbose bool, out io.Writer) 
 
 // rpingPeerErr wraps err, saying so when the peer disconnected.
 func rpingPeerErr(ctx context.Context, format string, ping int, err error) error {
-	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+	if rpingPeerGone(ctx, err) {
+		err = errRpingDisconnected
+	} else if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 		err = cause
 	}
 	return fmt.Errorf(format, ping, err)
+}
+
+// rpingFlushWait is how long a side whose work request was flushed waits
+// for the CM's word that the peer disconnected: Soft-iWARP flushes the
+// QP as the peer's TCP connection ends, before the CM's DISCONNECTED
+// event arrives.
+var rpingFlushWait = 2 * time.Second
+
+// rpingPeerGone reports whether the peer disconnected: the CM said so,
+// or err is a flushed work request and the CM says so within
+// rpingFlushWait.
+func rpingPeerGone(ctx context.Context, err error) bool {
+	if errors.Is(context.Cause(ctx), errRpingDisconnected) {
+		return true
+	}
+	var ce *verbs.CompletionError
+	if !errors.As(err, &ce) || ce.WC.Status != verbs.WCWRFlushErr {
+		return false
+	}
+	t := time.NewTimer(rpingFlushWait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return errors.Is(context.Cause(ctx), errRpingDisconnected)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
 func TestRpingFlags(t *testing.T) {
@@ -129,11 +130,15 @@ type memLink struct {
 	// (its peer's context ends, disconnected) after that many.
 	sent, stopAfter int
 	peerGone        context.CancelCauseFunc
+	// flush makes a side that stops flush its peer's receive before the
+	// peer hears that it disconnected, as Soft-iWARP does.
+	flush   bool
+	flushed chan struct{}
 }
 
 func memPair(size int) (client, server *memLink) {
-	client = &memLink{startB: make([]byte, size), rdmaB: make([]byte, size), inbox: make(chan rpingInfo, 4)}
-	server = &memLink{rdmaB: make([]byte, size), inbox: make(chan rpingInfo, 4)}
+	client = &memLink{startB: make([]byte, size), rdmaB: make([]byte, size), inbox: make(chan rpingInfo, 4), flushed: make(chan struct{})}
+	server = &memLink{rdmaB: make([]byte, size), inbox: make(chan rpingInfo, 4), flushed: make(chan struct{})}
 	client.peer, server.peer = server, client
 	return client, server
 }
@@ -158,7 +163,12 @@ func (l *memLink) send(buf rpingBuf) error {
 	}
 	l.sent++
 	if l.stopAfter > 0 && l.sent > l.stopAfter {
-		l.peerGone(errRpingDisconnected)
+		if l.flush {
+			close(l.peer.flushed)
+			time.AfterFunc(50*time.Millisecond, func() { l.peerGone(errRpingDisconnected) })
+		} else {
+			l.peerGone(errRpingDisconnected)
+		}
 		return nil
 	}
 	l.peer.inbox <- m
@@ -169,6 +179,9 @@ func (l *memLink) recv(ctx context.Context) (rpingInfo, error) {
 	select {
 	case m := <-l.inbox:
 		return m, nil
+	case <-l.flushed:
+		return rpingInfo{}, fmt.Errorf("cq completion failed status 5: %w",
+			&verbs.CompletionError{Object: "siw0 CQ 3", WC: verbs.WorkCompletion{ID: 1, Status: verbs.WCWRFlushErr, Opcode: verbs.WCRecv}})
 	case <-ctx.Done():
 		return rpingInfo{}, ctx.Err()
 	}
@@ -258,6 +271,40 @@ func TestRpingPeerGone(t *testing.T) {
 	_, _, _, serr := runPair(t, client, server, 0, false)
 	if serr == nil || !errors.Is(serr, errRpingDisconnected) || !strings.Contains(serr.Error(), "ping 1: waiting for the client's sink buffer") {
 		t.Errorf("server: got %v", serr)
+	}
+}
+
+// TestRpingPeerGoneFlushed: a peer gone with the receive flushed before
+// the CM's DISCONNECTED event (Soft-iWARP) reads as the peer gone, not as
+// the flush: the client's error says so, the server's end is normal.
+func TestRpingPeerGoneFlushed(t *testing.T) {
+	client, server := memPair(64)
+	server.stopAfter, server.flush = 3, true
+	_, _, cerr, _ := runPair(t, client, server, 0, false)
+	if cerr == nil || cerr.Error() != "ping 1: waiting for the server to write the data back: the peer disconnected" {
+		t.Errorf("client: got %v", cerr)
+	}
+
+	client, server = memPair(64)
+	client.stopAfter, client.flush = 4, true // between the second and third ping
+	_, _, _, serr := runPair(t, client, server, 0, false)
+	if serr != nil {
+		t.Errorf("server: got %v, want its normal end", serr)
+	}
+
+	// A flush the CM never explains stays the error it is.
+	old := rpingFlushWait
+	t.Cleanup(func() { rpingFlushWait = old })
+	rpingFlushWait = 10 * time.Millisecond
+	client, server = memPair(64)
+	server.stopAfter, server.flush = 3, true
+	server.peerGone = func(error) {}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	go func() { _ = rpingServer(ctx, server, false, &strings.Builder{}) }()
+	cerr = rpingClient(ctx, client, 0, false, false, &strings.Builder{})
+	if cerr == nil || !strings.Contains(cerr.Error(), "Work Request Flushed Error") {
+		t.Errorf("client, no DISCONNECTED: got %v", cerr)
 	}
 }
 

@@ -123,30 +123,24 @@ func readTrace(o *traceOptions) (*traceCapture, error) {
 		defer f.Close()
 		in = f
 	}
-	c, err := trace.ReadCapture(in)
-	if err != nil {
+	tc := &traceCapture{}
+	var packet func(*trace.Packet)
+	if o.Packets {
+		packet = func(p *trace.Packet) {
+			if p.IsRDMA() {
+				tc.packets = append(tc.packets, p)
+			}
+		}
+	}
+	res, err := trace.ReadAll(in, trace.ReadOptions{Decode: trace.DecodeOptions{RoCEv2Port: o.Port}, Packet: packet})
+	var cut *trace.TruncatedError
+	switch {
+	case errors.As(err, &cut):
+		tc.readErr = fmt.Errorf("%s: %w", o.File, err)
+	case err != nil:
 		return nil, fmt.Errorf("%s: %w", o.File, err)
 	}
-	tc := &traceCapture{}
-	r := trace.NewReassembler()
-	iw := trace.NewIWARPReassembler()
-	for {
-		f, err := c.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			tc.readErr = fmt.Errorf("%s: %w (the frames before it are decoded)", o.File, err)
-			break
-		}
-		p := trace.Decode(f, trace.DecodeOptions{RoCEv2Port: o.Port})
-		r.Add(p)
-		iw.Add(f)
-		if p.IsRDMA() && o.Packets {
-			tc.packets = append(tc.packets, p)
-		}
-	}
-	tc.res = trace.MergeResults(r.Finish(), iw.Finish())
+	tc.res = res
 	tc.rpcs = trace.AssembleRPC(tc.res.Messages, trace.RPCOptions{Force: o.RPCRDMA})
 	return tc, nil
 }

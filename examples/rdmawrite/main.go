@@ -8,6 +8,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -87,13 +88,8 @@ func main() {
 // do posts one work request and waits for its completion.
 func do(qp *verbs.QP, cq *verbs.CQ, wr verbs.SendWR) {
 	check(qp.PostSend(wr))
-	wc := make([]verbs.WorkCompletion, 1)
-	for n := 0; n == 0; {
-		var err error
-		n, err = cq.Poll(wc)
-		check(err)
-	}
-	check(wc[0].Err(cq))
+	_, err := cq.Next(context.Background())
+	check(err)
 }
 
 // check ends the program on an error; the kernel releases what it held.

@@ -1,13 +1,11 @@
 // Command tracecapture reads a packet capture of RDMA traffic (pcap or
-// pcapng: RoCE, InfiniBand) and prints each queue pair's messages.
+// pcapng: RoCE, InfiniBand, iWARP) and prints each queue pair's messages.
 //
 //	tracecapture rdma.pcap
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/ibtool/ibtool/pkg/trace"
@@ -30,22 +28,10 @@ func run(name string) error {
 		return err
 	}
 	defer f.Close()
-	c, err := trace.ReadCapture(f)
+	res, err := trace.ReadAll(f, trace.ReadOptions{})
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	r := trace.NewReassembler()
-	for {
-		fr, err := c.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("%s: %w", name, err)
-		}
-		r.Add(trace.Decode(fr, trace.DecodeOptions{}))
-	}
-	res := r.Finish()
 	for _, qp := range res.QPs {
 		fmt.Printf("QP %d %s -> %s (%s): %d messages, %d bytes\n", qp.QP, qp.Src, qp.Dst, qp.Transport, qp.Messages, qp.Bytes)
 		for _, m := range res.Messages {

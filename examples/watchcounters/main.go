@@ -31,43 +31,33 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	if err := run(ctx, *local, flag.Arg(0), num, *count, *every); err != nil && ctx.Err() == nil {
+	p, err := endport.Open(ctx, *local)
+	if err == nil {
+		defer p.Close()
+		err = watch(ctx, p, flag.Arg(0), num, *count, *every)
+	}
+	if err != nil && ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "watchcounters:", err)
 		os.Exit(3)
 	}
 }
 
-func run(ctx context.Context, local, target string, num, count int, every time.Duration) error {
-	p, err := endport.Open(ctx, local)
-	if err != nil {
-		return err
-	}
-	defer p.Close()
+// watch prints the target port's data counters, then every interval how
+// much they moved, count times (0: until ctx ends).
+func watch(ctx context.Context, p *endport.Port, target string, num, count int, every time.Duration) error {
 	path, err := p.Resolve(ctx, target)
-	if err != nil {
-		return err
-	}
-	pma := madrpc.NewPMA(p.Transactor, path)
-	var prev mad.PortCountersExtended
-	if _, err := pma.Get(ctx, &prev, num); err != nil {
-		return err
-	}
-	fmt.Printf("XmitData %d RcvData %d XmitPkts %d RcvPkts %d\n", prev.PortXmitData, prev.PortRcvData, prev.PortXmitPkts, prev.PortRcvPkts)
-	tick := time.NewTicker(every)
-	defer tick.Stop()
-	for i := 0; count == 0 || i < count; i++ {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-tick.C:
+	pma, sign := madrpc.NewPMA(p.Transactor, path), ""
+	for i, prev, cur := 0, new(mad.PortCountersExtended), new(mad.PortCountersExtended); err == nil && (count == 0 || i <= count); i, sign, prev, cur = i+1, "+", cur, prev {
+		if i > 0 {
+			select { // an interrupt ends the wait, and the Get fails
+			case <-ctx.Done():
+			case <-time.After(every):
+			}
 		}
-		var cur mad.PortCountersExtended
-		if _, err := pma.Get(ctx, &cur, num); err != nil {
-			return err
+		if _, err = pma.Get(ctx, cur, num); err == nil {
+			fmt.Printf("%sXmitData %d %sRcvData %d %sXmitPkts %d %sRcvPkts %d\n", sign, cur.PortXmitData-prev.PortXmitData, sign,
+				cur.PortRcvData-prev.PortRcvData, sign, cur.PortXmitPkts-prev.PortXmitPkts, sign, cur.PortRcvPkts-prev.PortRcvPkts)
 		}
-		fmt.Printf("+XmitData %d +RcvData %d +XmitPkts %d +RcvPkts %d\n", cur.PortXmitData-prev.PortXmitData,
-			cur.PortRcvData-prev.PortRcvData, cur.PortXmitPkts-prev.PortXmitPkts, cur.PortRcvPkts-prev.PortRcvPkts)
-		prev = cur
 	}
-	return nil
+	return err
 }

@@ -1,5 +1,6 @@
-// Command mangen writes ibtool's man pages: ibtool(8) and one page per tool,
-// named after the tool as operators call it through its symlink.
+// Command mangen writes ibtool's man pages: ibtool(8), one page per tool,
+// named after the tool as operators call it through its symlink, and
+// ibtool-exporter(8) for the exporter's own binary.
 package main
 
 import (
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/ibtool/ibtool/cmd"
+	"github.com/ibtool/ibtool/cmd/exporter"
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 )
@@ -27,8 +29,8 @@ func generate(dir string) error {
 		return err
 	}
 	f := cmd.NewFactory("dev")
-	header := &doc.GenManHeader{Section: "8", Source: "ibtool", Manual: "InfiniBand diagnostics"}
 	pages := append([]*cobra.Command{cmd.NewRootCommand(f)}, cmd.ToolCommands(f)...)
+	pages = append(pages, exporter.Tool.New(f))
 	for _, c := range pages {
 		c.DisableAutoGenTag = true
 		path := filepath.Join(dir, c.Name()+".8")
@@ -36,6 +38,9 @@ func generate(dir string) error {
 		if err != nil {
 			return err
 		}
+		// A header per page: GenMan fills an empty Title in the header it
+		// is given, and a shared one titled every page after the first.
+		header := &doc.GenManHeader{Section: "8", Source: "ibtool", Manual: "InfiniBand diagnostics"}
 		err = doc.GenMan(c, header, w)
 		if cerr := w.Close(); err == nil {
 			err = cerr

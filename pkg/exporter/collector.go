@@ -50,8 +50,9 @@ type Summary struct {
 	Failed []*DeviceResult
 }
 
-// Metrics are one scrape's metrics, a prometheus.Collector of them:
-// register them with a registry, or write them with WriteTo.
+// Metrics are one scrape's metrics, a prometheus.Collector of them and a
+// prometheus.Gatherer: register them with a registry, gather them
+// (Gather), or write them with WriteTo.
 type Metrics struct {
 	c    *Collector
 	topo *Topology

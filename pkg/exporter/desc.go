@@ -9,14 +9,16 @@ import (
 // desc is one metric family: client_golang's Desc and the type its
 // samples are made with.
 type desc struct {
-	prom *prometheus.Desc
-	name string
-	typ  prometheus.ValueType
+	prom   *prometheus.Desc
+	name   string
+	help   string
+	typ    prometheus.ValueType
+	labels []string // the variable labels, in the order samples give their values
 }
 
 // newDesc returns a family with no constant labels.
 func newDesc(name, help string, typ prometheus.ValueType, labels ...string) *desc {
-	return &desc{prom: prometheus.NewDesc(name, help, labels, nil), name: name, typ: typ}
+	return &desc{prom: prometheus.NewDesc(name, help, labels, nil), name: name, help: help, typ: typ, labels: labels}
 }
 
 // metric is one sample of the family. A sample client_golang refuses

@@ -267,15 +267,10 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 // WriteTo writes the metrics in Prometheus' text exposition format
-// (0.0.4) with client_golang's registry and expfmt: families by name,
-// samples by their label values. A metric client_golang refuses is left
-// out and its error returned after the rest is written.
+// (0.0.4) with client_golang's expfmt: families by name, samples by
+// their label values (Gather).
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(m); err != nil {
-		return 0, err
-	}
-	return WriteText(w, reg)
+	return WriteText(w, m)
 }
 
 // WriteText writes what g gathers in Prometheus' text exposition format

@@ -82,16 +82,7 @@ func (c *Collector) Handler(o HandlerOpts) http.Handler {
 		if o.Report != nil {
 			o.Report(sum)
 		}
-		reg := prometheus.NewRegistry()
-		if err := reg.Register(m); err != nil {
-			http.Error(w, "registering the scrape's metrics: "+err.Error(), http.StatusInternalServerError)
-			return
-		}
-		var g prometheus.Gatherer = reg
-		if o.Gatherer != nil {
-			g = prometheus.Gatherers{o.Gatherer, reg}
-		}
-		promhttp.HandlerFor(g, popts).ServeHTTP(w, r)
+		promhttp.HandlerFor(mergedGatherer{scrape: m, other: o.Gatherer}, popts).ServeHTTP(w, r)
 	})
 	if o.Registerer != nil {
 		h = promhttp.InstrumentMetricHandler(o.Registerer, h)

@@ -35,7 +35,9 @@ func rmppRun(t *testing.T, n, recLen int, filter func(seg uint32, resends int, p
 		return madtest.SAResponse(req, mad.StatusOK, recLen, records(n, recLen)...)
 	}}
 	tr := madtest.New(resp.Handle)
-	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 2})
+	// The timeout is what a lost segment costs; a busy machine must not
+	// reach it between segments that were sent (the tests count tries).
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{Timeout: 400 * time.Millisecond, Retries: 2})
 	defer x.Close()
 	r := getTable
 	got, err := x.Do(context.Background(), &r)

@@ -3,7 +3,6 @@ package route
 import (
 	"context"
 	"fmt"
-	"sync"
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
@@ -40,6 +39,10 @@ type Tables struct {
 // ReadError is a forwarding table block that could not be read.
 type ReadError struct {
 	Switch *subnet.Node
+	// At is the path the read was sent by; the message names it when
+	// the switch has no directed route of a discovery (ReadSwitch by
+	// LID).
+	At mad.Path
 	// Attr is the attribute ("LinearForwardingTable" or
 	// "MulticastForwardingTable"), Modifier the block's attribute
 	// modifier.
@@ -50,6 +53,9 @@ type ReadError struct {
 
 func (e *ReadError) Error() string {
 	n := e.Switch
+	if n.Path == nil && (e.At.LID != 0 || e.At.DGID != nil) {
+		return fmt.Sprintf("switch %s %q (%s): %v", n.GUID, n.Desc, e.At, e.Err)
+	}
 	return fmt.Sprintf("switch %s %q (DR path %s): %v", n.GUID, n.Desc, subnet.FormatPath(n.Path), e.Err)
 }
 
@@ -65,84 +71,33 @@ func (e *ReadError) Unwrap() error { return e.Err }
 func Collect(ctx context.Context, x *madrpc.Transactor, switches []*subnet.Node, o CollectOptions) (*Tables, error) {
 	t := &Tables{Switches: make([]*SwitchTables, len(switches))}
 	for i, n := range switches {
-		st := &SwitchTables{Switch: n}
-		if o.Multicast {
-			st.MFT = &MFT{Blocks: make(map[uint32]*mad.MulticastForwardingTable)}
-		} else {
-			st.LFT = &LFT{Blocks: make(map[int]*mad.LinearForwardingTable)}
-			if n.SwitchInfo != nil {
-				st.LFT.Top = int(n.SwitchInfo.LinearFDBTop)
-			}
-		}
-		t.Switches[i] = st
+		t.Switches[i] = newSwitchTables(n, o)
 	}
 	if o.ViaSA {
 		t.SAError = fromSA(ctx, x, t.Switches, o)
 	}
-	type job struct {
-		st  *SwitchTables
-		mod uint32
-	}
-	var jobs []job
+	var jobs []blockRead
 	for _, st := range t.Switches {
-		n := st.Switch
-		if n.SwitchInfo == nil {
-			continue
-		}
-		if o.Multicast {
-			start, end, _ := MFTRange(o.Start, o.End, int(n.SwitchInfo.MulticastFDBCap), int(n.SwitchInfo.MulticastFDBTop), o.All)
-			for block := mad.MFTBlock(start); block <= mad.MFTBlock(end); block++ {
-				for pos := range mad.MFTPositions(n.NumPorts) {
-					if mod := mad.MFTModifier(block, pos); !st.MFT.HasBlock(mod) {
-						jobs = append(jobs, job{st, mod})
-					}
-				}
-			}
-			continue
-		}
-		start, end, _ := LFTRange(o.Start, o.End, st.LFT.Top)
-		first, last := LFTBlocks(start, end)
-		for block := first; block <= last; block++ {
-			if !st.LFT.HasBlock(block) {
-				jobs = append(jobs, job{st, uint32(block)})
-			}
+		if st.Switch.SwitchInfo != nil {
+			jobs = st.blockReads(jobs, mad.Path{DR: st.Switch.Path}, o)
 		}
 	}
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(x.Window(), 1))
-	for _, j := range jobs {
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			q := &madrpc.Querier{X: x, Path: mad.Path{DR: j.st.Switch.Path}}
-			var b mad.Attribute
-			if o.Multicast {
-				b = new(mad.MulticastForwardingTable)
-			} else {
-				b = new(mad.LinearForwardingTable)
-			}
-			_, err := q.Get(ctx, b, j.mod)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				j.st.Errs = append(j.st.Errs, &ReadError{Switch: j.st.Switch, Attr: b.Layout().Name, Modifier: j.mod, Err: err})
-				return
-			}
-			switch b := b.(type) {
-			case *mad.LinearForwardingTable:
-				j.st.LFT.Blocks[int(j.mod)] = b
-			case *mad.MulticastForwardingTable:
-				j.st.MFT.Blocks[j.mod] = b
-			}
-		}()
-	}
-	wg.Wait()
+	readBlocks(ctx, x, jobs, o.Multicast)
 	return t, ctx.Err()
+}
+
+// newSwitchTables returns n's empty tables of the kind o asks for.
+func newSwitchTables(n *subnet.Node, o CollectOptions) *SwitchTables {
+	st := &SwitchTables{Switch: n}
+	if o.Multicast {
+		st.MFT = &MFT{Blocks: make(map[uint32]*mad.MulticastForwardingTable)}
+		return st
+	}
+	st.LFT = &LFT{Blocks: make(map[int]*mad.LinearForwardingTable)}
+	if n.SwitchInfo != nil {
+		st.LFT.Top = int(n.SwitchInfo.LinearFDBTop)
+	}
+	return st
 }
 
 // fromSA fills the switches' blocks from the SA's records of every

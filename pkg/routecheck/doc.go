@@ -11,8 +11,15 @@
 // for opensm-subnet.lst, ReadFDBs for opensm.fdbs, ReadMCFDBs for
 // opensm.mcfdbs, ReadPathSLs and ReadSL2VL for ibdmchk's -c and -d files)
 // or by its constructor methods (AddNode, Connect, SetLFT, SetMFT,
-// SetPathSL, SetSL2VL), so a live sweep of the fabric fills the same
-// model.
+// SetPathSL, SetSL2VL). Sweep reads the live fabric: on a fabric
+// pkg/subnet discovered it reads every switch's forwarding tables
+// (pkg/route), and optionally the SL2VL tables and the SA's path SLs, into
+// a Snapshot — the state opensm's dumps hold — whose Fabric method builds
+// the same model the loaders would, and whose Write methods write those
+// dumps. Design fills one as a subnet manager would bring a fabric up
+// (ibdmchk's design mode): from a Topology that ReadTopology reads from
+// ibnetdiscover's topology file, it gives the ports the SM reaches their
+// LIDs and routes every switch's table with the MinHop or UpDown engine.
 //
 // The checks follow each destination's tree through the forwarding tables
 // once instead of tracing every pair of ports, and search the dependency

@@ -378,69 +378,67 @@ func ReadMCFDBs(f *Fabric, r io.Reader, name string) (entries, switches int, err
 // "0xSRC_NODE_GUID DLID SL" (DLID and SL decimal). It returns the number
 // of entries.
 func ReadPathSLs(f *Fabric, r io.Reader, name string) (int, error) {
-	entries := 0
-	err := lines(r, name, func(n int, line []byte) error {
-		fl := strings.Fields(string(line))
-		if len(fl) == 0 || strings.HasPrefix(fl[0], "#") {
-			return nil
+	return readNodeLines(f, r, name, 3, `want "0xSRC_GUID DLID SL"`, func(node *Node, fl []string) (string, error) {
+		lid, e1 := strconv.ParseUint(fl[1], 10, 16)
+		sl, e2 := strconv.ParseUint(fl[2], 10, 4)
+		if e1 != nil || e2 != nil {
+			return fmt.Sprintf("bad DLID or SL in %q", trunc(strings.Join(fl, " "))), nil
 		}
-		if len(fl) != 3 || !strings.HasPrefix(fl[0], "0x") {
-			return &ParseError{File: name, Line: n, Msg: "want \"0xSRC_GUID DLID SL\""}
-		}
-		g, e1 := strconv.ParseUint(fl[0][2:], 16, 64)
-		lid, e2 := strconv.ParseUint(fl[1], 10, 16)
-		sl, e3 := strconv.ParseUint(fl[2], 10, 4)
-		if e1 != nil || e2 != nil || e3 != nil {
-			return &ParseError{File: name, Line: n, Msg: fmt.Sprintf("bad GUID, DLID or SL in %q", trunc(string(line)))}
-		}
-		node := f.Node(g)
-		if node == nil {
-			return &ParseError{File: name, Line: n, Msg: fmt.Sprintf("node 0x%016x is not in the subnet file", g)}
-		}
-		if err := f.SetPathSL(node, int(lid), uint8(sl)); err != nil {
-			return &ParseError{File: name, Line: n, Msg: err.Error(), Err: err}
-		}
-		entries++
-		return nil
+		return "", f.SetPathSL(node, int(lid), uint8(sl))
 	})
-	return entries, err
 }
 
 // ReadSL2VL reads ibdmchk's -d file: a line per switch and port pair,
 // "0xSWITCH_GUID IN OUT 0x(sl0)(sl1) 0x(sl2)(sl3) ... 0x(sl14)(sl15)",
 // each byte two VLs in hex. It returns the number of entries.
 func ReadSL2VL(f *Fabric, r io.Reader, name string) (int, error) {
+	return readNodeLines(f, r, name, 11, `want "0xSW_GUID IN OUT" and eight 0xVV bytes`, func(node *Node, fl []string) (string, error) {
+		in, e1 := strconv.ParseUint(fl[1], 10, 8)
+		out, e2 := strconv.ParseUint(fl[2], 10, 8)
+		if e1 != nil || e2 != nil {
+			return fmt.Sprintf("bad port in %q", trunc(strings.Join(fl, " "))), nil
+		}
+		var vls [16]uint8
+		for i, t := range fl[3:] {
+			v, err := strconv.ParseUint(strings.TrimPrefix(t, "0x"), 16, 8)
+			if len(t) != 4 || !strings.HasPrefix(t, "0x") || err != nil {
+				return fmt.Sprintf("bad VL pair %q", t), nil
+			}
+			vls[2*i], vls[2*i+1] = uint8(v>>4), uint8(v&15)
+		}
+		return "", f.SetSL2VL(node, int(in), int(out), vls)
+	})
+}
+
+// readNodeLines reads a file of ibdmchk's lines that start with a node
+// GUID ("0x..."), fields of them each: blank lines and # comments are
+// skipped, the GUID is looked up, and set is called with the node and the
+// line's fields. set returns what is wrong with the other fields ("" for
+// nothing) or the model's error. It
+// returns the number of lines set.
+func readNodeLines(f *Fabric, r io.Reader, name string, fields int, usage string, set func(*Node, []string) (string, error)) (int, error) {
 	entries := 0
 	err := lines(r, name, func(n int, line []byte) error {
 		fl := strings.Fields(string(line))
 		if len(fl) == 0 || strings.HasPrefix(fl[0], "#") {
 			return nil
 		}
-		if len(fl) != 11 || !strings.HasPrefix(fl[0], "0x") {
-			return &ParseError{File: name, Line: n, Msg: "want \"0xSW_GUID IN OUT\" and eight 0xVV bytes"}
+		if len(fl) != fields || !strings.HasPrefix(fl[0], "0x") {
+			return &ParseError{File: name, Line: n, Msg: usage}
 		}
-		g, e1 := strconv.ParseUint(fl[0][2:], 16, 64)
-		in, e2 := strconv.ParseUint(fl[1], 10, 8)
-		out, e3 := strconv.ParseUint(fl[2], 10, 8)
-		if e1 != nil || e2 != nil || e3 != nil {
-			return &ParseError{File: name, Line: n, Msg: fmt.Sprintf("bad GUID or port in %q", trunc(string(line)))}
-		}
-		var vls [16]uint8
-		for i, t := range fl[3:] {
-			if len(t) != 4 || !strings.HasPrefix(t, "0x") {
-				return &ParseError{File: name, Line: n, Msg: fmt.Sprintf("bad VL pair %q", t)}
-			}
-			v, err := strconv.ParseUint(t[2:], 16, 8)
-			if err != nil {
-				return &ParseError{File: name, Line: n, Msg: fmt.Sprintf("bad VL pair %q", t)}
-			}
-			vls[2*i], vls[2*i+1] = uint8(v>>4), uint8(v&15)
+		g, perr := strconv.ParseUint(fl[0][2:], 16, 64)
+		if perr != nil {
+			return &ParseError{File: name, Line: n, Msg: fmt.Sprintf("bad GUID in %q", trunc(string(line)))}
 		}
 		node := f.Node(g)
 		if node == nil {
 			return &ParseError{File: name, Line: n, Msg: fmt.Sprintf("node 0x%016x is not in the subnet file", g)}
 		}
-		if err := f.SetSL2VL(node, int(in), int(out), vls); err != nil {
+		bad, err := set(node, fl)
+		if bad != "" {
+			return &ParseError{File: name, Line: n, Msg: bad}
+		}
+		if err != nil {
 			return &ParseError{File: name, Line: n, Msg: err.Error(), Err: err}
 		}
 		entries++

@@ -171,7 +171,8 @@ func TestReadPathSLsAndSL2VL(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"0x0000000000100000 2\n", "psl:1: want"},
 		{"0x0000000000100009 2 1\n", "psl:1: node 0x0000000000100009 is not in the subnet file"},
-		{"0x0000000000100000 2 16\n", "psl:1: bad GUID, DLID or SL"},
+		{"0x0000000000100000 2 16\n", "psl:1: bad DLID or SL"},
+		{"0xzz 2 1\n", "psl:1: bad GUID"},
 	} {
 		if _, err := ReadPathSLs(twoNodes(t), strings.NewReader(tc.in), "psl"); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want %q", tc.in, err, tc.want)

@@ -59,6 +59,36 @@ func (f *Fabric) switchesByName() []*Node {
 	return out
 }
 
+// caLinks returns the ports of a switch's entry for mlid that lead to a
+// CA, in port order.
+func (n *Node) caLinks(mlid uint16) []*Port {
+	var out []*Port
+	for _, pn := range n.MFT(mlid) {
+		if p := n.Port(pn); p != nil && p.Remote != nil && p.Remote.Node.Type != Switch {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// treeLinks calls fn for every port of a switch's entry for mlid, but the
+// one the tree entered by, that leads to another switch.
+func (n *Node) treeLinks(mlid uint16, inPort int, fn func(p *Port)) {
+	for _, pn := range n.MFT(mlid) {
+		if pn == inPort {
+			continue
+		}
+		if p := n.Port(pn); p != nil && p.Remote != nil && p.Remote.Node.Type == Switch {
+			fn(p)
+		}
+	}
+}
+
+// loopIssue is the finding of a tree that reaches rem a second time.
+func loopIssue(rem *Port, prev int) MulticastIssue {
+	return MulticastIssue{Kind: "loop", Error: true, Node: rem.Node.Name, Port: rem.Num, PrevPort: prev}
+}
+
 type mcStep struct {
 	node   *Node
 	inPort int
@@ -84,12 +114,10 @@ func (f *Fabric) checkMulticast() *MulticastResult {
 			}
 			group = append(group, n)
 			inGroup[n] = true
-			for _, pn := range ports {
-				if p := n.Port(pn); p != nil && p.Remote != nil && p.Remote.Node.Type != Switch {
-					g.HCAs++
-					if first == nil {
-						first = n
-					}
+			if cas := n.caLinks(mlid); len(cas) > 0 {
+				g.HCAs += len(cas)
+				if first == nil {
+					first = n
 				}
 			}
 		}
@@ -104,36 +132,27 @@ func (f *Fabric) checkMulticast() *MulticastResult {
 			st := queue[0]
 			queue = queue[1:]
 			visited[st.node] = st.inPort
-			for _, pn := range st.node.MFT(mlid) {
-				if pn == st.inPort {
-					continue
-				}
-				p := st.node.Port(pn)
-				if p == nil || p.Remote == nil || p.Remote.Node.Type != Switch {
-					continue
-				}
+			st.node.treeLinks(mlid, st.inPort, func(p *Port) {
 				rem := p.Remote.Node
 				if prev, ok := visited[rem]; ok {
-					g.Issues = append(g.Issues, MulticastIssue{Kind: "loop", Error: true, Node: rem.Name, Port: p.Remote.Num, PrevPort: prev})
+					g.Issues = append(g.Issues, loopIssue(p.Remote, prev))
 					g.Errors++
-					continue
+					return
 				}
 				if m := rem.mft[mlid]; m == nil || !m.has(p.Remote.Num) {
-					g.Issues = append(g.Issues, MulticastIssue{Kind: "non-symmetric", Node: rem.Name, Port: p.Remote.Num, From: st.node.Name, FromPort: pn})
-					continue
+					g.Issues = append(g.Issues, MulticastIssue{Kind: "non-symmetric", Node: rem.Name, Port: p.Remote.Num, From: st.node.Name, FromPort: p.Num})
+					return
 				}
 				queue = append(queue, mcStep{node: rem, inPort: p.Remote.Num})
-			}
+			})
 		}
 		for _, n := range group {
 			if _, ok := visited[n]; ok {
 				continue
 			}
 			var hcas []string
-			for _, pn := range n.MFT(mlid) {
-				if p := n.Port(pn); p != nil && p.Remote != nil && p.Remote.Node.Type != Switch {
-					hcas = append(hcas, p.Remote.Node.Name)
-				}
+			for _, p := range n.caLinks(mlid) {
+				hcas = append(hcas, p.Remote.Node.Name)
 			}
 			if len(hcas) > 0 {
 				g.Issues = append(g.Issues, MulticastIssue{Kind: "disconnected-switch", Error: true, Node: n.Name, HCAs: hcas})
@@ -178,11 +197,8 @@ func (f *Fabric) multicastUpDown(rank map[*Node]int) ([]MulticastUpDown, error) 
 		g := MulticastUpDown{MLID: mlid}
 		var leaves []*Node
 		for _, n := range sws {
-			for _, pn := range n.MFT(mlid) {
-				if p := n.Port(pn); p != nil && p.Remote != nil && p.Remote.Node.Type != Switch {
-					leaves = append(leaves, n)
-					break
-				}
+			if len(n.caLinks(mlid)) > 0 {
+				leaves = append(leaves, n)
 			}
 		}
 		g.LeafSwitches = len(leaves)
@@ -214,36 +230,37 @@ func (f *Fabric) mcUpDownFrom(start *Node, mlid uint16, rank map[*Node]int, g *M
 		if !ok {
 			return 0, fmt.Errorf("%w: no rank for %s", ErrModel, st.node.Name)
 		}
-		for _, pn := range st.node.MFT(mlid) {
-			if pn == st.inPort {
-				continue
-			}
-			p := st.node.Port(pn)
-			if p == nil || p.Remote == nil || p.Remote.Node.Type != Switch {
-				continue
-			}
+		var err error
+		st.node.treeLinks(mlid, st.inPort, func(p *Port) {
 			rem := p.Remote.Node
+			if err != nil {
+				return
+			}
 			if prev, ok := visited[rem]; ok {
-				g.Issues = append(g.Issues, MulticastIssue{Kind: "loop", Error: true, Node: rem.Name, Port: p.Remote.Num, PrevPort: prev})
+				g.Issues = append(g.Issues, loopIssue(p.Remote, prev))
 				bad++
-				continue
+				return
 			}
 			rr, ok := rank[rem]
 			if !ok {
-				return 0, fmt.Errorf("%w: no rank for %s", ErrModel, rem.Name)
+				err = fmt.Errorf("%w: no rank for %s", ErrModel, rem.Name)
+				return
 			}
 			next := mcStep{node: rem, inPort: p.Remote.Num}
 			if rr < r {
 				if st.down {
-					g.Issues = append(g.Issues, MulticastIssue{Kind: "non-updown", Error: true, From: st.node.Name, FromPort: pn, FromRank: r,
+					g.Issues = append(g.Issues, MulticastIssue{Kind: "non-updown", Error: true, From: st.node.Name, FromPort: p.Num, FromRank: r,
 						Node: rem.Name, Port: p.Remote.Num, ToRank: rr, Turn: st.turn.Name})
 					bad++
-					continue
+					return
 				}
 			} else {
 				next.turn, next.down = st.node, true
 			}
 			queue = append(queue, next)
+		})
+		if err != nil {
+			return 0, err
 		}
 	}
 	return bad, nil

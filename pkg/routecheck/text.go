@@ -75,8 +75,7 @@ func (r *Report) writeMinHop(b *bufio.Writer) {
 			fmt.Fprintf(b, "%4d   %d\n", x.Value, x.Count)
 		}
 	}
-	fmt.Fprintln(b, rule)
-	fmt.Fprintln(b)
+	endSection(b)
 	if len(m.Unassigned) > 0 {
 		fmt.Fprintln(b, "-W- Found - un-reachable lids.")
 		return
@@ -90,8 +89,7 @@ func (r *Report) writeMinHop(b *bufio.Writer) {
 	fmt.Fprintln(b)
 	fmt.Fprintln(b, "HOPS NUM-CA-CA-PAIRS")
 	writeBins(b, m.CAPairs, 3, 0)
-	fmt.Fprintln(b, rule)
-	fmt.Fprintln(b)
+	endSection(b)
 	if w := m.Worst; w != nil {
 		fmt.Fprintf(b, "-I- Found worst min hops:%d at node:%s to node:%s\n", w.Hops, w.From, w.To)
 		fmt.Fprintln(b, "--------------------------- TRACE PATH BY MIN HOPS -------------------------")
@@ -139,6 +137,28 @@ func (rf RouteFailure) Message() string {
 	return "-E- " + rf.Kind.String()
 }
 
+// endSection closes a section of the report: the rule and an empty line.
+func endSection(b *bufio.Writer) {
+	fmt.Fprintln(b, rule)
+	fmt.Fprintln(b)
+}
+
+// writeMulticastLoop prints a tree's loop, found by the multicast check or
+// by its Up/Down walk.
+func writeMulticastLoop(b *bufio.Writer, mlid string, i MulticastIssue) {
+	fmt.Fprintf(b, "-E- Found a loop on MLID:%s got to node:%s through port:%d previoulsy visited through port:%d\n", mlid, i.Node, i.Port, i.PrevPort)
+}
+
+// writeMissing sums up the routes that do not arrive, or the routes
+// scanned ("CA to CA paths" or "paths").
+func writeMissing(b *bufio.Writer, res *RouteResult, what string) {
+	if len(res.Failures) > 0 {
+		fmt.Fprintf(b, "-E- Found %d missing paths out of:%d paths\n", len(res.Failures), res.Paths)
+	} else {
+		fmt.Fprintf(b, "-I- Scanned:%d %s \n", res.Paths, what)
+	}
+}
+
 func writeFailures(b *bufio.Writer, fs []RouteFailure) {
 	for _, f := range fs {
 		fmt.Fprintln(b, f.Message())
@@ -150,13 +170,8 @@ func writeRoutes(b *bufio.Writer, res *RouteResult, caToCA bool) {
 	if !caToCA {
 		fmt.Fprintln(b, "-I- Verifying all paths ... ")
 		writeFailures(b, res.Failures)
-		if len(res.Failures) > 0 {
-			fmt.Fprintf(b, "-E- Found %d missing paths out of:%d paths\n", len(res.Failures), res.Paths)
-		} else {
-			fmt.Fprintf(b, "-I- Scanned:%d paths \n", res.Paths)
-		}
-		fmt.Fprintln(b, rule)
-		fmt.Fprintln(b)
+		writeMissing(b, res, "paths")
+		endSection(b)
 		return
 	}
 	fmt.Fprintln(b, "-I- Verifying all CA to CA paths ... ")
@@ -167,8 +182,7 @@ func writeRoutes(b *bufio.Writer, res *RouteResult, caToCA bool) {
 	fmt.Fprintln(b)
 	fmt.Fprintln(b, "HOPS NUM-CA-CA-PAIRS")
 	writeBins(b, res.Hops, 3, 0)
-	fmt.Fprintln(b, rule)
-	fmt.Fprintln(b)
+	endSection(b)
 	if res.CommonNodes != nil {
 		writeCommon(b, "------------------ LMC BASED ROTING :COMMON NODES HISTOGRAM -----------------",
 			[]string{"Describes the distribution of the number of common nodes between the ",
@@ -186,15 +200,9 @@ func writeRoutes(b *bufio.Writer, res *RouteResult, caToCA bool) {
 	fmt.Fprintln(b)
 	fmt.Fprintln(b, "NUM-DLIDS NUM-SWITCH-PORTS")
 	writeBins(b, res.DLIDsPerPort, 8, 0)
-	fmt.Fprintln(b, rule)
-	fmt.Fprintln(b)
-	if len(res.Failures) > 0 {
-		fmt.Fprintf(b, "-E- Found %d missing paths out of:%d paths\n", len(res.Failures), res.Paths)
-	} else {
-		fmt.Fprintf(b, "-I- Scanned:%d CA to CA paths \n", res.Paths)
-	}
-	fmt.Fprintln(b, rule)
-	fmt.Fprintln(b)
+	endSection(b)
+	writeMissing(b, res, "CA to CA paths")
+	endSection(b)
 }
 
 // PortDLIDsFile is where ibdmchk writes the destinations per switch port
@@ -234,8 +242,7 @@ func writeCommon(b *bufio.Writer, head string, desc []string, cols string, tab [
 		}
 		fmt.Fprintln(b)
 	}
-	fmt.Fprintln(b, rule)
-	fmt.Fprintln(b)
+	endSection(b)
 }
 
 func (r *Report) writeMulticast(b *bufio.Writer) {
@@ -246,7 +253,7 @@ func (r *Report) writeMulticast(b *bufio.Writer) {
 		for _, i := range g.Issues {
 			switch i.Kind {
 			case "loop":
-				fmt.Fprintf(b, "-E- Found a loop on MLID:%s got to node:%s through port:%d previoulsy visited through port:%d\n", mlid, i.Node, i.Port, i.PrevPort)
+				writeMulticastLoop(b, mlid, i)
 			case "non-symmetric":
 				fmt.Fprintf(b, "-W- Found a non symmetric MFT on MLID:%s got to node:%s through port:%d which does not point back to node:%s port:%d\n", mlid, i.Node, i.Port, i.From, i.FromPort)
 			case "disconnected-switch":
@@ -264,8 +271,7 @@ func (r *Report) writeMulticast(b *bufio.Writer) {
 	if r.Multicast.Errors > 0 {
 		fmt.Fprintf(b, "-E- %d multicast group checks failed\n", r.Multicast.Errors)
 	}
-	fmt.Fprintln(b, rule)
-	fmt.Fprintln(b)
+	endSection(b)
 }
 
 func writeUpDown(b *bufio.Writer, u *UpDownResult) {
@@ -273,8 +279,7 @@ func writeUpDown(b *bufio.Writer, u *UpDownResult) {
 	for _, n := range u.Roots {
 		fmt.Fprintf(b, " %s\n", n)
 	}
-	fmt.Fprintln(b, rule)
-	fmt.Fprintln(b)
+	endSection(b)
 	fmt.Fprintln(b, "-I- Tracing all CA to CA paths for Credit Loops potential ...")
 	writeFailures(b, u.Failures)
 	for _, p := range u.BadPaths {
@@ -295,8 +300,7 @@ func writeUpDown(b *bufio.Writer, u *UpDownResult) {
 	} else {
 		fmt.Fprintf(b, "-I- No credit loops found in:%d CA to CA paths\n", u.Paths)
 	}
-	fmt.Fprintln(b, rule)
-	fmt.Fprintln(b)
+	endSection(b)
 	fmt.Fprintln(b, "-I- Scanning all multicast groups for Credit Loops Potential ...")
 	for _, g := range u.Multicast {
 		mlid := fmt.Sprintf("0x%04X", g.MLID)
@@ -304,7 +308,7 @@ func writeUpDown(b *bufio.Writer, u *UpDownResult) {
 		fmt.Fprintf(b, "-I- Multicast group:%s has:%d Switches connected to HCAs\n", mlid, g.LeafSwitches)
 		for _, i := range g.Issues {
 			if i.Kind == "loop" {
-				fmt.Fprintf(b, "-E- Found a loop on MLID:%s got to node:%s through port:%d previoulsy visited through port:%d\n", mlid, i.Node, i.Port, i.PrevPort)
+				writeMulticastLoop(b, mlid, i)
 				continue
 			}
 			fmt.Fprintf(b, "-E- Non Up/Down on MLID:%s turning UP from:%s/P%d(%d) to node:%s/P%d(%d) previoulsy turned down:%s\n",
@@ -319,8 +323,7 @@ func writeUpDown(b *bufio.Writer, u *UpDownResult) {
 			fmt.Fprintf(b, "-I- No credit loops found traversing:%d leaf switches for Multicast LID:%s\n", g.Traversed, mlid)
 		}
 	}
-	fmt.Fprintln(b, rule)
-	fmt.Fprintln(b)
+	endSection(b)
 }
 
 func writeCreditLoops(b *bufio.Writer, c *CreditLoopResult) {

@@ -1,42 +1,27 @@
 package trace_test
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/ibtool/ibtool/pkg/trace"
 )
 
-// ExampleReassembler reads a capture of a Soft-RoCE RDMA WRITE (tcpdump
-// on the rxe device's network interface), decodes each frame and puts the
+// ExampleReadAll reads a capture of a Soft-RoCE RDMA WRITE (tcpdump on the
+// rxe device's network interface), decodes each frame and puts the
 // messages of each queue pair back together.
-func ExampleReassembler() {
+func ExampleReadAll() {
 	f, err := os.Open("testdata/rxe-write.pcap")
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer f.Close()
-	c, err := trace.ReadCapture(f)
+	res, err := trace.ReadAll(f, trace.ReadOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	r := trace.NewReassembler()
-	for {
-		fr, err := c.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		r.Add(trace.Decode(fr, trace.DecodeOptions{}))
-	}
-	res := r.Finish()
 	fmt.Printf("%d frames, %d RDMA packets\n", res.Frames, res.Packets)
 	for _, qp := range res.QPs {
 		fmt.Printf("QP %d %s -> %s: %d messages, %d bytes\n", qp.QP, qp.Src, qp.Dst, qp.Messages, qp.Bytes)
@@ -62,24 +47,11 @@ func ExampleResult_connections() {
 		return
 	}
 	defer f.Close()
-	c, err := trace.ReadCapture(f)
+	res, err := trace.ReadAll(f, trace.ReadOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	r := trace.NewReassembler()
-	for {
-		fr, err := c.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			fmt.Println(err)
-			return
-		}
-		r.Add(trace.Decode(fr, trace.DecodeOptions{}))
-	}
-	res := r.Finish()
 	for _, m := range res.Messages[:3] {
 		fmt.Printf("frame %d CM %v\n", m.Frame, m.CM.Type)
 	}

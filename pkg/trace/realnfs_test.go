@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -32,23 +30,11 @@ func readCaptureResult(t *testing.T, path string) *Result {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	c, err := ReadCapture(f)
+	res, err := ReadAll(f, ReadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, iw := NewReassembler(), NewIWARPReassembler()
-	for {
-		fr, err := c.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		r.Add(Decode(fr, DecodeOptions{}))
-		iw.Add(fr)
-	}
-	return MergeResults(r.Finish(), iw.Finish())
+	return res
 }
 
 // readRPCCapture runs a capture through what the trace command does:

@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -314,6 +315,34 @@ func TestSignalAll(t *testing.T) {
 	check(qp.PostSend(SendWR{Op: OpSend}))
 	if got := r.f.sends[0][0].flags; got != sendSignaled {
 		t.Errorf("flags %#x, want signaled", got)
+	}
+}
+
+// TestNext: Next returns the next completion, with its error when it
+// failed; a failing poll is an error; with none to come it waits until
+// its context ends.
+func TestNext(t *testing.T) {
+	r := newRig(t)
+	r.f.wcs = []WorkCompletion{
+		{ID: 1, Opcode: WCRDMARead, QPNum: 0x11},
+		{ID: 2, Status: WCRemAccessErr, Opcode: WCRDMAWrite, QPNum: 0x11},
+	}
+	ctx := context.Background()
+	if wc, err := r.cq.Next(ctx); err != nil || wc.ID != 1 {
+		t.Errorf("first Next: %+v, %v; want work request 1", wc, err)
+	}
+	var ce *CompletionError
+	if wc, err := r.cq.Next(ctx); !errors.As(err, &ce) || wc.ID != 2 || ce.WC.Status != WCRemAccessErr {
+		t.Errorf("second Next: %+v, %v; want work request 2 with its *CompletionError", wc, err)
+	}
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := r.cq.Next(ended); !errors.Is(err, context.Canceled) {
+		t.Errorf("Next with nothing to come and its context ended: %v, want context.Canceled", err)
+	}
+	r.f.fail["pollCQ"] = syscall.EIO
+	if _, err := r.cq.Next(ctx); !errors.Is(err, syscall.EIO) {
+		t.Errorf("Next with a failing poll: %v, want EIO", err)
 	}
 }
 

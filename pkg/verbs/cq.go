@@ -202,6 +202,34 @@ func (cq *CQ) Poll(wc []WorkCompletion) (int, error) {
 	return n, nil
 }
 
+// nextCheckEvery is how many empty polls Next makes between looks at its
+// context: a poll is a few nanoseconds of the CPU, a look at the context
+// takes a lock.
+const nextCheckEvery = 1024
+
+// Next polls the CQ until it has a completion and returns it: one work
+// request's end, the way a program that posts one request at a time
+// waits for it. A completion whose status is not success comes back with
+// its CompletionError (wc.Err). Next spins on the CPU (as rdma-core's
+// examples do without events); a CQ with a completion channel can sleep
+// instead with ReqNotify and its channel's WaitContext. The context
+// ending stops the wait with its error.
+func (cq *CQ) Next(ctx context.Context) (WorkCompletion, error) {
+	var wc [1]WorkCompletion
+	for empty := 0; ; empty++ {
+		n, err := cq.Poll(wc[:])
+		if err != nil {
+			return WorkCompletion{}, err
+		}
+		if n == 1 {
+			return wc[0], wc[0].Err(cq)
+		}
+		if empty%nextCheckEvery == nextCheckEvery-1 && ctx.Err() != nil {
+			return WorkCompletion{}, ctx.Err()
+		}
+	}
+}
+
 // Err is a CompletionError for a completion whose status is not success,
 // and nil otherwise. cq names the queue in the message.
 func (wc *WorkCompletion) Err(cq *CQ) error {

@@ -1,6 +1,7 @@
 package verbs_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -33,4 +34,27 @@ func ExampleVerbError() {
 	// no such device: mlx5_9: ibv_open_device: no such device
 	// not allowed: rxe0 PD 1: ibv_reg_mr: permission denied
 	// ibv_create_qp failed: cannot allocate memory
+}
+
+// ExampleCQ_Next posts one RDMA READ on a connected RC QP and waits for
+// its completion. It needs an RDMA device, so go test compiles it
+// without running it; qp, cq, mr and the peer's address and rkey come
+// from the program's setup (examples/rdmawrite has all of it).
+func ExampleCQ_Next() {
+	var (
+		qp         *verbs.QP
+		cq         *verbs.CQ
+		mr         *verbs.MR
+		addr, rkey = uint64(0x7f0000001000), uint32(0x1234)
+	)
+	if err := qp.PostSend(verbs.SendWR{ID: 7, Op: verbs.OpRDMARead, MR: mr, Length: 64, RemoteAddr: addr, RKey: rkey}); err != nil {
+		fmt.Println(err)
+		return
+	}
+	wc, err := cq.Next(context.Background())
+	if err != nil { // a *verbs.CompletionError when the READ failed
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("work request %d read %q\n", wc.ID, mr.Bytes()[:64])
 }

@@ -1,6 +1,7 @@
 // Command optcheck lists every long and short option of the infiniband-diags
-// 44 and ibverbs-utils programs (from their man pages and their --help and
-// -h output) and of python-rdma's ibtool commands (python-rdma.txt, read
+// 44 and ibverbs-utils programs, of ibutils' ibdmchk and of rdmacm-utils'
+// programs that ibtool has (from their man
+// pages and their --help and -h output) and of python-rdma's ibtool commands (python-rdma.txt, read
 // from its source) and checks that ibtool's tool of the same name accepts
 // each.
 // It prints how many are missing and which, then fails if one is missing
@@ -22,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -60,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "optcheck:", err)
 		return exitFailure
 	}
-	progs, err := reference(ctx, append(append([]string{}, diagsTools...), verbsTools...))
+	progs, err := reference(ctx, slices.Concat(diagsTools, verbsTools, ibutilsTools, rdmacmTools))
 	if err != nil {
 		fmt.Fprintln(stderr, "optcheck:", err)
 		return exitFailure

@@ -29,6 +29,8 @@ func TestLeadingOptions(t *testing.T) {
 		{"  perfquery -x 32 1", nil},
 		{"--cckey, -c, <cckey>", []string{"--cckey", "-c"}},
 		{"--Lid_show, -L", []string{"--Lid_show", "-L"}},
+		{"  -t|--topo <topo file> = the topology file", []string{"-t", "--topo"}},
+		{"  -M|--MFT = include multicast routing", []string{"-M", "--MFT"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.line, func(t *testing.T) {
@@ -73,8 +75,9 @@ func TestManOptions(t *testing.T) {
 		`\fB\-p\fR, \fB\-\-port\fR=\fIPORT\fR`,
 		`[\-p port] [\-d device] [\-e]`,
 		`\fB\-1\fP if scan fails.`,
+		`.IP "\-n|\-\-node <\s-1SM\s0 Node>" 4`,
 	}, "\n")
-	want := []string{"-x", "--extended", "-G", "--Guid", "-d", "-p", "--port", "-p", "-d", "-e"}
+	want := []string{"-x", "--extended", "-G", "--Guid", "-d", "-p", "--port", "-p", "-d", "-e", "-n", "--node"}
 	if diff := cmp.Diff(want, manOptions(roff)); diff != "" {
 		t.Errorf("unexpected options (-want +got):\n%s", diff)
 	}

@@ -32,6 +32,13 @@ var verbsTools = []string{
 	"ibv_srq_pingpong", "ibv_uc_pingpong", "ibv_ud_pingpong", "ibv_xsrq_pingpong",
 }
 
+// ibutilsTools are the programs of ibutils (Debian bookworm's ibutils
+// 1.5.7) that ibtool has.
+var ibutilsTools = []string{"ibdmchk"}
+
+// rdmacmTools are the programs of rdmacm-utils 44 that ibtool has.
+var rdmacmTools = []string{"rping"}
+
 // Program is one reference program and the options its documentation
 // names.
 type Program struct {
@@ -258,6 +265,8 @@ func manOptions(roff string) []string {
 		for _, macro := range []string{".B ", ".BI ", ".BR ", ".IP "} {
 			line = strings.TrimPrefix(line, macro)
 		}
+		// Pod::Man quotes its item tags: .IP "\-t|\-\-topo <topo file>" 4
+		line = strings.TrimPrefix(line, `"`)
 		opts = append(opts, leadingOptions(line)...)
 		if strings.HasPrefix(line, "[-") {
 			opts = append(opts, usageOptions(line)...)
@@ -296,12 +305,12 @@ func helpOptions(text string) []string {
 
 var (
 	longOpt  = regexp.MustCompile(`^--([A-Za-z0-9][A-Za-z0-9_-]*)`)
-	shortOpt = regexp.MustCompile(`^-([A-Za-z])(?:$|[\s,=:<\[])`)
+	shortOpt = regexp.MustCompile(`^-([A-Za-z])(?:$|[\s,|=:<\[])`)
 )
 
 // leadingOptions returns the options at the start of line, each one
 // spelling of the option being described: "--extended, -x", "-p, --port=",
-// "-h:", "-S <port_guid>". An empty long name ("--, -S") is skipped, and
+// "-h:", "-S <port_guid>", ibutils' "-t|--topo <topo file>". An empty long name ("--, -S") is skipped, and
 // so is anything else a line may start with ("-1 if scan fails").
 func leadingOptions(line string) []string {
 	var opts []string
@@ -324,7 +333,7 @@ func leadingOptions(line string) []string {
 		s = strings.TrimLeft(s, "=")
 		s = skipPlaceholder(s)
 		s = strings.TrimLeft(s, " \t")
-		if !strings.HasPrefix(s, ",") {
+		if !strings.HasPrefix(s, ",") && !strings.HasPrefix(s, "|") {
 			return opts
 		}
 		s = strings.TrimLeft(s[1:], " \t")

@@ -211,9 +211,9 @@ for f in "$H"/checks/*.sh; do
 		esac
 	fi
 	step "$n"
-	t0=$(date +%s)
+	check_started=$(date +%s)
 	. "$f"
-	echo "-- $n took $(($(date +%s) - t0))s"
+	echo "-- $n took $(($(date +%s) - check_started))s"
 done
 
 echo "-- all checks took $(($(date +%s) - started))s"

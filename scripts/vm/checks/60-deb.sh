@@ -42,7 +42,8 @@ if [ -f "$H/ibtool.deb" ]; then
 		fail "deb: PATH=/usr/lib/ibtool/bin picks ibtool's ibstat"
 	fi
 	if /usr/bin/ibtool --version >/tmp/deb.out 2>&1 && [ -s /usr/share/bash-completion/completions/ibtool ] &&
-		[ -f /usr/lib/ibtool/share/man/man8/perfquery.8.gz ] && [ -f /usr/share/man/man8/ibtool.8.gz ]; then
+		[ -f /usr/lib/ibtool/share/man/man8/perfquery.8.gz ] && [ -f /usr/share/man/man8/ibtool.8.gz ] &&
+		[ -f /usr/share/man/man8/ibtool-exporter.8.gz ]; then
 		pass "deb: ibtool --version, completions and man pages: $(cat /tmp/deb.out)"
 	else
 		fail "deb: ibtool --version, completions and man pages"

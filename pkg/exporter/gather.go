@@ -1,0 +1,182 @@
+package exporter
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// Gather returns the scrape's metrics in client_golang's data model, as
+// a registry holding m would (families by name, each family's metrics by
+// their label values in label-name order, label pairs by name), so that
+// promhttp and expfmt encode them. It builds them directly, a few
+// allocations per family: through a registry every sample is a
+// constant metric sent on a channel, written, hashed and checked, which
+// on a fabric of 15,000 ports costs several times the sweep.
+func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
+	var out []*dto.MetricFamily
+	shared := map[string]*labelSets{}
+	for _, f := range families() {
+		if mf := m.gatherFamily(f, shared); mf != nil {
+			out = append(out, mf)
+		}
+	}
+	slices.SortFunc(out, func(a, b *dto.MetricFamily) int { return cmp.Compare(a.GetName(), b.GetName()) })
+	return out, nil
+}
+
+// labelSets are the label pairs of one family's metrics, in their
+// order: k values and k pairs a metric.
+type labelSets struct {
+	values []string
+	ptrs   []*dto.LabelPair
+}
+
+// gatherFamily builds one family's metrics, nil when it has none. The
+// families with the same label names mostly label the same ports (every
+// counter of a port, its link state, width and speed), so a metric whose
+// label values the last such family had takes that metric's label pairs
+// (shared, keyed by the label names in order): dto's pairs are most of
+// a scrape's memory otherwise.
+func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets) *dto.MetricFamily {
+	d := f.desc
+	n := 0
+	f.each(m, func([]string, float64) { n++ })
+	if n == 0 {
+		return nil
+	}
+	k := len(d.labels)
+	// The label pairs go in name order (order[j] is the j-th label by
+	// name), as client_golang sorts them.
+	order := make([]int, k)
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(d.labels[a], d.labels[b]) })
+	names := make([]string, k)
+	for j, o := range order {
+		names[j] = d.labels[o]
+	}
+	values := make([]string, 0, n*k)
+	samples := make([]float64, 0, n)
+	f.each(m, func(vals []string, v float64) {
+		for _, o := range order {
+			values = append(values, vals[o])
+		}
+		samples = append(samples, v)
+	})
+	// Metrics by their label values, in name order; equal ones (none
+	// are, in a consistent scrape) keep their order.
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortStableFunc(idx, func(a, b int32) int {
+		return slices.Compare(values[int(a)*k:int(a+1)*k], values[int(b)*k:int(b+1)*k])
+	})
+
+	mf := &dto.MetricFamily{Name: &d.name, Help: &d.help}
+	metrics := make([]dto.Metric, n)
+	sig := strings.Join(names, "\xff")
+	prev := shared[sig]
+	if prev == nil {
+		prev = &labelSets{}
+	}
+	cur := &labelSets{values: make([]string, 0, n*k), ptrs: make([]*dto.LabelPair, n*k)}
+	shared[sig] = cur
+	var pairs []dto.LabelPair // made when a metric's labels are new
+	ptrs := cur.ptrs
+	pj := 0 // the previous family's next metric: both go in label order
+	mf.Metric = make([]*dto.Metric, n)
+	var typ dto.MetricType
+	var gauges []dto.Gauge
+	var counters []dto.Counter
+	var untyped []dto.Untyped
+	switch d.typ {
+	case prometheus.CounterValue:
+		typ, counters = dto.MetricType_COUNTER, make([]dto.Counter, n)
+	case prometheus.GaugeValue:
+		typ, gauges = dto.MetricType_GAUGE, make([]dto.Gauge, n)
+	default:
+		typ, untyped = dto.MetricType_UNTYPED, make([]dto.Untyped, n)
+	}
+	mf.Type = &typ
+	for out, in := range idx {
+		i := int(in)
+		mt := &metrics[out]
+		vals := values[i*k : (i+1)*k]
+		cur.values = append(cur.values, vals...)
+		c := 1
+		for pj*k < len(prev.values) {
+			if c = slices.Compare(prev.values[pj*k:(pj+1)*k], vals); c >= 0 {
+				break
+			}
+			pj++
+		}
+		if c == 0 {
+			copy(ptrs[out*k:(out+1)*k], prev.ptrs[pj*k:(pj+1)*k])
+		} else {
+			if len(pairs) < k {
+				pairs = make([]dto.LabelPair, k*max(64, n-out))
+			}
+			for j := range k {
+				p := &pairs[j]
+				p.Name, p.Value = &names[j], &cur.values[out*k+j]
+				ptrs[out*k+j] = p
+			}
+			pairs = pairs[k:]
+		}
+		mt.Label = ptrs[out*k : (out+1)*k : (out+1)*k]
+		switch typ {
+		case dto.MetricType_COUNTER:
+			counters[out].Value = &samples[i]
+			mt.Counter = &counters[out]
+		case dto.MetricType_GAUGE:
+			gauges[out].Value = &samples[i]
+			mt.Gauge = &gauges[out]
+		default:
+			untyped[out].Value = &samples[i]
+			mt.Untyped = &untyped[out]
+		}
+		mf.Metric[out] = mt
+	}
+	return mf
+}
+
+// mergedGatherer gathers the scrape's families and others' (the Go and
+// process collectors' registry), all by name. Unlike
+// prometheus.Gatherers it does not check every metric again: the
+// scrape's are consistent by construction, the others' registry checked
+// its own. A family name in both is an error, and the scrape's is kept.
+type mergedGatherer struct {
+	scrape prometheus.Gatherer
+	other  prometheus.Gatherer
+}
+
+func (g mergedGatherer) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := g.scrape.Gather()
+	if g.other == nil {
+		return mfs, err
+	}
+	more, oerr := g.other.Gather()
+	var errs prometheus.MultiError
+	errs.Append(err)
+	errs.Append(oerr)
+	seen := make(map[string]bool, len(mfs))
+	for _, mf := range mfs {
+		seen[mf.GetName()] = true
+	}
+	for _, mf := range more {
+		if seen[mf.GetName()] {
+			errs.Append(fmt.Errorf("metric family %s gathered twice", mf.GetName()))
+			continue
+		}
+		mfs = append(mfs, mf)
+	}
+	slices.SortFunc(mfs, func(a, b *dto.MetricFamily) int { return cmp.Compare(a.GetName(), b.GetName()) })
+	return mfs, errs.MaybeUnwrap()
+}
