@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/route"
 	"github.com/ibtool/ibtool/pkg/subnet"
@@ -244,19 +245,7 @@ func widthText(p *subnet.Port) string {
 	if p.Info == nil {
 		return "??"
 	}
-	switch p.Info.LinkWidthActive {
-	case mad.LinkWidth1X:
-		return "1x"
-	case mad.LinkWidth4X:
-		return "4x"
-	case mad.LinkWidth8X:
-		return "8x"
-	case mad.LinkWidth12X:
-		return "12x"
-	case mad.LinkWidth2X:
-		return "2x"
-	}
-	return "??"
+	return madtext.LinkWidthCompat(p.Info.LinkWidthActive)
 }
 
 // stateText is the link's state as opensm-subnet.lst spells it; a port

@@ -8,30 +8,13 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 	"github.com/ibtool/ibtool/pkg/nodemap"
 )
 
 // This file renders a fabric as infiniband-diags 44's ibnetdiscover prints
 // it (ibnetdiscover.c): the topology, the node lists, the ports report,
 // the walk's lines and a Graphviz graph.
-
-// linkWidthCompat names a LinkWidthActive value as ibnetdiscover's
-// dump_linkwidth_compat does.
-func linkWidthCompat(w mad.LinkWidth) string {
-	switch w {
-	case mad.LinkWidth1X:
-		return "1x"
-	case mad.LinkWidth4X:
-		return "4x"
-	case mad.LinkWidth8X:
-		return "8x"
-	case mad.LinkWidth12X:
-		return "12x"
-	case mad.LinkWidth2X:
-		return "2x"
-	}
-	return "??"
-}
 
 // linkSpeedCompat names a LinkSpeedActive value (dump_linkspeed_compat).
 func linkSpeedCompat(s mad.LinkSpeed) string {
@@ -135,7 +118,7 @@ func cleanDesc(s string) string { return (*nodemap.Map)(nil).Name(0, s) }
 // mask was not read.
 func LinkCompat(p *Port) (width, speed string) {
 	l := linkOf(p)
-	return linkWidthCompat(l.width), l.speedString()
+	return madtext.LinkWidthCompat(l.width), l.speedString()
 }
 
 // TopologyWriter writes a fabric as infiniband-diags 44's ibnetdiscover
@@ -299,7 +282,7 @@ func (t *TopologyWriter) switchPort(p *Port, prefix string) {
 	if r.Node.Type != mad.NodeTypeSwitch {
 		fmt.Fprintf(t.W, "(%x) ", uint64(r.GUID))
 	}
-	fmt.Fprintf(t.W, "\t\t# \"%s\" lid %d %s%s", t.name(r.Node), r.LID(), linkWidthCompat(l.width), l.speedString())
+	fmt.Fprintf(t.W, "\t\t# \"%s\" lid %d %s%s", t.name(r.Node), r.LID(), madtext.LinkWidthCompat(l.width), l.speedString())
 	if t.Full {
 		fmt.Fprintf(t.W, " s=%d w=%d v=%d", l.speed, l.width, l.vlCap)
 	}
@@ -324,7 +307,7 @@ func (t *TopologyWriter) caPort(p *Port, prefix string) {
 		fmt.Fprintf(t.W, " (%x) ", uint64(r.GUID))
 	}
 	fmt.Fprintf(t.W, "\t\t# lid %d lmc %d \"%s\" lid %d %s%s", p.BaseLID, p.LMC, t.name(r.Node), r.LID(),
-		linkWidthCompat(l.width), l.speedString())
+		madtext.LinkWidthCompat(l.width), l.speedString())
 	if t.Full {
 		fmt.Fprintf(t.W, " s=%d w=%d v=%d", l.speed, l.width, l.vlCap)
 	}
@@ -413,7 +396,7 @@ func (t *TopologyWriter) Ports() {
 				l = portLink{fdr10: l.fdr10}
 			}
 			fmt.Fprintf(t.W, "%2s %5d %2d 0x%016x %s %s", portsTypeCompat(n), p.LID(), p.Num, uint64(p.GUID),
-				linkWidthCompat(l.width), l.speedString())
+				madtext.LinkWidthCompat(l.width), l.speedString())
 			if r := p.Remote; r != nil {
 				fmt.Fprintf(t.W, " - %2s %5d %2d 0x%016x ( '%s' - '%s' )\n", portsTypeCompat(r.Node), r.LID(), r.Num,
 					uint64(r.GUID), t.name(n), t.name(r.Node))
@@ -478,7 +461,7 @@ func (t *TopologyWriter) Dot() {
 				l = switchLink(p)
 			}
 			fmt.Fprintf(t.W, "\t%s -- %s [taillabel=\"%d\", headlabel=\"%d\", label=\"%s%s\"];\n", quotedNodeName(n),
-				quotedNodeName(p.Remote.Node), p.Num, p.Remote.Num, linkWidthCompat(l.width), l.speedString())
+				quotedNodeName(p.Remote.Node), p.Num, p.Remote.Num, madtext.LinkWidthCompat(l.width), l.speedString())
 		}
 	}
 	t.W.WriteString("}\n")

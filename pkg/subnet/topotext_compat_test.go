@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibtool/ibtool/pkg/mad"
+	"github.com/ibtool/ibtool/pkg/madtext"
 )
 
 func TestLinkCompatNames(t *testing.T) {
@@ -23,7 +24,7 @@ func TestLinkCompatNames(t *testing.T) {
 	}
 	var got, want []string
 	for _, tt := range tests {
-		got = append(got, linkWidthCompat(tt.l.width)+tt.l.speedString())
+		got = append(got, madtext.LinkWidthCompat(tt.l.width)+tt.l.speedString())
 		want = append(want, tt.want)
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
