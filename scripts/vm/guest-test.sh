@@ -203,17 +203,18 @@ fi
 # host in $H/out.
 for f in "$H"/checks/*.sh; do
 	[ -f "$f" ] || continue
-	n=$(basename "$f")
+	# Names no check file uses: the files are sourced into this shell.
+	check_name=$(basename "$f")
 	if [ -n "$ONLY" ]; then
-		case $n in
+		case $check_name in
 		$ONLY) ;;
 		*) continue ;;
 		esac
 	fi
-	step "$n"
+	step "$check_name"
 	check_started=$(date +%s)
 	. "$f"
-	echo "-- $n took $(($(date +%s) - check_started))s"
+	echo "-- $check_name took $(($(date +%s) - check_started))s"
 done
 
 echo "-- all checks took $(($(date +%s) - started))s"
