@@ -1,14 +1,10 @@
 package trace
 
 import (
-	"bytes"
 	"encoding/json"
 	"net/netip"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -58,25 +54,7 @@ func cmFixture(t *testing.T) string {
 		cmPkt(b, a, 3, &trace.CMMessage{Type: trace.CMREJ, REJ: &trace.CMRej{CMCommIDs: trace.CMCommIDs{RemoteCommID: 0x30}, Reason: 28},
 			PrivateData: []byte("busy")}),
 	}
-	var buf bytes.Buffer
-	w, err := trace.NewPcapWriter(&buf, trace.LinkEthernet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, p := range ps {
-		b, err := trace.Encode(p, trace.EncodeOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.WriteFrame(time.Unix(1700000000, int64(i)*1000), b, 0); err != nil {
-			t.Fatal(err)
-		}
-	}
-	path := filepath.Join(t.TempDir(), "cm.pcap")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeCapture(t, t.TempDir(), "cm.pcap", false, ps)
 }
 
 // TestTraceSIDR: a SIDR_REQ and its SIDR_REP print the UD connection
@@ -95,17 +73,7 @@ func TestTraceSIDR(t *testing.T) {
 		pkt(a, b, &trace.CMMessage{Type: trace.CMSIDRREQ, SIDRREQ: &trace.CMSIDRReq{RequestID: 7, PKey: 0xffff, ServiceID: sid}}),
 		pkt(b, a, &trace.CMMessage{Type: trace.CMSIDRREP, SIDRREP: &trace.CMSIDRRep{RequestID: 7, QPN: 0x55, ServiceID: sid, QKey: 0x11111111}}),
 	}
-	var buf bytes.Buffer
-	w, _ := trace.NewPcapWriter(&buf, trace.LinkEthernet)
-	for i, p := range ps {
-		fr, err := trace.Encode(p, trace.EncodeOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.WriteFrame(time.Unix(1700000000, int64(i)), fr, 0)
-	}
-	path := filepath.Join(t.TempDir(), "sidr.pcap")
-	os.WriteFile(path, buf.Bytes(), 0o644)
+	path := writeCapture(t, t.TempDir(), "sidr.pcap", false, ps)
 	got, err := runTrace(t, &traceOptions{File: path})
 	if err != nil {
 		t.Fatal(err)

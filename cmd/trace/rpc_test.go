@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -74,20 +73,7 @@ func nfsFixture(t *testing.T, dir string, data []byte) string {
 	send(true, trace.RPCRDMAHeader{XID: 2, Vers: 1, Credits: 32, WriteList: [][]trace.RDMASegment{{seg(0x5678, 3000, 0x7f8000)}}},
 		words(reply(2), 0, 0, 3000, 1, 3000))
 
-	var buf bytes.Buffer
-	wr, _ := trace.NewPcapWriter(&buf, trace.LinkEthernet)
-	for i, p := range ps {
-		b, err := trace.Encode(p, trace.EncodeOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		wr.WriteFrame(time.Unix(1700000000, int64(i)*1000), b, 0)
-	}
-	path := filepath.Join(dir, "nfs.pcap")
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeCapture(t, dir, "nfs.pcap", false, ps)
 }
 
 func TestTraceRPC(t *testing.T) {

@@ -79,8 +79,20 @@ func traceFixture(t *testing.T, dir string) string {
 		req(trace.OpSendOnly, 4, data[:3]), req(trace.OpSendOnly, 5, nil),
 		rd, resp(trace.OpReadResponseFirst, 6, data[:1024]), resp(trace.OpReadResponseLast, 7, data[:1024]),
 	}
+	return writeCapture(t, dir, "fixture.pcapng", true, ps)
+}
+
+// writeCapture encodes ps as Ethernet frames a microsecond apart into a
+// capture file (pcapng when ng, else pcap) named name in dir, and
+// returns its path.
+func writeCapture(t *testing.T, dir, name string, ng bool, ps []*trace.Packet) string {
+	t.Helper()
 	var buf bytes.Buffer
-	w, err := trace.NewPcapngWriter(&buf, trace.LinkEthernet)
+	newWriter := trace.NewPcapWriter
+	if ng {
+		newWriter = trace.NewPcapngWriter
+	}
+	w, err := newWriter(&buf, trace.LinkEthernet)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +105,7 @@ func traceFixture(t *testing.T, dir string) string {
 			t.Fatal(err)
 		}
 	}
-	path := filepath.Join(dir, "fixture.pcapng")
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
