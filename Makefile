@@ -48,6 +48,7 @@ test: deps build vet
 # The guest also installs the package from make deb (scripts/vm/checks/60-deb.sh).
 test-vm: build
 	cd examples && $(GO) build -o ../bin/rdmawrite ./rdmawrite
+	$(GO) test -c -o bin/verbs.test ./pkg/verbs
 	@deb=$$(scripts/mkdeb.sh $(BIN) bin) && IBTOOL_VM_DEB=$$deb scripts/vm/run.sh $(BIN)
 
 # bin/ibtool_VERSION_ARCH.deb and an .rpm beside it: the binaries, the tool

@@ -2,7 +2,8 @@
 # Builds (once, cached) the Debian bookworm guest for the real-kernel tests:
 # a root file system image with the Debian kernel, rdma-core, the verbs
 # providers (rxe), perftest, infiniband-diags, tcpdump, the NFS server and
-# client (checks/50-nfs-rdma.sh) and rdmacm-utils (checks/70-rdmacm.sh),
+# client (checks/50-nfs-rdma.sh), rdmacm-utils (checks/70-rdmacm.sh) and
+# python3-pyverbs (rdma-core's own test suite, issue 31),
 # plus the kernel and initrd to boot it with. Debian's kernel is built
 # without Soft-iWARP (siw), so the image carries an siw.ko built here from
 # the same kernel's source. Prints the cache directory. Needs root
@@ -15,7 +16,7 @@ exec 3>&1 1>&2
 here=$(cd "$(dirname "$0")" && pwd)
 cache=${IBTOOL_VM_CACHE:-/var/cache/ibtool-vm}
 mirror=${IBTOOL_VM_MIRROR:-http://deb.debian.org/debian}
-pkgs=linux-image-amd64,initramfs-tools,kmod,iproute2,rdma-core,ibverbs-providers,ibverbs-utils,perftest,infiniband-diags,libibverbs1,procps,tcpdump,nfs-kernel-server,rdmacm-utils
+pkgs=linux-image-amd64,initramfs-tools,kmod,iproute2,rdma-core,ibverbs-providers,ibverbs-utils,perftest,infiniband-diags,libibverbs1,procps,tcpdump,nfs-kernel-server,rdmacm-utils,python3-pyverbs
 
 # The cache key covers everything that goes into the image.
 key=$(cat "$here/build-image.sh" "$here/guest-init" | sha256sum | cut -c1-12)
@@ -83,6 +84,11 @@ echo "vm: siw.ko built in $((SECONDS - sstart))s" >&2
 install -m 0755 "$here/guest-init" "$root/sbin/ibtool-vm-init"
 mkdir -p "$root/mnt/host"
 echo ibtool-vm >"$root/etc/hostname"
+# rdma-core's own test suite ships under doc/ with some files gzipped:
+# keep it, unpacked, as the package `tests` in /opt/rdma-core-tests.
+mkdir -p "$root/opt/rdma-core-tests"
+cp -r "$root/usr/share/doc/rdma-core/tests" "$root/opt/rdma-core-tests/tests"
+gunzip "$root/opt/rdma-core-tests/tests/"*.gz
 # Keep the image small: no docs, no apt lists.
 rm -rf "$root/usr/share/doc" "$root/usr/share/man" "$root/var/lib/apt/lists"/* "$root/var/cache/apt"/*.bin
 

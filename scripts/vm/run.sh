@@ -26,6 +26,8 @@ mkdir -p "$share/checks" "$share/out"
 cp "$here"/checks/*.sh "$share/checks/" 2>/dev/null || true
 # examples/rdmawrite, when make test-vm built it (checks/47-rdmawrite.sh).
 [ ! -x "$(dirname "$bin")/rdmawrite" ] || cp "$(dirname "$bin")/rdmawrite" "$share/rdmawrite"
+# pkg/verbs' test binary, when make test-vm built it (checks/80-verbs.sh).
+[ ! -x "$(dirname "$bin")/verbs.test" ] || cp "$(dirname "$bin")/verbs.test" "$share/verbs.test"
 # The Debian package, when make test-vm built one (checks/60-deb.sh).
 [ -z "${IBTOOL_VM_DEB:-}" ] || cp "$IBTOOL_VM_DEB" "$share/ibtool.deb"
 printf '%s\n' "${IBTOOL_VM_ONLY:-}" >"$share/only"
