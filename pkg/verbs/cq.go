@@ -153,6 +153,8 @@ const (
 	WCSend            WCOpcode = 0
 	WCRDMAWrite       WCOpcode = 1
 	WCRDMARead        WCOpcode = 2
+	WCCompSwap        WCOpcode = 3 // an OpAtomicCmpAndSwp
+	WCFetchAdd        WCOpcode = 4 // an OpAtomicFetchAndAdd
 	WCRecv            WCOpcode = 128
 	WCRecvRDMAWithImm WCOpcode = 129
 )
@@ -166,6 +168,10 @@ func (o WCOpcode) String() string {
 		return "RDMA_WRITE"
 	case WCRDMARead:
 		return "RDMA_READ"
+	case WCCompSwap:
+		return "COMP_SWAP"
+	case WCFetchAdd:
+		return "FETCH_ADD"
 	case WCRecv:
 		return "RECV"
 	case WCRecvRDMAWithImm:

@@ -19,6 +19,8 @@ type driver interface {
 	closeDevice(ctx handle) error
 	queryPort(ctx handle, port int) (Port, error)
 	queryGID(ctx handle, port, index int) ([16]byte, error)
+	// queryDevice is the device's attributes (ibv_query_device_ex).
+	queryDevice(ctx handle) (Attr, error)
 	// asyncFD is the context's async event file descriptor; waitAsync
 	// waits up to ms milliseconds for an event on it and reports whether
 	// one is there; getAsyncEvent reads and acknowledges one.
@@ -101,7 +103,8 @@ type qpModify struct {
 }
 
 // sendWork is a checked send work request with its local memory resolved
-// to an address and key.
+// to addresses and keys: one SGE in addr, length and lkey, or two or more
+// in sgl.
 type sendWork struct {
 	id     uint64
 	op     Opcode
@@ -109,9 +112,13 @@ type sendWork struct {
 	addr   uint64
 	length uint32
 	lkey   uint32
+	sgl    []sgeWork
 	raddr  uint64
 	rkey   uint32
 	imm    uint32
+	// Atomics: the compare (CMP_AND_SWP) or add (FETCH_AND_ADD) operand
+	// and the swap value.
+	compareAdd, swap uint64
 	// UD: the address handle, the peer's QP number and Q_Key.
 	ah    handle
 	rqpn  uint32
@@ -119,9 +126,18 @@ type sendWork struct {
 	srqn  uint32 // XRC: the peer's SRQ
 }
 
-// recvWork is a checked receive work request.
+// recvWork is a checked receive work request: one SGE in addr, length
+// and lkey, or two or more in sgl.
 type recvWork struct {
 	id     uint64
+	addr   uint64
+	length uint32
+	lkey   uint32
+	sgl    []sgeWork
+}
+
+// sgeWork is one resolved scatter/gather entry (struct ibv_sge).
+type sgeWork struct {
 	addr   uint64
 	length uint32
 	lkey   uint32

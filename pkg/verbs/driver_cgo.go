@@ -46,6 +46,9 @@ type cQP struct {
 	sends *C.struct_ibv_send_wr
 	recvs *C.struct_ibv_recv_wr
 	sges  *C.struct_ibv_sge
+	// spool and rpool hold the SGLs of a batch of sends and receives
+	// with more than one SGE: maxPostBatch times the QP's most.
+	spool, rpool []C.struct_ibv_sge
 }
 
 type cMR struct{ mr *C.struct_ibv_mr }
@@ -55,6 +58,35 @@ type cSRQ struct {
 	rwr   *C.struct_ibt_rwr
 	recvs *C.struct_ibv_recv_wr
 	sges  *C.struct_ibv_sge
+	rpool []C.struct_ibv_sge // as cQP's
+}
+
+// sgePool allocates C memory for maxPostBatch requests of up to n SGEs.
+func sgePool(n int) []C.struct_ibv_sge {
+	n = maxPostBatch * max(n, 1)
+	return unsafe.Slice((*C.struct_ibv_sge)(C.calloc(C.size_t(n), C.sizeof_struct_ibv_sge)), n)
+}
+
+// fillSGL copies a request's SGL into pool from *at on, returning the
+// C list and its length; a request with one SGE or none gets (nil, 0).
+func fillSGL(pool []C.struct_ibv_sge, at *int, sgl []sgeWork) (*C.struct_ibv_sge, C.int) {
+	if len(sgl) == 0 {
+		return nil, 0
+	}
+	out := pool[*at : *at+len(sgl)]
+	for i, e := range sgl {
+		out[i] = C.struct_ibv_sge{addr: C.uint64_t(e.addr), length: C.uint32_t(e.length), lkey: C.uint32_t(e.lkey)}
+	}
+	*at += len(sgl)
+	return &out[0], C.int(len(sgl))
+}
+
+// rwrToC is a checked receive work request as the C helpers take it, its
+// SGL (if it has one) put in pool from *at on.
+func rwrToC(w recvWork, pool []C.struct_ibv_sge, at *int) C.struct_ibt_rwr {
+	r := C.struct_ibt_rwr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey)}
+	r.sgl, r.nsge = fillSGL(pool, at, w.sgl)
+	return r
 }
 
 // rcErr is the errno of a call that returns it (ibv_modify_qp,
@@ -125,6 +157,15 @@ func (d *cDriver) queryGID(ctx handle, port, index int) ([16]byte, error) {
 	}
 	copy(g[:], C.GoBytes(unsafe.Pointer(&gid), 16))
 	return g, nil
+}
+
+func (d *cDriver) queryDevice(ctx handle) (Attr, error) {
+	c := ctx.(*C.struct_ibv_context)
+	var ax C.struct_ibv_device_attr_ex
+	if rc, err := C.ibt_query_device_ex(c, &ax); rc != 0 {
+		return Attr{}, errnoOr(err, rc)
+	}
+	return attrFromC(&ax, c), nil
 }
 
 func (d *cDriver) asyncFD(ctx handle) int { return int(C.ibt_async_fd(ctx.(*C.struct_ibv_context))) }
@@ -316,6 +357,7 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge))}
 	caps := QPCaps{MaxSendWR: int(got.max_send_wr), MaxRecvWR: int(got.max_recv_wr), MaxSendSGE: int(got.max_send_sge),
 		MaxRecvSGE: int(got.max_recv_sge), MaxInlineData: int(got.max_inline_data)}
+	h.spool, h.rpool = sgePool(caps.MaxSendSGE), sgePool(caps.MaxRecvSGE)
 	return h, uint32(C.ibt_qp_num(qp)), caps, nil
 }
 
@@ -358,7 +400,8 @@ func (d *cDriver) destroyQP(qp handle) error {
 	if rc, err := C.ibtv_destroy_qp(h.qp); rc != 0 {
 		return rcErr(rc, err)
 	}
-	for _, p := range []unsafe.Pointer{unsafe.Pointer(h.swr), unsafe.Pointer(h.rwr), unsafe.Pointer(h.sends), unsafe.Pointer(h.recvs), unsafe.Pointer(h.sges)} {
+	for _, p := range []unsafe.Pointer{unsafe.Pointer(h.swr), unsafe.Pointer(h.rwr), unsafe.Pointer(h.sends), unsafe.Pointer(h.recvs), unsafe.Pointer(h.sges),
+		unsafe.Pointer(unsafe.SliceData(h.spool)), unsafe.Pointer(unsafe.SliceData(h.rpool))} {
 		C.free(p)
 	}
 	return nil
@@ -372,7 +415,8 @@ func (d *cDriver) createSRQ(pd handle, maxWR, maxSGE int) (handle, error) {
 	return &cSRQ{srq: srq,
 		rwr:   (*C.struct_ibt_rwr)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_rwr)),
 		recvs: (*C.struct_ibv_recv_wr)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_recv_wr)),
-		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge))}, nil
+		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge)),
+		rpool: sgePool(maxSGE)}, nil
 }
 
 func (d *cDriver) openXRCD(ctx handle, fd int) (handle, error) {
@@ -399,7 +443,8 @@ func (d *cDriver) createXRCSRQ(pd, xrcd, cq handle, maxWR, maxSGE int) (handle, 
 	return &cSRQ{srq: srq,
 		rwr:   (*C.struct_ibt_rwr)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_rwr)),
 		recvs: (*C.struct_ibv_recv_wr)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_recv_wr)),
-		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge))}, uint32(num), nil
+		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge)),
+		rpool: sgePool(maxSGE)}, uint32(num), nil
 }
 
 func (d *cDriver) destroySRQ(srq handle) error {
@@ -410,14 +455,16 @@ func (d *cDriver) destroySRQ(srq handle) error {
 	C.free(unsafe.Pointer(h.rwr))
 	C.free(unsafe.Pointer(h.recvs))
 	C.free(unsafe.Pointer(h.sges))
+	C.free(unsafe.Pointer(unsafe.SliceData(h.rpool)))
 	return nil
 }
 
 func (d *cDriver) postSRQRecv(srq handle, wrs []recvWork) error {
 	h := srq.(*cSRQ)
 	in := unsafe.Slice(h.rwr, len(wrs))
+	at := 0
 	for i, w := range wrs {
-		in[i] = C.struct_ibt_rwr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey)}
+		in[i] = rwrToC(w, h.rpool, &at)
 	}
 	if rc := C.ibt_post_srq_recv(h.srq, h.rwr, C.int(len(wrs)), h.recvs, h.sges); rc != 0 {
 		return rcErr(rc, nil)
@@ -452,8 +499,10 @@ func (d *cDriver) destroyAH(ah handle) error {
 func (d *cDriver) postSend(qp handle, wrs []sendWork) error {
 	h := qp.(*cQP)
 	in := unsafe.Slice(h.swr, len(wrs))
+	at := 0
 	for i, w := range wrs {
 		in[i] = swrToC(w)
+		in[i].sgl, in[i].nsge = fillSGL(h.spool, &at, w.sgl)
 	}
 	if rc := C.ibt_post_send(h.qp, h.swr, C.int(len(wrs)), h.sends, h.sges); rc != 0 {
 		return rcErr(rc, nil)
@@ -465,7 +514,8 @@ func (d *cDriver) postSend(qp handle, wrs []sendWork) error {
 func swrToC(w sendWork) C.struct_ibt_swr {
 	s := C.struct_ibt_swr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), raddr: C.uint64_t(w.raddr),
 		length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey), rkey: C.uint32_t(w.rkey), imm: C.uint32_t(w.imm),
-		opcode: C.int(w.op), flags: C.int(w.flags), rqpn: C.uint32_t(w.rqpn), rqkey: C.uint32_t(w.rqkey), srqn: C.uint32_t(w.srqn)}
+		opcode: C.int(w.op), flags: C.int(w.flags), rqpn: C.uint32_t(w.rqpn), rqkey: C.uint32_t(w.rqkey), srqn: C.uint32_t(w.srqn),
+		compare_add: C.uint64_t(w.compareAdd), swap: C.uint64_t(w.swap)}
 	if w.ah != nil {
 		s.ah = w.ah.(*C.struct_ibv_ah)
 	}
@@ -475,8 +525,9 @@ func swrToC(w sendWork) C.struct_ibt_swr {
 func (d *cDriver) postRecv(qp handle, wrs []recvWork) error {
 	h := qp.(*cQP)
 	in := unsafe.Slice(h.rwr, len(wrs))
+	at := 0
 	for i, w := range wrs {
-		in[i] = C.struct_ibt_rwr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey)}
+		in[i] = rwrToC(w, h.rpool, &at)
 	}
 	if rc := C.ibt_post_recv(h.qp, h.rwr, C.int(len(wrs)), h.recvs, h.sges); rc != 0 {
 		return rcErr(rc, nil)

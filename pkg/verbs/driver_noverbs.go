@@ -15,6 +15,7 @@ func (noDriver) open(string) (handle, string, error) { return nil, "", ErrNoVerb
 func (noDriver) closeDevice(handle) error                    { return ErrNoVerbs }
 func (noDriver) queryPort(handle, int) (Port, error)         { return Port{}, ErrNoVerbs }
 func (noDriver) queryGID(handle, int, int) ([16]byte, error) { return [16]byte{}, ErrNoVerbs }
+func (noDriver) queryDevice(handle) (Attr, error)            { return Attr{}, ErrNoVerbs }
 func (noDriver) allocPD(handle) (handle, error)              { return nil, ErrNoVerbs }
 func (noDriver) deallocPD(handle) error                      { return ErrNoVerbs }
 func (noDriver) mmap(int) ([]byte, error)                    { return nil, ErrNoVerbs }

@@ -20,6 +20,7 @@ type fakeDriver struct {
 	n       int
 	port    Port
 	gid     [16]byte
+	attr    Attr   // what queryDevice returns
 	caps    QPCaps // what createQP grants; zero: what was asked
 	modify  []qpModify
 	sends   [][]sendWork
@@ -41,7 +42,8 @@ type fakeDriver struct {
 func useFake(t *testing.T) *fakeDriver {
 	t.Helper()
 	f := &fakeDriver{fail: map[string]error{}, devices: []string{"mlx5_0", "rxe0"},
-		port: Port{State: PortStateActive, ActiveMTU: 3, LinkLayer: LinkLayerEthernet}, gid: [16]byte{0: 0xfe, 1: 0x80, 15: 1}}
+		port: Port{State: PortStateActive, ActiveMTU: 3, LinkLayer: LinkLayerEthernet}, gid: [16]byte{0: 0xfe, 1: 0x80, 15: 1},
+		attr: Attr{MaxSGE: 32, MaxSRQSGE: 27, AtomicCap: AtomicHCA}}
 	old := drv
 	drv = f
 	t.Cleanup(func() { drv = old })
@@ -76,6 +78,13 @@ func (f *fakeDriver) queryPort(_ handle, port int) (Port, error) {
 
 func (f *fakeDriver) queryGID(handle, int, int) ([16]byte, error) {
 	return f.gid, f.fail["queryGID"]
+}
+
+func (f *fakeDriver) queryDevice(handle) (Attr, error) {
+	if err := f.fail["queryDevice"]; err != nil {
+		return Attr{}, err
+	}
+	return f.attr, nil
 }
 
 func (f *fakeDriver) asyncFD(handle) int { return 7 }

@@ -14,11 +14,15 @@
 #define IBT_DEFINE
 #include "ibt_verbs.h"
 
-// ibt_build_swr makes wr (with its one SGE in sge) from in; next is NULL.
+// ibt_build_swr makes wr from in (its SGL, or its one SGE in sge); next
+// is NULL.
 static void ibt_build_swr(const struct ibt_swr *in, struct ibv_send_wr *wr, struct ibv_sge *sge) {
 	memset(wr, 0, sizeof(*wr));
 	wr->wr_id = in->wr_id;
-	if (in->length) {
+	if (in->nsge) {
+		wr->sg_list = in->sgl;
+		wr->num_sge = in->nsge;
+	} else if (in->length) {
 		sge->addr = in->addr;
 		sge->length = in->length;
 		sge->lkey = in->lkey;
@@ -28,10 +32,15 @@ static void ibt_build_swr(const struct ibt_swr *in, struct ibv_send_wr *wr, stru
 	wr->opcode = in->opcode;
 	wr->send_flags = in->flags;
 	wr->qp_type.xrc.remote_srqn = in->srqn;
-	if (in->ah) { // wr.ud and wr.rdma share a union
+	if (in->ah) { // wr.ud, wr.atomic and wr.rdma share a union
 		wr->wr.ud.ah = in->ah;
 		wr->wr.ud.remote_qpn = in->rqpn;
 		wr->wr.ud.remote_qkey = in->rqkey;
+	} else if (in->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || in->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr->wr.atomic.remote_addr = in->raddr;
+		wr->wr.atomic.compare_add = in->compare_add;
+		wr->wr.atomic.swap = in->swap;
+		wr->wr.atomic.rkey = in->rkey;
 	} else {
 		wr->wr.rdma.remote_addr = in->raddr;
 		wr->wr.rdma.rkey = in->rkey;
@@ -111,17 +120,23 @@ struct ibv_srq *ibt_create_srq(struct ibv_pd *pd, int max_wr, int max_sge) {
 	return ibtv_create_srq(pd, &a);
 }
 
-// ibt_build_rwrs makes the list wr (with one SGE each in sge) from in.
+// ibt_build_rwrs makes the list wr from in: each request's SGL, or its
+// one SGE in sge.
 static void ibt_build_rwrs(struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge) {
 	int i;
 	for (i = 0; i < n; i++) {
 		memset(&wr[i], 0, sizeof(wr[i]));
 		wr[i].wr_id = in[i].wr_id;
-		sge[i].addr = in[i].addr;
-		sge[i].length = in[i].length;
-		sge[i].lkey = in[i].lkey;
-		wr[i].sg_list = &sge[i];
-		wr[i].num_sge = 1;
+		if (in[i].nsge) {
+			wr[i].sg_list = in[i].sgl;
+			wr[i].num_sge = in[i].nsge;
+		} else {
+			sge[i].addr = in[i].addr;
+			sge[i].length = in[i].length;
+			sge[i].lkey = in[i].lkey;
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+		}
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
 }

@@ -21,11 +21,16 @@ struct ibt_swr {
 	struct ibv_ah *ah; /* UD: set, with the peer's QP number and Q_Key */
 	uint32_t rqpn, rqkey;
 	uint32_t srqn; /* XRC: the peer's SRQ */
+	uint64_t compare_add, swap; /* atomics */
+	struct ibv_sge *sgl; /* nsge > 0: the SGL, instead of addr, length and lkey */
+	int nsge;
 };
 
 struct ibt_rwr {
 	uint64_t wr_id, addr;
 	uint32_t length, lkey;
+	struct ibv_sge *sgl; /* as ibt_swr's */
+	int nsge;
 };
 
 /* ibt_wc is struct ibv_wc's fields without its unions, immediate data in
