@@ -25,7 +25,7 @@ func TestAtomics(t *testing.T) {
 		{id: 1, op: OpAtomicCmpAndSwp, flags: sendSignaled, addr: base + 8, length: 8, lkey: 0x100, raddr: 0x7000, rkey: 5, compareAdd: 2, swap: 3},
 		{id: 2, op: OpAtomicFetchAndAdd, addr: base + 16, length: 8, lkey: 0x100, raddr: 0x7008, rkey: 5, compareAdd: 1},
 	}}
-	if diff := cmp.Diff(want, r.f.sends, cmp.AllowUnexported(sendWork{}, sgeWork{})); diff != "" {
+	if diff := cmp.Diff(want, r.f.sends, cmp.AllowUnexported(sendWork{}, sgeWork{}, mwBindWork{})); diff != "" {
 		t.Errorf("unexpected work requests (-want +got):\n%s", diff)
 	}
 }

@@ -155,6 +155,8 @@ const (
 	WCRDMARead        WCOpcode = 2
 	WCCompSwap        WCOpcode = 3 // an OpAtomicCmpAndSwp
 	WCFetchAdd        WCOpcode = 4 // an OpAtomicFetchAndAdd
+	WCBindMW          WCOpcode = 5 // an OpBindMW or a BindMW
+	WCLocalInv        WCOpcode = 6 // an OpLocalInv
 	WCRecv            WCOpcode = 128
 	WCRecvRDMAWithImm WCOpcode = 129
 )
@@ -172,6 +174,10 @@ func (o WCOpcode) String() string {
 		return "COMP_SWAP"
 	case WCFetchAdd:
 		return "FETCH_ADD"
+	case WCBindMW:
+		return "BIND_MW"
+	case WCLocalInv:
+		return "LOCAL_INV"
 	case WCRecv:
 		return "RECV"
 	case WCRecvRDMAWithImm:
@@ -191,6 +197,9 @@ type WorkCompletion struct {
 	HasImm    bool
 	QPNum     uint32
 	SrcQP     uint32
+	// InvRKey is the key a received OpSendInv invalidated, when HasInv.
+	InvRKey uint32
+	HasInv  bool
 }
 
 // Poll moves up to len(wc) completions into wc and returns how many. A

@@ -10,8 +10,11 @@
 // an address handle, AH, on UD; to a peer's XRC SRQ on XRC), the atomics
 // (compare-and-swap, fetch-and-add) and receives, each over one MR range
 // or a scatter/gather list (SGL) within the device's and the QP's limits,
-// shared receive queues (SRQ, XRC ones in an XRC domain, XRCD), polling,
-// and the device's async events (port up and down, ...). A
+// shared receive queues (SRQ, XRC ones in an XRC domain, XRCD), memory
+// windows (MW, type 1 bound with QP.BindMW, type 2 with a BIND_MW request,
+// invalidated locally or by the peer's SEND_WITH_INV), QP queries and
+// moves to ERR and RESET, CQ resizing, polling, and the device's async
+// events (port up and down, ...). A
 // bandwidth test's send loop (QP.Stream) runs whole in the driver, in one
 // call, out of the Go scheduler's way. Pattern is the seeded data such a
 // test writes and its receiver checks.

@@ -49,6 +49,10 @@ type driver interface {
 	// reports whether one is there.
 	waitChannel(ch handle, ms int) (bool, error)
 	ackCQEvents(cq handle, n int)
+	// cqEntries is the CQ's size as the provider made it (ibv_cq.cqe);
+	// resizeCQ asks for cqe entries.
+	cqEntries(cq handle) int
+	resizeCQ(cq handle, cqe int) error
 	pollCQ(cq handle, wc []WorkCompletion) (int, error)
 
 	createSRQ(pd handle, maxWR, maxSGE int) (handle, error)
@@ -60,11 +64,18 @@ type driver interface {
 	destroySRQ(srq handle) error
 	postSRQRecv(srq handle, wrs []recvWork) error
 
+	// allocMW returns the window and its first key; bindMW binds a type
+	// 1 window through qp and returns its new key.
+	allocMW(pd handle, typ MWType) (handle, uint32, error)
+	deallocMW(mw handle) error
+	bindMW(qp, mw handle, id uint64, flags sendFlags, b mwBindWork) (uint32, error)
+
 	createAH(pd handle, a AHAttr) (handle, error)
 	destroyAH(ah handle) error
 
 	createQP(pd handle, a qpCreate) (qp handle, num uint32, caps QPCaps, err error)
 	modifyQP(qp handle, m qpModify) error
+	queryQP(qp handle) (QPAttr, error)
 	destroyQP(qp handle) error
 	// postSend and postRecv get checked work requests, at most
 	// maxPostBatch at a time.
@@ -119,6 +130,12 @@ type sendWork struct {
 	// Atomics: the compare (CMP_AND_SWP) or add (FETCH_AND_ADD) operand
 	// and the swap value.
 	compareAdd, swap uint64
+	invRKey          uint32 // LOCAL_INV, SEND_WITH_INV
+	// BIND_MW: the window, the key it gets, and what it binds.
+	mw       handle
+	bound    *MW
+	bindRKey uint32
+	bind     mwBindWork
 	// UD: the address handle, the peer's QP number and Q_Key.
 	ah    handle
 	rqpn  uint32

@@ -319,7 +319,7 @@ func (d *cDriver) pollCQ(cq handle, wc []WorkCompletion) (int, error) {
 func wcFromC(f *C.struct_ibt_wc) WorkCompletion {
 	return WorkCompletion{ID: uint64(f.wr_id), Status: WCStatus(f.status), Opcode: WCOpcode(f.opcode),
 		VendorErr: uint32(f.vendor_err), ByteLen: uint32(f.byte_len), Imm: uint32(f.imm), HasImm: f.has_imm != 0,
-		QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp)}
+		QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp), InvRKey: uint32(f.inv_rkey), HasInv: f.has_inv != 0}
 }
 
 func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error) {
@@ -384,12 +384,43 @@ func (d *cDriver) modifyQP(qp handle, m qpModify) error {
 	case QPStateRTS:
 		s := m.rts
 		rc, err = C.ibt_to_rts(q, C.uint32_t(s.SQPSN), C.int(s.Timeout), C.int(s.RetryCnt), C.int(s.RNRRetry), C.int(s.MaxRdAtomic))
-	case QPStateErr, QPStateSQD:
+	case QPStateReset, QPStateErr, QPStateSQD:
 		rc, err = C.ibt_to_state(q, C.int(m.to))
 	default:
 		return syscall.EINVAL
 	}
 	if rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
+func (d *cDriver) queryQP(qp handle) (QPAttr, error) {
+	var a C.struct_ibv_qp_attr
+	var init C.struct_ibv_qp_init_attr
+	if rc, err := C.ibt_query_qp(qp.(*cQP).qp, &a, &init); rc != 0 {
+		return QPAttr{}, rcErr(rc, err)
+	}
+	q := QPAttr{State: QPState(a.qp_state), CurState: QPState(a.cur_qp_state), PathMTU: MTU(a.path_mtu),
+		QKey: uint32(a.qkey), RQPSN: uint32(a.rq_psn), SQPSN: uint32(a.sq_psn), DestQPN: uint32(a.dest_qp_num),
+		Access: Access(a.qp_access_flags), PKeyIndex: int(a.pkey_index), Port: int(a.port_num),
+		SQDraining: a.sq_draining != 0, MaxRdAtomic: uint8(a.max_rd_atomic), MaxDestRdAtomic: uint8(a.max_dest_rd_atomic),
+		MinRNRTimer: uint8(a.min_rnr_timer), Timeout: uint8(a.timeout), RetryCnt: uint8(a.retry_cnt), RNRRetry: uint8(a.rnr_retry),
+		DLID: uint16(a.ah_attr.dlid), SL: uint8(a.ah_attr.sl), SignalAll: init.sq_sig_all != 0,
+		Caps: QPCaps{MaxSendWR: int(init.cap.max_send_wr), MaxRecvWR: int(init.cap.max_recv_wr), MaxSendSGE: int(init.cap.max_send_sge),
+			MaxRecvSGE: int(init.cap.max_recv_sge), MaxInlineData: int(init.cap.max_inline_data)}}
+	if a.ah_attr.is_global != 0 {
+		g := &a.ah_attr.grh
+		q.GRH = &GRH{SGIDIndex: int(g.sgid_index), HopLimit: uint8(g.hop_limit), TrafficClass: uint8(g.traffic_class), FlowLabel: uint32(g.flow_label)}
+		copy(q.GRH.DGID[:], C.GoBytes(unsafe.Pointer(&g.dgid), 16))
+	}
+	return q, nil
+}
+
+func (d *cDriver) cqEntries(cq handle) int { return int(cq.(*cCQ).cq.cqe) }
+
+func (d *cDriver) resizeCQ(cq handle, cqe int) error {
+	if rc, err := C.ibtv_resize_cq(cq.(*cCQ).cq, C.int(cqe)); rc != 0 {
 		return rcErr(rc, err)
 	}
 	return nil
@@ -489,6 +520,33 @@ func (d *cDriver) createAH(pd handle, a AHAttr) (handle, error) {
 	return ah, nil
 }
 
+func (d *cDriver) allocMW(pd handle, typ MWType) (handle, uint32, error) {
+	mw, err := C.ibt_alloc_mw(pd.(*C.struct_ibv_pd), C.int(typ))
+	if mw == nil {
+		return nil, 0, errnoOr(err, C.int(syscall.EOPNOTSUPP))
+	}
+	return mw, uint32(mw.rkey), nil
+}
+
+func (d *cDriver) deallocMW(mw handle) error {
+	if rc, err := C.ibt_dealloc_mw(mw.(*C.struct_ibv_mw)); rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
+func (d *cDriver) bindMW(qp, mw handle, id uint64, flags sendFlags, b mwBindWork) (uint32, error) {
+	m := mw.(*C.struct_ibv_mw)
+	var mr *C.struct_ibv_mr
+	if b.mr != nil {
+		mr = b.mr.(*cMR).mr
+	}
+	if rc, err := C.ibt_bind_mw(qp.(*cQP).qp, m, C.uint64_t(id), C.int(flags), mr, C.uint64_t(b.addr), C.uint64_t(b.length), C.int(b.access)); rc != 0 {
+		return 0, rcErr(rc, err)
+	}
+	return uint32(m.rkey), nil
+}
+
 func (d *cDriver) destroyAH(ah handle) error {
 	if rc, err := C.ibtv_destroy_ah(ah.(*C.struct_ibv_ah)); rc != 0 {
 		return rcErr(rc, err)
@@ -515,7 +573,14 @@ func swrToC(w sendWork) C.struct_ibt_swr {
 	s := C.struct_ibt_swr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), raddr: C.uint64_t(w.raddr),
 		length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey), rkey: C.uint32_t(w.rkey), imm: C.uint32_t(w.imm),
 		opcode: C.int(w.op), flags: C.int(w.flags), rqpn: C.uint32_t(w.rqpn), rqkey: C.uint32_t(w.rqkey), srqn: C.uint32_t(w.srqn),
-		compare_add: C.uint64_t(w.compareAdd), swap: C.uint64_t(w.swap)}
+		compare_add: C.uint64_t(w.compareAdd), swap: C.uint64_t(w.swap), inv_rkey: C.uint32_t(w.invRKey)}
+	if w.mw != nil {
+		s.mw, s.bind_rkey, s.bind_access = w.mw.(*C.struct_ibv_mw), C.uint32_t(w.bindRKey), C.int(w.bind.access)
+		s.bind_addr, s.bind_length = C.uint64_t(w.bind.addr), C.uint64_t(w.bind.length)
+		if w.bind.mr != nil {
+			s.bind_mr = w.bind.mr.(*cMR).mr
+		}
+	}
 	if w.ah != nil {
 		s.ah = w.ah.(*C.struct_ibv_ah)
 	}

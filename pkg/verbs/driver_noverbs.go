@@ -34,6 +34,9 @@ func (noDriver) ackCQEvents(handle, int)                      {}
 func (noDriver) waitChannel(handle, int) (bool, error)        { return false, ErrNoVerbs }
 func (noDriver) pollCQ(handle, []WorkCompletion) (int, error) { return 0, ErrNoVerbs }
 func (noDriver) modifyQP(handle, qpModify) error              { return ErrNoVerbs }
+func (noDriver) queryQP(handle) (QPAttr, error)               { return QPAttr{}, ErrNoVerbs }
+func (noDriver) cqEntries(handle) int                         { return 0 }
+func (noDriver) resizeCQ(handle, int) error                   { return ErrNoVerbs }
 func (noDriver) destroyQP(handle) error                       { return ErrNoVerbs }
 func (noDriver) postSend(handle, []sendWork) error            { return ErrNoVerbs }
 func (noDriver) postRecv(handle, []recvWork) error            { return ErrNoVerbs }
@@ -44,10 +47,15 @@ func (noDriver) stream(context.Context, handle, handle, handle, *streamRun) erro
 	return ErrNoVerbs
 }
 
-func (noDriver) asyncFD(handle) int                         { return -1 }
-func (noDriver) waitAsync(handle, int) (bool, error)        { return false, ErrNoVerbs }
-func (noDriver) getAsyncEvent(handle) (AsyncEvent, error)   { return AsyncEvent{}, ErrNoVerbs }
-func (noDriver) createAH(handle, AHAttr) (handle, error)    { return nil, ErrNoVerbs }
+func (noDriver) asyncFD(handle) int                             { return -1 }
+func (noDriver) waitAsync(handle, int) (bool, error)            { return false, ErrNoVerbs }
+func (noDriver) getAsyncEvent(handle) (AsyncEvent, error)       { return AsyncEvent{}, ErrNoVerbs }
+func (noDriver) createAH(handle, AHAttr) (handle, error)        { return nil, ErrNoVerbs }
+func (noDriver) allocMW(handle, MWType) (handle, uint32, error) { return nil, 0, ErrNoVerbs }
+func (noDriver) deallocMW(handle) error                         { return ErrNoVerbs }
+func (noDriver) bindMW(_, _ handle, _ uint64, _ sendFlags, _ mwBindWork) (uint32, error) {
+	return 0, ErrNoVerbs
+}
 func (noDriver) destroyAH(handle) error                     { return ErrNoVerbs }
 func (noDriver) createSRQ(handle, int, int) (handle, error) { return nil, ErrNoVerbs }
 func (noDriver) destroySRQ(handle) error                    { return ErrNoVerbs }

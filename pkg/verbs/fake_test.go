@@ -21,6 +21,8 @@ type fakeDriver struct {
 	port    Port
 	gid     [16]byte
 	attr    Attr   // what queryDevice returns
+	qpAttr  QPAttr // what queryQP returns
+	cqe     int    // what cqEntries returns; resizeCQ sets it
 	caps    QPCaps // what createQP grants; zero: what was asked
 	modify  []qpModify
 	sends   [][]sendWork
@@ -187,6 +189,23 @@ func (f *fakeDriver) modifyQP(_ handle, m qpModify) error {
 
 func (f *fakeDriver) destroyQP(handle) error { return f.fail["destroyQP"] }
 
+func (f *fakeDriver) queryQP(handle) (QPAttr, error) {
+	if err := f.fail["queryQP"]; err != nil {
+		return QPAttr{}, err
+	}
+	return f.qpAttr, nil
+}
+
+func (f *fakeDriver) cqEntries(handle) int { return f.cqe }
+
+func (f *fakeDriver) resizeCQ(_ handle, cqe int) error {
+	if err := f.fail["resizeCQ"]; err != nil {
+		return err
+	}
+	f.cqe = cqe + 1 // as a provider rounds
+	return nil
+}
+
 func (f *fakeDriver) createAH(handle, AHAttr) (handle, error) {
 	if err := f.fail["createAH"]; err != nil {
 		return nil, err
@@ -195,6 +214,25 @@ func (f *fakeDriver) createAH(handle, AHAttr) (handle, error) {
 }
 
 func (f *fakeDriver) destroyAH(handle) error { return f.fail["destroyAH"] }
+
+func (f *fakeDriver) allocMW(handle, MWType) (handle, uint32, error) {
+	if err := f.fail["allocMW"]; err != nil {
+		return nil, 0, err
+	}
+	return f.obj("mw"), 0x300, nil
+}
+
+func (f *fakeDriver) deallocMW(handle) error { return f.fail["deallocMW"] }
+
+// bindMW records the bind as a send of BIND_MW and gives the window the
+// next key.
+func (f *fakeDriver) bindMW(_, _ handle, id uint64, flags sendFlags, b mwBindWork) (uint32, error) {
+	if err := f.fail["bindMW"]; err != nil {
+		return 0, err
+	}
+	f.sends = append(f.sends, []sendWork{{id: id, op: OpBindMW, flags: flags, bind: b}})
+	return 0x301, nil
+}
 
 func (f *fakeDriver) createSRQ(handle, int, int) (handle, error) {
 	if err := f.fail["createSRQ"]; err != nil {

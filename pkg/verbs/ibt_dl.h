@@ -42,6 +42,8 @@ struct ibt_fns {
 	void (*ack_cq_events)(struct ibv_cq *, unsigned int);
 	struct ibv_qp *(*create_qp)(struct ibv_pd *, struct ibv_qp_init_attr *);
 	int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
+	int (*query_qp)(struct ibv_qp *, struct ibv_qp_attr *, int, struct ibv_qp_init_attr *);
+	int (*resize_cq)(struct ibv_cq *, int);
 	int (*destroy_qp)(struct ibv_qp *);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *, struct ibv_ah_attr *);
 	int (*destroy_ah)(struct ibv_ah *);
@@ -100,6 +102,8 @@ const char *ibt_load(void)
 	IBT_SYM(ack_cq_events, "ibv_ack_cq_events");
 	IBT_SYM(create_qp, "ibv_create_qp");
 	IBT_SYM(modify_qp, "ibv_modify_qp");
+	IBT_SYM(query_qp, "ibv_query_qp");
+	IBT_SYM(resize_cq, "ibv_resize_cq");
 	IBT_SYM(destroy_qp, "ibv_destroy_qp");
 	IBT_SYM(create_ah, "ibv_create_ah");
 	IBT_SYM(destroy_ah, "ibv_destroy_ah");
@@ -132,6 +136,8 @@ static inline int ibtv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq *
 static inline void ibtv_ack_cq_events(struct ibv_cq *cq, unsigned int n) { ibt_fn.ack_cq_events(cq, n); }
 static inline struct ibv_qp *ibtv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a) { return ibt_fn.create_qp(pd, a); }
 static inline int ibtv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask) { return ibt_fn.modify_qp(qp, a, mask); }
+static inline int ibtv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_qp_init_attr *init) { return ibt_fn.query_qp(qp, a, mask, init); }
+static inline int ibtv_resize_cq(struct ibv_cq *cq, int cqe) { return ibt_fn.resize_cq(cq, cqe); }
 static inline int ibtv_destroy_qp(struct ibv_qp *qp) { return ibt_fn.destroy_qp(qp); }
 static inline struct ibv_ah *ibtv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a) { return ibt_fn.create_ah(pd, a); }
 static inline int ibtv_destroy_ah(struct ibv_ah *ah) { return ibt_fn.destroy_ah(ah); }

@@ -47,6 +47,42 @@ static void ibt_build_swr(const struct ibt_swr *in, struct ibv_send_wr *wr, stru
 	}
 	if (in->opcode == IBV_WR_RDMA_WRITE_WITH_IMM || in->opcode == IBV_WR_SEND_WITH_IMM)
 		wr->imm_data = htonl(in->imm);
+	if (in->opcode == IBV_WR_LOCAL_INV || in->opcode == IBV_WR_SEND_WITH_INV)
+		wr->invalidate_rkey = in->inv_rkey;
+	if (in->opcode == IBV_WR_BIND_MW) {
+		wr->bind_mw.mw = in->mw;
+		wr->bind_mw.rkey = in->bind_rkey;
+		wr->bind_mw.bind_info.mr = in->bind_mr;
+		wr->bind_mw.bind_info.addr = in->bind_addr;
+		wr->bind_mw.bind_info.length = in->bind_length;
+		wr->bind_mw.bind_info.mw_access_flags = in->bind_access;
+	}
+}
+
+struct ibv_mw *ibt_alloc_mw(struct ibv_pd *pd, int type) {
+	if (!pd->context->ops.alloc_mw) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return pd->context->ops.alloc_mw(pd, type);
+}
+
+int ibt_dealloc_mw(struct ibv_mw *mw) { return mw->context->ops.dealloc_mw(mw); }
+
+int ibt_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, uint64_t wr_id, int flags, struct ibv_mr *mr, uint64_t addr, uint64_t length, int access) {
+	struct ibv_mw_bind b;
+	memset(&b, 0, sizeof(b));
+	b.wr_id = wr_id;
+	b.send_flags = flags;
+	b.bind_info.mr = mr;
+	b.bind_info.addr = addr;
+	b.bind_info.length = length;
+	b.bind_info.mw_access_flags = access;
+	if (mw->type != IBV_MW_TYPE_1 || (!mr && (addr || length)))
+		return EINVAL;
+	if (mr && mw->pd != mr->pd)
+		return EPERM;
+	return mw->context->ops.bind_mw(qp, mw, &b);
 }
 
 int ibt_post_send(struct ibv_qp *qp, struct ibt_swr *in, int n, struct ibv_send_wr *wr, struct ibv_sge *sge) {
@@ -151,6 +187,8 @@ static void ibt_flat_wc(const struct ibv_wc *wc, struct ibt_wc *out) {
 	out->imm = out->has_imm ? ntohl(wc->imm_data) : 0;
 	out->qp_num = wc->qp_num;
 	out->src_qp = wc->src_qp;
+	out->has_inv = (wc->wc_flags & IBV_WC_WITH_INV) != 0;
+	out->inv_rkey = out->has_inv ? wc->invalidated_rkey : 0;
 }
 
 int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out) {
@@ -478,7 +516,19 @@ int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int r
 		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
-// ibt_to_state moves qp to state (ERR, SQD) setting nothing else.
+// ibt_query_qp is ibv_query_qp asking for every attribute the IBA has
+// for a QP (providers fill what they keep whatever the mask).
+int ibt_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, struct ibv_qp_init_attr *init) {
+	memset(a, 0, sizeof(*a));
+	memset(init, 0, sizeof(*init));
+	return ibtv_query_qp(qp, a, IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY | IBV_QP_ACCESS_FLAGS |
+		IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT |
+		IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_ALT_PATH |
+		IBV_QP_MIN_RNR_TIMER | IBV_QP_SQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_PATH_MIG_STATE | IBV_QP_CAP |
+		IBV_QP_DEST_QPN, init);
+}
+
+// ibt_to_state moves qp to state (RESET, ERR, SQD) setting nothing else.
 int ibt_to_state(struct ibv_qp *qp, int state) {
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof(a));

@@ -24,6 +24,13 @@ struct ibt_swr {
 	uint64_t compare_add, swap; /* atomics */
 	struct ibv_sge *sgl; /* nsge > 0: the SGL, instead of addr, length and lkey */
 	int nsge;
+	uint32_t inv_rkey; /* LOCAL_INV, SEND_WITH_INV */
+	/* BIND_MW: the window, its new rkey, and what it binds */
+	struct ibv_mw *mw;
+	uint32_t bind_rkey;
+	int bind_access;
+	struct ibv_mr *bind_mr;
+	uint64_t bind_addr, bind_length;
 };
 
 struct ibt_rwr {
@@ -38,6 +45,7 @@ struct ibt_rwr {
 struct ibt_wc {
 	uint64_t wr_id;
 	uint32_t status, opcode, vendor_err, byte_len, imm, has_imm, qp_num, src_qp;
+	uint32_t inv_rkey, has_inv; /* a SEND_WITH_INV received */
 };
 
 /* ibt_stream is one QP.Stream run in C (stream.go says why): the request
@@ -93,6 +101,13 @@ struct ibv_ah *ibt_create_ah(struct ibv_pd *pd, int port, int dlid, int sl, int 
 		int sgid_index, int hop_limit, int tclass, uint32_t flow_label);
 int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int rnr_retry, int max_rd_atomic);
 int ibt_to_state(struct ibv_qp *qp, int state);
+int ibt_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, struct ibv_qp_init_attr *init);
+
+/* Memory windows: the context's ops, as <infiniband/verbs.h>'s inlines
+ * call them; ibt_bind_mw is ibv_bind_mw of a type 1 window. */
+struct ibv_mw *ibt_alloc_mw(struct ibv_pd *pd, int type);
+int ibt_dealloc_mw(struct ibv_mw *mw);
+int ibt_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, uint64_t wr_id, int flags, struct ibv_mr *mr, uint64_t addr, uint64_t length, int access);
 
 /* Devices: the fields of a device list, a device and a context that Go
  * reads, and a GID with its type. */

@@ -616,6 +616,25 @@ struct ibv_mw_bind_info {
 	unsigned int mw_access_flags;
 };
 
+enum ibv_mw_type {
+	IBV_MW_TYPE_1 = 1,
+	IBV_MW_TYPE_2 = 2,
+};
+
+struct ibv_mw {
+	struct ibv_context *context;
+	struct ibv_pd *pd;
+	uint32_t rkey;
+	uint32_t handle;
+	enum ibv_mw_type type;
+};
+
+struct ibv_mw_bind {
+	uint64_t wr_id;
+	unsigned int send_flags;
+	struct ibv_mw_bind_info bind_info;
+};
+
 /* Package verbs allocates arrays of it: its size is the ABI's. */
 struct ibv_send_wr {
 	uint64_t wr_id;
@@ -746,9 +765,9 @@ struct ibv_context_ops {
 	void *_compat_reg_mr;
 	void *_compat_rereg_mr;
 	void *_compat_dereg_mr;
-	void *alloc_mw;
-	void *bind_mw;
-	void *dealloc_mw;
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+	int (*dealloc_mw)(struct ibv_mw *mw);
 	void *_compat_create_cq;
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);

@@ -369,6 +369,14 @@ const (
 	// AccessRemoteAtomic.
 	OpAtomicCmpAndSwp   Opcode = 5
 	OpAtomicFetchAndAdd Opcode = 6
+	// OpLocalInv invalidates the type 2 window (or MR) whose key is
+	// InvalidateRKey on this side; OpSendInv is a SEND that invalidates
+	// it on the peer's side as it arrives.
+	OpLocalInv Opcode = 7
+	// OpBindMW binds the type 2 window MW to Bind, giving it the next
+	// key (MW.RKey once posted).
+	OpBindMW  Opcode = 8
+	OpSendInv Opcode = 9
 )
 
 // atomic reports whether o is one of the atomics.
@@ -391,6 +399,12 @@ func (o Opcode) String() string {
 		return "ATOMIC_CMP_AND_SWP"
 	case OpAtomicFetchAndAdd:
 		return "ATOMIC_FETCH_AND_ADD"
+	case OpLocalInv:
+		return "LOCAL_INV"
+	case OpBindMW:
+		return "BIND_MW"
+	case OpSendInv:
+		return "SEND_WITH_INV"
 	}
 	return fmt.Sprintf("opcode %d", uint32(o))
 }
@@ -414,9 +428,14 @@ type SendWR struct {
 	// CompareAdd and Swap are the atomics' operands (see
 	// OpAtomicCmpAndSwp), in host order.
 	CompareAdd, Swap uint64
-	Signaled         bool // complete with a CQ entry (always, with SignalAll)
-	Solicited        bool
-	Inline           bool // copy the data at post time (at most Caps().MaxInlineData bytes)
+	// InvalidateRKey is the key OpLocalInv and OpSendInv invalidate.
+	InvalidateRKey uint32
+	// MW and Bind are OpBindMW's window and what it binds it to.
+	MW        *MW
+	Bind      MWBind
+	Signaled  bool // complete with a CQ entry (always, with SignalAll)
+	Solicited bool
+	Inline    bool // copy the data at post time (at most Caps().MaxInlineData bytes)
 	// AH, RemoteQPN and RemoteQKey address a datagram (UD QPs only,
 	// where AH is required).
 	AH         *AH
@@ -466,6 +485,11 @@ func (qp *QP) PostSend(wrs ...SendWR) error {
 			if err := drv.postSend(qp.h, qp.sends); err != nil {
 				return verbError("ibv_post_send", qp.String(), err)
 			}
+			for _, w := range qp.sends {
+				if w.bound != nil {
+					w.bound.rkey = w.bindRKey
+				}
+			}
 		}
 		if bad != nil {
 			return verbError("ibv_post_send", qp.String(), bad)
@@ -481,10 +505,22 @@ func (qp *QP) PostSend(wrs ...SendWR) error {
 var ErrUnalignedAtomic = errors.New("atomic remote address is not 8-byte aligned")
 
 func (qp *QP) checkSend(wr *SendWR) (sendWork, error) {
-	if wr.Op > OpAtomicFetchAndAdd {
+	if wr.Op > OpSendInv {
 		panic(fmt.Sprintf("verbs: PostSend on %s: unknown %s", qp, wr.Op))
 	}
-	w := sendWork{id: wr.ID, op: wr.Op, raddr: wr.RemoteAddr, rkey: wr.RKey, imm: wr.Imm, compareAdd: wr.CompareAdd, swap: wr.Swap}
+	w := sendWork{id: wr.ID, op: wr.Op, raddr: wr.RemoteAddr, rkey: wr.RKey, imm: wr.Imm, compareAdd: wr.CompareAdd, swap: wr.Swap,
+		invRKey: wr.InvalidateRKey}
+	if (wr.MW != nil) != (wr.Op == OpBindMW) {
+		panic(fmt.Sprintf("verbs: PostSend on %s: an MW goes with BIND_MW, and every BIND_MW needs one", qp))
+	}
+	if wr.MW != nil {
+		wr.MW.use("PostSend")
+		if wr.MW.typ != MWType2 || wr.MW.pd != qp.pd {
+			panic(fmt.Sprintf("verbs: PostSend on %s: BIND_MW of %s: want a type 2 window of the QP's PD (type 1: BindMW)", qp, wr.MW))
+		}
+		w.mw, w.bound, w.bindRKey = wr.MW.h, wr.MW, incRKey(wr.MW.rkey)
+		w.bind = wr.Bind.check("PostSend", qp.pd)
+	}
 	if (wr.AH != nil) != (qp.cfg.Type == QPTypeUD) {
 		panic(fmt.Sprintf("verbs: PostSend on %s (%s): an AH goes with UD QPs, and every UD send needs one", qp, qp.cfg.Type))
 	}

@@ -36,7 +36,7 @@ func TestSGL(t *testing.T) {
 		{id: 2, op: OpRDMAWrite, raddr: 0x5000, rkey: 9, flags: sendInline,
 			sgl: []sgeWork{{base + 100, 10, 0x100}, {base, 20, 0x100}, {base + 4000, 30, 0x100}}},
 	}}
-	if diff := cmp.Diff(want, r.f.sends, cmp.AllowUnexported(sendWork{}, sgeWork{})); diff != "" {
+	if diff := cmp.Diff(want, r.f.sends, cmp.AllowUnexported(sendWork{}, sgeWork{}, mwBindWork{})); diff != "" {
 		t.Errorf("unexpected work requests (-want +got):\n%s", diff)
 	}
 	err = r.qp.PostRecv(RecvWR{ID: 3, SGL: []SGE{{MR: r.mr, Offset: 0, Length: 1}, {MR: r.mr, Offset: 1, Length: 2}}})
