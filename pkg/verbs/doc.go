@@ -13,8 +13,10 @@
 // shared receive queues (SRQ, XRC ones in an XRC domain, XRCD), memory
 // windows (MW, type 1 bound with QP.BindMW, type 2 with a BIND_MW request,
 // invalidated locally or by the peer's SEND_WITH_INV), QP queries and
-// moves to ERR and RESET, CQ resizing, polling, and the device's async
-// events (port up and down, ...). A
+// moves to ERR and RESET, CQ resizing, extended CQs (CreateCQEx: the
+// completion fields asked for, timestamps where the device keeps them) and
+// extended QPs (QPConfig.SendOps: posts through the ibv_wr_* ops),
+// polling, and the device's async events (port up and down, ...). A
 // bandwidth test's send loop (QP.Stream) runs whole in the driver, in one
 // call, out of the Go scheduler's way. Pattern is the seeded data such a
 // test writes and its receiver checks.

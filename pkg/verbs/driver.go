@@ -41,6 +41,9 @@ type driver interface {
 	createCompChannel(ctx handle) (handle, error)
 	destroyCompChannel(ch handle) error
 	createCQ(ctx handle, cqe int, ch handle) (handle, error)
+	// createCQEx makes an extended CQ whose completions carry what flags
+	// ask for; pollCQ polls it the extended way.
+	createCQEx(ctx handle, cqe int, ch handle, flags WCFlags) (handle, error)
 	destroyCQ(cq handle) error
 	reqNotifyCQ(cq handle, solicitedOnly bool) error
 	// getCQEvent blocks until a CQ of ch has an event and returns it.
@@ -101,6 +104,7 @@ type qpCreate struct {
 	xrcd           handle // XRC_RECV: the domain
 	caps           QPCaps
 	signalAll      bool
+	sendOps        SendOps // non-zero: an extended QP posting through ibv_wr_*
 }
 
 // qpModify is one state transition with the attributes it sets

@@ -37,6 +37,10 @@ type cCQ struct {
 	cq   *C.struct_ibv_cq
 	wc   *C.struct_ibv_wc // maxPostBatch entries
 	flat *C.struct_ibt_wc // as many
+	// An extended CQ (cq is the same object): polled through its ops,
+	// reading the fields exFlags asked for.
+	ex      *C.struct_ibv_cq_ex
+	exFlags C.uint64_t
 }
 
 type cQP struct {
@@ -49,6 +53,7 @@ type cQP struct {
 	// spool and rpool hold the SGLs of a batch of sends and receives
 	// with more than one SGE: maxPostBatch times the QP's most.
 	spool, rpool []C.struct_ibv_sge
+	qpx          *C.struct_ibv_qp_ex // a QP made with send ops: posts go through it
 }
 
 type cMR struct{ mr *C.struct_ibv_mr }
@@ -247,13 +252,31 @@ func (d *cDriver) createCQ(ctx handle, cqe int, ch handle) (handle, error) {
 	if cq == nil {
 		return nil, errnoOr(err, C.int(syscall.ENOMEM))
 	}
-	h := &cCQ{cq: cq,
-		wc:   (*C.struct_ibv_wc)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_wc)),
-		flat: (*C.struct_ibt_wc)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_wc))}
+	return d.adoptCQ(&cCQ{cq: cq}), nil
+}
+
+// adoptCQ gives h its scratch memory and records it for
+// ibv_get_cq_event.
+func (d *cDriver) adoptCQ(h *cCQ) *cCQ {
+	h.wc = (*C.struct_ibv_wc)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_wc))
+	h.flat = (*C.struct_ibt_wc)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_wc))
 	d.mu.Lock()
-	d.cqs[cq] = h
+	d.cqs[h.cq] = h
 	d.mu.Unlock()
-	return h, nil
+	return h
+}
+
+func (d *cDriver) createCQEx(ctx handle, cqe int, ch handle, flags WCFlags) (handle, error) {
+	var cch *C.struct_ibv_comp_channel
+	if ch != nil {
+		cch = ch.(*C.struct_ibv_comp_channel)
+	}
+	cq, err := C.ibt_create_cq_ex(ctx.(*C.struct_ibv_context), C.int(cqe), cch, C.uint64_t(flags))
+	if cq == nil {
+		return nil, errnoOr(err, C.int(syscall.EOPNOTSUPP))
+	}
+	// ibv_cq_ex_to_cq is a cast: the extended CQ begins as a CQ.
+	return d.adoptCQ(&cCQ{cq: (*C.struct_ibv_cq)(unsafe.Pointer(cq)), ex: cq, exFlags: C.uint64_t(flags)}), nil
 }
 
 func (d *cDriver) destroyCQ(cq handle) error {
@@ -306,7 +329,12 @@ func (d *cDriver) ackCQEvents(cq handle, n int) { C.ibtv_ack_cq_events(cq.(*cCQ)
 
 func (d *cDriver) pollCQ(cq handle, wc []WorkCompletion) (int, error) {
 	h := cq.(*cCQ)
-	n := C.ibt_poll(h.cq, C.int(min(len(wc), maxPostBatch)), h.wc, h.flat)
+	var n C.int
+	if h.ex != nil {
+		n = C.ibt_poll_ex(h.ex, h.exFlags, C.int(min(len(wc), maxPostBatch)), h.flat)
+	} else {
+		n = C.ibt_poll(h.cq, C.int(min(len(wc), maxPostBatch)), h.wc, h.flat)
+	}
 	if n < 0 {
 		return 0, syscall.EIO
 	}
@@ -319,7 +347,8 @@ func (d *cDriver) pollCQ(cq handle, wc []WorkCompletion) (int, error) {
 func wcFromC(f *C.struct_ibt_wc) WorkCompletion {
 	return WorkCompletion{ID: uint64(f.wr_id), Status: WCStatus(f.status), Opcode: WCOpcode(f.opcode),
 		VendorErr: uint32(f.vendor_err), ByteLen: uint32(f.byte_len), Imm: uint32(f.imm), HasImm: f.has_imm != 0,
-		QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp), InvRKey: uint32(f.inv_rkey), HasInv: f.has_inv != 0}
+		QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp), InvRKey: uint32(f.inv_rkey), HasInv: f.has_inv != 0,
+		Timestamp: uint64(f.ts), HasTimestamp: f.has_ts != 0}
 }
 
 func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error) {
@@ -344,8 +373,10 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 	if a.xrcd != nil {
 		xrcd = a.xrcd.(*C.struct_ibv_xrcd)
 	}
+	var qpx *C.struct_ibv_qp_ex
 	qp, err := C.ibt_create_qp(pd.(*C.struct_ibv_pd), C.int(a.typ), scq, rcq, srq, xrcd,
-		C.int(c.MaxSendWR), C.int(c.MaxRecvWR), C.int(c.MaxSendSGE), C.int(c.MaxRecvSGE), C.int(c.MaxInlineData), sigall, &got)
+		C.int(c.MaxSendWR), C.int(c.MaxRecvWR), C.int(c.MaxSendSGE), C.int(c.MaxRecvSGE), C.int(c.MaxInlineData), sigall,
+		C.uint64_t(a.sendOps), &got, &qpx)
 	if qp == nil {
 		return nil, 0, QPCaps{}, errnoOr(err, C.int(syscall.EINVAL))
 	}
@@ -358,6 +389,7 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 	caps := QPCaps{MaxSendWR: int(got.max_send_wr), MaxRecvWR: int(got.max_recv_wr), MaxSendSGE: int(got.max_send_sge),
 		MaxRecvSGE: int(got.max_recv_sge), MaxInlineData: int(got.max_inline_data)}
 	h.spool, h.rpool = sgePool(caps.MaxSendSGE), sgePool(caps.MaxRecvSGE)
+	h.qpx = qpx
 	return h, uint32(C.ibt_qp_num(qp)), caps, nil
 }
 
@@ -561,6 +593,12 @@ func (d *cDriver) postSend(qp handle, wrs []sendWork) error {
 	for i, w := range wrs {
 		in[i] = swrToC(w)
 		in[i].sgl, in[i].nsge = fillSGL(h.spool, &at, w.sgl)
+	}
+	if h.qpx != nil {
+		if rc := C.ibt_post_send_ex(h.qpx, h.swr, C.int(len(wrs))); rc != 0 {
+			return rcErr(rc, nil)
+		}
+		return nil
 	}
 	if rc := C.ibt_post_send(h.qp, h.swr, C.int(len(wrs)), h.sends, h.sges); rc != 0 {
 		return rcErr(rc, nil)

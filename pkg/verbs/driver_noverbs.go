@@ -23,23 +23,24 @@ func (noDriver) munmap([]byte) error                         { return ErrNoVerbs
 func (noDriver) regMR(handle, []byte, Access) (handle, uint32, uint32, error) {
 	return nil, 0, 0, ErrNoVerbs
 }
-func (noDriver) deregMR(handle) error                         { return ErrNoVerbs }
-func (noDriver) createCompChannel(handle) (handle, error)     { return nil, ErrNoVerbs }
-func (noDriver) destroyCompChannel(handle) error              { return ErrNoVerbs }
-func (noDriver) createCQ(handle, int, handle) (handle, error) { return nil, ErrNoVerbs }
-func (noDriver) destroyCQ(handle) error                       { return ErrNoVerbs }
-func (noDriver) reqNotifyCQ(handle, bool) error               { return ErrNoVerbs }
-func (noDriver) getCQEvent(handle) (handle, error)            { return nil, ErrNoVerbs }
-func (noDriver) ackCQEvents(handle, int)                      {}
-func (noDriver) waitChannel(handle, int) (bool, error)        { return false, ErrNoVerbs }
-func (noDriver) pollCQ(handle, []WorkCompletion) (int, error) { return 0, ErrNoVerbs }
-func (noDriver) modifyQP(handle, qpModify) error              { return ErrNoVerbs }
-func (noDriver) queryQP(handle) (QPAttr, error)               { return QPAttr{}, ErrNoVerbs }
-func (noDriver) cqEntries(handle) int                         { return 0 }
-func (noDriver) resizeCQ(handle, int) error                   { return ErrNoVerbs }
-func (noDriver) destroyQP(handle) error                       { return ErrNoVerbs }
-func (noDriver) postSend(handle, []sendWork) error            { return ErrNoVerbs }
-func (noDriver) postRecv(handle, []recvWork) error            { return ErrNoVerbs }
+func (noDriver) deregMR(handle) error                                    { return ErrNoVerbs }
+func (noDriver) createCompChannel(handle) (handle, error)                { return nil, ErrNoVerbs }
+func (noDriver) destroyCompChannel(handle) error                         { return ErrNoVerbs }
+func (noDriver) createCQ(handle, int, handle) (handle, error)            { return nil, ErrNoVerbs }
+func (noDriver) createCQEx(handle, int, handle, WCFlags) (handle, error) { return nil, ErrNoVerbs }
+func (noDriver) destroyCQ(handle) error                                  { return ErrNoVerbs }
+func (noDriver) reqNotifyCQ(handle, bool) error                          { return ErrNoVerbs }
+func (noDriver) getCQEvent(handle) (handle, error)                       { return nil, ErrNoVerbs }
+func (noDriver) ackCQEvents(handle, int)                                 {}
+func (noDriver) waitChannel(handle, int) (bool, error)                   { return false, ErrNoVerbs }
+func (noDriver) pollCQ(handle, []WorkCompletion) (int, error)            { return 0, ErrNoVerbs }
+func (noDriver) modifyQP(handle, qpModify) error                         { return ErrNoVerbs }
+func (noDriver) queryQP(handle) (QPAttr, error)                          { return QPAttr{}, ErrNoVerbs }
+func (noDriver) cqEntries(handle) int                                    { return 0 }
+func (noDriver) resizeCQ(handle, int) error                              { return ErrNoVerbs }
+func (noDriver) destroyQP(handle) error                                  { return ErrNoVerbs }
+func (noDriver) postSend(handle, []sendWork) error                       { return ErrNoVerbs }
+func (noDriver) postRecv(handle, []recvWork) error                       { return ErrNoVerbs }
 func (noDriver) createQP(handle, qpCreate) (handle, uint32, QPCaps, error) {
 	return nil, 0, QPCaps{}, ErrNoVerbs
 }

@@ -20,10 +20,11 @@ type fakeDriver struct {
 	n       int
 	port    Port
 	gid     [16]byte
-	attr    Attr   // what queryDevice returns
-	qpAttr  QPAttr // what queryQP returns
-	cqe     int    // what cqEntries returns; resizeCQ sets it
-	caps    QPCaps // what createQP grants; zero: what was asked
+	attr    Attr    // what queryDevice returns
+	qpAttr  QPAttr  // what queryQP returns
+	cqFlags WCFlags // what the last createCQEx got
+	cqe     int     // what cqEntries returns; resizeCQ sets it
+	caps    QPCaps  // what createQP grants; zero: what was asked
 	modify  []qpModify
 	sends   [][]sendWork
 	sges    []streamSGE // the last Stream's split request
@@ -147,6 +148,14 @@ func (f *fakeDriver) createCQ(handle, int, handle) (handle, error) {
 	h := f.obj("cq")
 	f.event = h
 	return h, nil
+}
+
+func (f *fakeDriver) createCQEx(ctx handle, cqe int, ch handle, flags WCFlags) (handle, error) {
+	if err := f.fail["createCQEx"]; err != nil {
+		return nil, err
+	}
+	f.cqFlags = flags
+	return f.createCQ(ctx, cqe, ch)
 }
 
 func (f *fakeDriver) destroyCQ(handle) error            { return f.fail["destroyCQ"] }

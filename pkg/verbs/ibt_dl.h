@@ -44,6 +44,8 @@ struct ibt_fns {
 	int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
 	int (*query_qp)(struct ibv_qp *, struct ibv_qp_attr *, int, struct ibv_qp_init_attr *);
 	int (*resize_cq)(struct ibv_cq *, int);
+	/* Optional (NULL in a library older than rdma-core 24). */
+	struct ibv_qp_ex *(*qp_to_qp_ex)(struct ibv_qp *);
 	int (*destroy_qp)(struct ibv_qp *);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *, struct ibv_ah_attr *);
 	int (*destroy_ah)(struct ibv_ah *);
@@ -112,6 +114,7 @@ const char *ibt_load(void)
 	IBT_SYM(get_async_event, "ibv_get_async_event");
 	IBT_SYM(ack_async_event, "ibv_ack_async_event");
 #undef IBT_SYM
+	*(void **)&ibt_fn.qp_to_qp_ex = dlsym(h, "ibv_qp_to_qp_ex");
 	return NULL;
 }
 #endif

@@ -46,6 +46,8 @@ struct ibt_wc {
 	uint64_t wr_id;
 	uint32_t status, opcode, vendor_err, byte_len, imm, has_imm, qp_num, src_qp;
 	uint32_t inv_rkey, has_inv; /* a SEND_WITH_INV received */
+	uint64_t ts; /* an extended CQ's completion timestamp, when has_ts */
+	uint32_t has_ts;
 };
 
 /* ibt_stream is one QP.Stream run in C (stream.go says why): the request
@@ -81,6 +83,12 @@ int ibt_close_xrcd(struct ibv_xrcd *xrcd);
 struct ibv_srq *ibt_create_xrc_srq(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_cq *cq, int max_wr, int max_sge, uint32_t *num);
 int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out);
 
+/* Extended CQs: ibv_create_cq_ex, and polling up to n completions with
+ * ibv_start_poll, ibv_next_poll and ibv_end_poll, reading the fields
+ * wc_flags asked for (-1: the poll failed). */
+struct ibv_cq_ex *ibt_create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch, uint64_t wc_flags);
+int ibt_poll_ex(struct ibv_cq_ex *cq, uint64_t wc_flags, int n, struct ibt_wc *out);
+
 /* ibt_stream_run is perftest's run_iter_bw on s; see ibt_verbs.c. */
 void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibt_stream *s);
 
@@ -91,7 +99,10 @@ int ibt_wait_channel(struct ibv_comp_channel *ch, int ms);
 /* Queue pairs (RC, UC, UD): creation, and the moves to INIT, RTR and RTS with the
  * attributes as plain arguments. */
 struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq, struct ibv_xrcd *xrcd,
-		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got);
+		int swr, int rwr, int ssge, int rsge, int inl, int sigall, uint64_t send_ops, struct ibv_qp_cap *got, struct ibv_qp_ex **qpx);
+/* ibt_post_send_ex posts n requests through an extended QP's ibv_wr_*
+ * ops (a QP made with send_ops). */
+int ibt_post_send_ex(struct ibv_qp_ex *qp, struct ibt_swr *in, int n);
 uint32_t ibt_qp_num(struct ibv_qp *qp);
 int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access, uint32_t qkey);
 int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint32_t rq_psn, int dlid, int sl,

@@ -4,6 +4,8 @@ package verbs
 
 import (
 	"context"
+	"errors"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -24,6 +26,11 @@ type loopConfig struct {
 	mrAccess Access
 	qpAccess Access
 	caps     QPCaps // zero: 8 WRs and one SGE each way
+	// cqEx makes the CQs extended (CreateCQEx) with wcFlags.
+	cqEx    bool
+	wcFlags WCFlags
+	// sendOps makes the QPs extended, posting through ibv_wr_*.
+	sendOps SendOps
 }
 
 // rcLoop makes two sides on ctx and connects their RC QPs to each other
@@ -64,7 +71,12 @@ func newLoopSide(t *testing.T, ctx *Context, cfg loopConfig) *loopSide {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOrFail(t, s.pd.Close) })
-	if s.cq, err = ctx.CreateCQ(16, nil); err != nil {
+	if cfg.cqEx {
+		s.cq, err = ctx.CreateCQEx(16, nil, cfg.wcFlags)
+	} else {
+		s.cq, err = ctx.CreateCQ(16, nil)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOrFail(t, s.cq.Close) })
@@ -72,10 +84,15 @@ func newLoopSide(t *testing.T, ctx *Context, cfg loopConfig) *loopSide {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOrFail(t, s.mr.Close) })
-	if s.qp, err = s.pd.CreateQP(QPConfig{SendCQ: s.cq, RecvCQ: s.cq, Caps: cfg.caps}); err != nil {
+	s.qp, err = s.pd.CreateQP(QPConfig{SendCQ: s.cq, RecvCQ: s.cq, Caps: cfg.caps, SendOps: cfg.sendOps})
+	if cfg.sendOps != 0 && errors.Is(err, syscall.EOPNOTSUPP) {
+		t.Skipf("%s: no extended QPs with send ops %#x: %v", ctx.Name(), uint64(cfg.sendOps), err)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { closeOrFail(t, s.qp.Close) })
+	qp := s.qp // a test may put another QP in s.qp
+	t.Cleanup(func() { closeOrFail(t, qp.Close) })
 	return s
 }
 

@@ -113,7 +113,28 @@ type QPConfig struct {
 	// SignalAll makes every send work request complete with a CQ entry;
 	// without it only those with Signaled set do.
 	SignalAll bool
+	// SendOps, when set, makes an extended QP (ibv_create_qp_ex) whose
+	// PostSend goes through the ibv_wr_* ops (ibv_wr_start, ibv_wr_send,
+	// ..., ibv_wr_complete) and takes only these opcodes; posting another
+	// panics. A provider without them is an error wrapping EOPNOTSUPP.
+	SendOps SendOps
 }
+
+// SendOps are the opcodes an extended QP may post (enum
+// ibv_qp_create_send_ops_flags): bit n allows Opcode n.
+type SendOps uint64
+
+// SendOpsOf is the set of the opcodes given.
+func SendOpsOf(ops ...Opcode) SendOps {
+	var s SendOps
+	for _, o := range ops {
+		s |= 1 << o
+	}
+	return s
+}
+
+// Has reports whether the set allows o.
+func (s SendOps) Has(o Opcode) bool { return o < 64 && s&(1<<o) != 0 }
 
 // InitAttr moves a QP from RESET to INIT.
 type InitAttr struct {
@@ -196,7 +217,7 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	default:
 		panic(fmt.Sprintf("verbs: CreateQP on %s of %s", pd, cfg.Type))
 	}
-	a := qpCreate{typ: cfg.Type, caps: cfg.Caps, signalAll: cfg.SignalAll}
+	a := qpCreate{typ: cfg.Type, caps: cfg.Caps, signalAll: cfg.SignalAll, sendOps: cfg.SendOps}
 	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
 		if cq != nil {
 			cq.use("CreateQP")
@@ -507,6 +528,9 @@ var ErrUnalignedAtomic = errors.New("atomic remote address is not 8-byte aligned
 func (qp *QP) checkSend(wr *SendWR) (sendWork, error) {
 	if wr.Op > OpSendInv {
 		panic(fmt.Sprintf("verbs: PostSend on %s: unknown %s", qp, wr.Op))
+	}
+	if qp.cfg.SendOps != 0 && !qp.cfg.SendOps.Has(wr.Op) {
+		panic(fmt.Sprintf("verbs: PostSend on %s of %s: the QP was made for send ops %#x", qp, wr.Op, uint64(qp.cfg.SendOps)))
 	}
 	w := sendWork{id: wr.ID, op: wr.Op, raddr: wr.RemoteAddr, rkey: wr.RKey, imm: wr.Imm, compareAdd: wr.CompareAdd, swap: wr.Swap,
 		invRKey: wr.InvalidateRKey}
