@@ -10,11 +10,11 @@ verbs_go() { # DEVICE: run the integration tests on DEVICE
 		>"$log" 2>&1 || rc=$?
 	cp "$log" "$H/out/" 2>/dev/null
 	awk -v dev="$dev" '
-		/^=== RUN/ { why = "" }
-		/^ +[^ ]*_test\.go:[0-9]+: / { why = $0; sub(/^ +[^ ]*: /, "", why) }
+		/^=== RUN/ { cur = $3 }
+		/^ +[^ ]*_test\.go:[0-9]+: / { why[cur] = $0; sub(/^ +[^ ]*: /, "", why[cur]) }
 		/^ *--- PASS: TestIntegration/ { print "PASS go " $3 " on " dev }
 		/^ *--- FAIL: TestIntegration/ { print "FAIL go " $3 " on " dev }
-		/^ *--- SKIP: TestIntegration/ { print "SKIP go " $3 " on " dev ": " why }
+		/^ *--- SKIP: TestIntegration/ { print "SKIP go " $3 " on " dev ": " why[$3] }
 	' "$log"
 	local failed
 	failed=$(grep -c '^ *--- FAIL: TestIntegration' "$log")
