@@ -121,12 +121,8 @@ def main(argv):
         print(line)
     n, m = sum(covered.values()), sum(passed.values())
     per = ', '.join(f'{d}: {covered[d]} of {passed[d]}' for d in devs)
-    if markdown:
-        print(f'\nverbs coverage: {n} of {m} pyverbs tests that pass on '
-              f'rxe/siw pass in Go too ({per})')
-    else:
-        print(f'verbs coverage: {n} of {m} pyverbs tests that pass on '
-              f'rxe/siw pass in Go too ({per})')
+    print(('\n' if markdown else '') + f'verbs coverage: {n} of {m} pyverbs '
+          f'tests that pass on rxe/siw pass in Go too ({per})')
     return 0
 
 
