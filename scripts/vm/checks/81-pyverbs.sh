@@ -1,22 +1,20 @@
 # rdma-core's own test suite (pyverbs, /opt/rdma-core-tests/tests in the
 # guest) on the kernel's devices (sourced by guest-test.sh): its generic
-# modules on Soft-RoCE (rxe0) and the ones siw can run on Soft-iWARP
-# (siw0, guest-test.sh's siw_dev_up), each test's result
-# (pass, skip with pyverbs' reason, fail, error) one line in
-# $H/out/pyverbs-DEV.tsv. Then the coverage table: one line per pyverbs
+# modules on Soft-RoCE (rxe0) and on Soft-iWARP (siw0, guest-test.sh's
+# siw_dev_up), each test's result (pass, skip with pyverbs' reason, fail,
+# error) one line in $H/out/pyverbs-DEV.tsv. Then the coverage table: one line per pyverbs
 # test, its result, the Go test that scripts/vm/verbs-coverage.tsv maps it
 # to and that test's result on the same device (80-verbs.sh's run), and the
 # closing count. A mapped Go test that does not pass is a FAIL line.
 PYV_SUITE=/opt/rdma-core-tests/tests
-# Every generic module: the vendor ones (mlx5, efa) and CUDA are out.
-PYV_MODULES_RXE="test_device test_pd test_mr test_cq test_cq_events test_cqex
+# Every generic module: the vendor ones (mlx5, efa) and CUDA are out. siw
+# runs them all too: the whole suite takes seconds, and pyverbs itself
+# skips what siw cannot do (its GID looks empty to the suite, so it runs no
+# traffic there; siw has no UC or UD QPs and no AHs).
+PYV_MODULES="test_device test_pd test_mr test_cq test_cq_events test_cqex
 	test_qp test_qpex test_atomic test_odp test_addr test_parent_domain
 	test_shared_pd test_relaxed_ordering test_fork test_flow test_rss_traffic
 	test_tag_matching test_rdmacm"
-# siw runs them all too: the whole suite takes seconds, and pyverbs
-# itself skips what siw cannot do (its GIDs look empty to the suite, so it
-# runs no traffic there, and siw has no UD QPs and no AHs).
-PYV_MODULES_SIW=$PYV_MODULES_RXE
 
 # pyverbs_dev DEV MODULES: the suite's MODULES on DEV into
 # $H/out/pyverbs-DEV.tsv; a test that hangs is written as timeout after
@@ -48,9 +46,9 @@ mkdir -p "$H/out"
 if [ ! -f "$PYV_SUITE/run_tests.py" ]; then
 	fail "pyverbs: rdma-core's test suite is not in the guest ($PYV_SUITE)"
 else
-	pyverbs_dev rxe0 "$PYV_MODULES_RXE"
+	pyverbs_dev rxe0 "$PYV_MODULES"
 	if siw_dev_up; then
-		pyverbs_dev siw0 "$PYV_MODULES_SIW"
+		pyverbs_dev siw0 "$PYV_MODULES"
 	else
 		fail "pyverbs on siw: modprobe siw on $(uname -r): $(cat /tmp/siw.modprobe)"
 	fi
