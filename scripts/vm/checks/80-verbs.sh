@@ -16,8 +16,8 @@ verbs_go() { # DEVICE: run the integration tests on DEVICE
 		/^ *--- FAIL: TestIntegration/ { print "FAIL go " $3 " on " dev }
 		/^ *--- SKIP: TestIntegration/ { print "SKIP go " $3 " on " dev ": " why[$3] }
 	' "$log"
-	local failed
-	failed=$(grep -c '^ *--- FAIL: TestIntegration' "$log")
+	local failed # top-level tests only: a failing subtest fails its parent too
+	failed=$(grep -c '^--- FAIL: TestIntegration' "$log")
 	fails=$((fails + failed))
 	if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
 		fail "go verbs tests on $dev (exit $rc, no test failed: the binary did not finish)"
