@@ -44,8 +44,10 @@ struct ibt_fns {
 	int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
 	int (*query_qp)(struct ibv_qp *, struct ibv_qp_attr *, int, struct ibv_qp_init_attr *);
 	int (*resize_cq)(struct ibv_cq *, int);
-	/* Optional (NULL in a library older than rdma-core 24). */
+	/* Optional (NULL in a library older than rdma-core 24, 35). */
 	struct ibv_qp_ex *(*qp_to_qp_ex)(struct ibv_qp *);
+	int (*is_fork_initialized)(void);
+	int (*fork_init)(void);
 	int (*destroy_qp)(struct ibv_qp *);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *, struct ibv_ah_attr *);
 	int (*destroy_ah)(struct ibv_ah *);
@@ -113,8 +115,10 @@ const char *ibt_load(void)
 	IBT_SYM(destroy_srq, "ibv_destroy_srq");
 	IBT_SYM(get_async_event, "ibv_get_async_event");
 	IBT_SYM(ack_async_event, "ibv_ack_async_event");
+	IBT_SYM(fork_init, "ibv_fork_init");
 #undef IBT_SYM
 	*(void **)&ibt_fn.qp_to_qp_ex = dlsym(h, "ibv_qp_to_qp_ex");
+	*(void **)&ibt_fn.is_fork_initialized = dlsym(h, "ibv_is_fork_initialized");
 	return NULL;
 }
 #endif
@@ -146,6 +150,11 @@ static inline struct ibv_ah *ibtv_create_ah(struct ibv_pd *pd, struct ibv_ah_att
 static inline int ibtv_destroy_ah(struct ibv_ah *ah) { return ibt_fn.destroy_ah(ah); }
 static inline struct ibv_srq *ibtv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a) { return ibt_fn.create_srq(pd, a); }
 static inline int ibtv_destroy_srq(struct ibv_srq *srq) { return ibt_fn.destroy_srq(srq); }
+
+/* ibtv_is_fork_initialized is ibv_is_fork_initialized, or -1 from a
+ * library without it. */
+static inline int ibtv_fork_init(void) { return ibt_fn.fork_init(); }
+static inline int ibtv_is_fork_initialized(void) { return ibt_fn.is_fork_initialized ? ibt_fn.is_fork_initialized() : -1; }
 
 /* ibt_at is entry i of a device list, which Go cannot index. */
 static inline struct ibv_device *ibt_at(struct ibv_device **l, int i) { return l[i]; }

@@ -34,25 +34,20 @@ type loopConfig struct {
 }
 
 // rcLoop makes two sides on ctx and connects their RC QPs to each other
-// through port 1 and GID 0 (rxe and siw route by GRH), both in RTS; they
-// close when the test ends.
+// through port 1 and the GID pyverbs would pick (trafficGID: it skips the
+// test where there is none, on siw, whose QPs connect through iWARP's
+// connection manager only), both in RTS; they close when the test ends.
 func rcLoop(t *testing.T, ctx *Context, cfg loopConfig) (client, server *loopSide) {
 	t.Helper()
-	if cfg.caps == (QPCaps{}) {
-		cfg.caps = QPCaps{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 1, MaxRecvSGE: 1}
-	}
+	gidIndex, gid, _ := trafficGID(t, ctx)
 	a, b := newLoopSide(t, ctx, cfg), newLoopSide(t, ctx, cfg)
-	gid, err := ctx.QueryGID(1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, p := range [][2]*loopSide{{a, b}, {b, a}} {
 		self, peer := p[0], p[1]
 		if err := self.qp.Init(InitAttr{Port: 1, Access: cfg.qpAccess}); err != nil {
 			t.Fatal(err)
 		}
 		rtr := RTRAttr{PathMTU: MTU1024, DestQPN: peer.qp.Num(), RQPSN: 0x100, MaxDestRdAtomic: 1, MinRNRTimer: 12,
-			GRH: &GRH{DGID: gid, HopLimit: 1}}
+			GRH: &GRH{DGID: gid, SGIDIndex: gidIndex, HopLimit: 1}}
 		if err := self.qp.ReadyToReceive(rtr); err != nil {
 			t.Fatal(err)
 		}
@@ -65,6 +60,9 @@ func rcLoop(t *testing.T, ctx *Context, cfg loopConfig) (client, server *loopSid
 
 func newLoopSide(t *testing.T, ctx *Context, cfg loopConfig) *loopSide {
 	t.Helper()
+	if cfg.caps == (QPCaps{}) {
+		cfg.caps = QPCaps{MaxSendWR: 8, MaxRecvWR: 8, MaxSendSGE: 1, MaxRecvSGE: 1}
+	}
 	s := &loopSide{}
 	var err error
 	if s.pd, err = ctx.AllocPD(); err != nil {

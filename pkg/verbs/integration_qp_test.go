@@ -31,8 +31,9 @@ func deviceTransport(t *testing.T, ctx *Context) Transport {
 }
 
 // queryNewQP makes a QP of typ and checks what Query says of it: the
-// state a new QP is in (RESET; INIT on iWARP, whose kernel moves it
-// there) and queues at least as large as asked.
+// state a new QP is in, RESET (pyverbs wants INIT on an iWARP device,
+// but siw on Linux 6.1 says RESET, and the suite fails there: an iWARP
+// QP may be in either) and queues at least as large as asked.
 func queryNewQP(t *testing.T, typ QPType) {
 	ctx := integrationContext(t)
 	side := newLoopSide(t, ctx, loopConfig{mrSize: 8})
@@ -46,12 +47,9 @@ func queryNewQP(t *testing.T, typ QPType) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := QPStateReset
-	if deviceTransport(t, ctx) == TransportIWARP {
-		want = QPStateInit
-	}
-	if a.State != want {
-		t.Errorf("new %s QP in state %s, want %s", typ, a.State, want)
+	iwarp := deviceTransport(t, ctx) == TransportIWARP
+	if a.State != QPStateReset && !(iwarp && a.State == QPStateInit) {
+		t.Errorf("new %s QP in state %s, want RESET (or INIT on iWARP)", typ, a.State)
 	}
 	g := a.Caps
 	if g.MaxSendWR < caps.MaxSendWR || g.MaxRecvWR < caps.MaxRecvWR || g.MaxSendSGE < caps.MaxSendSGE ||
@@ -138,19 +136,12 @@ func TestIntegrationQueryRCQPAttrs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gid, err := ctx.QueryGID(1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, gid, _ := trafficGID(t, ctx)
 	got := QPAttr{State: a.State, PathMTU: a.PathMTU, RQPSN: a.RQPSN, SQPSN: a.SQPSN, DestQPN: a.DestQPN, Access: a.Access,
 		Port: a.Port, PKeyIndex: a.PKeyIndex, MaxRdAtomic: a.MaxRdAtomic, MaxDestRdAtomic: a.MaxDestRdAtomic,
 		MinRNRTimer: a.MinRNRTimer, Timeout: a.Timeout, RetryCnt: a.RetryCnt, RNRRetry: a.RNRRetry}
 	want := QPAttr{State: QPStateRTS, PathMTU: MTU1024, RQPSN: 0x100, SQPSN: 0x100, DestQPN: server.qp.Num(), Access: access,
 		Port: 1, MaxRdAtomic: 1, MaxDestRdAtomic: 1, MinRNRTimer: 12, Timeout: 14, RetryCnt: 7, RNRRetry: 7}
-	if deviceTransport(t, ctx) == TransportIWARP {
-		t.Logf("iWARP: %+v", a) // siw keeps no IB path attributes
-		return
-	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected attributes (-want +got):\n%s", diff)
 	}
@@ -190,6 +181,9 @@ func TestIntegrationModifyQPToError(t *testing.T) {
 // keeps its state.
 func TestIntegrationModifyIllegalTransition(t *testing.T) {
 	ctx := integrationContext(t)
+	if deviceTransport(t, ctx) == TransportIWARP {
+		t.Skipf("%s is iWARP: its kernel moves a new QP to INIT itself", ctx.Name())
+	}
 	side := newLoopSide(t, ctx, loopConfig{mrSize: 8})
 	err := side.qp.SetState(QPStateSQD)
 	var ve *VerbError

@@ -4,6 +4,8 @@ package verbs
 
 import (
 	"bytes"
+	"errors"
+	"syscall"
 	"testing"
 )
 
@@ -182,29 +184,33 @@ func TestIntegrationQPExRCBindMW(t *testing.T) {
 	}
 }
 
-// TestIntegrationQPExUDSend is test_qp_ex_ud_send: datagrams through
-// ibv_wr_send with the address set by ibv_wr_set_ud_addr.
-func TestIntegrationQPExUDSend(t *testing.T) {
+// udGRH is the room a UD receive leaves for the GRH before the data.
+const udGRH = 40
+
+// udQKey is the Q_Key the UD tests' QPs take.
+const udQKey = 0x11111111
+
+// udPair makes two sides with UD QPs (extended with ops when given, on
+// extended CQs with cqEx) in RTS, MRs of qpexSize bytes and the GRH's
+// room, and an AH on each to the GID pyverbs would pick (trafficGID);
+// iWARP devices, which have no UD, skip.
+func udPair(t *testing.T, cfg loopConfig, ops ...Opcode) (a, b *loopSide, ahs [2]*AH) {
 	ctx := integrationContext(t)
 	if deviceTransport(t, ctx) == TransportIWARP {
 		t.Skipf("%s is iWARP: no UD QPs", ctx.Name())
 	}
-	const qkey, grh = 0x11111111, 40
-	gid, err := ctx.QueryGID(1, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	gidIndex, gid, _ := trafficGID(t, ctx)
+	cfg.mrSize, cfg.mrAccess = qpexSize+udGRH, AccessLocalWrite
+	cfg.caps = QPCaps{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}
 	var sides [2]*loopSide
 	for i := range sides {
-		s := newLoopSide(t, ctx, loopConfig{mrSize: qpexSize + grh, mrAccess: AccessLocalWrite,
-			caps: QPCaps{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
-		qp, err := s.pd.CreateQP(QPConfig{Type: QPTypeUD, SendCQ: s.cq, RecvCQ: s.cq, SendOps: SendOpsOf(OpSend),
-			Caps: QPCaps{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}})
+		s := newLoopSide(t, ctx, cfg) // its RC QP stays unused
+		qp, err := s.pd.CreateQP(QPConfig{Type: QPTypeUD, SendCQ: s.cq, RecvCQ: s.cq, SendOps: SendOpsOf(ops...), Caps: cfg.caps})
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { closeOrFail(t, qp.Close) })
-		if err := qp.Init(InitAttr{Port: 1, QKey: qkey}); err != nil {
+		if err := qp.Init(InitAttr{Port: 1, QKey: udQKey}); err != nil {
 			t.Fatal(err)
 		}
 		if err := qp.ReadyToReceive(RTRAttr{}); err != nil {
@@ -213,23 +219,33 @@ func TestIntegrationQPExUDSend(t *testing.T) {
 		if err := qp.ReadyToSend(RTSAttr{}); err != nil {
 			t.Fatal(err)
 		}
-		s.qp = qp // the side's RC QP stays unused
+		ah, err := s.pd.CreateAH(AHAttr{Port: 1, GRH: &GRH{DGID: gid, SGIDIndex: gidIndex, HopLimit: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeOrFail(t, ah.Close) })
+		s.qp, ahs[i] = qp, ah
 		sides[i] = s
 	}
+	return sides[0], sides[1], ahs
+}
+
+// udTraffic is pyverbs' traffic on UD: ten times each way a datagram of
+// n bytes (op SEND or SEND_WITH_IMM), which lands after the GRH's room.
+func udTraffic(t *testing.T, a, b *loopSide, ahs [2]*AH, op Opcode, n int) {
+	t.Helper()
 	for i := range 10 {
-		for _, p := range [][2]*loopSide{{sides[0], sides[1]}, {sides[1], sides[0]}} {
+		for k, p := range [][2]*loopSide{{a, b}, {b, a}} {
 			from, to := p[0], p[1]
-			ah, err := from.pd.CreateAH(AHAttr{Port: 1, GRH: &GRH{DGID: gid, HopLimit: 1}})
-			if err != nil {
-				t.Fatal(err)
-			}
 			Pattern(uint64(i)).Fill(from.mr.Bytes())
-			if err := to.qp.PostRecv(RecvWR{ID: uint64(i), MR: to.mr, Length: qpexSize + grh}); err != nil {
+			if err := to.qp.PostRecv(RecvWR{ID: uint64(i), MR: to.mr, Length: qpexSize + udGRH}); err != nil {
 				t.Fatal(err)
 			}
-			err = from.qp.PostSend(SendWR{ID: uint64(i), Op: OpSend, MR: from.mr, Length: qpexSize, Signaled: true,
-				AH: ah, RemoteQPN: to.qp.Num(), RemoteQKey: qkey})
-			if err != nil {
+			wr := SendWR{ID: uint64(i), Op: op, Signaled: true, Imm: uint32(0x2000 + i), AH: ahs[k], RemoteQPN: to.qp.Num(), RemoteQKey: udQKey}
+			if n > 0 {
+				wr.MR, wr.Length = from.mr, n
+			}
+			if err := from.qp.PostSend(wr); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := from.next(t); err != nil {
@@ -239,10 +255,132 @@ func TestIntegrationQPExUDSend(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if wc.ByteLen != qpexSize+grh || !bytes.Equal(from.mr.Bytes()[:qpexSize], to.mr.Bytes()[grh:]) {
-				t.Errorf("iteration %d: received %d bytes that differ from the sent ones", i, wc.ByteLen)
+			if wc.ByteLen != uint32(n+udGRH) || !bytes.Equal(from.mr.Bytes()[:n], to.mr.Bytes()[udGRH:udGRH+n]) {
+				t.Errorf("iteration %d: received %d bytes that differ from the %d sent", i, wc.ByteLen, n)
 			}
-			closeOrFail(t, ah.Close)
+			if op == OpSendImm && (!wc.HasImm || wc.Imm != uint32(0x2000+i)) {
+				t.Errorf("iteration %d: immediate %v %#x, want %#x", i, wc.HasImm, wc.Imm, 0x2000+i)
+			}
 		}
+	}
+}
+
+// TestIntegrationQPExUDSend is test_qp_ex_ud_send: datagrams through
+// ibv_wr_send with the address set by ibv_wr_set_ud_addr.
+func TestIntegrationQPExUDSend(t *testing.T) {
+	a, b, ahs := udPair(t, loopConfig{}, OpSend)
+	udTraffic(t, a, b, ahs, OpSend, qpexSize)
+}
+
+// TestIntegrationQPExUDSendImm is test_qp_ex_ud_send_imm.
+func TestIntegrationQPExUDSendImm(t *testing.T) {
+	a, b, ahs := udPair(t, loopConfig{}, OpSendImm)
+	udTraffic(t, a, b, ahs, OpSendImm, qpexSize)
+}
+
+// TestIntegrationQPExUDZeroSize is test_qp_ex_ud_zero_size: datagrams
+// without data.
+func TestIntegrationQPExUDZeroSize(t *testing.T) {
+	a, b, ahs := udPair(t, loopConfig{}, OpSend)
+	udTraffic(t, a, b, ahs, OpSend, 0)
+}
+
+// TestIntegrationUDTrafficCQEx is test_cqex.py's test_ud_traffic_cq_ex.
+func TestIntegrationUDTrafficCQEx(t *testing.T) {
+	a, b, ahs := udPair(t, loopConfig{cqEx: true, wcFlags: WCStandardFlags})
+	udTraffic(t, a, b, ahs, OpSend, qpexSize)
+}
+
+// TestIntegrationQPExPostStateBadFlow is test_qpex.py's
+// test_post_send_qp_state_bad_flow and test_post_receive_qp_state_bad_flow:
+// after a move to RESET, posting is refused. pkg/verbs refuses it before
+// the device (a post on a QP that is not ready is a bug, so it panics);
+// the device's own view is that the QP is in RESET.
+func TestIntegrationQPExPostStateBadFlow(t *testing.T) {
+	a, b, ahs := udPair(t, loopConfig{}, OpSend)
+	for _, s := range []*loopSide{a, b} {
+		if err := s.qp.SetState(QPStateReset); err != nil {
+			t.Fatal(err)
+		}
+		if attr, err := s.qp.Query(); err != nil || attr.State != QPStateReset {
+			t.Fatalf("after RESET the device says %s (%v)", attr.State, err)
+		}
+	}
+	panics := func(what string, f func()) {
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s on a QP in RESET did not panic", what)
+			}
+		}()
+		f()
+	}
+	panics("PostSend", func() {
+		_ = a.qp.PostSend(SendWR{Op: OpSend, AH: ahs[0], RemoteQPN: b.qp.Num(), RemoteQKey: udQKey})
+	})
+	panics("PostRecv", func() { _ = b.qp.PostRecv(RecvWR{MR: b.mr, Length: 8}) })
+}
+
+// TestIntegrationQPExFullRQBadFlow is test_full_rq_bad_flow: one receive
+// more than the queue holds is refused with ENOMEM.
+func TestIntegrationQPExFullRQBadFlow(t *testing.T) {
+	_, b, _ := udPair(t, loopConfig{}, OpSend)
+	attr, err := b.qp.Query()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range attr.Caps.MaxRecvWR + 1 {
+		err = b.qp.PostRecv(RecvWR{ID: uint64(i), MR: b.mr, Length: 64})
+		if err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, syscall.ENOMEM) {
+		t.Errorf("%d receives on a queue of %d: %v, want ENOMEM", attr.Caps.MaxRecvWR+1, attr.Caps.MaxRecvWR, err)
+	}
+}
+
+// TestIntegrationQPExRQLargerSGLBadFlow is
+// test_rq_with_larger_sgl_bad_flow: a receive of one SGE more than the
+// queue takes is refused with EINVAL (ErrTooManySGEs).
+func TestIntegrationQPExRQLargerSGLBadFlow(t *testing.T) {
+	_, b, _ := udPair(t, loopConfig{}, OpSend)
+	attr, err := b.qp.Query()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := attr.Caps.MaxRecvSGE + 1
+	sgl := make([]SGE, n)
+	for i := range sgl {
+		sgl[i] = SGE{MR: b.mr, Offset: i * (qpexSize / n), Length: qpexSize / n}
+	}
+	err = b.qp.PostRecv(RecvWR{SGL: sgl})
+	if !errors.Is(err, syscall.EINVAL) || !errors.Is(err, ErrTooManySGEs) {
+		t.Errorf("a receive of %d SGEs on a queue of %d: %v, want EINVAL", n, attr.Caps.MaxRecvSGE, err)
+	}
+}
+
+// TestIntegrationCreateQPEx is test_qp.py's test_create_{rc,uc,ud}_qp_ex_*:
+// QPs made through ibv_create_qp_ex (with send ops) of each type, their
+// queues at least as asked.
+func TestIntegrationCreateQPEx(t *testing.T) {
+	ctx := integrationContext(t)
+	types := []QPType{QPTypeRC, QPTypeUC, QPTypeUD}
+	if deviceTransport(t, ctx) == TransportIWARP {
+		types = types[:1]
+	}
+	side := newLoopSide(t, ctx, loopConfig{mrSize: 8})
+	caps := QPCaps{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}
+	for _, typ := range types {
+		qp, err := side.pd.CreateQP(QPConfig{Type: typ, SendCQ: side.cq, RecvCQ: side.cq, Caps: caps, SendOps: SendOpsOf(OpSend)})
+		if errors.Is(err, syscall.EOPNOTSUPP) {
+			t.Skipf("%s: no extended QPs: %v", ctx.Name(), err)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", typ, err)
+		}
+		if g := qp.Caps(); g.MaxSendWR < caps.MaxSendWR || g.MaxRecvWR < caps.MaxRecvWR {
+			t.Errorf("%s QP's queues %+v, want at least %+v", typ, g, caps)
+		}
+		closeOrFail(t, qp.Close)
 	}
 }
