@@ -13,7 +13,9 @@ import (
 // device's, and RC traffic polled the extended way.
 
 // TestIntegrationCreateCQEx is test_create_cq_ex: no fields, and each
-// field alone, make a CQ or are refused with EOPNOTSUPP.
+// field alone, make a CQ or are refused with EOPNOTSUPP (on a device
+// without extended CQs, siw, all are, and the test passes as pyverbs'
+// does).
 func TestIntegrationCreateCQEx(t *testing.T) {
 	ctx := integrationContext(t)
 	flags := []WCFlags{0, WCWithByteLen, WCWithImm, WCWithQPNum, WCWithSrcQP, WCWithSLID, WCWithSL,
@@ -21,9 +23,6 @@ func TestIntegrationCreateCQEx(t *testing.T) {
 	for _, f := range flags {
 		cq, err := ctx.CreateCQEx(10, nil, f)
 		if errors.Is(err, syscall.EOPNOTSUPP) {
-			if f == 0 {
-				t.Skipf("%s has no extended CQs: %v", ctx.Name(), err)
-			}
 			t.Logf("flags %#x: not supported", uint64(f))
 			continue
 		}

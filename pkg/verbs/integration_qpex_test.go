@@ -360,8 +360,10 @@ func TestIntegrationQPExRQLargerSGLBadFlow(t *testing.T) {
 }
 
 // TestIntegrationCreateQPEx is test_qp.py's test_create_{rc,uc,ud}_qp_ex_*:
-// QPs made through ibv_create_qp_ex (with send ops) of each type, their
-// queues at least as asked.
+// QPs of each type as ibv_create_qp_ex makes them, with no send ops
+// (for which ibv_create_qp_ex's inline calls ibv_create_qp, as CreateQP
+// does) and, where the provider has the ibv_wr_* ops, with them; their
+// queues at least as asked, their state RESET (or INIT on iWARP).
 func TestIntegrationCreateQPEx(t *testing.T) {
 	ctx := integrationContext(t)
 	types := []QPType{QPTypeRC, QPTypeUC, QPTypeUD}
@@ -371,16 +373,22 @@ func TestIntegrationCreateQPEx(t *testing.T) {
 	side := newLoopSide(t, ctx, loopConfig{mrSize: 8})
 	caps := QPCaps{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}
 	for _, typ := range types {
-		qp, err := side.pd.CreateQP(QPConfig{Type: typ, SendCQ: side.cq, RecvCQ: side.cq, Caps: caps, SendOps: SendOpsOf(OpSend)})
-		if errors.Is(err, syscall.EOPNOTSUPP) {
-			t.Skipf("%s: no extended QPs: %v", ctx.Name(), err)
+		for _, ops := range []SendOps{0, SendOpsOf(OpSend)} {
+			qp, err := side.pd.CreateQP(QPConfig{Type: typ, SendCQ: side.cq, RecvCQ: side.cq, Caps: caps, SendOps: ops})
+			if ops != 0 && errors.Is(err, syscall.EOPNOTSUPP) {
+				t.Logf("%s with send ops: %v", typ, err)
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s, send ops %#x: %v", typ, uint64(ops), err)
+			}
+			if g := qp.Caps(); g.MaxSendWR < caps.MaxSendWR || g.MaxRecvWR < caps.MaxRecvWR {
+				t.Errorf("%s QP's queues %+v, want at least %+v", typ, g, caps)
+			}
+			if a, err := qp.Query(); err != nil || (a.State != QPStateReset && a.State != QPStateInit) {
+				t.Errorf("new %s QP in state %s (%v)", typ, a.State, err)
+			}
+			closeOrFail(t, qp.Close)
 		}
-		if err != nil {
-			t.Fatalf("%s: %v", typ, err)
-		}
-		if g := qp.Caps(); g.MaxSendWR < caps.MaxSendWR || g.MaxRecvWR < caps.MaxRecvWR {
-			t.Errorf("%s QP's queues %+v, want at least %+v", typ, g, caps)
-		}
-		closeOrFail(t, qp.Close)
 	}
 }
