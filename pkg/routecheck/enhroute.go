@@ -108,40 +108,49 @@ func (r *router) routeEnhanced(engine func(ds int) *paths) (unrouted int, sel En
 // the next nodes the earlier LIDs went to.
 func (r *router) pickEnhanced(pt *paths, s, ds, exit int, subsc []int32, afterFirst bool, seen []*Node, sel *EnhancedRouting) int {
 	n := r.sw[s]
-	bySys, byNode, any := -1, -1, -1
-	consider := func(port int) {
-		next := n.ports[port].Remote.Node
-		c := subsc[port]
-		if (!afterFirst || next.SystemName != n.SystemName) && (bySys < 0 || c < subsc[bySys]) {
-			bySys = port
-		}
-		if !containsNode(seen, next) && (byNode < 0 || c < subsc[byNode]) {
-			byNode = port
-		}
-		if any < 0 || c < subsc[any] {
-			any = port
-		}
-	}
+	var c enhancedChoice
 	if s == ds {
-		consider(exit)
+		c.consider(exit, n.ports[exit].Remote.Node, n.SystemGUID, subsc, afterFirst, seen)
 	} else if pt.reach[s] {
 		for _, h := range r.adj[s] {
 			if pt.ok(s, h) {
-				consider(h.port)
+				c.consider(h.port, r.sw[h.to], n.SystemGUID, subsc, afterFirst, seen)
 			}
 		}
 	}
 	switch {
-	case bySys >= 0:
+	case c.bySys > 0:
 		sel.BySystem++
-		return bySys
-	case byNode >= 0:
+		return c.bySys
+	case c.byNode > 0:
 		sel.ByNode++
-		return byNode
-	case any >= 0:
+		return c.byNode
+	case c.any > 0:
 		sel.BySubscription++
+		return c.any
 	}
-	return any
+	return -1
+}
+
+// enhancedChoice is the least subscribed port of each rule so far, 0 for
+// none yet.
+type enhancedChoice struct{ bySys, byNode, any int }
+
+// consider weighs a port to node next for each rule; system is the
+// routing switch's system.
+func (c *enhancedChoice) consider(port int, next *Node, system uint64, subsc []int32, afterFirst bool, seen []*Node) {
+	sub := subsc[port]
+	// the system recorded for the earlier LIDs is the switch's own, as
+	// ibdm records it
+	if (!afterFirst || next.SystemGUID != system) && (c.bySys == 0 || sub < subsc[c.bySys]) {
+		c.bySys = port
+	}
+	if (c.byNode == 0 || sub < subsc[c.byNode]) && !containsNode(seen, next) {
+		c.byNode = port
+	}
+	if c.any == 0 || sub < subsc[c.any] {
+		c.any = port
+	}
 }
 
 func containsNode(ns []*Node, n *Node) bool {
