@@ -72,15 +72,15 @@ func (r *router) routeEnhanced(engine func(ds int) *paths) (unrouted int, sel En
 				}
 				continue
 			}
-			leftSystem := false
+			afterFirst := false
 			seenNodes = seenNodes[:0]
 			for l := 0; l < step; l++ {
-				out := r.pickEnhanced(pt, s, ds, exit, subsc[s], leftSystem, seenNodes, &sel)
+				out := r.pickEnhanced(pt, s, ds, exit, subsc[s], afterFirst, seenNodes, &sel)
 				if out < 0 {
 					unrouted++
 					continue
 				}
-				leftSystem = true
+				afterFirst = true
 				seenNodes = append(seenNodes, n.ports[out].Remote.Node)
 				if toCA {
 					subsc[s][out]++
