@@ -31,6 +31,7 @@ const (
 	cmdSetOption    = 14
 	cmdNotify       = 15
 	cmdLeaveMcast   = 17
+	cmdMigrateID    = 18
 	cmdQuery        = 19
 	cmdBind         = 20
 	cmdResolveAddr  = 21
@@ -61,6 +62,8 @@ const (
 	eventResp        = 336 // struct rdma_ucm_event_resp with its ECE
 	eventRespMin     = 324 // without reserved and ECE: what old kernels fill
 	setOptionSize    = 24
+	migrateIDSize    = 16 // response, id, fd
+	migrateIDResp    = 4  // events_reported
 	joinMcastSize    = 152
 	joinMcastResp    = 4
 	leaveMcastSize   = 16

@@ -82,3 +82,77 @@ func ExampleRejectReason_String() {
 	// consumer defined (the peer rejected)
 	// invalid service ID
 }
+
+// An ID's connection gets a type of service and an ACK timeout before
+// its route is resolved (as ucmatose's -t and -a). It needs an RDMA
+// device, so it is compiled, not run.
+func ExampleID_SetTOS() {
+	ctx := context.Background()
+	ch, err := rdmacm.NewEventChannel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ch.Close()
+	id, err := ch.CreateID(rdmacm.PortSpaceTCP)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer id.Close()
+	if err := id.ResolveAddr(ctx, netip.AddrPort{}, netip.MustParseAddrPort("192.0.2.1:7471"), 2*time.Second); err != nil {
+		log.Fatal(err)
+	}
+	if err := id.SetTOS(0x48); err != nil {
+		log.Fatal(err)
+	}
+	if err := id.SetAckTimeout(14); err != nil { // 4.096 µs << 14: 67 ms
+		log.Fatal(err)
+	}
+	if err := id.ResolveRoute(ctx, 2*time.Second); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// A server moves its connections to a channel of their own once they
+// are made (as ucmatose's -m): their events come there from then on.
+// It needs an RDMA device, so it is compiled, not run.
+func ExampleID_Migrate() {
+	ctx := context.Background()
+	ch, err := rdmacm.NewEventChannel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ch.Close()
+	listen, err := ch.CreateID(rdmacm.PortSpaceTCP)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer listen.Close()
+	if err := listen.Bind(netip.MustParseAddrPort("0.0.0.0:7471")); err != nil {
+		log.Fatal(err)
+	}
+	if err := listen.Listen(0); err != nil {
+		log.Fatal(err)
+	}
+	req, err := listen.Await(ctx, "listen")
+	if err != nil {
+		log.Fatal(err)
+	}
+	conn := req.ID
+	defer conn.Close()
+	if err := conn.Accept(ctx, rdmacm.ConnParam{ResponderResources: 1, InitiatorDepth: 1}); err != nil {
+		log.Fatal(err)
+	}
+	own, err := rdmacm.NewEventChannel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer own.Close()
+	if err := conn.Migrate(own); err != nil {
+		log.Fatal(err)
+	}
+	ev, err := own.GetEvent(ctx) // the connection's RDMA_CM_EVENT_DISCONNECTED
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ev)
+}

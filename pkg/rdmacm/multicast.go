@@ -20,10 +20,7 @@ type Multicast struct {
 // ends. The event's UD carries the group's QP number (0xffffff), Q_Key
 // and address vector, to send to the group with.
 func (id *ID) JoinMulticast(ctx context.Context, addr netip.Addr, sendOnly bool) (*Multicast, *Event, error) {
-	id.ch.mu.Lock()
-	id.ch.nextUID++
-	mc := &Multicast{id: id, uid: id.ch.nextUID, Addr: addr}
-	id.ch.mu.Unlock()
+	mc := &Multicast{id: id, uid: newUID(), Addr: addr}
 	in := make([]byte, joinMcastSize)
 	le.PutUint64(in[8:], mc.uid)
 	le.PutUint32(in[16:], id.handle)

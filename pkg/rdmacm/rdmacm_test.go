@@ -537,3 +537,104 @@ func FuzzSockaddr(f *testing.F) {
 		}
 	})
 }
+
+// TestSetOption: each option is a SET_OPTION of level RDMA_OPTION_ID
+// with its name, and its value in the buffer the command points to.
+func TestSetOption(t *testing.T) {
+	ch, k := fakeChannel(t)
+	id, err := ch.CreateID(PortSpaceTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type cmd struct {
+		Len, ID, Level, Name, OptLen uint32
+		Val                          []byte
+	}
+	for _, c := range []struct {
+		name string
+		set  func() error
+		want cmd
+	}{
+		{"TOS", func() error { return id.SetTOS(0x48) }, cmd{setOptionSize, id.handle, 0, 0, 1, []byte{0x48}}},
+		{"reuse address", func() error { return id.SetReuseAddr(true) }, cmd{setOptionSize, id.handle, 0, 1, 4, []byte{1, 0, 0, 0}}},
+		{"IPv6 only", func() error { return id.SetAFOnly(false) }, cmd{setOptionSize, id.handle, 0, 2, 4, []byte{0, 0, 0, 0}}},
+		{"ACK timeout", func() error { return id.SetAckTimeout(14) }, cmd{setOptionSize, id.handle, 0, 3, 1, []byte{14}}},
+	} {
+		if err := c.set(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := k.lastCmd(t, cmdSetOption)
+		g := cmd{uint32(len(got.in)), le.Uint32(got.in[8:]), le.Uint32(got.in[12:]), le.Uint32(got.in[16:]), le.Uint32(got.in[20:]), got.buf}
+		if diff := cmp.Diff(c.want, g); diff != "" {
+			t.Errorf("%s: unexpected SET_OPTION (-want +got):\n%s", c.name, diff)
+		}
+	}
+	if err := id.SetAckTimeout(32); err == nil || !strings.Contains(err.Error(), "set the ACK timeout") {
+		t.Errorf("ACK timeout exponent 32: %v, want an error that names the option", err)
+	}
+	k.fail[cmdSetOption] = syscall.ENOSYS
+	var e *Error
+	if err := id.SetTOS(1); !errors.As(err, &e) || !errors.Is(err, syscall.ENOSYS) || e.Op != "set the type of service" {
+		t.Errorf("refused SET_OPTION: %v, want an *Error of the option wrapping ENOSYS", err)
+	}
+}
+
+// TestMigrate: MIGRATE_ID goes to the new channel's device naming the
+// old one's; the ID's events, queued and still to come, arrive on the
+// new channel, and the old one no longer knows the ID.
+func TestMigrate(t *testing.T) {
+	from, kf := fakeChannel(t)
+	to, kt := fakeChannel(t)
+	id, err := from.CreateID(PortSpaceTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := from.CreateID(PortSpaceTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One event of the ID fetched on the old channel while another ID
+	// waited: it must move with the ID.
+	kf.push(id.uid, id.handle, EventEstablished, 0, nil)
+	kf.push(other.uid, other.handle, EventEstablished, 0, nil)
+	if _, err := other.Await(testCtx(t), "wait"); err != nil {
+		t.Fatal(err)
+	}
+	if err := id.Migrate(to); err != nil {
+		t.Fatal(err)
+	}
+	in := kt.last(t, cmdMigrateID)
+	got := []uint32{uint32(len(in)), le.Uint32(in[8:]), le.Uint32(in[12:])}
+	if diff := cmp.Diff([]uint32{migrateIDSize, id.handle, uint32(kf.fd)}, got); diff != "" {
+		t.Errorf("unexpected MIGRATE_ID (-want +got):\n%s", diff)
+	}
+	kt.push(id.uid, id.handle, EventDisconnected, 0, nil)
+	var types []EventType
+	for range 2 {
+		ev, err := to.GetEvent(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.ID != id {
+			t.Fatalf("event %s of ID %v on the new channel, want the migrated ID's", ev.Type, ev.ID)
+		}
+		types = append(types, ev.Type)
+	}
+	if diff := cmp.Diff([]EventType{EventEstablished, EventDisconnected}, types); diff != "" {
+		t.Errorf("unexpected events on the new channel (-want +got):\n%s", diff)
+	}
+	// The old channel drops an event the kernel queued for the ID before
+	// it moved, as it does one of a destroyed ID.
+	kf.push(id.uid, id.handle, EventDisconnected, 0, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if ev, err := from.GetEvent(ctx); err == nil {
+		t.Errorf("the old channel returned %s of ID %v after the migration", ev.Type, ev.ID)
+	}
+	if err := id.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if in := kt.last(t, cmdDestroyID); le.Uint32(in[8:]) != id.handle {
+		t.Errorf("the migrated ID was destroyed on the new channel as handle %d, want %d", le.Uint32(in[8:]), id.handle)
+	}
+}
