@@ -278,7 +278,8 @@ func (d *cDriver) pollCQ(cq handle, wc []WorkCompletion) (int, error) {
 func wcFromC(f *C.struct_ibt_wc) WorkCompletion {
 	return WorkCompletion{ID: uint64(f.wr_id), Status: WCStatus(f.status), Opcode: WCOpcode(f.opcode),
 		VendorErr: uint32(f.vendor_err), ByteLen: uint32(f.byte_len), Imm: uint32(f.imm), HasImm: f.has_imm != 0,
-		QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp)}
+		QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp), SLID: uint16(f.slid), SL: uint8(f.sl), GRH: f.grh != 0,
+		DLIDPathBits: uint8(f.dlid_path_bits)}
 }
 
 func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error) {

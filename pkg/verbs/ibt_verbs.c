@@ -136,6 +136,10 @@ static void ibt_flat_wc(const struct ibv_wc *wc, struct ibt_wc *out) {
 	out->imm = out->has_imm ? ntohl(wc->imm_data) : 0;
 	out->qp_num = wc->qp_num;
 	out->src_qp = wc->src_qp;
+	out->slid = wc->slid;
+	out->sl = wc->sl;
+	out->grh = (wc->wc_flags & IBV_WC_GRH) != 0;
+	out->dlid_path_bits = wc->dlid_path_bits;
 }
 
 int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out) {

@@ -29,10 +29,11 @@ struct ibt_rwr {
 };
 
 /* ibt_wc is struct ibv_wc's fields without its unions, immediate data in
- * host order. */
+ * host order; grh says IBV_WC_GRH. */
 struct ibt_wc {
 	uint64_t wr_id;
 	uint32_t status, opcode, vendor_err, byte_len, imm, has_imm, qp_num, src_qp;
+	uint32_t slid, sl, grh, dlid_path_bits;
 };
 
 /* ibt_stream is one QP.Stream run in C (stream.go says why): the request
