@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+
+	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
 // The ucma ABI, version 4: each command is one write() to
@@ -247,4 +249,15 @@ func boolByte(v bool) byte {
 		return 1
 	}
 	return 0
+}
+
+// VerbsAHAttr is the address vector as pkg/verbs' CreateAH takes it:
+// where a UD ID's datagrams to the peer (or a group's) go.
+func (a AHAttr) VerbsAHAttr() verbs.AHAttr {
+	v := verbs.AHAttr{Port: int(a.PortNum), DLID: a.DLID, SL: a.SL}
+	if a.IsGlobal {
+		v.GRH = &verbs.GRH{DGID: a.DGID, SGIDIndex: int(a.SGIDIndex), HopLimit: a.HopLimit,
+			TrafficClass: a.TrafficClass, FlowLabel: a.FlowLabel}
+	}
+	return v
 }
