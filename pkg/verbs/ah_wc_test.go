@@ -45,7 +45,9 @@ func ipv6GRH(src, dst string, tclass uint8, flow uint32, hop, nh uint8) []byte {
 }
 
 func TestReplyAHAttr(t *testing.T) {
-	gid := func(i int, a string, typ int) GID { return GID{Index: i, Raw: netip.MustParseAddr(a).As16(), Type: typ} }
+	gid := func(i int, a string, typ int) GID {
+		return GID{Index: i, Raw: netip.MustParseAddr(a).As16(), Type: typ}
+	}
 	port := Port{GIDs: []GID{
 		gid(0, "fe80::1", GIDTypeIBRoCEv1), gid(1, "fe80::1", GIDTypeRoCEv2),
 		gid(2, "::ffff:198.51.100.2", GIDTypeIBRoCEv1), gid(3, "::ffff:198.51.100.2", GIDTypeRoCEv2),
@@ -94,5 +96,18 @@ func TestReplyAHAttr(t *testing.T) {
 	bad := ipv6GRH("fe80::2", "fe80::1", 0, 0, 1, 6)
 	if _, err := ReplyAHAttr(port, 1, WorkCompletion{GRH: true}, bad); err == nil {
 		t.Errorf("next header TCP: no error")
+	}
+}
+
+// TestCreateQPFlags: the QP's creation settings reach libibverbs.
+func TestCreateQPFlags(t *testing.T) {
+	r := newRig(t)
+	if _, err := r.pd.CreateQP(QPConfig{Type: QPTypeUD, SendCQ: r.cq, RecvCQ: r.cq, SignalAll: true, BlockSelfMulticastLoopback: true,
+		Caps: QPCaps{MaxSendWR: 4, MaxRecvWR: 4, MaxSendSGE: 1, MaxRecvSGE: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	got := r.f.created[len(r.f.created)-1]
+	if diff := cmp.Diff([]bool{true, true, false}, []bool{got.signalAll, got.blockSelfMcastLB, r.f.created[0].blockSelfMcastLB}); diff != "" {
+		t.Errorf("unexpected creation flags: signal all, block self multicast loopback; the rig's QP's (-want +got):\n%s", diff)
 	}
 }

@@ -88,6 +88,8 @@ type qpCreate struct {
 	xrcd           handle // XRC_RECV: the domain
 	caps           QPCaps
 	signalAll      bool
+	// blockSelfMcastLB is IBV_QP_CREATE_BLOCK_SELF_MCAST_LB.
+	blockSelfMcastLB bool
 }
 
 // qpModify is one state transition with the attributes it sets

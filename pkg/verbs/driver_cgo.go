@@ -288,6 +288,10 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 	if a.signalAll {
 		sigall = 1
 	}
+	flags := C.int(0)
+	if a.blockSelfMcastLB {
+		flags |= C.IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
+	}
 	c := a.caps
 	var srq *C.struct_ibv_srq
 	if a.srq != nil {
@@ -305,7 +309,7 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 		xrcd = a.xrcd.(*C.struct_ibv_xrcd)
 	}
 	qp, err := C.ibt_create_qp(pd.(*C.struct_ibv_pd), C.int(a.typ), scq, rcq, srq, xrcd,
-		C.int(c.MaxSendWR), C.int(c.MaxRecvWR), C.int(c.MaxSendSGE), C.int(c.MaxRecvSGE), C.int(c.MaxInlineData), sigall, &got)
+		C.int(c.MaxSendWR), C.int(c.MaxRecvWR), C.int(c.MaxSendSGE), C.int(c.MaxRecvSGE), C.int(c.MaxInlineData), sigall, flags, &got)
 	if qp == nil {
 		return nil, 0, QPCaps{}, errnoOr(err, C.int(syscall.EINVAL))
 	}

@@ -22,6 +22,7 @@ type fakeDriver struct {
 	gid     [16]byte
 	caps    QPCaps // what createQP grants; zero: what was asked
 	modify  []qpModify
+	created []qpCreate // what createQP was asked
 	sends   [][]sendWork
 	sges    []streamSGE // the last Stream's split request
 	recvs   [][]recvWork
@@ -161,6 +162,7 @@ func (f *fakeDriver) createQP(_ handle, a qpCreate) (handle, uint32, QPCaps, err
 	if err := f.fail["createQP"]; err != nil {
 		return nil, 0, QPCaps{}, err
 	}
+	f.created = append(f.created, a)
 	caps := f.caps
 	if caps == (QPCaps{}) {
 		caps = a.caps

@@ -336,7 +336,7 @@ out:
 int ibt_req_notify(struct ibv_cq *cq, int solicited) { return ibtv_req_notify_cq(cq, solicited); }
 
 struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq, struct ibv_xrcd *xrcd,
-		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got) {
+		int swr, int rwr, int ssge, int rsge, int inl, int sigall, int create_flags, struct ibv_qp_cap *got) {
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *qp;
 	memset(&a, 0, sizeof(a));
@@ -373,6 +373,29 @@ struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, st
 			x.send_cq = NULL;
 			memset(&x.cap, 0, sizeof(x.cap));
 		}
+		qp = vctx->create_qp_ex(pd->context, &x);
+		if (qp)
+			*got = x.cap;
+		return qp;
+	}
+	if (create_flags) {
+		// Creation flags (IBV_QP_CREATE_*) need the extended call.
+		struct verbs_context *vctx = ibt_vctx_op(pd->context, create_qp_ex);
+		struct ibv_qp_init_attr_ex x;
+		if (!vctx) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
+		memset(&x, 0, sizeof(x));
+		x.qp_type = type;
+		x.send_cq = scq;
+		x.recv_cq = rcq;
+		x.srq = srq;
+		x.sq_sig_all = sigall;
+		x.cap = a.cap;
+		x.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+		x.pd = pd;
+		x.create_flags = create_flags;
 		qp = vctx->create_qp_ex(pd->context, &x);
 		if (qp)
 			*got = x.cap;

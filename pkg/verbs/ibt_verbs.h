@@ -79,7 +79,7 @@ int ibt_wait_channel(struct ibv_comp_channel *ch, int ms);
 /* Queue pairs (RC, UC, UD): creation, and the moves to INIT, RTR and RTS with the
  * attributes as plain arguments. */
 struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq, struct ibv_xrcd *xrcd,
-		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got);
+		int swr, int rwr, int ssge, int rsge, int inl, int sigall, int create_flags, struct ibv_qp_cap *got);
 uint32_t ibt_qp_num(struct ibv_qp *qp);
 int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access, uint32_t qkey);
 int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint32_t rq_psn, int dlid, int sl,

@@ -480,6 +480,11 @@ struct ibv_qp_init_attr {
 enum ibv_qp_init_attr_mask {
 	IBV_QP_INIT_ATTR_PD = 1 << 0,
 	IBV_QP_INIT_ATTR_XRCD = 1 << 1,
+	IBV_QP_INIT_ATTR_CREATE_FLAGS = 1 << 2,
+};
+
+enum ibv_qp_create_flags {
+	IBV_QP_CREATE_BLOCK_SELF_MCAST_LB = 1 << 1,
 };
 
 struct ibv_rx_hash_conf {

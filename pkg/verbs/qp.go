@@ -112,6 +112,11 @@ type QPConfig struct {
 	// SignalAll makes every send work request complete with a CQ entry;
 	// without it only those with Signaled set do.
 	SignalAll bool
+	// BlockSelfMulticastLoopback keeps a UD QP from receiving the
+	// datagrams it sends to a multicast group it is attached to
+	// (IBV_QP_CREATE_BLOCK_SELF_MCAST_LB); a device without the
+	// capability refuses the QP.
+	BlockSelfMulticastLoopback bool
 }
 
 // InitAttr moves a QP from RESET to INIT.
@@ -193,7 +198,7 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	default:
 		panic(fmt.Sprintf("verbs: CreateQP on %s of %s", pd, cfg.Type))
 	}
-	a := qpCreate{typ: cfg.Type, caps: cfg.Caps, signalAll: cfg.SignalAll}
+	a := qpCreate{typ: cfg.Type, caps: cfg.Caps, signalAll: cfg.SignalAll, blockSelfMcastLB: cfg.BlockSelfMulticastLoopback}
 	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
 		if cq != nil {
 			cq.use("CreateQP")
