@@ -156,3 +156,41 @@ func ExampleID_Migrate() {
 	}
 	fmt.Println(ev)
 }
+
+// A UD ID's route and connect events carry the address vector of the
+// peer; pkg/verbs makes the address handle to send to it from it.
+func ExampleAHAttr_VerbsAHAttr() {
+	ev := rdmacm.UDParam{QPNum: 0x11, QKey: 0x01234567, AH: rdmacm.AHAttr{
+		DGID:     netip.MustParseAddr("::ffff:198.51.100.2").As16(),
+		HopLimit: 64, SGIDIndex: 1, IsGlobal: true, PortNum: 1}}
+	a := ev.AH.VerbsAHAttr()
+	fmt.Println(a.Port, netip.AddrFrom16(a.GRH.DGID), a.GRH.SGIDIndex, a.GRH.HopLimit)
+	// Output: 1 ::ffff:198.51.100.2 1 64
+}
+
+func ExampleSIDRStatus_String() {
+	fmt.Println(rdmacm.SIDRStatus(1))
+	fmt.Println(rdmacm.SIDRStatus(9))
+	// Output:
+	// service ID not supported (nobody listens)
+	// SIDR status 9
+}
+
+// A connection's QP goes before its ID: once disconnected, the ID waits
+// for its RDMA_CM_EVENT_DISCONNECTED without the QP (as cmtime's
+// client). It needs an RDMA device and a peer, so it is compiled, not
+// run.
+func ExampleID_DestroyQP() {
+	ctx := context.Background()
+	var id *rdmacm.ID // connected, with CreateQP's QP (see Example_client)
+	if err := id.Disconnect(); err != nil {
+		log.Fatal(err)
+	}
+	if err := id.DestroyQP(); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := id.Await(ctx, "disconnect"); err != nil {
+		log.Fatal(err)
+	}
+	id.Close()
+}
