@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"net/netip"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -109,5 +110,27 @@ func TestCreateQPFlags(t *testing.T) {
 	got := r.f.created[len(r.f.created)-1]
 	if diff := cmp.Diff([]bool{true, true, false}, []bool{got.signalAll, got.blockSelfMcastLB, r.f.created[0].blockSelfMcastLB}); diff != "" {
 		t.Errorf("unexpected creation flags: signal all, block self multicast loopback; the rig's QP's (-want +got):\n%s", diff)
+	}
+}
+
+// TestMulticastAttach: a UD QP is attached to a group and detached from
+// it by GID and LID; a refused attach names the verb.
+func TestMulticastAttach(t *testing.T) {
+	r := newRig(t)
+	gid := netip.MustParseAddr("::ffff:239.1.2.3").As16()
+	if err := r.qp.AttachMulticast(gid, 0xc001); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.qp.DetachMulticast(gid, 0xc001); err != nil {
+		t.Fatal(err)
+	}
+	want := []fakeMcast{{gid, 0xc001, true}, {gid, 0xc001, false}}
+	if diff := cmp.Diff(want, r.f.mcasts); diff != "" {
+		t.Errorf("unexpected attaches (-want +got):\n%s", diff)
+	}
+	r.f.fail["attachMcast"] = syscall.EINVAL
+	var ve *VerbError
+	if err := r.qp.AttachMulticast(gid, 0); !errors.As(err, &ve) || ve.Verb != "ibv_attach_mcast" || !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("refused attach: %v, want ibv_attach_mcast's EINVAL", err)
 	}
 }

@@ -60,6 +60,8 @@ type driver interface {
 
 	createAH(pd handle, a AHAttr) (handle, error)
 	destroyAH(ah handle) error
+	attachMcast(qp handle, gid [16]byte, lid uint16) error
+	detachMcast(qp handle, gid [16]byte, lid uint16) error
 
 	createQP(pd handle, a qpCreate) (qp handle, num uint32, caps QPCaps, err error)
 	modifyQP(qp handle, m qpModify) error

@@ -454,6 +454,20 @@ func (d *cDriver) destroyAH(ah handle) error {
 	return nil
 }
 
+func (d *cDriver) attachMcast(qp handle, gid [16]byte, lid uint16) error {
+	if rc, err := C.ibtv_attach_mcast(qp.(*cQP).qp, (*C.uint8_t)(unsafe.Pointer(&gid[0])), C.uint16_t(lid)); rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
+func (d *cDriver) detachMcast(qp handle, gid [16]byte, lid uint16) error {
+	if rc, err := C.ibtv_detach_mcast(qp.(*cQP).qp, (*C.uint8_t)(unsafe.Pointer(&gid[0])), C.uint16_t(lid)); rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
 func (d *cDriver) postSend(qp handle, wrs []sendWork) error {
 	h := qp.(*cQP)
 	in := unsafe.Slice(h.swr, len(wrs))

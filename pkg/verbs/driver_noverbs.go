@@ -48,6 +48,8 @@ func (noDriver) waitAsync(handle, int) (bool, error)        { return false, ErrN
 func (noDriver) getAsyncEvent(handle) (AsyncEvent, error)   { return AsyncEvent{}, ErrNoVerbs }
 func (noDriver) createAH(handle, AHAttr) (handle, error)    { return nil, ErrNoVerbs }
 func (noDriver) destroyAH(handle) error                     { return ErrNoVerbs }
+func (noDriver) attachMcast(handle, [16]byte, uint16) error { return ErrNoVerbs }
+func (noDriver) detachMcast(handle, [16]byte, uint16) error { return ErrNoVerbs }
 func (noDriver) createSRQ(handle, int, int) (handle, error) { return nil, ErrNoVerbs }
 func (noDriver) destroySRQ(handle) error                    { return ErrNoVerbs }
 func (noDriver) postSRQRecv(handle, []recvWork) error       { return ErrNoVerbs }

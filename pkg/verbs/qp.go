@@ -505,6 +505,26 @@ func (qp *QP) PostRecv(wrs ...RecvWR) error {
 	return nil
 }
 
+// AttachMulticast makes the UD QP receive the datagrams sent to the
+// multicast group of GID gid and LID lid (ibv_attach_mcast; on RoCE the
+// LID is 0).
+func (qp *QP) AttachMulticast(gid [16]byte, lid uint16) error {
+	qp.use("AttachMulticast")
+	if err := drv.attachMcast(qp.h, gid, lid); err != nil {
+		return verbError("ibv_attach_mcast", qp.String(), err)
+	}
+	return nil
+}
+
+// DetachMulticast undoes AttachMulticast (ibv_detach_mcast).
+func (qp *QP) DetachMulticast(gid [16]byte, lid uint16) error {
+	qp.use("DetachMulticast")
+	if err := drv.detachMcast(qp.h, gid, lid); err != nil {
+		return verbError("ibv_detach_mcast", qp.String(), err)
+	}
+	return nil
+}
+
 // Close destroys the QP. Closing it twice panics.
 func (qp *QP) Close() error {
 	qp.use("Close")
