@@ -13,12 +13,18 @@ type Multicast struct {
 	uid    uint64
 	// Addr is the group's address.
 	Addr netip.Addr
+	// attached is the group's GID and LID the ID's QP was attached to.
+	attached bool
+	mgid     [16]byte
+	mlid     uint16
 }
 
 // JoinMulticast joins the UD ID to the group at addr (sendOnly: as a
 // send-only full member) and waits until the join completes or ctx
 // ends. The event's UD carries the group's QP number (0xffffff), Q_Key
-// and address vector, to send to the group with.
+// and address vector, to send to the group with. The ID's QP, when
+// CreateQP made one, is attached to the group then, so that it receives
+// the group's datagrams (as librdmacm does); Leave detaches it.
 func (id *ID) JoinMulticast(ctx context.Context, addr netip.Addr, sendOnly bool) (*Multicast, *Event, error) {
 	mc := &Multicast{id: id, uid: newUID(), Addr: addr}
 	in := make([]byte, joinMcastSize)
@@ -49,11 +55,26 @@ func (id *ID) JoinMulticast(ctx context.Context, addr netip.Addr, sendOnly bool)
 		mc.Leave()
 		return nil, ev, err
 	}
+	if id.qp != nil {
+		ah := ev.UD.AH
+		if err := id.qp.AttachMulticast(ah.DGID, ah.DLID); err != nil {
+			mc.Leave()
+			return nil, ev, &Error{Op: "attach the QP to the group", Addr: ap, Err: err}
+		}
+		mc.attached, mc.mgid, mc.mlid = true, ah.DGID, ah.DLID
+	}
 	return mc, ev, nil
 }
 
-// Leave leaves the group.
+// Leave leaves the group, detaching the ID's QP from it first.
 func (mc *Multicast) Leave() error {
+	var detachErr error
+	if mc.attached && mc.id.qp != nil {
+		if err := mc.id.qp.DetachMulticast(mc.mgid, mc.mlid); err != nil {
+			detachErr = &Error{Op: "detach the QP from the group", Addr: netip.AddrPortFrom(mc.Addr, 0), Err: err}
+		}
+		mc.attached = false
+	}
 	in := make([]byte, leaveMcastSize)
 	le.PutUint32(in[8:], mc.handle)
 	out := make([]byte, destroyIDResp)
@@ -61,5 +82,8 @@ func (mc *Multicast) Leave() error {
 	mc.id.ch.mu.Lock()
 	delete(mc.id.ch.mcs, mc.uid)
 	mc.id.ch.mu.Unlock()
-	return err
+	if err != nil {
+		return err
+	}
+	return detachErr
 }
