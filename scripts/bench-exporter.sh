@@ -26,7 +26,9 @@ simfab=$(realpath "$2")
 : "${IBSIM_SOCKNAME:?} ${SIMFAB_DIR:?} ${SIM_HOST:?}"
 scrapes=${BENCH_EXPORTER_SCRAPES:-100}
 shim=$("$simfab" preload)
-tmp=$(mktemp -d)
+# On tmpfs where there is one, as bench.sh: the C tools build their fake
+# sysfs (libumad2sim.so) in the working directory on every start.
+tmp=$(mktemp -d -p /dev/shm 2>/dev/null || mktemp -d)
 exporter_pid=
 cleanup() {
 	[ -z "$exporter_pid" ] || { kill "$exporter_pid" 2>/dev/null && wait "$exporter_pid" 2>/dev/null; } || true

@@ -376,80 +376,74 @@ func (r *nodeErrors) dataCounters(num int) {
 	}
 }
 
-// Reset masks of clear_port: PortCounters' error counters, XmitWait, data
-// counters; PortCountersExtended's data counters, without and with the
-// unicast and multicast ones, its error counters and XmitWait; and the
-// details attributes' counters.
-const (
-	clearErrorsMask         = 0xfff
-	clearXmitWaitMask       = 1 << 16
-	clearDataMask           = 0xf000
-	clearExtDataMask        = 0x0f
-	clearExtWideDataMask    = 0xff
-	clearExtErrorsMask      = 0xfff0000
-	clearExtXmitWaitMask    = 1 << 28
-	clearXmitDiscardDetails = 0xf
-	clearRcvErrorDetails    = 0x3f
-)
-
-// clear resets the counters -k and -K ask for (clear_port).
+// clear resets the counters -k and -K ask for (clear_port): -k the
+// error counters and PortXmitWait, -K the data counters, in PortCounters
+// and, where the PMA keeps them there, in PortCountersExtended too (the
+// unicast and multicast counters with the data ones); -k with the
+// details the details attributes' counters.
 func (r *nodeErrors) clear(num int) {
 	lid := r.portLID(num)
 	pma := r.q.at(lid)
-	reset := func(l *mad.Layout, mask uint64) error {
-		_, err := pma.Reset(r.q.ctx, l, num, mask)
+	reset := func(l *mad.Layout, names []string) error {
+		_, err := pma.Reset(r.q.ctx, l, num, r.caps.ResetMask(l, names...))
 		return err
 	}
-	var mask uint64
+	var names []string
 	if r.o.ClearErrors {
-		mask |= clearErrorsMask
-		if r.caps.Has(mad.PMAXmitWait) {
-			mask |= clearXmitWaitMask
-		}
+		names = append(append(names, mad.PortErrorCounters...), "PortXmitWait")
 	}
 	if r.o.ClearCounts {
-		mask |= clearDataMask
+		names = append(names, mad.PortDataCounters...)
 	}
-	if mask != 0 {
-		if err := reset((&mad.PortCounters{}).Layout(), mask); err != nil {
+	if names != nil {
+		if err := reset((&mad.PortCounters{}).Layout(), names); err != nil {
 			fmt.Fprintf(&r.warn, "ibqueryerrors: failed to reset errors %s port %d: %v\n", r.name, num, err)
 		}
 	}
 	if r.o.ClearErrors && r.o.Details {
-		_ = reset((&mad.PortXmitDiscardDetails{}).Layout(), clearXmitDiscardDetails)
-		_ = reset((&mad.PortRcvErrorDetails{}).Layout(), clearRcvErrorDetails)
+		for _, a := range []mad.Attribute{&mad.PortXmitDiscardDetails{}, &mad.PortRcvErrorDetails{}} {
+			_ = reset(a.Layout(), counterFields(a.Layout()))
+		}
 	}
-	if mask := extendedResetMask(r.caps, r.o.ClearCounts, r.o.ClearErrors); mask != 0 {
-		if err := reset((&mad.PortCountersExtended{}).Layout(), mask); err != nil {
+	if names := extendedResetCounters(r.caps, r.o.ClearCounts, r.o.ClearErrors); names != nil {
+		if err := reset((&mad.PortCountersExtended{}).Layout(), names); err != nil {
 			fmt.Fprintf(&r.warn, "ibqueryerrors: failed to reset extended data counters %s, Lid %d port %d: %v\n", r.name, lid, num, err)
 		}
 	}
 }
 
-// extendedResetMask is the PortCountersExtended reset mask of
-// ibqueryerrors -K (counts) and -k (errors) for a PMA with capabilities
-// caps: its counters are reset where the PMA keeps them there
-// (mad.CounterSource), the data counters, the unicast and multicast ones
-// with them, the error counters and PortXmitWait; 0 when it keeps none
-// there.
-func extendedResetMask(caps mad.PMACapabilities, counts, errors bool) (mask uint64) {
+// counterFields returns the names of l's counters: its fields but the
+// port and counter selects.
+func counterFields(l *mad.Layout) []string {
+	var names []string
+	for _, f := range l.Fields {
+		if f.Name != "PortSelect" && f.Name != "CounterSelect" && f.Name != "CounterSelect2" {
+			names = append(names, f.Name)
+		}
+	}
+	return names
+}
+
+// extendedResetCounters are the PortCountersExtended counters that
+// ibqueryerrors -K (counts) and -k (errors) reset on a PMA with
+// capabilities caps: those it keeps there (mad.CounterSource), the data
+// counters, the unicast and multicast ones with them, the error counters
+// and PortXmitWait; none when it keeps no counter there.
+func extendedResetCounters(caps mad.PMACapabilities, counts, errors bool) (names []string) {
 	extended := func(name string) bool { return caps.CounterSource(name) == mad.FromPortCountersExtended }
 	if !extended("PortXmitData") {
-		return 0
+		return nil
 	}
 	if counts {
-		mask = clearExtDataMask
+		names = append(names, mad.PortDataCounters...)
 		if extended("PortUnicastXmitPkts") {
-			mask = clearExtWideDataMask
+			names = append(names, mad.PortExtendedDataCounters...)
 		}
 	}
 	if errors && extended("SymbolErrorCounter") {
-		mask |= clearExtErrorsMask
-		if caps.Has(mad.PMAXmitWait) {
-			mask |= clearExtXmitWaitMask
-		}
+		names = append(append(names, mad.PortErrorCounters...), "PortXmitWait")
 	}
-	return mask
+	return names
 }
 
 // portConfig prints the port's link line (print_port_config): iblinkinfo's

@@ -57,12 +57,12 @@ Errors for "Hca1"
 	}
 }
 
-// TestExtendedResetMask: -K and -k reset PortCountersExtended's counters
+// TestExtendedResetCounters: -K and -k reset PortCountersExtended's counters
 // where the PMA keeps them there: the data counters with either extended
 // width, the unicast and multicast ones with ExtendedWidth, the error
 // counters (and PortXmitWait when it has it) with
 // AdditionalPortCounters; nothing without extended counters.
-func TestExtendedResetMask(t *testing.T) {
+func TestExtendedResetCounters(t *testing.T) {
 	caps := func(mask mad.PMACapability, mask2 mad.PMACapability2) mad.PMACapabilities {
 		return mad.PMACapabilities{Mask: mask, Mask2: mask2}
 	}
@@ -83,7 +83,8 @@ func TestExtendedResetMask(t *testing.T) {
 		{"neither", caps(wide, add), false, false, 0},
 	}
 	for _, tt := range tests {
-		if got := extendedResetMask(tt.caps, tt.counts, tt.errors); got != tt.want {
+		names := extendedResetCounters(tt.caps, tt.counts, tt.errors)
+		if got := tt.caps.ResetMask((&mad.PortCountersExtended{}).Layout(), names...); got != tt.want {
 			t.Errorf("%s: mask %#x, want %#x", tt.name, got, tt.want)
 		}
 	}

@@ -31,9 +31,6 @@ func init() {
 const (
 	perfDefaultMask    = 0xffff
 	perfDefaultExtMask = ^uint64(0)
-	// perfExtResetMaskBits are the PortCountersExtended error counters'
-	// bits (CounterSelect2 bits 0 to 11, mask bits 16 to 27).
-	perfExtResetMaskBits = 0xfff0000
 )
 
 // perfCounterSet is one of perfquery's single-attribute counter views
@@ -509,31 +506,20 @@ func (q *perfquery) countersFields(l *mad.Layout) []mad.Field {
 
 // resetCounters resets PortCounters (PortCountersExtended with -x) of each
 // port with infiniband-diags' mask: the given one, plus PortXmitWait and
-// QP1Dropped when the PMA has them and no mask was given.
+// QP1Dropped where the PMA has them when no mask was given; with -x also
+// the extended error counters, PortXmitWait and QP1Dropped.
 func (q *perfquery) resetCounters(ports []int) error {
 	o := q.o
-	mask := o.Mask
-	if !o.MaskGiven && !o.Extended {
-		if q.caps.Has(mad.PMAXmitWait) {
-			mask |= 1 << 16
-		}
-		if q.caps.Has(mad.PMAQP1Dropped) {
-			mask |= 1 << 17
-		}
-	}
+	mask := uint64(o.Mask)
 	var l *mad.Layout = (&mad.PortCounters{}).Layout()
 	if o.Extended {
 		l = (&mad.PortCountersExtended{}).Layout()
-		mask |= perfExtResetMaskBits
-		if q.caps.Has(mad.PMAXmitWait) {
-			mask |= 1 << 28
-		}
-		if q.caps.Has(mad.PMAQP1Dropped) {
-			mask |= 1 << 29
-		}
+		mask |= q.caps.ResetMask(l, append(append([]string(nil), mad.PortErrorCounters...), "PortXmitWait", "QP1Dropped")...)
+	} else if !o.MaskGiven {
+		mask |= q.caps.ResetMask(l, "PortXmitWait", "QP1Dropped")
 	}
 	for _, port := range ports {
-		planned, err := q.pma.Reset(q.ctx, l, port, uint64(mask))
+		planned, err := q.pma.Reset(q.ctx, l, port, mask)
 		if err != nil {
 			return cmdutil.WithContext(err, "resetting %s of port %d", l.Name, port)
 		}

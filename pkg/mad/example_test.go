@@ -45,3 +45,19 @@ func ExampleDRPath() {
 	// DR path slid 65535; dlid 65535; 0,1,3 2
 	// 01 81 01 01
 }
+
+// ExamplePMACapabilities_ResetMask builds the Set that clears a port's
+// error counters and PortXmitWait on a PMA that counts PortXmitWait.
+func ExamplePMACapabilities_ResetMask() {
+	caps := mad.PMACapabilities{Mask: mad.PMAXmitWait}
+	names := append(append([]string(nil), mad.PortErrorCounters...), "PortXmitWait")
+	l := (&mad.PortCounters{}).Layout()
+	mask := caps.ResetMask(l, names...)
+	var set mad.PortCounters
+	if err := set.UnmarshalBinary(mad.ResetData(l, 1, mask)); err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("mask %#x: CounterSelect %#x, CounterSelect2 %#x\n", mask, set.CounterSelect, set.CounterSelect2)
+	// Output: mask 0x10fff: CounterSelect 0xfff, CounterSelect2 0x1
+}

@@ -237,7 +237,7 @@ func TestRMPPSendsToTransactor(t *testing.T) {
 			var h mad.RMPPHeader
 			h.UnmarshalBinary(p.MAD)
 			if h.SegmentNumber == 5 && !dropped {
-				dropped = true // lost once: the Transactor resends the request, the transfer starts over
+				dropped = true // lost once: the Transactor resends the request under a new TID, a new transfer starts
 				continue
 			}
 			out = append(out, p)
@@ -253,8 +253,19 @@ func TestRMPPSendsToTransactor(t *testing.T) {
 	if !bytes.Equal(r.Data(), want) {
 		t.Fatalf("got %d bytes, want the %d sent", len(r.Data()), len(want))
 	}
-	if sends.Len() != 0 {
-		t.Errorf("%d transfers still under way", sends.Len())
+	// The first try's transfer, under the TID the Transactor gave up,
+	// is left to the sender's timer: it ends after its resends, with an
+	// ABORT no one waits for.
+	if sends.Len() != 1 {
+		t.Fatalf("%d transfers under way, want the first try's", sends.Len())
+	}
+	var errs []error
+	for i := 1; i <= 20 && sends.Len() > 0; i++ {
+		errs = append(errs, sends.Expire(context.Background(), time.Now().Add(time.Duration(i)*time.Hour))...)
+	}
+	var re *madrpc.RMPPError
+	if sends.Len() != 0 || len(errs) != 1 || !errors.As(errs[0], &re) || re.Type != mad.RMPPTypeAbort {
+		t.Errorf("%d transfers still under way, errors %v; want the first try's ended with an ABORT", sends.Len(), errs)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -301,5 +302,43 @@ func TestRMPPReceiverOrder(t *testing.T) {
 				t.Errorf("message (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestRMPPResendNewTID: each try of a request answered in RMPP segments
+// goes under a TID of its own, so segments of a transfer the responder
+// still sends from an earlier try cannot be taken into the new one, nor
+// the new one's ACKs given to the old.
+func TestRMPPResendNewTID(t *testing.T) {
+	var mu sync.Mutex
+	var tids []uint64
+	resp := &madtest.RMPPResponder{HdrLen: 56, Filter: func(seg uint32, _ int, p mad.Packet) []mad.Packet {
+		if seg > 70 {
+			return nil
+		}
+		return []mad.Packet{p}
+	}, Respond: func(req *mad.Packet) []byte {
+		mu.Lock()
+		tids = append(tids, madtest.TID(req))
+		mu.Unlock()
+		return madtest.SAResponse(req, mad.StatusOK, 80, records(250, 80)...)
+	}}
+	tr := madtest.New(resp.Handle)
+	x := madrpc.NewTransactor(tr, madrpc.TransactorOptions{Timeout: 200 * time.Millisecond, Retries: 2})
+	defer x.Close()
+	r := getTable
+	_, err := x.Do(context.Background(), &r)
+	var te *madrpc.TimeoutError
+	if !errors.As(err, &te) || te.Tries != 3 {
+		t.Fatalf("error %v, want a timeout after 3 tries", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	seen := map[uint64]bool{}
+	for _, tid := range tids {
+		seen[tid] = true
+	}
+	if len(tids) != 3 || len(seen) != 3 {
+		t.Errorf("request TIDs %#x, want 3 different ones", tids)
 	}
 }

@@ -386,8 +386,14 @@ func (t *Transactor) transact(ctx context.Context, r *Request) (*Response, error
 			}
 			return resp, err
 		}
-		// Timed out. A resend starts the responder's transfer over.
+		// Timed out. A resend starts the responder's transfer over,
+		// under a TID of its own: the responder may still be sending the
+		// old transfer, and segments or ACKs of two transfers with one
+		// TID would be taken for each other.
 		if x != nil {
+			if tid, err = t.renewTID(r, out, rmppReq, tid, w, x); err != nil {
+				return nil, err
+			}
 			x.reset()
 		}
 		if try > t.opts.Retries {
@@ -404,6 +410,31 @@ func (t *Transactor) transact(ctx context.Context, r *Request) (*Response, error
 			t.opts.Errors(&RetryError{Request: r.String(), To: r.Path.String(), Retry: try, Timeout: timeout})
 		}
 	}
+}
+
+// renewTID moves the wait for r's answer from old to a fresh TID and
+// encodes the request out again with it, returning the new TID. What
+// still comes under old is dropped by read, as for any TID nobody waits
+// on.
+func (t *Transactor) renewTID(r *Request, out *mad.Packet, rmppReq bool, old uint32, w chan *mad.Packet, x *rmppTransfer) (uint32, error) {
+	tid := t.nextTID.Add(1)
+	if _, err := r.encode(out.MAD, uint64(tid)); err != nil {
+		return old, err
+	}
+	if rmppReq {
+		(&mad.RMPPHeader{Version: mad.RMPPVersion, Type: mad.RMPPTypeData, Flags: mad.RMPPActive, RespTime: rmppRespTimeDefault}).MarshalTo(out.MAD)
+	}
+	t.mu.Lock()
+	delete(t.waiters, old)
+	delete(t.rmpp, old)
+	t.waiters[tid] = w
+	t.rmpp[tid] = x
+	t.mu.Unlock()
+	select {
+	case <-w: // an answer to the old TID that came as the try ended
+	default:
+	}
+	return tid, nil
 }
 
 // withMKey returns r with the transactor's M_Key when r is an SMP that

@@ -248,15 +248,19 @@ func relaxSteps(f *Fabric) int {
 }
 
 // TestMinHopSteps checks the pass count against the literal relaxation on
-// random connected fabrics.
+// random connected fabrics, the last ones big enough that newTopo shares
+// the roots out among workers.
 func TestMinHopSteps(t *testing.T) {
 	rng := rand.New(rand.NewSource(30))
 	for trial := 0; trial < 40; trial++ {
 		n := 2 + rng.Intn(8)
+		if trial >= 38 {
+			n = 130 + rng.Intn(20) // enough switches for newTopo's workers
+		}
 		f := New(0)
 		free := make([]int, n)
 		for i := 0; i < n; i++ {
-			g := 0x200000 + uint64(rng.Intn(1000))*16 + uint64(i)
+			g := 0x200000 + uint64(rng.Intn(1000))*1024 + uint64(i)
 			f.AddNode(g, g, Switch, 8)
 			free[i] = 1
 		}

@@ -1,6 +1,11 @@
 package routecheck
 
-import "sort"
+import (
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+)
 
 // Bin is one bar of a histogram: how many items have the value.
 type Bin struct {
@@ -146,71 +151,105 @@ func newTopo(f *Fabric) *topo {
 			usedRoot[s] = true
 		}
 	}
+	adj := switchLinks(t)
 	t.dist = make([][]uint8, len(t.switches))
-	queue := make([]int, 0, len(t.switches))
-	avail := make([]int, len(t.switches))
-	maxPass := 0
-	for root := range t.switches {
-		d := make([]uint8, len(t.switches))
-		for i := range d {
-			d[i] = noHop
-		}
-		d[root] = 0
-		avail[root] = 0
-		queue = append(queue[:0], root)
-		for qi := 0; qi < len(queue); qi++ {
-			s := queue[qi]
-			for _, p := range t.switches[s].ports {
-				if p == nil || p.Remote == nil || p.Remote.Node.Type != Switch {
-					continue
-				}
-				r := t.swIdx[p.Remote.Node.idx]
-				if d[r] == noHop {
-					if d[s] < noHop-1 {
-						d[r] = d[s] + 1
-					} else {
-						d[r] = noHop - 1
-					}
-					queue = append(queue, r)
+	// The roots are independent: each worker takes every workers-th one
+	// with a queue and pass table of its own.
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(t.switches)/64))
+	passes := make([]int, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			queue := make([]int32, 0, len(t.switches))
+			avail := make([]int, len(t.switches))
+			for root := w; root < len(t.switches); root += workers {
+				d, reached := t.bfs(adj, root, queue)
+				t.dist[root] = d
+				if usedRoot[root] {
+					passes[w] = max(passes[w], rootPasses(adj, d, reached, avail, order))
 				}
 			}
-		}
-		t.dist[root] = d
-		if !usedRoot[root] {
-			continue
-		}
-		// passes: a port's entry is final in the pass its neighbour's is,
-		// or the next one when the neighbour comes later in name order
-		for _, s := range queue[1:] {
-			best := -1
-			for _, p := range t.switches[s].ports {
-				if p == nil || p.Remote == nil || p.Remote.Node.Type != Switch {
-					continue
-				}
-				r := t.swIdx[p.Remote.Node.idx]
-				if d[r]+1 != d[s] {
-					continue
-				}
-				if pp := portPass(avail[r], order[r], order[s]); best < 0 || pp < best {
-					best = pp
-				}
+		}()
+	}
+	wg.Wait()
+	t.steps = slices.Max(passes) + 1
+	return t
+}
+
+// adjacency is the switch-to-switch links as lists of switch indices:
+// the neighbours of switch s, one entry per linked port in port order,
+// are list[start[s]:start[s+1]].
+type adjacency struct {
+	start []int32
+	list  []int32
+}
+
+// switchLinks returns the switches' links to switches.
+func switchLinks(t *topo) adjacency {
+	a := adjacency{start: make([]int32, len(t.switches)+1)}
+	for s, n := range t.switches {
+		for _, p := range n.ports {
+			if p != nil && p.Remote != nil && p.Remote.Node.Type == Switch {
+				a.list = append(a.list, int32(t.swIdx[p.Remote.Node.idx]))
 			}
-			avail[s] = best
 		}
-		for _, s := range queue {
-			for _, p := range t.switches[s].ports {
-				if p == nil || p.Remote == nil || p.Remote.Node.Type != Switch {
-					continue
-				}
-				r := t.swIdx[p.Remote.Node.idx]
-				if pp := portPass(avail[r], order[r], order[s]); pp > maxPass {
-					maxPass = pp
-				}
+		a.start[s+1] = int32(len(a.list))
+	}
+	return a
+}
+
+// bfs returns the hop counts from root to every switch (noHop where none,
+// noHop-1 at most) and the switches reached, in the order reached (queue's
+// storage, which must hold every switch).
+func (t *topo) bfs(adj adjacency, root int, queue []int32) ([]uint8, []int32) {
+	d := make([]uint8, len(t.switches))
+	for i := range d {
+		d[i] = noHop
+	}
+	d[root] = 0
+	queue = append(queue[:0], int32(root))
+	for qi := 0; qi < len(queue); qi++ {
+		s := queue[qi]
+		for _, r := range adj.list[adj.start[s]:adj.start[s+1]] {
+			if d[r] == noHop {
+				d[r] = min(d[s]+1, noHop-1)
+				queue = append(queue, r)
 			}
 		}
 	}
-	t.steps = maxPass + 1
-	return t
+	return d, queue
+}
+
+// rootPasses returns how many passes of ibdm's in-place relaxation, which
+// visits the switches in name order, the hop counts d to root take:
+// a port's entry is final in the pass its neighbour's is, or the next one
+// when the neighbour comes later in name order. reached is bfs' order;
+// avail is scratch space.
+func rootPasses(adj adjacency, d []uint8, reached []int32, avail []int, order []int) int {
+	avail[reached[0]] = 0
+	for _, s := range reached[1:] {
+		best := -1
+		for _, r := range adj.list[adj.start[s]:adj.start[s+1]] {
+			if d[r]+1 != d[s] {
+				continue
+			}
+			if pp := portPass(avail[r], order[r], order[s]); best < 0 || pp < best {
+				best = pp
+			}
+		}
+		avail[s] = best
+	}
+	most := 0
+	for _, s := range reached {
+		for _, r := range adj.list[adj.start[s]:adj.start[s+1]] {
+			if pp := portPass(avail[r], order[r], order[s]); pp > most {
+				most = pp
+			}
+		}
+	}
+	return most
 }
 
 func portPass(availR, orderR, orderS int) int {

@@ -95,6 +95,18 @@ veth_down() {
 	ip link delete "$1"
 }
 
+# siw_dev_up: the Soft-iWARP device siw0 on dummy1 (203.0.113.1/24),
+# made by the first check file that needs it (80-verbs.sh, 81-pyverbs.sh)
+# and kept for the next; /tmp/siw.modprobe says why when siw is missing.
+siw_dev_up() {
+	[ -e /sys/class/infiniband/siw0 ] && return 0
+	modprobe siw 2>/tmp/siw.modprobe || return 1
+	ip link add dummy1 type dummy
+	ip link set dummy1 up
+	ip addr add 203.0.113.1/24 dev dummy1
+	rdma link add siw0 type siw netdev dummy1
+}
+
 # wait_for_line FILE PATTERN [SECONDS]: wait (default 30 s) until FILE
 # has a line matching PATTERN. Under software emulation on a loaded host a
 # tool can take seconds to reach a state a fixed sleep assumed (a check

@@ -28,6 +28,8 @@ cp "$here"/checks/*.sh "$share/checks/" 2>/dev/null || true
 [ ! -x "$(dirname "$bin")/rdmawrite" ] || cp "$(dirname "$bin")/rdmawrite" "$share/rdmawrite"
 # pkg/verbs' test binary, when make test-vm built it (checks/80-verbs.sh).
 [ ! -x "$(dirname "$bin")/verbs.test" ] || cp "$(dirname "$bin")/verbs.test" "$share/verbs.test"
+# rdma-core's test suite's runner and the coverage table (checks/81-pyverbs.sh).
+cp "$here/pyverbs-run.py" "$here/verbs-coverage.py" "$here/verbs-coverage.tsv" "$share/"
 # The Debian package, when make test-vm built one (checks/60-deb.sh).
 [ -z "${IBTOOL_VM_DEB:-}" ] || cp "$IBTOOL_VM_DEB" "$share/ibtool.deb"
 printf '%s\n' "${IBTOOL_VM_ONLY:-}" >"$share/only"

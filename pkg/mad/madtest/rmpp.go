@@ -45,7 +45,8 @@ type RMPPResponder struct {
 	// HdrLen is where the data starts: 56 for the SA.
 	HdrLen int
 	// Filter, when set, sees each segment about to go out (its number
-	// and how many times that segment was sent before) and returns the
+	// and how many times that segment was sent before in answer to the
+	// same request, a resend under another TID included) and returns the
 	// packets to send in its place: none to drop it, two to duplicate it.
 	Filter func(seg uint32, resends int, p mad.Packet) []mad.Packet
 	// Incoming, when set, decides the fate of each MAD sent to the
@@ -64,6 +65,7 @@ type RMPPResponder struct {
 
 	mu      sync.Mutex
 	xfer    map[uint64]*rmppSend
+	byReq   map[string]uint64 // the TID of each request's latest transfer, by the request's bytes but its TID
 	acks    []mad.RMPPHeader
 	reqs    map[uint64]*rmppRequest // RMPP requests being received, by TID
 	seen    map[[3]uint32]int
@@ -197,10 +199,17 @@ func (r *RMPPResponder) respond(tid uint64, req *mad.Packet) []mad.Packet {
 		panic(err) // the test's Respond built a bad message
 	}
 	x := &rmppSend{addr: req.Addr, s: s, sends: map[uint32]int{}}
-	if old := r.xfer[tid]; old != nil {
-		x.sends = old.sends // a resent request: keep counting each segment's sends
-		r.end(tid, old)
+	if r.byReq == nil {
+		r.byReq = make(map[string]uint64)
 	}
+	key := string(req.MAD[:8]) + string(req.MAD[16:])
+	if prev, ok := r.byReq[key]; ok {
+		if old := r.xfer[prev]; old != nil {
+			x.sends = old.sends // a resent request: keep counting each segment's sends
+			r.end(prev, old)
+		}
+	}
+	r.byReq[key] = tid
 	r.xfer[tid] = x
 	r.arm(tid, x)
 	return r.send(x, s.Start())

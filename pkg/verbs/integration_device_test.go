@@ -1,0 +1,158 @@
+//go:build cgo && !noverbs
+
+package verbs
+
+import (
+	"errors"
+	"math/rand/v2"
+	"os"
+	"syscall"
+	"testing"
+)
+
+// The tests in this file and the other integration_*_test.go files do
+// what one test of rdma-core's own suite (pyverbs, tests/test_*.py) does,
+// with pkg/verbs: scripts/vm/verbs-coverage.tsv maps each pyverbs test to
+// its Go twin, and make test-vm runs both on the same devices.
+
+// integrationDevice is the device list's entry for the device the test
+// opened (Devices reads the attributes with ibv_query_device_ex).
+func integrationDevice(t *testing.T, ctx *Context) Device {
+	t.Helper()
+	devs, err := Devices()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range devs {
+		if d.Name == ctx.Name() {
+			return d
+		}
+	}
+	t.Fatalf("%s is open but not in the device list", ctx.Name())
+	return Device{}
+}
+
+// TestIntegrationDeviceList is pyverbs' DeviceTest.test_dev_list: the
+// device list is not empty and has the device asked for.
+func TestIntegrationDeviceList(t *testing.T) {
+	ctx := integrationContext(t)
+	names, err := DeviceNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 {
+		t.Skip("No IB device found")
+	}
+	found := false
+	for _, n := range names {
+		found = found || n == ctx.Name()
+	}
+	if !found {
+		t.Errorf("device list %v lacks %s", names, ctx.Name())
+	}
+}
+
+// TestIntegrationOpenDevice is DeviceTest.test_open_dev: the device
+// opens (a second context beside integrationContext's) and closes.
+func TestIntegrationOpenDevice(t *testing.T) {
+	name := integrationContext(t).Name()
+	ctx, err := Open(name)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", name, err)
+	}
+	if err := ctx.Close(); err != nil {
+		t.Errorf("closing %s: %v", name, err)
+	}
+}
+
+// TestIntegrationQueryDevice is DeviceTest.test_query_device_ex: the
+// attributes pyverbs' verify_device_attr checks are set.
+func TestIntegrationQueryDevice(t *testing.T) {
+	d := integrationDevice(t, integrationContext(t))
+	page := uint64(os.Getpagesize())
+	a := d.Attr
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		{"node GUID set", d.Transport == TransportUnknown || d.NodeGUID != 0},
+		{"system image GUID set", d.Transport == TransportUnknown || d.SysImageGUID != 0},
+		{"max MR size over a page", a.MaxMRSize > page},
+		{"page size cap at least a page", a.PageSizeCap >= page},
+		{"vendor ID set", d.VendorID != 0},
+		{"max QP", a.MaxQP > 0},
+		{"max QP WR", a.MaxQPWR > 0},
+		{"max SGE", a.MaxSGE > 0},
+		{"max SGE RD", a.MaxSGERd >= 0},
+		{"max CQ", a.MaxCQ > 0},
+		{"max CQE", a.MaxCQE > 0},
+		{"max MR", a.MaxMR > 0},
+		{"max PD", a.MaxPD > 0},
+		// A channel adapter (InfiniBand transport: IB and RoCE) has P_Keys.
+		{"max P_Keys on a CA", d.Transport != TransportIB || a.MaxPKeys > 0},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("%s: %s does not hold: %+v", d.Name, c.what, a)
+		}
+	}
+}
+
+// TestIntegrationQueryGID is DeviceTest.test_query_gid: GID index 0 of
+// the port reads when the port has a GID table.
+func TestIntegrationQueryGID(t *testing.T) {
+	ctx := integrationContext(t)
+	p, err := ctx.QueryPort(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.GIDTblLen > 0 {
+		if _, err := ctx.QueryGID(1, 0); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestIntegrationQueryPort is DeviceTest.test_query_port: every port
+// attribute pyverbs' verify_port_attr translates has a name.
+func TestIntegrationQueryPort(t *testing.T) {
+	ctx := integrationContext(t)
+	p, err := ctx.QueryPort(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	widths := map[uint8]bool{1: true, 2: true, 4: true, 8: true, 16: true}
+	speeds := map[uint8]bool{1: true, 2: true, 4: true, 8: true, 16: true, 32: true, 64: true, 128: true}
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		// pyverbs hands the logical state to phys_state_to_str, which
+		// names 1 to 7.
+		{"state", p.State >= 1 && p.State <= 7},
+		{"max MTU", p.MaxMTU.Bytes() != 0},
+		{"active MTU", p.ActiveMTU.Bytes() != 0},
+		{"active width", widths[p.ActiveWidth]},
+		{"active speed", speeds[p.ActiveSpeed]},
+		{"link layer", p.LinkLayer >= LinkLayerUnspecified && p.LinkLayer <= LinkLayerEthernet},
+		{"max message size over 4 KiB", p.MaxMsgSz > 0x1000},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("%s port 1: %s is not valid: %+v", ctx.Name(), c.what, p)
+		}
+	}
+}
+
+// TestIntegrationQueryPortBadFlow is DeviceTest.test_query_port_bad_flow:
+// a port past the device's last fails with EINVAL.
+func TestIntegrationQueryPortBadFlow(t *testing.T) {
+	ctx := integrationContext(t)
+	d := integrationDevice(t, ctx)
+	port := d.PhysPortCnt + 1 + rand.IntN(10)
+	_, err := ctx.QueryPort(port)
+	var ve *VerbError
+	if !errors.As(err, &ve) || !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("QueryPort(%d) of %d ports: error %v, want a VerbError wrapping EINVAL", port, d.PhysPortCnt, err)
+	}
+}
