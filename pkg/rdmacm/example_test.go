@@ -194,3 +194,11 @@ func ExampleID_DestroyQP() {
 	}
 	id.Close()
 }
+
+// An InfiniBand address in place of an IP one (ucmatose -f gid): the
+// port's GID and the service ID of TCP port 7471.
+func ExampleIBServiceAddr() {
+	a := rdmacm.IBServiceAddr(netip.MustParseAddr("fe80::2:c903:0:1492"), rdmacm.PortSpaceTCP, 7471)
+	fmt.Printf("%s P_Key %#x service ID %#x mask %#x\n", a.AddrPort(), a.PKey, a.ServiceID, a.ServiceMask)
+	// Output: [fe80::2:c903:0:1492]:7471 P_Key 0xffff service ID 0x1061d2f mask 0xffffffffffffffff
+}

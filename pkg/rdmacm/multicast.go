@@ -26,11 +26,16 @@ type Multicast struct {
 // CreateQP made one, is attached to the group then, so that it receives
 // the group's datagrams (as librdmacm does); Leave detaches it.
 func (id *ID) JoinMulticast(ctx context.Context, addr netip.Addr, sendOnly bool) (*Multicast, *Event, error) {
+	return id.join(ctx, addr, func(b []byte) int { return putSockaddr(b, netip.AddrPortFrom(addr, 0)) }, sendOnly)
+}
+
+// join joins the group of the sockaddr put writes (addr names it).
+func (id *ID) join(ctx context.Context, addr netip.Addr, put func([]byte) int, sendOnly bool) (*Multicast, *Event, error) {
 	mc := &Multicast{id: id, uid: newUID(), Addr: addr}
 	in := make([]byte, joinMcastSize)
 	le.PutUint64(in[8:], mc.uid)
 	le.PutUint32(in[16:], id.handle)
-	n := putSockaddr(in[24:], netip.AddrPortFrom(addr, 0))
+	n := put(in[24:])
 	if n == 0 {
 		return nil, nil, &Error{Op: "join multicast", Err: fmt.Errorf("no group address")}
 	}

@@ -2,6 +2,7 @@ package rdmacm
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net/netip"
 	"os"
@@ -639,5 +640,58 @@ func TestMigrate(t *testing.T) {
 	}
 	if in := kt.last(t, cmdDestroyID); le.Uint32(in[8:]) != id.handle {
 		t.Errorf("the migrated ID was destroyed on the new channel as handle %d, want %d", le.Uint32(in[8:]), id.handle)
+	}
+}
+
+// TestIBAddr: an AF_IB address goes to BIND, RESOLVE_ADDR and JOIN_MCAST
+// as struct sockaddr_ib, its service ID and mask as librdmacm's
+// ucma_set_sid makes them.
+func TestIBAddr(t *testing.T) {
+	gid := netip.MustParseAddr("fe80::2:c903:0:1492")
+	a := IBServiceAddr(gid, PortSpaceTCP, 7471)
+	want := []byte{27, 0, 0xff, 0xff, 0, 0, 0, 0,
+		0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x02, 0xc9, 0x03, 0, 0, 0x14, 0x92,
+		0, 0, 0, 0, 0x01, 0x06, 0x1d, 0x2f,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0, 0, 0, 0, 0, 0, 0, 0}
+	ch, k := fakeChannel(t)
+	id, err := ch.CreateID(PortSpaceTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := id.BindIB(a); err != nil {
+		t.Fatal(err)
+	}
+	in := k.last(t, cmdBind)
+	if diff := cmp.Diff(want, in[8:8+sockaddrIBSize]); diff != "" || le.Uint16(in[4:]) != sockaddrIBSize {
+		t.Errorf("unexpected BIND sockaddr_ib of %d bytes (-want +got):\n%s", le.Uint16(in[4:]), diff)
+	}
+	k.push(id.uid, id.handle, EventAddrResolved, 0, nil)
+	src := IBServiceAddr(netip.MustParseAddr("fe80::2:c903:0:1491"), PortSpaceTCP, 0)
+	if err := id.ResolveAddrIB(testCtx(t), src, a, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	in = k.last(t, cmdResolveAddr)
+	got := []any{le.Uint16(in[8:]), le.Uint16(in[10:]), in[16+sockaddrStorage : 16+sockaddrStorage+sockaddrIBSize],
+		binary.BigEndian.Uint64(in[16+24:]), binary.BigEndian.Uint64(in[16+32:])}
+	wantR := []any{uint16(sockaddrIBSize), uint16(sockaddrIBSize), want, uint64(0x0106_0000), ibServicePSMask}
+	if diff := cmp.Diff(wantR, got); diff != "" {
+		t.Errorf("unexpected RESOLVE_ADDR (-want +got):\n%s", diff)
+	}
+	if got := a.AddrPort().String(); got != "[fe80::2:c903:0:1492]:7471" {
+		t.Errorf("AddrPort %s", got)
+	}
+	ud, _ := ch.CreateID(PortSpaceUDP)
+	mgid := IBAddr{GID: netip.MustParseAddr("ff12:401b:ffff::1")}
+	go func() {
+		// The join's uid is the next one handed out.
+		k.push(ud.uid+1, 502, EventMulticastJoin, 0, make([]byte, udParamSize))
+	}()
+	if _, _, err := ud.JoinMulticastIB(testCtx(t), mgid, false); err != nil {
+		t.Fatal(err)
+	}
+	in = k.last(t, cmdJoinMcast)
+	if le.Uint16(in[20:]) != sockaddrIBSize || le.Uint16(in[24:]) != afIB || netip.AddrFrom16([16]byte(in[24+8:24+24])) != mgid.GID {
+		t.Errorf("unexpected JOIN_MCAST %x", in[20:24+24])
 	}
 }
