@@ -40,6 +40,8 @@ type mckeyOptions struct {
 	// NoLoopback is -l: the QPs do not receive their own group's
 	// datagrams.
 	NoLoopback bool
+	// Unmapped is -M, a multicast GID (AF_IB) in place of -m's address.
+	Unmapped netip.Addr
 
 	ps      rdmacm.PortSpace
 	ctx     context.Context
@@ -120,7 +122,11 @@ func (o *mckeyOptions) finish() error {
 	}
 	switch {
 	case o.args.unmapped != "":
-		return cmdutil.UsageErrorf("-M %s: AF_IB addresses (a multicast GID) are not among the addresses pkg/rdmacm takes; give the group's IP address with -m", o.args.unmapped)
+		a, err := netip.ParseAddr(o.args.unmapped)
+		if err != nil || !a.Is6() {
+			return cmdutil.UsageErrorf("invalid -M unmapped_multicast_address %q: want a GID", o.args.unmapped)
+		}
+		o.Unmapped = a
 	case o.Group == "":
 		return cmdutil.UsageErrorf("-m multicast_address is required")
 	}

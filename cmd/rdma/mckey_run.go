@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/rdmacm"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
@@ -44,6 +45,10 @@ type mcNode struct {
 func mckeyRun(o *mckeyOptions) error {
 	if o.Size == 0 {
 		o.Count = 0
+	}
+	if o.Unmapped.IsValid() && o.Bind == "" {
+		fmt.Fprintf(o.IO.Out, "unmapped multicast address requires binding to source address\n")
+		return &cmdutil.StatusError{Code: 1, Summary: "-M needs -b: an unmapped multicast address is joined from a bound address"}
 	}
 	ch, err := rdmacm.NewEventChannel()
 	if err != nil {
@@ -110,6 +115,7 @@ func (t *mcTest) run() error {
 	}
 	t.printf("mckey: starting %s\n", role)
 	var src netip.AddrPort
+	var err error
 	if o.Bind != "" {
 		a, err := t.addr(o.Bind)
 		if err != nil {
@@ -117,8 +123,10 @@ func (t *mcTest) run() error {
 		}
 		src = netip.AddrPortFrom(a, 0)
 	}
-	group, err := t.addr(o.Group)
-	if err != nil {
+	var group netip.Addr
+	if o.Unmapped.IsValid() {
+		group = o.Unmapped
+	} else if group, err = t.addr(o.Group); err != nil {
 		return err
 	}
 	t.printf("mckey: joining\n")
@@ -194,13 +202,23 @@ func (t *mcTest) join(ctx context.Context, n *mcNode, src netip.AddrPort, group 
 			return err
 		}
 	}
-	if err := n.id.ResolveAddr(ctx, src, netip.AddrPortFrom(group, 0), ucmatoseResolveTimeout); err != nil {
-		return err
+	// An unmapped group's GID is not resolved: the bound ID joins it.
+	if !o.Unmapped.IsValid() {
+		if err := n.id.ResolveAddr(ctx, src, netip.AddrPortFrom(group, 0), ucmatoseResolveTimeout); err != nil {
+			return err
+		}
 	}
 	if err := t.prepare(n); err != nil {
 		return err
 	}
-	mc, ev, err := n.id.JoinMulticast(ctx, group, o.SendOnly)
+	var mc *rdmacm.Multicast
+	var ev *rdmacm.Event
+	var err error
+	if o.Unmapped.IsValid() {
+		mc, ev, err = n.id.JoinMulticastIB(ctx, rdmacm.IBAddr{GID: group}, o.SendOnly)
+	} else {
+		mc, ev, err = n.id.JoinMulticast(ctx, group, o.SendOnly)
+	}
 	if err != nil {
 		return err
 	}

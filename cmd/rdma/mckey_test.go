@@ -3,6 +3,7 @@ package rdma
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,7 +25,8 @@ func TestMckeyFlags(t *testing.T) {
 		{args: []string{"-m", "239.1.2.3", "-s", "-b", "192.0.2.1", "-c", "2", "-C", "3", "-S", "50", "-p", "0x2", "-o", "-l"},
 			want: mckeyOptions{Group: "239.1.2.3", Sender: true, Bind: "192.0.2.1", Connections: 2, Count: 3, Size: 50, SendOnly: true, NoLoopback: true, ps: rdmacm.PortSpaceIPoIB}},
 		{args: []string{}, usage: "-m multicast_address is required"},
-		{args: []string{"-M", "ff0e::1", "-b", "192.0.2.1"}, usage: "-M ff0e::1: AF_IB addresses"},
+		{args: []string{"-M", "ff0e::1", "-b", "192.0.2.1"}, want: mckeyOptions{Unmapped: netip.MustParseAddr("ff0e::1"), Bind: "192.0.2.1", Connections: 1, Count: 10, Size: 100, ps: rdmacm.PortSpaceUDP}},
+		{args: []string{"-M", "239.1.2.3"}, usage: `invalid -M unmapped_multicast_address "239.1.2.3": want a GID`},
 		{args: []string{"-m", "239.1.2.3", "-p", "0x106"}, usage: `invalid -p port space "0x106"`},
 		{args: []string{"-m", "239.1.2.3", "-c", "0"}, usage: `invalid -c connections "0"`},
 		{args: []string{"-m", "239.1.2.3", "-C", "x"}, usage: `invalid -C message_count "x"`},
@@ -49,7 +51,7 @@ func TestMckeyFlags(t *testing.T) {
 				t.Fatal(err)
 			}
 			got.IO, got.ctx, got.resolve = cmdutil.IOStreams{}, nil, nil
-			if diff := cmp.Diff(&tt.want, got, cmp.AllowUnexported(mckeyOptions{}),
+			if diff := cmp.Diff(&tt.want, got, cmp.AllowUnexported(mckeyOptions{}), cmp.Comparer(func(a, b netip.Addr) bool { return a == b }),
 				cmp.FilterPath(func(p cmp.Path) bool { return p.Last().String() == ".args" }, cmp.Ignore())); diff != "" {
 				t.Errorf("unexpected options (-want +got):\n%s", diff)
 			}

@@ -46,11 +46,12 @@ type ucmatoseOptions struct {
 	TOS, AckTimeout uint8
 	SetTOS, SetAck  bool
 
-	// numeric is -f ip or ipv6: no host name lookups.
-	numeric bool
-	ps      rdmacm.PortSpace
-	ctx     context.Context
-	args    struct{ conns, count, size, tos, ack string }
+	// numeric is -f ip or ipv6: no host name lookups; gid is -f gid:
+	// the addresses are GIDs (AF_IB).
+	numeric, gid bool
+	ps           rdmacm.PortSpace
+	ctx          context.Context
+	args         struct{ conns, count, size, tos, ack string }
 	// resolve looks a host name up (net.DefaultResolver in the tool).
 	resolve func(ctx context.Context, host string) (netip.Addr, error)
 }
@@ -148,7 +149,7 @@ func (o *ucmatoseOptions) finish() error {
 	case strings.HasPrefix(f, "ip"):
 		o.numeric = true
 	case strings.HasPrefix(f, "gid"):
-		return cmdutil.UsageErrorf("-f gid: AF_IB addresses (a GID and a service ID) are not among the addresses pkg/rdmacm takes; give the GID's IP address")
+		o.numeric, o.gid = true, true
 	case !strings.HasPrefix(f, "name"):
 		fmt.Fprintf(o.IO.ErrOut, "Warning: unknown address format\n")
 	}

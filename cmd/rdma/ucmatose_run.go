@@ -1,6 +1,7 @@
 package rdma
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -175,6 +176,20 @@ func cmLookup(ctx context.Context, resolve func(context.Context, string) (netip.
 	return netip.AddrPortFrom(a, uint16(p)), nil
 }
 
+// cmGIDLookup reads host as a GID and port as cmLookup does, into the
+// AF_IB address librdmacm's rdma_getaddrinfo makes of them for -f gid
+// (no host: the GID ::); the service ID is port's in port space ps.
+func cmGIDLookup(host, port string, ps rdmacm.PortSpace) (rdmacm.IBAddr, error) {
+	ap, err := cmLookup(context.Background(), nil, true, cmp.Or(host, "::"), port)
+	if err != nil {
+		return rdmacm.IBAddr{}, err
+	}
+	if !ap.Addr().Is6() {
+		return rdmacm.IBAddr{}, &ucmaFailure{status: -9, err: fmt.Errorf("%s: Address family for hostname not supported (-f gid: a GID)", host)}
+	}
+	return rdmacm.IBServiceAddr(ap.Addr(), ps, ap.Port()), nil
+}
+
 // eventFailed prints cmatose's line for an error event that ended a
 // connection (when err is one).
 func (t *ucmaTest) eventFailed(err error) {
@@ -187,17 +202,37 @@ func (t *ucmaTest) eventFailed(err error) {
 func (t *ucmaTest) runClient() error {
 	o := t.o
 	t.printf("cmatose: starting client\n")
-	dst, err := t.lookup(o.Server, o.Port)
-	var src netip.AddrPort
-	if err == nil && o.Bind != "" {
-		src, err = t.lookup(o.Bind, "0")
+	var src, dst netip.AddrPort
+	var err error
+	if !o.gid {
+		dst, err = t.lookup(o.Server, o.Port)
+		if err == nil && o.Bind != "" {
+			src, err = t.lookup(o.Bind, "0")
+		}
 	}
 	if err != nil {
 		t.printf("cmatose: getaddrinfo error: %s\n", gaiText(err))
 		return err
 	}
+	resolve := func(ctx context.Context, id *rdmacm.ID) error {
+		return id.ResolveAddr(ctx, src, dst, ucmatoseResolveTimeout)
+	}
+	if o.gid {
+		dstIB, err := cmGIDLookup(o.Server, o.Port, o.ps)
+		var srcIB rdmacm.IBAddr
+		if err == nil && o.Bind != "" {
+			srcIB, err = cmGIDLookup(o.Bind, "0", o.ps)
+		}
+		if err != nil {
+			t.printf("cmatose: getaddrinfo error: %s\n", gaiText(err))
+			return err
+		}
+		resolve = func(ctx context.Context, id *rdmacm.ID) error {
+			return id.ResolveAddrIB(ctx, srcIB, dstIB, ucmatoseResolveTimeout)
+		}
+	}
 	t.printf("cmatose: connecting\n")
-	err = t.connectAll(func(ctx context.Context, n *ucmaNode) error { return t.connect(ctx, n, src, dst) })
+	err = t.connectAll(func(ctx context.Context, n *ucmaNode) error { return t.connect(ctx, n, resolve) })
 	if err == nil && o.Count > 0 {
 		err = t.clientData()
 	}
@@ -228,9 +263,9 @@ func (t *ucmaTest) clientData() error {
 
 // connect makes connection n: the address, the options, the route, the
 // node's verbs objects and receives, then the connection.
-func (t *ucmaTest) connect(ctx context.Context, n *ucmaNode, src, dst netip.AddrPort) error {
+func (t *ucmaTest) connect(ctx context.Context, n *ucmaNode, resolve func(context.Context, *rdmacm.ID) error) error {
 	o := t.o
-	if err := n.id.ResolveAddr(ctx, src, dst, ucmatoseResolveTimeout); err != nil {
+	if err := resolve(ctx, n.id); err != nil {
 		return err
 	}
 	if o.SetTOS {
@@ -553,13 +588,24 @@ func (t *ucmaTest) runServer() error {
 		return fmt.Errorf("listen request failed: %w", err)
 	}
 	defer listen.Close()
-	src, err := t.lookup(o.Bind, o.Port)
-	if err != nil {
-		t.printf("cmatose: getrdmaaddr error: %s\n", gaiText(err))
-		return err
-	}
-	if err := listen.Bind(src); err != nil {
-		return err
+	if o.gid {
+		src, err := cmGIDLookup(o.Bind, o.Port, o.ps)
+		if err != nil {
+			t.printf("cmatose: getrdmaaddr error: %s\n", gaiText(err))
+			return err
+		}
+		if err := listen.BindIB(src); err != nil {
+			return err
+		}
+	} else {
+		src, err := t.lookup(o.Bind, o.Port)
+		if err != nil {
+			t.printf("cmatose: getrdmaaddr error: %s\n", gaiText(err))
+			return err
+		}
+		if err := listen.Bind(src); err != nil {
+			return err
+		}
 	}
 	if err := listen.Listen(0); err != nil {
 		return err

@@ -34,7 +34,7 @@ func TestUcmatoseFlags(t *testing.T) {
 		{args: []string{"-S", "-1"}, usage: `invalid -S message_size "-1"`},
 		{args: []string{"-t", "256"}, usage: `invalid -t type_of_service "256"`},
 		{args: []string{"-a", "32"}, usage: "invalid -a ack_timeout 32: at most 31"},
-		{args: []string{"-f", "gid"}, usage: "-f gid: AF_IB addresses"},
+		{args: []string{"-f", "GID"}, want: ucmatoseOptions{Format: "GID", PortSpace: "tcp", Connections: 1, Count: 10, Size: 100, Port: "7471", numeric: true, gid: true, ps: rdmacm.PortSpaceTCP}},
 		{args: []string{"extra"}, usage: "extra"},
 	}
 	for _, tt := range tests {
@@ -141,6 +141,25 @@ func TestUcmatoseExit(t *testing.T) {
 		}
 		if diff := cmp.Diff([]any{tt.status, tt.code, tt.summary}, got); diff != "" {
 			t.Errorf("%s: unexpected status, exit code, message (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// TestCmGIDLookup: -f gid's addresses are AF_IB ones with the service ID
+// of the port in the port space, as librdmacm's rdma_getaddrinfo makes
+// them; an IPv4 address or a name is not a GID.
+func TestCmGIDLookup(t *testing.T) {
+	got, err := cmGIDLookup("fe80::2", "7471", rdmacm.PortSpaceTCP)
+	want := rdmacm.IBServiceAddr(netip.MustParseAddr("fe80::2"), rdmacm.PortSpaceTCP, 7471)
+	if err != nil || got != want {
+		t.Errorf("fe80::2 port 7471: %+v, %v; want %+v", got, err, want)
+	}
+	if got, err := cmGIDLookup("", "0", rdmacm.PortSpaceUDP); err != nil || got.GID != netip.IPv6Unspecified() || got.ServiceID != 0x0111_0000 {
+		t.Errorf("no host: %+v, %v; want :: in the UDP port space", got, err)
+	}
+	for host, status := range map[string]int{"192.0.2.1": -9, "host1": -2} {
+		if _, err := cmGIDLookup(host, "7471", rdmacm.PortSpaceTCP); ucmaStatus(err) != status {
+			t.Errorf("%s: %v (status %d), want status %d", host, err, ucmaStatus(err), status)
 		}
 	}
 }

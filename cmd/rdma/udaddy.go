@@ -44,6 +44,8 @@ type udaddyOptions struct {
 	SetTOS      bool
 
 	numeric bool
+	// gid is -f gid: the addresses are GIDs (AF_IB).
+	gid     bool
 	ps      rdmacm.PortSpace
 	ctx     context.Context
 	args    struct{ conns, count, size, tos, psNum string }
@@ -129,7 +131,7 @@ func (o *udaddyOptions) finish() error {
 	case strings.HasPrefix(f, "ip"):
 		o.numeric = true
 	case strings.HasPrefix(f, "gid"):
-		return cmdutil.UsageErrorf("-f gid: AF_IB addresses (a GID and a service ID) are not among the addresses pkg/rdmacm takes; give the GID's IP address")
+		o.numeric, o.gid = true, true
 	case !strings.HasPrefix(f, "name"):
 		fmt.Fprintf(o.IO.ErrOut, "Warning: unknown address format\n")
 	}

@@ -83,14 +83,33 @@ func (t *udTest) eventFailed(err error) {
 func (t *udTest) runClient() error {
 	o := t.o
 	t.printf("udaddy: starting client\n")
-	dst, err := cmLookup(o.ctx, o.resolve, o.numeric, o.Server, udaddyPort)
-	var src netip.AddrPort
-	if err == nil && o.Bind != "" {
-		src, err = cmLookup(o.ctx, o.resolve, o.numeric, o.Bind, "0")
-	}
-	if err != nil {
-		t.printf("udaddy: getaddrinfo error: %s\n", gaiText(err))
-		return err
+	var resolve func(context.Context, *rdmacm.ID) error
+	if o.gid {
+		dst, err := cmGIDLookup(o.Server, udaddyPort, o.ps)
+		var src rdmacm.IBAddr
+		if err == nil && o.Bind != "" {
+			src, err = cmGIDLookup(o.Bind, "0", o.ps)
+		}
+		if err != nil {
+			t.printf("udaddy: getaddrinfo error: %s\n", gaiText(err))
+			return err
+		}
+		resolve = func(ctx context.Context, id *rdmacm.ID) error {
+			return id.ResolveAddrIB(ctx, src, dst, ucmatoseResolveTimeout)
+		}
+	} else {
+		dst, err := cmLookup(o.ctx, o.resolve, o.numeric, o.Server, udaddyPort)
+		var src netip.AddrPort
+		if err == nil && o.Bind != "" {
+			src, err = cmLookup(o.ctx, o.resolve, o.numeric, o.Bind, "0")
+		}
+		if err != nil {
+			t.printf("udaddy: getaddrinfo error: %s\n", gaiText(err))
+			return err
+		}
+		resolve = func(ctx context.Context, id *rdmacm.ID) error {
+			return id.ResolveAddr(ctx, src, dst, ucmatoseResolveTimeout)
+		}
 	}
 	t.printf("udaddy: connecting\n")
 	ctx, cancel := context.WithCancel(o.ctx)
@@ -98,7 +117,7 @@ func (t *udTest) runClient() error {
 	errs := make(chan error, len(t.nodes))
 	for _, n := range t.nodes {
 		go func() {
-			err := t.resolve(ctx, n, src, dst)
+			err := t.resolve(ctx, n, resolve)
 			if err != nil {
 				err = fmt.Errorf("connection %d: %w", n.n, err)
 			}
@@ -133,9 +152,9 @@ func (t *udTest) runClient() error {
 // resolve makes client endpoint n: the address, the type of service, the
 // route, the node's verbs objects and receives, then the SIDR exchange,
 // whose answer says where the server's QP is.
-func (t *udTest) resolve(ctx context.Context, n *udNode, src, dst netip.AddrPort) error {
+func (t *udTest) resolve(ctx context.Context, n *udNode, resolveAddr func(context.Context, *rdmacm.ID) error) error {
 	o := t.o
-	if err := n.id.ResolveAddr(ctx, src, dst, ucmatoseResolveTimeout); err != nil {
+	if err := resolveAddr(ctx, n.id); err != nil {
 		return err
 	}
 	if o.SetTOS {
@@ -332,13 +351,24 @@ func (t *udTest) runServer() error {
 		return fmt.Errorf("listen request failed: %w", err)
 	}
 	defer listen.Close()
-	src, err := cmLookup(o.ctx, o.resolve, o.numeric, o.Bind, udaddyPort)
-	if err != nil {
-		t.printf("udaddy: getrdmaaddr error: %s\n", gaiText(err))
-		return err
-	}
-	if err := listen.Bind(src); err != nil {
-		return err
+	if o.gid {
+		src, err := cmGIDLookup(o.Bind, udaddyPort, o.ps)
+		if err != nil {
+			t.printf("udaddy: getrdmaaddr error: %s\n", gaiText(err))
+			return err
+		}
+		if err := listen.BindIB(src); err != nil {
+			return err
+		}
+	} else {
+		src, err := cmLookup(o.ctx, o.resolve, o.numeric, o.Bind, udaddyPort)
+		if err != nil {
+			t.printf("udaddy: getrdmaaddr error: %s\n", gaiText(err))
+			return err
+		}
+		if err := listen.Bind(src); err != nil {
+			return err
+		}
 	}
 	if err := listen.Listen(0); err != nil {
 		return err

@@ -30,7 +30,7 @@ func TestUdaddyFlags(t *testing.T) {
 		{args: []string{"-c", "-2"}, usage: `invalid -c connections "-2"`},
 		{args: []string{"-S", "big"}, usage: `invalid -S message_size "big"`},
 		{args: []string{"-t", "0x100"}, usage: `invalid -t type_of_service "0x100"`},
-		{args: []string{"-f", "gid"}, usage: "-f gid: AF_IB addresses"},
+		{args: []string{"-f", "gid"}, want: udaddyOptions{Format: "gid", PortSpace: "udp", Connections: 1, Count: 10, Size: 100, numeric: true, gid: true, ps: rdmacm.PortSpaceUDP}},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
