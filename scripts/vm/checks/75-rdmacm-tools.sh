@@ -86,6 +86,24 @@ fails_like() {
 	fails_cleanly "$what (rdmacm-utils' exit too)" $want "$@"
 }
 
+# exits_like WHAT TOOL ARGS...: rdmacm-utils' TOOL and ibtool's with
+# ARGS end with the same exit status, ibtool's with at most one line on
+# stderr (AF_IB addresses, which the kernel takes or refuses by device).
+exits_like() {
+	what=$1
+	shift
+	timeout 30 "$@" >/tmp/ref.out 2>&1
+	want=$?
+	timeout 30 "$IBTOOL" "$@" >/tmp/got.out 2>/tmp/got.err
+	got=$?
+	if [ $got -eq $want ] && [ $want -ne 124 ] && [ "$(wc -l </tmp/got.err)" -le 1 ]; then
+		pass "$what: exit $got as rdmacm-utils' ($(tail -1 /tmp/ref.out)${want:+; ibtool: $(cat /tmp/got.err)})"
+	else
+		fail "$what: exit $got, rdmacm-utils' $want"
+		cat /tmp/ref.out /tmp/got.out /tmp/got.err | head -12
+	fi
+}
+
 # ucmatose_faults DEV: the client's faults, each the exit status
 # rdmacm-utils' ucmatose gives and one line on stderr.
 ucmatose_faults() {
@@ -214,6 +232,8 @@ mckey_interop() {
 		fail "mckey rxe: -l: exit $got, rdmacm-utils' $want"
 		cat /tmp/mckey-l.ref /tmp/mckey-l.err | head -6
 	fi
+	exits_like "mckey rxe: -M ff0e::ffff:e901:203 (an unmapped group)" mckey -M ff0e::ffff:e901:203 -b $CM_B -C 0
+	exits_like "mckey rxe: -M without -b" mckey -M ff0e::ffff:e901:203 -C 0
 	fails_like "mckey rxe: unreachable bind address" mckey -m 239.1.2.3 -b 198.51.100.99 -C 1
 	fails_like "mckey rxe: -S larger than the path MTU" mckey -m 239.1.2.3 -b $CM_B -C 1 -S 5000
 	no_cm_ids "the failed mckey joins"
@@ -305,6 +325,12 @@ cm_pair "ucmatose-rxe-ib" 7196 "$IBTOOL" ucmatose -P ib -b $CM_B -p 7196 -c 2 -C
 both_ok "ucmatose rxe: -P ib, ibtool's server with rdmacm-utils' client" ucmatose-rxe-ib
 no_cm_ids "ucmatose -P ib"
 ucmatose_faults rxe
+# AF_IB addresses (-f gid, mckey's -M) on RoCE: the GID of the server's
+# device as the address; the kernel resolves AF_IB on InfiniBand only.
+gid=$(cat /sys/class/infiniband/rxecm1/ports/1/gids/0)
+exits_like "ucmatose rxe: -f gid $gid" ucmatose -f gid -s "$gid" -C 1
+exits_like "udaddy rxe: -f gid $gid" udaddy -f gid -s "$gid" -C 1
+no_cm_ids "the AF_IB resolutions"
 tools_lap
 udaddy_interop
 tools_lap
