@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"net/netip"
+
+	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
 // The ucma ABI, version 4: each command is one write() to
@@ -31,6 +33,7 @@ const (
 	cmdSetOption    = 14
 	cmdNotify       = 15
 	cmdLeaveMcast   = 17
+	cmdMigrateID    = 18
 	cmdQuery        = 19
 	cmdBind         = 20
 	cmdResolveAddr  = 21
@@ -61,6 +64,8 @@ const (
 	eventResp        = 336 // struct rdma_ucm_event_resp with its ECE
 	eventRespMin     = 324 // without reserved and ECE: what old kernels fill
 	setOptionSize    = 24
+	migrateIDSize    = 16 // response, id, fd
+	migrateIDResp    = 4  // events_reported
 	joinMcastSize    = 152
 	joinMcastResp    = 4
 	leaveMcastSize   = 16
@@ -244,4 +249,15 @@ func boolByte(v bool) byte {
 		return 1
 	}
 	return 0
+}
+
+// VerbsAHAttr is the address vector as pkg/verbs' CreateAH takes it:
+// where a UD ID's datagrams to the peer (or a group's) go.
+func (a AHAttr) VerbsAHAttr() verbs.AHAttr {
+	v := verbs.AHAttr{Port: int(a.PortNum), DLID: a.DLID, SL: a.SL}
+	if a.IsGlobal {
+		v.GRH = &verbs.GRH{DGID: a.DGID, SGIDIndex: int(a.SGIDIndex), HopLimit: a.HopLimit,
+			TrafficClass: a.TrafficClass, FlowLabel: a.FlowLabel}
+	}
+	return v
 }

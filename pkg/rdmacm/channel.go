@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/ibtool/ibtool/pkg/verbs"
@@ -16,11 +17,10 @@ import (
 type EventChannel struct {
 	k kernel
 
-	mu      sync.Mutex
-	closed  bool
-	nextUID uint64
-	ids     map[uint32]*ID // by the kernel's handle
-	mcs     map[uint64]*Multicast
+	mu     sync.Mutex
+	closed bool
+	ids    map[uint32]*ID // by the kernel's handle
+	mcs    map[uint64]*Multicast
 	// backlog holds the events fetched while waiting for another ID's;
 	// fetching says a goroutine is fetching from the kernel, and changed
 	// is closed when it fetched or stopped.
@@ -38,6 +38,13 @@ func NewEventChannel() (*EventChannel, error) {
 	}
 	return newChannel(k), nil
 }
+
+// lastUID numbers the IDs and multicast groups of the process (the uid
+// the kernel's events carry): one sequence for all channels, so that an
+// ID that migrates keeps a number no other ID of its new channel has.
+var lastUID atomic.Uint64
+
+func newUID() uint64 { return lastUID.Add(1) }
 
 func newChannel(k kernel) *EventChannel {
 	return &EventChannel{k: k, ids: map[uint32]*ID{}, mcs: map[uint64]*Multicast{}}
@@ -107,8 +114,7 @@ func (ch *EventChannel) CreateIDType(ps PortSpace, t verbs.QPType) (*ID, error) 
 	if ch.closed {
 		return nil, &Error{Op: "create ID", Err: ErrClosed}
 	}
-	ch.nextUID++
-	uid := ch.nextUID
+	uid := newUID()
 	in := make([]byte, createIDSize)
 	le.PutUint64(in[0:], uid)
 	le.PutUint16(in[16:], uint16(ps))
@@ -254,8 +260,7 @@ func (ch *EventChannel) decode(b []byte) (*Event, error) {
 		if listener == nil {
 			return nil, fmt.Errorf("%w: %s for unknown ID uid %d", errMalformed, ev.Type, uid)
 		}
-		ch.nextUID++
-		child := &ID{ch: ch, handle: handle, uid: ch.nextUID, ps: listener.ps, qpType: listener.qpType, listener: listener}
+		child := &ID{ch: ch, handle: handle, uid: newUID(), ps: listener.ps, qpType: listener.qpType, listener: listener}
 		ch.ids[handle] = child
 		ev.ID, ev.Listener = child, listener
 	default:

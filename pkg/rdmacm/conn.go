@@ -272,3 +272,18 @@ func (id *ID) Establish() error {
 	le.PutUint32(in[8+connParamSize:], id.handle)
 	return id.command("establish", id.addr.Remote, cmdAccept, in, 0, nil)
 }
+
+// DestroyQP destroys the ID's QP (CreateQP's), keeping the ID, as
+// librdmacm's rdma_destroy_qp: after a Disconnect, the ID still waits
+// for its RDMA_CM_EVENT_DISCONNECTED. An ID without a QP does nothing.
+func (id *ID) DestroyQP() error {
+	if id.qp == nil {
+		return nil
+	}
+	qp := id.qp
+	id.qp = nil
+	if err := qp.Close(); err != nil {
+		return &Error{Op: "destroy the QP", Addr: id.addr.Remote, Err: err}
+	}
+	return nil
+}

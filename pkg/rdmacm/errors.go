@@ -71,8 +71,8 @@ func eventError(op string, addr netip.AddrPort, ev *Event) *Error {
 	switch {
 	case ev.Status < 0:
 		e.Err = syscall.Errno(-ev.Status)
-	case ev.Type == EventRejected:
-		e.Err = syscall.ECONNREFUSED
+	case ev.Type == EventRejected, ev.Type == EventUnreachable:
+		e.Err = syscall.ECONNREFUSED // positive: the IB CM's reason or SIDR status
 	case ev.Status > 0:
 		e.Err = syscall.Errno(ev.Status)
 	default:

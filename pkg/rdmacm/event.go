@@ -93,13 +93,16 @@ func (e *Event) String() string {
 }
 
 // StatusText says what the status means: the errno's text for a
-// negative status, the IB CM's reject reason for a rejection.
+// negative status, the IB CM's reject reason for a rejection, the SIDR
+// reply's status for a UD ID's unreachable peer.
 func (e *Event) StatusText() string {
 	switch {
 	case e.Status < 0:
 		return syscall.Errno(-e.Status).Error()
 	case e.Status > 0 && e.Type == EventRejected:
 		return RejectReason(e.Status).String()
+	case e.Status > 0 && e.Type == EventUnreachable:
+		return SIDRStatus(e.Status).String()
 	case e.Status > 0:
 		return syscall.Errno(e.Status).Error()
 	}
@@ -128,4 +131,22 @@ func (r RejectReason) String() string {
 		return s
 	}
 	return fmt.Sprintf("reject reason %d", int32(r))
+}
+
+// SIDRStatus is the status of an IB CM SIDR_REP (IBA 12.11.3, table
+// 118): a UD ID's RDMA_CM_EVENT_UNREACHABLE carries it when the peer's
+// CM answered but did not resolve the service.
+type SIDRStatus int32
+
+var sidrStatuses = map[SIDRStatus]string{
+	1: "service ID not supported (nobody listens)", 2: "rejected by the peer", 3: "no QP",
+	4: "redirect", 5: "unsupported class version",
+}
+
+// String is the status as the IBA names it.
+func (s SIDRStatus) String() string {
+	if t, ok := sidrStatuses[s]; ok {
+		return t
+	}
+	return fmt.Sprintf("SIDR status %d", int32(s))
 }

@@ -82,3 +82,123 @@ func ExampleRejectReason_String() {
 	// consumer defined (the peer rejected)
 	// invalid service ID
 }
+
+// An ID's connection gets a type of service and an ACK timeout before
+// its route is resolved (as ucmatose's -t and -a). It needs an RDMA
+// device, so it is compiled, not run.
+func ExampleID_SetTOS() {
+	ctx := context.Background()
+	ch, err := rdmacm.NewEventChannel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ch.Close()
+	id, err := ch.CreateID(rdmacm.PortSpaceTCP)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer id.Close()
+	if err := id.ResolveAddr(ctx, netip.AddrPort{}, netip.MustParseAddrPort("192.0.2.1:7471"), 2*time.Second); err != nil {
+		log.Fatal(err)
+	}
+	if err := id.SetTOS(0x48); err != nil {
+		log.Fatal(err)
+	}
+	if err := id.SetAckTimeout(14); err != nil { // 4.096 µs << 14: 67 ms
+		log.Fatal(err)
+	}
+	if err := id.ResolveRoute(ctx, 2*time.Second); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// A server moves its connections to a channel of their own once they
+// are made (as ucmatose's -m): their events come there from then on.
+// It needs an RDMA device, so it is compiled, not run.
+func ExampleID_Migrate() {
+	ctx := context.Background()
+	ch, err := rdmacm.NewEventChannel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ch.Close()
+	listen, err := ch.CreateID(rdmacm.PortSpaceTCP)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer listen.Close()
+	if err := listen.Bind(netip.MustParseAddrPort("0.0.0.0:7471")); err != nil {
+		log.Fatal(err)
+	}
+	if err := listen.Listen(0); err != nil {
+		log.Fatal(err)
+	}
+	req, err := listen.Await(ctx, "listen")
+	if err != nil {
+		log.Fatal(err)
+	}
+	conn := req.ID
+	defer conn.Close()
+	if err := conn.Accept(ctx, rdmacm.ConnParam{ResponderResources: 1, InitiatorDepth: 1}); err != nil {
+		log.Fatal(err)
+	}
+	own, err := rdmacm.NewEventChannel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer own.Close()
+	if err := conn.Migrate(own); err != nil {
+		log.Fatal(err)
+	}
+	ev, err := own.GetEvent(ctx) // the connection's RDMA_CM_EVENT_DISCONNECTED
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(ev)
+}
+
+// A UD ID's route and connect events carry the address vector of the
+// peer; pkg/verbs makes the address handle to send to it from it.
+func ExampleAHAttr_VerbsAHAttr() {
+	ev := rdmacm.UDParam{QPNum: 0x11, QKey: 0x01234567, AH: rdmacm.AHAttr{
+		DGID:     netip.MustParseAddr("::ffff:198.51.100.2").As16(),
+		HopLimit: 64, SGIDIndex: 1, IsGlobal: true, PortNum: 1}}
+	a := ev.AH.VerbsAHAttr()
+	fmt.Println(a.Port, netip.AddrFrom16(a.GRH.DGID), a.GRH.SGIDIndex, a.GRH.HopLimit)
+	// Output: 1 ::ffff:198.51.100.2 1 64
+}
+
+func ExampleSIDRStatus_String() {
+	fmt.Println(rdmacm.SIDRStatus(1))
+	fmt.Println(rdmacm.SIDRStatus(9))
+	// Output:
+	// service ID not supported (nobody listens)
+	// SIDR status 9
+}
+
+// A connection's QP goes before its ID: once disconnected, the ID waits
+// for its RDMA_CM_EVENT_DISCONNECTED without the QP (as cmtime's
+// client). It needs an RDMA device and a peer, so it is compiled, not
+// run.
+func ExampleID_DestroyQP() {
+	ctx := context.Background()
+	var id *rdmacm.ID // connected, with CreateQP's QP (see Example_client)
+	if err := id.Disconnect(); err != nil {
+		log.Fatal(err)
+	}
+	if err := id.DestroyQP(); err != nil {
+		log.Fatal(err)
+	}
+	if _, err := id.Await(ctx, "disconnect"); err != nil {
+		log.Fatal(err)
+	}
+	id.Close()
+}
+
+// An InfiniBand address in place of an IP one (ucmatose -f gid): the
+// port's GID and the service ID of TCP port 7471.
+func ExampleIBServiceAddr() {
+	a := rdmacm.IBServiceAddr(netip.MustParseAddr("fe80::2:c903:0:1492"), rdmacm.PortSpaceTCP, 7471)
+	fmt.Printf("%s P_Key %#x service ID %#x mask %#x\n", a.AddrPort(), a.PKey, a.ServiceID, a.ServiceMask)
+	// Output: [fe80::2:c903:0:1492]:7471 P_Key 0xffff service ID 0x1061d2f mask 0xffffffffffffffff
+}

@@ -24,15 +24,23 @@ type fakeKernel struct {
 	pushed  chan struct{}
 	closed  bool
 	mcastID uint32
+	fd      int
 }
 
 type fakeCmd struct {
 	op uint32
 	in []byte
+	// buf is what the command's buffer held when it was written (the
+	// value of a SET_OPTION).
+	buf []byte
 }
 
+// fakeFDs numbers the fake kernels' descriptors.
+var fakeFDs = 10
+
 func newFake() *fakeKernel {
-	return &fakeKernel{next: 100, fail: map[uint32]error{}, pushed: make(chan struct{}, 64), mcastID: 500}
+	fakeFDs++
+	return &fakeKernel{fd: fakeFDs, next: 100, fail: map[uint32]error{}, pushed: make(chan struct{}, 64), mcastID: 500}
 }
 
 // fakeChannel is a channel on a new fake kernel.
@@ -47,7 +55,7 @@ func fakeChannel(t *testing.T) (*EventChannel, *fakeKernel) {
 func (k *fakeKernel) command(op uint32, in []byte, respAt int, out []byte) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	k.cmds = append(k.cmds, fakeCmd{op: op, in: append([]byte(nil), in...)})
+	k.cmds = append(k.cmds, fakeCmd{op: op, in: append([]byte(nil), in...), buf: append([]byte(nil), out...)})
 	if err := k.fail[op]; err != nil {
 		return err
 	}
@@ -90,6 +98,9 @@ func (k *fakeKernel) wait(ctx context.Context) error {
 
 func (k *fakeKernel) close() error { k.closed = true; return nil }
 
+// file is a made-up descriptor: the kernel's MIGRATE_ID names it.
+func (k *fakeKernel) file() int { return k.fd }
+
 // push queues an event of type t for the ID of kernel handle id with
 // uid, status, and param bytes (a conn or UD param, may be nil).
 func (k *fakeKernel) push(uid uint64, id uint32, t EventType, status int32, param []byte) {
@@ -117,6 +128,20 @@ func (k *fakeKernel) last(t *testing.T, op uint32) []byte {
 	}
 	t.Fatalf("no command %d was written", op)
 	return nil
+}
+
+// lastCmd is the last command of op with its buffer, or fails the test.
+func (k *fakeKernel) lastCmd(t *testing.T, op uint32) fakeCmd {
+	t.Helper()
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for i := len(k.cmds) - 1; i >= 0; i-- {
+		if k.cmds[i].op == op {
+			return k.cmds[i]
+		}
+	}
+	t.Fatalf("no command %d was written", op)
+	return fakeCmd{}
 }
 
 // setQuery makes QUERY answer with device guid, port and the addresses.

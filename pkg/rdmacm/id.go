@@ -113,9 +113,14 @@ func (id *ID) expect(ctx context.Context, op string, addr netip.AddrPort, want E
 // picks one), and with it to the RDMA device of that address, if any (a
 // wildcard address binds none).
 func (id *ID) Bind(a netip.AddrPort) error {
+	return id.bind(a, func(b []byte) int { return putSockaddr(b, a) })
+}
+
+// bind binds the ID to the sockaddr put writes (a names it in errors).
+func (id *ID) bind(a netip.AddrPort, put func([]byte) int) error {
 	in := make([]byte, bindSize)
 	le.PutUint32(in[0:], id.handle)
-	n := putSockaddr(in[8:], a)
+	n := put(in[8:])
 	if n == 0 {
 		return &Error{Op: "bind", Err: fmt.Errorf("no address")}
 	}
@@ -132,12 +137,19 @@ func (id *ID) Bind(a netip.AddrPort) error {
 // ends; timeout bounds the kernel's resolution (ARP, neighbour
 // discovery).
 func (id *ID) ResolveAddr(ctx context.Context, src, dst netip.AddrPort, timeout time.Duration) error {
+	return id.resolveAddr(ctx, dst, func(b []byte) int { return putSockaddr(b, src) },
+		func(b []byte) int { return putSockaddr(b, dst) }, timeout)
+}
+
+// resolveAddr resolves the sockaddr putDst writes, from the one putSrc
+// writes (none: 0 bytes); dst names it in errors.
+func (id *ID) resolveAddr(ctx context.Context, dst netip.AddrPort, putSrc, putDst func([]byte) int, timeout time.Duration) error {
 	in := make([]byte, resolveAddrSize)
 	le.PutUint32(in[0:], id.handle)
 	le.PutUint32(in[4:], uint32(timeout.Milliseconds()))
-	n := putSockaddr(in[16:], src)
+	n := putSrc(in[16:])
 	le.PutUint16(in[8:], uint16(n))
-	m := putSockaddr(in[16+sockaddrStorage:], dst)
+	m := putDst(in[16+sockaddrStorage:])
 	if m == 0 {
 		return &Error{Op: "resolve address", Err: fmt.Errorf("no destination")}
 	}

@@ -50,7 +50,7 @@ func (k *devKernel) command(op uint32, in []byte, respAt int, out []byte) error 
 	le.PutUint16(b[6:], uint16(len(out)))
 	copy(b[hdrSize:], in)
 	if out != nil {
-		clear(k.resp[:len(out)])
+		copy(k.resp[:len(out)], out)
 		le.PutUint64(b[hdrSize+respAt:], uint64(uintptr(unsafe.Pointer(&k.resp[0]))))
 	}
 	for {
@@ -97,6 +97,8 @@ func (k *devKernel) wait(ctx context.Context) error {
 		}
 	}
 }
+
+func (k *devKernel) file() int { return k.fd }
 
 func (k *devKernel) close() error {
 	unix.Close(k.efd)

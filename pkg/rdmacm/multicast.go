@@ -13,21 +13,29 @@ type Multicast struct {
 	uid    uint64
 	// Addr is the group's address.
 	Addr netip.Addr
+	// attached is the group's GID and LID the ID's QP was attached to.
+	attached bool
+	mgid     [16]byte
+	mlid     uint16
 }
 
 // JoinMulticast joins the UD ID to the group at addr (sendOnly: as a
 // send-only full member) and waits until the join completes or ctx
 // ends. The event's UD carries the group's QP number (0xffffff), Q_Key
-// and address vector, to send to the group with.
+// and address vector, to send to the group with. The ID's QP, when
+// CreateQP made one, is attached to the group then, so that it receives
+// the group's datagrams (as librdmacm does); Leave detaches it.
 func (id *ID) JoinMulticast(ctx context.Context, addr netip.Addr, sendOnly bool) (*Multicast, *Event, error) {
-	id.ch.mu.Lock()
-	id.ch.nextUID++
-	mc := &Multicast{id: id, uid: id.ch.nextUID, Addr: addr}
-	id.ch.mu.Unlock()
+	return id.join(ctx, addr, func(b []byte) int { return putSockaddr(b, netip.AddrPortFrom(addr, 0)) }, sendOnly)
+}
+
+// join joins the group of the sockaddr put writes (addr names it).
+func (id *ID) join(ctx context.Context, addr netip.Addr, put func([]byte) int, sendOnly bool) (*Multicast, *Event, error) {
+	mc := &Multicast{id: id, uid: newUID(), Addr: addr}
 	in := make([]byte, joinMcastSize)
 	le.PutUint64(in[8:], mc.uid)
 	le.PutUint32(in[16:], id.handle)
-	n := putSockaddr(in[24:], netip.AddrPortFrom(addr, 0))
+	n := put(in[24:])
 	if n == 0 {
 		return nil, nil, &Error{Op: "join multicast", Err: fmt.Errorf("no group address")}
 	}
@@ -52,11 +60,26 @@ func (id *ID) JoinMulticast(ctx context.Context, addr netip.Addr, sendOnly bool)
 		mc.Leave()
 		return nil, ev, err
 	}
+	if id.qp != nil {
+		ah := ev.UD.AH
+		if err := id.qp.AttachMulticast(ah.DGID, ah.DLID); err != nil {
+			mc.Leave()
+			return nil, ev, &Error{Op: "attach the QP to the group", Addr: ap, Err: err}
+		}
+		mc.attached, mc.mgid, mc.mlid = true, ah.DGID, ah.DLID
+	}
 	return mc, ev, nil
 }
 
-// Leave leaves the group.
+// Leave leaves the group, detaching the ID's QP from it first.
 func (mc *Multicast) Leave() error {
+	var detachErr error
+	if mc.attached && mc.id.qp != nil {
+		if err := mc.id.qp.DetachMulticast(mc.mgid, mc.mlid); err != nil {
+			detachErr = &Error{Op: "detach the QP from the group", Addr: netip.AddrPortFrom(mc.Addr, 0), Err: err}
+		}
+		mc.attached = false
+	}
 	in := make([]byte, leaveMcastSize)
 	le.PutUint32(in[8:], mc.handle)
 	out := make([]byte, destroyIDResp)
@@ -64,5 +87,8 @@ func (mc *Multicast) Leave() error {
 	mc.id.ch.mu.Lock()
 	delete(mc.id.ch.mcs, mc.uid)
 	mc.id.ch.mu.Unlock()
-	return err
+	if err != nil {
+		return err
+	}
+	return detachErr
 }

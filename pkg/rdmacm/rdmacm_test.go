@@ -2,6 +2,7 @@ package rdmacm
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"net/netip"
 	"os"
@@ -97,6 +98,9 @@ func TestErrorEvents(t *testing.T) {
 		{"unreachable", EventUnreachable, -int32(syscall.ETIMEDOUT),
 			func(ctx context.Context, id *ID) error { _, err := id.Connect(ctx, ConnParam{}); return err },
 			"rdma_cm: connect: RDMA_CM_EVENT_UNREACHABLE, error -110 (connection timed out)", syscall.ETIMEDOUT},
+		{"UD peer's CM does not know the service", EventUnreachable, 1,
+			func(ctx context.Context, id *ID) error { _, err := id.Connect(ctx, ConnParam{}); return err },
+			"rdma_cm: connect: RDMA_CM_EVENT_UNREACHABLE, error 1 (service ID not supported (nobody listens))", syscall.ECONNREFUSED},
 		{"connect error", EventConnectError, -int32(syscall.ECONNRESET),
 			func(ctx context.Context, id *ID) error { _, err := id.Connect(ctx, ConnParam{}); return err },
 			"rdma_cm: connect: RDMA_CM_EVENT_CONNECT_ERROR, error -104 (connection reset by peer)", syscall.ECONNRESET},
@@ -536,4 +540,158 @@ func FuzzSockaddr(f *testing.F) {
 			t.Errorf("%v round-trips to %v, %v", a, again, err)
 		}
 	})
+}
+
+// TestSetOption: each option is a SET_OPTION of level RDMA_OPTION_ID
+// with its name, and its value in the buffer the command points to.
+func TestSetOption(t *testing.T) {
+	ch, k := fakeChannel(t)
+	id, err := ch.CreateID(PortSpaceTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type cmd struct {
+		Len, ID, Level, Name, OptLen uint32
+		Val                          []byte
+	}
+	for _, c := range []struct {
+		name string
+		set  func() error
+		want cmd
+	}{
+		{"TOS", func() error { return id.SetTOS(0x48) }, cmd{setOptionSize, id.handle, 0, 0, 1, []byte{0x48}}},
+		{"reuse address", func() error { return id.SetReuseAddr(true) }, cmd{setOptionSize, id.handle, 0, 1, 4, []byte{1, 0, 0, 0}}},
+		{"IPv6 only", func() error { return id.SetAFOnly(false) }, cmd{setOptionSize, id.handle, 0, 2, 4, []byte{0, 0, 0, 0}}},
+		{"ACK timeout", func() error { return id.SetAckTimeout(14) }, cmd{setOptionSize, id.handle, 0, 3, 1, []byte{14}}},
+	} {
+		if err := c.set(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := k.lastCmd(t, cmdSetOption)
+		g := cmd{uint32(len(got.in)), le.Uint32(got.in[8:]), le.Uint32(got.in[12:]), le.Uint32(got.in[16:]), le.Uint32(got.in[20:]), got.buf}
+		if diff := cmp.Diff(c.want, g); diff != "" {
+			t.Errorf("%s: unexpected SET_OPTION (-want +got):\n%s", c.name, diff)
+		}
+	}
+	if err := id.SetAckTimeout(32); err == nil || !strings.Contains(err.Error(), "set the ACK timeout") {
+		t.Errorf("ACK timeout exponent 32: %v, want an error that names the option", err)
+	}
+	k.fail[cmdSetOption] = syscall.ENOSYS
+	var e *Error
+	if err := id.SetTOS(1); !errors.As(err, &e) || !errors.Is(err, syscall.ENOSYS) || e.Op != "set the type of service" {
+		t.Errorf("refused SET_OPTION: %v, want an *Error of the option wrapping ENOSYS", err)
+	}
+}
+
+// TestMigrate: MIGRATE_ID goes to the new channel's device naming the
+// old one's; the ID's events, queued and still to come, arrive on the
+// new channel, and the old one no longer knows the ID.
+func TestMigrate(t *testing.T) {
+	from, kf := fakeChannel(t)
+	to, kt := fakeChannel(t)
+	id, err := from.CreateID(PortSpaceTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := from.CreateID(PortSpaceTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One event of the ID fetched on the old channel while another ID
+	// waited: it must move with the ID.
+	kf.push(id.uid, id.handle, EventEstablished, 0, nil)
+	kf.push(other.uid, other.handle, EventEstablished, 0, nil)
+	if _, err := other.Await(testCtx(t), "wait"); err != nil {
+		t.Fatal(err)
+	}
+	if err := id.Migrate(to); err != nil {
+		t.Fatal(err)
+	}
+	in := kt.last(t, cmdMigrateID)
+	got := []uint32{uint32(len(in)), le.Uint32(in[8:]), le.Uint32(in[12:])}
+	if diff := cmp.Diff([]uint32{migrateIDSize, id.handle, uint32(kf.fd)}, got); diff != "" {
+		t.Errorf("unexpected MIGRATE_ID (-want +got):\n%s", diff)
+	}
+	kt.push(id.uid, id.handle, EventDisconnected, 0, nil)
+	var types []EventType
+	for range 2 {
+		ev, err := to.GetEvent(testCtx(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.ID != id {
+			t.Fatalf("event %s of ID %v on the new channel, want the migrated ID's", ev.Type, ev.ID)
+		}
+		types = append(types, ev.Type)
+	}
+	if diff := cmp.Diff([]EventType{EventEstablished, EventDisconnected}, types); diff != "" {
+		t.Errorf("unexpected events on the new channel (-want +got):\n%s", diff)
+	}
+	// The old channel drops an event the kernel queued for the ID before
+	// it moved, as it does one of a destroyed ID.
+	kf.push(id.uid, id.handle, EventDisconnected, 0, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if ev, err := from.GetEvent(ctx); err == nil {
+		t.Errorf("the old channel returned %s of ID %v after the migration", ev.Type, ev.ID)
+	}
+	if err := id.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if in := kt.last(t, cmdDestroyID); le.Uint32(in[8:]) != id.handle {
+		t.Errorf("the migrated ID was destroyed on the new channel as handle %d, want %d", le.Uint32(in[8:]), id.handle)
+	}
+}
+
+// TestIBAddr: an AF_IB address goes to BIND, RESOLVE_ADDR and JOIN_MCAST
+// as struct sockaddr_ib, its service ID and mask as librdmacm's
+// ucma_set_sid makes them.
+func TestIBAddr(t *testing.T) {
+	gid := netip.MustParseAddr("fe80::2:c903:0:1492")
+	a := IBServiceAddr(gid, PortSpaceTCP, 7471)
+	want := []byte{27, 0, 0xff, 0xff, 0, 0, 0, 0,
+		0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x02, 0xc9, 0x03, 0, 0, 0x14, 0x92,
+		0, 0, 0, 0, 0x01, 0x06, 0x1d, 0x2f,
+		0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+		0, 0, 0, 0, 0, 0, 0, 0}
+	ch, k := fakeChannel(t)
+	id, err := ch.CreateID(PortSpaceTCP)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := id.BindIB(a); err != nil {
+		t.Fatal(err)
+	}
+	in := k.last(t, cmdBind)
+	if diff := cmp.Diff(want, in[8:8+sockaddrIBSize]); diff != "" || le.Uint16(in[4:]) != sockaddrIBSize {
+		t.Errorf("unexpected BIND sockaddr_ib of %d bytes (-want +got):\n%s", le.Uint16(in[4:]), diff)
+	}
+	k.push(id.uid, id.handle, EventAddrResolved, 0, nil)
+	src := IBServiceAddr(netip.MustParseAddr("fe80::2:c903:0:1491"), PortSpaceTCP, 0)
+	if err := id.ResolveAddrIB(testCtx(t), src, a, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	in = k.last(t, cmdResolveAddr)
+	got := []any{le.Uint16(in[8:]), le.Uint16(in[10:]), in[16+sockaddrStorage : 16+sockaddrStorage+sockaddrIBSize],
+		binary.BigEndian.Uint64(in[16+24:]), binary.BigEndian.Uint64(in[16+32:])}
+	wantR := []any{uint16(sockaddrIBSize), uint16(sockaddrIBSize), want, uint64(0x0106_0000), ibServicePSMask}
+	if diff := cmp.Diff(wantR, got); diff != "" {
+		t.Errorf("unexpected RESOLVE_ADDR (-want +got):\n%s", diff)
+	}
+	if got := a.AddrPort().String(); got != "[fe80::2:c903:0:1492]:7471" {
+		t.Errorf("AddrPort %s", got)
+	}
+	ud, _ := ch.CreateID(PortSpaceUDP)
+	mgid := IBAddr{GID: netip.MustParseAddr("ff12:401b:ffff::1")}
+	go func() {
+		// The join's uid is the next one handed out.
+		k.push(ud.uid+1, 502, EventMulticastJoin, 0, make([]byte, udParamSize))
+	}()
+	if _, _, err := ud.JoinMulticastIB(testCtx(t), mgid, false); err != nil {
+		t.Fatal(err)
+	}
+	in = k.last(t, cmdJoinMcast)
+	if le.Uint16(in[20:]) != sockaddrIBSize || le.Uint16(in[24:]) != afIB || netip.AddrFrom16([16]byte(in[24+8:24+24])) != mgid.GID {
+		t.Errorf("unexpected JOIN_MCAST %x", in[20:24+24])
+	}
 }

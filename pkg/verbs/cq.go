@@ -253,6 +253,14 @@ type WorkCompletion struct {
 	// HasTimestamp.
 	Timestamp    uint64
 	HasTimestamp bool
+	// SLID, SL and DLIDPathBits are where a UD receive came from (its
+	// LRH); GRH says the first 40 bytes of the receive buffer hold the
+	// datagram's GRH (on RoCE v2 over IPv4, its IPv4 header in the last
+	// 20). A reply's address handle comes from them.
+	SLID         uint16
+	SL           uint8
+	DLIDPathBits uint8
+	GRH          bool
 }
 
 // Poll moves up to len(wc) completions into wc and returns how many. A

@@ -75,6 +75,8 @@ type driver interface {
 
 	createAH(pd handle, a AHAttr) (handle, error)
 	destroyAH(ah handle) error
+	attachMcast(qp handle, gid [16]byte, lid uint16) error
+	detachMcast(qp handle, gid [16]byte, lid uint16) error
 
 	createQP(pd handle, a qpCreate) (qp handle, num uint32, caps QPCaps, err error)
 	modifyQP(qp handle, m qpModify) error
@@ -105,6 +107,8 @@ type qpCreate struct {
 	caps           QPCaps
 	signalAll      bool
 	sendOps        SendOps // non-zero: an extended QP posting through ibv_wr_*
+	// blockSelfMcastLB is IBV_QP_CREATE_BLOCK_SELF_MCAST_LB.
+	blockSelfMcastLB bool
 }
 
 // qpModify is one state transition with the attributes it sets

@@ -348,7 +348,8 @@ func wcFromC(f *C.struct_ibt_wc) WorkCompletion {
 	return WorkCompletion{ID: uint64(f.wr_id), Status: WCStatus(f.status), Opcode: WCOpcode(f.opcode),
 		VendorErr: uint32(f.vendor_err), ByteLen: uint32(f.byte_len), Imm: uint32(f.imm), HasImm: f.has_imm != 0,
 		QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp), InvRKey: uint32(f.inv_rkey), HasInv: f.has_inv != 0,
-		Timestamp: uint64(f.ts), HasTimestamp: f.has_ts != 0}
+		Timestamp: uint64(f.ts), HasTimestamp: f.has_ts != 0, SLID: uint16(f.slid), SL: uint8(f.sl), GRH: f.grh != 0,
+		DLIDPathBits: uint8(f.dlid_path_bits)}
 }
 
 func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error) {
@@ -356,6 +357,10 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 	sigall := C.int(0)
 	if a.signalAll {
 		sigall = 1
+	}
+	flags := C.int(0)
+	if a.blockSelfMcastLB {
+		flags |= C.IBV_QP_CREATE_BLOCK_SELF_MCAST_LB
 	}
 	c := a.caps
 	var srq *C.struct_ibv_srq
@@ -376,7 +381,7 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 	var qpx *C.struct_ibv_qp_ex
 	qp, err := C.ibt_create_qp(pd.(*C.struct_ibv_pd), C.int(a.typ), scq, rcq, srq, xrcd,
 		C.int(c.MaxSendWR), C.int(c.MaxRecvWR), C.int(c.MaxSendSGE), C.int(c.MaxRecvSGE), C.int(c.MaxInlineData), sigall,
-		C.uint64_t(a.sendOps), &got, &qpx)
+		C.uint64_t(a.sendOps), flags, &got, &qpx)
 	if qp == nil {
 		return nil, 0, QPCaps{}, errnoOr(err, C.int(syscall.EINVAL))
 	}
@@ -581,6 +586,20 @@ func (d *cDriver) bindMW(qp, mw handle, id uint64, flags sendFlags, b mwBindWork
 
 func (d *cDriver) destroyAH(ah handle) error {
 	if rc, err := C.ibtv_destroy_ah(ah.(*C.struct_ibv_ah)); rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
+func (d *cDriver) attachMcast(qp handle, gid [16]byte, lid uint16) error {
+	if rc, err := C.ibtv_attach_mcast(qp.(*cQP).qp, (*C.uint8_t)(unsafe.Pointer(&gid[0])), C.uint16_t(lid)); rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
+func (d *cDriver) detachMcast(qp handle, gid [16]byte, lid uint16) error {
+	if rc, err := C.ibtv_detach_mcast(qp.(*cQP).qp, (*C.uint8_t)(unsafe.Pointer(&gid[0])), C.uint16_t(lid)); rc != 0 {
 		return rcErr(rc, err)
 	}
 	return nil

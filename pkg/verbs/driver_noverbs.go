@@ -58,6 +58,8 @@ func (noDriver) bindMW(_, _ handle, _ uint64, _ sendFlags, _ mwBindWork) (uint32
 	return 0, ErrNoVerbs
 }
 func (noDriver) destroyAH(handle) error                     { return ErrNoVerbs }
+func (noDriver) attachMcast(handle, [16]byte, uint16) error { return ErrNoVerbs }
+func (noDriver) detachMcast(handle, [16]byte, uint16) error { return ErrNoVerbs }
 func (noDriver) createSRQ(handle, int, int) (handle, error) { return nil, ErrNoVerbs }
 func (noDriver) destroySRQ(handle) error                    { return ErrNoVerbs }
 func (noDriver) postSRQRecv(handle, []recvWork) error       { return ErrNoVerbs }

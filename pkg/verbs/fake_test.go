@@ -26,6 +26,8 @@ type fakeDriver struct {
 	cqe     int     // what cqEntries returns; resizeCQ sets it
 	caps    QPCaps  // what createQP grants; zero: what was asked
 	modify  []qpModify
+	created []qpCreate // what createQP was asked
+	mcasts  []fakeMcast
 	sends   [][]sendWork
 	sges    []streamSGE // the last Stream's split request
 	recvs   [][]recvWork
@@ -181,11 +183,35 @@ func (f *fakeDriver) createQP(_ handle, a qpCreate) (handle, uint32, QPCaps, err
 	if err := f.fail["createQP"]; err != nil {
 		return nil, 0, QPCaps{}, err
 	}
+	f.created = append(f.created, a)
 	caps := f.caps
 	if caps == (QPCaps{}) {
 		caps = a.caps
 	}
 	return f.obj("qp"), 0x11, caps, nil
+}
+
+func (f *fakeDriver) attachMcast(_ handle, gid [16]byte, lid uint16) error {
+	if err := f.fail["attachMcast"]; err != nil {
+		return err
+	}
+	f.mcasts = append(f.mcasts, fakeMcast{gid, lid, true})
+	return nil
+}
+
+func (f *fakeDriver) detachMcast(_ handle, gid [16]byte, lid uint16) error {
+	if err := f.fail["detachMcast"]; err != nil {
+		return err
+	}
+	f.mcasts = append(f.mcasts, fakeMcast{gid, lid, false})
+	return nil
+}
+
+// fakeMcast is one attach (or detach) of a QP to a group.
+type fakeMcast struct {
+	GID    [16]byte
+	LID    uint16
+	Attach bool
 }
 
 func (f *fakeDriver) modifyQP(_ handle, m qpModify) error {

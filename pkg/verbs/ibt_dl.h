@@ -51,6 +51,8 @@ struct ibt_fns {
 	int (*destroy_qp)(struct ibv_qp *);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *, struct ibv_ah_attr *);
 	int (*destroy_ah)(struct ibv_ah *);
+	int (*attach_mcast)(struct ibv_qp *, const union ibv_gid *, uint16_t);
+	int (*detach_mcast)(struct ibv_qp *, const union ibv_gid *, uint16_t);
 	struct ibv_srq *(*create_srq)(struct ibv_pd *, struct ibv_srq_init_attr *);
 	int (*destroy_srq)(struct ibv_srq *);
 	int (*get_async_event)(struct ibv_context *, struct ibv_async_event *);
@@ -111,6 +113,8 @@ const char *ibt_load(void)
 	IBT_SYM(destroy_qp, "ibv_destroy_qp");
 	IBT_SYM(create_ah, "ibv_create_ah");
 	IBT_SYM(destroy_ah, "ibv_destroy_ah");
+	IBT_SYM(attach_mcast, "ibv_attach_mcast");
+	IBT_SYM(detach_mcast, "ibv_detach_mcast");
 	IBT_SYM(create_srq, "ibv_create_srq");
 	IBT_SYM(destroy_srq, "ibv_destroy_srq");
 	IBT_SYM(get_async_event, "ibv_get_async_event");
@@ -148,6 +152,8 @@ static inline int ibtv_resize_cq(struct ibv_cq *cq, int cqe) { return ibt_fn.res
 static inline int ibtv_destroy_qp(struct ibv_qp *qp) { return ibt_fn.destroy_qp(qp); }
 static inline struct ibv_ah *ibtv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a) { return ibt_fn.create_ah(pd, a); }
 static inline int ibtv_destroy_ah(struct ibv_ah *ah) { return ibt_fn.destroy_ah(ah); }
+static inline int ibtv_attach_mcast(struct ibv_qp *qp, const uint8_t *gid, uint16_t lid) { return ibt_fn.attach_mcast(qp, (const union ibv_gid *)gid, lid); }
+static inline int ibtv_detach_mcast(struct ibv_qp *qp, const uint8_t *gid, uint16_t lid) { return ibt_fn.detach_mcast(qp, (const union ibv_gid *)gid, lid); }
 static inline struct ibv_srq *ibtv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a) { return ibt_fn.create_srq(pd, a); }
 static inline int ibtv_destroy_srq(struct ibv_srq *srq) { return ibt_fn.destroy_srq(srq); }
 

@@ -269,6 +269,10 @@ static void ibt_flat_wc(const struct ibv_wc *wc, struct ibt_wc *out) {
 	out->src_qp = wc->src_qp;
 	out->has_inv = (wc->wc_flags & IBV_WC_WITH_INV) != 0;
 	out->inv_rkey = out->has_inv ? wc->invalidated_rkey : 0;
+	out->slid = wc->slid;
+	out->sl = wc->sl;
+	out->grh = (wc->wc_flags & IBV_WC_GRH) != 0;
+	out->dlid_path_bits = wc->dlid_path_bits;
 }
 
 int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out) {
@@ -528,7 +532,8 @@ out:
 int ibt_req_notify(struct ibv_cq *cq, int solicited) { return ibtv_req_notify_cq(cq, solicited); }
 
 struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq, struct ibv_xrcd *xrcd,
-		int swr, int rwr, int ssge, int rsge, int inl, int sigall, uint64_t send_ops, struct ibv_qp_cap *got, struct ibv_qp_ex **qpx) {
+		int swr, int rwr, int ssge, int rsge, int inl, int sigall, uint64_t send_ops, int create_flags, struct ibv_qp_cap *got,
+		struct ibv_qp_ex **qpx) {
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *qp;
 	memset(&a, 0, sizeof(a));
@@ -543,11 +548,11 @@ struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, st
 	a.cap.max_recv_sge = rsge;
 	a.cap.max_inline_data = inl;
 	*qpx = NULL;
-	if (send_ops || type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV) {
-		// XRC QPs, and QPs posting through the ibv_wr_* ops (send_ops),
-		// come from the context's create_qp_ex (the op
-		// ibv_create_qp_ex's inline calls): on a PD, an XRC receive
-		// side in the XRC domain.
+	if (send_ops || create_flags || type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV) {
+		// XRC QPs, QPs posting through the ibv_wr_* ops (send_ops) and
+		// QPs with creation flags (IBV_QP_CREATE_*) come from the
+		// context's create_qp_ex (the op ibv_create_qp_ex's inline
+		// calls): on a PD, an XRC receive side in the XRC domain.
 		struct verbs_context *vctx = ibt_vctx_op(pd->context, create_qp_ex);
 		struct ibv_qp_init_attr_ex x;
 		if (!vctx) {
@@ -577,6 +582,10 @@ struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, st
 		if (send_ops) {
 			x.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 			x.send_ops_flags = send_ops;
+		}
+		if (create_flags) {
+			x.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
+			x.create_flags = create_flags;
 		}
 		qp = vctx->create_qp_ex(pd->context, &x);
 		if (qp)

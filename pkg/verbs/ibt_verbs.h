@@ -41,13 +41,15 @@ struct ibt_rwr {
 };
 
 /* ibt_wc is struct ibv_wc's fields without its unions, immediate data in
- * host order. */
+ * host order; grh says IBV_WC_GRH. */
 struct ibt_wc {
 	uint64_t wr_id;
 	uint32_t status, opcode, vendor_err, byte_len, imm, has_imm, qp_num, src_qp;
 	uint32_t inv_rkey, has_inv; /* a SEND_WITH_INV received */
 	uint64_t ts; /* an extended CQ's completion timestamp, when has_ts */
 	uint32_t has_ts;
+	/* a UD receive's LRH fields, and whether a GRH came */
+	uint32_t slid, sl, grh, dlid_path_bits;
 };
 
 /* ibt_stream is one QP.Stream run in C (stream.go says why): the request
@@ -99,7 +101,8 @@ int ibt_wait_channel(struct ibv_comp_channel *ch, int ms);
 /* Queue pairs (RC, UC, UD): creation, and the moves to INIT, RTR and RTS with the
  * attributes as plain arguments. */
 struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq, struct ibv_xrcd *xrcd,
-		int swr, int rwr, int ssge, int rsge, int inl, int sigall, uint64_t send_ops, struct ibv_qp_cap *got, struct ibv_qp_ex **qpx);
+		int swr, int rwr, int ssge, int rsge, int inl, int sigall, uint64_t send_ops, int create_flags, struct ibv_qp_cap *got,
+		struct ibv_qp_ex **qpx);
 /* ibt_post_send_ex posts n requests through an extended QP's ibv_wr_*
  * ops (a QP made with send_ops). */
 int ibt_post_send_ex(struct ibv_qp_ex *qp, struct ibt_swr *in, int n);

@@ -480,6 +480,7 @@ struct ibv_qp_init_attr {
 enum ibv_qp_init_attr_mask {
 	IBV_QP_INIT_ATTR_PD = 1 << 0,
 	IBV_QP_INIT_ATTR_XRCD = 1 << 1,
+	IBV_QP_INIT_ATTR_CREATE_FLAGS = 1 << 2,
 	IBV_QP_INIT_ATTR_SEND_OPS_FLAGS = 1 << 6,
 };
 
@@ -496,6 +497,10 @@ enum ibv_qp_create_send_ops_flags {
 	IBV_QP_EX_WITH_SEND_WITH_INV = 1 << 9,
 	IBV_QP_EX_WITH_TSO = 1 << 10,
 	IBV_QP_EX_WITH_ATOMIC_WRITE = 1 << 12,
+};
+
+enum ibv_qp_create_flags {
+	IBV_QP_CREATE_BLOCK_SELF_MCAST_LB = 1 << 1,
 };
 
 struct ibv_rx_hash_conf {

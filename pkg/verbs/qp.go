@@ -118,6 +118,11 @@ type QPConfig struct {
 	// ..., ibv_wr_complete) and takes only these opcodes; posting another
 	// panics. A provider without them is an error wrapping EOPNOTSUPP.
 	SendOps SendOps
+	// BlockSelfMulticastLoopback keeps a UD QP from receiving the
+	// datagrams it sends to a multicast group it is attached to
+	// (IBV_QP_CREATE_BLOCK_SELF_MCAST_LB); a device without the
+	// capability refuses the QP.
+	BlockSelfMulticastLoopback bool
 }
 
 // SendOps are the opcodes an extended QP may post (enum
@@ -217,7 +222,7 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	default:
 		panic(fmt.Sprintf("verbs: CreateQP on %s of %s", pd, cfg.Type))
 	}
-	a := qpCreate{typ: cfg.Type, caps: cfg.Caps, signalAll: cfg.SignalAll, sendOps: cfg.SendOps}
+	a := qpCreate{typ: cfg.Type, caps: cfg.Caps, signalAll: cfg.SignalAll, sendOps: cfg.SendOps, blockSelfMcastLB: cfg.BlockSelfMulticastLoopback}
 	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
 		if cq != nil {
 			cq.use("CreateQP")
@@ -632,6 +637,26 @@ func checkRecvs(out []recvWork, verb string, on fmt.Stringer, queue string, pd *
 		out = append(out, recvWork{id: wr.ID, addr: first.addr, length: first.length, lkey: first.lkey, sgl: rest})
 	}
 	return out, nil
+}
+
+// AttachMulticast makes the UD QP receive the datagrams sent to the
+// multicast group of GID gid and LID lid (ibv_attach_mcast; on RoCE the
+// LID is 0).
+func (qp *QP) AttachMulticast(gid [16]byte, lid uint16) error {
+	qp.use("AttachMulticast")
+	if err := drv.attachMcast(qp.h, gid, lid); err != nil {
+		return verbError("ibv_attach_mcast", qp.String(), err)
+	}
+	return nil
+}
+
+// DetachMulticast undoes AttachMulticast (ibv_detach_mcast).
+func (qp *QP) DetachMulticast(gid [16]byte, lid uint16) error {
+	qp.use("DetachMulticast")
+	if err := drv.detachMcast(qp.h, gid, lid); err != nil {
+		return verbError("ibv_detach_mcast", qp.String(), err)
+	}
+	return nil
 }
 
 // Close destroys the QP. Closing it twice panics.
