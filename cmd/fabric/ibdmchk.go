@@ -79,7 +79,7 @@ var ibdmchkDefaults = [3][]string{
 func newIbdmchkCmd(f *cmdutil.Factory, runF func(*ibdmchkOptions) error) *cobra.Command {
 	o := &ibdmchkOptions{IO: f.IO, PortDLIDsFile: routecheck.PortDLIDsFile, Defaults: ibdmchkDefaults}
 	c := &cobra.Command{
-		Use:   "ibdmchk [-v] [-a] [-u] [-M] [-l lmc] [-r roots] [-s subnet] [-f fdbs] [-m mcfdbs] [-c path-sl] [-d sl2vl] | --fabric [--path-sl] [--sl2vl] [--dump dir] | --topo file [-n sm-node] [-p sm-port]",
+		Use:   "ibdmchk [-v] [-a] [-u] [-M] [-l lmc] [-r roots] [-s subnet] [-f fdbs] [-m mcfdbs] [-c path-sl] [-d sl2vl] | --fabric [--path-sl] [--sl2vl] [--dump dir] | --topo file [-n sm-node] [-p sm-port] [--enh]",
 		Short: "check the routing from opensm's dumps or the live fabric: routes, multicast trees, credit loops",
 		Long: `ibdmchk checks a subnet's routing as ibutils' ibdmchk does in its verification
 mode, from the files opensm writes with -D 0x41 (or 0x43) into its dump
@@ -105,7 +105,9 @@ as ibnetdiscover writes it, gives the ports LIDs from the SM's port (-n,
 -p; by default the node and port the file was made from) as opensm does on
 a fresh subnet, routes it min-hop (or Up/Down with -u, from the roots of -r,
 one node a line, or found as opensm's updn finds them), then runs the same
-checks. Exit status: 0 clean, 1 errors found, 2 bad input, 3 a sweep that
+checks; --enh (ibdmchk's -e) routes instead as ibdm's enhanced LMC routing
+does, spreading the 2^LMC LIDs of each port over systems and nodes, and the
+report's LMC histograms say how many of them the routes of a pair share. Exit status: 0 clean, 1 errors found, 2 bad input, 3 a sweep that
 could not read everything.`,
 		Example: "  opensm -D 0x43 ...   # writes the dumps into OSM_TMP_DIR\n  ibdmchk -s opensm-subnet.lst -f opensm.fdbs -m opensm.mcfdbs\n  ibdmchk --fabric --dump /tmp/state\n  ibnetdiscover > fabric.topo; ibdmchk --topo fabric.topo -u",
 		Args:    cobra.NoArgs,

@@ -29,6 +29,9 @@ type ibdmchkDesign struct {
 	// Routing is --routing: minhop or updn; "" takes updn with -u,
 	// minhop without (ibdmchk ties the engine to -u).
 	Routing string
+	// Enhanced is --enh (ibdmchk -e): route with ibdm's enhanced LMC
+	// routing, which spreads the LIDs of a port over systems and nodes.
+	Enhanced bool
 
 	// rootGUIDs are the roots the routing used, for the Up/Down check.
 	rootGUIDs []uint64
@@ -42,14 +45,15 @@ func addDesignFlags(c *cobra.Command, d *ibdmchkDesign) {
 	fl.StringVarP(&d.SMNode, "sm-node", "n", "", "design mode: the SM's node: GUID, ID (S-...) or description (default: the node the file was made from)")
 	fl.StringVar(&d.SMNode, "node", "", "design mode: the same as --sm-node (ibdmchk's --node)")
 	fl.StringVar(&d.Routing, "routing", "", "design mode: the routing engine, minhop or updn (default: updn with -u, else minhop), whatever check -u picks")
+	fl.BoolVar(&d.Enhanced, "enh", false, "design mode: ibdm's enhanced LMC routing, the LIDs of a port spread over systems and nodes (ibdmchk -e)")
 	fl.IntVarP(&d.SMPort, "sm-port", "p", -1, "design mode: the SM's port number (default: the file's, else the first linked port; 0 for a switch)")
 }
 
 // finishDesign checks the design mode's flags against the others.
 func (o *ibdmchkOptions) finishDesign(c *cobra.Command) error {
 	if o.Design.TopoFile == "" {
-		if c.Flags().Changed("sm-node") || c.Flags().Changed("node") || c.Flags().Changed("sm-port") || c.Flags().Changed("routing") {
-			return cmdutil.UsageErrorf("--sm-node, --sm-port and --routing go with --topo")
+		if c.Flags().Changed("sm-node") || c.Flags().Changed("node") || c.Flags().Changed("sm-port") || c.Flags().Changed("routing") || c.Flags().Changed("enh") {
+			return cmdutil.UsageErrorf("--sm-node, --sm-port, --routing and --enh go with --topo")
 		}
 		return nil
 	}
@@ -87,7 +91,7 @@ func ibdmchkDesignRun(o *ibdmchkOptions) error {
 		return &cmdutil.UsageError{Err: err}
 	}
 	writeDesignHeader(log, o, sm, port)
-	opts := routecheck.DesignOptions{LMC: uint8(o.LMC), SMNode: sm.GUID, SMPort: port}
+	opts := routecheck.DesignOptions{LMC: uint8(o.LMC), SMNode: sm.GUID, SMPort: port, Enhanced: d.Enhanced}
 	var roots []uint64
 	if o.RootsFile != "" {
 		if roots, err = readRootNames(o.RootsFile, topo); err != nil {
@@ -194,6 +198,9 @@ func writeDesignHeader(log io.Writer, o *ibdmchkOptions, sm *routecheck.TopoNode
 	fmt.Fprintf(log, " SM Node ........ %s\n", sm.ID)
 	fmt.Fprintf(log, " SM Port ........ %d\n", port)
 	fmt.Fprintf(log, " LMC ............ %d\n", o.LMC)
+	if o.Design.Enhanced && o.LMC > 0 {
+		fmt.Fprintln(log, " Using Enhanced Routing")
+	}
 	if o.RootsFile != "" && o.Design.Routing == "updn" {
 		fmt.Fprintf(log, " Roots File ..... %s\n", o.RootsFile)
 	}
@@ -221,6 +228,13 @@ func writeDesignResult(log io.Writer, topo *routecheck.Topology, res *routecheck
 		}
 	}
 	fmt.Fprintf(log, "-I- Routed with %s\n", res.Engine)
+	if e := res.Enhanced; e != nil {
+		fmt.Fprintln(log, "-I- Using Enhanced OpenSM Routing")
+		for _, p := range e.UnusedPorts {
+			fmt.Fprintf(log, "-W- Unused port:%s\n", p)
+		}
+		fmt.Fprintf(log, "-I- Enhanced selection by Sys:%d Node:%d Subscription:%d\n", e.BySystem, e.ByNode, e.BySubscription)
+	}
 	if res.Unrouted > 0 {
 		fmt.Fprintf(log, "-W- %d LFT entries have no route\n", res.Unrouted)
 	}

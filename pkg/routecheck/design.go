@@ -45,6 +45,12 @@ type DesignOptions struct {
 	// Roots are the Up/Down roots' node GUIDs; none means find them as
 	// opensm's updn does (the min-hop histogram of each switch).
 	Roots []uint64
+	// Enhanced routes with ibdm's enhanced LMC routing (ibdmchk -e):
+	// the LIDs of a port leave each switch through ports to other
+	// systems, then to other nodes, before the least subscribed one (see
+	// DesignResult.Enhanced). The engine still says which ports a route
+	// may take.
+	Enhanced bool
 }
 
 // DesignResult says what Design did.
@@ -76,6 +82,9 @@ type DesignResult struct {
 	// opensm's updn, between two roots, whose switch-to-switch routes
 	// only -a checks).
 	Unrouted int `json:"unrouted"`
+	// Enhanced, with DesignOptions.Enhanced, says how the enhanced LMC
+	// routing chose the ports.
+	Enhanced *EnhancedRouting `json:"enhanced,omitempty"`
 }
 
 // Design builds the routing model of a topology as a subnet manager would
@@ -140,12 +149,24 @@ func Design(t *Topology, o DesignOptions) (*Fabric, *DesignResult, error) {
 				res.Roots = append(res.Roots, n.Name)
 				res.RootGUIDs = append(res.RootGUIDs, n.GUID)
 			}
-			res.Unrouted = r.route(r.upDownDists(roots))
+			res.routeWith(r, r.upDownDists(roots), o.Enhanced)
 			return f, res, nil
 		}
 	}
-	res.Unrouted = r.route(r.minHopDists)
+	res.routeWith(r, r.minHopDists, o.Enhanced)
 	return f, res, nil
+}
+
+// routeWith fills the LFTs with the engine's paths, by ibdm's enhanced LMC
+// routing or the engine's own.
+func (res *DesignResult) routeWith(r *router, engine func(ds int) *paths, enhanced bool) {
+	if !enhanced {
+		res.Unrouted = r.route(engine)
+		return
+	}
+	sel := EnhancedRouting{}
+	res.Unrouted, sel = r.routeEnhanced(engine)
+	res.Enhanced = &sel
 }
 
 type endKey struct{ node, port int }

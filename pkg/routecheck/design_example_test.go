@@ -60,3 +60,44 @@ func ExampleDesign() {
 	// minhop: 10 ports up to LID 10, 20 routes, credit loop: true
 	// updn: 10 ports up to LID 10, 20 routes, credit loop: false
 }
+
+// ExampleDesign_enhanced routes a ring of four switches with two LIDs a
+// port (LMC 1) by ibdm's enhanced LMC routing, and shows how it chose the
+// ports and how many nodes the two routes of each pair of hosts share.
+// Each switch is a system of its own, so every port leads to another
+// system and the subscriptions alone spread the LIDs: of the four pairs
+// of hosts two switches apart, two get a route either way round the ring
+// (sharing the switches at the ends), two get both routes the same way.
+// ibdmchk -e prints the same counts for the same ring.
+func ExampleDesign_enhanced() {
+	topo, err := routecheck.ReadTopology(strings.NewReader(ringTopology(4)), "ring.topo")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fab, res, err := routecheck.Design(topo, routecheck.DesignOptions{
+		LMC: 1, SMNode: topo.FromNode, SMPort: 1, Enhanced: true})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	e := res.Enhanced
+	fmt.Printf("by system %d, by node %d, by subscription %d\n", e.BySystem, e.ByNode, e.BySubscription)
+	rep, err := routecheck.Check(fab, routecheck.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for common, byLength := range rep.Routes.CommonNodes {
+		for length, pairs := range byLength {
+			if length > 0 && pairs > 0 {
+				fmt.Printf("%d pairs of routes through %d switches share %d\n", pairs, length, common)
+			}
+		}
+	}
+	// Output:
+	// by system 56, by node 0, by subscription 0
+	// 8 pairs of routes through 2 switches share 2
+	// 2 pairs of routes through 3 switches share 2
+	// 2 pairs of routes through 3 switches share 3
+}

@@ -16,6 +16,9 @@ type topoWriter struct {
 	sw    int
 	hosts int
 	links map[[2]int]link // (node, port) -> remote; switches 0.., hosts 1000..
+	// system puts a node in the system of another (its system image GUID
+	// is that node's GUID); a node not in it is a system of its own.
+	system map[int]int
 }
 
 type link struct{ node, port int }
@@ -43,6 +46,14 @@ func (w *topoWriter) id(n int) string {
 	return fmt.Sprintf("S-%016x", w.guid(n))
 }
 
+// sysGUID is a node's system image GUID.
+func (w *topoWriter) sysGUID(n int) uint64 {
+	if s, ok := w.system[n]; ok {
+		return w.guid(s)
+	}
+	return w.guid(n)
+}
+
 func (w *topoWriter) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "#\n# Topology file: generated on Wed Dec  2 08:00:00 2026\n#\n# Initiated from node %016x port %016x\n", w.guid(1000), w.guid(1000)+1)
@@ -53,7 +64,7 @@ func (w *topoWriter) String() string {
 		}
 	}
 	for s := 0; s < w.sw; s++ {
-		fmt.Fprintf(&b, "\nvendid=0x2c9\ndevid=0xb924\nsysimgguid=0x%x\nswitchguid=0x%x(%x)\n", w.guid(s), w.guid(s), w.guid(s))
+		fmt.Fprintf(&b, "\nvendid=0x2c9\ndevid=0xb924\nsysimgguid=0x%x\nswitchguid=0x%x(%x)\n", w.sysGUID(s), w.guid(s), w.guid(s))
 		fmt.Fprintf(&b, "Switch\t%d \"%s\"\t\t# \"S%d\" base port 0 lid 0 lmc 0\n", ports, w.id(s), s)
 		for p := 1; p <= ports; p++ {
 			r, ok := w.links[[2]int{s, p}]
