@@ -28,7 +28,7 @@ func TestUD(t *testing.T) {
 	ah := must(r.pd.CreateAH(AHAttr{Port: 1, GRH: &GRH{HopLimit: 1}}))
 	check(qp.PostSend(SendWR{ID: 2, Op: OpSend, MR: r.mr, Offset: 40, Length: 8, Signaled: true, AH: ah, RemoteQPN: 0x12, RemoteQKey: 0x11111111}))
 	want := []sendWork{{id: 2, op: OpSend, flags: sendSignaled, addr: r.mr.Addr() + 40, length: 8, lkey: 0x100, ah: ah.h, rqpn: 0x12, rqkey: 0x11111111}}
-	if diff := cmp.Diff(want, r.f.sends[0], cmp.AllowUnexported(sendWork{}, fakeObj{})); diff != "" {
+	if diff := cmp.Diff(want, r.f.sends[0], cmp.AllowUnexported(sendWork{}, fakeObj{}, mwBindWork{})); diff != "" {
 		t.Errorf("unexpected work request (-want +got):\n%s", diff)
 	}
 	check(ah.Close())

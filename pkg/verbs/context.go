@@ -16,6 +16,7 @@ type Context struct {
 	closed   bool
 	children int // PDs, CQs and completion channels not yet closed
 	nextID   int
+	attr     *Attr // the device's attributes, once QueryDevice read them
 }
 
 // Open opens the RDMA device called name, or the first device libibverbs
@@ -110,4 +111,26 @@ func (c *Context) QueryGID(port, index int) ([16]byte, error) {
 		return g, verbError("ibv_query_gid", fmt.Sprintf("%s port %d GID index %d", c.name, port, index), err)
 	}
 	return g, nil
+}
+
+// QueryDevice reads the device's attributes (ibv_query_device_ex): its
+// limits (MaxSGE, MaxQPWR, ...) and capabilities (AtomicCap, MaxMW, ...),
+// as ibv_devinfo -v prints them. They do not change while the device is
+// open: the first call's answer is kept.
+func (c *Context) QueryDevice() (Attr, error) {
+	c.use("QueryDevice")
+	c.mu.Lock()
+	a := c.attr
+	c.mu.Unlock()
+	if a != nil {
+		return *a, nil
+	}
+	got, err := drv.queryDevice(c.h)
+	if err != nil {
+		return Attr{}, verbError("ibv_query_device_ex", c.name, err)
+	}
+	c.mu.Lock()
+	c.attr = &got
+	c.mu.Unlock()
+	return got, nil
 }

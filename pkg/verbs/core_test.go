@@ -196,7 +196,7 @@ func TestMisuse(t *testing.T) {
 		{"post on destroyed QP", func(r *rig) { r.connect(); check(r.qp.Close()); _ = r.qp.PostSend(SendWR{Op: OpSend}) }, "verbs: PostSend on destroyed rxe0 QP 0x11"},
 		{"recv on destroyed QP", func(r *rig) { check(r.qp.Close()); _ = r.qp.PostRecv(RecvWR{MR: r.mr}) }, "verbs: PostRecv on destroyed rxe0 QP 0x11"},
 		{"QP closed twice", func(r *rig) { check(r.qp.Close()); _ = r.qp.Close() }, "verbs: Close on destroyed rxe0 QP 0x11"},
-		{"unknown opcode", func(r *rig) { r.connect(); _ = r.qp.PostSend(SendWR{Op: 9}) }, "verbs: PostSend on rxe0 QP 0x11: unknown opcode 9"},
+		{"unknown opcode", func(r *rig) { r.connect(); _ = r.qp.PostSend(SendWR{Op: 10}) }, "verbs: PostSend on rxe0 QP 0x11: unknown opcode 10"},
 		{"past the MR", func(r *rig) { r.connect(); _ = r.qp.PostSend(SendWR{MR: r.mr, Offset: 4000, Length: 100}) },
 			"verbs: PostSend of bytes [4000, 4100) outside rxe0 PD 1 MR lkey 0x100 (4096 bytes)"},
 		{"recv past the MR", func(r *rig) { _ = r.qp.Init(InitAttr{Port: 1}); _ = r.qp.PostRecv(RecvWR{MR: r.mr, Offset: -1}) },
@@ -273,7 +273,7 @@ func TestPostSend(t *testing.T) {
 		{id: 2, op: OpRDMAWriteImm, flags: sendInline, addr: base, length: 8, lkey: 0x100, imm: 0xabcd},
 		{id: 3, op: OpSend, flags: sendSolicited},
 	}}
-	if diff := cmp.Diff(want, r.f.sends, cmp.AllowUnexported(sendWork{})); diff != "" {
+	if diff := cmp.Diff(want, r.f.sends, cmp.AllowUnexported(sendWork{}, mwBindWork{})); diff != "" {
 		t.Errorf("unexpected work requests (-want +got):\n%s", diff)
 	}
 	r.f.sends = nil
@@ -445,8 +445,8 @@ func TestVerbErrorIs(t *testing.T) {
 // TestStrings checks the names of enums, including values out of range.
 func TestStrings(t *testing.T) {
 	got := strings.Join([]string{WCSuccess.String(), WCTMRndvIncomplete.String(), WCStatus(99).String(),
-		QPStateErr.String(), QPState(9).String(), OpSend.String(), OpSendImm.String(), OpRDMARead.String(), Opcode(7).String(),
-		WCSend.String(), WCRDMARead.String(), WCRecv.String(), WCOpcode(5).String(),
+		QPStateErr.String(), QPState(9).String(), OpSend.String(), OpSendImm.String(), OpRDMARead.String(), Opcode(10).String(),
+		WCSend.String(), WCRDMARead.String(), WCRecv.String(), WCOpcode(7).String(),
 		fmt.Sprint(MTU4096.Bytes(), MTU256.Bytes(), MTU(0).Bytes()),
 		PortStateDown.String(), PortStateInit.String(), PortStateArmed.String(), PortStateActive.String(),
 		PortStateNop.String(), PortStateActiveDefer.String(), PortState(9).String(),
@@ -454,7 +454,7 @@ func TestStrings(t *testing.T) {
 		TransportIB.String(), TransportIWARP.String(), TransportUSNIC.String(), TransportUSNICUDP.String(),
 		TransportUnspecified.String(), TransportUnknown.String(),
 		LinkLayerUnspecified.String(), LinkLayerInfiniBand.String(), LinkLayerEthernet.String(), LinkLayer(3).String()}, ",")
-	want := "success,TM rendezvous error,unknown,ERR,state 9,SEND,SEND_WITH_IMM,RDMA_READ,opcode 7,SEND,RDMA_READ,RECV,opcode 5,4096 256 0," +
+	want := "success,TM rendezvous error,unknown,ERR,state 9,SEND,SEND_WITH_IMM,RDMA_READ,opcode 10,SEND,RDMA_READ,RECV,opcode 7,4096 256 0," +
 		"PORT_DOWN,PORT_INIT,PORT_ARMED,PORT_ACTIVE,invalid state,invalid state,invalid state," +
 		"256,4096,invalid MTU," +
 		"InfiniBand,iWARP,usNIC,usNIC UDP,unspecified,invalid transport," +

@@ -127,13 +127,60 @@ func (c *Context) CreateCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	if err != nil {
 		return nil, verbError("ibv_create_cq", fmt.Sprintf("%s (%d entries)", c.name, cqe), err)
 	}
+	return c.adoptCQ(ch, h), nil
+}
+
+// adoptCQ makes the CQ of h, counted on c and known to ch.
+func (c *Context) adoptCQ(ch *CompChannel, h handle) *CQ {
 	cq := &CQ{ctx: c, ch: ch, h: h, id: c.adopt()}
 	if ch != nil {
 		ch.mu.Lock()
 		ch.cqs[h] = cq
 		ch.mu.Unlock()
 	}
-	return cq, nil
+	return cq
+}
+
+// WCFlags are what an extended CQ's completions carry beyond the work
+// request's ID, status and opcode (enum ibv_create_cq_wc_flags).
+type WCFlags uint64
+
+// Extended CQ completion fields.
+const (
+	WCWithByteLen             WCFlags = 1 << 0
+	WCWithImm                 WCFlags = 1 << 1
+	WCWithQPNum               WCFlags = 1 << 2
+	WCWithSrcQP               WCFlags = 1 << 3
+	WCWithSLID                WCFlags = 1 << 4
+	WCWithSL                  WCFlags = 1 << 5
+	WCWithDLIDPathBits        WCFlags = 1 << 6
+	WCWithCompletionTimestamp WCFlags = 1 << 7
+	// WCStandardFlags are the fields struct ibv_wc has
+	// (IBV_WC_STANDARD_FLAGS).
+	WCStandardFlags = WCWithByteLen | WCWithImm | WCWithQPNum | WCWithSrcQP | WCWithSLID | WCWithSL | WCWithDLIDPathBits
+)
+
+// CreateCQEx makes an extended CQ (ibv_create_cq_ex) whose completions
+// carry what flags ask for: WorkCompletion's fields flags leaves out stay
+// zero. Poll, Next, ReqNotify and a QP use it as any CQ. A provider
+// without extended CQs, or without a field flags asks for (completion
+// timestamps where Attr.CompletionTimestampMask is 0), is an error
+// wrapping EOPNOTSUPP.
+func (c *Context) CreateCQEx(cqe int, ch *CompChannel, flags WCFlags) (*CQ, error) {
+	c.use("CreateCQEx")
+	var chh handle
+	if ch != nil {
+		ch.use("CreateCQEx")
+		chh = ch.h
+	}
+	if cqe <= 0 {
+		panic(fmt.Sprintf("verbs: CreateCQEx(%d) on %s: want at least one entry", cqe, c.name))
+	}
+	h, err := drv.createCQEx(c.h, cqe, chh, flags)
+	if err != nil {
+		return nil, verbError("ibv_create_cq_ex", fmt.Sprintf("%s (%d entries, flags %#x)", c.name, cqe, uint64(flags)), err)
+	}
+	return c.adoptCQ(ch, h), nil
 }
 
 // String names the CQ in messages.
@@ -153,6 +200,10 @@ const (
 	WCSend            WCOpcode = 0
 	WCRDMAWrite       WCOpcode = 1
 	WCRDMARead        WCOpcode = 2
+	WCCompSwap        WCOpcode = 3 // an OpAtomicCmpAndSwp
+	WCFetchAdd        WCOpcode = 4 // an OpAtomicFetchAndAdd
+	WCBindMW          WCOpcode = 5 // an OpBindMW or a BindMW
+	WCLocalInv        WCOpcode = 6 // an OpLocalInv
 	WCRecv            WCOpcode = 128
 	WCRecvRDMAWithImm WCOpcode = 129
 )
@@ -166,6 +217,14 @@ func (o WCOpcode) String() string {
 		return "RDMA_WRITE"
 	case WCRDMARead:
 		return "RDMA_READ"
+	case WCCompSwap:
+		return "COMP_SWAP"
+	case WCFetchAdd:
+		return "FETCH_ADD"
+	case WCBindMW:
+		return "BIND_MW"
+	case WCLocalInv:
+		return "LOCAL_INV"
 	case WCRecv:
 		return "RECV"
 	case WCRecvRDMAWithImm:
@@ -185,6 +244,15 @@ type WorkCompletion struct {
 	HasImm    bool
 	QPNum     uint32
 	SrcQP     uint32
+	// InvRKey is the key a received OpSendInv invalidated, when HasInv.
+	InvRKey uint32
+	HasInv  bool
+	// Timestamp is when the device completed the request, in its clock's
+	// ticks (Attr.HCACoreClock kHz, Attr.CompletionTimestampMask wide):
+	// an extended CQ made with WCWithCompletionTimestamp sets it and
+	// HasTimestamp.
+	Timestamp    uint64
+	HasTimestamp bool
 }
 
 // Poll moves up to len(wc) completions into wc and returns how many. A

@@ -6,10 +6,17 @@
 // reads and writes them while Go runs, which cgo forbids for Go memory),
 // completion queues (CQ) with completion channels, and queue pairs (QP:
 // RC, UC, UD, XRC send and receive) moved through INIT, RTR and RTS (with
-// a GRH on RoCE), posting RDMA WRITE, WRITE with immediate, SEND (to an
-// address handle, AH, on UD; to a peer's XRC SRQ on XRC) and receives,
-// shared receive queues (SRQ, XRC ones in an XRC domain, XRCD), polling,
-// and the device's async events (port up and down, ...). A
+// a GRH on RoCE), posting RDMA WRITE, WRITE with immediate, READ, SEND (to
+// an address handle, AH, on UD; to a peer's XRC SRQ on XRC), the atomics
+// (compare-and-swap, fetch-and-add) and receives, each over one MR range
+// or a scatter/gather list (SGL) within the device's and the QP's limits,
+// shared receive queues (SRQ, XRC ones in an XRC domain, XRCD), memory
+// windows (MW, type 1 bound with QP.BindMW, type 2 with a BIND_MW request,
+// invalidated locally or by the peer's SEND_WITH_INV), QP queries and
+// moves to ERR and RESET, CQ resizing, extended CQs (CreateCQEx: the
+// completion fields asked for, timestamps where the device keeps them) and
+// extended QPs (QPConfig.SendOps: posts through the ibv_wr_* ops),
+// polling, and the device's async events (port up and down, ...). A
 // bandwidth test's send loop (QP.Stream) runs whole in the driver, in one
 // call, out of the Go scheduler's way. Pattern is the seeded data such a
 // test writes and its receiver checks.

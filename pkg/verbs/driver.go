@@ -19,6 +19,8 @@ type driver interface {
 	closeDevice(ctx handle) error
 	queryPort(ctx handle, port int) (Port, error)
 	queryGID(ctx handle, port, index int) ([16]byte, error)
+	// queryDevice is the device's attributes (ibv_query_device_ex).
+	queryDevice(ctx handle) (Attr, error)
 	// asyncFD is the context's async event file descriptor; waitAsync
 	// waits up to ms milliseconds for an event on it and reports whether
 	// one is there; getAsyncEvent reads and acknowledges one.
@@ -39,6 +41,9 @@ type driver interface {
 	createCompChannel(ctx handle) (handle, error)
 	destroyCompChannel(ch handle) error
 	createCQ(ctx handle, cqe int, ch handle) (handle, error)
+	// createCQEx makes an extended CQ whose completions carry what flags
+	// ask for; pollCQ polls it the extended way.
+	createCQEx(ctx handle, cqe int, ch handle, flags WCFlags) (handle, error)
 	destroyCQ(cq handle) error
 	reqNotifyCQ(cq handle, solicitedOnly bool) error
 	// getCQEvent blocks until a CQ of ch has an event and returns it.
@@ -47,6 +52,10 @@ type driver interface {
 	// reports whether one is there.
 	waitChannel(ch handle, ms int) (bool, error)
 	ackCQEvents(cq handle, n int)
+	// cqEntries is the CQ's size as the provider made it (ibv_cq.cqe);
+	// resizeCQ asks for cqe entries.
+	cqEntries(cq handle) int
+	resizeCQ(cq handle, cqe int) error
 	pollCQ(cq handle, wc []WorkCompletion) (int, error)
 
 	createSRQ(pd handle, maxWR, maxSGE int) (handle, error)
@@ -58,11 +67,18 @@ type driver interface {
 	destroySRQ(srq handle) error
 	postSRQRecv(srq handle, wrs []recvWork) error
 
+	// allocMW returns the window and its first key; bindMW binds a type
+	// 1 window through qp and returns its new key.
+	allocMW(pd handle, typ MWType) (handle, uint32, error)
+	deallocMW(mw handle) error
+	bindMW(qp, mw handle, id uint64, flags sendFlags, b mwBindWork) (uint32, error)
+
 	createAH(pd handle, a AHAttr) (handle, error)
 	destroyAH(ah handle) error
 
 	createQP(pd handle, a qpCreate) (qp handle, num uint32, caps QPCaps, err error)
 	modifyQP(qp handle, m qpModify) error
+	queryQP(qp handle) (QPAttr, error)
 	destroyQP(qp handle) error
 	// postSend and postRecv get checked work requests, at most
 	// maxPostBatch at a time.
@@ -88,6 +104,7 @@ type qpCreate struct {
 	xrcd           handle // XRC_RECV: the domain
 	caps           QPCaps
 	signalAll      bool
+	sendOps        SendOps // non-zero: an extended QP posting through ibv_wr_*
 }
 
 // qpModify is one state transition with the attributes it sets
@@ -101,7 +118,8 @@ type qpModify struct {
 }
 
 // sendWork is a checked send work request with its local memory resolved
-// to an address and key.
+// to addresses and keys: one SGE in addr, length and lkey, or two or more
+// in sgl.
 type sendWork struct {
 	id     uint64
 	op     Opcode
@@ -109,9 +127,19 @@ type sendWork struct {
 	addr   uint64
 	length uint32
 	lkey   uint32
+	sgl    []sgeWork
 	raddr  uint64
 	rkey   uint32
 	imm    uint32
+	// Atomics: the compare (CMP_AND_SWP) or add (FETCH_AND_ADD) operand
+	// and the swap value.
+	compareAdd, swap uint64
+	invRKey          uint32 // LOCAL_INV, SEND_WITH_INV
+	// BIND_MW: the window, the key it gets, and what it binds.
+	mw       handle
+	bound    *MW
+	bindRKey uint32
+	bind     mwBindWork
 	// UD: the address handle, the peer's QP number and Q_Key.
 	ah    handle
 	rqpn  uint32
@@ -119,9 +147,18 @@ type sendWork struct {
 	srqn  uint32 // XRC: the peer's SRQ
 }
 
-// recvWork is a checked receive work request.
+// recvWork is a checked receive work request: one SGE in addr, length
+// and lkey, or two or more in sgl.
 type recvWork struct {
 	id     uint64
+	addr   uint64
+	length uint32
+	lkey   uint32
+	sgl    []sgeWork
+}
+
+// sgeWork is one resolved scatter/gather entry (struct ibv_sge).
+type sgeWork struct {
 	addr   uint64
 	length uint32
 	lkey   uint32

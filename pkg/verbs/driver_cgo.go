@@ -37,6 +37,10 @@ type cCQ struct {
 	cq   *C.struct_ibv_cq
 	wc   *C.struct_ibv_wc // maxPostBatch entries
 	flat *C.struct_ibt_wc // as many
+	// An extended CQ (cq is the same object): polled through its ops,
+	// reading the fields exFlags asked for.
+	ex      *C.struct_ibv_cq_ex
+	exFlags C.uint64_t
 }
 
 type cQP struct {
@@ -46,6 +50,10 @@ type cQP struct {
 	sends *C.struct_ibv_send_wr
 	recvs *C.struct_ibv_recv_wr
 	sges  *C.struct_ibv_sge
+	// spool and rpool hold the SGLs of a batch of sends and receives
+	// with more than one SGE: maxPostBatch times the QP's most.
+	spool, rpool []C.struct_ibv_sge
+	qpx          *C.struct_ibv_qp_ex // a QP made with send ops: posts go through it
 }
 
 type cMR struct{ mr *C.struct_ibv_mr }
@@ -55,6 +63,35 @@ type cSRQ struct {
 	rwr   *C.struct_ibt_rwr
 	recvs *C.struct_ibv_recv_wr
 	sges  *C.struct_ibv_sge
+	rpool []C.struct_ibv_sge // as cQP's
+}
+
+// sgePool allocates C memory for maxPostBatch requests of up to n SGEs.
+func sgePool(n int) []C.struct_ibv_sge {
+	n = maxPostBatch * max(n, 1)
+	return unsafe.Slice((*C.struct_ibv_sge)(C.calloc(C.size_t(n), C.sizeof_struct_ibv_sge)), n)
+}
+
+// fillSGL copies a request's SGL into pool from *at on, returning the
+// C list and its length; a request with one SGE or none gets (nil, 0).
+func fillSGL(pool []C.struct_ibv_sge, at *int, sgl []sgeWork) (*C.struct_ibv_sge, C.int) {
+	if len(sgl) == 0 {
+		return nil, 0
+	}
+	out := pool[*at : *at+len(sgl)]
+	for i, e := range sgl {
+		out[i] = C.struct_ibv_sge{addr: C.uint64_t(e.addr), length: C.uint32_t(e.length), lkey: C.uint32_t(e.lkey)}
+	}
+	*at += len(sgl)
+	return &out[0], C.int(len(sgl))
+}
+
+// rwrToC is a checked receive work request as the C helpers take it, its
+// SGL (if it has one) put in pool from *at on.
+func rwrToC(w recvWork, pool []C.struct_ibv_sge, at *int) C.struct_ibt_rwr {
+	r := C.struct_ibt_rwr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey)}
+	r.sgl, r.nsge = fillSGL(pool, at, w.sgl)
+	return r
 }
 
 // rcErr is the errno of a call that returns it (ibv_modify_qp,
@@ -125,6 +162,15 @@ func (d *cDriver) queryGID(ctx handle, port, index int) ([16]byte, error) {
 	}
 	copy(g[:], C.GoBytes(unsafe.Pointer(&gid), 16))
 	return g, nil
+}
+
+func (d *cDriver) queryDevice(ctx handle) (Attr, error) {
+	c := ctx.(*C.struct_ibv_context)
+	var ax C.struct_ibv_device_attr_ex
+	if rc, err := C.ibt_query_device_ex(c, &ax); rc != 0 {
+		return Attr{}, errnoOr(err, rc)
+	}
+	return attrFromC(&ax, c), nil
 }
 
 func (d *cDriver) asyncFD(ctx handle) int { return int(C.ibt_async_fd(ctx.(*C.struct_ibv_context))) }
@@ -206,13 +252,31 @@ func (d *cDriver) createCQ(ctx handle, cqe int, ch handle) (handle, error) {
 	if cq == nil {
 		return nil, errnoOr(err, C.int(syscall.ENOMEM))
 	}
-	h := &cCQ{cq: cq,
-		wc:   (*C.struct_ibv_wc)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_wc)),
-		flat: (*C.struct_ibt_wc)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_wc))}
+	return d.adoptCQ(&cCQ{cq: cq}), nil
+}
+
+// adoptCQ gives h its scratch memory and records it for
+// ibv_get_cq_event.
+func (d *cDriver) adoptCQ(h *cCQ) *cCQ {
+	h.wc = (*C.struct_ibv_wc)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_wc))
+	h.flat = (*C.struct_ibt_wc)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_wc))
 	d.mu.Lock()
-	d.cqs[cq] = h
+	d.cqs[h.cq] = h
 	d.mu.Unlock()
-	return h, nil
+	return h
+}
+
+func (d *cDriver) createCQEx(ctx handle, cqe int, ch handle, flags WCFlags) (handle, error) {
+	var cch *C.struct_ibv_comp_channel
+	if ch != nil {
+		cch = ch.(*C.struct_ibv_comp_channel)
+	}
+	cq, err := C.ibt_create_cq_ex(ctx.(*C.struct_ibv_context), C.int(cqe), cch, C.uint64_t(flags))
+	if cq == nil {
+		return nil, errnoOr(err, C.int(syscall.EOPNOTSUPP))
+	}
+	// ibv_cq_ex_to_cq is a cast: the extended CQ begins as a CQ.
+	return d.adoptCQ(&cCQ{cq: (*C.struct_ibv_cq)(unsafe.Pointer(cq)), ex: cq, exFlags: C.uint64_t(flags)}), nil
 }
 
 func (d *cDriver) destroyCQ(cq handle) error {
@@ -265,7 +329,12 @@ func (d *cDriver) ackCQEvents(cq handle, n int) { C.ibtv_ack_cq_events(cq.(*cCQ)
 
 func (d *cDriver) pollCQ(cq handle, wc []WorkCompletion) (int, error) {
 	h := cq.(*cCQ)
-	n := C.ibt_poll(h.cq, C.int(min(len(wc), maxPostBatch)), h.wc, h.flat)
+	var n C.int
+	if h.ex != nil {
+		n = C.ibt_poll_ex(h.ex, h.exFlags, C.int(min(len(wc), maxPostBatch)), h.flat)
+	} else {
+		n = C.ibt_poll(h.cq, C.int(min(len(wc), maxPostBatch)), h.wc, h.flat)
+	}
 	if n < 0 {
 		return 0, syscall.EIO
 	}
@@ -278,7 +347,8 @@ func (d *cDriver) pollCQ(cq handle, wc []WorkCompletion) (int, error) {
 func wcFromC(f *C.struct_ibt_wc) WorkCompletion {
 	return WorkCompletion{ID: uint64(f.wr_id), Status: WCStatus(f.status), Opcode: WCOpcode(f.opcode),
 		VendorErr: uint32(f.vendor_err), ByteLen: uint32(f.byte_len), Imm: uint32(f.imm), HasImm: f.has_imm != 0,
-		QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp)}
+		QPNum: uint32(f.qp_num), SrcQP: uint32(f.src_qp), InvRKey: uint32(f.inv_rkey), HasInv: f.has_inv != 0,
+		Timestamp: uint64(f.ts), HasTimestamp: f.has_ts != 0}
 }
 
 func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error) {
@@ -303,8 +373,10 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 	if a.xrcd != nil {
 		xrcd = a.xrcd.(*C.struct_ibv_xrcd)
 	}
+	var qpx *C.struct_ibv_qp_ex
 	qp, err := C.ibt_create_qp(pd.(*C.struct_ibv_pd), C.int(a.typ), scq, rcq, srq, xrcd,
-		C.int(c.MaxSendWR), C.int(c.MaxRecvWR), C.int(c.MaxSendSGE), C.int(c.MaxRecvSGE), C.int(c.MaxInlineData), sigall, &got)
+		C.int(c.MaxSendWR), C.int(c.MaxRecvWR), C.int(c.MaxSendSGE), C.int(c.MaxRecvSGE), C.int(c.MaxInlineData), sigall,
+		C.uint64_t(a.sendOps), &got, &qpx)
 	if qp == nil {
 		return nil, 0, QPCaps{}, errnoOr(err, C.int(syscall.EINVAL))
 	}
@@ -316,6 +388,8 @@ func (d *cDriver) createQP(pd handle, a qpCreate) (handle, uint32, QPCaps, error
 		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge))}
 	caps := QPCaps{MaxSendWR: int(got.max_send_wr), MaxRecvWR: int(got.max_recv_wr), MaxSendSGE: int(got.max_send_sge),
 		MaxRecvSGE: int(got.max_recv_sge), MaxInlineData: int(got.max_inline_data)}
+	h.spool, h.rpool = sgePool(caps.MaxSendSGE), sgePool(caps.MaxRecvSGE)
+	h.qpx = qpx
 	return h, uint32(C.ibt_qp_num(qp)), caps, nil
 }
 
@@ -342,7 +416,7 @@ func (d *cDriver) modifyQP(qp handle, m qpModify) error {
 	case QPStateRTS:
 		s := m.rts
 		rc, err = C.ibt_to_rts(q, C.uint32_t(s.SQPSN), C.int(s.Timeout), C.int(s.RetryCnt), C.int(s.RNRRetry), C.int(s.MaxRdAtomic))
-	case QPStateErr, QPStateSQD:
+	case QPStateReset, QPStateErr, QPStateSQD:
 		rc, err = C.ibt_to_state(q, C.int(m.to))
 	default:
 		return syscall.EINVAL
@@ -353,12 +427,44 @@ func (d *cDriver) modifyQP(qp handle, m qpModify) error {
 	return nil
 }
 
+func (d *cDriver) queryQP(qp handle) (QPAttr, error) {
+	var a C.struct_ibv_qp_attr
+	var init C.struct_ibv_qp_init_attr
+	if rc, err := C.ibt_query_qp(qp.(*cQP).qp, &a, &init); rc != 0 {
+		return QPAttr{}, rcErr(rc, err)
+	}
+	q := QPAttr{State: QPState(a.qp_state), CurState: QPState(a.cur_qp_state), PathMTU: MTU(a.path_mtu),
+		QKey: uint32(a.qkey), RQPSN: uint32(a.rq_psn), SQPSN: uint32(a.sq_psn), DestQPN: uint32(a.dest_qp_num),
+		Access: Access(a.qp_access_flags), PKeyIndex: int(a.pkey_index), Port: int(a.port_num),
+		SQDraining: a.sq_draining != 0, MaxRdAtomic: uint8(a.max_rd_atomic), MaxDestRdAtomic: uint8(a.max_dest_rd_atomic),
+		MinRNRTimer: uint8(a.min_rnr_timer), Timeout: uint8(a.timeout), RetryCnt: uint8(a.retry_cnt), RNRRetry: uint8(a.rnr_retry),
+		DLID: uint16(a.ah_attr.dlid), SL: uint8(a.ah_attr.sl), SignalAll: init.sq_sig_all != 0,
+		Caps: QPCaps{MaxSendWR: int(init.cap.max_send_wr), MaxRecvWR: int(init.cap.max_recv_wr), MaxSendSGE: int(init.cap.max_send_sge),
+			MaxRecvSGE: int(init.cap.max_recv_sge), MaxInlineData: int(init.cap.max_inline_data)}}
+	if a.ah_attr.is_global != 0 {
+		g := &a.ah_attr.grh
+		q.GRH = &GRH{SGIDIndex: int(g.sgid_index), HopLimit: uint8(g.hop_limit), TrafficClass: uint8(g.traffic_class), FlowLabel: uint32(g.flow_label)}
+		copy(q.GRH.DGID[:], C.GoBytes(unsafe.Pointer(&g.dgid), 16))
+	}
+	return q, nil
+}
+
+func (d *cDriver) cqEntries(cq handle) int { return int(cq.(*cCQ).cq.cqe) }
+
+func (d *cDriver) resizeCQ(cq handle, cqe int) error {
+	if rc, err := C.ibtv_resize_cq(cq.(*cCQ).cq, C.int(cqe)); rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
 func (d *cDriver) destroyQP(qp handle) error {
 	h := qp.(*cQP)
 	if rc, err := C.ibtv_destroy_qp(h.qp); rc != 0 {
 		return rcErr(rc, err)
 	}
-	for _, p := range []unsafe.Pointer{unsafe.Pointer(h.swr), unsafe.Pointer(h.rwr), unsafe.Pointer(h.sends), unsafe.Pointer(h.recvs), unsafe.Pointer(h.sges)} {
+	for _, p := range []unsafe.Pointer{unsafe.Pointer(h.swr), unsafe.Pointer(h.rwr), unsafe.Pointer(h.sends), unsafe.Pointer(h.recvs), unsafe.Pointer(h.sges),
+		unsafe.Pointer(unsafe.SliceData(h.spool)), unsafe.Pointer(unsafe.SliceData(h.rpool))} {
 		C.free(p)
 	}
 	return nil
@@ -372,7 +478,8 @@ func (d *cDriver) createSRQ(pd handle, maxWR, maxSGE int) (handle, error) {
 	return &cSRQ{srq: srq,
 		rwr:   (*C.struct_ibt_rwr)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_rwr)),
 		recvs: (*C.struct_ibv_recv_wr)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_recv_wr)),
-		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge))}, nil
+		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge)),
+		rpool: sgePool(maxSGE)}, nil
 }
 
 func (d *cDriver) openXRCD(ctx handle, fd int) (handle, error) {
@@ -399,7 +506,8 @@ func (d *cDriver) createXRCSRQ(pd, xrcd, cq handle, maxWR, maxSGE int) (handle, 
 	return &cSRQ{srq: srq,
 		rwr:   (*C.struct_ibt_rwr)(C.calloc(maxPostBatch, C.sizeof_struct_ibt_rwr)),
 		recvs: (*C.struct_ibv_recv_wr)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_recv_wr)),
-		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge))}, uint32(num), nil
+		sges:  (*C.struct_ibv_sge)(C.calloc(maxPostBatch, C.sizeof_struct_ibv_sge)),
+		rpool: sgePool(maxSGE)}, uint32(num), nil
 }
 
 func (d *cDriver) destroySRQ(srq handle) error {
@@ -410,14 +518,16 @@ func (d *cDriver) destroySRQ(srq handle) error {
 	C.free(unsafe.Pointer(h.rwr))
 	C.free(unsafe.Pointer(h.recvs))
 	C.free(unsafe.Pointer(h.sges))
+	C.free(unsafe.Pointer(unsafe.SliceData(h.rpool)))
 	return nil
 }
 
 func (d *cDriver) postSRQRecv(srq handle, wrs []recvWork) error {
 	h := srq.(*cSRQ)
 	in := unsafe.Slice(h.rwr, len(wrs))
+	at := 0
 	for i, w := range wrs {
-		in[i] = C.struct_ibt_rwr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey)}
+		in[i] = rwrToC(w, h.rpool, &at)
 	}
 	if rc := C.ibt_post_srq_recv(h.srq, h.rwr, C.int(len(wrs)), h.recvs, h.sges); rc != 0 {
 		return rcErr(rc, nil)
@@ -442,6 +552,33 @@ func (d *cDriver) createAH(pd handle, a AHAttr) (handle, error) {
 	return ah, nil
 }
 
+func (d *cDriver) allocMW(pd handle, typ MWType) (handle, uint32, error) {
+	mw, err := C.ibt_alloc_mw(pd.(*C.struct_ibv_pd), C.int(typ))
+	if mw == nil {
+		return nil, 0, errnoOr(err, C.int(syscall.EOPNOTSUPP))
+	}
+	return mw, uint32(mw.rkey), nil
+}
+
+func (d *cDriver) deallocMW(mw handle) error {
+	if rc, err := C.ibt_dealloc_mw(mw.(*C.struct_ibv_mw)); rc != 0 {
+		return rcErr(rc, err)
+	}
+	return nil
+}
+
+func (d *cDriver) bindMW(qp, mw handle, id uint64, flags sendFlags, b mwBindWork) (uint32, error) {
+	m := mw.(*C.struct_ibv_mw)
+	var mr *C.struct_ibv_mr
+	if b.mr != nil {
+		mr = b.mr.(*cMR).mr
+	}
+	if rc, err := C.ibt_bind_mw(qp.(*cQP).qp, m, C.uint64_t(id), C.int(flags), mr, C.uint64_t(b.addr), C.uint64_t(b.length), C.int(b.access)); rc != 0 {
+		return 0, rcErr(rc, err)
+	}
+	return uint32(m.rkey), nil
+}
+
 func (d *cDriver) destroyAH(ah handle) error {
 	if rc, err := C.ibtv_destroy_ah(ah.(*C.struct_ibv_ah)); rc != 0 {
 		return rcErr(rc, err)
@@ -452,8 +589,16 @@ func (d *cDriver) destroyAH(ah handle) error {
 func (d *cDriver) postSend(qp handle, wrs []sendWork) error {
 	h := qp.(*cQP)
 	in := unsafe.Slice(h.swr, len(wrs))
+	at := 0
 	for i, w := range wrs {
 		in[i] = swrToC(w)
+		in[i].sgl, in[i].nsge = fillSGL(h.spool, &at, w.sgl)
+	}
+	if h.qpx != nil {
+		if rc := C.ibt_post_send_ex(h.qpx, h.swr, C.int(len(wrs))); rc != 0 {
+			return rcErr(rc, nil)
+		}
+		return nil
 	}
 	if rc := C.ibt_post_send(h.qp, h.swr, C.int(len(wrs)), h.sends, h.sges); rc != 0 {
 		return rcErr(rc, nil)
@@ -465,7 +610,15 @@ func (d *cDriver) postSend(qp handle, wrs []sendWork) error {
 func swrToC(w sendWork) C.struct_ibt_swr {
 	s := C.struct_ibt_swr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), raddr: C.uint64_t(w.raddr),
 		length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey), rkey: C.uint32_t(w.rkey), imm: C.uint32_t(w.imm),
-		opcode: C.int(w.op), flags: C.int(w.flags), rqpn: C.uint32_t(w.rqpn), rqkey: C.uint32_t(w.rqkey), srqn: C.uint32_t(w.srqn)}
+		opcode: C.int(w.op), flags: C.int(w.flags), rqpn: C.uint32_t(w.rqpn), rqkey: C.uint32_t(w.rqkey), srqn: C.uint32_t(w.srqn),
+		compare_add: C.uint64_t(w.compareAdd), swap: C.uint64_t(w.swap), inv_rkey: C.uint32_t(w.invRKey)}
+	if w.mw != nil {
+		s.mw, s.bind_rkey, s.bind_access = w.mw.(*C.struct_ibv_mw), C.uint32_t(w.bindRKey), C.int(w.bind.access)
+		s.bind_addr, s.bind_length = C.uint64_t(w.bind.addr), C.uint64_t(w.bind.length)
+		if w.bind.mr != nil {
+			s.bind_mr = w.bind.mr.(*cMR).mr
+		}
+	}
 	if w.ah != nil {
 		s.ah = w.ah.(*C.struct_ibv_ah)
 	}
@@ -475,8 +628,9 @@ func swrToC(w sendWork) C.struct_ibt_swr {
 func (d *cDriver) postRecv(qp handle, wrs []recvWork) error {
 	h := qp.(*cQP)
 	in := unsafe.Slice(h.rwr, len(wrs))
+	at := 0
 	for i, w := range wrs {
-		in[i] = C.struct_ibt_rwr{wr_id: C.uint64_t(w.id), addr: C.uint64_t(w.addr), length: C.uint32_t(w.length), lkey: C.uint32_t(w.lkey)}
+		in[i] = rwrToC(w, h.rpool, &at)
 	}
 	if rc := C.ibt_post_recv(h.qp, h.rwr, C.int(len(wrs)), h.recvs, h.sges); rc != 0 {
 		return rcErr(rc, nil)

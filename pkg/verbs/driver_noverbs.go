@@ -15,6 +15,7 @@ func (noDriver) open(string) (handle, string, error) { return nil, "", ErrNoVerb
 func (noDriver) closeDevice(handle) error                    { return ErrNoVerbs }
 func (noDriver) queryPort(handle, int) (Port, error)         { return Port{}, ErrNoVerbs }
 func (noDriver) queryGID(handle, int, int) ([16]byte, error) { return [16]byte{}, ErrNoVerbs }
+func (noDriver) queryDevice(handle) (Attr, error)            { return Attr{}, ErrNoVerbs }
 func (noDriver) allocPD(handle) (handle, error)              { return nil, ErrNoVerbs }
 func (noDriver) deallocPD(handle) error                      { return ErrNoVerbs }
 func (noDriver) mmap(int) ([]byte, error)                    { return nil, ErrNoVerbs }
@@ -22,20 +23,24 @@ func (noDriver) munmap([]byte) error                         { return ErrNoVerbs
 func (noDriver) regMR(handle, []byte, Access) (handle, uint32, uint32, error) {
 	return nil, 0, 0, ErrNoVerbs
 }
-func (noDriver) deregMR(handle) error                         { return ErrNoVerbs }
-func (noDriver) createCompChannel(handle) (handle, error)     { return nil, ErrNoVerbs }
-func (noDriver) destroyCompChannel(handle) error              { return ErrNoVerbs }
-func (noDriver) createCQ(handle, int, handle) (handle, error) { return nil, ErrNoVerbs }
-func (noDriver) destroyCQ(handle) error                       { return ErrNoVerbs }
-func (noDriver) reqNotifyCQ(handle, bool) error               { return ErrNoVerbs }
-func (noDriver) getCQEvent(handle) (handle, error)            { return nil, ErrNoVerbs }
-func (noDriver) ackCQEvents(handle, int)                      {}
-func (noDriver) waitChannel(handle, int) (bool, error)        { return false, ErrNoVerbs }
-func (noDriver) pollCQ(handle, []WorkCompletion) (int, error) { return 0, ErrNoVerbs }
-func (noDriver) modifyQP(handle, qpModify) error              { return ErrNoVerbs }
-func (noDriver) destroyQP(handle) error                       { return ErrNoVerbs }
-func (noDriver) postSend(handle, []sendWork) error            { return ErrNoVerbs }
-func (noDriver) postRecv(handle, []recvWork) error            { return ErrNoVerbs }
+func (noDriver) deregMR(handle) error                                    { return ErrNoVerbs }
+func (noDriver) createCompChannel(handle) (handle, error)                { return nil, ErrNoVerbs }
+func (noDriver) destroyCompChannel(handle) error                         { return ErrNoVerbs }
+func (noDriver) createCQ(handle, int, handle) (handle, error)            { return nil, ErrNoVerbs }
+func (noDriver) createCQEx(handle, int, handle, WCFlags) (handle, error) { return nil, ErrNoVerbs }
+func (noDriver) destroyCQ(handle) error                                  { return ErrNoVerbs }
+func (noDriver) reqNotifyCQ(handle, bool) error                          { return ErrNoVerbs }
+func (noDriver) getCQEvent(handle) (handle, error)                       { return nil, ErrNoVerbs }
+func (noDriver) ackCQEvents(handle, int)                                 {}
+func (noDriver) waitChannel(handle, int) (bool, error)                   { return false, ErrNoVerbs }
+func (noDriver) pollCQ(handle, []WorkCompletion) (int, error)            { return 0, ErrNoVerbs }
+func (noDriver) modifyQP(handle, qpModify) error                         { return ErrNoVerbs }
+func (noDriver) queryQP(handle) (QPAttr, error)                          { return QPAttr{}, ErrNoVerbs }
+func (noDriver) cqEntries(handle) int                                    { return 0 }
+func (noDriver) resizeCQ(handle, int) error                              { return ErrNoVerbs }
+func (noDriver) destroyQP(handle) error                                  { return ErrNoVerbs }
+func (noDriver) postSend(handle, []sendWork) error                       { return ErrNoVerbs }
+func (noDriver) postRecv(handle, []recvWork) error                       { return ErrNoVerbs }
 func (noDriver) createQP(handle, qpCreate) (handle, uint32, QPCaps, error) {
 	return nil, 0, QPCaps{}, ErrNoVerbs
 }
@@ -43,10 +48,15 @@ func (noDriver) stream(context.Context, handle, handle, handle, *streamRun) erro
 	return ErrNoVerbs
 }
 
-func (noDriver) asyncFD(handle) int                         { return -1 }
-func (noDriver) waitAsync(handle, int) (bool, error)        { return false, ErrNoVerbs }
-func (noDriver) getAsyncEvent(handle) (AsyncEvent, error)   { return AsyncEvent{}, ErrNoVerbs }
-func (noDriver) createAH(handle, AHAttr) (handle, error)    { return nil, ErrNoVerbs }
+func (noDriver) asyncFD(handle) int                             { return -1 }
+func (noDriver) waitAsync(handle, int) (bool, error)            { return false, ErrNoVerbs }
+func (noDriver) getAsyncEvent(handle) (AsyncEvent, error)       { return AsyncEvent{}, ErrNoVerbs }
+func (noDriver) createAH(handle, AHAttr) (handle, error)        { return nil, ErrNoVerbs }
+func (noDriver) allocMW(handle, MWType) (handle, uint32, error) { return nil, 0, ErrNoVerbs }
+func (noDriver) deallocMW(handle) error                         { return ErrNoVerbs }
+func (noDriver) bindMW(_, _ handle, _ uint64, _ sendFlags, _ mwBindWork) (uint32, error) {
+	return 0, ErrNoVerbs
+}
 func (noDriver) destroyAH(handle) error                     { return ErrNoVerbs }
 func (noDriver) createSRQ(handle, int, int) (handle, error) { return nil, ErrNoVerbs }
 func (noDriver) destroySRQ(handle) error                    { return ErrNoVerbs }

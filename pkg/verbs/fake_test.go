@@ -20,7 +20,11 @@ type fakeDriver struct {
 	n       int
 	port    Port
 	gid     [16]byte
-	caps    QPCaps // what createQP grants; zero: what was asked
+	attr    Attr    // what queryDevice returns
+	qpAttr  QPAttr  // what queryQP returns
+	cqFlags WCFlags // what the last createCQEx got
+	cqe     int     // what cqEntries returns; resizeCQ sets it
+	caps    QPCaps  // what createQP grants; zero: what was asked
 	modify  []qpModify
 	sends   [][]sendWork
 	sges    []streamSGE // the last Stream's split request
@@ -41,7 +45,8 @@ type fakeDriver struct {
 func useFake(t *testing.T) *fakeDriver {
 	t.Helper()
 	f := &fakeDriver{fail: map[string]error{}, devices: []string{"mlx5_0", "rxe0"},
-		port: Port{State: PortStateActive, ActiveMTU: 3, LinkLayer: LinkLayerEthernet}, gid: [16]byte{0: 0xfe, 1: 0x80, 15: 1}}
+		port: Port{State: PortStateActive, ActiveMTU: 3, LinkLayer: LinkLayerEthernet}, gid: [16]byte{0: 0xfe, 1: 0x80, 15: 1},
+		attr: Attr{MaxSGE: 32, MaxSRQSGE: 27, AtomicCap: AtomicHCA}}
 	old := drv
 	drv = f
 	t.Cleanup(func() { drv = old })
@@ -76,6 +81,13 @@ func (f *fakeDriver) queryPort(_ handle, port int) (Port, error) {
 
 func (f *fakeDriver) queryGID(handle, int, int) ([16]byte, error) {
 	return f.gid, f.fail["queryGID"]
+}
+
+func (f *fakeDriver) queryDevice(handle) (Attr, error) {
+	if err := f.fail["queryDevice"]; err != nil {
+		return Attr{}, err
+	}
+	return f.attr, nil
 }
 
 func (f *fakeDriver) asyncFD(handle) int { return 7 }
@@ -138,6 +150,14 @@ func (f *fakeDriver) createCQ(handle, int, handle) (handle, error) {
 	return h, nil
 }
 
+func (f *fakeDriver) createCQEx(ctx handle, cqe int, ch handle, flags WCFlags) (handle, error) {
+	if err := f.fail["createCQEx"]; err != nil {
+		return nil, err
+	}
+	f.cqFlags = flags
+	return f.createCQ(ctx, cqe, ch)
+}
+
 func (f *fakeDriver) destroyCQ(handle) error            { return f.fail["destroyCQ"] }
 func (f *fakeDriver) reqNotifyCQ(handle, bool) error    { return f.fail["reqNotifyCQ"] }
 func (f *fakeDriver) ackCQEvents(_ handle, n int)       { f.acked += n }
@@ -178,6 +198,23 @@ func (f *fakeDriver) modifyQP(_ handle, m qpModify) error {
 
 func (f *fakeDriver) destroyQP(handle) error { return f.fail["destroyQP"] }
 
+func (f *fakeDriver) queryQP(handle) (QPAttr, error) {
+	if err := f.fail["queryQP"]; err != nil {
+		return QPAttr{}, err
+	}
+	return f.qpAttr, nil
+}
+
+func (f *fakeDriver) cqEntries(handle) int { return f.cqe }
+
+func (f *fakeDriver) resizeCQ(_ handle, cqe int) error {
+	if err := f.fail["resizeCQ"]; err != nil {
+		return err
+	}
+	f.cqe = cqe + 1 // as a provider rounds
+	return nil
+}
+
 func (f *fakeDriver) createAH(handle, AHAttr) (handle, error) {
 	if err := f.fail["createAH"]; err != nil {
 		return nil, err
@@ -186,6 +223,25 @@ func (f *fakeDriver) createAH(handle, AHAttr) (handle, error) {
 }
 
 func (f *fakeDriver) destroyAH(handle) error { return f.fail["destroyAH"] }
+
+func (f *fakeDriver) allocMW(handle, MWType) (handle, uint32, error) {
+	if err := f.fail["allocMW"]; err != nil {
+		return nil, 0, err
+	}
+	return f.obj("mw"), 0x300, nil
+}
+
+func (f *fakeDriver) deallocMW(handle) error { return f.fail["deallocMW"] }
+
+// bindMW records the bind as a send of BIND_MW and gives the window the
+// next key.
+func (f *fakeDriver) bindMW(_, _ handle, id uint64, flags sendFlags, b mwBindWork) (uint32, error) {
+	if err := f.fail["bindMW"]; err != nil {
+		return 0, err
+	}
+	f.sends = append(f.sends, []sendWork{{id: id, op: OpBindMW, flags: flags, bind: b}})
+	return 0x301, nil
+}
 
 func (f *fakeDriver) createSRQ(handle, int, int) (handle, error) {
 	if err := f.fail["createSRQ"]; err != nil {

@@ -42,6 +42,12 @@ struct ibt_fns {
 	void (*ack_cq_events)(struct ibv_cq *, unsigned int);
 	struct ibv_qp *(*create_qp)(struct ibv_pd *, struct ibv_qp_init_attr *);
 	int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
+	int (*query_qp)(struct ibv_qp *, struct ibv_qp_attr *, int, struct ibv_qp_init_attr *);
+	int (*resize_cq)(struct ibv_cq *, int);
+	/* Optional (NULL in a library older than rdma-core 24, 35). */
+	struct ibv_qp_ex *(*qp_to_qp_ex)(struct ibv_qp *);
+	int (*is_fork_initialized)(void);
+	int (*fork_init)(void);
 	int (*destroy_qp)(struct ibv_qp *);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *, struct ibv_ah_attr *);
 	int (*destroy_ah)(struct ibv_ah *);
@@ -100,6 +106,8 @@ const char *ibt_load(void)
 	IBT_SYM(ack_cq_events, "ibv_ack_cq_events");
 	IBT_SYM(create_qp, "ibv_create_qp");
 	IBT_SYM(modify_qp, "ibv_modify_qp");
+	IBT_SYM(query_qp, "ibv_query_qp");
+	IBT_SYM(resize_cq, "ibv_resize_cq");
 	IBT_SYM(destroy_qp, "ibv_destroy_qp");
 	IBT_SYM(create_ah, "ibv_create_ah");
 	IBT_SYM(destroy_ah, "ibv_destroy_ah");
@@ -107,7 +115,10 @@ const char *ibt_load(void)
 	IBT_SYM(destroy_srq, "ibv_destroy_srq");
 	IBT_SYM(get_async_event, "ibv_get_async_event");
 	IBT_SYM(ack_async_event, "ibv_ack_async_event");
+	IBT_SYM(fork_init, "ibv_fork_init");
 #undef IBT_SYM
+	*(void **)&ibt_fn.qp_to_qp_ex = dlsym(h, "ibv_qp_to_qp_ex");
+	*(void **)&ibt_fn.is_fork_initialized = dlsym(h, "ibv_is_fork_initialized");
 	return NULL;
 }
 #endif
@@ -132,11 +143,18 @@ static inline int ibtv_get_cq_event(struct ibv_comp_channel *ch, struct ibv_cq *
 static inline void ibtv_ack_cq_events(struct ibv_cq *cq, unsigned int n) { ibt_fn.ack_cq_events(cq, n); }
 static inline struct ibv_qp *ibtv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a) { return ibt_fn.create_qp(pd, a); }
 static inline int ibtv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask) { return ibt_fn.modify_qp(qp, a, mask); }
+static inline int ibtv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_qp_init_attr *init) { return ibt_fn.query_qp(qp, a, mask, init); }
+static inline int ibtv_resize_cq(struct ibv_cq *cq, int cqe) { return ibt_fn.resize_cq(cq, cqe); }
 static inline int ibtv_destroy_qp(struct ibv_qp *qp) { return ibt_fn.destroy_qp(qp); }
 static inline struct ibv_ah *ibtv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a) { return ibt_fn.create_ah(pd, a); }
 static inline int ibtv_destroy_ah(struct ibv_ah *ah) { return ibt_fn.destroy_ah(ah); }
 static inline struct ibv_srq *ibtv_create_srq(struct ibv_pd *pd, struct ibv_srq_init_attr *a) { return ibt_fn.create_srq(pd, a); }
 static inline int ibtv_destroy_srq(struct ibv_srq *srq) { return ibt_fn.destroy_srq(srq); }
+
+/* ibtv_is_fork_initialized is ibv_is_fork_initialized, or -1 from a
+ * library without it. */
+static inline int ibtv_fork_init(void) { return ibt_fn.fork_init(); }
+static inline int ibtv_is_fork_initialized(void) { return ibt_fn.is_fork_initialized ? ibt_fn.is_fork_initialized() : -1; }
 
 /* ibt_at is entry i of a device list, which Go cannot index. */
 static inline struct ibv_device *ibt_at(struct ibv_device **l, int i) { return l[i]; }

@@ -14,11 +14,15 @@
 #define IBT_DEFINE
 #include "ibt_verbs.h"
 
-// ibt_build_swr makes wr (with its one SGE in sge) from in; next is NULL.
+// ibt_build_swr makes wr from in (its SGL, or its one SGE in sge); next
+// is NULL.
 static void ibt_build_swr(const struct ibt_swr *in, struct ibv_send_wr *wr, struct ibv_sge *sge) {
 	memset(wr, 0, sizeof(*wr));
 	wr->wr_id = in->wr_id;
-	if (in->length) {
+	if (in->nsge) {
+		wr->sg_list = in->sgl;
+		wr->num_sge = in->nsge;
+	} else if (in->length) {
 		sge->addr = in->addr;
 		sge->length = in->length;
 		sge->lkey = in->lkey;
@@ -28,16 +32,57 @@ static void ibt_build_swr(const struct ibt_swr *in, struct ibv_send_wr *wr, stru
 	wr->opcode = in->opcode;
 	wr->send_flags = in->flags;
 	wr->qp_type.xrc.remote_srqn = in->srqn;
-	if (in->ah) { // wr.ud and wr.rdma share a union
+	if (in->ah) { // wr.ud, wr.atomic and wr.rdma share a union
 		wr->wr.ud.ah = in->ah;
 		wr->wr.ud.remote_qpn = in->rqpn;
 		wr->wr.ud.remote_qkey = in->rqkey;
+	} else if (in->opcode == IBV_WR_ATOMIC_CMP_AND_SWP || in->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr->wr.atomic.remote_addr = in->raddr;
+		wr->wr.atomic.compare_add = in->compare_add;
+		wr->wr.atomic.swap = in->swap;
+		wr->wr.atomic.rkey = in->rkey;
 	} else {
 		wr->wr.rdma.remote_addr = in->raddr;
 		wr->wr.rdma.rkey = in->rkey;
 	}
 	if (in->opcode == IBV_WR_RDMA_WRITE_WITH_IMM || in->opcode == IBV_WR_SEND_WITH_IMM)
 		wr->imm_data = htonl(in->imm);
+	if (in->opcode == IBV_WR_LOCAL_INV || in->opcode == IBV_WR_SEND_WITH_INV)
+		wr->invalidate_rkey = in->inv_rkey;
+	if (in->opcode == IBV_WR_BIND_MW) {
+		wr->bind_mw.mw = in->mw;
+		wr->bind_mw.rkey = in->bind_rkey;
+		wr->bind_mw.bind_info.mr = in->bind_mr;
+		wr->bind_mw.bind_info.addr = in->bind_addr;
+		wr->bind_mw.bind_info.length = in->bind_length;
+		wr->bind_mw.bind_info.mw_access_flags = in->bind_access;
+	}
+}
+
+struct ibv_mw *ibt_alloc_mw(struct ibv_pd *pd, int type) {
+	if (!pd->context->ops.alloc_mw) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	return pd->context->ops.alloc_mw(pd, type);
+}
+
+int ibt_dealloc_mw(struct ibv_mw *mw) { return mw->context->ops.dealloc_mw(mw); }
+
+int ibt_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, uint64_t wr_id, int flags, struct ibv_mr *mr, uint64_t addr, uint64_t length, int access) {
+	struct ibv_mw_bind b;
+	memset(&b, 0, sizeof(b));
+	b.wr_id = wr_id;
+	b.send_flags = flags;
+	b.bind_info.mr = mr;
+	b.bind_info.addr = addr;
+	b.bind_info.length = length;
+	b.bind_info.mw_access_flags = access;
+	if (mw->type != IBV_MW_TYPE_1 || (!mr && (addr || length)))
+		return EINVAL;
+	if (mr && mw->pd != mr->pd)
+		return EPERM;
+	return mw->context->ops.bind_mw(qp, mw, &b);
 }
 
 int ibt_post_send(struct ibv_qp *qp, struct ibt_swr *in, int n, struct ibv_send_wr *wr, struct ibv_sge *sge) {
@@ -48,6 +93,86 @@ int ibt_post_send(struct ibv_qp *qp, struct ibt_swr *in, int n, struct ibv_send_
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
 	return ibtv_post_send(qp, wr, &bad);
+}
+
+// ibt_post_send_ex posts in through qp's ibv_wr_* ops, one batch between
+// wr_start and wr_complete: each request's op, then its address
+// (UD, XRC) and its memory (inline or the SGL).
+int ibt_post_send_ex(struct ibv_qp_ex *qp, struct ibt_swr *in, int n) {
+	int i;
+	qp->wr_start(qp);
+	for (i = 0; i < n; i++) {
+		struct ibt_swr *w = &in[i];
+		int data = 1;
+		qp->wr_id = w->wr_id;
+		qp->wr_flags = w->flags;
+		switch (w->opcode) {
+		case IBV_WR_RDMA_WRITE:
+			qp->wr_rdma_write(qp, w->rkey, w->raddr);
+			break;
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			qp->wr_rdma_write_imm(qp, w->rkey, w->raddr, htonl(w->imm));
+			break;
+		case IBV_WR_SEND:
+			qp->wr_send(qp);
+			break;
+		case IBV_WR_SEND_WITH_IMM:
+			qp->wr_send_imm(qp, htonl(w->imm));
+			break;
+		case IBV_WR_RDMA_READ:
+			qp->wr_rdma_read(qp, w->rkey, w->raddr);
+			break;
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+			qp->wr_atomic_cmp_swp(qp, w->rkey, w->raddr, w->compare_add, w->swap);
+			break;
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+			qp->wr_atomic_fetch_add(qp, w->rkey, w->raddr, w->compare_add);
+			break;
+		case IBV_WR_SEND_WITH_INV:
+			qp->wr_send_inv(qp, w->inv_rkey);
+			break;
+		case IBV_WR_LOCAL_INV:
+			qp->wr_local_inv(qp, w->inv_rkey);
+			data = 0;
+			break;
+		case IBV_WR_BIND_MW: {
+			struct ibv_mw_bind_info b = {.mr = w->bind_mr, .addr = w->bind_addr, .length = w->bind_length,
+				.mw_access_flags = (unsigned int)w->bind_access};
+			qp->wr_bind_mw(qp, w->mw, w->bind_rkey, &b);
+			data = 0;
+			break;
+		}
+		default:
+			qp->wr_abort(qp);
+			return EINVAL;
+		}
+		if (w->ah)
+			qp->wr_set_ud_addr(qp, w->ah, w->rqpn, w->rqkey);
+		if (qp->qp_base.qp_type == IBV_QPT_XRC_SEND)
+			qp->wr_set_xrc_srqn(qp, w->srqn);
+		if (!data)
+			continue;
+		if (w->flags & IBV_SEND_INLINE) {
+			if (w->nsge) {
+				struct ibv_data_buf bufs[w->nsge];
+				int j;
+				for (j = 0; j < w->nsge; j++) {
+					bufs[j].addr = (void *)(uintptr_t)w->sgl[j].addr;
+					bufs[j].length = w->sgl[j].length;
+				}
+				qp->wr_set_inline_data_list(qp, w->nsge, bufs);
+			} else {
+				qp->wr_set_inline_data(qp, (void *)(uintptr_t)w->addr, w->length);
+			}
+		} else if (w->nsge) {
+			qp->wr_set_sge_list(qp, w->nsge, w->sgl);
+		} else if (w->length) {
+			qp->wr_set_sge(qp, w->lkey, w->addr, w->length);
+		} else {
+			qp->wr_set_sge_list(qp, 0, NULL);
+		}
+	}
+	return qp->wr_complete(qp);
 }
 
 static void ibt_build_rwrs(struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge);
@@ -111,17 +236,23 @@ struct ibv_srq *ibt_create_srq(struct ibv_pd *pd, int max_wr, int max_sge) {
 	return ibtv_create_srq(pd, &a);
 }
 
-// ibt_build_rwrs makes the list wr (with one SGE each in sge) from in.
+// ibt_build_rwrs makes the list wr from in: each request's SGL, or its
+// one SGE in sge.
 static void ibt_build_rwrs(struct ibt_rwr *in, int n, struct ibv_recv_wr *wr, struct ibv_sge *sge) {
 	int i;
 	for (i = 0; i < n; i++) {
 		memset(&wr[i], 0, sizeof(wr[i]));
 		wr[i].wr_id = in[i].wr_id;
-		sge[i].addr = in[i].addr;
-		sge[i].length = in[i].length;
-		sge[i].lkey = in[i].lkey;
-		wr[i].sg_list = &sge[i];
-		wr[i].num_sge = 1;
+		if (in[i].nsge) {
+			wr[i].sg_list = in[i].sgl;
+			wr[i].num_sge = in[i].nsge;
+		} else {
+			sge[i].addr = in[i].addr;
+			sge[i].length = in[i].length;
+			sge[i].lkey = in[i].lkey;
+			wr[i].sg_list = &sge[i];
+			wr[i].num_sge = 1;
+		}
 		wr[i].next = i + 1 < n ? &wr[i + 1] : NULL;
 	}
 }
@@ -136,12 +267,77 @@ static void ibt_flat_wc(const struct ibv_wc *wc, struct ibt_wc *out) {
 	out->imm = out->has_imm ? ntohl(wc->imm_data) : 0;
 	out->qp_num = wc->qp_num;
 	out->src_qp = wc->src_qp;
+	out->has_inv = (wc->wc_flags & IBV_WC_WITH_INV) != 0;
+	out->inv_rkey = out->has_inv ? wc->invalidated_rkey : 0;
 }
 
 int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out) {
 	int got = ibtv_poll_cq(cq, n, wc), i;
 	for (i = 0; i < got; i++)
 		ibt_flat_wc(&wc[i], &out[i]);
+	return got;
+}
+
+struct ibv_cq_ex *ibt_create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch, uint64_t wc_flags) {
+	struct verbs_context *vctx = ibt_vctx_op(ctx, create_cq_ex);
+	struct ibv_cq_init_attr_ex a;
+	if (!vctx) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	memset(&a, 0, sizeof(a));
+	a.cqe = cqe;
+	a.channel = ch;
+	a.wc_flags = wc_flags;
+	return vctx->create_cq_ex(ctx, &a);
+}
+
+// ibt_read_ex flattens the completion cq is at; a failed one has only
+// its ID, status and vendor error.
+static void ibt_read_ex(struct ibv_cq_ex *cq, uint64_t flags, struct ibt_wc *w) {
+	memset(w, 0, sizeof(*w));
+	w->wr_id = cq->wr_id;
+	w->status = cq->status;
+	w->vendor_err = cq->read_vendor_err(cq);
+	if (cq->status != IBV_WC_SUCCESS)
+		return;
+	w->opcode = cq->read_opcode(cq);
+	if (flags & IBV_WC_EX_WITH_BYTE_LEN)
+		w->byte_len = cq->read_byte_len(cq);
+	if ((flags & IBV_WC_EX_WITH_IMM) && (cq->read_wc_flags(cq) & IBV_WC_WITH_IMM)) {
+		w->has_imm = 1;
+		w->imm = ntohl(cq->read_imm_data(cq));
+	}
+	if (flags & IBV_WC_EX_WITH_QP_NUM)
+		w->qp_num = cq->read_qp_num(cq);
+	if (flags & IBV_WC_EX_WITH_SRC_QP)
+		w->src_qp = cq->read_src_qp(cq);
+	if (flags & IBV_WC_EX_WITH_COMPLETION_TIMESTAMP) {
+		w->ts = cq->read_completion_ts(cq);
+		w->has_ts = 1;
+	}
+}
+
+int ibt_poll_ex(struct ibv_cq_ex *cq, uint64_t wc_flags, int n, struct ibt_wc *out) {
+	struct ibv_poll_cq_attr attr = {0};
+	int got = 0, rc = cq->start_poll(cq, &attr);
+	if (rc == ENOENT)
+		return 0;
+	if (rc)
+		return -1;
+	while (got < n) {
+		ibt_read_ex(cq, wc_flags, &out[got++]);
+		if (got == n)
+			break;
+		rc = cq->next_poll(cq);
+		if (rc == ENOENT)
+			break;
+		if (rc) {
+			cq->end_poll(cq);
+			return -1;
+		}
+	}
+	cq->end_poll(cq);
 	return got;
 }
 
@@ -332,7 +528,7 @@ out:
 int ibt_req_notify(struct ibv_cq *cq, int solicited) { return ibtv_req_notify_cq(cq, solicited); }
 
 struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq, struct ibv_xrcd *xrcd,
-		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got) {
+		int swr, int rwr, int ssge, int rsge, int inl, int sigall, uint64_t send_ops, struct ibv_qp_cap *got, struct ibv_qp_ex **qpx) {
 	struct ibv_qp_init_attr a;
 	struct ibv_qp *qp;
 	memset(&a, 0, sizeof(a));
@@ -346,32 +542,50 @@ struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, st
 	a.cap.max_send_sge = ssge;
 	a.cap.max_recv_sge = rsge;
 	a.cap.max_inline_data = inl;
-	if (type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV) {
-		// XRC QPs come from the context's create_qp_ex (the op
-		// ibv_create_qp_ex's inline calls): the send side on a PD,
-		// the receive side in the XRC domain.
+	*qpx = NULL;
+	if (send_ops || type == IBV_QPT_XRC_SEND || type == IBV_QPT_XRC_RECV) {
+		// XRC QPs, and QPs posting through the ibv_wr_* ops (send_ops),
+		// come from the context's create_qp_ex (the op
+		// ibv_create_qp_ex's inline calls): on a PD, an XRC receive
+		// side in the XRC domain.
 		struct verbs_context *vctx = ibt_vctx_op(pd->context, create_qp_ex);
 		struct ibv_qp_init_attr_ex x;
 		if (!vctx) {
 			errno = EOPNOTSUPP;
 			return NULL;
 		}
+		if (send_ops && !ibt_fn.qp_to_qp_ex) {
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
 		memset(&x, 0, sizeof(x));
 		x.qp_type = type;
 		x.send_cq = scq;
+		x.recv_cq = rcq;
+		x.srq = srq;
+		x.sq_sig_all = sigall;
 		x.cap = a.cap;
-		if (type == IBV_QPT_XRC_SEND) {
-			x.comp_mask = IBV_QP_INIT_ATTR_PD;
-			x.pd = pd;
-		} else {
+		if (type == IBV_QPT_XRC_RECV) {
 			x.comp_mask = IBV_QP_INIT_ATTR_XRCD;
 			x.xrcd = xrcd;
 			x.send_cq = NULL;
 			memset(&x.cap, 0, sizeof(x.cap));
+		} else {
+			x.comp_mask = IBV_QP_INIT_ATTR_PD;
+			x.pd = pd;
+		}
+		if (send_ops) {
+			x.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+			x.send_ops_flags = send_ops;
 		}
 		qp = vctx->create_qp_ex(pd->context, &x);
 		if (qp)
 			*got = x.cap;
+		if (qp && send_ops && !(*qpx = ibt_fn.qp_to_qp_ex(qp))) {
+			ibtv_destroy_qp(qp);
+			errno = EOPNOTSUPP;
+			return NULL;
+		}
 		return qp;
 	}
 	qp = ibtv_create_qp(pd, &a);
@@ -463,7 +677,19 @@ int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int r
 		IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
 }
 
-// ibt_to_state moves qp to state (ERR, SQD) setting nothing else.
+// ibt_query_qp is ibv_query_qp asking for every attribute the IBA has
+// for a QP (providers fill what they keep whatever the mask).
+int ibt_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, struct ibv_qp_init_attr *init) {
+	memset(a, 0, sizeof(*a));
+	memset(init, 0, sizeof(*init));
+	return ibtv_query_qp(qp, a, IBV_QP_STATE | IBV_QP_CUR_STATE | IBV_QP_EN_SQD_ASYNC_NOTIFY | IBV_QP_ACCESS_FLAGS |
+		IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_TIMEOUT |
+		IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_RQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC | IBV_QP_ALT_PATH |
+		IBV_QP_MIN_RNR_TIMER | IBV_QP_SQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_PATH_MIG_STATE | IBV_QP_CAP |
+		IBV_QP_DEST_QPN, init);
+}
+
+// ibt_to_state moves qp to state (RESET, ERR, SQD) setting nothing else.
 int ibt_to_state(struct ibv_qp *qp, int state) {
 	struct ibv_qp_attr a;
 	memset(&a, 0, sizeof(a));

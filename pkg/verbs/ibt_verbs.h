@@ -21,11 +21,23 @@ struct ibt_swr {
 	struct ibv_ah *ah; /* UD: set, with the peer's QP number and Q_Key */
 	uint32_t rqpn, rqkey;
 	uint32_t srqn; /* XRC: the peer's SRQ */
+	uint64_t compare_add, swap; /* atomics */
+	struct ibv_sge *sgl; /* nsge > 0: the SGL, instead of addr, length and lkey */
+	int nsge;
+	uint32_t inv_rkey; /* LOCAL_INV, SEND_WITH_INV */
+	/* BIND_MW: the window, its new rkey, and what it binds */
+	struct ibv_mw *mw;
+	uint32_t bind_rkey;
+	int bind_access;
+	struct ibv_mr *bind_mr;
+	uint64_t bind_addr, bind_length;
 };
 
 struct ibt_rwr {
 	uint64_t wr_id, addr;
 	uint32_t length, lkey;
+	struct ibv_sge *sgl; /* as ibt_swr's */
+	int nsge;
 };
 
 /* ibt_wc is struct ibv_wc's fields without its unions, immediate data in
@@ -33,6 +45,9 @@ struct ibt_rwr {
 struct ibt_wc {
 	uint64_t wr_id;
 	uint32_t status, opcode, vendor_err, byte_len, imm, has_imm, qp_num, src_qp;
+	uint32_t inv_rkey, has_inv; /* a SEND_WITH_INV received */
+	uint64_t ts; /* an extended CQ's completion timestamp, when has_ts */
+	uint32_t has_ts;
 };
 
 /* ibt_stream is one QP.Stream run in C (stream.go says why): the request
@@ -68,6 +83,12 @@ int ibt_close_xrcd(struct ibv_xrcd *xrcd);
 struct ibv_srq *ibt_create_xrc_srq(struct ibv_pd *pd, struct ibv_xrcd *xrcd, struct ibv_cq *cq, int max_wr, int max_sge, uint32_t *num);
 int ibt_poll(struct ibv_cq *cq, int n, struct ibv_wc *wc, struct ibt_wc *out);
 
+/* Extended CQs: ibv_create_cq_ex, and polling up to n completions with
+ * ibv_start_poll, ibv_next_poll and ibv_end_poll, reading the fields
+ * wc_flags asked for (-1: the poll failed). */
+struct ibv_cq_ex *ibt_create_cq_ex(struct ibv_context *ctx, int cqe, struct ibv_comp_channel *ch, uint64_t wc_flags);
+int ibt_poll_ex(struct ibv_cq_ex *cq, uint64_t wc_flags, int n, struct ibt_wc *out);
+
 /* ibt_stream_run is perftest's run_iter_bw on s; see ibt_verbs.c. */
 void ibt_stream_run(struct ibv_qp *qp, struct ibv_cq *cq, struct ibv_comp_channel *ch, struct ibt_stream *s);
 
@@ -78,7 +99,10 @@ int ibt_wait_channel(struct ibv_comp_channel *ch, int ms);
 /* Queue pairs (RC, UC, UD): creation, and the moves to INIT, RTR and RTS with the
  * attributes as plain arguments. */
 struct ibv_qp *ibt_create_qp(struct ibv_pd *pd, int type, struct ibv_cq *scq, struct ibv_cq *rcq, struct ibv_srq *srq, struct ibv_xrcd *xrcd,
-		int swr, int rwr, int ssge, int rsge, int inl, int sigall, struct ibv_qp_cap *got);
+		int swr, int rwr, int ssge, int rsge, int inl, int sigall, uint64_t send_ops, struct ibv_qp_cap *got, struct ibv_qp_ex **qpx);
+/* ibt_post_send_ex posts n requests through an extended QP's ibv_wr_*
+ * ops (a QP made with send_ops). */
+int ibt_post_send_ex(struct ibv_qp_ex *qp, struct ibt_swr *in, int n);
 uint32_t ibt_qp_num(struct ibv_qp *qp);
 int ibt_to_init(struct ibv_qp *qp, int port, int pkey_index, int access, uint32_t qkey);
 int ibt_to_rtr(struct ibv_qp *qp, int port, int mtu, uint32_t dqpn, uint32_t rq_psn, int dlid, int sl,
@@ -88,6 +112,13 @@ struct ibv_ah *ibt_create_ah(struct ibv_pd *pd, int port, int dlid, int sl, int 
 		int sgid_index, int hop_limit, int tclass, uint32_t flow_label);
 int ibt_to_rts(struct ibv_qp *qp, uint32_t sq_psn, int timeout, int retry, int rnr_retry, int max_rd_atomic);
 int ibt_to_state(struct ibv_qp *qp, int state);
+int ibt_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, struct ibv_qp_init_attr *init);
+
+/* Memory windows: the context's ops, as <infiniband/verbs.h>'s inlines
+ * call them; ibt_bind_mw is ibv_bind_mw of a type 1 window. */
+struct ibv_mw *ibt_alloc_mw(struct ibv_pd *pd, int type);
+int ibt_dealloc_mw(struct ibv_mw *mw);
+int ibt_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw, uint64_t wr_id, int flags, struct ibv_mr *mr, uint64_t addr, uint64_t length, int access);
 
 /* Devices: the fields of a device list, a device and a context that Go
  * reads, and a GID with its type. */

@@ -480,6 +480,22 @@ struct ibv_qp_init_attr {
 enum ibv_qp_init_attr_mask {
 	IBV_QP_INIT_ATTR_PD = 1 << 0,
 	IBV_QP_INIT_ATTR_XRCD = 1 << 1,
+	IBV_QP_INIT_ATTR_SEND_OPS_FLAGS = 1 << 6,
+};
+
+enum ibv_qp_create_send_ops_flags {
+	IBV_QP_EX_WITH_RDMA_WRITE = 1 << 0,
+	IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM = 1 << 1,
+	IBV_QP_EX_WITH_SEND = 1 << 2,
+	IBV_QP_EX_WITH_SEND_WITH_IMM = 1 << 3,
+	IBV_QP_EX_WITH_RDMA_READ = 1 << 4,
+	IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP = 1 << 5,
+	IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD = 1 << 6,
+	IBV_QP_EX_WITH_LOCAL_INV = 1 << 7,
+	IBV_QP_EX_WITH_BIND_MW = 1 << 8,
+	IBV_QP_EX_WITH_SEND_WITH_INV = 1 << 9,
+	IBV_QP_EX_WITH_TSO = 1 << 10,
+	IBV_QP_EX_WITH_ATOMIC_WRITE = 1 << 12,
 };
 
 struct ibv_rx_hash_conf {
@@ -616,6 +632,25 @@ struct ibv_mw_bind_info {
 	unsigned int mw_access_flags;
 };
 
+enum ibv_mw_type {
+	IBV_MW_TYPE_1 = 1,
+	IBV_MW_TYPE_2 = 2,
+};
+
+struct ibv_mw {
+	struct ibv_context *context;
+	struct ibv_pd *pd;
+	uint32_t rkey;
+	uint32_t handle;
+	enum ibv_mw_type type;
+};
+
+struct ibv_mw_bind {
+	uint64_t wr_id;
+	unsigned int send_flags;
+	struct ibv_mw_bind_info bind_info;
+};
+
 /* Package verbs allocates arrays of it: its size is the ABI's. */
 struct ibv_send_wr {
 	uint64_t wr_id;
@@ -697,6 +732,41 @@ struct ibv_qp {
 	uint32_t events_completed;
 };
 
+struct ibv_data_buf {
+	void *addr;
+	size_t length;
+};
+
+/* An extended QP (ibv_qp_to_qp_ex) and its ibv_wr_* ops; those package
+ * verbs does not call are opaque. */
+struct ibv_qp_ex {
+	struct ibv_qp qp_base;
+	uint64_t comp_mask;
+	uint64_t wr_id;
+	unsigned int wr_flags;
+	void (*wr_atomic_cmp_swp)(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, uint64_t compare, uint64_t swap);
+	void (*wr_atomic_fetch_add)(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, uint64_t add);
+	void (*wr_bind_mw)(struct ibv_qp_ex *qp, struct ibv_mw *mw, uint32_t rkey, const struct ibv_mw_bind_info *bind_info);
+	void (*wr_local_inv)(struct ibv_qp_ex *qp, uint32_t invalidate_rkey);
+	void (*wr_rdma_read)(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr);
+	void (*wr_rdma_write)(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr);
+	void (*wr_rdma_write_imm)(struct ibv_qp_ex *qp, uint32_t rkey, uint64_t remote_addr, uint32_t imm_data);
+	void (*wr_send)(struct ibv_qp_ex *qp);
+	void (*wr_send_imm)(struct ibv_qp_ex *qp, uint32_t imm_data);
+	void (*wr_send_inv)(struct ibv_qp_ex *qp, uint32_t invalidate_rkey);
+	void *wr_send_tso;
+	void (*wr_set_ud_addr)(struct ibv_qp_ex *qp, struct ibv_ah *ah, uint32_t remote_qpn, uint32_t remote_qkey);
+	void (*wr_set_xrc_srqn)(struct ibv_qp_ex *qp, uint32_t remote_srqn);
+	void (*wr_set_inline_data)(struct ibv_qp_ex *qp, void *addr, size_t length);
+	void (*wr_set_inline_data_list)(struct ibv_qp_ex *qp, size_t num_buf, const struct ibv_data_buf *buf_list);
+	void (*wr_set_sge)(struct ibv_qp_ex *qp, uint32_t lkey, uint64_t addr, uint32_t length);
+	void (*wr_set_sge_list)(struct ibv_qp_ex *qp, size_t num_sge, const struct ibv_sge *sg_list);
+	void (*wr_start)(struct ibv_qp_ex *qp);
+	int (*wr_complete)(struct ibv_qp_ex *qp);
+	void (*wr_abort)(struct ibv_qp_ex *qp);
+	void *wr_atomic_write;
+};
+
 struct ibv_comp_channel {
 	struct ibv_context *context;
 	int fd;
@@ -736,6 +806,72 @@ struct ibv_device {
 	char ibdev_path[IBV_SYSFS_PATH_MAX];
 };
 
+enum ibv_create_cq_wc_flags {
+	IBV_WC_EX_WITH_BYTE_LEN = 1 << 0,
+	IBV_WC_EX_WITH_IMM = 1 << 1,
+	IBV_WC_EX_WITH_QP_NUM = 1 << 2,
+	IBV_WC_EX_WITH_SRC_QP = 1 << 3,
+	IBV_WC_EX_WITH_SLID = 1 << 4,
+	IBV_WC_EX_WITH_SL = 1 << 5,
+	IBV_WC_EX_WITH_DLID_PATH_BITS = 1 << 6,
+	IBV_WC_EX_WITH_COMPLETION_TIMESTAMP = 1 << 7,
+	IBV_WC_EX_WITH_CVLAN = 1 << 8,
+	IBV_WC_EX_WITH_FLOW_TAG = 1 << 9,
+	IBV_WC_EX_WITH_TM_INFO = 1 << 10,
+	IBV_WC_EX_WITH_COMPLETION_TIMESTAMP_WALLCLOCK = 1 << 11,
+};
+
+struct ibv_cq_init_attr_ex {
+	uint32_t cqe;
+	void *cq_context;
+	struct ibv_comp_channel *channel;
+	uint32_t comp_vector;
+	uint64_t wc_flags;
+	uint32_t comp_mask;
+	uint32_t flags;
+	struct ibv_pd *parent_domain;
+};
+
+struct ibv_poll_cq_attr {
+	uint32_t comp_mask;
+};
+
+/* An extended CQ begins as struct ibv_cq does (ibv_cq_ex_to_cq is a
+ * cast); its poll and read ops follow. Those package verbs does not call
+ * are opaque. */
+struct ibv_cq_ex {
+	struct ibv_context *context;
+	struct ibv_comp_channel *channel;
+	void *cq_context;
+	uint32_t handle;
+	int cqe;
+	pthread_mutex_t mutex;
+	pthread_cond_t cond;
+	uint32_t comp_events_completed;
+	uint32_t async_events_completed;
+	uint32_t comp_mask;
+	enum ibv_wc_status status;
+	uint64_t wr_id;
+	int (*start_poll)(struct ibv_cq_ex *current, struct ibv_poll_cq_attr *attr);
+	int (*next_poll)(struct ibv_cq_ex *current);
+	void (*end_poll)(struct ibv_cq_ex *current);
+	enum ibv_wc_opcode (*read_opcode)(struct ibv_cq_ex *current);
+	uint32_t (*read_vendor_err)(struct ibv_cq_ex *current);
+	uint32_t (*read_byte_len)(struct ibv_cq_ex *current);
+	uint32_t (*read_imm_data)(struct ibv_cq_ex *current); /* big endian */
+	uint32_t (*read_qp_num)(struct ibv_cq_ex *current);
+	uint32_t (*read_src_qp)(struct ibv_cq_ex *current);
+	unsigned int (*read_wc_flags)(struct ibv_cq_ex *current);
+	uint32_t (*read_slid)(struct ibv_cq_ex *current);
+	uint8_t (*read_sl)(struct ibv_cq_ex *current);
+	uint8_t (*read_dlid_path_bits)(struct ibv_cq_ex *current);
+	uint64_t (*read_completion_ts)(struct ibv_cq_ex *current);
+	void *read_cvlan;
+	void *read_flow_tag;
+	void *read_tm_info;
+	uint64_t (*read_completion_wallclock_ns)(struct ibv_cq_ex *current);
+};
+
 /* A context's ops: the data path the header's inlines call. The entries
  * package verbs does not call are opaque. */
 struct ibv_context_ops {
@@ -746,9 +882,9 @@ struct ibv_context_ops {
 	void *_compat_reg_mr;
 	void *_compat_rereg_mr;
 	void *_compat_dereg_mr;
-	void *alloc_mw;
-	void *bind_mw;
-	void *dealloc_mw;
+	struct ibv_mw *(*alloc_mw)(struct ibv_pd *pd, enum ibv_mw_type type);
+	int (*bind_mw)(struct ibv_qp *qp, struct ibv_mw *mw, struct ibv_mw_bind *mw_bind);
+	int (*dealloc_mw)(struct ibv_mw *mw);
 	void *_compat_create_cq;
 	int (*poll_cq)(struct ibv_cq *cq, int num_entries, struct ibv_wc *wc);
 	int (*req_notify_cq)(struct ibv_cq *cq, int solicited_only);
@@ -816,7 +952,7 @@ struct verbs_context {
 	void *modify_wq;
 	void *create_wq;
 	void *query_rt_values;
-	void *create_cq_ex;
+	struct ibv_cq_ex *(*create_cq_ex)(struct ibv_context *context, struct ibv_cq_init_attr_ex *init_attr);
 	void *priv;
 	int (*query_device_ex)(struct ibv_context *context, const struct ibv_query_device_ex_input *input,
 			struct ibv_device_attr_ex *attr, size_t attr_size);

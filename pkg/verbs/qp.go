@@ -1,6 +1,7 @@
 package verbs
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"syscall"
@@ -112,7 +113,28 @@ type QPConfig struct {
 	// SignalAll makes every send work request complete with a CQ entry;
 	// without it only those with Signaled set do.
 	SignalAll bool
+	// SendOps, when set, makes an extended QP (ibv_create_qp_ex) whose
+	// PostSend goes through the ibv_wr_* ops (ibv_wr_start, ibv_wr_send,
+	// ..., ibv_wr_complete) and takes only these opcodes; posting another
+	// panics. A provider without them is an error wrapping EOPNOTSUPP.
+	SendOps SendOps
 }
+
+// SendOps are the opcodes an extended QP may post (enum
+// ibv_qp_create_send_ops_flags): bit n allows Opcode n.
+type SendOps uint64
+
+// SendOpsOf is the set of the opcodes given.
+func SendOpsOf(ops ...Opcode) SendOps {
+	var s SendOps
+	for _, o := range ops {
+		s |= 1 << o
+	}
+	return s
+}
+
+// Has reports whether the set allows o.
+func (s SendOps) Has(o Opcode) bool { return o < 64 && s&(1<<o) != 0 }
 
 // InitAttr moves a QP from RESET to INIT.
 type InitAttr struct {
@@ -169,7 +191,9 @@ type QP struct {
 }
 
 // CreateQP makes a QP (RC unless cfg.Type says) in state RESET. CQs that
-// are nil or closed, or a type other than RC, UC and UD, panic.
+// are nil or closed, or a type other than RC, UC and UD, panic. More SGEs
+// than the device takes (its max_sge) is an error wrapping
+// ErrTooManySGEs.
 func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	pd.use("CreateQP")
 	if cfg.Type == 0 {
@@ -193,7 +217,7 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 	default:
 		panic(fmt.Sprintf("verbs: CreateQP on %s of %s", pd, cfg.Type))
 	}
-	a := qpCreate{typ: cfg.Type, caps: cfg.Caps, signalAll: cfg.SignalAll}
+	a := qpCreate{typ: cfg.Type, caps: cfg.Caps, signalAll: cfg.SignalAll, sendOps: cfg.SendOps}
 	for _, cq := range []*CQ{cfg.SendCQ, cfg.RecvCQ} {
 		if cq != nil {
 			cq.use("CreateQP")
@@ -215,6 +239,13 @@ func (pd *PD) CreateQP(cfg QPConfig) (*QP, error) {
 			panic(fmt.Sprintf("verbs: CreateQP on %s with %s of another PD", pd, cfg.SRQ))
 		}
 		a.srq = cfg.SRQ.h
+	}
+	dev, err := pd.ctx.QueryDevice()
+	if err != nil {
+		return nil, err
+	}
+	if err := checkSGEs(dev, pd.ctx.name, cfg.Caps); err != nil {
+		return nil, verbError("ibv_create_qp", pd.String(), err)
 	}
 	h, num, caps, err := drv.createQP(pd.h, a)
 	if err != nil {
@@ -352,7 +383,25 @@ const (
 	OpSend         Opcode = 2
 	OpSendImm      Opcode = 3
 	OpRDMARead     Opcode = 4
+	// The atomics read 8 bytes at RemoteAddr (8-byte aligned) into the
+	// request's one 8-byte SGE and write the result back: CMP_AND_SWP
+	// writes Swap when they equal CompareAdd, FETCH_AND_ADD adds
+	// CompareAdd. RC and XRC_SEND QPs only, to an MR and a QP that allow
+	// AccessRemoteAtomic.
+	OpAtomicCmpAndSwp   Opcode = 5
+	OpAtomicFetchAndAdd Opcode = 6
+	// OpLocalInv invalidates the type 2 window (or MR) whose key is
+	// InvalidateRKey on this side; OpSendInv is a SEND that invalidates
+	// it on the peer's side as it arrives.
+	OpLocalInv Opcode = 7
+	// OpBindMW binds the type 2 window MW to Bind, giving it the next
+	// key (MW.RKey once posted).
+	OpBindMW  Opcode = 8
+	OpSendInv Opcode = 9
 )
+
+// atomic reports whether o is one of the atomics.
+func (o Opcode) atomic() bool { return o == OpAtomicCmpAndSwp || o == OpAtomicFetchAndAdd }
 
 // String names the opcode as verbs.h does, without the IBV_WR_ prefix.
 func (o Opcode) String() string {
@@ -367,25 +416,47 @@ func (o Opcode) String() string {
 		return "SEND_WITH_IMM"
 	case OpRDMARead:
 		return "RDMA_READ"
+	case OpAtomicCmpAndSwp:
+		return "ATOMIC_CMP_AND_SWP"
+	case OpAtomicFetchAndAdd:
+		return "ATOMIC_FETCH_AND_ADD"
+	case OpLocalInv:
+		return "LOCAL_INV"
+	case OpBindMW:
+		return "BIND_MW"
+	case OpSendInv:
+		return "SEND_WITH_INV"
 	}
 	return fmt.Sprintf("opcode %d", uint32(o))
 }
 
 // SendWR is a send work request: bytes [Offset, Offset+Length) of MR go
 // to the peer, into its receive queue (SEND) or at RemoteAddr of the MR
-// whose key is RKey (RDMA WRITE).
+// whose key is RKey (RDMA WRITE); RDMA READ and the atomics bring the
+// peer's bytes there.
 type SendWR struct {
-	ID         uint64
-	Op         Opcode
-	MR         *MR // nil for a request with no data
-	Offset     int
-	Length     int
+	ID     uint64
+	Op     Opcode
+	MR     *MR // nil for a request with no data
+	Offset int
+	Length int
+	// SGL, instead of MR, Offset and Length, is the request's memory in
+	// pieces, gathered in order (up to the QP's Caps().MaxSendSGE).
+	SGL        []SGE
 	RemoteAddr uint64
 	RKey       uint32
 	Imm        uint32 // immediate data (the _IMM opcodes), host order
-	Signaled   bool   // complete with a CQ entry (always, with SignalAll)
-	Solicited  bool
-	Inline     bool // copy the data at post time (at most Caps().MaxInlineData bytes)
+	// CompareAdd and Swap are the atomics' operands (see
+	// OpAtomicCmpAndSwp), in host order.
+	CompareAdd, Swap uint64
+	// InvalidateRKey is the key OpLocalInv and OpSendInv invalidate.
+	InvalidateRKey uint32
+	// MW and Bind are OpBindMW's window and what it binds it to.
+	MW        *MW
+	Bind      MWBind
+	Signaled  bool // complete with a CQ entry (always, with SignalAll)
+	Solicited bool
+	Inline    bool // copy the data at post time (at most Caps().MaxInlineData bytes)
 	// AH, RemoteQPN and RemoteQKey address a datagram (UD QPs only,
 	// where AH is required).
 	AH         *AH
@@ -396,18 +467,24 @@ type SendWR struct {
 }
 
 // RecvWR is a receive work request: the next SEND from the peer lands in
-// bytes [Offset, Offset+Length) of MR.
+// bytes [Offset, Offset+Length) of MR, or scattered over SGL's pieces in
+// order (up to the queue's receive SGEs).
 type RecvWR struct {
 	ID     uint64
 	MR     *MR
 	Offset int
 	Length int
+	SGL    []SGE
 }
 
 // PostSend queues send work requests. The QP must be in RTS; posting on a
 // QP that is not connected or was destroyed, naming memory outside the MR,
-// or inlining more than the QP allows, panics. A full send queue is an
-// error wrapping ENOMEM.
+// inlining more than the QP allows, or an atomic on a QP other than RC and
+// XRC_SEND or with local memory other than one SGE of 8 bytes, panics. A
+// full send queue is an error wrapping ENOMEM; more SGEs than the QP takes
+// wraps ErrTooManySGEs, an atomic's RemoteAddr not 8-byte aligned
+// ErrUnalignedAtomic (both with EINVAL). Requests before the one that
+// fails are posted.
 func (qp *QP) PostSend(wrs ...SendWR) error {
 	qp.use("PostSend")
 	if qp.state != QPStateRTS {
@@ -416,22 +493,58 @@ func (qp *QP) PostSend(wrs ...SendWR) error {
 	for len(wrs) > 0 {
 		n := min(len(wrs), maxPostBatch)
 		qp.sends = qp.sends[:0]
+		var bad error
 		for i := range wrs[:n] {
-			qp.sends = append(qp.sends, qp.checkSend(&wrs[i]))
+			w, err := qp.checkSend(&wrs[i])
+			if err != nil {
+				n, bad = i, err
+				break
+			}
+			qp.sends = append(qp.sends, w)
 		}
-		if err := drv.postSend(qp.h, qp.sends); err != nil {
-			return verbError("ibv_post_send", qp.String(), err)
+		if n > 0 {
+			if err := drv.postSend(qp.h, qp.sends); err != nil {
+				return verbError("ibv_post_send", qp.String(), err)
+			}
+			for _, w := range qp.sends {
+				if w.bound != nil {
+					w.bound.rkey = w.bindRKey
+				}
+			}
+		}
+		if bad != nil {
+			return verbError("ibv_post_send", qp.String(), bad)
 		}
 		wrs = wrs[n:]
 	}
 	return nil
 }
 
-func (qp *QP) checkSend(wr *SendWR) sendWork {
-	if wr.Op > OpRDMARead {
+// ErrUnalignedAtomic is wrapped (with EINVAL) by what PostSend returns
+// for an atomic whose RemoteAddr is not 8-byte aligned: the responder
+// would refuse it.
+var ErrUnalignedAtomic = errors.New("atomic remote address is not 8-byte aligned")
+
+func (qp *QP) checkSend(wr *SendWR) (sendWork, error) {
+	if wr.Op > OpSendInv {
 		panic(fmt.Sprintf("verbs: PostSend on %s: unknown %s", qp, wr.Op))
 	}
-	w := sendWork{id: wr.ID, op: wr.Op, raddr: wr.RemoteAddr, rkey: wr.RKey, imm: wr.Imm, length: uint32(wr.Length)}
+	if qp.cfg.SendOps != 0 && !qp.cfg.SendOps.Has(wr.Op) {
+		panic(fmt.Sprintf("verbs: PostSend on %s of %s: the QP was made for send ops %#x", qp, wr.Op, uint64(qp.cfg.SendOps)))
+	}
+	w := sendWork{id: wr.ID, op: wr.Op, raddr: wr.RemoteAddr, rkey: wr.RKey, imm: wr.Imm, compareAdd: wr.CompareAdd, swap: wr.Swap,
+		invRKey: wr.InvalidateRKey}
+	if (wr.MW != nil) != (wr.Op == OpBindMW) {
+		panic(fmt.Sprintf("verbs: PostSend on %s: an MW goes with BIND_MW, and every BIND_MW needs one", qp))
+	}
+	if wr.MW != nil {
+		wr.MW.use("PostSend")
+		if wr.MW.typ != MWType2 || wr.MW.pd != qp.pd {
+			panic(fmt.Sprintf("verbs: PostSend on %s: BIND_MW of %s: want a type 2 window of the QP's PD (type 1: BindMW)", qp, wr.MW))
+		}
+		w.mw, w.bound, w.bindRKey = wr.MW.h, wr.MW, incRKey(wr.MW.rkey)
+		w.bind = wr.Bind.check("PostSend", qp.pd)
+	}
 	if (wr.AH != nil) != (qp.cfg.Type == QPTypeUD) {
 		panic(fmt.Sprintf("verbs: PostSend on %s (%s): an AH goes with UD QPs, and every UD send needs one", qp, qp.cfg.Type))
 	}
@@ -443,14 +556,21 @@ func (qp *QP) checkSend(wr *SendWR) sendWork {
 		w.ah, w.rqpn, w.rqkey = wr.AH.h, wr.RemoteQPN, wr.RemoteQKey
 	}
 	w.srqn = wr.RemoteSRQN
-	if wr.MR != nil {
-		if wr.MR.pd != qp.pd {
-			panic(fmt.Sprintf("verbs: PostSend on %s with %s of another PD", qp, wr.MR))
+	if len(wr.SGL) > qp.caps.MaxSendSGE {
+		return w, tooManySGEs(len(wr.SGL), qp.String()+"'s send queue", qp.caps.MaxSendSGE)
+	}
+	first, rest := local("PostSend", qp, qp.pd, wr.MR, wr.Offset, wr.Length, wr.SGL)
+	w.addr, w.length, w.lkey, w.sgl = first.addr, first.length, first.lkey, rest
+	if wr.Op.atomic() {
+		if qp.cfg.Type != QPTypeRC && qp.cfg.Type != QPTypeXRCSend {
+			panic(fmt.Sprintf("verbs: PostSend on %s (%s): %s needs an RC or XRC_SEND QP", qp, qp.cfg.Type, wr.Op))
 		}
-		w.addr = wr.MR.span("PostSend", wr.Offset, wr.Length)
-		w.lkey = wr.MR.lkey
-	} else if wr.Length != 0 {
-		panic(fmt.Sprintf("verbs: PostSend on %s: %d bytes without an MR", qp, wr.Length))
+		if rest != nil || first.length != 8 {
+			panic(fmt.Sprintf("verbs: PostSend on %s: %s into %d bytes in %d SGEs, want one SGE of 8 bytes", qp, wr.Op, total(first, rest), max(len(rest), len(wr.SGL), 1)))
+		}
+		if wr.RemoteAddr%8 != 0 {
+			return w, fmt.Errorf("%w (%w): %#x", ErrUnalignedAtomic, syscall.EINVAL, wr.RemoteAddr)
+		}
 	}
 	if wr.Signaled || qp.cfg.SignalAll {
 		w.flags |= sendSignaled
@@ -459,17 +579,18 @@ func (qp *QP) checkSend(wr *SendWR) sendWork {
 		w.flags |= sendSolicited
 	}
 	if wr.Inline {
-		if wr.Length > qp.caps.MaxInlineData {
-			panic(fmt.Sprintf("verbs: PostSend on %s: %d bytes inline, the QP takes %d", qp, wr.Length, qp.caps.MaxInlineData))
+		if n := total(first, rest); n > qp.caps.MaxInlineData {
+			panic(fmt.Sprintf("verbs: PostSend on %s: %d bytes inline, the QP takes %d", qp, n, qp.caps.MaxInlineData))
 		}
 		w.flags |= sendInline
 	}
-	return w
+	return w, nil
 }
 
 // PostRecv queues receive work requests. The QP must be in INIT or
 // later; posting on a QP in RESET or destroyed, or naming memory outside
-// the MR, panics. A full receive queue is an error wrapping ENOMEM.
+// the MR, panics. A full receive queue is an error wrapping ENOMEM, more
+// SGEs than the QP takes one wrapping ErrTooManySGEs.
 func (qp *QP) PostRecv(wrs ...RecvWR) error {
 	qp.use("PostRecv")
 	if qp.state == QPStateReset {
@@ -480,24 +601,37 @@ func (qp *QP) PostRecv(wrs ...RecvWR) error {
 	}
 	for len(wrs) > 0 {
 		n := min(len(wrs), maxPostBatch)
-		qp.recvs = qp.recvs[:0]
-		for i := range wrs[:n] {
-			wr := &wrs[i]
-			if wr.MR == nil {
-				panic(fmt.Sprintf("verbs: PostRecv on %s without an MR", qp))
+		recvs, err := checkRecvs(qp.recvs[:0], "PostRecv", qp, qp.String()+"'s receive queue", qp.pd, qp.caps.MaxRecvSGE, wrs[:n])
+		qp.recvs = recvs
+		if len(recvs) > 0 {
+			if err := drv.postRecv(qp.h, recvs); err != nil {
+				return verbError("ibv_post_recv", qp.String(), err)
 			}
-			if wr.MR.pd != qp.pd {
-				panic(fmt.Sprintf("verbs: PostRecv on %s with %s of another PD", qp, wr.MR))
-			}
-			addr := wr.MR.span("PostRecv", wr.Offset, wr.Length)
-			qp.recvs = append(qp.recvs, recvWork{id: wr.ID, addr: addr, length: uint32(wr.Length), lkey: wr.MR.lkey})
 		}
-		if err := drv.postRecv(qp.h, qp.recvs); err != nil {
+		if err != nil {
 			return verbError("ibv_post_recv", qp.String(), err)
 		}
 		wrs = wrs[n:]
 	}
 	return nil
+}
+
+// checkRecvs resolves receive requests into out, stopping at the first
+// with more SGEs than maxSGE, which is the error (queue names the queue). Requests without an MR,
+// naming memory outside it or of a PD other than pd panic.
+func checkRecvs(out []recvWork, verb string, on fmt.Stringer, queue string, pd *PD, maxSGE int, wrs []RecvWR) ([]recvWork, error) {
+	for i := range wrs {
+		wr := &wrs[i]
+		if wr.MR == nil && wr.SGL == nil {
+			panic(fmt.Sprintf("verbs: %s on %s without an MR", verb, on))
+		}
+		if len(wr.SGL) > maxSGE {
+			return out, tooManySGEs(len(wr.SGL), queue, maxSGE)
+		}
+		first, rest := local(verb, on, pd, wr.MR, wr.Offset, wr.Length, wr.SGL)
+		out = append(out, recvWork{id: wr.ID, addr: first.addr, length: first.length, lkey: first.lkey, sgl: rest})
+	}
+	return out, nil
 }
 
 // Close destroys the QP. Closing it twice panics.
@@ -509,5 +643,16 @@ func (qp *QP) Close() error {
 	qp.closed = true
 	qp.pd.children--
 	qp.cfg.adjust(-1)
+	return nil
+}
+
+// checkSGEs checks a QP's SGEs against the device's max_sge, which
+// providers check too but report as a bare EINVAL.
+func checkSGEs(a Attr, dev string, caps QPCaps) error {
+	for _, n := range []int{caps.MaxSendSGE, caps.MaxRecvSGE} {
+		if n > a.MaxSGE {
+			return tooManySGEs(n, dev+" (max_sge)", a.MaxSGE)
+		}
+	}
 	return nil
 }

@@ -13,14 +13,16 @@ func (qp *QP) Reinit(a InitAttr) error {
 	return nil
 }
 
-// SetState moves the QP to ERR (flushing its work requests) or SQD
-// (draining its send queue: how an iWARP connection closes) from any
-// state, setting nothing but the state. Other target states panic: they
-// take attributes (Init, ReadyToReceive, ReadyToSend).
+// SetState moves the QP to ERR (flushing its work requests), SQD
+// (draining its send queue: how an iWARP connection closes) or RESET
+// (emptying its queues, ready for Init again), setting nothing but the
+// state. The device refuses what the IBA's state diagram does not allow
+// (SQD from RESET, ...): an error wrapping EINVAL. Other target states
+// panic: they take attributes (Init, ReadyToReceive, ReadyToSend).
 func (qp *QP) SetState(to QPState) error {
 	qp.use("SetState")
-	if to != QPStateErr && to != QPStateSQD {
-		panic(fmt.Sprintf("verbs: SetState of %s to %s: want ERR or SQD", qp, to))
+	if to != QPStateErr && to != QPStateSQD && to != QPStateReset {
+		panic(fmt.Sprintf("verbs: SetState of %s to %s: want ERR, SQD or RESET", qp, to))
 	}
 	object := fmt.Sprintf("%s %s->%s", qp, qp.state, to)
 	if err := drv.modifyQP(qp.h, qpModify{typ: qp.cfg.Type, to: to}); err != nil {

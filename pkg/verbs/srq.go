@@ -11,21 +11,30 @@ type SRQ struct {
 	qps    int // QPs that use it
 	closed bool
 	recvs  []recvWork
+	maxSGE int    // what each receive may have
 	num    uint32 // an XRC SRQ's number
 	xrcd   *XRCD
 	cq     *CQ
 }
 
 // CreateSRQ makes a shared receive queue of maxWR receives of maxSGE
-// entries each.
+// entries each; more than the device takes (its max_srq_sge) is an error
+// wrapping ErrTooManySGEs.
 func (pd *PD) CreateSRQ(maxWR, maxSGE int) (*SRQ, error) {
 	pd.use("CreateSRQ")
+	a, err := pd.ctx.QueryDevice()
+	if err != nil {
+		return nil, err
+	}
+	if maxSGE > a.MaxSRQSGE {
+		return nil, verbError("ibv_create_srq", pd.String(), tooManySGEs(maxSGE, pd.ctx.name+" (max_srq_sge)", a.MaxSRQSGE))
+	}
 	h, err := drv.createSRQ(pd.h, maxWR, maxSGE)
 	if err != nil {
 		return nil, verbError("ibv_create_srq", fmt.Sprintf("%s (%d WRs)", pd, maxWR), err)
 	}
 	pd.children++
-	return &SRQ{pd: pd, h: h, id: pd.ctx.adopt()}, nil
+	return &SRQ{pd: pd, h: h, id: pd.ctx.adopt(), maxSGE: maxSGE}, nil
 }
 
 // CreateXRCSRQ makes an XRC SRQ in xrcd whose receives complete on cq:
@@ -42,7 +51,7 @@ func (pd *PD) CreateXRCSRQ(xrcd *XRCD, cq *CQ, maxWR, maxSGE int) (*SRQ, error) 
 	pd.children++
 	xrcd.qps++
 	cq.qps++
-	return &SRQ{pd: pd, h: h, id: pd.ctx.adopt(), num: num, xrcd: xrcd, cq: cq}, nil
+	return &SRQ{pd: pd, h: h, id: pd.ctx.adopt(), maxSGE: maxSGE, num: num, xrcd: xrcd, cq: cq}, nil
 }
 
 // Num is an XRC SRQ's number, which the peer's sends name (0 for an SRQ
@@ -60,21 +69,20 @@ func (s *SRQ) use(what string) {
 
 // PostRecv queues receive work requests; naming memory outside the MR,
 // or an MR of another PD, panics. A full queue is an error wrapping
-// ENOMEM.
+// ENOMEM, more SGEs than the SRQ was made with one wrapping
+// ErrTooManySGEs.
 func (s *SRQ) PostRecv(wrs ...RecvWR) error {
 	s.use("PostRecv")
 	for len(wrs) > 0 {
 		n := min(len(wrs), maxPostBatch)
-		s.recvs = s.recvs[:0]
-		for i := range wrs[:n] {
-			wr := &wrs[i]
-			if wr.MR == nil || wr.MR.pd != s.pd {
-				panic(fmt.Sprintf("verbs: PostRecv on %s without an MR of its PD", s))
+		recvs, err := checkRecvs(s.recvs[:0], "PostRecv", s, s.String(), s.pd, s.maxSGE, wrs[:n])
+		s.recvs = recvs
+		if len(recvs) > 0 {
+			if err := drv.postSRQRecv(s.h, recvs); err != nil {
+				return verbError("ibv_post_srq_recv", s.String(), err)
 			}
-			addr := wr.MR.span("PostRecv", wr.Offset, wr.Length)
-			s.recvs = append(s.recvs, recvWork{id: wr.ID, addr: addr, length: uint32(wr.Length), lkey: wr.MR.lkey})
 		}
-		if err := drv.postSRQRecv(s.h, s.recvs); err != nil {
+		if err != nil {
 			return verbError("ibv_post_srq_recv", s.String(), err)
 		}
 		wrs = wrs[n:]

@@ -133,8 +133,16 @@ func (qp *QP) Stream(ctx context.Context, s Stream) (StreamResult, error) {
 		panic(fmt.Sprintf("verbs: Stream on %s with events: %s has no completion channel", qp, cq))
 	case s.SGEs < 0 || s.SGEs > max(qp.caps.MaxSendSGE, 1):
 		panic(fmt.Sprintf("verbs: Stream on %s with %d SGEs: the QP takes up to %d", qp, s.SGEs, qp.caps.MaxSendSGE))
+	case s.WR.SGL != nil:
+		panic(fmt.Sprintf("verbs: Stream on %s with an SGL: Stream takes an MR, Offset and Length and splits them (SGEs)", qp))
+	case s.WR.Op.atomic():
+		panic(fmt.Sprintf("verbs: Stream on %s of %s: Stream sends, writes and reads", qp, s.WR.Op))
 	}
-	r := &streamRun{wr: qp.checkSend(&s.WR), count: s.Count, duration: s.Duration, from: s.From, to: s.To,
+	w, err := qp.checkSend(&s.WR)
+	if err != nil {
+		return StreamResult{}, verbError("ibv_post_send", qp.String(), err)
+	}
+	r := &streamRun{wr: w, count: s.Count, duration: s.Duration, from: s.From, to: s.To,
 		depth: s.Depth, signalEvery: s.SignalEvery, events: s.Events, record: s.Record}
 	r.wr.flags &^= sendSignaled // the loop signals every SignalEvery-th
 	r.sges = splitSGEs(r.wr, s.SGEs)
@@ -146,7 +154,7 @@ func (qp *QP) Stream(ctx context.Context, s Stream) (StreamResult, error) {
 	if s.Events {
 		ch = cq.ch.h
 	}
-	err := drv.stream(ctx, qp.h, cq.h, ch, r)
+	err = drv.stream(ctx, qp.h, cq.h, ch, r)
 	res := StreamResult{Posted: r.posted, Completed: r.completed, Last: r.last, PostedAt: r.postedAt,
 		CompletedAt: r.completedAt, Signaled: r.signaled, Window: r.window, WindowTime: r.windowTime}
 	switch {

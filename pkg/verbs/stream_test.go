@@ -36,8 +36,8 @@ func TestStreamCount(t *testing.T) {
 		}
 		w.id, w.flags = 0, w.flags&^sendSignaled
 		want := sendWork{op: OpRDMAWrite, addr: r.mr.Addr() + 32, length: 16, lkey: 0x100, raddr: 0x9000, rkey: 0x77}
-		if w != want {
-			t.Fatalf("request %+v, want %+v", w, want)
+		if diff := cmp.Diff(want, w, cmp.AllowUnexported(sendWork{}, mwBindWork{})); diff != "" {
+			t.Fatalf("unexpected request (-want +got):\n%s", diff)
 		}
 	}
 	if diff := cmp.Diff([]uint64{0, 1, 2, 3, 4, 5, 6}, gotIDs); diff != "" {

@@ -125,6 +125,15 @@ type Attr struct {
 	NumCompVectors                                              int    `json:"numCompVectors"`
 }
 
+// Atomic capabilities (enum ibv_atomic_cap), Attr.AtomicCap: none, atomic
+// within the HCA's own accesses, and atomic against the CPU and other
+// devices too.
+const (
+	AtomicNone = 0
+	AtomicHCA  = 1
+	AtomicGlob = 2
+)
+
 // PortState is a port's logical state (enum ibv_port_state).
 type PortState int
 

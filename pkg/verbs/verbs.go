@@ -87,7 +87,35 @@ func query(dev *C.struct_ibv_device) (Device, error) {
 	d.SysImageGUID = beToHost(uint64(a.sys_image_guid))
 	d.VendorID, d.VendorPartID, d.HWVer = uint32(a.vendor_id), uint32(a.vendor_part_id), uint32(a.hw_ver)
 	d.PhysPortCnt = int(a.phys_port_cnt)
-	d.Attr = Attr{
+	d.Attr = attrFromC(&ax, ctx)
+	for p := 1; p <= d.PhysPortCnt; p++ {
+		var pa C.struct_ibv_port_attr
+		if rc, err := C.ibt_query_port_attr(ctx, C.int(p), &pa); rc != 0 {
+			return d, fmt.Errorf("%s: failed to query port %d props: %w", d.Name, p, errnoOr(err, rc))
+		}
+		port := portFromAttr(p, &pa)
+		for idx := 0; idx < port.GIDTblLen; idx++ {
+			var gid C.union_ibv_gid
+			var typ C.int
+			if rc, err := C.ibt_query_gid(ctx, C.int(p), C.int(idx), &gid, &typ); rc != 0 {
+				return d, fmt.Errorf("%s: failed to query gid to port %d, index %d: %w", d.Name, p, idx, errnoOr(err, rc))
+			}
+			g := GID{Index: idx, Type: int(typ)}
+			copy(g.Raw[:], C.GoBytes(unsafe.Pointer(&gid), 16))
+			if g.Raw[8]|g.Raw[9]|g.Raw[10]|g.Raw[11]|g.Raw[12]|g.Raw[13]|g.Raw[14]|g.Raw[15] != 0 {
+				port.GIDs = append(port.GIDs, g)
+			}
+		}
+		d.Ports = append(d.Ports, port)
+	}
+	return d, nil
+}
+
+// attrFromC is the part of ax that Attr holds, with ctx's completion
+// vectors.
+func attrFromC(ax *C.struct_ibv_device_attr_ex, ctx *C.struct_ibv_context) Attr {
+	a := &ax.orig_attr
+	return Attr{
 		MaxMRSize: uint64(a.max_mr_size), PageSizeCap: uint64(a.page_size_cap),
 		MaxQP: int(a.max_qp), MaxQPWR: int(a.max_qp_wr), DeviceCapFlags: uint32(a.device_cap_flags),
 		MaxSGE: int(a.max_sge), MaxSGERd: int(a.max_sge_rd), MaxCQ: int(a.max_cq), MaxCQE: int(a.max_cqe),
@@ -117,27 +145,6 @@ func query(dev *C.struct_ibv_device) (Device, error) {
 		MaxDMSize:      uint64(ax.max_dm_size),
 		NumCompVectors: int(C.ibt_comp_vectors(ctx)),
 	}
-	for p := 1; p <= d.PhysPortCnt; p++ {
-		var pa C.struct_ibv_port_attr
-		if rc, err := C.ibt_query_port_attr(ctx, C.int(p), &pa); rc != 0 {
-			return d, fmt.Errorf("%s: failed to query port %d props: %w", d.Name, p, errnoOr(err, rc))
-		}
-		port := portFromAttr(p, &pa)
-		for idx := 0; idx < port.GIDTblLen; idx++ {
-			var gid C.union_ibv_gid
-			var typ C.int
-			if rc, err := C.ibt_query_gid(ctx, C.int(p), C.int(idx), &gid, &typ); rc != 0 {
-				return d, fmt.Errorf("%s: failed to query gid to port %d, index %d: %w", d.Name, p, idx, errnoOr(err, rc))
-			}
-			g := GID{Index: idx, Type: int(typ)}
-			copy(g.Raw[:], C.GoBytes(unsafe.Pointer(&gid), 16))
-			if g.Raw[8]|g.Raw[9]|g.Raw[10]|g.Raw[11]|g.Raw[12]|g.Raw[13]|g.Raw[14]|g.Raw[15] != 0 {
-				port.GIDs = append(port.GIDs, g)
-			}
-		}
-		d.Ports = append(d.Ports, port)
-	}
-	return d, nil
 }
 
 // portFromAttr is struct ibv_port_attr as a Port (without its GIDs).

@@ -24,7 +24,7 @@ func TestXRC(t *testing.T) {
 	check(send.ReadyToSend(RTSAttr{Timeout: 14, RetryCnt: 7, RNRRetry: 7}))
 	check(send.PostSend(SendWR{ID: 1, Op: OpSend, MR: r.mr, Length: 8, RemoteSRQN: 0x43}))
 	want := []sendWork{{id: 1, op: OpSend, addr: r.mr.Addr(), length: 8, lkey: 0x100, srqn: 0x43}}
-	if diff := cmp.Diff(want, r.f.sends[0], cmp.AllowUnexported(sendWork{})); diff != "" {
+	if diff := cmp.Diff(want, r.f.sends[0], cmp.AllowUnexported(sendWork{}, mwBindWork{})); diff != "" {
 		t.Errorf("unexpected work request (-want +got):\n%s", diff)
 	}
 	if got := recv.Type().String(); got != "XRC_RECV" {
