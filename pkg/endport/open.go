@@ -237,14 +237,30 @@ func (s *settings) openSim(ctx context.Context, l Local, spec string) (*Port, er
 	if err != nil {
 		return nil, &OpenError{Step: StepTransport, Spec: spec, Err: err}
 	}
-	devs := rdma.NewFS(c.SysFS(), simRoot)
-	dev, port, err := l.ResolveScoped(devs, s.scopes...)
+	dev, port, err := l.ResolveScoped(simDevices(c), s.scopes...)
 	if err != nil {
 		c.Close()
 		return nil, &OpenError{Step: StepResolve, Spec: spec, Err: err}
 	}
 	return &Port{Transport: c, Device: dev, Local: port, Simulated: true}, nil
 }
+
+// simDevices is the attach point of c as a device list: built from the
+// attach info where that gives what its sysfs tree reads as (every CA,
+// switch and router), else read from the tree.
+func simDevices(c *ibsim.Client) DeviceSource {
+	info := c.Info()
+	if d, ok := info.Device(); ok {
+		return deviceList{d}
+	}
+	return rdma.NewFS(c.SysFS(), simRoot)
+}
+
+// deviceList is a DeviceSource of devices read already.
+type deviceList []*rdma.Device
+
+// Devices returns the list.
+func (l deviceList) Devices() ([]*rdma.Device, error) { return l, nil }
 
 // openKernel opens the umad device of the port l names.
 func (s *settings) openKernel(ctx context.Context, l Local, spec string) (*Port, error) {

@@ -158,27 +158,24 @@ func (c *Client) connect(ctx context.Context, id uint32) (uint32, error) {
 	return ci.ID, nil
 }
 
-// readAttach asks for the attach point the way sim_client_init does.
+// readAttach asks for the attach point as sim_client_init does, the four
+// requests sent at once (exchangeAll).
 func (c *Client) readAttach(ctx context.Context) error {
 	var zero [ctlDataLen]byte
-	b, err := c.roundTrip(ctx, ctlGetVendor, zero[:vendorLen])
-	if err != nil {
+	// data[0] = 0 in GET_PORTINFO asks for the attach port itself.
+	reqs := [...]ctlRequest{
+		{typ: ctlGetVendor, data: zero[:vendorLen]},
+		{typ: ctlGetNodeInfo, data: zero[:]},
+		{typ: ctlGetPortInfo, data: zero[:]},
+		{typ: ctlGetPKeys, data: zero[:]},
+	}
+	if err := c.exchangeAll(ctx, reqs[:], c.cfg.timeout(), 0); err != nil {
 		return err
 	}
-	c.info.Vendor.unmarshal(b)
-	if b, err = c.roundTrip(ctx, ctlGetNodeInfo, zero[:]); err != nil {
-		return err
-	}
-	c.info.NodeInfo.UnmarshalBinary(b)
-	// data[0] = 0 asks for the attach port itself.
-	if b, err = c.roundTrip(ctx, ctlGetPortInfo, zero[:]); err != nil {
-		return err
-	}
-	c.info.PortInfo.UnmarshalBinary(b)
-	if b, err = c.roundTrip(ctx, ctlGetPKeys, zero[:]); err != nil {
-		return err
-	}
-	c.info.PKeys = decodePKeys(b)
+	c.info.Vendor.unmarshal(reqs[0].reply)
+	c.info.NodeInfo.UnmarshalBinary(reqs[1].reply)
+	c.info.PortInfo.UnmarshalBinary(reqs[2].reply)
+	c.info.PKeys = decodePKeys(reqs[3].reply)
 	if c.cfg.IsSM {
 		// SET_ISSM also sets the port's IsSM capability bit; Close
 		// clears both.

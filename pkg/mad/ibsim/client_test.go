@@ -357,3 +357,33 @@ func TestSendFailsAfterSocketError(t *testing.T) {
 		t.Fatalf("the next Send: %v, want the socket's error", err)
 	}
 }
+
+// The attach point's four requests go at once; the one ibsim refuses is
+// the one the error names, and the slot CONNECT took is given back.
+func TestDialAttachRequestRefused(t *testing.T) {
+	tests := []struct {
+		typ  ctlType
+		want string
+	}{
+		{ctlGetVendor, ctlGetVendor.String()},
+		{ctlGetNodeInfo, ctlGetNodeInfo.String()},
+		{ctlGetPortInfo, ctlGetPortInfo.String()},
+		{ctlGetPKeys, ctlGetPKeys.String()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			f := newFakeSim(t)
+			f.refuseType.Store(int32(tt.typ))
+			_, err := Dial(context.Background(), f.config())
+			if !errors.Is(err, ErrRefused) {
+				t.Fatalf("Dial = %v, want ErrRefused", err)
+			}
+			if !strings.Contains(err.Error(), tt.want+": ") {
+				t.Errorf("Dial = %v, want it to name %s", err, tt.want)
+			}
+			if got := f.disconnects.Load(); got != 1 {
+				t.Errorf("%d DISCONNECTs after the failed attach, want 1", got)
+			}
+		})
+	}
+}

@@ -22,13 +22,29 @@ func (c *Client) roundTrip(ctx context.Context, typ ctlType, data []byte) ([]byt
 // grace is not zero, still grace after ctx ends: a request ibsim may act
 // on after the client has gone (CONNECT) is worth its answer.
 func (c *Client) exchange(ctx context.Context, typ ctlType, data []byte, timeout, grace time.Duration) ([]byte, error) {
+	reqs := [1]ctlRequest{{typ: typ, data: data}}
+	if err := c.exchangeAll(ctx, reqs[:], timeout, grace); err != nil {
+		return nil, err
+	}
+	return reqs[0].reply, nil
+}
+
+// ctlRequest is one control request of exchangeAll: its type and data,
+// and the first len(data) bytes of the answer.
+type ctlRequest struct {
+	typ   ctlType
+	data  []byte
+	reply []byte
+}
+
+// exchangeAll sends the requests at once and reads their answers, which
+// ibsim sends in the order it got the requests (it handles its control
+// socket one datagram at a time): one wake-up of ibsim for them all
+// instead of one each. The limits are exchange's, for the whole batch;
+// the first request refused or unanswered fails it.
+func (c *Client) exchangeAll(ctx context.Context, reqs []ctlRequest, timeout, grace time.Duration) error {
 	c.ctlMu.Lock()
 	defer c.ctlMu.Unlock()
-
-	req := ctlMsg{ClientID: uint32(c.info.ClientID), Type: typ, Len: uint32(len(data))}
-	copy(req.Data[:], data)
-	var buf [ctlMsgLen + 1]byte
-	req.marshal(buf[:])
 
 	// The end of ctx moves the limit through wakeOnDone, after ctx.Err
 	// is set, so a read error can tell the two limits apart. The wait
@@ -51,40 +67,50 @@ func (c *Client) exchange(ctx context.Context, typ ctlType, data []byte, timeout
 		return c.ctl.SetDeadline(time.Unix(0, min(limit.Load(), time.Now().Add(alivePoll).UnixNano())))
 	}
 	if err := slice(); err != nil {
-		return nil, err
+		return err
 	}
 	release := wakeOnDone(ctx, cut)
 	defer release()
 
-	if _, err := c.ctl.Write(buf[:ctlMsgLen]); err != nil {
-		return nil, c.ctlError(ctx, typ, err, timeout)
+	var buf [ctlMsgLen + 1]byte
+	for i := range reqs {
+		r := &reqs[i]
+		req := ctlMsg{ClientID: uint32(c.info.ClientID), Type: r.typ, Len: uint32(len(r.data))}
+		copy(req.Data[:], r.data)
+		req.marshal(buf[:])
+		if _, err := c.ctl.Write(buf[:ctlMsgLen]); err != nil {
+			return c.ctlError(ctx, r.typ, err, timeout)
+		}
 	}
-	for {
+	for i := 0; i < len(reqs); {
+		r := &reqs[i]
 		n, err := c.ctl.Read(buf[:])
 		if errors.Is(err, os.ErrDeadlineExceeded) && time.Now().UnixNano() < limit.Load() {
 			if !c.cfg.alive() {
-				return nil, fmt.Errorf("%s: %w", typ, &goneError{where: c.cfg.where(), err: errNoSocket})
+				return fmt.Errorf("%s: %w", r.typ, &goneError{where: c.cfg.where(), err: errNoSocket})
 			}
 			if err := slice(); err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
 		if err != nil {
-			return nil, c.ctlError(ctx, typ, err, timeout)
+			return c.ctlError(ctx, r.typ, err, timeout)
 		}
 		var rep ctlMsg
 		if err := rep.unmarshal(buf[:n]); err != nil {
-			return nil, fmt.Errorf("%s: %w", typ, err)
+			return fmt.Errorf("%s: %w", r.typ, err)
 		}
 		switch rep.Type {
 		case ctlError:
-			return nil, fmt.Errorf("%s: %w", typ, ErrRefused)
-		case typ:
-			return rep.Data[:len(data)], nil
+			return fmt.Errorf("%s: %w", r.typ, ErrRefused)
+		case r.typ:
+			r.reply = rep.Data[:len(r.data)]
+			i++
 		}
 		// A late answer to an earlier request that timed out: skip it.
 	}
+	return nil
 }
 
 // alivePoll is how long a control request waits for its answer before it

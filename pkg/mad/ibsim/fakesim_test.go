@@ -18,8 +18,9 @@ type fakeSim struct {
 	name string
 	ctl  *net.UnixConn
 
-	mute        atomic.Bool // stop answering control requests
-	refuse      atomic.Bool // answer CONNECT with ERROR
+	mute        atomic.Bool  // stop answering control requests
+	refuse      atomic.Bool  // answer CONNECT with ERROR
+	refuseType  atomic.Int32 // answer requests of this ctlType with ERROR, when not 0
 	disconnects atomic.Int32
 	// stopped makes the fake read nothing, as ibsim under SIGSTOP: what
 	// clients send waits in the sockets until it is cleared.
@@ -87,6 +88,10 @@ func (f *fakeSim) serveCtl() {
 
 func (f *fakeSim) handle(m *ctlMsg) {
 	fill := func(hexData string) { copy(m.Data[:], unhex(f.t, hexData)) }
+	if t := f.refuseType.Load(); t != 0 && ctlType(t) == m.Type {
+		m.Type = ctlError
+		return
+	}
 	switch m.Type {
 	case ctlConnect:
 		var ci clientInfo
