@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
 	"syscall"
 
 	"github.com/spf13/cobra"
-
-	"github.com/ibtool/ibtool/internal/sigcatch"
 )
 
 // A tool runs under one context that ends for one of two causes: SIGINT or
@@ -35,12 +34,11 @@ type Run struct {
 }
 
 // NewRun starts catching SIGINT and SIGTERM for one invocation on f's
-// streams, through sigcatch: os/signal's delivery keeps threads of its
-// own, which every one-shot tool would start.
+// streams.
 func NewRun(f *Factory) *Run {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	sigs := make(chan os.Signal, 1)
-	sigcatch.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	done, exited := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(exited)
@@ -58,7 +56,7 @@ func NewRun(f *Factory) *Run {
 	var once sync.Once
 	settle := func() {
 		once.Do(func() {
-			sigcatch.Stop(sigs)
+			signal.Stop(sigs)
 			close(done)
 			<-exited
 		})
