@@ -134,3 +134,14 @@ func (c *Context) QueryDevice() (Attr, error) {
 	c.mu.Unlock()
 	return got, nil
 }
+
+// QueryPKey reads entry index of port's P_Key table (ibv_query_pkey), in
+// host order: 0xffff is the default full-membership P_Key.
+func (c *Context) QueryPKey(port, index int) (uint16, error) {
+	c.use("QueryPKey")
+	pk, err := drv.queryPKey(c.h, port, index)
+	if err != nil {
+		return 0, verbError("ibv_query_pkey", fmt.Sprintf("%s port %d P_Key index %d", c.name, port, index), err)
+	}
+	return pk, nil
+}

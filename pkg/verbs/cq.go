@@ -112,20 +112,37 @@ type CQ struct {
 }
 
 // CreateCQ makes a CQ with room for at least cqe completions, reporting
-// events on ch when ch is not nil.
+// events on ch when ch is not nil, on completion vector 0.
 func (c *Context) CreateCQ(cqe int, ch *CompChannel) (*CQ, error) {
 	c.use("CreateCQ")
+	return c.createCQ("CreateCQ", cqe, ch, 0)
+}
+
+// CreateCQOnVector is CreateCQ on completion vector vector, one of the
+// Attr.NumCompVectors the device has (ibv_create_cq's comp_vector): a
+// provider with several interrupt vectors signals the CQ's events on
+// that one. A vector the device does not have is an error wrapping
+// EINVAL, as is a cqe over Attr.MaxCQE.
+func (c *Context) CreateCQOnVector(cqe int, ch *CompChannel, vector int) (*CQ, error) {
+	c.use("CreateCQOnVector")
+	if vector < 0 {
+		panic(fmt.Sprintf("verbs: CreateCQOnVector(%d, vector %d) on %s: vectors count from 0", cqe, vector, c.name))
+	}
+	return c.createCQ("CreateCQOnVector", cqe, ch, vector)
+}
+
+func (c *Context) createCQ(what string, cqe int, ch *CompChannel, vector int) (*CQ, error) {
 	var chh handle
 	if ch != nil {
-		ch.use("CreateCQ")
+		ch.use(what)
 		chh = ch.h
 	}
 	if cqe <= 0 {
-		panic(fmt.Sprintf("verbs: CreateCQ(%d) on %s: want at least one entry", cqe, c.name))
+		panic(fmt.Sprintf("verbs: %s(%d) on %s: want at least one entry", what, cqe, c.name))
 	}
-	h, err := drv.createCQ(c.h, cqe, chh)
+	h, err := drv.createCQ(c.h, cqe, chh, vector)
 	if err != nil {
-		return nil, verbError("ibv_create_cq", fmt.Sprintf("%s (%d entries)", c.name, cqe), err)
+		return nil, verbError("ibv_create_cq", fmt.Sprintf("%s (%d entries, vector %d)", c.name, cqe, vector), err)
 	}
 	return c.adoptCQ(ch, h), nil
 }

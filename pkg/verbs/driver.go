@@ -19,6 +19,12 @@ type driver interface {
 	closeDevice(ctx handle) error
 	queryPort(ctx handle, port int) (Port, error)
 	queryGID(ctx handle, port, index int) ([16]byte, error)
+	// queryGIDEx is one GID entry (ibv_query_gid_ex); queryGIDTable the
+	// valid entries of every port, in a table of max (ibv_query_gid_table).
+	queryGIDEx(ctx handle, port, index int) (GIDEntry, error)
+	queryGIDTable(ctx handle, max int) ([]GIDEntry, error)
+	// queryPKey is entry index of port's P_Key table, in host order.
+	queryPKey(ctx handle, port, index int) (uint16, error)
 	// queryDevice is the device's attributes (ibv_query_device_ex).
 	queryDevice(ctx handle) (Attr, error)
 	// asyncFD is the context's async event file descriptor; waitAsync
@@ -40,7 +46,9 @@ type driver interface {
 
 	createCompChannel(ctx handle) (handle, error)
 	destroyCompChannel(ch handle) error
-	createCQ(ctx handle, cqe int, ch handle) (handle, error)
+	// createCQ makes a CQ signalling its events on completion vector
+	// vector.
+	createCQ(ctx handle, cqe int, ch handle, vector int) (handle, error)
 	// createCQEx makes an extended CQ whose completions carry what flags
 	// ask for; pollCQ polls it the extended way.
 	createCQEx(ctx handle, cqe int, ch handle, flags WCFlags) (handle, error)
@@ -81,6 +89,7 @@ type driver interface {
 	createQP(pd handle, a qpCreate) (qp handle, num uint32, caps QPCaps, err error)
 	modifyQP(qp handle, m qpModify) error
 	queryQP(qp handle) (QPAttr, error)
+	queryDataInOrder(qp handle, op Opcode) (DataInOrder, error)
 	destroyQP(qp handle) error
 	// postSend and postRecv get checked work requests, at most
 	// maxPostBatch at a time.

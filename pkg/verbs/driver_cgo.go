@@ -12,6 +12,7 @@ import "C"
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -164,6 +165,46 @@ func (d *cDriver) queryGID(ctx handle, port, index int) ([16]byte, error) {
 	return g, nil
 }
 
+// gidEntry is a struct ibv_gid_entry in Go.
+func gidEntry(e *C.struct_ibv_gid_entry) GIDEntry {
+	g := GIDEntry{Index: int(e.gid_index), Port: int(e.port_num), Type: GIDEntryType(e.gid_type), NetdevIndex: int(e.ndev_ifindex)}
+	copy(g.GID[:], C.GoBytes(unsafe.Pointer(&e.gid), 16))
+	return g
+}
+
+func (d *cDriver) queryGIDEx(ctx handle, port, index int) (GIDEntry, error) {
+	var e C.struct_ibv_gid_entry
+	if rc, err := C.ibtv_query_gid_ex(ctx.(*C.struct_ibv_context), C.uint32_t(port), C.uint32_t(index), &e, 0); rc != 0 {
+		return GIDEntry{}, rcErr(rc, err)
+	}
+	return gidEntry(&e), nil
+}
+
+func (d *cDriver) queryGIDTable(ctx handle, size int) ([]GIDEntry, error) {
+	// C memory for at least one entry, so that a table of 0 reaches the
+	// library's own check.
+	es := (*C.struct_ibv_gid_entry)(C.calloc(C.size_t(max(size, 1)), C.sizeof_struct_ibv_gid_entry))
+	defer C.free(unsafe.Pointer(es))
+	n, err := C.ibtv_query_gid_table(ctx.(*C.struct_ibv_context), es, C.size_t(size))
+	if n < 0 {
+		return nil, rcErr(C.int(n), err)
+	}
+	out := make([]GIDEntry, n)
+	for i, e := range unsafe.Slice(es, int(n)) {
+		out[i] = gidEntry(&e)
+	}
+	return out, nil
+}
+
+func (d *cDriver) queryPKey(ctx handle, port, index int) (uint16, error) {
+	var pk C.uint16_t
+	if rc, err := C.ibtv_query_pkey(ctx.(*C.struct_ibv_context), C.uint8_t(port), C.int(index), &pk); rc != 0 {
+		return 0, rcErr(rc, err)
+	}
+	// The table holds P_Keys in network order (__be16).
+	return binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&pk))[:]), nil
+}
+
 func (d *cDriver) queryDevice(ctx handle) (Attr, error) {
 	c := ctx.(*C.struct_ibv_context)
 	var ax C.struct_ibv_device_attr_ex
@@ -243,12 +284,12 @@ func (d *cDriver) destroyCompChannel(ch handle) error {
 	return nil
 }
 
-func (d *cDriver) createCQ(ctx handle, cqe int, ch handle) (handle, error) {
+func (d *cDriver) createCQ(ctx handle, cqe int, ch handle, vector int) (handle, error) {
 	var cch *C.struct_ibv_comp_channel
 	if ch != nil {
 		cch = ch.(*C.struct_ibv_comp_channel)
 	}
-	cq, err := C.ibtv_create_cq(ctx.(*C.struct_ibv_context), C.int(cqe), nil, cch, 0)
+	cq, err := C.ibtv_create_cq(ctx.(*C.struct_ibv_context), C.int(cqe), nil, cch, C.int(vector))
 	if cq == nil {
 		return nil, errnoOr(err, C.int(syscall.ENOMEM))
 	}
@@ -430,6 +471,14 @@ func (d *cDriver) modifyQP(qp handle, m qpModify) error {
 		return rcErr(rc, err)
 	}
 	return nil
+}
+
+func (d *cDriver) queryDataInOrder(qp handle, op Opcode) (DataInOrder, error) {
+	rc, err := C.ibtv_query_qp_data_in_order(qp.(*cQP).qp, C.int(op), 0)
+	if rc < 0 {
+		return 0, rcErr(rc, err)
+	}
+	return DataInOrder(rc), nil
 }
 
 func (d *cDriver) queryQP(qp handle) (QPAttr, error) {

@@ -12,21 +12,25 @@ type noDriver struct{}
 
 func (noDriver) open(string) (handle, string, error) { return nil, "", ErrNoVerbs }
 
-func (noDriver) closeDevice(handle) error                    { return ErrNoVerbs }
-func (noDriver) queryPort(handle, int) (Port, error)         { return Port{}, ErrNoVerbs }
-func (noDriver) queryGID(handle, int, int) ([16]byte, error) { return [16]byte{}, ErrNoVerbs }
-func (noDriver) queryDevice(handle) (Attr, error)            { return Attr{}, ErrNoVerbs }
-func (noDriver) allocPD(handle) (handle, error)              { return nil, ErrNoVerbs }
-func (noDriver) deallocPD(handle) error                      { return ErrNoVerbs }
-func (noDriver) mmap(int) ([]byte, error)                    { return nil, ErrNoVerbs }
-func (noDriver) munmap([]byte) error                         { return ErrNoVerbs }
+func (noDriver) closeDevice(handle) error                             { return ErrNoVerbs }
+func (noDriver) queryPort(handle, int) (Port, error)                  { return Port{}, ErrNoVerbs }
+func (noDriver) queryGID(handle, int, int) ([16]byte, error)          { return [16]byte{}, ErrNoVerbs }
+func (noDriver) queryGIDEx(handle, int, int) (GIDEntry, error)        { return GIDEntry{}, ErrNoVerbs }
+func (noDriver) queryGIDTable(handle, int) ([]GIDEntry, error)        { return nil, ErrNoVerbs }
+func (noDriver) queryDataInOrder(handle, Opcode) (DataInOrder, error) { return 0, ErrNoVerbs }
+func (noDriver) queryPKey(handle, int, int) (uint16, error)           { return 0, ErrNoVerbs }
+func (noDriver) queryDevice(handle) (Attr, error)                     { return Attr{}, ErrNoVerbs }
+func (noDriver) allocPD(handle) (handle, error)                       { return nil, ErrNoVerbs }
+func (noDriver) deallocPD(handle) error                               { return ErrNoVerbs }
+func (noDriver) mmap(int) ([]byte, error)                             { return nil, ErrNoVerbs }
+func (noDriver) munmap([]byte) error                                  { return ErrNoVerbs }
 func (noDriver) regMR(handle, []byte, Access) (handle, uint32, uint32, error) {
 	return nil, 0, 0, ErrNoVerbs
 }
 func (noDriver) deregMR(handle) error                                    { return ErrNoVerbs }
 func (noDriver) createCompChannel(handle) (handle, error)                { return nil, ErrNoVerbs }
 func (noDriver) destroyCompChannel(handle) error                         { return ErrNoVerbs }
-func (noDriver) createCQ(handle, int, handle) (handle, error)            { return nil, ErrNoVerbs }
+func (noDriver) createCQ(handle, int, handle, int) (handle, error)       { return nil, ErrNoVerbs }
 func (noDriver) createCQEx(handle, int, handle, WCFlags) (handle, error) { return nil, ErrNoVerbs }
 func (noDriver) destroyCQ(handle) error                                  { return ErrNoVerbs }
 func (noDriver) reqNotifyCQ(handle, bool) error                          { return ErrNoVerbs }

@@ -16,15 +16,21 @@ type fakeObj struct {
 // fakeDriver stands in for libibverbs: it records what it is asked,
 // answers from its fields, and fails the calls named in fail.
 type fakeDriver struct {
-	fail    map[string]error // driver method name -> the error it returns
-	n       int
-	port    Port
-	gid     [16]byte
-	attr    Attr    // what queryDevice returns
-	qpAttr  QPAttr  // what queryQP returns
-	cqFlags WCFlags // what the last createCQEx got
-	cqe     int     // what cqEntries returns; resizeCQ sets it
-	caps    QPCaps  // what createQP grants; zero: what was asked
+	fail map[string]error // driver method name -> the error it returns
+	n    int
+	port Port
+	gid  [16]byte
+	// gids is the device's GID table as queryGIDEx and queryGIDTable
+	// read it; pkey is every P_Key index's entry.
+	gids    []GIDEntry
+	pkey    uint16
+	vector  int         // what the last createCQ got
+	inOrder DataInOrder // what queryDataInOrder answers
+	attr    Attr        // what queryDevice returns
+	qpAttr  QPAttr      // what queryQP returns
+	cqFlags WCFlags     // what the last createCQEx got
+	cqe     int         // what cqEntries returns; resizeCQ sets it
+	caps    QPCaps      // what createQP grants; zero: what was asked
 	modify  []qpModify
 	created []qpCreate // what createQP was asked
 	mcasts  []fakeMcast
@@ -85,6 +91,32 @@ func (f *fakeDriver) queryGID(handle, int, int) ([16]byte, error) {
 	return f.gid, f.fail["queryGID"]
 }
 
+func (f *fakeDriver) queryGIDEx(_ handle, port, index int) (GIDEntry, error) {
+	if err := f.fail["queryGIDEx"]; err != nil {
+		return GIDEntry{}, err
+	}
+	for _, e := range f.gids {
+		if e.Port == port && e.Index == index {
+			return e, nil
+		}
+	}
+	return GIDEntry{}, syscall.ENODATA
+}
+
+func (f *fakeDriver) queryGIDTable(_ handle, size int) ([]GIDEntry, error) {
+	if err := f.fail["queryGIDTable"]; err != nil {
+		return nil, err
+	}
+	if size < len(f.gids) {
+		return nil, syscall.EINVAL
+	}
+	return append([]GIDEntry(nil), f.gids...), nil
+}
+
+func (f *fakeDriver) queryPKey(handle, int, int) (uint16, error) {
+	return f.pkey, f.fail["queryPKey"]
+}
+
 func (f *fakeDriver) queryDevice(handle) (Attr, error) {
 	if err := f.fail["queryDevice"]; err != nil {
 		return Attr{}, err
@@ -143,10 +175,11 @@ func (f *fakeDriver) createCompChannel(handle) (handle, error) {
 
 func (f *fakeDriver) destroyCompChannel(handle) error { return f.fail["destroyCompChannel"] }
 
-func (f *fakeDriver) createCQ(handle, int, handle) (handle, error) {
+func (f *fakeDriver) createCQ(_ handle, _ int, _ handle, vector int) (handle, error) {
 	if err := f.fail["createCQ"]; err != nil {
 		return nil, err
 	}
+	f.vector = vector
 	h := f.obj("cq")
 	f.event = h
 	return h, nil
@@ -157,7 +190,7 @@ func (f *fakeDriver) createCQEx(ctx handle, cqe int, ch handle, flags WCFlags) (
 		return nil, err
 	}
 	f.cqFlags = flags
-	return f.createCQ(ctx, cqe, ch)
+	return f.createCQ(ctx, cqe, ch, 0)
 }
 
 func (f *fakeDriver) destroyCQ(handle) error            { return f.fail["destroyCQ"] }
@@ -223,6 +256,10 @@ func (f *fakeDriver) modifyQP(_ handle, m qpModify) error {
 }
 
 func (f *fakeDriver) destroyQP(handle) error { return f.fail["destroyQP"] }
+
+func (f *fakeDriver) queryDataInOrder(handle, Opcode) (DataInOrder, error) {
+	return f.inOrder, f.fail["queryDataInOrder"]
+}
 
 func (f *fakeDriver) queryQP(handle) (QPAttr, error) {
 	if err := f.fail["queryQP"]; err != nil {

@@ -30,6 +30,8 @@ struct ibt_fns {
 	int (*query_port)(struct ibv_context *, uint8_t, struct ibv_port_attr *);
 	int (*query_gid)(struct ibv_context *, uint8_t, int, union ibv_gid *);
 	int (*query_gid_ex)(struct ibv_context *, uint32_t, uint32_t, struct ibv_gid_entry *, uint32_t, size_t);
+	ssize_t (*query_gid_table)(struct ibv_context *, struct ibv_gid_entry *, size_t, uint32_t, size_t);
+	int (*query_pkey)(struct ibv_context *, uint8_t, int, uint16_t *);
 	struct ibv_pd *(*alloc_pd)(struct ibv_context *);
 	int (*dealloc_pd)(struct ibv_pd *);
 	struct ibv_mr *(*reg_mr)(struct ibv_pd *, void *, size_t, int);
@@ -44,9 +46,10 @@ struct ibt_fns {
 	int (*modify_qp)(struct ibv_qp *, struct ibv_qp_attr *, int);
 	int (*query_qp)(struct ibv_qp *, struct ibv_qp_attr *, int, struct ibv_qp_init_attr *);
 	int (*resize_cq)(struct ibv_cq *, int);
-	/* Optional (NULL in a library older than rdma-core 24, 35). */
+	/* Optional (NULL in a library older than rdma-core 24, 35, 39). */
 	struct ibv_qp_ex *(*qp_to_qp_ex)(struct ibv_qp *);
 	int (*is_fork_initialized)(void);
+	int (*query_qp_data_in_order)(struct ibv_qp *, enum ibv_wr_opcode, uint32_t);
 	int (*fork_init)(void);
 	int (*destroy_qp)(struct ibv_qp *);
 	struct ibv_ah *(*create_ah)(struct ibv_pd *, struct ibv_ah_attr *);
@@ -96,6 +99,8 @@ const char *ibt_load(void)
 	IBT_SYM(query_port, "ibv_query_port");
 	IBT_SYM(query_gid, "ibv_query_gid");
 	IBT_SYM(query_gid_ex, "_ibv_query_gid_ex");
+	IBT_SYM(query_gid_table, "_ibv_query_gid_table");
+	IBT_SYM(query_pkey, "ibv_query_pkey");
 	IBT_SYM(alloc_pd, "ibv_alloc_pd");
 	IBT_SYM(dealloc_pd, "ibv_dealloc_pd");
 	IBT_SYM(reg_mr, "ibv_reg_mr");
@@ -123,6 +128,7 @@ const char *ibt_load(void)
 #undef IBT_SYM
 	*(void **)&ibt_fn.qp_to_qp_ex = dlsym(h, "ibv_qp_to_qp_ex");
 	*(void **)&ibt_fn.is_fork_initialized = dlsym(h, "ibv_is_fork_initialized");
+	*(void **)&ibt_fn.query_qp_data_in_order = dlsym(h, "ibv_query_qp_data_in_order");
 	return NULL;
 }
 #endif
@@ -135,6 +141,8 @@ static inline struct ibv_context *ibtv_open_device(struct ibv_device *d) { retur
 static inline int ibtv_close_device(struct ibv_context *c) { return ibt_fn.close_device(c); }
 static inline int ibtv_query_gid(struct ibv_context *c, uint8_t port, int idx, union ibv_gid *gid) { return ibt_fn.query_gid(c, port, idx, gid); }
 static inline int ibtv_query_gid_ex(struct ibv_context *c, uint32_t port, uint32_t idx, struct ibv_gid_entry *e, uint32_t flags) { return ibt_fn.query_gid_ex(c, port, idx, e, flags, sizeof(*e)); }
+static inline ssize_t ibtv_query_gid_table(struct ibv_context *c, struct ibv_gid_entry *e, size_t n) { return ibt_fn.query_gid_table(c, e, n, 0, sizeof(*e)); }
+static inline int ibtv_query_pkey(struct ibv_context *c, uint8_t port, int idx, uint16_t *pkey) { return ibt_fn.query_pkey(c, port, idx, pkey); }
 static inline struct ibv_pd *ibtv_alloc_pd(struct ibv_context *c) { return ibt_fn.alloc_pd(c); }
 static inline int ibtv_dealloc_pd(struct ibv_pd *pd) { return ibt_fn.dealloc_pd(pd); }
 static inline struct ibv_mr *ibtv_reg_mr(struct ibv_pd *pd, void *addr, size_t len, int access) { return ibt_fn.reg_mr(pd, addr, len, access); }
@@ -161,6 +169,13 @@ static inline int ibtv_destroy_srq(struct ibv_srq *srq) { return ibt_fn.destroy_
  * library without it. */
 static inline int ibtv_fork_init(void) { return ibt_fn.fork_init(); }
 static inline int ibtv_is_fork_initialized(void) { return ibt_fn.is_fork_initialized ? ibt_fn.is_fork_initialized() : -1; }
+
+/* ibtv_query_qp_data_in_order is ibv_query_qp_data_in_order, or
+ * -EOPNOTSUPP from a library without it (before rdma-core 39). */
+static inline int ibtv_query_qp_data_in_order(struct ibv_qp *qp, int op, uint32_t flags)
+{
+	return ibt_fn.query_qp_data_in_order ? ibt_fn.query_qp_data_in_order(qp, (enum ibv_wr_opcode)op, flags) : -EOPNOTSUPP;
+}
 
 /* ibt_at is entry i of a device list, which Go cannot index. */
 static inline struct ibv_device *ibt_at(struct ibv_device **l, int i) { return l[i]; }

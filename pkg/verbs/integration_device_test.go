@@ -156,3 +156,36 @@ func TestIntegrationQueryPortBadFlow(t *testing.T) {
 		t.Errorf("QueryPort(%d) of %d ports: error %v, want a VerbError wrapping EINVAL", port, d.PhysPortCnt, err)
 	}
 }
+
+// TestIntegrationQueryPKey is DeviceTest.test_query_pkey: P_Key index 0
+// of port 1 reads on a channel adapter (an InfiniBand or RoCE device;
+// pyverbs does not ask an iWARP RNIC). rxe's one P_Key is the default,
+// full-membership 0xffff.
+func TestIntegrationQueryPKey(t *testing.T) {
+	ctx := integrationContext(t)
+	if d := integrationDevice(t, ctx); d.Transport != TransportIB {
+		t.Skipf("%s is an %s device, not a channel adapter", ctx.Name(), d.Transport)
+	}
+	pk, err := ctx.QueryPKey(1, 0)
+	ok(t, err)
+	if pk&0x7fff == 0 {
+		t.Errorf("%s port 1 P_Key 0 is %#x: not a valid P_Key", ctx.Name(), pk)
+	}
+	t.Logf("%s port 1 P_Key 0: %#x", ctx.Name(), pk)
+}
+
+// TestIntegrationPhysPortCntEx is DeviceTest.test_phys_port_cnt_ex: the
+// extended attributes' port count equals ibv_device_attr's, which is 255
+// when there are more.
+func TestIntegrationPhysPortCntEx(t *testing.T) {
+	ctx := integrationContext(t)
+	a, err := ctx.QueryDevice()
+	ok(t, err)
+	want := int(a.PhysPortCntEx)
+	if a.PhysPortCntEx > 255 {
+		want = 255
+	}
+	if a.PhysPortCnt != want {
+		t.Errorf("%s: phys_port_cnt %d, phys_port_cnt_ex %d", ctx.Name(), a.PhysPortCnt, a.PhysPortCntEx)
+	}
+}

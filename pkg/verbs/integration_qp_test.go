@@ -234,3 +234,28 @@ func TestIntegrationResizeCQ(t *testing.T) {
 		}
 	}
 }
+
+// TestIntegrationQueryDataInOrder is QPTest.test_query_data_in_order: a
+// UD QP on a 100-entry CQ, moved to RTS, answers whether SEND data lands
+// in order with 0 or 1.
+func TestIntegrationQueryDataInOrder(t *testing.T) {
+	ctx := integrationContext(t)
+	attr := integrationDevice(t, ctx).Attr
+	pd, err := ctx.AllocPD()
+	ok(t, err)
+	defer pd.Close()
+	cq, err := ctx.CreateCQOnVector(100, nil, 0)
+	ok(t, err)
+	defer cq.Close()
+	qp, err := pd.CreateQP(QPConfig{Type: QPTypeUD, SendCQ: cq, RecvCQ: cq, Caps: qpCaps(attr)})
+	skipUnsupported(t, err, "UD QP")
+	ok(t, err)
+	defer qp.Close()
+	ok(t, createQPWithAttr(qp))
+	got, err := qp.QueryDataInOrder(OpSend)
+	ok(t, err)
+	if got != DataInOrderNone && got != DataInOrderWholeMsg {
+		t.Errorf("%s: data in order for SEND is %v, want 0 or 1", qp, got)
+	}
+	t.Logf("%s: SEND data %v", qp, got)
+}

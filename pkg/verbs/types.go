@@ -123,6 +123,11 @@ type Attr struct {
 	MaxCQCount, MaxCQPeriod                                     uint16 `json:"-"`
 	MaxDMSize                                                   uint64 `json:"maxDmSize"`
 	NumCompVectors                                              int    `json:"numCompVectors"`
+	// PhysPortCnt is the port count of struct ibv_device_attr (at most
+	// 255); PhysPortCntEx the extended attributes' (phys_port_cnt_ex),
+	// which can count more, or 0 from a provider that does not set it.
+	PhysPortCnt   int    `json:"-"`
+	PhysPortCntEx uint32 `json:"-"`
 }
 
 // Atomic capabilities (enum ibv_atomic_cap), Attr.AtomicCap: none, atomic

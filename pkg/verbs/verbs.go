@@ -144,6 +144,7 @@ func attrFromC(ax *C.struct_ibv_device_attr_ex, ctx *C.struct_ibv_context) Attr 
 		MaxCQCount: uint16(ax.cq_mod_caps.max_cq_count), MaxCQPeriod: uint16(ax.cq_mod_caps.max_cq_period),
 		MaxDMSize:      uint64(ax.max_dm_size),
 		NumCompVectors: int(C.ibt_comp_vectors(ctx)),
+		PhysPortCnt:    int(a.phys_port_cnt), PhysPortCntEx: uint32(ax.phys_port_cnt_ex),
 	}
 }
 
