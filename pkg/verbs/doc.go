@@ -1,10 +1,12 @@
 // Package verbs is RDMA through libibverbs (cgo): the device list, each
 // device's attributes and each port's as rdma-core's ibv_devinfo shows
-// them, and the objects a reliable-connected transfer needs: an open
-// device (Context), protection domains (PD), memory regions (MR) over
+// them (with each GID entry's type and network device, the whole GID
+// table in one query, and P_Keys), and the objects a reliable-connected
+// transfer needs: an open device (Context), protection domains (PD), memory regions (MR) over
 // buffers outside the Go heap (Buffer, an anonymous mmap: the device
 // reads and writes them while Go runs, which cgo forbids for Go memory),
-// completion queues (CQ) with completion channels, and queue pairs (QP:
+// completion queues (CQ) with completion channels, on the completion
+// vector asked for, and queue pairs (QP:
 // RC, UC, UD, XRC send and receive) moved through INIT, RTR and RTS (with
 // a GRH on RoCE), posting RDMA WRITE, WRITE with immediate, READ, SEND (to
 // an address handle, AH, on UD; to a peer's XRC SRQ on XRC), the atomics
@@ -13,7 +15,8 @@
 // shared receive queues (SRQ, XRC ones in an XRC domain, XRCD), memory
 // windows (MW, type 1 bound with QP.BindMW, type 2 with a BIND_MW request,
 // invalidated locally or by the peer's SEND_WITH_INV), QP queries and
-// moves to ERR and RESET, CQ resizing, extended CQs (CreateCQEx: the
+// moves to ERR and RESET and whether their data lands in order, CQ
+// resizing, extended CQs (CreateCQEx: the
 // completion fields asked for, timestamps where the device keeps them) and
 // extended QPs (QPConfig.SendOps: posts through the ibv_wr_* ops),
 // polling, and the device's async events (port up and down, ...). A

@@ -158,13 +158,14 @@ func TestIntegrationQueryPortBadFlow(t *testing.T) {
 }
 
 // TestIntegrationQueryPKey is DeviceTest.test_query_pkey: P_Key index 0
-// of port 1 reads on a channel adapter (an InfiniBand or RoCE device;
-// pyverbs does not ask an iWARP RNIC). rxe's one P_Key is the default,
-// full-membership 0xffff.
+// of port 1 reads on a channel adapter (an InfiniBand or RoCE device).
+// pyverbs asks nothing of an iWARP RNIC, and passes; so does this.
+// rxe's one P_Key is the default, full-membership 0xffff.
 func TestIntegrationQueryPKey(t *testing.T) {
 	ctx := integrationContext(t)
 	if d := integrationDevice(t, ctx); d.Transport != TransportIB {
-		t.Skipf("%s is an %s device, not a channel adapter", ctx.Name(), d.Transport)
+		t.Logf("%s is an %s device, not a channel adapter: no P_Key to read", ctx.Name(), d.Transport)
+		return
 	}
 	pk, err := ctx.QueryPKey(1, 0)
 	ok(t, err)
