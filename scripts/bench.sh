@@ -176,7 +176,7 @@ printf 'ratio %sx (%s)\n' "$(awk -v a="${wall[infiniband-diags]}" -v b="${wall[i
 # the ACKs of their RMPP segments.
 if [ "${BENCH_SA_DISCOVERY:-1}" != 0 ]; then
 	"$tmp/simfab" stop "$SIMFAB_DIR"
-	eval "$("$tmp/simfab" start -routing ftree -timeout 30m -opensm-arg=-D -opensm-arg=0x41 "$tmp/big.net" 2>/dev/null)"
+	eval "$("$tmp/simfab" start -routing ftree -timeout 30m -opensm-arg=-D -opensm-arg=0x43 "$tmp/big.net" 2>/dev/null)"
 	echo
 	echo "== discovery of the same tree with opensm up (ftree); one run each"
 	printf '%-30s %9s %9s %10s %12s\n' tool wall cpu "max RSS" "MADs sent"
@@ -200,7 +200,7 @@ if [ "${BENCH_SA_DISCOVERY:-1}" != 0 ]; then
 		printf '%s: ratio %sx (%s)\n' "$who" "$(awk -v a="${wall[infiniband-diags]}" -v b="${wall[$who]}" 'BEGIN { if (b == 0) b = 0.001; printf "%.1f", a / b }')" "$same"
 	done
 	# The routing checks of the big tree on the dumps opensm wrote (-D
-	# 0x41; 0x43 would add a LID matrix of 1.5 GB): ibtool's only, as
+	# 0x43, as bench-ibdmchk.sh; the dumps are some 10 GB): ibtool's only, as
 	# ibutils' ibdmchk would take about 48 times its 4,000-host time
 	# (paths grow with the square of the hosts); the target is a minute.
 	echo
