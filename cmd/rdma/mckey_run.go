@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 	"time"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
@@ -22,20 +21,16 @@ type mcTest struct {
 	o     *mckeyOptions
 	ch    *rdmacm.EventChannel
 	nodes []*mcNode
-	devs  map[string]*verbs.Context
-	mu    sync.Mutex
+	cmDevices
 }
 
 // mcNode is one joined endpoint: its ID, group, verbs objects, and the
 // group's QP number, Q_Key and address handle.
 type mcNode struct {
-	n         int
-	id        *rdmacm.ID
+	n  int
+	id *rdmacm.ID
+	udVerbs
 	mc        *rdmacm.Multicast
-	pd        *verbs.PD
-	cch       *verbs.CompChannel
-	cq        *verbs.CQ
-	mr        *verbs.MR
 	ah        *verbs.AH
 	remoteQPN uint32
 	remoteQK  uint32
@@ -54,7 +49,7 @@ func mckeyRun(o *mckeyOptions) error {
 	if err != nil {
 		return ucmaExit(1, err)
 	}
-	t := &mcTest{o: o, ch: ch, devs: map[string]*verbs.Context{}}
+	t := &mcTest{o: o, ch: ch}
 	for i := range o.Connections {
 		n := &mcNode{n: i}
 		if n.id, err = ch.CreateID(o.ps); err != nil {
@@ -242,68 +237,12 @@ func (t *mcTest) prepare(n *mcNode) error {
 	if err != nil {
 		return err
 	}
-	port, err := dev.QueryPort(n.id.Addr().Port)
-	if err != nil {
-		return err
-	}
-	if mtu := port.ActiveMTU.Bytes(); o.Count > 0 && o.Size > mtu {
-		t.printf("mckey: message_size %d is larger than active mtu %d\n", o.Size, mtu)
-		return &ucmaFailure{status: -22, err: fmt.Errorf("message_size %d is larger than the active MTU %d of port %d", o.Size, mtu, n.id.Addr().Port)}
-	}
-	if n.pd, err = dev.AllocPD(); err != nil {
-		return err
-	}
-	if n.cch, err = dev.CreateCompChannel(); err != nil {
-		return err
-	}
-	cqe := 2
-	if o.Count > 0 {
-		cqe = o.Count * 2
-	}
-	if n.cq, err = dev.CreateCQ(cqe, n.cch); err != nil {
-		return err
-	}
-	wr := max(o.Count, 1)
-	cfg := verbs.QPConfig{SendCQ: n.cq, RecvCQ: n.cq, BlockSelfMulticastLoopback: o.NoLoopback,
-		Caps: verbs.QPCaps{MaxSendWR: wr, MaxRecvWR: wr, MaxSendSGE: 1, MaxRecvSGE: 1}}
-	if _, err := n.id.CreateQP(n.pd, cfg); err != nil {
-		return fmt.Errorf("unable to create QP: %w", err)
-	}
-	if o.Count == 0 {
-		return nil
-	}
-	if n.mr, err = n.pd.AllocMR(o.Size+verbs.GRHSize, verbs.AccessLocalWrite); err != nil {
-		return err
-	}
-	if o.Sender {
-		return nil
-	}
-	for range o.Count {
-		if err := n.id.QP().PostRecv(verbs.RecvWR{ID: uint64(n.n), MR: n.mr, Length: o.Size + verbs.GRHSize}); err != nil {
-			return fmt.Errorf("failed to post receives: %w", err)
-		}
-	}
-	return nil
+	n.udVerbs, err = udSetup{tool: "mckey", count: o.Count, size: o.Size, blockLoopback: o.NoLoopback, sendOnly: o.Sender}.makeUD(dev, n.id, uint64(n.n), t.printf)
+	return err
 }
 
 // device opens the verbs device of id once for the run.
-func (t *mcTest) device(id *rdmacm.ID) (*verbs.Context, error) {
-	d, err := id.Device()
-	if err != nil {
-		return nil, err
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.devs[d.Name]; c != nil {
-		return c, nil
-	}
-	c, err := id.OpenDevice()
-	if err != nil {
-		return nil, err
-	}
-	t.devs[d.Name] = c
-	return c, nil
-}
+func (t *mcTest) device(id *rdmacm.ID) (*verbs.Context, error) { return t.open(id) }
 
 // send sends -C datagrams to the group, each with the QP's number as
 // immediate data; the last is signaled and waited for, so that they are
@@ -401,8 +340,6 @@ func (t *mcTest) destroy() {
 			n.pd.Close()
 		}
 	}
-	for _, c := range t.devs {
-		c.Close()
-	}
+	t.closeAll()
 	t.ch.Close()
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
-	"sync"
 
 	"github.com/ibtool/ibtool/pkg/rdmacm"
 	"github.com/ibtool/ibtool/pkg/verbs"
@@ -16,25 +15,21 @@ type udTest struct {
 	o     *udaddyOptions
 	ch    *rdmacm.EventChannel
 	nodes []*udNode
-	devs  map[string]*verbs.Context
-	mu    sync.Mutex
+	cmDevices
 }
 
 // udNode is one endpoint (udaddy's cmatest_node): its ID, a PD, one CQ,
 // the MR its datagrams go from and to (a GRH's room first), and where
 // the peer is.
 type udNode struct {
-	n         int
-	id        *rdmacm.ID
-	pd        *verbs.PD
-	cq        *verbs.CQ
-	mr        *verbs.MR
+	n  int
+	id *rdmacm.ID
+	udVerbs
 	ah        *verbs.AH
 	remoteQPN uint32
 	remoteQK  uint32
 	connected bool
 	armedCQ   bool
-	cch       *verbs.CompChannel
 }
 
 func udaddyRun(o *udaddyOptions) error {
@@ -45,7 +40,7 @@ func udaddyRun(o *udaddyOptions) error {
 	if err != nil {
 		return ucmaExit(1, err)
 	}
-	t := &udTest{o: o, ch: ch, devs: map[string]*verbs.Context{}}
+	t := &udTest{o: o, ch: ch}
 	for i := range o.Connections {
 		t.nodes = append(t.nodes, &udNode{n: i})
 	}
@@ -189,64 +184,12 @@ func (t *udTest) prepare(n *udNode) error {
 	if err != nil {
 		return err
 	}
-	port, err := dev.QueryPort(n.id.Addr().Port)
-	if err != nil {
-		return err
-	}
-	if mtu := port.ActiveMTU.Bytes(); o.Count > 0 && o.Size > mtu {
-		t.printf("udaddy: message_size %d is larger than active mtu %d\n", o.Size, mtu)
-		return &ucmaFailure{status: -22, err: fmt.Errorf("message_size %d is larger than the active MTU %d of port %d", o.Size, mtu, n.id.Addr().Port)}
-	}
-	if n.pd, err = dev.AllocPD(); err != nil {
-		return err
-	}
-	if n.cch, err = dev.CreateCompChannel(); err != nil {
-		return err
-	}
-	cqe := 2
-	if o.Count > 0 {
-		cqe = o.Count * 2
-	}
-	if n.cq, err = dev.CreateCQ(cqe, n.cch); err != nil {
-		return err
-	}
-	wr := max(o.Count, 1)
-	cfg := verbs.QPConfig{SendCQ: n.cq, RecvCQ: n.cq, Caps: verbs.QPCaps{MaxSendWR: wr, MaxRecvWR: wr, MaxSendSGE: 1, MaxRecvSGE: 1}}
-	if _, err := n.id.CreateQP(n.pd, cfg); err != nil {
-		return fmt.Errorf("unable to create QP: %w", err)
-	}
-	if o.Count == 0 {
-		return nil
-	}
-	if n.mr, err = n.pd.AllocMR(o.Size+verbs.GRHSize, verbs.AccessLocalWrite); err != nil {
-		return err
-	}
-	for range o.Count {
-		if err := n.id.QP().PostRecv(verbs.RecvWR{ID: uint64(n.n), MR: n.mr, Length: o.Size + verbs.GRHSize}); err != nil {
-			return fmt.Errorf("failed to post receives: %w", err)
-		}
-	}
-	return nil
+	n.udVerbs, err = udSetup{tool: "udaddy", count: o.Count, size: o.Size}.makeUD(dev, n.id, uint64(n.n), t.printf)
+	return err
 }
 
 // device opens the verbs device of id once for the run.
-func (t *udTest) device(id *rdmacm.ID) (*verbs.Context, error) {
-	d, err := id.Device()
-	if err != nil {
-		return nil, err
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.devs[d.Name]; c != nil {
-		return c, nil
-	}
-	c, err := id.OpenDevice()
-	if err != nil {
-		return nil, err
-	}
-	t.devs[d.Name] = c
-	return c, nil
-}
+func (t *udTest) device(id *rdmacm.ID) (*verbs.Context, error) { return t.open(id) }
 
 // postSends sends -C datagrams of the node's to the peer, each with this
 // QP's number as its immediate data (the server replies to it).
@@ -454,8 +397,6 @@ func (t *udTest) destroy() {
 			n.pd.Close()
 		}
 	}
-	for _, c := range t.devs {
-		c.Close()
-	}
+	t.closeAll()
 	t.ch.Close()
 }
