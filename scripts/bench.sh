@@ -15,7 +15,9 @@
 # infiniband_exporter too (scripts/bench-exporter.sh); BENCH_IBDMCHK=0 skips
 # the routing checks (ibutils' ibdmchk) on that tree's opensm dumps.
 # BENCH_START_ONLY=1
-# stops after the start-up rows (BENCH_START_RUNS runs each, default 21).
+# stops after the start-up rows (BENCH_START_RUNS runs each, default 21);
+# BENCH_BIG_ONLY=1 runs only the sections of the big tree (its discovery
+# without and with opensm, and the routing checks on opensm's dumps).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-bin/ibtool}")
@@ -23,9 +25,12 @@ hosts=${BENCH_HOSTS:-648}
 radix=${BENCH_RADIX:-36}
 runs=${BENCH_RUNS:-5}
 
-echo "== codec (pkg/mad) and dumps (pkg/madtext): decode, encode and dump, ns/op and allocations"
-go test -run '^$' -bench . -benchmem ./pkg/mad/ ./pkg/madtext/ | grep -E '^Benchmark' |
-	awk '{printf "%-50s %10s ns/op %6s B/op %4s allocs/op\n", $1, $3, $5, $7}'
+big_only=${BENCH_BIG_ONLY:-0}
+if [ "$big_only" != 1 ]; then
+	echo "== codec (pkg/mad) and dumps (pkg/madtext): decode, encode and dump, ns/op and allocations"
+	go test -run '^$' -bench . -benchmem ./pkg/mad/ ./pkg/madtext/ | grep -E '^Benchmark' |
+		awk '{printf "%-50s %10s ns/op %6s B/op %4s allocs/op\n", $1, $3, $5, $7}'
+fi
 
 # The work directory is on tmpfs where there is one: the C tools run in it
 # under libumad2sim.so, which builds a fake sysfs tree there (./sys-PID,
@@ -36,104 +41,108 @@ go build -o "$tmp/simfab" ./scripts/simfab
 go build -o "$tmp/startbench" ./scripts/startbench
 # The C tools' LD_PRELOAD: the bench's RMPP layer, then the umad2sim shim.
 shim=$("$tmp/simfab" preload)
-"$tmp/simfab" fattree -levels 2 -hosts "$hosts" -radix "$radix" >"$tmp/fabric.net"
-eval "$("$tmp/simfab" start "$tmp/fabric.net")"
-trap '"$tmp/simfab" stop "$SIMFAB_DIR"; rm -rf "$tmp"' EXIT
-export SIM_HOST=H-0001
+SIMFAB_DIR=
+trap '[ -z "$SIMFAB_DIR" ] || "$tmp/simfab" stop "$SIMFAB_DIR"; rm -rf "$tmp"' EXIT
+if [ "$big_only" != 1 ]; then
+	"$tmp/simfab" fattree -levels 2 -hosts "$hosts" -radix "$radix" >"$tmp/fabric.net"
+	eval "$("$tmp/simfab" start "$tmp/fabric.net")"
+	export SIM_HOST=H-0001
 
-# ms runs a command $runs times and prints the mean wall time in ms.
-ms() {
-	local start end
-	start=$(date +%s%N)
-	for _ in $(seq "$runs"); do "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }; done
-	end=$(date +%s%N)
-	echo $(((end - start) / runs / 1000000))
-}
+	# ms runs a command $runs times and prints the mean wall time in ms.
+	ms() {
+		local start end
+		start=$(date +%s%N)
+		for _ in $(seq "$runs"); do "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; return 1; }; done
+		end=$(date +%s%N)
+		echo $(((end - start) / runs / 1000000))
+	}
 
-leaf_lid=$("$bin" ibaddr -L 0,1 | awk '{print $3}')
+	leaf_lid=$("$bin" ibaddr -L 0,1 | awk '{print $3}')
 
-# Start-up (docs/bench.md, Start-up): ibtool --version against an empty Go
-# program and a small cobra program built the same way (cgo on, as bin/ibtool,
-# and CGO_ENABLED=0), then the single-target tools against infiniband-diags
-# under the plain libumad2sim.so shim, all a one-MAD C tool needs (the RMPP
-# layer of $shim slows one by about 45%); alternating runs, medians of
-# wall, CPU and page faults.
-start_rows() {
-	local src="$tmp/startprog" srt=${BENCH_START_RUNS:-21}
-	mkdir -p "$src/empty" "$src/emptycgo" "$src/cobra"
-	printf 'package main\n\nfunc main() {}\n' >"$src/empty/main.go"
-	printf 'package main\n\nimport "C"\n\nfunc main() {}\n' >"$src/emptycgo/main.go"
-	printf 'package main\n\nimport (\n\t"os"\n\n\t"github.com/spf13/cobra"\n)\n\nfunc main() {\n\troot := &cobra.Command{Use: "small", Version: "1", Run: func(*cobra.Command, []string) {}}\n\troot.AddCommand(&cobra.Command{Use: "a", Run: func(*cobra.Command, []string) {}})\n\tif root.Execute() != nil {\n\t\tos.Exit(1)\n\t}\n}\n' >"$src/cobra/main.go"
-	# Built inside the module (cobra's version is ibtool's), with make build's tags.
-	local pkgdir=internal/zz_startbench_$$
-	mkdir -p "$pkgdir" && cp -r "$src"/* "$pkgdir"/
-	for p in empty emptycgo cobra; do go build -tags 'netgo,osusergo' -o "$tmp/$p" "./$pkgdir/$p"; done
-	CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$tmp/ibtool-static" .
-	rm -rf "$pkgdir"
+	# Start-up (docs/bench.md, Start-up): ibtool --version against an empty Go
+	# program and a small cobra program built the same way (cgo on, as bin/ibtool,
+	# and CGO_ENABLED=0), then the single-target tools against infiniband-diags
+	# under the plain libumad2sim.so shim, all a one-MAD C tool needs (the RMPP
+	# layer of $shim slows one by about 45%); alternating runs, medians of
+	# wall, CPU and page faults.
+	start_rows() {
+		local src="$tmp/startprog" srt=${BENCH_START_RUNS:-21}
+		mkdir -p "$src/empty" "$src/emptycgo" "$src/cobra"
+		printf 'package main\n\nfunc main() {}\n' >"$src/empty/main.go"
+		printf 'package main\n\nimport "C"\n\nfunc main() {}\n' >"$src/emptycgo/main.go"
+		printf 'package main\n\nimport (\n\t"os"\n\n\t"github.com/spf13/cobra"\n)\n\nfunc main() {\n\troot := &cobra.Command{Use: "small", Version: "1", Run: func(*cobra.Command, []string) {}}\n\troot.AddCommand(&cobra.Command{Use: "a", Run: func(*cobra.Command, []string) {}})\n\tif root.Execute() != nil {\n\t\tos.Exit(1)\n\t}\n}\n' >"$src/cobra/main.go"
+		# Built inside the module (cobra's version is ibtool's), with make build's tags.
+		local pkgdir=internal/zz_startbench_$$
+		mkdir -p "$pkgdir" && cp -r "$src"/* "$pkgdir"/
+		for p in empty emptycgo cobra; do go build -tags 'netgo,osusergo' -o "$tmp/$p" "./$pkgdir/$p"; done
+		CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$tmp/ibtool-static" .
+		rm -rf "$pkgdir"
+		echo
+		echo "== start-up: medians of $srt alternating runs; x = reference / this (targets: --version x >= 0.67 against the empty cgo program, within 1.5 times it; tools x >= 1.0, level with infiniband-diags)"
+		"$tmp/startbench" -runs "$srt" \
+			"ibtool --version vs empty|$tmp/empty|$bin --version" \
+			"ibtool --version vs empty cgo|$tmp/emptycgo|$bin --version" \
+			"ibtool (static) --version vs empty|$tmp/empty|$tmp/ibtool-static --version" \
+			"small cobra --version vs empty|$tmp/empty|$tmp/cobra --version"
+		echo
+		local pre="LD_PRELOAD=${shim##* }" rows=() c
+		for c in "smpquery -D portinfo 0,1 1" "perfquery $leaf_lid 1" "sminfo" "ibaddr" "smpdump -D 0,1 0x15" "ibportstate -D 0,1 1 query"; do
+			rows+=("$c|$pre $c|$bin $c")
+		done
+		"$tmp/startbench" -runs "$srt" -dir "$tmp" "${rows[@]}"
+	}
+	start_rows
+	if [ "${BENCH_START_ONLY:-0}" = 1 ]; then
+		exit 0
+	fi
 	echo
-	echo "== start-up: medians of $srt alternating runs; x = reference / this (targets: --version x >= 0.67 against the empty cgo program, within 1.5 times it; tools x >= 1.0, level with infiniband-diags)"
-	"$tmp/startbench" -runs "$srt" \
-		"ibtool --version vs empty|$tmp/empty|$bin --version" \
-		"ibtool --version vs empty cgo|$tmp/emptycgo|$bin --version" \
-		"ibtool (static) --version vs empty|$tmp/empty|$tmp/ibtool-static --version" \
-		"small cobra --version vs empty|$tmp/empty|$tmp/cobra --version"
-	echo
-	local pre="LD_PRELOAD=${shim##* }" rows=() c
-	for c in "smpquery -D portinfo 0,1 1" "perfquery $leaf_lid 1" "sminfo" "ibaddr" "smpdump -D 0,1 0x15" "ibportstate -D 0,1 1 query"; do
-		rows+=("$c|$pre $c|$bin $c")
+	echo "== $hosts hosts, radix $radix, attached at H-0001; mean of $runs runs (wall time)"
+	printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio
+	for cmd in "smpquery -D portinfo 0,1 1" "perfquery -x $leaf_lid 1" "ibroute -D 0,1" "ibroute -D 0,1,$((radix / 2 + 1))"; do
+		# shellcheck disable=SC2086 # split the command into words
+		ref=$(cd "$tmp" && LD_PRELOAD="$shim" ms $cmd)
+		# shellcheck disable=SC2086
+		ours=$(ms "$bin" $cmd)
+		printf '%-40s %10s ms %10s ms %7sx\n' "$cmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')"
 	done
-	"$tmp/startbench" -runs "$srt" -dir "$tmp" "${rows[@]}"
-}
-start_rows
-if [ "${BENCH_START_ONLY:-0}" = 1 ]; then
-	exit 0
+	"$tmp/simfab" stop "$SIMFAB_DIR"
+
+	# Fabric-wide tools on a 3-level fat tree with opensm (LIDs and routes).
+	mhosts=${BENCH_FABRIC_HOSTS:-4000}
+	"$tmp/simfab" fattree -levels 3 -hosts "$mhosts" -radix "$radix" >"$tmp/mid.net"
+	eval "$("$tmp/simfab" start "$tmp/mid.net" 2>/dev/null)"
+	echo
+	echo "== fabric-wide tools: 3-level fat tree, $mhosts hosts, radix $radix; mean of $runs runs (wall time; identical output checked)"
+	printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio
+	# Each entry is "infiniband-diags command|ibtool command" (the same when
+	# there is no "|"); ibtool's --discovery sa reads the fabric from the SA.
+	for pair in "ibnetdiscover" "ibnetdiscover -p" "ibswitches" "iblinkinfo" "ibqueryerrors" "dump_lfts" \
+		"ibnetdiscover|ibnetdiscover --discovery sa" "iblinkinfo|iblinkinfo --discovery sa" \
+		"ibqueryerrors|ibqueryerrors --discovery sa" "dump_lfts|dump_lfts --discovery sa" "saquery" "saquery -x"; do
+		cmd=${pair%%|*}
+		ourcmd=${pair#*|}
+		# shellcheck disable=SC2086
+		(cd "$tmp" && LD_PRELOAD="$shim" $cmd >"$tmp/ref.out" 2>&1)
+		# shellcheck disable=SC2086
+		"$bin" $ourcmd >"$tmp/ours.out" 2>&1
+		same=""
+		cmp -s <(grep -v '^# Topology file' "$tmp/ref.out") <(grep -v '^# Topology file' "$tmp/ours.out") || same=" (OUTPUT DIFFERS)"
+		# shellcheck disable=SC2086
+		ref=$(cd "$tmp" && LD_PRELOAD="$shim" ms $cmd)
+		# shellcheck disable=SC2086
+		ours=$(ms "$bin" $ourcmd)
+		printf '%-40s %10s ms %10s ms %7sx%s\n' "$ourcmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')" "$same"
+	done
+	# ibtool exporter against infiniband_exporter on the same tree
+	# (scripts/bench-exporter.sh; BENCH_EXPORTER=0 skips it).
+	[ "${BENCH_EXPORTER:-1}" = 0 ] || scripts/bench-exporter.sh "$bin" "$tmp/simfab"
+	"$tmp/simfab" stop "$SIMFAB_DIR"
+
+	# Routing checks: ibutils' ibdmchk against ibtool's on opensm's dumps of
+	# the same tree (scripts/bench-ibdmchk.sh; BENCH_IBDMCHK=0 skips it).
+	[ "${BENCH_IBDMCHK:-1}" = 0 ] || scripts/bench-ibdmchk.sh "$bin" "$tmp/simfab" "$tmp/mid.net"
+	SIMFAB_DIR=
 fi
-echo
-echo "== $hosts hosts, radix $radix, attached at H-0001; mean of $runs runs (wall time)"
-printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio
-for cmd in "smpquery -D portinfo 0,1 1" "perfquery -x $leaf_lid 1" "ibroute -D 0,1" "ibroute -D 0,1,$((radix / 2 + 1))"; do
-	# shellcheck disable=SC2086 # split the command into words
-	ref=$(cd "$tmp" && LD_PRELOAD="$shim" ms $cmd)
-	# shellcheck disable=SC2086
-	ours=$(ms "$bin" $cmd)
-	printf '%-40s %10s ms %10s ms %7sx\n' "$cmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')"
-done
-"$tmp/simfab" stop "$SIMFAB_DIR"
-
-# Fabric-wide tools on a 3-level fat tree with opensm (LIDs and routes).
-mhosts=${BENCH_FABRIC_HOSTS:-4000}
-"$tmp/simfab" fattree -levels 3 -hosts "$mhosts" -radix "$radix" >"$tmp/mid.net"
-eval "$("$tmp/simfab" start "$tmp/mid.net" 2>/dev/null)"
-echo
-echo "== fabric-wide tools: 3-level fat tree, $mhosts hosts, radix $radix; mean of $runs runs (wall time; identical output checked)"
-printf '%-40s %12s %12s %8s\n' command infiniband-diags ibtool ratio
-# Each entry is "infiniband-diags command|ibtool command" (the same when
-# there is no "|"); ibtool's --discovery sa reads the fabric from the SA.
-for pair in "ibnetdiscover" "ibnetdiscover -p" "ibswitches" "iblinkinfo" "ibqueryerrors" "dump_lfts" \
-	"ibnetdiscover|ibnetdiscover --discovery sa" "iblinkinfo|iblinkinfo --discovery sa" \
-	"ibqueryerrors|ibqueryerrors --discovery sa" "dump_lfts|dump_lfts --discovery sa" "saquery" "saquery -x"; do
-	cmd=${pair%%|*}
-	ourcmd=${pair#*|}
-	# shellcheck disable=SC2086
-	(cd "$tmp" && LD_PRELOAD="$shim" $cmd >"$tmp/ref.out" 2>&1)
-	# shellcheck disable=SC2086
-	"$bin" $ourcmd >"$tmp/ours.out" 2>&1
-	same=""
-	cmp -s <(grep -v '^# Topology file' "$tmp/ref.out") <(grep -v '^# Topology file' "$tmp/ours.out") || same=" (OUTPUT DIFFERS)"
-	# shellcheck disable=SC2086
-	ref=$(cd "$tmp" && LD_PRELOAD="$shim" ms $cmd)
-	# shellcheck disable=SC2086
-	ours=$(ms "$bin" $ourcmd)
-	printf '%-40s %10s ms %10s ms %7sx%s\n' "$ourcmd" "$ref" "$ours" "$(awk -v a="$ref" -v b="$ours" 'BEGIN { if (b == 0) b = 1; printf "%.1f", a / b }')" "$same"
-done
-# ibtool exporter against infiniband_exporter on the same tree
-# (scripts/bench-exporter.sh; BENCH_EXPORTER=0 skips it).
-[ "${BENCH_EXPORTER:-1}" = 0 ] || scripts/bench-exporter.sh "$bin" "$tmp/simfab"
-"$tmp/simfab" stop "$SIMFAB_DIR"
-
-# Routing checks: ibutils' ibdmchk against ibtool's on opensm's dumps of
-# the same tree (scripts/bench-ibdmchk.sh; BENCH_IBDMCHK=0 skips it).
-[ "${BENCH_IBDMCHK:-1}" = 0 ] || scripts/bench-ibdmchk.sh "$bin" "$tmp/simfab" "$tmp/mid.net"
 
 # Discovery of a big fabric: wall and CPU time, memory, SMPs sent, and the
 # CPU ibsim spent answering them; one run of each tool.
