@@ -135,6 +135,21 @@ func (c *Context) QueryDevice() (Attr, error) {
 	return got, nil
 }
 
+// QueryDeviceLegacy reads the device's attributes with the legacy
+// ibv_query_device: the fields of struct ibv_device_attr only, the
+// device's identity (firmware version, GUIDs, vendor) among them, which
+// QueryDevice's Attr leaves to Device. QueryDevice reads the same limits
+// with ibv_query_device_ex, and the extended ones beside them. Each call
+// asks the device.
+func (c *Context) QueryDeviceLegacy() (DeviceAttr, error) {
+	c.use("QueryDeviceLegacy")
+	a, err := drv.queryDeviceLegacy(c.h)
+	if err != nil {
+		return DeviceAttr{}, verbError("ibv_query_device", c.name, err)
+	}
+	return a, nil
+}
+
 // QueryPKey reads entry index of port's P_Key table (ibv_query_pkey), in
 // host order: 0xffff is the default full-membership P_Key.
 func (c *Context) QueryPKey(port, index int) (uint16, error) {

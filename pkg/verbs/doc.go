@@ -1,5 +1,6 @@
 // Package verbs is RDMA through libibverbs (cgo): the device list, each
-// device's attributes and each port's as rdma-core's ibv_devinfo shows
+// device's attributes (ibv_query_device_ex, or the legacy
+// ibv_query_device) and each port's as rdma-core's ibv_devinfo shows
 // them (with each GID entry's type and network device, the whole GID
 // table in one query, and P_Keys), and the objects a reliable-connected
 // transfer needs: an open device (Context), protection domains (PD), memory regions (MR) over

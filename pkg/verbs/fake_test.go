@@ -27,6 +27,7 @@ type fakeDriver struct {
 	vector  int         // what the last createCQ got
 	inOrder DataInOrder // what queryDataInOrder answers
 	attr    Attr        // what queryDevice returns
+	devAttr DeviceAttr  // queryDeviceLegacy's identity fields
 	qpAttr  QPAttr      // what queryQP returns
 	cqFlags WCFlags     // what the last createCQEx got
 	cqe     int         // what cqEntries returns; resizeCQ sets it
@@ -122,6 +123,17 @@ func (f *fakeDriver) queryDevice(handle) (Attr, error) {
 		return Attr{}, err
 	}
 	return f.attr, nil
+}
+
+// queryDeviceLegacy is attr's fields of struct ibv_device_attr, with
+// devAttr's identity.
+func (f *fakeDriver) queryDeviceLegacy(handle) (DeviceAttr, error) {
+	if err := f.fail["queryDeviceLegacy"]; err != nil {
+		return DeviceAttr{}, err
+	}
+	a := f.devAttr
+	a.Attr = legacyPart(f.attr)
+	return a, nil
 }
 
 func (f *fakeDriver) asyncFD(handle) int { return 7 }
