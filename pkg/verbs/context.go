@@ -71,8 +71,9 @@ func (c *Context) release() {
 	c.mu.Unlock()
 }
 
-// Close closes the device. Closing a context twice, or while a PD, CQ or
-// completion channel made from it is open, panics.
+// Close closes the device. Closing it again does nothing and returns
+// nil; closing it while a PD, CQ or completion channel made from it is
+// open panics.
 func (c *Context) Close() error {
 	c.mu.Lock()
 	closed, children := c.closed, c.children
@@ -81,7 +82,7 @@ func (c *Context) Close() error {
 	}
 	c.mu.Unlock()
 	if closed {
-		panic(fmt.Sprintf("verbs: Close of closed context %s", c.name))
+		return nil
 	}
 	if children > 0 {
 		panic(fmt.Sprintf("verbs: Close of context %s with %d objects still open", c.name, children))
