@@ -106,9 +106,33 @@ func (ch *EventChannel) CreateID(ps PortSpace) (*ID, error) {
 	return ch.CreateIDType(ps, ps.QPType())
 }
 
-// CreateIDType makes a CM ID in port space ps for QPs of type t (RC or
-// UD; RDMA_PS_IB takes either).
+// Takes says whether IDs of the port space connect QPs of type t, as
+// the kernel's CM has them: RDMA_PS_TCP RC, RDMA_PS_UDP and
+// RDMA_PS_IPOIB UD, RDMA_PS_IB RC, UD and the two ends of XRC (XRC_SEND
+// connects to an XRC_RECV listener, as librdmacm's rdma_xclient and
+// rdma_xserver do). A port space the package does not name takes any:
+// the kernel decides.
+func (ps PortSpace) Takes(t verbs.QPType) bool {
+	switch ps {
+	case PortSpaceTCP:
+		return t == verbs.QPTypeRC
+	case PortSpaceUDP, PortSpaceIPoIB:
+		return t == verbs.QPTypeUD
+	case PortSpaceIB:
+		return t == verbs.QPTypeRC || t == verbs.QPTypeUD || t == verbs.QPTypeXRCSend || t == verbs.QPTypeXRCRecv
+	}
+	return true
+}
+
+// CreateIDType makes a CM ID in port space ps for QPs of type t; a type
+// the port space does not take (Takes) panics. An XRC_SEND ID's QP
+// (CreateQP) wants a send CQ only, an XRC_RECV ID's an XRCD and no CQs;
+// the XRC_RECV side tells its peer the number of its XRC SRQ itself (in
+// the accept's private data, as rdma_xserver does).
 func (ch *EventChannel) CreateIDType(ps PortSpace, t verbs.QPType) (*ID, error) {
+	if !ps.Takes(t) {
+		panic(fmt.Sprintf("rdmacm: CreateIDType: %s takes no %s QPs", ps, t))
+	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
 	if ch.closed {

@@ -2,6 +2,7 @@ package rdmacm_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log"
@@ -201,4 +202,65 @@ func ExampleIBServiceAddr() {
 	a := rdmacm.IBServiceAddr(netip.MustParseAddr("fe80::2:c903:0:1492"), rdmacm.PortSpaceTCP, 7471)
 	fmt.Printf("%s P_Key %#x service ID %#x mask %#x\n", a.AddrPort(), a.PKey, a.ServiceID, a.ServiceMask)
 	// Output: [fe80::2:c903:0:1492]:7471 P_Key 0xffff service ID 0x1061d2f mask 0xffffffffffffffff
+}
+
+// XRC over the CM is in the IB port space: the sending side's ID is
+// XRC_SEND, the receiving side's listener XRC_RECV.
+func ExamplePortSpace_Takes() {
+	for _, t := range []verbs.QPType{verbs.QPTypeRC, verbs.QPTypeXRCSend, verbs.QPTypeXRCRecv} {
+		fmt.Println(t, rdmacm.PortSpaceTCP.Takes(t), rdmacm.PortSpaceIB.Takes(t))
+	}
+	// Output:
+	// RC true true
+	// XRC_SEND false true
+	// XRC_RECV false true
+}
+
+// An XRC client as librdmacm's rdma_xclient: an XRC_SEND ID in the IB
+// port space, its QP with a send CQ only, the server's XRC SRQ number
+// from the connection's private data, and a send to that SRQ. (It needs
+// an RDMA device with XRC and a server, so it is compiled, not run.)
+func ExampleEventChannel_CreateIDType() {
+	ctx := context.Background()
+	ch, err := rdmacm.NewEventChannel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ch.Close()
+	id, err := ch.CreateIDType(rdmacm.PortSpaceIB, verbs.QPTypeXRCSend)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer id.Close()
+	server := netip.MustParseAddrPort("192.0.2.1:7471")
+	if err := id.ResolveAddr(ctx, netip.AddrPort{}, server, 2*time.Second); err != nil {
+		log.Fatal(err)
+	}
+	if err := id.ResolveRoute(ctx, 2*time.Second); err != nil {
+		log.Fatal(err)
+	}
+	dev, err := id.OpenDevice()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Close()
+	pd, _ := dev.AllocPD()
+	defer pd.Close()
+	cq, _ := dev.CreateCQ(1, nil)
+	defer cq.Close()
+	mr, _ := pd.AllocMR(16, verbs.AccessLocalWrite)
+	defer mr.Close()
+	qp, err := id.CreateQP(pd, verbs.QPConfig{SendCQ: cq, SignalAll: true, Caps: verbs.QPCaps{MaxSendWR: 1, MaxSendSGE: 1}})
+	if err != nil {
+		log.Fatal(err) // a device without XRC: operation not supported
+	}
+	ev, err := id.Connect(ctx, rdmacm.ConnParam{RetryCount: 7, RNRRetryCount: 7})
+	if err != nil || len(ev.Conn.PrivateData) < 4 {
+		log.Fatal(err)
+	}
+	srqn := binary.BigEndian.Uint32(ev.Conn.PrivateData)
+	if err := qp.PostSend(verbs.SendWR{Op: verbs.OpSend, MR: mr, Length: 16, RemoteSRQN: srqn}); err != nil {
+		log.Fatal(err)
+	}
+	id.Disconnect()
 }
