@@ -265,18 +265,27 @@ func (p *rdmaPair) send() error {
 // completion waits for the next completion, which must be of opcode
 // want and successful (rdma_get_send_comp, rdma_get_recv_comp).
 func (p *rdmaPair) completion(ctx context.Context, want verbs.WCOpcode) error {
+	return cmCompletion(ctx, p.cq, p.cch, &p.armed, want)
+}
+
+// cmCompletion waits on cq, whose events come to ch, for its next
+// completion, which must be of opcode want and successful, as
+// librdmacm's rdma_get_send_comp and rdma_get_recv_comp do: poll, arm
+// the CQ (armed says it is), poll again, sleep on the channel until ctx
+// ends. The error names the librdmacm call.
+func cmCompletion(ctx context.Context, cq *verbs.CQ, ch *verbs.CompChannel, armed *bool, want verbs.WCOpcode) error {
 	what := "rdma_get_recv_comp"
 	if want == verbs.WCSend {
 		what = "rdma_get_send_comp"
 	}
 	var wc [1]verbs.WorkCompletion
 	for {
-		n, err := p.cq.Poll(wc[:])
+		n, err := cq.Poll(wc[:])
 		if err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
 		if n == 1 {
-			if err := wc[0].Err(p.cq); err != nil {
+			if err := wc[0].Err(cq); err != nil {
 				return fmt.Errorf("%s: %w", what, err)
 			}
 			if wc[0].Opcode != want {
@@ -284,17 +293,17 @@ func (p *rdmaPair) completion(ctx context.Context, want verbs.WCOpcode) error {
 			}
 			return nil
 		}
-		if !p.armed {
-			if err := p.cq.ReqNotify(false); err != nil {
+		if !*armed {
+			if err := cq.ReqNotify(false); err != nil {
 				return fmt.Errorf("%s: %w", what, err)
 			}
-			p.armed = true
+			*armed = true
 			continue
 		}
-		if _, err := p.cch.WaitContext(ctx); err != nil {
+		if _, err := ch.WaitContext(ctx); err != nil {
 			return fmt.Errorf("%s: %w", what, err)
 		}
-		p.armed = false
+		*armed = false
 	}
 }
 

@@ -37,7 +37,7 @@ var verbsTools = []string{
 var ibutilsTools = []string{"ibdmchk"}
 
 // rdmacmTools are the programs of rdmacm-utils 44 that ibtool has.
-var rdmacmTools = []string{"cmtime", "mckey", "rdma_client", "rdma_server", "rping", "ucmatose", "udaddy"}
+var rdmacmTools = []string{"cmtime", "mckey", "rdma_client", "rdma_server", "rdma_xclient", "rdma_xserver", "rping", "ucmatose", "udaddy"}
 
 // Program is one reference program and the options its documentation
 // names.
