@@ -1,0 +1,222 @@
+# rdma_xserver and rdma_xclient (sourced by guest-test.sh): ibtool's
+# against rdmacm-utils' both ways, each end with its own device on one
+# end of a veth pair (veth_up), on Soft-RoCE (rxe) and Soft-iWARP (siw),
+# with -c r (RC) and -c x (XRC). rdmacm-utils' pair against itself first
+# is the reference of each case: where it works (RC on rxe) each side's
+# stdout must be the reference's and both exit 0; where it cannot (XRC
+# on both devices: neither has XRC domains, and the client's QP creation
+# fails in rdma_create_ep with EOPNOTSUPP; RC on siw: the server listens
+# on the IPv6 wildcard, which siw's listener does not take IPv4
+# connections on) ibtool's side must end as rdmacm-utils' does: the
+# same exit status, the same stdout, the same call named on stderr, and a
+# server that never got a request still waiting (stopped then: ibtool's
+# says "interrupted by SIGTERM" on stderr, rdmacm-utils' nothing). An RC client in the IB
+# port space (ucmatose -P ib) at an XRC listener is rejected by the
+# kernel alike for both servers. The client's faults (an address nobody
+# has, a port nobody listens on) end it as rdmacm-utils' with one line on
+# stderr. No CM ID is left after any step. Self-contained: it needs none
+# of 70-rdmacm.sh's helpers.
+mkdir -p "$H/out"
+modprobe rdma_ucm
+xrc_t0=$(date +%s)
+XRC_A=198.51.100.1
+XRC_B=198.51.100.2
+
+# xrc_no_cm_ids WHAT: fail when a CM ID is left after WHAT (the kernel
+# destroys a dead process's IDs when its file closes: up to 5 s).
+xrc_no_cm_ids() {
+	i=0
+	while [ "$(rdma resource show cm_id 2>/dev/null | grep -c .)" -ne 0 ]; do
+		if [ $i -ge 50 ]; then
+			fail "rdma_xserver: CM IDs left after $1"
+			rdma resource show cm_id
+			return
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# xrc_wait_listen PORT: wait (up to 30 s) until a CM ID listens on PORT.
+xrc_wait_listen() {
+	i=0
+	while [ $i -lt 300 ]; do
+		rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1 " && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# xrc_pair NAME PORT SERVER_CMD -- CLIENT_CMD: the server in the
+# background, then the client; stdout in /tmp/NAME.srv and .cli, stderr
+# in .srv.err and .cli.err, exit statuses in xrc_srv and xrc_cli. A
+# server still running 5 s after its client ended is stopped, and
+# xrc_srv is "waiting".
+xrc_pair() {
+	name=$1
+	port=$2
+	shift 2
+	srv=""
+	while [ "$1" != "--" ]; do
+		srv="$srv $1"
+		shift
+	done
+	shift
+	# shellcheck disable=SC2086
+	timeout 60 $srv >"/tmp/$name.srv" 2>"/tmp/$name.srv.err" &
+	xrc_pid=$!
+	xrc_wait_listen "$port" || echo "(no CM ID listened on $port)" >>"/tmp/$name.srv.err"
+	rdma resource show cm_id 2>/dev/null | grep "LISTEN.*:$port " | head -1 >"/tmp/$name.listen"
+	timeout 30 "$@" >"/tmp/$name.cli" 2>"/tmp/$name.cli.err"
+	xrc_cli=$?
+	i=0
+	while kill -0 $xrc_pid 2>/dev/null && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	if kill -0 $xrc_pid 2>/dev/null; then
+		kill $xrc_pid
+		{ wait $xrc_pid; } 2>/dev/null
+		xrc_srv=waiting
+	else
+		wait $xrc_pid
+		xrc_srv=$?
+	fi
+	for f in srv srv.err cli cli.err listen; do cp "/tmp/$name.$f" "$H/out/" 2>/dev/null; done
+}
+
+# xrc_call FILE: the librdmacm call a program's first stderr line names
+# (rdmacm-utils' perror "rdma_connect: ...", ibtool's "rdma_xclient:
+# rdma_connect: ...").
+xrc_call() { sed -e 's/^rdma_x[a-z]*: //' -e 's/:.*//' -e 1q "$1"; }
+
+# xrc_as_ref WHAT NAME REF: pass when the pair NAME ended as the
+# reference pair REF: the same exit statuses (or both servers still
+# waiting), the same stdout on each side, and a failing client naming
+# the same call on stderr, in one line.
+xrc_as_ref() {
+	want="server $ref_srv, client $ref_cli"
+	got="server $xrc_srv, client $xrc_cli"
+	why=""
+	[ "$got" = "$want" ] || why="$got, rdmacm-utils' pair: $want"
+	cmp -s "/tmp/$3.srv" "/tmp/$2.srv" || why="$why; the server's stdout differs"
+	cmp -s "/tmp/$3.cli" "/tmp/$2.cli" || why="$why; the client's stdout differs"
+	for side in srv cli; do
+		r=/tmp/$3.$side.err
+		g=/tmp/$2.$side.err
+		# Stopped while it waited: ibtool says so on stderr, rdmacm-utils'
+		# dies without a word.
+		if [ "$side" = srv ] && [ "$xrc_srv" = waiting ]; then
+			grep -v -e '^(' -e '^rdma_xserver: interrupted by SIGTERM$' "$g" >"$g.own"
+		else
+			grep -v '^(' "$g" >"$g.own"
+		fi
+		[ -s "$r" ] || [ -s "$g.own" ] || continue
+		if [ "$(xrc_call "$r")" != "$(xrc_call "$g.own")" ] || [ "$(wc -l <"$g.own")" -gt 1 ]; then
+			why="$why; $side stderr: '$(head -1 "$g.own")', rdmacm-utils': '$(head -1 "$r")'"
+		fi
+	done
+	if [ -z "$why" ]; then
+		err=$(cat "/tmp/$2.cli.err.own" "/tmp/$2.srv.err.own" 2>/dev/null | head -1)
+		pass "$1: $got as rdmacm-utils' pair${err:+ (ibtool: $err)}"
+	else
+		fail "$1: $why"
+		head -3 "/tmp/$2.srv" "/tmp/$2.srv.err" "/tmp/$2.cli" "/tmp/$2.cli.err" "/tmp/$3.cli.err" | sed 's/^/    /'
+	fi
+}
+
+# xrc_interop DEV MODE PORT: rdmacm-utils' pair against itself with -c
+# MODE (the reference), then ibtool's server with rdmacm-utils' client
+# and rdmacm-utils' server with ibtool's client, each as the reference.
+xrc_interop() {
+	dev=$1
+	mode=$2
+	port=$3
+	ref=xrc-self-$dev-$mode
+	xrc_pair "$ref" "$port" stdbuf -oL rdma_xserver -p "$port" -c "$mode" -- stdbuf -oL rdma_xclient -s $XRC_B -p "$port" -c "$mode"
+	ref_srv=$xrc_srv
+	ref_cli=$xrc_cli
+	echo "  rdmacm-utils' rdma_xserver/rdma_xclient -c $mode on $dev against themselves: server $ref_srv, client $ref_cli $(head -1 "/tmp/$ref.cli.err")"
+	echo "    server listened: $(cat "/tmp/$ref.listen")"
+	xrc_no_cm_ids "rdmacm-utils' pair -c $mode"
+	xrc_pair "xrc-$dev-$mode-srv" "$port" "$IBTOOL" rdma_xserver -p "$port" -c "$mode" -- stdbuf -oL rdma_xclient -s $XRC_B -p "$port" -c "$mode"
+	xrc_as_ref "rdma_xserver $dev -c $mode: ibtool's server with rdmacm-utils' client" "xrc-$dev-$mode-srv" "$ref"
+	echo "    ibtool's server listened: $(cat "/tmp/xrc-$dev-$mode-srv.listen")"
+	xrc_no_cm_ids "ibtool's rdma_xserver -c $mode"
+	xrc_pair "xrc-$dev-$mode-cli" "$port" stdbuf -oL rdma_xserver -p "$port" -c "$mode" -- "$IBTOOL" rdma_xclient -s $XRC_B -p "$port" -c "$mode"
+	xrc_as_ref "rdma_xclient $dev -c $mode: ibtool's client with rdmacm-utils' server" "xrc-$dev-$mode-cli" "$ref"
+	xrc_no_cm_ids "ibtool's rdma_xclient -c $mode"
+}
+
+# xrc_listener_kind DEV PORT: an RC client in the IB port space
+# (ucmatose -P ib) at rdmacm-utils' XRC listener and at ibtool's: the
+# kernel takes only XRC requests there, and ucmatose ends alike.
+xrc_listener_kind() {
+	dev=$1
+	port=$2
+	xrc_pair "xrc-$dev-ib-ref" "$port" stdbuf -oL rdma_xserver -p "$port" -c x -- ucmatose -P ib -s $XRC_B -p "$port" -C 1
+	ref_srv=$xrc_srv
+	ref_cli=$xrc_cli
+	ref_ev=$(grep -o 'RDMA_CM_EVENT_[A-Z_]*, error: [-0-9]*' "/tmp/xrc-$dev-ib-ref.cli")
+	xrc_no_cm_ids "ucmatose -P ib at rdmacm-utils' XRC server"
+	xrc_pair "xrc-$dev-ib" "$port" "$IBTOOL" rdma_xserver -p "$port" -c x -- ucmatose -P ib -s $XRC_B -p "$port" -C 1
+	ev=$(grep -o 'RDMA_CM_EVENT_[A-Z_]*, error: [-0-9]*' "/tmp/xrc-$dev-ib.cli")
+	if [ "$xrc_srv $xrc_cli $ev" = "$ref_srv $ref_cli $ref_ev" ] && [ -n "$ev" ]; then
+		pass "rdma_xserver $dev -c x: an RC connect in the IB port space (ucmatose -P ib) ends as at rdmacm-utils' server: ucmatose exit $xrc_cli, $ev; the server $xrc_srv"
+	else
+		fail "rdma_xserver $dev -c x: ucmatose -P ib at ibtool's server: server $xrc_srv, ucmatose exit $xrc_cli ($ev); at rdmacm-utils': server $ref_srv, ucmatose exit $ref_cli ($ref_ev)"
+		tail -n 3 "/tmp/xrc-$dev-ib.srv.err" "/tmp/xrc-$dev-ib.cli" | sed 's/^/    /'
+	fi
+	xrc_no_cm_ids "ucmatose -P ib at ibtool's XRC server"
+}
+
+# xrc_fails_like WHAT ARGS...: rdmacm-utils' rdma_xclient with ARGS
+# fails; ibtool's must fail with its exit status and stdout, and one
+# line on stderr naming the same call.
+xrc_fails_like() {
+	what=$1
+	shift
+	timeout 30 rdma_xclient "$@" >/tmp/xrc-ref.out 2>/tmp/xrc-ref.err
+	want=$?
+	timeout 30 "$IBTOOL" rdma_xclient "$@" >/tmp/xrc-got.out 2>/tmp/xrc-got.err
+	got=$?
+	if [ $want -ne 0 ] && [ $want -ne 124 ] && [ $got -eq $want ] && cmp -s /tmp/xrc-ref.out /tmp/xrc-got.out &&
+		[ "$(wc -l </tmp/xrc-got.err)" -eq 1 ] && [ "$(xrc_call /tmp/xrc-ref.err)" = "$(xrc_call /tmp/xrc-got.err)" ]; then
+		pass "$what: exit $got as rdmacm-utils' ($(cat /tmp/xrc-ref.err); ibtool: $(cat /tmp/xrc-got.err))"
+	else
+		fail "$what: exit $got, rdmacm-utils' $want"
+		cat /tmp/xrc-ref.out /tmp/xrc-ref.err /tmp/xrc-got.out /tmp/xrc-got.err | head -10
+	fi
+}
+
+# xrc_device DEV: the checks on one kind of device.
+xrc_device() {
+	dev=$1
+	veth_up cmveth0 cmveth1 $XRC_A $XRC_B
+	rdma link add ${dev}xrc0 type "$dev" netdev cmveth0
+	rdma link add ${dev}xrc1 type "$dev" netdev cmveth1
+	sleep 1
+	echo "  ${dev}xrc1: device_cap_flags $(ibv_devinfo -v -d ${dev}xrc1 | awk '/device_cap_flags:/ {print $2; exit}') (XRC is bit 20, 0x100000)"
+	xrc_interop "$dev" r 7481
+	xrc_interop "$dev" x 7482
+	xrc_listener_kind "$dev" 7483
+	xrc_fails_like "rdma_xclient $dev: unreachable address" -s 198.51.100.99
+	xrc_fails_like "rdma_xclient $dev -c x: unreachable address" -s 198.51.100.99 -c x
+	xrc_fails_like "rdma_xclient $dev: port nobody listens on" -s $XRC_B -p 7999
+	xrc_no_cm_ids "the failed rdma_xclient connects"
+	rdma link delete ${dev}xrc0
+	rdma link delete ${dev}xrc1
+	veth_down cmveth0 cmveth1
+	echo "  ($(($(date +%s) - xrc_t0)) s)"
+}
+
+step "rdma_xserver/rdma_xclient: Soft-RoCE (rxe) on each end of a veth pair"
+xrc_device rxe
+step "rdma_xserver/rdma_xclient: Soft-iWARP (siw) on each end of a veth pair"
+if modprobe siw 2>/tmp/siw.modprobe; then
+	xrc_device siw
+else
+	fail "rdma_xserver: modprobe siw on $(uname -r): $(cat /tmp/siw.modprobe)"
+fi
+echo "  76-rdma-xrc.sh: guest time $(($(date +%s) - xrc_t0)) s"
