@@ -227,7 +227,9 @@ func printTopologyNode(topo *scriptTopology, k nodePrintKind, target string, des
 			continue
 		}
 		for _, p := range s.Ports {
-			ports[p.Num] = p.Text
+			if p.Num >= 0 {
+				ports[p.Num] = p.Text
+			}
 		}
 	}
 	if in && k.flushAtEnd {

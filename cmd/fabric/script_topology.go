@@ -70,7 +70,9 @@ type topoNode struct {
 
 // topoPort is a port line: "[N]" and the other end.
 type topoPort struct {
-	// Num is the port number.
+	// Num is the port number; -1 for a line of a file written by hand
+	// that is no port line but in which ibidsverify.pl's patterns read a
+	// LID (PeerLIDs).
 	Num int
 	// PeerLIDs holds the port's LID once for each of ibidsverify.pl's
 	// patterns the line matches, by the kind of node at the other end:
@@ -102,9 +104,8 @@ var (
 )
 
 // parseScriptTopology reads a topology's text as the scripts' patterns
-// do. Lines that are neither IDs, node nor port lines are left out: the
-// scripts' patterns take nothing from those of a topology ibnetdiscover
-// wrote.
+// do. Other lines are left out (the scripts' patterns take nothing from
+// them), but for those in which ibidsverify.pl's patterns read a LID.
 func parseScriptTopology(text []byte) *scriptTopology {
 	var a topoAssembler
 	for _, line := range strings.SplitAfter(string(text), "\n") {
@@ -125,14 +126,23 @@ func parseScriptTopology(text []byte) *scriptTopology {
 			a.port(p)
 			continue
 		}
-		for _, kw := range topoNodeKeywords {
-			if strings.HasPrefix(bare, kw) {
-				a.node(parseTopoNode(kw, bare, line))
-				break
-			}
+		if kw := topoKeyword(bare); kw != "" {
+			a.node(parseTopoNode(kw, bare, line))
+		} else if lids := idsPeerLIDs(bare); lids != nil {
+			a.port(topoPort{Num: -1, PeerLIDs: lids, Text: line})
 		}
 	}
 	return &a.topo
+}
+
+// topoKeyword is the node line keyword line starts with, "" for none.
+func topoKeyword(line string) string {
+	for _, kw := range topoNodeKeywords {
+		if strings.HasPrefix(line, kw) {
+			return kw
+		}
+	}
+	return ""
 }
 
 // parseTopoIDs reads an IDs line, nil for another line.
@@ -223,22 +233,30 @@ func fabricScriptTopology(fab *subnet.Fabric) *scriptTopology {
 			a.node(node)
 		}
 		for _, p := range e.LinkedPorts() {
-			tp := topoPort{Num: p.Num, Text: tw.PortLine(e, p)}
-			if e.AsSwitch {
-				if l := nameLetter(p.Remote.Node); l != "" {
-					tp.Link = &linkEnd{port: strconv.Itoa(p.Num), remGUID: fmt.Sprintf("0x%016x", uint64(p.Remote.Node.GUID)), remPort: strconv.Itoa(p.Remote.Num),
-						remDesc: afterLastQuote(topoName(p.Remote.Node))}
-				}
-			} else {
-				if nameLetter(p.Remote.Node) != "" {
-					tp.PeerLIDs = []string{strconv.Itoa(int(p.BaseLID))}
-				}
-				tp.GUID = "0x" + caPortGUIDReading(p)
-			}
-			a.port(tp)
+			a.port(fabricTopoPort(tw, e, p))
 		}
 	}
 	return &a.topo
+}
+
+// fabricTopoPort is the line of p, one of e's linked ports, as the
+// scripts read it: a switch's line for its other end, a CA's or router's
+// for its LID and port GUID.
+func fabricTopoPort(tw *subnet.TopologyWriter, e subnet.TopologyEntry, p *subnet.Port) topoPort {
+	tp := topoPort{Num: p.Num, Text: tw.PortLine(e, p)}
+	r := p.Remote
+	if e.AsSwitch {
+		if nameLetter(r.Node) != "" {
+			tp.Link = &linkEnd{port: strconv.Itoa(p.Num), remGUID: fmt.Sprintf("0x%016x", uint64(r.Node.GUID)),
+				remPort: strconv.Itoa(r.Num), remDesc: afterLastQuote(topoName(r.Node))}
+		}
+		return tp
+	}
+	if nameLetter(r.Node) != "" {
+		tp.PeerLIDs = []string{strconv.Itoa(int(p.BaseLID))}
+	}
+	tp.GUID = "0x" + caPortGUIDReading(p)
+	return tp
 }
 
 // topoName is a node's name in the topology: its description with

@@ -49,7 +49,7 @@ Hca	1 "h2 (b)"
 
 // discoverNet discovers the ibsim net file from local after change (if
 // any) changed the fake.
-func discoverNet(t *testing.T, net, local string, change func(*subnettest.Fabric)) *subnet.Fabric {
+func discoverNet(t testing.TB, net, local string, change func(*subnettest.Fabric)) *subnet.Fabric {
 	t.Helper()
 	ff, err := subnettest.FromNet(net, local)
 	if err != nil {
@@ -70,7 +70,7 @@ func discoverNet(t *testing.T, net, local string, change func(*subnettest.Fabric
 // applyNetIDs sets the GUIDs, vendor and device IDs and system image
 // GUIDs that the net file's lines before each node give (ibsim reads
 // them; subnettest numbers nodes itself).
-func applyNetIDs(t *testing.T, ff *subnettest.Fabric, net string) {
+func applyNetIDs(t testing.TB, ff *subnettest.Fabric, net string) {
 	t.Helper()
 	header := regexp.MustCompile(`^(?:Switch|Hca|Ca|Rt)\s+\d+\s+"([^"]*)"`)
 	attr := regexp.MustCompile(`^(switchguid|caguid|vendid|devid|sysimgguid)=0x([0-9a-f]+)`)
@@ -116,7 +116,7 @@ func applyNetIDs(t *testing.T, ff *subnettest.Fabric, net string) {
 
 // scriptTopologyFabrics are the fabrics the scripts' readings are
 // checked on.
-func scriptTopologyFabrics(t *testing.T) map[string]*subnet.Fabric {
+func scriptTopologyFabrics(t testing.TB) map[string]*subnet.Fabric {
 	t.Helper()
 	read := func(path string) string {
 		b, err := os.ReadFile(path)
@@ -124,6 +124,10 @@ func scriptTopologyFabrics(t *testing.T) map[string]*subnet.Fabric {
 			t.Fatal(err)
 		}
 		return string(b)
+	}
+	twoSwitches := read("../../internal/simfabric/testdata/net.2sw2path4hca")
+	fakeTwoSwitches := func(t testing.TB, change func(*subnettest.Fabric)) *subnet.Fabric {
+		return discoverNet(t, twoSwitches, "Hca1", change)
 	}
 	chassis := read("../../internal/simfabric/testdata/net.chassis")
 	tree, err := simfabric.FatTree(simfabric.FatTreeSpec{Levels: 3, Hosts: 24, Radix: 8, HostPorts: 2})
