@@ -127,10 +127,6 @@ var (
 	idsPortGUID = &cmdutil.LazyRegexp{Expr: `^\[(\d+)\]\((.*)\)`}
 )
 
-// verifyIDs checks a topology's text as ibidsverify.pl does and returns
-// what it prints and whether something was wrong.
-func verifyIDs(text []byte) ([]byte, bool) { return verifyTopologyIDs(parseScriptTopology(text)) }
-
 // verifyTopologyIDs checks a topology as ibidsverify.pl checks its text,
 // line by line: the node GUID from an IDs line, a switch's LID from its
 // node line, a CA's or router's LIDs and port GUIDs from its port lines.

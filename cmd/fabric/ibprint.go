@@ -184,12 +184,6 @@ func nodePrintRun(o *nodePrintOptions) error {
 	return nil
 }
 
-// printNode is the scripts' main loop on a topology's text: the lines
-// printed and how many nodes matched.
-func printNode(text []byte, k nodePrintKind, target string, desc *regexp.Regexp) ([]string, int) {
-	return printTopologyNode(parseScriptTopology(text), k, target, desc)
-}
-
 // printTopologyNode is the scripts' main loop, on the topology's sections
 // as they read its lines: the lines printed and how many nodes matched.
 func printTopologyNode(topo *scriptTopology, k nodePrintKind, target string, desc *regexp.Regexp) ([]string, int) {

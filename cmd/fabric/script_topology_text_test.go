@@ -15,10 +15,21 @@ import (
 	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
+// verifyIDs checks a topology's text as ibidsverify.pl does and returns
+// what it prints and whether something was wrong.
+func verifyIDs(text []byte) ([]byte, bool) { return verifyTopologyIDs(parseScriptTopology(text)) }
+
+// printNode is the scripts' main loop on a topology's text: the lines
+// printed and how many nodes matched.
+func printNode(text []byte, k nodePrintKind, target string, desc *regexp.Regexp) ([]string, int) {
+	return printTopologyNode(parseScriptTopology(text), k, target, desc)
+}
+
 // The scripts' loops as ibtool ran them on a topology's text, line by
 // line, before the tools read it into a scriptTopology: the reference
 // FuzzScriptTopologyText holds the readings' walks to.
 
+// lineVerifyIDs is ibidsverify's check, line by line.
 func lineVerifyIDs(text []byte) ([]byte, bool) {
 	var out bytes.Buffer
 	bad := false
@@ -117,6 +128,8 @@ func lineVerifyIDs(text []byte) ([]byte, bool) {
 	}
 	return out.Bytes(), bad
 }
+
+// linePrintNode is the ibprint scripts' main loop, line by line.
 func linePrintNode(text []byte, k nodePrintKind, target string, desc *regexp.Regexp) ([]string, int) {
 	var out []string
 	ports := map[int]string{} // never emptied, as in the scripts
@@ -161,6 +174,8 @@ func linePrintNode(text []byte, k nodePrintKind, target string, desc *regexp.Reg
 	}
 	return out, found
 }
+
+// lineLinkEnds is get_link_ends, line by line.
 func lineLinkEnds(text []byte) map[string]map[string]linkEnd {
 	ends := map[string]map[string]linkEnd{}
 	inSwitch := false
