@@ -2,6 +2,7 @@ package rdma
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"time"
 
@@ -141,6 +142,9 @@ func (e *cmXEndpoint) requestQP() error {
 	}
 	var err error
 	if e.xrcd, err = e.dev.OpenXRCD(-1); err != nil {
+		if d, derr := e.id.Device(); derr == nil && !d.Attr.XRC() {
+			err = fmt.Errorf("%w: %w", rdmacm.ErrNoXRC, err)
+		}
 		return err
 	}
 	_, err = e.id.CreateQP(e.pd, verbs.QPConfig{XRCD: e.xrcd})

@@ -106,7 +106,7 @@ var (
 	errRejected = &rdmacm.Error{Op: "connect", Addr: netip.MustParseAddrPort("198.51.100.2:7999"),
 		Event: &rdmacm.Event{Type: rdmacm.EventRejected, Status: 8}, Err: errors.New("RDMA_CM_EVENT_REJECTED, error 8")}
 	errNoXRC = &rdmacm.Error{Op: "create QP", Addr: netip.MustParseAddrPort("198.51.100.2:7471"),
-		Err: fmt.Errorf("ibv_create_qp: %w", syscall.EOPNOTSUPP)}
+		Err: fmt.Errorf("%w: rxe0 PD 1 (XRC_SEND, 1 send and 0 receive WRs): ibv_create_qp: %w", rdmacm.ErrNoXRC, syscall.EOPNOTSUPP)}
 	errFlushed = errors.New("rxe0 CQ 1: work completion: WR flushed error (5)")
 )
 

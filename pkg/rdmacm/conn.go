@@ -90,7 +90,7 @@ func (id *ID) CreateQP(pd *verbs.PD, cfg verbs.QPConfig) (*verbs.QP, error) {
 	cfg.Type = id.qpType
 	qp, err := pd.CreateQP(cfg)
 	if err != nil {
-		return nil, &Error{Op: "create QP", Addr: id.addr.Remote, Err: err}
+		return nil, &Error{Op: "create QP", Addr: id.addr.Remote, Err: noXRC(*id.dev, id.qpType, err)}
 	}
 	if err := id.initQP(qp); err != nil {
 		qp.Close()
@@ -98,6 +98,15 @@ func (id *ID) CreateQP(pd *verbs.PD, cfg verbs.QPConfig) (*verbs.QP, error) {
 	}
 	id.qp = qp
 	return qp, nil
+}
+
+// noXRC is err, the failure to make a QP of type t on dev, with
+// ErrNoXRC added when t is an XRC type and dev has no XRC.
+func noXRC(dev verbs.Device, t verbs.QPType, err error) error {
+	if (t != verbs.QPTypeXRCSend && t != verbs.QPTypeXRCRecv) || dev.Attr.XRC() {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ErrNoXRC, err)
 }
 
 // initQP moves a new QP to INIT (and a UD one on to RTS).

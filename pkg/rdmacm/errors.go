@@ -13,6 +13,10 @@ var (
 	errMalformed = errors.New("malformed reply")
 	// ErrClosed is wrapped by what a closed channel or ID returns.
 	ErrClosed = errors.New("closed")
+	// ErrNoXRC is wrapped by CreateQP's error on an XRC_SEND or XRC_RECV
+	// ID whose device has no XRC (verbs.Attr.XRC), beside the verbs
+	// error (EOPNOTSUPP on Soft-RoCE and Soft-iWARP).
+	ErrNoXRC = errors.New("the device has no XRC domains")
 )
 
 // Error is a failed CM operation: the command the kernel refused (Err is

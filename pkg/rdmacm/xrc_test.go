@@ -2,7 +2,9 @@ package rdmacm
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -100,5 +102,29 @@ func TestCreateIDTypeMisuse(t *testing.T) {
 			}()
 			ch.CreateIDType(c.ps, c.typ)
 		})
+	}
+}
+
+func TestNoXRC(t *testing.T) {
+	cause := fmt.Errorf("rxe0 PD 1 (XRC_SEND, 1 send and 0 receive WRs): ibv_create_qp: %w", syscall.EOPNOTSUPP)
+	rxe := verbs.Device{Name: "rxe0", Attr: verbs.Attr{DeviceCapFlags: 0x01223c76}}
+	xrc := verbs.Device{Name: "mlx5_0", Attr: verbs.Attr{DeviceCapFlags: verbs.DeviceCapXRC}}
+	for _, c := range []struct {
+		name  string
+		dev   verbs.Device
+		typ   verbs.QPType
+		want  string
+		noXRC bool
+	}{
+		{"XRC_SEND without XRC", rxe, verbs.QPTypeXRCSend, "the device has no XRC domains: " + cause.Error(), true},
+		{"XRC_RECV without XRC", rxe, verbs.QPTypeXRCRecv, "the device has no XRC domains: " + cause.Error(), true},
+		{"XRC_SEND with XRC", xrc, verbs.QPTypeXRCSend, cause.Error(), false},
+		{"RC", rxe, verbs.QPTypeRC, cause.Error(), false},
+	} {
+		err := noXRC(c.dev, c.typ, cause)
+		got := []any{err.Error(), errors.Is(err, ErrNoXRC), errors.Is(err, syscall.EOPNOTSUPP)}
+		if diff := cmp.Diff([]any{c.want, c.noXRC, true}, got); diff != "" {
+			t.Errorf("%s: unexpected error (-want +got):\n%s", c.name, diff)
+		}
 	}
 }

@@ -31,3 +31,11 @@ func ExampleContext_QueryDeviceLegacy() {
 	}
 	fmt.Println("max QPs:", legacy.Attr.MaxQP, ex.MaxQP, "max SGEs:", legacy.Attr.MaxSGE, ex.MaxSGE)
 }
+
+// Whether a device has XRC, from its device capabilities (here Soft-RoCE's
+// in Linux 6.1, which has none).
+func ExampleAttr_XRC() {
+	a := verbs.Attr{DeviceCapFlags: 0x01223c76}
+	fmt.Println(a.XRC())
+	// Output: false
+}

@@ -49,3 +49,11 @@ func (x *XRCD) Close() error {
 	x.ctx.release()
 	return nil
 }
+
+// DeviceCapXRC is IBV_DEVICE_XRC, the bit of Attr.DeviceCapFlags that
+// says the device has XRC domains, XRC SRQs and XRC QPs.
+const DeviceCapXRC uint32 = 1 << 20
+
+// XRC says whether the device has XRC (DeviceCapXRC): where it has not
+// (Soft-RoCE, Soft-iWARP), OpenXRCD and XRC QPs fail with EOPNOTSUPP.
+func (a Attr) XRC() bool { return a.DeviceCapFlags&DeviceCapXRC != 0 }
