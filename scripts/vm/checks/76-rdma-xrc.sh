@@ -91,10 +91,11 @@ xrc_pair() {
 # rdma_connect: ...").
 xrc_call() { sed -e 's/^rdma_x[a-z]*: //' -e 's/:.*//' -e 1q "$1"; }
 
-# xrc_as_ref WHAT NAME REF: pass when the pair NAME ended as the
+# xrc_as_ref WHAT NAME REF SIDE: pass when the pair NAME ended as the
 # reference pair REF: the same exit statuses (or both servers still
-# waiting), the same stdout on each side, and a failing client naming
-# the same call on stderr, in one line.
+# waiting), the same stdout on each side, and a failing side naming the
+# same call on stderr, in one line; SIDE (srv or cli) is ibtool's, whose
+# stderr the PASS line shows.
 xrc_as_ref() {
 	want="server $ref_srv, client $ref_cli"
 	got="server $xrc_srv, client $xrc_cli"
@@ -118,7 +119,7 @@ xrc_as_ref() {
 		fi
 	done
 	if [ -z "$why" ]; then
-		err=$(cat "/tmp/$2.cli.err.own" "/tmp/$2.srv.err.own" 2>/dev/null | head -1)
+		err=$(head -1 "/tmp/$2.$4.err.own")
 		pass "$1: $got as rdmacm-utils' pair${err:+ (ibtool: $err)}"
 	else
 		fail "$1: $why"
@@ -141,11 +142,11 @@ xrc_interop() {
 	echo "    server listened: $(cat "/tmp/$ref.listen")"
 	xrc_no_cm_ids "rdmacm-utils' pair -c $mode"
 	xrc_pair "xrc-$dev-$mode-srv" "$port" "$IBTOOL" rdma_xserver -p "$port" -c "$mode" -- stdbuf -oL rdma_xclient -s $XRC_B -p "$port" -c "$mode"
-	xrc_as_ref "rdma_xserver $dev -c $mode: ibtool's server with rdmacm-utils' client" "xrc-$dev-$mode-srv" "$ref"
+	xrc_as_ref "rdma_xserver $dev -c $mode: ibtool's server with rdmacm-utils' client" "xrc-$dev-$mode-srv" "$ref" srv
 	echo "    ibtool's server listened: $(cat "/tmp/xrc-$dev-$mode-srv.listen")"
 	xrc_no_cm_ids "ibtool's rdma_xserver -c $mode"
 	xrc_pair "xrc-$dev-$mode-cli" "$port" stdbuf -oL rdma_xserver -p "$port" -c "$mode" -- "$IBTOOL" rdma_xclient -s $XRC_B -p "$port" -c "$mode"
-	xrc_as_ref "rdma_xclient $dev -c $mode: ibtool's client with rdmacm-utils' server" "xrc-$dev-$mode-cli" "$ref"
+	xrc_as_ref "rdma_xclient $dev -c $mode: ibtool's client with rdmacm-utils' server" "xrc-$dev-$mode-cli" "$ref" cli
 	xrc_no_cm_ids "ibtool's rdma_xclient -c $mode"
 }
 
