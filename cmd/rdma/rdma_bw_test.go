@@ -49,7 +49,9 @@ func TestRdmaBwArgs(t *testing.T) {
 		{"rdma_cm client", []string{"-R", "h"}, with(func(o *rdmaBwOptions) { o.RDMACM = true }), ""},
 		{"rdma_cm exchange, long name", []string{"--comm_rdma_cm", "h"}, with(func(o *rdmaBwOptions) { o.CommCM = true }), ""},
 		{"rdma_cm server runs its own flags", []string{"--rdma_cm", "-n", "20", "-s", "64"},
-			with(func(o *rdmaBwOptions) { o.Server, o.RDMACM, o.Iters, o.Size, o.TxDepth, o.CQMod = "", true, 20, 64, 20, 20 }), ""},
+			with(func(o *rdmaBwOptions) {
+				o.Server, o.RDMACM, o.Iters, o.Size, o.TxDepth, o.CQMod = "", true, 20, 64, 20, 20
+			}), ""},
 		{"rdma_cm is IPv4", []string{"-R", "-6", "h"}, rdmaBwOptions{}, "perftest's rdma_cm exchange (-R, -z) is IPv4 only, not with -6"},
 	}
 	testArgs(t, "rdma_bw", newRdmaBwCmd, tests, cmpopts.IgnoreUnexported(rdmaBwOptions{}), cmpopts.IgnoreFields(rdmaBwOptions{}, "IO"))
