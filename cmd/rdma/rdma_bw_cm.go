@@ -168,27 +168,31 @@ func (t *bwCM) agree(ctx context.Context) error {
 	return nil
 }
 
-// openSession opens the device and port the exchange's address is on
-// (which -d, when given, must name), and trades MTUs.
+// openSession opens the device and port the QP is on: with -R those
+// rdma_cm binds the exchange's address to (-d, when given, must name the
+// same device); with -z -d's device and -i's port, as perftest's, or
+// without -d the exchange's.
 func (t *bwCM) openSession() error {
 	o := t.o
 	d, err := t.comm.id.Device()
 	if err != nil {
 		return err
 	}
-	if o.Device != "" && o.Device != d.Name {
+	onAddr := o.Device == "" || o.Device == d.Name
+	if o.RDMACM && !onAddr {
 		return cmdutil.UsageErrorf("the address of the rdma_cm exchange is on %s, not on -d %s", d.Name, o.Device)
 	}
-	o.Device = d.Name
-	o.IBPort = t.comm.id.Addr().Port
-	dev, err := o.open(d.Name)
+	if onAddr {
+		o.Device, o.IBPort = d.Name, t.comm.id.Addr().Port
+	}
+	dev, err := o.open(o.Device)
 	if err != nil {
 		return err
 	}
 	if t.s, err = newBwSession(o, dev); err != nil {
 		return err
 	}
-	if o.GIDIndex < 0 && t.s.gidIndex >= 0 {
+	if o.GIDIndex < 0 && t.s.gidIndex >= 0 && onAddr {
 		return t.s.useAddrGID(o.IBPort, t.comm.id.Addr().Local.Addr())
 	}
 	return nil

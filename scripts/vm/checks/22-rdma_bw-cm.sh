@@ -11,7 +11,7 @@ bwcm_t0=$(date +%s)
 BWCM_A=198.51.100.1
 BWCM_B=198.51.100.2
 BWCM_SIZE=${BWCM_SIZE:-65536}
-BWCM_ITERS=${BWCM_ITERS:-2000}
+BWCM_ITERS=${BWCM_ITERS:-500}
 BWCM_RUNS=${BWCM_RUNS:-2}
 BWCM_MORE=${BWCM_MORE:-2}
 BWCM_MIN=${BWCM_MIN:-0.9}
@@ -89,18 +89,23 @@ bwcm_ok() {
 }
 
 # bwcm_interop DEV OPT PORT: ibtool's rdma_bw OPT (-R or -z) against
-# ib_write_bw OPT, each side once, then two ibtools.
+# ib_write_bw OPT, each side once, and both writing. With -z perftest's
+# QP is on -d's device (the first one, rxe0, without it), not on the
+# exchange's address's: each side is given its end's device.
+# shellcheck disable=SC2086
 bwcm_interop() {
 	dev=$1
 	opt=$2
 	port=$3
-	bwcm_pair "bwcm-$dev$opt-srv" "$port" "$IBTOOL" rdma_bw "$opt" -s 4096 -n 1000 -- ib_write_bw "$opt" -s 4096 -n 1000
+	ds="-d ${dev}bw1"
+	dc="-d ${dev}bw0"
+	bwcm_pair "bwcm-$dev$opt-srv" "$port" "$IBTOOL" rdma_bw "$opt" $ds -s 4096 -n 1000 -- ib_write_bw "$opt" $dc -s 4096 -n 1000
 	bwcm_ok "rdma_bw $opt $dev: ibtool's server with ib_write_bw's client" "bwcm-$dev$opt-srv"
 	bwcm_no_ids "ibtool's rdma_bw $opt server"
-	bwcm_pair "bwcm-$dev$opt-cli" $((port + 1)) ib_write_bw "$opt" -s 4096 -n 1000 -- "$IBTOOL" rdma_bw "$opt" -s 4096 -n 1000
+	bwcm_pair "bwcm-$dev$opt-cli" $((port + 1)) ib_write_bw "$opt" $ds -s 4096 -n 1000 -- "$IBTOOL" rdma_bw "$opt" $dc -s 4096 -n 1000
 	bwcm_ok "rdma_bw $opt $dev: ibtool's client with ib_write_bw's server" "bwcm-$dev$opt-cli"
 	bwcm_no_ids "ibtool's rdma_bw $opt client"
-	bwcm_pair "bwcm-$dev$opt-bidir" $((port + 2)) ib_write_bw "$opt" -s 4096 -n 1000 -b -- "$IBTOOL" rdma_bw "$opt" -s 4096 -n 1000 -b
+	bwcm_pair "bwcm-$dev$opt-bidir" $((port + 2)) ib_write_bw "$opt" $ds -s 4096 -n 1000 -b -- "$IBTOOL" rdma_bw "$opt" $dc -s 4096 -n 1000 -b
 	bwcm_ok "rdma_bw $opt -b $dev: ibtool's client with ib_write_bw's server, both ways" "bwcm-$dev$opt-bidir"
 	bwcm_no_ids "ibtool's rdma_bw $opt -b client"
 }
@@ -130,7 +135,7 @@ bwcm_run() {
 		grep -q 'Correlation coefficient' "/tmp/bwcm-bw-$tag$n.cli" && v="$v(no-CPU-frequency)"
 	else
 		v=failed
-		tail -n 5 "/tmp/bwcm-bw-$tag$n.srv" "/tmp/bwcm-bw-$tag$n.cli"
+		tail -n 5 "/tmp/bwcm-bw-$tag$n.srv" "/tmp/bwcm-bw-$tag$n.cli" >&2
 	fi
 	echo "$v"
 }
