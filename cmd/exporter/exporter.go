@@ -215,17 +215,29 @@ func exporterRun(o *exporterOptions) error {
 		return err
 	}
 	ctx := o.Common.Context()
+	sweeper := &exporter.Sweeper{X: x, Base: ctx, SwitchRcvErrDetails: o.SwitchRcvErr, HCARcvErrDetails: o.HCARcvErr}
+	var pre *exporter.Prefetch
+	if o.RunOnce {
+		// One discovery and one sweep: the sweep reads each device
+		// the walk finds while the walk goes on.
+		pctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		pre = sweeper.Prefetch(pctx, o.Switch, o.HCA)
+		o.Discovery.PortsRead = pre.PortsRead
+	}
 	discover := func(ctx context.Context) (*subnet.Fabric, error) {
 		ctx, cancel := context.WithTimeout(ctx, o.DiscoveryTimeout)
 		defer cancel()
+		if pre != nil {
+			defer pre.Close()
+		}
 		return o.Discover(ctx)
 	}
 	ref := &exporter.Refresher{Discover: discover, Names: names, Interval: o.RefreshInterval,
 		RetryInterval: min(retryInterval, o.RefreshInterval), Log: log.printf}
 	discErr := ref.Refresh(ctx)
 	coll := &exporter.Collector{Switch: o.Switch, HCA: o.HCA, NoSwitchCounters: !o.SwitchBase, NoHCACounters: !o.HCABase,
-		RunOnce: o.RunOnce, Topology: ref.Current, Sweeper: &exporter.Sweeper{X: x, Base: ctx, SwitchRcvErrDetails: o.SwitchRcvErr, HCARcvErrDetails: o.HCARcvErr},
-		Timeout: o.ScrapeTimeout}
+		RunOnce: o.RunOnce, Topology: ref.Current, Sweeper: sweeper, Timeout: o.ScrapeTimeout}
 	if o.RunOnce {
 		if discErr != nil {
 			return cmdutil.WithContext(discErr, "discovery")

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -92,7 +93,47 @@ func TestGatherMatchesRegistry(t *testing.T) {
 			if diff := cmp.Diff(want.String(), got.String()); diff != "" {
 				t.Errorf("Gather's text differs from the registry's (-want +got):\n%s", diff)
 			}
+			var piped strings.Builder
+			if _, err := tt.m.WriteTo(&piped); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.String(), piped.String()); diff != "" {
+				t.Errorf("WriteTo's text differs from the registry's (-want +got):\n%s", diff)
+			}
 		})
+	}
+}
+
+// failAfter is a writer that takes n bytes and then fails.
+type failAfter struct{ n int }
+
+func (w *failAfter) Write(p []byte) (int, error) {
+	if len(p) > w.n {
+		k := w.n
+		w.n = 0
+		return k, errors.New("disk full")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// TestWriteToError: a writer's failure part way is WriteTo's error, with
+// the bytes written before it counted.
+func TestWriteToError(t *testing.T) {
+	m := bigScrape(20, true, false)
+	var full strings.Builder
+	total, err := m.WriteTo(&full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{0, 100 << 10, int(total) - 1} {
+		n, err := m.WriteTo(&failAfter{n: limit})
+		if err == nil || err.Error() != "disk full" {
+			t.Errorf("WriteTo to a writer that fails after %d bytes: error %v, want disk full", limit, err)
+		}
+		if n > total {
+			t.Errorf("WriteTo to a writer that fails after %d bytes: %d bytes, more than the %d of the whole text", limit, n, total)
+		}
 	}
 }
 

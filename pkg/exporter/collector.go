@@ -118,8 +118,13 @@ func (c *Collector) Scrape(ctx context.Context) (*Metrics, Summary) {
 	}
 	m.topo, m.view = topo, topo.view(sel)
 	start := c.now()
+	pre := c.Sweeper.pending()
 	m.results = c.Sweeper.Sweep(ctx, m.view.devices)
 	elapsed := c.now().Sub(start).Seconds()
+	if pre != nil {
+		// The sweep began with the prefetch, during the discovery.
+		elapsed = time.Since(pre.start).Seconds()
+	}
 	type tally struct{ errors, timeouts int }
 	var counts [2]tally // switch, hca
 	for i, r := range m.results {

@@ -2,10 +2,13 @@ package exporter
 
 import (
 	"bufio"
+	"cmp"
 	"io"
+	"slices"
 	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/ibtool/ibtool/pkg/mad"
@@ -19,8 +22,16 @@ type family struct {
 	each func(m *Metrics, emit func(values []string, v float64))
 }
 
-// families are every family the exporter writes, sorted by name.
+// families are every family the exporter writes, sorted by name (the
+// order of Gather and of the text exposition).
 var families = sync.OnceValue(func() []family {
+	fs := declaredFamilies()
+	slices.SortFunc(fs, func(a, b family) int { return cmp.Compare(a.desc.name, b.desc.name) })
+	return fs
+})
+
+// declaredFamilies are every family the exporter writes.
+func declaredFamilies() []family {
 	var fs []family
 	for _, sw := range []bool{true, false} {
 		dd := descs().hcaDescs
@@ -102,7 +113,7 @@ var families = sync.OnceValue(func() []family {
 		}})
 	}
 	return fs
-})
+}
 
 func b2f(b bool) float64 {
 	if b {
@@ -268,9 +279,35 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 
 // WriteTo writes the metrics in Prometheus' text exposition format
 // (0.0.4) with client_golang's expfmt: families by name, samples by
-// their label values (Gather).
+// their label values, as Gather orders them. It gathers the next family
+// while the last one is written, on another goroutine: on a fabric of
+// 15,000 ports each takes about a quarter of a second.
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
-	return WriteText(w, m)
+	mfs := make(chan *dto.MetricFamily, 4)
+	go func() {
+		defer close(mfs)
+		shared := map[string]*labelSets{}
+		for _, f := range families() {
+			if mf := m.gatherFamily(f, shared); mf != nil {
+				mfs <- mf
+			}
+		}
+	}()
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var n int64
+	var err error
+	for mf := range mfs {
+		if err != nil {
+			continue // let the gathering end
+		}
+		var k int
+		k, err = expfmt.MetricFamilyToText(bw, mf)
+		n += int64(k)
+	}
+	if err != nil {
+		return n, err
+	}
+	return n, bw.Flush()
 }
 
 // WriteText writes what g gathers in Prometheus' text exposition format

@@ -25,7 +25,6 @@ func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
 			out = append(out, mf)
 		}
 	}
-	slices.SortFunc(out, func(a, b *dto.MetricFamily) int { return cmp.Compare(a.GetName(), b.GetName()) })
 	return out, nil
 }
 

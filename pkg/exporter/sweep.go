@@ -44,6 +44,8 @@ type Sweeper struct {
 
 	mu  sync.Mutex
 	cur *sweep
+	// prefetch is the Prefetch the next sweep takes readings from.
+	prefetch *Prefetch
 }
 
 // sweep is one pass over a topology's devices.
@@ -113,6 +115,8 @@ func (s *Sweeper) start(ctx context.Context, devices []*Device) *sweep {
 		sctx, cancel = context.WithDeadline(base, dl)
 	}
 	sw := &sweep{devices: devices, done: make(chan struct{}), results: make([]*DeviceResult, len(devices))}
+	pre := s.prefetch // s.mu is held
+	s.prefetch = nil
 	// As many devices are read at once as the transactor has MADs in
 	// flight, each device's queries one after another, as ibqueryerrors
 	// reads nodes: the window stays full, a switch's PMA sees one query
@@ -129,7 +133,13 @@ func (s *Sweeper) start(ctx context.Context, devices []*Device) *sweep {
 				if i >= len(devices) {
 					return
 				}
-				r := s.device(sctx, devices[i])
+				r, ok := (*DeviceResult)(nil), false
+				if pre != nil {
+					r, ok = pre.take(sctx, devices[i])
+				}
+				if !ok {
+					r = s.device(sctx, devices[i])
+				}
 				sw.mu.Lock()
 				sw.results[i] = r
 				sw.mu.Unlock()

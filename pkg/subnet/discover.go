@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -36,6 +37,30 @@ type Options struct {
 	// Progress, when set, is called after each step of the walk with the
 	// nodes found so far and the hop level reached.
 	Progress func(nodes, hops int)
+	// PortsRead, when set, is called after each step of the walk, from
+	// the walk's goroutine, once for each node some of whose ports that
+	// step read, with copies of what it read: so that a caller can start
+	// work on the nodes found (their PMAs, say) while the walk goes on.
+	// The node's links are not known yet then.
+	PortsRead func(NodePorts)
+}
+
+// NodePorts is what one step of a walk read of a node's ports
+// (Options.PortsRead).
+type NodePorts struct {
+	// Info is the node's NodeInfo.
+	Info mad.NodeInfo
+	// Ports are the ports whose PortInfo the step read, by number.
+	Ports []PortRead
+}
+
+// PortRead is one port's PortInfo as a walk read it, with the GUID and
+// LID it gives the port (a switch's ports have port 0's).
+type PortRead struct {
+	Num  int
+	GUID rdma.GUID
+	LID  rdma.LID
+	Info mad.PortInfo
 }
 
 // Discover walks the fabric by directed routes from the local port (or
@@ -186,7 +211,31 @@ func (w *walker) level(probes []probe) ([]*Port, error) {
 	if err := w.read(fresh, ports); err != nil {
 		return nil, err
 	}
+	if w.o.PortsRead != nil {
+		w.reportPorts(ports)
+	}
 	return ports, nil
+}
+
+// reportPorts gives Options.PortsRead the ports a step read, node by
+// node in the order of their first port.
+func (w *walker) reportPorts(ports []*Port) {
+	var order []*Node
+	read := map[*Node][]PortRead{}
+	for _, p := range ports {
+		if p.Info == nil {
+			continue
+		}
+		if _, ok := read[p.Node]; !ok {
+			order = append(order, p.Node)
+		}
+		read[p.Node] = append(read[p.Node], PortRead{Num: p.Num, GUID: p.GUID, LID: p.BaseLID, Info: *p.Info})
+	}
+	for _, n := range order {
+		rs := read[n]
+		slices.SortFunc(rs, func(a, b PortRead) int { return a.Num - b.Num })
+		w.o.PortsRead(NodePorts{Info: n.Info, Ports: rs})
+	}
 }
 
 // read asks the new nodes for their NodeDescription and SwitchInfo and the

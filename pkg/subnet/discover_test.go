@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
+	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/ibtool/ibtool/pkg/subnet/subnettest"
 )
@@ -324,5 +325,55 @@ func TestDiscoverMlnxExtPortInfo(t *testing.T) {
 	off := discover(t, ff, subnet.Options{})
 	if p := portOf(t, off, "Switch1:1"); p.ExtInfo != nil {
 		t.Errorf("without MlnxExtPortInfo: ExtInfo %+v", p.ExtInfo)
+	}
+}
+
+// TestDiscoverPortsRead: the walk reports every port whose PortInfo it
+// read, once, with the GUID, LID and PortInfo the fabric ends with, and
+// each node's NodeInfo; with LID routing too.
+func TestDiscoverPortsRead(t *testing.T) {
+	for _, lidRouted := range []bool{false, true} {
+		t.Run(fmt.Sprintf("LIDRouted=%v", lidRouted), func(t *testing.T) {
+			type key struct {
+				node rdma.GUID
+				port int
+			}
+			got := map[key]subnet.PortRead{}
+			infos := map[rdma.GUID]mad.NodeInfo{}
+			calls := 0
+			f := discover(t, twoSwitches(t, "Hca1"), subnet.Options{LIDRouted: lidRouted, PortsRead: func(np subnet.NodePorts) {
+				calls++
+				infos[np.Info.NodeGUID] = np.Info
+				for i, p := range np.Ports {
+					if i > 0 && np.Ports[i-1].Num >= p.Num {
+						t.Errorf("node %s: ports out of order: %d after %d", np.Info.NodeGUID, p.Num, np.Ports[i-1].Num)
+					}
+					k := key{np.Info.NodeGUID, p.Num}
+					if _, dup := got[k]; dup {
+						t.Errorf("node %s port %d reported twice", np.Info.NodeGUID, p.Num)
+					}
+					got[k] = p
+				}
+			}})
+			want := map[key]subnet.PortRead{}
+			wantInfos := map[rdma.GUID]mad.NodeInfo{}
+			for _, n := range f.Nodes {
+				wantInfos[n.GUID] = n.Info
+				for _, p := range n.Ports {
+					if p != nil && p.Info != nil {
+						want[key{n.GUID, p.Num}] = subnet.PortRead{Num: p.Num, GUID: p.GUID, LID: p.BaseLID, Info: *p.Info}
+					}
+				}
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ports reported (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(wantInfos, infos); diff != "" {
+				t.Errorf("NodeInfos reported (-want +got):\n%s", diff)
+			}
+			if calls < len(f.Nodes) {
+				t.Errorf("%d calls for %d nodes", calls, len(f.Nodes))
+			}
+		})
 	}
 }

@@ -71,8 +71,9 @@ func (c *Context) release() {
 	c.mu.Unlock()
 }
 
-// Close closes the device. Closing a context twice, or while a PD, CQ or
-// completion channel made from it is open, panics.
+// Close closes the device. Closing it again does nothing and returns
+// nil; closing it while a PD, CQ or completion channel made from it is
+// open panics.
 func (c *Context) Close() error {
 	c.mu.Lock()
 	closed, children := c.closed, c.children
@@ -81,7 +82,7 @@ func (c *Context) Close() error {
 	}
 	c.mu.Unlock()
 	if closed {
-		panic(fmt.Sprintf("verbs: Close of closed context %s", c.name))
+		return nil
 	}
 	if children > 0 {
 		panic(fmt.Sprintf("verbs: Close of context %s with %d objects still open", c.name, children))
@@ -133,6 +134,21 @@ func (c *Context) QueryDevice() (Attr, error) {
 	c.attr = &got
 	c.mu.Unlock()
 	return got, nil
+}
+
+// QueryDeviceLegacy reads the device's attributes with the legacy
+// ibv_query_device: the fields of struct ibv_device_attr only, the
+// device's identity (firmware version, GUIDs, vendor) among them, which
+// QueryDevice's Attr leaves to Device. QueryDevice reads the same limits
+// with ibv_query_device_ex, and the extended ones beside them. Each call
+// asks the device.
+func (c *Context) QueryDeviceLegacy() (DeviceAttr, error) {
+	c.use("QueryDeviceLegacy")
+	a, err := drv.queryDeviceLegacy(c.h)
+	if err != nil {
+		return DeviceAttr{}, verbError("ibv_query_device", c.name, err)
+	}
+	return a, nil
 }
 
 // QueryPKey reads entry index of port's P_Key table (ibv_query_pkey), in

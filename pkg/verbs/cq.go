@@ -80,13 +80,15 @@ func (ch *CompChannel) WaitContext(ctx context.Context) (*CQ, error) {
 	}
 }
 
-// Close destroys the channel. Closing it twice, or while a CQ uses it,
-// panics.
+// Close destroys the channel. Closing it again does nothing and returns
+// nil; closing it while a CQ uses it panics.
 func (ch *CompChannel) Close() error {
-	ch.use("Close")
 	ch.mu.Lock()
-	n := len(ch.cqs)
+	closed, n := ch.closed, len(ch.cqs)
 	ch.mu.Unlock()
+	if closed {
+		return nil
+	}
 	if n > 0 {
 		panic(fmt.Sprintf("verbs: Close of %s with %d CQs still open", ch, n))
 	}
@@ -346,9 +348,12 @@ func (cq *CQ) ReqNotify(solicitedOnly bool) error {
 	return nil
 }
 
-// Close destroys the CQ. Closing it twice, or while a QP uses it, panics.
+// Close destroys the CQ. Closing it again does nothing and returns nil;
+// closing it while a QP uses it panics.
 func (cq *CQ) Close() error {
-	cq.use("Close")
+	if cq.closed {
+		return nil
+	}
 	if cq.qps > 0 {
 		panic(fmt.Sprintf("verbs: Close of %s with %d QPs still using it", cq, cq.qps))
 	}

@@ -1,5 +1,6 @@
 // Package verbs is RDMA through libibverbs (cgo): the device list, each
-// device's attributes and each port's as rdma-core's ibv_devinfo shows
+// device's attributes (ibv_query_device_ex, or the legacy
+// ibv_query_device) and each port's as rdma-core's ibv_devinfo shows
 // them (with each GID entry's type and network device, the whole GID
 // table in one query, and P_Keys), and the objects a reliable-connected
 // transfer needs: an open device (Context), protection domains (PD), memory regions (MR) over
@@ -33,7 +34,10 @@
 // Misuse is a bug and panics with a message that says what was misused:
 // posting on a QP that is not connected or was destroyed, using a closed
 // PD, MR, CQ or context, closing an object that others still use, naming
-// memory outside an MR.
+// memory outside an MR. Closing is the one use a closed object allows:
+// Close (and a Buffer's Free) of an object already closed does nothing
+// and returns nil, as pyverbs' close does, so a deferred Close may follow
+// an explicit one. A Close that failed leaves the object open.
 //
 // Built without cgo (CGO_ENABLED=0) or with the noverbs tag, Open and the
 // device list return ErrNoVerbs, so the rest of ibtool builds and runs

@@ -25,8 +25,11 @@ type driver interface {
 	queryGIDTable(ctx handle, max int) ([]GIDEntry, error)
 	// queryPKey is entry index of port's P_Key table, in host order.
 	queryPKey(ctx handle, port, index int) (uint16, error)
-	// queryDevice is the device's attributes (ibv_query_device_ex).
+	// queryDevice is the device's attributes (ibv_query_device_ex);
+	// queryDeviceLegacy those of struct ibv_device_attr
+	// (ibv_query_device).
 	queryDevice(ctx handle) (Attr, error)
+	queryDeviceLegacy(ctx handle) (DeviceAttr, error)
 	// asyncFD is the context's async event file descriptor; waitAsync
 	// waits up to ms milliseconds for an event on it and reports whether
 	// one is there; getAsyncEvent reads and acknowledges one.

@@ -81,6 +81,14 @@ func (d *cDriver) queryDevice(ctx handle) (Attr, error) {
 	return attrFromC(&ax, c), nil
 }
 
+func (d *cDriver) queryDeviceLegacy(ctx handle) (DeviceAttr, error) {
+	var a C.struct_ibv_device_attr
+	if rc, err := C.ibtv_query_device(ctx.(*C.struct_ibv_context), &a); rc != 0 {
+		return DeviceAttr{}, rcErr(rc, err)
+	}
+	return deviceAttr(&a), nil
+}
+
 func (d *cDriver) asyncFD(ctx handle) int { return int(C.ibt_async_fd(ctx.(*C.struct_ibv_context))) }
 
 func (d *cDriver) waitAsync(ctx handle, ms int) (bool, error) {

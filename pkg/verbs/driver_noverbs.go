@@ -20,6 +20,7 @@ func (noDriver) queryGIDTable(handle, int) ([]GIDEntry, error)        { return n
 func (noDriver) queryDataInOrder(handle, Opcode) (DataInOrder, error) { return 0, ErrNoVerbs }
 func (noDriver) queryPKey(handle, int, int) (uint16, error)           { return 0, ErrNoVerbs }
 func (noDriver) queryDevice(handle) (Attr, error)                     { return Attr{}, ErrNoVerbs }
+func (noDriver) queryDeviceLegacy(handle) (DeviceAttr, error)         { return DeviceAttr{}, ErrNoVerbs }
 func (noDriver) allocPD(handle) (handle, error)                       { return nil, ErrNoVerbs }
 func (noDriver) deallocPD(handle) error                               { return ErrNoVerbs }
 func (noDriver) mmap(int) ([]byte, error)                             { return nil, ErrNoVerbs }

@@ -17,9 +17,12 @@ type fakeObj struct {
 // answers from its fields, and fails the calls named in fail.
 type fakeDriver struct {
 	fail map[string]error // driver method name -> the error it returns
-	n    int
-	port Port
-	gid  [16]byte
+	// released counts the calls that freed an object (deallocPD,
+	// destroyQP, ...) and succeeded, by driver method.
+	released map[string]int
+	n        int
+	port     Port
+	gid      [16]byte
 	// gids is the device's GID table as queryGIDEx and queryGIDTable
 	// read it; pkey is every P_Key index's entry.
 	gids    []GIDEntry
@@ -27,6 +30,7 @@ type fakeDriver struct {
 	vector  int         // what the last createCQ got
 	inOrder DataInOrder // what queryDataInOrder answers
 	attr    Attr        // what queryDevice returns
+	devAttr DeviceAttr  // queryDeviceLegacy's identity fields
 	qpAttr  QPAttr      // what queryQP returns
 	cqFlags WCFlags     // what the last createCQEx got
 	cqe     int         // what cqEntries returns; resizeCQ sets it
@@ -52,13 +56,23 @@ type fakeDriver struct {
 // useFake installs a fake driver for the test.
 func useFake(t *testing.T) *fakeDriver {
 	t.Helper()
-	f := &fakeDriver{fail: map[string]error{}, devices: []string{"mlx5_0", "rxe0"},
+	f := &fakeDriver{fail: map[string]error{}, released: map[string]int{}, devices: []string{"mlx5_0", "rxe0"},
 		port: Port{State: PortStateActive, ActiveMTU: 3, LinkLayer: LinkLayerEthernet}, gid: [16]byte{0: 0xfe, 1: 0x80, 15: 1},
 		attr: Attr{MaxSGE: 32, MaxSRQSGE: 27, AtomicCap: AtomicHCA}}
 	old := drv
 	drv = f
 	t.Cleanup(func() { drv = old })
 	return f
+}
+
+// release is a call that frees an object: the error fail names, or
+// nil, counted in released.
+func (f *fakeDriver) release(verb string) error {
+	if err := f.fail[verb]; err != nil {
+		return err
+	}
+	f.released[verb]++
+	return nil
 }
 
 func (f *fakeDriver) obj(kind string) *fakeObj {
@@ -78,7 +92,7 @@ func (f *fakeDriver) open(name string) (handle, string, error) {
 	return nil, "", ErrDeviceNotFound
 }
 
-func (f *fakeDriver) closeDevice(handle) error { return f.fail["closeDevice"] }
+func (f *fakeDriver) closeDevice(handle) error { return f.release("closeDevice") }
 
 func (f *fakeDriver) queryPort(_ handle, port int) (Port, error) {
 	if err := f.fail["queryPort"]; err != nil {
@@ -124,6 +138,17 @@ func (f *fakeDriver) queryDevice(handle) (Attr, error) {
 	return f.attr, nil
 }
 
+// queryDeviceLegacy is attr's fields of struct ibv_device_attr, with
+// devAttr's identity.
+func (f *fakeDriver) queryDeviceLegacy(handle) (DeviceAttr, error) {
+	if err := f.fail["queryDeviceLegacy"]; err != nil {
+		return DeviceAttr{}, err
+	}
+	a := f.devAttr
+	a.Attr = legacyPart(f.attr)
+	return a, nil
+}
+
 func (f *fakeDriver) asyncFD(handle) int { return 7 }
 
 func (f *fakeDriver) waitAsync(handle, int) (bool, error) {
@@ -146,7 +171,7 @@ func (f *fakeDriver) allocPD(handle) (handle, error) {
 	return f.obj("pd"), nil
 }
 
-func (f *fakeDriver) deallocPD(handle) error { return f.fail["deallocPD"] }
+func (f *fakeDriver) deallocPD(handle) error { return f.release("deallocPD") }
 
 func (f *fakeDriver) mmap(n int) ([]byte, error) {
 	if err := f.fail["mmap"]; err != nil {
@@ -155,7 +180,7 @@ func (f *fakeDriver) mmap(n int) ([]byte, error) {
 	return make([]byte, n), nil
 }
 
-func (f *fakeDriver) munmap([]byte) error { return f.fail["munmap"] }
+func (f *fakeDriver) munmap([]byte) error { return f.release("munmap") }
 
 func (f *fakeDriver) regMR(handle, []byte, Access) (handle, uint32, uint32, error) {
 	if err := f.fail["regMR"]; err != nil {
@@ -164,7 +189,7 @@ func (f *fakeDriver) regMR(handle, []byte, Access) (handle, uint32, uint32, erro
 	return f.obj("mr"), 0x100, 0x200, nil
 }
 
-func (f *fakeDriver) deregMR(handle) error { return f.fail["deregMR"] }
+func (f *fakeDriver) deregMR(handle) error { return f.release("deregMR") }
 
 func (f *fakeDriver) createCompChannel(handle) (handle, error) {
 	if err := f.fail["createCompChannel"]; err != nil {
@@ -173,7 +198,7 @@ func (f *fakeDriver) createCompChannel(handle) (handle, error) {
 	return f.obj("channel"), nil
 }
 
-func (f *fakeDriver) destroyCompChannel(handle) error { return f.fail["destroyCompChannel"] }
+func (f *fakeDriver) destroyCompChannel(handle) error { return f.release("destroyCompChannel") }
 
 func (f *fakeDriver) createCQ(_ handle, _ int, _ handle, vector int) (handle, error) {
 	if err := f.fail["createCQ"]; err != nil {
@@ -193,7 +218,7 @@ func (f *fakeDriver) createCQEx(ctx handle, cqe int, ch handle, flags WCFlags) (
 	return f.createCQ(ctx, cqe, ch, 0)
 }
 
-func (f *fakeDriver) destroyCQ(handle) error            { return f.fail["destroyCQ"] }
+func (f *fakeDriver) destroyCQ(handle) error            { return f.release("destroyCQ") }
 func (f *fakeDriver) reqNotifyCQ(handle, bool) error    { return f.fail["reqNotifyCQ"] }
 func (f *fakeDriver) ackCQEvents(_ handle, n int)       { f.acked += n }
 func (f *fakeDriver) getCQEvent(handle) (handle, error) { return f.event, f.fail["getCQEvent"] }
@@ -255,7 +280,7 @@ func (f *fakeDriver) modifyQP(_ handle, m qpModify) error {
 	return nil
 }
 
-func (f *fakeDriver) destroyQP(handle) error { return f.fail["destroyQP"] }
+func (f *fakeDriver) destroyQP(handle) error { return f.release("destroyQP") }
 
 func (f *fakeDriver) queryDataInOrder(handle, Opcode) (DataInOrder, error) {
 	return f.inOrder, f.fail["queryDataInOrder"]
@@ -285,7 +310,7 @@ func (f *fakeDriver) createAH(handle, AHAttr) (handle, error) {
 	return f.obj("ah"), nil
 }
 
-func (f *fakeDriver) destroyAH(handle) error { return f.fail["destroyAH"] }
+func (f *fakeDriver) destroyAH(handle) error { return f.release("destroyAH") }
 
 func (f *fakeDriver) allocMW(handle, MWType) (handle, uint32, error) {
 	if err := f.fail["allocMW"]; err != nil {
@@ -294,7 +319,7 @@ func (f *fakeDriver) allocMW(handle, MWType) (handle, uint32, error) {
 	return f.obj("mw"), 0x300, nil
 }
 
-func (f *fakeDriver) deallocMW(handle) error { return f.fail["deallocMW"] }
+func (f *fakeDriver) deallocMW(handle) error { return f.release("deallocMW") }
 
 // bindMW records the bind as a send of BIND_MW and gives the window the
 // next key.
@@ -313,7 +338,7 @@ func (f *fakeDriver) createSRQ(handle, int, int) (handle, error) {
 	return f.obj("srq"), nil
 }
 
-func (f *fakeDriver) destroySRQ(handle) error { return f.fail["destroySRQ"] }
+func (f *fakeDriver) destroySRQ(handle) error { return f.release("destroySRQ") }
 
 func (f *fakeDriver) openXRCD(handle, int) (handle, error) {
 	if err := f.fail["openXRCD"]; err != nil {
@@ -322,7 +347,7 @@ func (f *fakeDriver) openXRCD(handle, int) (handle, error) {
 	return f.obj("xrcd"), nil
 }
 
-func (f *fakeDriver) closeXRCD(handle) error { return f.fail["closeXRCD"] }
+func (f *fakeDriver) closeXRCD(handle) error { return f.release("closeXRCD") }
 
 func (f *fakeDriver) createXRCSRQ(_, _, _ handle, _, _ int) (handle, uint32, error) {
 	if err := f.fail["createXRCSRQ"]; err != nil {

@@ -156,6 +156,7 @@ static inline void ibtv_ack_cq_events(struct ibv_cq *cq, unsigned int n) { ibt_f
 static inline struct ibv_qp *ibtv_create_qp(struct ibv_pd *pd, struct ibv_qp_init_attr *a) { return ibt_fn.create_qp(pd, a); }
 static inline int ibtv_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask) { return ibt_fn.modify_qp(qp, a, mask); }
 static inline int ibtv_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *a, int mask, struct ibv_qp_init_attr *init) { return ibt_fn.query_qp(qp, a, mask, init); }
+static inline int ibtv_query_device(struct ibv_context *c, struct ibv_device_attr *a) { return ibt_fn.query_device(c, a); }
 static inline int ibtv_resize_cq(struct ibv_cq *cq, int cqe) { return ibt_fn.resize_cq(cq, cqe); }
 static inline int ibtv_destroy_qp(struct ibv_qp *qp) { return ibt_fn.destroy_qp(qp); }
 static inline struct ibv_ah *ibtv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *a) { return ibt_fn.create_ah(pd, a); }

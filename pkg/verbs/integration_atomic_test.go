@@ -11,9 +11,6 @@ import (
 // The atomics' tests are rdma-core's tests/test_atomic.py: two RC QPs on
 // one device, each side in turn the requester, the values one byte
 // repeated eight times (so that they read the same in either byte order).
-// The test with an lkey that is not the MR's (test_atomic_invalid_lkey)
-// has no counterpart: an SGE names its MR, whose lkey is the one the
-// request carries.
 
 const atomicAccess = AccessLocalWrite | AccessRemoteAtomic
 
@@ -145,4 +142,29 @@ func TestIntegrationAtomicNonAlignedAddr(t *testing.T) {
 		t.Fatalf("PostSend of an atomic to %#x: error %v, want ErrUnalignedAtomic", server.mr.Addr()+1, err)
 	}
 	atomicTraffic(t, client, server, OpAtomicFetchAndAdd, 1, 2, 0)
+}
+
+// TestIntegrationAtomicInvalidLKey is test_atomic_invalid_lkey: the
+// requester's local SGE, where the fetched value lands, carries an lkey
+// the device refuses for it, and the atomic completes with a local
+// protection error. pyverbs forges the key (the MR's lkey plus one); an
+// SGE here names its MR, so the key is a real MR's of the QP's PD,
+// registered without local write: the device cannot write the fetched
+// value through it. rxe looks up both the same way (the lkey's MR, then
+// its key, PD and access) when the response comes back, so both fail at
+// that step, after the responder did the atomic.
+func TestIntegrationAtomicInvalidLKey(t *testing.T) {
+	ctx := atomicContext(t)
+	client, server := rcLoop(t, ctx, loopConfig{mrSize: 8, mrAccess: atomicAccess, qpAccess: atomicAccess})
+	readOnly, err := client.pd.AllocMR(8, 0)
+	ok(t, err)
+	t.Cleanup(func() { closeOrFail(t, readOnly.Close) })
+	err = client.qp.PostSend(SendWR{Op: OpAtomicFetchAndAdd, MR: readOnly, Length: 8, Signaled: true,
+		RemoteAddr: server.mr.Addr(), RKey: server.mr.RKey(), CompareAdd: 1})
+	ok(t, err)
+	wc, err := client.next(t)
+	var ce *CompletionError
+	if !errors.As(err, &ce) || wc.Status != WCLocProtErr {
+		t.Fatalf("completion %+v with error %v, want a CompletionError with status %s", wc, err, WCLocProtErr)
+	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"syscall"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // The tests in this file and the other integration_*_test.go files do
@@ -65,18 +67,18 @@ func TestIntegrationOpenDevice(t *testing.T) {
 	}
 }
 
-// TestIntegrationQueryDevice is DeviceTest.test_query_device_ex: the
-// attributes pyverbs' verify_device_attr checks are set.
-func TestIntegrationQueryDevice(t *testing.T) {
-	d := integrationDevice(t, integrationContext(t))
+// verifyDeviceAttr is pyverbs' verify_device_attr: the attributes it
+// checks are set, on a device of transport tr.
+func verifyDeviceAttr(t *testing.T, dev string, tr Transport, d DeviceAttr) {
+	t.Helper()
 	page := uint64(os.Getpagesize())
 	a := d.Attr
 	checks := []struct {
 		what string
 		ok   bool
 	}{
-		{"node GUID set", d.Transport == TransportUnknown || d.NodeGUID != 0},
-		{"system image GUID set", d.Transport == TransportUnknown || d.SysImageGUID != 0},
+		{"node GUID set", tr == TransportUnknown || d.NodeGUID != 0},
+		{"system image GUID set", tr == TransportUnknown || d.SysImageGUID != 0},
 		{"max MR size over a page", a.MaxMRSize > page},
 		{"page size cap at least a page", a.PageSizeCap >= page},
 		{"vendor ID set", d.VendorID != 0},
@@ -89,12 +91,39 @@ func TestIntegrationQueryDevice(t *testing.T) {
 		{"max MR", a.MaxMR > 0},
 		{"max PD", a.MaxPD > 0},
 		// A channel adapter (InfiniBand transport: IB and RoCE) has P_Keys.
-		{"max P_Keys on a CA", d.Transport != TransportIB || a.MaxPKeys > 0},
+		{"max P_Keys on a CA", tr != TransportIB || a.MaxPKeys > 0},
 	}
 	for _, c := range checks {
 		if !c.ok {
-			t.Errorf("%s: %s does not hold: %+v", d.Name, c.what, a)
+			t.Errorf("%s: %s does not hold: %+v", dev, c.what, d)
 		}
+	}
+}
+
+// TestIntegrationQueryDevice is DeviceTest.test_query_device_ex: the
+// attributes pyverbs' verify_device_attr checks are set.
+func TestIntegrationQueryDevice(t *testing.T) {
+	d := integrationDevice(t, integrationContext(t))
+	verifyDeviceAttr(t, d.Name, d.Transport, DeviceAttr{NodeGUID: d.NodeGUID, SysImageGUID: d.SysImageGUID,
+		VendorID: d.VendorID, Attr: d.Attr})
+}
+
+// TestIntegrationQueryDeviceLegacy is DeviceTest.test_query_device: the
+// legacy ibv_query_device's attributes pass verify_device_attr, and equal
+// what ibv_query_device_ex reads (QueryDevice, and the device list's
+// identity).
+func TestIntegrationQueryDeviceLegacy(t *testing.T) {
+	ctx := integrationContext(t)
+	d := integrationDevice(t, ctx)
+	got, err := ctx.QueryDeviceLegacy()
+	ok(t, err)
+	verifyDeviceAttr(t, d.Name, d.Transport, got)
+	ex, err := ctx.QueryDevice()
+	ok(t, err)
+	want := DeviceAttr{FWVer: d.FWVer, NodeGUID: d.NodeGUID, SysImageGUID: d.SysImageGUID,
+		VendorID: d.VendorID, VendorPartID: d.VendorPartID, HWVer: d.HWVer, Attr: legacyPart(ex)}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("%s: ibv_query_device and ibv_query_device_ex differ (-ex +legacy):\n%s", d.Name, diff)
 	}
 }
 

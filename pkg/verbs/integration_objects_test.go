@@ -28,7 +28,8 @@ func ok(t *testing.T, err error) {
 }
 
 // TestIntegrationPD is pyverbs' PDTest: a PD allocated and deallocated,
-// and again up to 200 times.
+// and again up to 200 times; and a PD closed twice, then a third time as
+// pyverbs' with-block closes it on leaving, without an error.
 func TestIntegrationPD(t *testing.T) {
 	ctx := integrationContext(t)
 	allocFree := func(t *testing.T) {
@@ -41,6 +42,15 @@ func TestIntegrationPD(t *testing.T) {
 	t.Run("multiple", func(t *testing.T) { // test_multiple_pd_creation
 		for range 1 + rand.IntN(200) {
 			allocFree(t)
+		}
+	})
+	t.Run("twice", func(t *testing.T) { // test_destroy_pd_twice
+		pd, err := ctx.AllocPD()
+		ok(t, err)
+		for i := range 3 {
+			if err := pd.Close(); err != nil {
+				t.Errorf("Close %d of %s: %v", i+1, pd, err)
+			}
 		}
 	})
 }

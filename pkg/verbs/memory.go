@@ -34,10 +34,12 @@ func (pd *PD) use(what string) {
 	}
 }
 
-// Close deallocates the PD. Closing it twice, or while an MR or QP made
-// from it is open, panics.
+// Close deallocates the PD. Closing it again does nothing and returns
+// nil; closing it while an MR or QP made from it is open panics.
 func (pd *PD) Close() error {
-	pd.use("Close")
+	if pd.closed {
+		return nil
+	}
 	if pd.children > 0 {
 		panic(fmt.Sprintf("verbs: Close of %s with %d MRs and QPs still open", pd, pd.children))
 	}
@@ -88,10 +90,12 @@ func (b *Buffer) use(what string) {
 	}
 }
 
-// Free unmaps the buffer. Freeing it twice, or while an MR registers it,
-// panics.
+// Free unmaps the buffer. Freeing it again does nothing and returns nil;
+// freeing it while an MR registers it panics.
 func (b *Buffer) Free() error {
-	b.use("Free")
+	if b.freed {
+		return nil
+	}
 	if b.regs > 0 {
 		panic(fmt.Sprintf("verbs: Free of a buffer of %d bytes still registered in %d MRs", len(b.b), b.regs))
 	}
@@ -182,9 +186,11 @@ func (mr *MR) Len() int { return len(mr.buf.b) }
 func (mr *MR) Bytes() []byte { mr.use("Bytes"); return mr.buf.b }
 
 // Close deregisters the MR (and frees its memory when AllocMR made it).
-// Closing it twice panics.
+// Closing it again does nothing and returns nil.
 func (mr *MR) Close() error {
-	mr.use("Close")
+	if mr.closed {
+		return nil
+	}
 	if err := drv.deregMR(mr.h); err != nil {
 		return verbError("ibv_dereg_mr", mr.String(), err)
 	}

@@ -62,9 +62,11 @@ func (mw *MW) Type() MWType { return mw.typ }
 func (mw *MW) RKey() uint32 { mw.use("RKey"); return mw.rkey }
 
 // Close deallocates the window: the peer's accesses through it fail from
-// then on. Closing it twice panics.
+// then on. Closing it again does nothing and returns nil.
 func (mw *MW) Close() error {
-	mw.use("Close")
+	if mw.closed {
+		return nil
+	}
 	if err := drv.deallocMW(mw.h); err != nil {
 		return verbError("ibv_dealloc_mw", mw.String(), err)
 	}

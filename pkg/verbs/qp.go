@@ -659,9 +659,11 @@ func (qp *QP) DetachMulticast(gid [16]byte, lid uint16) error {
 	return nil
 }
 
-// Close destroys the QP. Closing it twice panics.
+// Close destroys the QP. Closing it again does nothing and returns nil.
 func (qp *QP) Close() error {
-	qp.use("Close")
+	if qp.closed {
+		return nil
+	}
 	if err := drv.destroyQP(qp.h); err != nil {
 		return verbError("ibv_destroy_qp", qp.String(), err)
 	}

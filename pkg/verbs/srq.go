@@ -90,10 +90,12 @@ func (s *SRQ) PostRecv(wrs ...RecvWR) error {
 	return nil
 }
 
-// Close destroys the SRQ. Closing it twice, or while a QP uses it,
-// panics.
+// Close destroys the SRQ. Closing it again does nothing and returns nil;
+// closing it while a QP uses it panics.
 func (s *SRQ) Close() error {
-	s.use("Close")
+	if s.closed {
+		return nil
+	}
 	if s.qps > 0 {
 		panic(fmt.Sprintf("verbs: Close of %s with %d QPs still using it", s, s.qps))
 	}

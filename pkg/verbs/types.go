@@ -130,6 +130,23 @@ type Attr struct {
 	PhysPortCntEx uint32 `json:"-"`
 }
 
+// DeviceAttr is struct ibv_device_attr, what the legacy ibv_query_device
+// reads (Context.QueryDeviceLegacy): the device's identity, as Device has
+// it, and its limits and capabilities.
+type DeviceAttr struct {
+	FWVer        string `json:"fwVer"`
+	NodeGUID     uint64 `json:"nodeGUID"`
+	SysImageGUID uint64 `json:"sysImageGUID"`
+	VendorID     uint32 `json:"vendorId"`
+	VendorPartID uint32 `json:"vendorPartId"`
+	HWVer        uint32 `json:"hwVer"`
+	// Attr holds the fields of struct ibv_device_attr (MaxQP, MaxSGE,
+	// AtomicCap, PhysPortCnt, ...); those only the extended query reads
+	// (ODP and timestamp capabilities, DeviceCapFlagsEx, PhysPortCntEx,
+	// ...) and NumCompVectors are zero.
+	Attr Attr `json:"attr"`
+}
+
 // Atomic capabilities (enum ibv_atomic_cap), Attr.AtomicCap: none, atomic
 // within the HCA's own accesses, and atomic against the CPU and other
 // devices too.

@@ -81,12 +81,10 @@ func query(dev *C.struct_ibv_device) (Device, error) {
 	if rc, err := C.ibt_query_device_ex(ctx, &ax); rc != 0 {
 		return d, fmt.Errorf("%s: failed to query device props: %w", d.Name, errnoOr(err, rc))
 	}
-	a := &ax.orig_attr
-	d.FWVer = C.GoString(&a.fw_ver[0])
-	d.NodeGUID = beToHost(uint64(a.node_guid))
-	d.SysImageGUID = beToHost(uint64(a.sys_image_guid))
-	d.VendorID, d.VendorPartID, d.HWVer = uint32(a.vendor_id), uint32(a.vendor_part_id), uint32(a.hw_ver)
-	d.PhysPortCnt = int(a.phys_port_cnt)
+	da := deviceAttr(&ax.orig_attr)
+	d.FWVer, d.NodeGUID, d.SysImageGUID = da.FWVer, da.NodeGUID, da.SysImageGUID
+	d.VendorID, d.VendorPartID, d.HWVer = da.VendorID, da.VendorPartID, da.HWVer
+	d.PhysPortCnt = da.Attr.PhysPortCnt
 	d.Attr = attrFromC(&ax, ctx)
 	for p := 1; p <= d.PhysPortCnt; p++ {
 		var pa C.struct_ibv_port_attr
@@ -111,41 +109,51 @@ func query(dev *C.struct_ibv_device) (Device, error) {
 	return d, nil
 }
 
+// deviceAttr is struct ibv_device_attr in Go: the identity, and in Attr
+// the fields of struct ibv_device_attr.
+func deviceAttr(a *C.struct_ibv_device_attr) DeviceAttr {
+	return DeviceAttr{
+		FWVer: C.GoString(&a.fw_ver[0]), NodeGUID: beToHost(uint64(a.node_guid)), SysImageGUID: beToHost(uint64(a.sys_image_guid)),
+		VendorID: uint32(a.vendor_id), VendorPartID: uint32(a.vendor_part_id), HWVer: uint32(a.hw_ver),
+		Attr: Attr{
+			MaxMRSize: uint64(a.max_mr_size), PageSizeCap: uint64(a.page_size_cap),
+			MaxQP: int(a.max_qp), MaxQPWR: int(a.max_qp_wr), DeviceCapFlags: uint32(a.device_cap_flags),
+			MaxSGE: int(a.max_sge), MaxSGERd: int(a.max_sge_rd), MaxCQ: int(a.max_cq), MaxCQE: int(a.max_cqe),
+			MaxMR: int(a.max_mr), MaxPD: int(a.max_pd), MaxQPRdAtom: int(a.max_qp_rd_atom), MaxEERdAtom: int(a.max_ee_rd_atom),
+			MaxResRdAtom: int(a.max_res_rd_atom), MaxQPInitRdAtom: int(a.max_qp_init_rd_atom), MaxEEInitRdAtom: int(a.max_ee_init_rd_atom),
+			AtomicCap: int(a.atomic_cap), MaxEE: int(a.max_ee), MaxRDD: int(a.max_rdd), MaxMW: int(a.max_mw),
+			MaxRawIPv6QP: int(a.max_raw_ipv6_qp), MaxRawEthQP: int(a.max_raw_ethy_qp), MaxMcastGrp: int(a.max_mcast_grp),
+			MaxMcastQPAttach: int(a.max_mcast_qp_attach), MaxTotalMcastQPAttach: int(a.max_total_mcast_qp_attach),
+			MaxAH: int(a.max_ah), MaxFMR: int(a.max_fmr), MaxMapPerFMR: int(a.max_map_per_fmr),
+			MaxSRQ: int(a.max_srq), MaxSRQWR: int(a.max_srq_wr), MaxSRQSGE: int(a.max_srq_sge),
+			MaxPKeys: int(a.max_pkeys), LocalCAAckDelay: int(a.local_ca_ack_delay), PhysPortCnt: int(a.phys_port_cnt),
+		},
+	}
+}
+
 // attrFromC is the part of ax that Attr holds, with ctx's completion
 // vectors.
 func attrFromC(ax *C.struct_ibv_device_attr_ex, ctx *C.struct_ibv_context) Attr {
-	a := &ax.orig_attr
-	return Attr{
-		MaxMRSize: uint64(a.max_mr_size), PageSizeCap: uint64(a.page_size_cap),
-		MaxQP: int(a.max_qp), MaxQPWR: int(a.max_qp_wr), DeviceCapFlags: uint32(a.device_cap_flags),
-		MaxSGE: int(a.max_sge), MaxSGERd: int(a.max_sge_rd), MaxCQ: int(a.max_cq), MaxCQE: int(a.max_cqe),
-		MaxMR: int(a.max_mr), MaxPD: int(a.max_pd), MaxQPRdAtom: int(a.max_qp_rd_atom), MaxEERdAtom: int(a.max_ee_rd_atom),
-		MaxResRdAtom: int(a.max_res_rd_atom), MaxQPInitRdAtom: int(a.max_qp_init_rd_atom), MaxEEInitRdAtom: int(a.max_ee_init_rd_atom),
-		AtomicCap: int(a.atomic_cap), MaxEE: int(a.max_ee), MaxRDD: int(a.max_rdd), MaxMW: int(a.max_mw),
-		MaxRawIPv6QP: int(a.max_raw_ipv6_qp), MaxRawEthQP: int(a.max_raw_ethy_qp), MaxMcastGrp: int(a.max_mcast_grp),
-		MaxMcastQPAttach: int(a.max_mcast_qp_attach), MaxTotalMcastQPAttach: int(a.max_total_mcast_qp_attach),
-		MaxAH: int(a.max_ah), MaxFMR: int(a.max_fmr), MaxMapPerFMR: int(a.max_map_per_fmr),
-		MaxSRQ: int(a.max_srq), MaxSRQWR: int(a.max_srq_wr), MaxSRQSGE: int(a.max_srq_sge),
-		MaxPKeys: int(a.max_pkeys), LocalCAAckDelay: int(a.local_ca_ack_delay),
-		ODPGeneralCaps: uint64(ax.odp_caps.general_caps),
-		ODPRC:          uint32(ax.odp_caps.per_transport_caps.rc_odp_caps), ODPUC: uint32(ax.odp_caps.per_transport_caps.uc_odp_caps),
-		ODPUD: uint32(ax.odp_caps.per_transport_caps.ud_odp_caps), ODPXRC: uint32(ax.xrc_odp_caps),
-		CompletionTimestampMask: uint64(ax.completion_timestamp_mask), HCACoreClock: uint64(ax.hca_core_clock),
-		RawPacketCaps: uint32(ax.raw_packet_caps), DeviceCapFlagsEx: uint64(ax.device_cap_flags_ex),
-		MaxTSO: uint32(ax.tso_caps.max_tso), TSOQPTs: uint32(ax.tso_caps.supported_qpts),
-		RSSQPTs: uint32(ax.rss_caps.supported_qpts), MaxRWQIndirectionTables: uint32(ax.rss_caps.max_rwq_indirection_tables),
-		MaxRWQIndirectionTableSize: uint32(ax.rss_caps.max_rwq_indirection_table_size),
-		RXHashFunction:             uint32(ax.rss_caps.rx_hash_function), RXHashFieldsMask: uint64(ax.rss_caps.rx_hash_fields_mask),
-		MaxWQTypeRQ:    uint32(ax.max_wq_type_rq),
-		QPRateLimitMin: uint32(ax.packet_pacing_caps.qp_rate_limit_min), QPRateLimitMax: uint32(ax.packet_pacing_caps.qp_rate_limit_max),
-		PacingQPTs:       uint32(ax.packet_pacing_caps.supported_qpts),
-		TMMaxRndvHdrSize: uint32(ax.tm_caps.max_rndv_hdr_size), TMMaxNumTags: uint32(ax.tm_caps.max_num_tags),
-		TMFlags: uint32(ax.tm_caps.flags), TMMaxOps: uint32(ax.tm_caps.max_ops), TMMaxSGE: uint32(ax.tm_caps.max_sge),
-		MaxCQCount: uint16(ax.cq_mod_caps.max_cq_count), MaxCQPeriod: uint16(ax.cq_mod_caps.max_cq_period),
-		MaxDMSize:      uint64(ax.max_dm_size),
-		NumCompVectors: int(C.ibt_comp_vectors(ctx)),
-		PhysPortCnt:    int(a.phys_port_cnt), PhysPortCntEx: uint32(ax.phys_port_cnt_ex),
-	}
+	a := deviceAttr(&ax.orig_attr).Attr
+	a.ODPGeneralCaps = uint64(ax.odp_caps.general_caps)
+	a.ODPRC, a.ODPUC = uint32(ax.odp_caps.per_transport_caps.rc_odp_caps), uint32(ax.odp_caps.per_transport_caps.uc_odp_caps)
+	a.ODPUD, a.ODPXRC = uint32(ax.odp_caps.per_transport_caps.ud_odp_caps), uint32(ax.xrc_odp_caps)
+	a.CompletionTimestampMask, a.HCACoreClock = uint64(ax.completion_timestamp_mask), uint64(ax.hca_core_clock)
+	a.RawPacketCaps, a.DeviceCapFlagsEx = uint32(ax.raw_packet_caps), uint64(ax.device_cap_flags_ex)
+	a.MaxTSO, a.TSOQPTs = uint32(ax.tso_caps.max_tso), uint32(ax.tso_caps.supported_qpts)
+	a.RSSQPTs, a.MaxRWQIndirectionTables = uint32(ax.rss_caps.supported_qpts), uint32(ax.rss_caps.max_rwq_indirection_tables)
+	a.MaxRWQIndirectionTableSize = uint32(ax.rss_caps.max_rwq_indirection_table_size)
+	a.RXHashFunction, a.RXHashFieldsMask = uint32(ax.rss_caps.rx_hash_function), uint64(ax.rss_caps.rx_hash_fields_mask)
+	a.MaxWQTypeRQ = uint32(ax.max_wq_type_rq)
+	a.QPRateLimitMin, a.QPRateLimitMax = uint32(ax.packet_pacing_caps.qp_rate_limit_min), uint32(ax.packet_pacing_caps.qp_rate_limit_max)
+	a.PacingQPTs = uint32(ax.packet_pacing_caps.supported_qpts)
+	a.TMMaxRndvHdrSize, a.TMMaxNumTags = uint32(ax.tm_caps.max_rndv_hdr_size), uint32(ax.tm_caps.max_num_tags)
+	a.TMFlags, a.TMMaxOps, a.TMMaxSGE = uint32(ax.tm_caps.flags), uint32(ax.tm_caps.max_ops), uint32(ax.tm_caps.max_sge)
+	a.MaxCQCount, a.MaxCQPeriod = uint16(ax.cq_mod_caps.max_cq_count), uint16(ax.cq_mod_caps.max_cq_period)
+	a.MaxDMSize = uint64(ax.max_dm_size)
+	a.NumCompVectors = int(C.ibt_comp_vectors(ctx))
+	a.PhysPortCntEx = uint32(ax.phys_port_cnt_ex)
+	return a
 }
 
 // portFromAttr is struct ibv_port_attr as a Port (without its GIDs).

@@ -40,6 +40,9 @@ type DiscoveryOptions struct {
 	// SA is python-rdma's --sa on a discovery tool: --discovery sa
 	// (--sa-path implies it too).
 	SA bool
+	// PortsRead, set by a tool, is told of the ports a directed-route
+	// or LID-routed walk reads as it goes (subnet.Options.PortsRead).
+	PortsRead func(subnet.NodePorts)
 	// smkeyArg is --smkey as typed: the SM_Key of the run's SA queries
 	// (Finish puts it in the common options' SMKey).
 	smkeyArg string
@@ -167,7 +170,7 @@ func (f *Factory) walkFabric(o *CommonOptions, d *DiscoveryOptions, from []uint8
 		}
 		return subnet.DiscoverSA(o.Context(), x, subnet.SAOptions{NoPortInfo: d.SANoPortInfo})
 	}
-	so := subnet.Options{From: from, MaxHops: d.MaxHops, MlnxExtPortInfo: !d.NoMlxEPI, LIDRouted: d.Mode == "lid"}
+	so := subnet.Options{From: from, MaxHops: d.MaxHops, MlnxExtPortInfo: !d.NoMlxEPI, LIDRouted: d.Mode == "lid", PortsRead: d.PortsRead}
 	var progress *progressLine
 	if f.IO.ErrOutIsTTY {
 		progress = &progressLine{w: f.IO.ErrOut}
