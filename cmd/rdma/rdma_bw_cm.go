@@ -51,65 +51,20 @@ func rdmaBwCMRun(o *rdmaBwOptions) error {
 	}
 	t := &bwCM{o: o, p: o.params()}
 	defer t.close()
-	var err error
-	if o.Server != "" {
-		dst, err := bwCMAddr(ctx, o.Server, o.TCPPort)
-		if err != nil {
-			return err
-		}
-		o.debugf("Connecting to %s", dst)
-		if t.comm, err = dialBwComm(ctx, dst); err != nil {
-			return err
-		}
-	} else if t.comm, err = listenBwComm(ctx, uint16(o.TCPPort), o.debugf); err != nil {
+	if err := t.connectComm(ctx); err != nil {
 		return err
 	}
-	wctx, stopComm := watchBwCM(ctx, t.comm.id, t.comm.role)
-	defer stopComm()
-	stop := stopComm
-	if err := t.agree(wctx); err != nil {
-		return err
-	}
-	if err := t.openSession(); err != nil {
-		return err
-	}
-	if err := t.agreeMTU(wctx); err != nil {
-		return err
-	}
-	if o.RDMACM {
-		if err := t.connectData(wctx); err != nil {
-			return err
-		}
-		var stopData func()
-		wctx, stopData = watchBwCM(wctx, t.data, t.comm.role)
-		defer stopData()
-		stop = func() { stopData(); stopComm() }
-	} else if err := t.s.setup(o, t.p); err != nil {
-		return err
-	}
-	local := t.s.dest()
-	local.MTU = t.mtu
-	mine := ptDest{LID: uint32(local.LID), QPN: local.QPN, PSN: local.PSN, RKey: local.RKey, VAddr: local.Addr, GID: local.GID,
-		GIDIndex: int32(t.s.gidIndex)}
-	rd, err := t.comm.handshake(wctx, "QP address", mine)
+	wctx, stop := watchBwCM(ctx, t.comm.id, t.comm.role)
+	defer stop()
+	wctx, stopData, err := t.prepare(wctx)
+	defer stopData()
 	if err != nil {
 		return err
 	}
-	remote := bwDest{LID: uint16(rd.LID), QPN: rd.QPN, PSN: rd.PSN, GID: rd.GID, RKey: rd.RKey, Addr: rd.VAddr, MTU: t.mtu}
-	o.debugf("path to peer LID %d QPN %#06x PSN %#06x, MR peer raddr=%x peer rkey=%x", remote.LID, remote.QPN, remote.PSN, remote.Addr, remote.RKey)
-	if !o.RDMACM {
-		if err := t.s.connect(o, local, remote); err != nil {
-			return err
-		}
+	rep, mine, err := t.trade(wctx)
+	if err != nil {
+		return err
 	}
-	// perftest trades the addresses once more to print the peer's, and
-	// once after its QP reached RTS.
-	for _, what := range []string{"QP address", "ready"} {
-		if _, err := t.comm.handshake(wctx, what, mine); err != nil {
-			return err
-		}
-	}
-	rep := &bwReport{o: o, p: t.p, s: t.s, device: t.s.dev.Name(), local: local, remote: remote, mtu: verbs.MTU(t.mtu)}
 	if err := rep.begin(); err != nil {
 		return err
 	}
@@ -123,12 +78,85 @@ func rdmaBwCMRun(o *rdmaBwOptions) error {
 	if _, err := t.comm.handshake(wctx, "end of the test", mine); err != nil {
 		return err
 	}
+	stopData()
 	stop()
 	if err := rep.end(); err != nil {
 		return err
 	}
 	t.disconnect()
 	return nil
+}
+
+// connectComm connects the exchange: the client to the server's address,
+// the server by waiting on its port.
+func (t *bwCM) connectComm(ctx context.Context) error {
+	o := t.o
+	var err error
+	if o.Server == "" {
+		t.comm, err = listenBwComm(ctx, uint16(o.TCPPort), o.debugf)
+		return err
+	}
+	dst, err := bwCMAddr(ctx, o.Server, o.TCPPort)
+	if err != nil {
+		return err
+	}
+	o.debugf("Connecting to %s", dst)
+	t.comm, err = dialBwComm(ctx, dst)
+	return err
+}
+
+// prepare agrees on versions and MTU, opens the device and makes the
+// QP: with -R connected by rdma_cm, its connection watched too in the
+// context prepare returns (stopData ends that watch).
+func (t *bwCM) prepare(ctx context.Context) (_ context.Context, stopData func(), err error) {
+	stopData = func() {}
+	if err := t.agree(ctx); err != nil {
+		return ctx, stopData, err
+	}
+	if err := t.openSession(); err != nil {
+		return ctx, stopData, err
+	}
+	if err := t.agreeMTU(ctx); err != nil {
+		return ctx, stopData, err
+	}
+	if !t.o.RDMACM {
+		return ctx, stopData, t.s.setup(t.o, t.p)
+	}
+	if err := t.connectData(ctx); err != nil {
+		return ctx, stopData, err
+	}
+	ctx, stopData = watchBwCM(ctx, t.data, t.comm.role)
+	return ctx, stopData, nil
+}
+
+// trade trades the QPs' addresses (and with -z connects the QP from the
+// peer's): the report to print, and this side's address for the
+// handshakes to come.
+func (t *bwCM) trade(ctx context.Context) (*bwReport, ptDest, error) {
+	o := t.o
+	local := t.s.dest()
+	local.MTU = t.mtu
+	mine := ptDest{LID: uint32(local.LID), QPN: local.QPN, PSN: local.PSN, RKey: local.RKey, VAddr: local.Addr, GID: local.GID,
+		GIDIndex: int32(t.s.gidIndex)}
+	rd, err := t.comm.handshake(ctx, "QP address", mine)
+	if err != nil {
+		return nil, mine, err
+	}
+	remote := bwDest{LID: uint16(rd.LID), QPN: rd.QPN, PSN: rd.PSN, GID: rd.GID, RKey: rd.RKey, Addr: rd.VAddr, MTU: t.mtu}
+	o.debugf("path to peer LID %d QPN %#06x PSN %#06x, MR peer raddr=%x peer rkey=%x", remote.LID, remote.QPN, remote.PSN, remote.Addr, remote.RKey)
+	if !o.RDMACM {
+		if err := t.s.connect(o, local, remote); err != nil {
+			return nil, mine, err
+		}
+	}
+	// perftest trades the addresses once more to print the peer's, and
+	// once after its QP reached RTS.
+	for _, what := range []string{"QP address", "ready"} {
+		if _, err := t.comm.handshake(ctx, what, mine); err != nil {
+			return nil, mine, err
+		}
+	}
+	return &bwReport{o: o, p: t.p, s: t.s, device: t.s.dev.Name(), local: local, remote: remote, mtu: verbs.MTU(t.mtu)}, mine, nil
 }
 
 // bwCMAddr is the server's IPv4 address and the port (perftest's -R is
