@@ -520,8 +520,8 @@ func (r *bwReport) begin() error {
 		b = append(b, " Waiting for client rdma_cm QP to connect\n Please run the same command with the IB/RoCE interface IP\n"...)
 	}
 	b = append(b, resultLine...)
-	b = appendDest(b, "local", &r.local, r.s.gidIndex >= 0)
-	b = appendDest(b, "remote", &r.remote, r.s.gidIndex >= 0)
+	b = appendDest(b, "local", &r.local, r.s.gidIndex >= 0, o.RDMACM || o.CommCM)
+	b = appendDest(b, "remote", &r.remote, r.s.gidIndex >= 0, o.RDMACM || o.CommCM)
 	b = append(b, resultLine...)
 	b = append(b, resultHeader(o.Gbits)...)
 	_, err := r.o.IO.Out.Write(b)

@@ -118,6 +118,30 @@ bwcm_interop rxe -R 18710
 grep -q 'rdma_cm QPs	 : ON' /tmp/bwcm-rxe-R-srv.srv && grep -q 'Waiting for client rdma_cm QP to connect' /tmp/bwcm-rxe-R-srv.srv &&
 	pass "rdma_bw -R server's settings say rdma_cm QPs ON, data exchange rdma_cm" ||
 	fail "rdma_bw -R server's settings: $(grep -E 'rdma_cm|Data ex' /tmp/bwcm-rxe-R-srv.srv | tr '\n' ' ')"
+# The report's lines as perftest's client prints them over rdma_cm, the
+# figures aside (the field names of each line; perftest's PCIe relax
+# order and ibv_wr* API lines are not rdma_bw's).
+bwcm_shape() { sed -e '/PCIe relax order\|ibv_wr\* API/d' -e 's/0x[0-9a-f]*/H/g; s/[0-9][0-9.]*/N/g; s/ *$//' "$1"; }
+if bwcm_shape /tmp/bwcm-rxe-R-srv.cli >/tmp/bwcm-shape.pt &&
+	bwcm_shape /tmp/bwcm-rxe-R-cli.cli >/tmp/bwcm-shape.ib &&
+	cmp -s /tmp/bwcm-shape.pt /tmp/bwcm-shape.ib; then
+	pass "rdma_bw -R client's report has the lines of ib_write_bw -R's"
+else
+	fail "rdma_bw -R client's report differs from ib_write_bw -R's in shape"
+	diff /tmp/bwcm-shape.pt /tmp/bwcm-shape.ib | head -10
+fi
+# All sizes and duration mode against ib_write_bw's server.
+bwcm_pair bwcm-rxe-R-all 18716 ib_write_bw -R -d rxebw1 -a -n 5 -- "$IBTOOL" rdma_bw -R -a -n 5
+if [ "$bwcm_srv_rc" -eq 0 ] && [ "$bwcm_cli_rc" -eq 0 ] && [ "$(grep -c '^ [0-9]' /tmp/bwcm-rxe-R-all.cli)" -eq 23 ]; then
+	pass "rdma_bw -R -a -n 5 with ib_write_bw -R -a's server: 23 sizes, the server printed $(grep '^ [0-9]' /tmp/bwcm-rxe-R-all.srv | awk '{ print $1 }')'s line"
+else
+	fail "rdma_bw -R -a -n 5: server exit $bwcm_srv_rc, client exit $bwcm_cli_rc"
+	tail -n 5 /tmp/bwcm-rxe-R-all.srv /tmp/bwcm-rxe-R-all.cli
+fi
+bwcm_no_ids "rdma_bw -R -a"
+bwcm_pair bwcm-rxe-R-dur 18717 ib_write_bw -R -d rxebw1 -D 2 -- "$IBTOOL" rdma_bw -R -D 2
+bwcm_ok "rdma_bw -R -D 2 with ib_write_bw -R -D 2's server" bwcm-rxe-R-dur
+bwcm_no_ids "rdma_bw -R -D 2"
 bwcm_interop rxe -z 18720
 
 # Bandwidth: ibtool's client and ib_write_bw's, each against
