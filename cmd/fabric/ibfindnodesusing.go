@@ -14,12 +14,15 @@ import (
 	"github.com/ibtool/ibtool/pkg/mad"
 	"github.com/ibtool/ibtool/pkg/madrpc"
 	"github.com/ibtool/ibtool/pkg/rdma"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // ibfindnodesusing is infiniband-diags' Perl script of that name: for a
 // switch port it lists the CAs whose routes leave by that port, and those
 // whose routes come back in by its peer. It reads the kept ibnetdiscover -g
-// topology (see kept_topology.go) with the script's patterns, and the
+// topology (see kept_topology.go) with the script's patterns (with -R it
+// takes the same readings from the fabric it discovered: see
+// script_topology.go), and the
 // switches' forwarding tables and their destinations as ibroute reads
 // them, as typed entries.
 
@@ -48,11 +51,14 @@ type ibfindnodesusingOptions struct {
 	// AllNodes is -a (python-rdma's): list every routed end port, not
 	// just the CAs.
 	AllNodes bool
-	// Topology makes a fresh ibnetdiscover -g topology; Routes reads a
-	// switch's unicast table and looks its destinations up, as ibroute
-	// -G GUID does.
+	// Discover discovers the fabric afresh. Topology, when set, gives a
+	// fresh ibnetdiscover -g topology as text instead (one made
+	// elsewhere), read as the kept file is.
+	Discover func() (*subnet.Fabric, error)
 	Topology func() ([]byte, error)
-	Routes   func(guid string) ([]lftEntry, error)
+	// Routes reads a switch's unicast table and looks its destinations
+	// up, as ibroute -G GUID does.
+	Routes func(guid string) ([]lftEntry, error)
 }
 
 func newIbfindnodesusingCmd(f *cmdutil.Factory, runF func(*ibfindnodesusingOptions) error) *cobra.Command {
@@ -82,8 +88,8 @@ when missing or with -R) and the switches' forwarding tables.`,
 				return err
 			}
 			o.SwitchGUID = func(t endport.Target) (rdma.GUID, error) { return nodeGUIDOf(&o.Common, t) }
-			o.Topology = func() ([]byte, error) {
-				return cmdutil.TopologyText(f, "ibfindnodesusing", &o.Common, &o.Discovery, true)
+			o.Discover = func() (*subnet.Fabric, error) {
+				return cmdutil.FreshFabric(f, "ibfindnodesusing", &o.Common, &o.Discovery)
 			}
 			o.Routes = func(guid string) ([]lftEntry, error) {
 				t, err := endport.ParseTarget(guid, endport.GUID)
@@ -181,43 +187,67 @@ func formatScriptGUID(s string) string {
 	return "0x" + s
 }
 
-// linkEnd is one switch port's peer, as get_link_ends records it.
+// linkEnd is one switch port's peer, as get_link_ends records it: by
+// the switch's port as written.
 type linkEnd struct {
-	remGUID, remPort, remDesc string
+	port, remGUID, remPort, remDesc string
 }
 
 // The scripts' patterns.
 var (
-	fnuSwitch   = &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+# (.*) port.*`}
 	fnuLinkSw   = &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+#.*"(.*)".* lid (\d+).*`}
 	fnuLinkEnds = &cmdutil.LazyRegexp{Expr: `^\[(\d+)\](?:\[ext \d+\])?\s+"[HSR]-(.+)"\[(\d+)\](?:\[ext \d+\])?(\(.+\))?\s+#.*"(.*)"\.* lid (\d+).*`}
 	// trailing splits a host name into its prefix and trailing digits.
 	trailing = &cmdutil.LazyRegexp{Expr: `^(.*?)(\d*)$`}
 )
 
-// linkEnds parses the switches' port lines of a topology (get_link_ends):
-// by switch GUID ("0x" and 16 digits) and port.
-func linkEnds(text []byte) map[string]map[string]linkEnd {
+// linkEnds is get_link_ends: the switches' port lines' other ends, by
+// switch GUID ("0x" and 16 digits) and port. Like the script it files a
+// port line under the last switch line it read, until a Ca or Rt line.
+func linkEnds(topo *scriptTopology) map[string]map[string]linkEnd {
 	ends := map[string]map[string]linkEnd{}
 	inSwitch := false
 	guid := ""
-	for _, line := range strings.Split(string(text), "\n") {
-		if m := fnuLinkSw.Get().FindStringSubmatch(line); m != nil {
-			guid, inSwitch = m[1], true
-		}
-		if inSwitch {
-			if m := fnuLinkEnds.Get().FindStringSubmatch(line); m != nil {
-				if ends["0x"+guid] == nil {
-					ends["0x"+guid] = map[string]linkEnd{}
-				}
-				ends["0x"+guid][m[1]] = linkEnd{remGUID: "0x" + m[2], remPort: m[3], remDesc: m[5]}
+	for _, s := range topo.Sections {
+		if n := s.Node; n != nil {
+			if n.LinkGUID != "" {
+				guid, inSwitch = n.LinkGUID, true
+			}
+			if n.Keyword == "Ca" || n.Keyword == "Rt" {
+				inSwitch = false
 			}
 		}
-		if strings.HasPrefix(line, "Ca") || strings.HasPrefix(line, "Rt") {
-			inSwitch = false
+		if !inSwitch {
+			continue
+		}
+		for _, p := range s.Ports {
+			if p.Link == nil {
+				continue
+			}
+			if ends["0x"+guid] == nil {
+				ends["0x"+guid] = map[string]linkEnd{}
+			}
+			ends["0x"+guid][p.Link.port] = *p.Link
 		}
 	}
 	return ends
+}
+
+// findSwitch is the script's search for the switch: the first Switch
+// line whose GUID is sw, or whose comment holds sw and a blank. It
+// returns the GUID's digits and the comment.
+func findSwitch(topo *scriptTopology, sw string) (guid, desc string, found bool) {
+	for _, s := range topo.Sections {
+		n := s.Node
+		if n == nil || n.Keyword != "Switch" || !n.Named {
+			continue
+		}
+		guid, desc = n.GUID, n.Comment
+		if "0x"+guid == sw || strings.Contains(desc, sw+" ") || strings.Contains(desc, sw+"\t") {
+			return guid, desc, true
+		}
+	}
+	return guid, desc, false
 }
 
 // routedHosts is get_hosts_routed: the CAs a switch's unicast table
@@ -342,22 +372,14 @@ func ibfindnodesusingRun(o *ibfindnodesusingOptions) error {
 		}
 		o.Switch = fmt.Sprintf("0x%016x", uint64(guid))
 	}
-	k := &cmdutil.KeptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate, Fresh: o.Topology}
-	text, partial := k.Read()
-	if text == nil {
+	k := &cmdutil.KeptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate,
+		Discover: o.Discover, Text: o.Topology}
+	kept, partial := readKeptTopology(k)
+	if kept == nil {
 		return partial
 	}
-	ends := linkEnds(text)
-	guid, desc, found := "", "", false
-	for _, line := range strings.Split(string(text), "\n") {
-		if m := fnuSwitch.Get().FindStringSubmatch(line); m != nil {
-			guid, desc = m[1], m[2]
-			if "0x"+guid == o.Switch || strings.Contains(desc, o.Switch+" ") || strings.Contains(desc, o.Switch+"\t") {
-				found = true
-				break
-			}
-		}
-	}
+	ends := linkEnds(kept.Topo)
+	guid, desc, found := findSwitch(kept.Topo, o.Switch)
 	if !found {
 		fmt.Fprintf(o.IO.Out, "Switch \"%s\" not found\n   Try running with the \"-R\" or \"-P\" option.\n", o.Switch)
 		return &cmdutil.FindingsError{Summary: fmt.Sprintf("switch %s not found", o.Switch)}

@@ -8,13 +8,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // ibidsverify is infiniband-diags' Perl script of that name: it reads an
 // ibnetdiscover -g topology (kept in a cache directory and reused unless
 // -R) and reports LID 0, duplicate LIDs, node GUIDs and port GUIDs. ibtool
-// parses the topology text with the script's patterns, so a topology from
-// either tool gives the same report.
+// reads a kept topology's text with the script's patterns, so a topology
+// from either tool gives the same report; with -R it takes the same
+// readings from the fabric it discovered (script_topology.go).
 
 func init() {
 	cmdutil.Register(cmdutil.Tool{
@@ -37,7 +39,10 @@ type ibidsverifyOptions struct {
 	Regenerate bool
 	// CacheDir holds the reused topology file.
 	CacheDir string
-	// Topology writes a fresh ibnetdiscover -g topology.
+	// Discover discovers the fabric afresh. Topology, when set, gives a
+	// fresh ibnetdiscover -g topology as text instead (one made
+	// elsewhere), read as the kept file is.
+	Discover func() (*subnet.Fabric, error)
 	Topology func() ([]byte, error)
 }
 
@@ -60,7 +65,7 @@ infiniband-diags' script it reads the ibnetdiscover -g topology kept in
 			if err := o.Discovery.Finish(); err != nil {
 				return err
 			}
-			o.Topology = func() ([]byte, error) { return cmdutil.TopologyText(f, "ibidsverify", &o.Common, &o.Discovery, true) }
+			o.Discover = func() (*subnet.Fabric, error) { return cmdutil.FreshFabric(f, "ibidsverify", &o.Common, &o.Discovery) }
 			if runF != nil {
 				return runF(o)
 			}
@@ -76,12 +81,13 @@ infiniband-diags' script it reads the ibnetdiscover -g topology kept in
 }
 
 func ibidsverifyRun(o *ibidsverifyOptions) error {
-	k := &cmdutil.KeptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate, Fresh: o.Topology}
-	text, partial := k.Read()
-	if text == nil {
+	k := &cmdutil.KeptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate,
+		Discover: o.Discover, Text: o.Topology}
+	kept, partial := readKeptTopology(k)
+	if kept == nil {
 		return partial
 	}
-	report, bad := verifyIDs(text)
+	report, bad := verifyTopologyIDs(kept.Topo)
 	if o.Common.JSON {
 		findings := []string{}
 		for _, l := range strings.Split(strings.TrimSuffix(string(report), "\n"), "\n") {
@@ -121,9 +127,10 @@ var (
 	idsPortGUID = &cmdutil.LazyRegexp{Expr: `^\[(\d+)\]\((.*)\)`}
 )
 
-// verifyIDs checks a topology as ibidsverify.pl does and returns what it
-// prints and whether something was wrong.
-func verifyIDs(text []byte) ([]byte, bool) {
+// verifyTopologyIDs checks a topology as ibidsverify.pl checks its text,
+// line by line: the node GUID from an IDs line, a switch's LID from its
+// node line, a CA's or router's LIDs and port GUIDs from its port lines.
+func verifyTopologyIDs(topo *scriptTopology) ([]byte, bool) {
 	var out bytes.Buffer
 	bad := false
 	lids := map[string]string{}      // LID -> node GUID
@@ -176,47 +183,51 @@ func verifyIDs(text []byte) ([]byte, bool) {
 	}
 	var nodeType, nodeGUID, portGUID, lid string
 	firstPort := false
-	for _, line := range strings.SplitAfter(string(text), "\n") {
-		line = strings.TrimSuffix(line, "\n")
-		if m := idsCAGUID.Get().FindStringSubmatch(line); m != nil {
-			nodeGUID, nodeType = m[1], ""
+	// peers is the script's test of a CA's or router's port line (any
+	// line in such a node's section): its LIDs, then its port GUID.
+	peers := func(lids []string, guid string) {
+		if nodeType != "ca" && nodeType != "router" {
+			return
 		}
-		if m := idsSwitchGUID.Get().FindStringSubmatch(line); m != nil {
-			nodeGUID, portGUID, nodeType = m[1], "", ""
-		}
-		if m := idsSwitchBoth.Get().FindStringSubmatch(line); m != nil {
-			nodeGUID, portGUID = m[1], "0x"+m[2]
-		}
-		if m := idsSwitchLine.Get().FindStringSubmatch(line); m != nil {
-			nodeType, firstPort, lid = "switch", true, m[3]
+		for _, l := range lids {
+			lid = l
 			insertLID(lid, nodeGUID, nodeType)
-			insertNodeGUID(lid, nodeGUID, nodeType)
-			if portGUID != "" {
-				insertPortGUID(lid, portGUID, nodeType, nodeGUID)
+			if firstPort {
+				insertNodeGUID(lid, nodeGUID, nodeType)
+				firstPort = false
 			}
 		}
-		if strings.HasPrefix(line, "Ca") {
-			nodeType, firstPort = "ca", true
+		if guid != "" {
+			portGUID = guid
+			insertPortGUID(lid, portGUID, nodeType, nodeGUID)
 		}
-		if strings.HasPrefix(line, "Rt") {
-			nodeType, firstPort = "router", true
+	}
+	for _, s := range topo.Sections {
+		if ids := s.IDs; ids != nil {
+			nodeGUID, nodeType = ids.NodeGUID, ""
+			if ids.Switch {
+				portGUID = ids.PortGUID
+			}
 		}
-		if nodeType != "ca" && nodeType != "router" {
-			continue
-		}
-		for _, re := range idsPortPeers {
-			if m := re.Get().FindStringSubmatch(line); m != nil {
-				lid = m[2]
+		if n := s.Node; n != nil {
+			if n.LID != "" {
+				nodeType, firstPort, lid = "switch", true, n.LID
 				insertLID(lid, nodeGUID, nodeType)
-				if firstPort {
-					insertNodeGUID(lid, nodeGUID, nodeType)
-					firstPort = false
+				insertNodeGUID(lid, nodeGUID, nodeType)
+				if portGUID != "" {
+					insertPortGUID(lid, portGUID, nodeType, nodeGUID)
 				}
 			}
+			switch n.Keyword {
+			case "Ca":
+				nodeType, firstPort = "ca", true
+			case "Rt":
+				nodeType, firstPort = "router", true
+			}
+			peers(n.PeerLIDs, "")
 		}
-		if m := idsPortGUID.Get().FindStringSubmatch(line); m != nil {
-			portGUID = "0x" + m[2]
-			insertPortGUID(lid, portGUID, nodeType, nodeGUID)
+		for _, p := range s.Ports {
+			peers(p.PeerLIDs, p.GUID)
 		}
 	}
 	return out.Bytes(), bad

@@ -186,24 +186,52 @@ func textNodeLines(text []byte, keywords []string) []nodeListLine {
 // node's comment as its node line has it.
 func fabricNodeLines(fab *subnet.Fabric, keywords []string) []nodeListLine {
 	types := map[string]mad.NodeType{"Ca": mad.NodeTypeCA, "Switch": mad.NodeTypeSwitch, "Rt": mad.NodeTypeRouter}
-	var names *nodemap.Map // ibnetdiscover's topology names nodes by their cleaned descriptions
 	var lines []nodeListLine
 	for _, kw := range keywords {
 		for _, n := range fab.ByType(types[kw]) {
-			desc := "\"" + names.Name(uint64(n.GUID), n.Desc) + "\""
-			if kw == "Switch" {
-				port0 := "base"
-				if n.EnhancedPort0 {
-					port0 = "enhanced"
-				}
-				desc = fmt.Sprintf("\"%s\" %s port 0 lid %d lmc %d", names.Name(uint64(n.GUID), n.Desc), port0, n.SMALID, n.SMALMC)
-			}
-			l := nodeListLine{Type: kw, NodeGUID: fmt.Sprintf("0x%016x", uint64(n.GUID)), NumPorts: strconv.Itoa(n.NumPorts), Description: desc}
-			l.Text = l.Type + "\t: " + l.NodeGUID + " ports " + l.NumPorts + " " + desc
-			lines = append(lines, l)
+			lines = append(lines, fabricNodeLine(n, kw, ""))
 		}
 	}
 	return lines
+}
+
+// keptNodeLines are the lines the scripts would pick for keyword from
+// the ibnetdiscover -g topology of fab that the Perl scripts keep: the
+// chassis first, a chassis slot's node written as a switch whatever its
+// type, a Xsigo HCA's comment ending " (scp)".
+func keptNodeLines(fab *subnet.Fabric, keyword string) []nodeListLine {
+	tw := &subnet.TopologyWriter{Fabric: fab, Group: true, Chassis: fab.GroupChassis()}
+	var lines []nodeListLine
+	for _, e := range tw.Entries() {
+		kw, scp := "Switch", ""
+		if !e.AsSwitch {
+			kw = map[mad.NodeType]string{mad.NodeTypeCA: "Ca", mad.NodeTypeRouter: "Rt"}[e.Node.Type]
+			if subnet.IsXsigoHCA(e.Node.GUID) {
+				scp = " (scp)"
+			}
+		}
+		if kw == keyword {
+			lines = append(lines, fabricNodeLine(e.Node, kw, scp))
+		}
+	}
+	return lines
+}
+
+// fabricNodeLine is the line the scripts make of n's node line, which
+// starts with kw; suffix ends the node line's comment.
+func fabricNodeLine(n *subnet.Node, kw, suffix string) nodeListLine {
+	var names *nodemap.Map // ibnetdiscover's topology names nodes by their cleaned descriptions
+	desc := "\"" + names.Name(uint64(n.GUID), n.Desc) + "\"" + suffix
+	if kw == "Switch" {
+		port0 := "base"
+		if n.EnhancedPort0 {
+			port0 = "enhanced"
+		}
+		desc = fmt.Sprintf("\"%s\" %s port 0 lid %d lmc %d", names.Name(uint64(n.GUID), n.Desc), port0, n.SMALID, n.SMALMC)
+	}
+	l := nodeListLine{Type: kw, NodeGUID: fmt.Sprintf("0x%016x", uint64(n.GUID)), NumPorts: strconv.Itoa(n.NumPorts), Description: desc}
+	l.Text = l.Type + "\t: " + l.NodeGUID + " ports " + l.NumPorts + " " + desc
+	return l
 }
 
 // pickNodeLines applies the script's awk program for the keyword ("Ca",

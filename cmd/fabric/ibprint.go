@@ -4,28 +4,32 @@ import (
 	"bufio"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/subnet"
 )
 
 // ibprintca, ibprintswitch and ibprintrt are infiniband-diags' deprecated
 // Perl scripts (ibprintca.pl, ...): they print one node's lines of the kept
 // ibnetdiscover -g topology (see kept_topology.go), found by GUID (-G) or by
 // a name matched in its description. ibtool reads the same topology with
-// the scripts' patterns and quirks: the port lines of every matching node
+// the scripts' patterns and quirks (with -R it takes the same readings,
+// and the lines to print, from the fabric it discovered: see
+// script_topology.go): the port lines of every matching node
 // are gathered and printed, sorted, when the next node of the kind starts
 // (so ibprintswitch and ibprintrt print none for the last one).
 
 // nodePrintKind is one of the three scripts.
 type nodePrintKind struct {
 	name, summary string
-	// node matches the kind's node lines: the GUID and the description.
-	node *cmdutil.LazyRegexp
+	// keyword starts the kind's node lines (topoNamed has their
+	// pattern: the GUID and the description).
+	keyword string
 	// ends lists the line prefixes that end a node of the kind.
 	ends []string
 	// list is the node list tool -l runs; what names the kind in
@@ -40,13 +44,13 @@ type nodePrintKind struct {
 
 var nodePrintKinds = []nodePrintKind{
 	{name: "ibprintca", summary: "print a channel adapter's lines of the topology (deprecated script)",
-		node: &cmdutil.LazyRegexp{Expr: `^Ca.*"H-(.*)"\s+# (.*)`}, ends: []string{"Switch", "Rt"}, list: "Ca", what: "CA's", flushAtEnd: true,
+		keyword: "Ca", ends: []string{"Switch", "Rt"}, list: "Ca", what: "CA's", flushAtEnd: true,
 		notFound: "\"%s\" not found\n   Try running with the \"-R\" option.\n   If still not found the node is probably down."},
 	{name: "ibprintswitch", summary: "print a switch's lines of the topology (deprecated script)",
-		node: &cmdutil.LazyRegexp{Expr: `^Switch.*"S-(.*)"\s+# (.*) port.*`}, ends: []string{"Ca"}, list: "Switch", what: "switches",
+		keyword: "Switch", ends: []string{"Ca"}, list: "Switch", what: "switches",
 		notFound: "Switch \"%s\" not found\n   Try running with the \"-R\" option."},
 	{name: "ibprintrt", summary: "print a router's lines of the topology (deprecated script)",
-		node: &cmdutil.LazyRegexp{Expr: `^Rt.*"R-(.*)"\s+# (.*)`}, ends: []string{"Switch", "Ca"}, list: "Rt", what: "Router's",
+		keyword: "Rt", ends: []string{"Switch", "Ca"}, list: "Rt", what: "Router's",
 		notFound: "\"%s\" not found\n   Try running with the \"-R\" option.\n   If still not found the node is probably down."},
 }
 
@@ -69,7 +73,10 @@ type nodePrintOptions struct {
 	CacheDir               string
 	// Target is the GUID ("0x" and 16 digits with -G) or name to find.
 	Target string
-	// Topology makes a fresh ibnetdiscover -g topology.
+	// Discover discovers the fabric afresh. Topology, when set, gives a
+	// fresh ibnetdiscover -g topology as text instead (one made
+	// elsewhere), read as the kept file is.
+	Discover func() (*subnet.Fabric, error)
 	Topology func() ([]byte, error)
 }
 
@@ -102,7 +109,7 @@ instead.`, name, strings.ToLower(strings.TrimSuffix(k.what, "'s")), k.name),
 			if o.Target == "" && !o.List {
 				return &cmdutil.UsageError{Err: fmt.Errorf("want a node name, or -G and a GUID"), Syntax: true}
 			}
-			o.Topology = func() ([]byte, error) { return cmdutil.TopologyText(f, name, &o.Common, &o.Discovery, true) }
+			o.Discover = func() (*subnet.Fabric, error) { return cmdutil.FreshFabric(f, name, &o.Common, &o.Discovery) }
 			if runF != nil {
 				return runF(o)
 			}
@@ -126,14 +133,19 @@ type nodePrintJSON struct {
 }
 
 func nodePrintRun(o *nodePrintOptions) error {
-	kept := &cmdutil.KeptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate, Fresh: o.Topology}
-	text, partial := kept.Read()
-	if text == nil {
+	k := &cmdutil.KeptTopology{Dir: o.CacheDir, CA: o.Common.CA, Port: o.Common.CAPort, Regenerate: o.Regenerate,
+		Discover: o.Discover, Text: o.Topology}
+	kept, partial := readKeptTopology(k)
+	if kept == nil {
 		return partial
 	}
 	if o.List {
-		lo := &nodeListOptions{IO: o.IO, Common: o.Common, Kind: nodeListKind{name: o.Kind.list, keywords: []string{o.Kind.list}},
-			Lines: func() ([]nodeListLine, error) { return textNodeLines(text, []string{o.Kind.list}), partial }}
+		keywords := []string{o.Kind.list}
+		lines := func() ([]nodeListLine, error) { return textNodeLines(kept.Text, keywords), partial }
+		if kept.Fabric != nil {
+			lines = func() ([]nodeListLine, error) { return keptNodeLines(kept.Fabric, o.Kind.list), partial }
+		}
+		lo := &nodeListOptions{IO: o.IO, Common: o.Common, Kind: nodeListKind{name: o.Kind.list, keywords: keywords}, Lines: lines}
 		return nodeListRun(lo)
 	}
 	var desc *regexp.Regexp
@@ -142,7 +154,7 @@ func nodePrintRun(o *nodePrintOptions) error {
 	} else {
 		return cmdutil.UsageErrorf("invalid name %q: %v", o.Target, err)
 	}
-	lines, found := printNode(text, o.Kind, o.Target, desc)
+	lines, found := printTopologyNode(kept.Topo, o.Kind, o.Target, desc)
 	if o.Common.JSON {
 		out := nodePrintJSON{Matches: found, Lines: []string{}}
 		for _, l := range lines {
@@ -172,9 +184,9 @@ func nodePrintRun(o *nodePrintOptions) error {
 	return nil
 }
 
-// printNode is the scripts' main loop: the lines printed and how many
-// nodes matched.
-func printNode(text []byte, k nodePrintKind, target string, desc *regexp.Regexp) ([]string, int) {
+// printTopologyNode is the scripts' main loop, on the topology's sections
+// as they read its lines: the lines printed and how many nodes matched.
+func printTopologyNode(topo *scriptTopology, k nodePrintKind, target string, desc *regexp.Regexp) ([]string, int) {
 	var out []string
 	ports := map[int]string{} // never emptied, as in the scripts
 	flush := func() {
@@ -188,29 +200,30 @@ func printNode(text []byte, k nodePrintKind, target string, desc *regexp.Regexp)
 		}
 	}
 	in, found := false, 0
-	for _, line := range strings.SplitAfter(string(text), "\n") {
-		if line == "" {
+	for _, s := range topo.Sections {
+		if n := s.Node; n != nil {
+			if n.Keyword == k.keyword && n.Named {
+				if in {
+					in = false
+					flush()
+				}
+				if "0x"+n.GUID == target || desc.MatchString(n.Comment) {
+					out = append(out, n.Text)
+					in = true
+					found++
+				}
+			}
+			if slices.Contains(k.ends, n.Keyword) {
+				in = false
+			}
+		}
+		if !in {
 			continue
 		}
-		if m := k.node.Get().FindStringSubmatch(strings.TrimSuffix(line, "\n")); m != nil {
-			if in {
-				in = false
-				flush()
+		for _, p := range s.Ports {
+			if p.Num >= 0 {
+				ports[p.Num] = p.Text
 			}
-			if "0x"+m[1] == target || desc.MatchString(m[2]) {
-				out = append(out, line)
-				in = true
-				found++
-			}
-		}
-		for _, e := range k.ends {
-			if strings.HasPrefix(line, e) {
-				in = false
-			}
-		}
-		if m := printPortLine.Get().FindStringSubmatch(line); m != nil && in {
-			n, _ := strconv.Atoi(m[1])
-			ports[n] = line
 		}
 	}
 	if in && k.flushAtEnd {

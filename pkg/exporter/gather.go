@@ -28,11 +28,19 @@ func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
 	return out, nil
 }
 
-// labelSets are the label pairs of one family's metrics, in their
-// order: k values and k pairs a metric.
+// labelSets are the label pairs of one family's metrics: k values a
+// metric in values, the metrics' rows in label order in rows, and k
+// pairs a metric, in that order, in ptrs.
 type labelSets struct {
 	values []string
+	rows   []int32
 	ptrs   []*dto.LabelPair
+}
+
+// row returns the label values of the i-th metric in label order.
+func (l *labelSets) row(i, k int) []string {
+	r := int(l.rows[i])
+	return l.values[r*k : (r+1)*k]
 }
 
 // gatherFamily builds one family's metrics, nil when it has none. The
@@ -43,11 +51,6 @@ type labelSets struct {
 // a scrape's memory otherwise.
 func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets) *dto.MetricFamily {
 	d := f.desc
-	n := 0
-	f.each(m, func([]string, float64) { n++ })
-	if n == 0 {
-		return nil
-	}
 	k := len(d.labels)
 	// The label pairs go in name order (order[j] is the j-th label by
 	// name), as client_golang sorts them.
@@ -60,14 +63,24 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets) *dto.Metr
 	for j, o := range order {
 		names[j] = d.labels[o]
 	}
-	values := make([]string, 0, n*k)
-	samples := make([]float64, 0, n)
+	sig := strings.Join(names, "\xff")
+	prev := shared[sig]
+	if prev == nil {
+		prev = &labelSets{}
+	}
+	// The last family of these labels tells how many metrics to expect.
+	values := make([]string, 0, len(prev.values))
+	samples := make([]float64, 0, len(prev.rows))
 	f.each(m, func(vals []string, v float64) {
 		for _, o := range order {
 			values = append(values, vals[o])
 		}
 		samples = append(samples, v)
 	})
+	n := len(samples)
+	if n == 0 {
+		return nil
+	}
 	// Metrics by their label values, in name order; equal ones (none
 	// are, in a consistent scrape) keep their order.
 	idx := make([]int32, n)
@@ -80,12 +93,7 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets) *dto.Metr
 
 	mf := &dto.MetricFamily{Name: &d.name, Help: &d.help}
 	metrics := make([]dto.Metric, n)
-	sig := strings.Join(names, "\xff")
-	prev := shared[sig]
-	if prev == nil {
-		prev = &labelSets{}
-	}
-	cur := &labelSets{values: make([]string, 0, n*k), ptrs: make([]*dto.LabelPair, n*k)}
+	cur := &labelSets{values: values, rows: idx, ptrs: make([]*dto.LabelPair, n*k)}
 	shared[sig] = cur
 	var pairs []dto.LabelPair // made when a metric's labels are new
 	ptrs := cur.ptrs
@@ -108,10 +116,9 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets) *dto.Metr
 		i := int(in)
 		mt := &metrics[out]
 		vals := values[i*k : (i+1)*k]
-		cur.values = append(cur.values, vals...)
 		c := 1
-		for pj*k < len(prev.values) {
-			if c = slices.Compare(prev.values[pj*k:(pj+1)*k], vals); c >= 0 {
+		for pj < len(prev.rows) {
+			if c = slices.Compare(prev.row(pj, k), vals); c >= 0 {
 				break
 			}
 			pj++
@@ -124,7 +131,7 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets) *dto.Metr
 			}
 			for j := range k {
 				p := &pairs[j]
-				p.Name, p.Value = &names[j], &cur.values[out*k+j]
+				p.Name, p.Value = &names[j], &values[i*k+j]
 				ptrs[out*k+j] = p
 			}
 			pairs = pairs[k:]

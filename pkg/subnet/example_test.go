@@ -56,3 +56,34 @@ func ExampleDiscover() {
 	//   port 1 Active to "H1" port 1
 	//   port 2 Active to "H2" port 1
 }
+
+// ExampleTopologyWriter_Entries walks the nodes in the order
+// ibnetdiscover's topology lists them, with each node's line and port
+// lines as the topology has them, without rendering the whole file
+// (switches first, then CAs, each kind last discovered first).
+func ExampleTopologyWriter_Entries() {
+	fake, err := subnettest.FromNet(exampleNet, "H1")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x := madrpc.NewTransactor(fake.Transport(), madrpc.TransactorOptions{})
+	defer x.Close()
+	f, err := subnet.Discover(context.Background(), x, subnet.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tw := &subnet.TopologyWriter{Fabric: f}
+	for _, e := range tw.Entries() {
+		fmt.Printf("%s as switch %v, %d linked ports\n", e.Node.Desc, e.AsSwitch, len(e.LinkedPorts()))
+		fmt.Printf("%q\n", tw.NodeLine(e))
+	}
+	// Output:
+	// S1 as switch true, 2 linked ports
+	// "Switch\t4 \"S-0000000000200000\"\t\t# \"S1\" base port 0 lid 1 lmc 0\n"
+	// H2 as switch false, 1 linked ports
+	// "Ca\t1 \"H-0000000000100002\"\t\t# \"H2\"\n"
+	// H1 as switch false, 1 linked ports
+	// "Ca\t1 \"H-0000000000100000\"\t\t# \"H1\"\n"
+}

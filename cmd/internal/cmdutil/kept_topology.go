@@ -20,9 +20,12 @@ type KeptTopology struct {
 	CA         string
 	Port       int
 	Regenerate bool
-	// Fresh discovers and renders a topology; it may return text with a
-	// partial discovery's error.
-	Fresh func() ([]byte, error)
+	// Discover discovers the fabric afresh; it may return a fabric with
+	// a partial discovery's error.
+	Discover func() (*subnet.Fabric, error)
+	// Text, when set, gives the fresh topology as text instead of
+	// Discover: a topology made elsewhere, kept as it is.
+	Text func() ([]byte, error)
 }
 
 // path is the kept file: ibnetdiscover-CA-PORT.topology.
@@ -34,32 +37,45 @@ func (k *KeptTopology) path() string {
 	return filepath.Join(k.Dir, fmt.Sprintf("ibnetdiscover-%s-%s.topology", k.CA, port))
 }
 
-// Read returns the kept topology, discovering and keeping a fresh one when
-// there is none or Regenerate is set.
-func (k *KeptTopology) Read() ([]byte, error) {
-	text, err := os.ReadFile(k.path())
+// Read returns the kept topology: the kept file's text when there is one
+// and Regenerate is not set; otherwise the fabric discovered afresh,
+// whose ibnetdiscover -g text it keeps for the next run and the scripts
+// (or Text's text, kept and returned as text). A partial discovery's
+// error comes with its fabric.
+func (k *KeptTopology) Read() (text []byte, fab *subnet.Fabric, err error) {
+	text, err = os.ReadFile(k.path())
 	if !k.Regenerate && err == nil {
-		return text, nil
+		return text, nil, nil
 	}
-	text, partial := k.Fresh()
-	if text == nil {
-		return nil, partial
+	var partial error
+	if k.Text != nil {
+		if text, partial = k.Text(); text == nil {
+			return nil, nil, partial
+		}
+	} else {
+		if fab, partial = k.Discover(); fab == nil {
+			return nil, nil, partial
+		}
+		text = subnet.TopologyText(fab, true, time.Now())
 	}
 	if err := os.MkdirAll(k.Dir, 0o700); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := os.WriteFile(k.path(), text, 0o644); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return text, partial
+	if fab != nil {
+		text = nil
+	}
+	return text, fab, partial
 }
 
-// TopologyText discovers the fabric and renders it as ibnetdiscover prints
-// it (as ibnetdiscover -g with group set).
-func TopologyText(f *Factory, tool string, o *CommonOptions, d *DiscoveryOptions, group bool) ([]byte, error) {
+// FreshFabric discovers the fabric for tool, reporting a partial
+// discovery on stderr; its error then comes with the fabric.
+func FreshFabric(f *Factory, tool string, o *CommonOptions, d *DiscoveryOptions) (*subnet.Fabric, error) {
 	fab, err := f.DiscoverFabric(tool, o, d, nil)
 	if err != nil {
 		return nil, WithContext(err, "discovery")
 	}
-	return subnet.TopologyText(fab, group, time.Now()), ReportPartial(tool, fab, f.IO.ErrOut)
+	return fab, ReportPartial(tool, fab, f.IO.ErrOut)
 }
