@@ -62,7 +62,10 @@ type rdmaBwOptions struct {
 	NoPeak    bool   // -N
 	QPTimeout int    // -u
 	SL        int    // -S
-	JSON      bool
+	// RDMACM is perftest's -R: the QP connected by rdma_cm, the exchange
+	// over rdma_cm; CommCM is its -z: the exchange alone over rdma_cm.
+	RDMACM, CommCM bool
+	JSON           bool
 	// Debug is python-rdma's --debug: the end port and the exchange's
 	// address on stderr.
 	Debug int
@@ -92,11 +95,14 @@ The two exchange their QP numbers, PSNs, LIDs, GIDs, rkeys and buffer
 addresses over TCP; the server takes the test parameters from the client.
 The client writes seeded pseudo-random bytes; after each size both sides
 compare checksums of what arrived with what was sent, and a mismatch
-fails the run (exit 3).`,
+fails the run (exit 3). With -R (or -z) the exchange is perftest's over
+rdma_cm instead, and the peer can be ib_write_bw -R (-z): both sides then
+run their own flags, and the data is not checked.`,
 		Example: `  rdma_bw -d rxe0                    # server
   rdma_bw -d rxe0 192.0.2.1          # client: 5000 writes of 64 KiB
   rdma_bw -d mlx5_0 -a 10.0.0.1      # every size from 2 bytes to 8 MiB
-  rdma_bw -D 10 -b --json 10.0.0.1   # both ways for 10 s, as JSON`,
+  rdma_bw -D 10 -b --json 10.0.0.1   # both ways for 10 s, as JSON
+  rdma_bw -R 192.0.2.1               # against ib_write_bw -R's server`,
 		Args: cmdutil.ArgsRange(0, 1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if len(args) == 1 {
@@ -136,6 +142,8 @@ fails the run (exit 3).`,
 	fl.BoolVarP(&o.NoPeak, "noPeak", "N", false, "do not compute the peak bandwidth")
 	fl.IntVarP(&o.QPTimeout, "qp-timeout", "u", 14, "QP timeout: 4.096 us * 2^N (0 to 31)")
 	fl.IntVarP(&o.SL, "sl", "S", 0, "service level (0 to 15)")
+	fl.BoolVarP(&o.RDMACM, "rdma_cm", "R", false, "connect the QP with rdma_cm and exchange through rdma_cm, as perftest's -R (IPv4)")
+	fl.BoolVarP(&o.CommCM, "comm_rdma_cm", "z", false, "exchange through an rdma_cm connection, the QP connected from it, as perftest's -z (IPv4)")
 	fl.BoolVar(&o.JSON, "json", false, "one JSON document instead of the text report")
 	fl.IntVar(&o.NumSGE, "num-sge", 1, fmt.Sprintf("split each write's data into this many scatter/gather entries, 1 to %d (python-rdma's; its -e is perftest's --events here)", bwMaxSGE))
 	fl.CountVar(&o.Debug, "debug", "print the end port and where the exchange connects or listens on stderr (python-rdma's)")
@@ -183,9 +191,15 @@ func (o *rdmaBwOptions) finish(c *cobra.Command) error {
 	if o.All && o.Duration > 0 {
 		return cmdutil.UsageErrorf("duration mode (-D) does not run all sizes (-a)")
 	}
-	if o.Server == "" {
+	if o.RDMACM || o.CommCM {
+		if o.IPv6 {
+			return cmdutil.UsageErrorf("perftest's rdma_cm exchange (-R, -z) is IPv4 only, not with -6")
+		}
+	} else if o.Server == "" {
 		return nil // the server takes the client's parameters
 	}
+	// Over perftest's exchange the server runs its own flags, as
+	// perftest's does.
 	o.applyDependencies()
 	return nil
 }
@@ -246,6 +260,9 @@ func (p bwParams) sizes() []int {
 
 // rdmaBwRun is one side of the test.
 func rdmaBwRun(o *rdmaBwOptions) error {
+	if o.RDMACM || o.CommCM {
+		return rdmaBwCMRun(o)
+	}
 	ctx := o.ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -496,11 +513,15 @@ func (r *bwReport) begin() error {
 		b = fmt.Appendf(b, " GID index       : %d\n", r.s.gidIndex)
 	}
 	b = fmt.Appendf(b, " Max inline data : %d[B]\n", r.s.inline)
-	b = fmt.Appendf(b, " rdma_cm QPs\t : OFF\n")
-	b = fmt.Appendf(b, " Data ex. method : Ethernet\n")
+	b = fmt.Appendf(b, " rdma_cm QPs\t : %s\n", map[bool]string{true: "ON", false: "OFF"}[o.RDMACM])
+	b = fmt.Appendf(b, " Data ex. method : %s\n", map[bool]string{true: "rdma_cm", false: "Ethernet"}[o.RDMACM || o.CommCM])
+	if o.RDMACM && o.Server == "" {
+		b = append(b, resultLine...)
+		b = append(b, " Waiting for client rdma_cm QP to connect\n Please run the same command with the IB/RoCE interface IP\n"...)
+	}
 	b = append(b, resultLine...)
-	b = appendDest(b, "local", &r.local, r.s.gidIndex >= 0)
-	b = appendDest(b, "remote", &r.remote, r.s.gidIndex >= 0)
+	b = appendDest(b, "local", &r.local, r.s.gidIndex >= 0, o.RDMACM || o.CommCM)
+	b = appendDest(b, "remote", &r.remote, r.s.gidIndex >= 0, o.RDMACM || o.CommCM)
 	b = append(b, resultLine...)
 	b = append(b, resultHeader(o.Gbits)...)
 	_, err := r.o.IO.Out.Write(b)

@@ -118,10 +118,15 @@ func cHex(v uint64, width int) string {
 }
 
 // appendDest is perftest's ctx_print_pingpong_data line for an RDMA WRITE
-// test, with the GID line when a GID index is in use.
-func appendDest(b []byte, side string, d *bwDest, withGID bool) []byte {
-	b = fmt.Appendf(b, " %s address: LID %s QPN %s PSN %s RKey %s VAddr %s\n", side,
-		cHex(uint64(d.LID), 4), cHex(uint64(d.QPN), 6), cHex(uint64(d.PSN), 6), cHex(uint64(d.RKey), 8), cHex(d.Addr, 16))
+// test, with the GID line when a GID index is in use. Over perftest's
+// rdma_cm exchange (-R, -z) perftest prints the line of its exchange's
+// SEND QP, without the rkey and address: so does sendOnly.
+func appendDest(b []byte, side string, d *bwDest, withGID, sendOnly bool) []byte {
+	b = fmt.Appendf(b, " %s address: LID %s QPN %s PSN %s", side, cHex(uint64(d.LID), 4), cHex(uint64(d.QPN), 6), cHex(uint64(d.PSN), 6))
+	if !sendOnly {
+		b = fmt.Appendf(b, " RKey %s VAddr %s", cHex(uint64(d.RKey), 8), cHex(d.Addr, 16))
+	}
+	b = append(b, '\n')
 	if withGID {
 		b = append(b, " GID: "...)
 		for i, x := range d.GID {

@@ -53,14 +53,19 @@ func TestPeakPerMsg(t *testing.T) {
 
 func TestBwDestAndHex(t *testing.T) {
 	d := &bwDest{LID: 0, QPN: 0x11, PSN: 0xabcdef, RKey: 0x1234, Addr: 0x7f0000001000, GID: [16]byte{0: 254, 1: 128, 15: 7}}
-	got := string(appendDest(nil, "local", d, true))
+	got := string(appendDest(nil, "local", d, true, false))
 	want := " local address: LID 0000 QPN 0x0011 PSN 0xabcdef RKey 0x001234 VAddr 0x007f0000001000\n" +
 		" GID: 254:128:00:00:00:00:00:00:00:00:00:00:00:00:00:07\n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected address lines (-want +got):\n%s", diff)
 	}
-	if got := string(appendDest(nil, "remote", d, false)); strings.Contains(got, "GID") {
+	if got := string(appendDest(nil, "remote", d, false, false)); strings.Contains(got, "GID") {
 		t.Errorf("a GID line without a GID index: %q", got)
+	}
+	// ib_write_bw -R's line in the test VM: its exchange's SEND format.
+	cm := &bwDest{QPN: 0x12, PSN: 0xe30820, RKey: 0x362, Addr: 0x562caf293000}
+	if diff := cmp.Diff(" local address: LID 0000 QPN 0x0012 PSN 0xe30820\n", string(appendDest(nil, "local", cm, false, true))); diff != "" {
+		t.Errorf("unexpected rdma_cm address line (-want +got):\n%s", diff)
 	}
 }
 

@@ -41,6 +41,13 @@ func openBwSession(o *rdmaBwOptions) (*bwSession, error) {
 		}
 		return nil, err
 	}
+	return newBwSession(o, dev)
+}
+
+// newBwSession checks the port -i names on the open device dev (closed
+// on an error).
+func newBwSession(o *rdmaBwOptions, dev *verbs.Context) (*bwSession, error) {
+	var err error
 	s := &bwSession{dev: dev, gidIndex: o.GIDIndex}
 	s.port, err = dev.QueryPort(o.IBPort)
 	if err != nil {
@@ -70,6 +77,20 @@ func openBwSession(o *rdmaBwOptions) (*bwSession, error) {
 // setup makes the PD, MR, CQ and QP for the parameters and moves the QP
 // to INIT.
 func (s *bwSession) setup(o *rdmaBwOptions, p bwParams) error {
+	if err := s.alloc(o, p); err != nil {
+		return err
+	}
+	var err error
+	if s.qp, err = s.createQP(p, s.pd.CreateQP); err != nil {
+		return err
+	}
+	s.qpMade(p)
+	return s.qp.Init(verbs.InitAttr{Port: o.IBPort, Access: verbs.AccessRemoteWrite | verbs.AccessLocalWrite})
+}
+
+// alloc makes the PD, the MR, the CQ (and its channel with -e): all but
+// the QP.
+func (s *bwSession) alloc(o *rdmaBwOptions, p bwParams) error {
 	var err error
 	if s.pd, err = s.dev.AllocPD(); err != nil {
 		return err
@@ -90,14 +111,34 @@ func (s *bwSession) setup(o *rdmaBwOptions, p bwParams) error {
 		return err
 	}
 	s.sges = max(o.NumSGE, 1)
-	s.qp, err = s.pd.CreateQP(verbs.QPConfig{SendCQ: s.cq, RecvCQ: s.cq,
-		Caps: verbs.QPCaps{MaxSendWR: p.TxDepth, MaxRecvWR: 1, MaxSendSGE: s.sges, MaxRecvSGE: 1, MaxInlineData: p.Inline}})
-	if err != nil {
-		return err
+	return nil
+}
+
+// qpConfig is the RC QP of the test.
+func (s *bwSession) qpConfig(p bwParams) verbs.QPConfig {
+	return verbs.QPConfig{SendCQ: s.cq, RecvCQ: s.cq,
+		Caps: verbs.QPCaps{MaxSendWR: p.TxDepth, MaxRecvWR: 1, MaxSendSGE: s.sges, MaxRecvSGE: 1, MaxInlineData: p.Inline}}
+}
+
+// createQP makes the QP with create; a device that refuses the inline
+// size (Soft-iWARP takes less than perftest's 220 bytes) gets a QP
+// without inline data.
+func (s *bwSession) createQP(p bwParams, create func(verbs.QPConfig) (*verbs.QP, error)) (*verbs.QP, error) {
+	cfg := s.qpConfig(p)
+	qp, err := create(cfg)
+	if err != nil && cfg.Caps.MaxInlineData > 0 {
+		cfg.Caps.MaxInlineData = 0
+		if qp, err2 := create(cfg); err2 == nil {
+			return qp, nil
+		}
 	}
+	return qp, err
+}
+
+// qpMade notes what the new QP took and picks its first PSN.
+func (s *bwSession) qpMade(p bwParams) {
 	s.inline = min(p.Inline, s.qp.Caps().MaxInlineData)
 	s.psn = rand.Uint32() & 0xffffff
-	return s.qp.Init(verbs.InitAttr{Port: o.IBPort, Access: verbs.AccessRemoteWrite | verbs.AccessLocalWrite})
 }
 
 // dest is what the peer needs to reach this side.

@@ -46,6 +46,13 @@ func TestRdmaBwArgs(t *testing.T) {
 		{"bad TCP port", []string{"-p", "70000"}, rdmaBwOptions{}, "invalid -p TCP port 70000: want 1 to 65535"},
 		{"duration and all sizes", []string{"-D", "2", "-a"}, rdmaBwOptions{}, "duration mode (-D) does not run all sizes (-a)"},
 		{"two hosts", []string{"a", "b"}, rdmaBwOptions{}, "expected at most 1 argument(s)"},
+		{"rdma_cm client", []string{"-R", "h"}, with(func(o *rdmaBwOptions) { o.RDMACM = true }), ""},
+		{"rdma_cm exchange, long name", []string{"--comm_rdma_cm", "h"}, with(func(o *rdmaBwOptions) { o.CommCM = true }), ""},
+		{"rdma_cm server runs its own flags", []string{"--rdma_cm", "-n", "20", "-s", "64"},
+			with(func(o *rdmaBwOptions) {
+				o.Server, o.RDMACM, o.Iters, o.Size, o.TxDepth, o.CQMod = "", true, 20, 64, 20, 20
+			}), ""},
+		{"rdma_cm is IPv4", []string{"-R", "-6", "h"}, rdmaBwOptions{}, "perftest's rdma_cm exchange (-R, -z) is IPv4 only, not with -6"},
 	}
 	testArgs(t, "rdma_bw", newRdmaBwCmd, tests, cmpopts.IgnoreUnexported(rdmaBwOptions{}), cmpopts.IgnoreFields(rdmaBwOptions{}, "IO"))
 }

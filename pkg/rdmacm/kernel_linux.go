@@ -27,6 +27,11 @@ type devKernel struct {
 
 func openKernel(path string) (kernel, error) {
 	fd, err := unix.Open(path, unix.O_RDWR|unix.O_CLOEXEC|unix.O_NONBLOCK, 0)
+	if errors.Is(err, unix.ENOENT) {
+		// The device is there once the module is: rdma-core's udev
+		// rules and systemd units load it at boot, a bare system not.
+		return nil, &Error{Op: "open " + path, Err: fmt.Errorf("%w (the rdma_ucm kernel module is not loaded: modprobe rdma_ucm)", err)}
+	}
 	if err != nil {
 		return nil, &Error{Op: "open " + path, Err: err}
 	}
