@@ -51,8 +51,8 @@ xrc_wait_listen() {
 # xrc_pair NAME PORT SERVER_CMD -- CLIENT_CMD: the server in the
 # background, then the client; stdout in /tmp/NAME.srv and .cli, stderr
 # in .srv.err and .cli.err, exit statuses in xrc_srv and xrc_cli. A
-# server still running 5 s after its client ended is stopped, and
-# xrc_srv is "waiting".
+# server still running 5 s after its client ended (1 s after a client
+# that failed) is stopped, and xrc_srv is "waiting".
 xrc_pair() {
 	name=$1
 	port=$2
@@ -70,8 +70,13 @@ xrc_pair() {
 	rdma resource show cm_id 2>/dev/null | grep "LISTEN.*:$port " | head -1 >"/tmp/$name.listen"
 	timeout 30 "$@" >"/tmp/$name.cli" 2>"/tmp/$name.cli.err"
 	xrc_cli=$?
+	# A server whose client got through ends within moments; one whose
+	# client failed before it connected waits for ever (rdmacm-utils'
+	# too): a second tells them apart.
 	i=0
-	while kill -0 $xrc_pid 2>/dev/null && [ $i -lt 50 ]; do
+	limit=50
+	[ $xrc_cli -eq 0 ] || limit=10
+	while kill -0 $xrc_pid 2>/dev/null && [ $i -lt $limit ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
