@@ -83,7 +83,7 @@ func rpingRunClient(o *rpingOptions, id *rdmacm.ID) error {
 		v.qp.Moved(verbs.QPStateRTS)
 	}
 	o.debugf("rdma_connect successful\n")
-	ctx, stop := rpingWatch(o.ctx, id)
+	ctx, stop := rpingWatch(o.ctx, id, rpingPortWatch(v.dev, id.Addr().Port))
 	defer stop()
 	err = rpingClient(ctx, v, o.Count, o.Verbose, o.Validate, o.IO.Out)
 	if errors.Is(context.Cause(ctx), errRpingDisconnected) {
@@ -156,7 +156,7 @@ func rpingServe(o *rpingOptions, id *rdmacm.ID) error {
 	if o.SelfQP && v.qp.State() < verbs.QPStateRTS {
 		v.qp.Moved(verbs.QPStateRTS)
 	}
-	ctx, stop := rpingWatch(o.ctx, id)
+	ctx, stop := rpingWatch(o.ctx, id, rpingPortWatch(v.dev, id.Addr().Port))
 	defer stop()
 	err = rpingServer(ctx, v, o.Verbose, o.IO.Out)
 	if errors.Is(context.Cause(ctx), errRpingDisconnected) {
@@ -198,14 +198,18 @@ func rpingSelfModify(id *rdmacm.ID, qp *verbs.QP) error {
 	return qp.ReadyToSend(a.RTSAttr())
 }
 
-// rpingWatch watches the connection's CM events: the context it returns
-// ends with errRpingDisconnected when the peer disconnects, or with the
-// error of an error event (the device gone).
-func rpingWatch(parent context.Context, id *rdmacm.ID) (context.Context, func()) {
+// rpingWatch watches the connection's CM events and its port: the
+// context it returns ends with errRpingDisconnected when the peer
+// disconnects, with the error of an error event (the device gone), or
+// with what portDown returns (the port gone down: a link that goes down
+// under a transfer sends no CM event to the side that waits for a
+// message, and no completion fails).
+func rpingWatch(parent context.Context, id *rdmacm.ID, portDown func(context.Context) error) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(2)
 	go func() {
-		defer close(done)
+		defer wg.Done()
 		for {
 			ev, err := id.Await(ctx, "connection")
 			if err != nil {
@@ -218,9 +222,47 @@ func rpingWatch(parent context.Context, id *rdmacm.ID) (context.Context, func())
 			}
 		}
 	}()
+	go func() {
+		defer wg.Done()
+		if err := portDown(ctx); err != nil {
+			cancel(err)
+		}
+	}()
 	return ctx, func() {
 		cancel(context.Canceled)
-		<-done
+		wg.Wait()
+	}
+}
+
+// rpingPortDownError ends a connection whose port went down.
+type rpingPortDownError struct {
+	Dev   string
+	Port  int
+	Event verbs.EventType
+}
+
+func (e *rpingPortDownError) Error() string {
+	if e.Event == verbs.EventDeviceFatal {
+		return fmt.Sprintf("device %s failed (%s)", e.Dev, e.Event)
+	}
+	return fmt.Sprintf("port %d of %s went down (%s)", e.Port, e.Dev, e.Event)
+}
+
+// rpingPortWatch waits for the device to report the connection's port
+// down (IBV_EVENT_PORT_ERR) or itself failed (IBV_EVENT_DEVICE_FATAL) and
+// returns that as an error; nil when ctx ends first or the events cannot
+// be read (the CM and the completions still end the connection then).
+func rpingPortWatch(dev *verbs.Context, port int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		for {
+			ev, err := dev.NextAsyncEvent(ctx)
+			if err != nil {
+				return nil
+			}
+			if ev.Type == verbs.EventDeviceFatal || ev.Type == verbs.EventPortErr && ev.Port == port {
+				return &rpingPortDownError{Dev: dev.Name(), Port: port, Event: ev.Type}
+			}
+		}
 	}
 }
 

@@ -308,6 +308,35 @@ func TestRpingPeerGoneFlushed(t *testing.T) {
 	}
 }
 
+// TestRpingPortDown: the port going down under a transfer (rpingWatch's
+// port watch ends the context with it) ends the waiting side with an
+// error that names the port, not as the peer's disconnect; the device's
+// failure is said as such.
+func TestRpingPortDown(t *testing.T) {
+	for _, tt := range []struct {
+		down rpingPortDownError
+		want string
+	}{
+		{rpingPortDownError{Dev: "rxe0", Port: 1, Event: verbs.EventPortErr},
+			"ping 1: waiting for the server to write the data back: port 1 of rxe0 went down (IBV_EVENT_PORT_ERR)"},
+		{rpingPortDownError{Dev: "rxe0", Port: 1, Event: verbs.EventDeviceFatal},
+			"ping 1: waiting for the server to write the data back: device rxe0 failed (IBV_EVENT_DEVICE_FATAL)"},
+	} {
+		client, server := memPair(64)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		cctx, down := context.WithCancelCause(ctx)
+		server.stopAfter = 3 // the go-ahead after the second ping's read never comes
+		server.peerGone = func(error) { down(&tt.down) }
+		go func() { _ = rpingServer(ctx, server, false, &strings.Builder{}) }()
+		err := rpingClient(cctx, client, 0, false, false, &strings.Builder{})
+		cancel()
+		var pd *rpingPortDownError
+		if err == nil || err.Error() != tt.want || !errors.As(err, &pd) || errors.Is(err, errRpingDisconnected) {
+			t.Errorf("client: got %v, want %q", err, tt.want)
+		}
+	}
+}
+
 // TestRpingSizes: a client's buffer bigger than the server's -S is an
 // error, not a READ past the server's buffer.
 func TestRpingSizes(t *testing.T) {

@@ -7,8 +7,10 @@
 # rdma_server/rdma_client and mckey against themselves (udaddy and mckey
 # need datagram QPs, which iWARP does not have); then the faults: an
 # address nobody has, a port nobody listens on, and a server killed
-# mid-transfer end ibtool's client with one clear line and exit 3. No CM
-# ID is left after any step. It prints its guest time at the end.
+# mid-transfer end ibtool's client with one clear line and exit 3, and on
+# Soft-RoCE a link that goes down under a transfer ends ibtool's client
+# and server with a clear error. No CM ID is left after any step. It
+# prints its guest time at the end.
 mkdir -p "$H/out"
 modprobe rdma_ucm
 CM_A=198.51.100.1
@@ -284,6 +286,73 @@ rping_faults() {
 	no_cm_ids "the killed server"
 }
 
+# rping_link_down DEV: the link goes down under a transfer (the server
+# end's veth, which takes the client end's carrier with it). ibtool's
+# rping, as the client of rdmacm-utils' server and as the server of
+# rdmacm-utils' client, must end within 60 s with a clear error on
+# stderr and a non-zero exit; what rdmacm-utils' end did is shown beside
+# it. The link then comes back with its routes, and no CM ID is left.
+rping_link_down() {
+	dev=$1
+	for side in client server; do
+		if [ $side = client ]; then
+			port=7191
+			rping -s -a $CM_B -p $port >/tmp/ld-ref.out 2>&1 &
+			ref=$!
+			wait_cm_listen $port
+			timeout 90 "$IBTOOL" rping -c -a $CM_B -p $port -v >/tmp/ld-ours.out 2>/tmp/ld-ours.err &
+			ours=$!
+			wait_for_line /tmp/ld-ours.out "rdma-ping-5:" 20
+		else
+			port=7192
+			timeout 90 "$IBTOOL" rping -s -a $CM_B -p $port -v >/tmp/ld-ours.out 2>/tmp/ld-ours.err &
+			ours=$!
+			wait_cm_listen $port
+			rping -c -a $CM_B -p $port -v >/tmp/ld-ref.out 2>&1 &
+			ref=$!
+			wait_for_line /tmp/ld-ours.out "rdma-ping-5:" 20
+		fi
+		grep -q "rdma-ping-5:" /tmp/ld-ours.out || echo "  (rping $side: no 5 pings before the link went down: $(tail -1 /tmp/ld-ref.out))"
+		t=$(date +%s)
+		ip link set cmveth1 down
+		wait $ours
+		rc=$?
+		took=$(($(date +%s) - t))
+		if kill -0 $ref 2>/dev/null; then
+			refwhat="still running (stopped)"
+			kill -9 $ref
+			wait $ref 2>/dev/null
+		else
+			wait $ref
+			refwhat="exit $?: $(grep -v 'ping data' /tmp/ld-ref.out | tail -1)"
+		fi
+		ip link set cmveth1 up
+		ip route replace "$CM_B/32" dev cmveth0 src $CM_A
+		ip route replace "$CM_A/32" dev cmveth1 src $CM_B
+		cp /tmp/ld-ours.out "$H/out/rping-linkdown-$dev-$side.out"
+		cp /tmp/ld-ours.err "$H/out/rping-linkdown-$dev-$side.err"
+		cp /tmp/ld-ref.out "$H/out/rping-linkdown-$dev-$side.ref"
+		n=$(grep -c 'ping data' /tmp/ld-ours.out)
+		if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $took -le 60 ] && grep -q '^rping: ' /tmp/ld-ours.err &&
+			[ "$(grep -c '^rping: ' /tmp/ld-ours.err)" -eq 1 ]; then
+			pass "rping $dev $side: link down after $n pings: exit $rc in ${took} s: $(grep '^rping: ' /tmp/ld-ours.err) (rdmacm-utils' $([ $side = client ] && echo server || echo client): $refwhat)"
+		else
+			fail "rping $dev $side: link down after $n pings: exit $rc (124: still running at 90 s) in ${took} s (rdmacm-utils': $refwhat)"
+			head -5 /tmp/ld-ours.err | sed 's/^/    /'
+		fi
+		no_cm_ids "ibtool's rping $side under a link that went down"
+		# The devices' ports come back up with the link, and their GIDs
+		# with the ports.
+		i=0
+		while [ $i -lt 100 ] && ! { rdma link show ${dev}cm0/1 | grep -q 'state ACTIVE' &&
+			rdma link show ${dev}cm1/1 | grep -q 'state ACTIVE'; }; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		sleep 2
+	done
+}
+
 step "rdmacm: Soft-RoCE (rxe) on each end of a veth pair"
 veth_up cmveth0 cmveth1 $CM_A $CM_B
 rdma link add rxecm0 type rxe netdev cmveth0
@@ -321,6 +390,8 @@ fi
 no_cm_ids "mckey"
 lap
 rping_faults rxe
+rping_link_down rxe
+lap
 rdma link delete rxecm0
 rdma link delete rxecm1
 veth_down cmveth0 cmveth1
