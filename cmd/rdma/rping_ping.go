@@ -130,7 +130,7 @@ func rpingServer(ctx context.Context, l rpingLink, verbose bool, out io.Writer) 
 			if rpingPeerGone(ctx, err) {
 				return nil
 			}
-			return fmt.Errorf("ping %d: waiting for the client's source buffer: %w", ping, err)
+			return fmt.Errorf("ping %d: waiting for the client's source buffer: %w", ping, rpingCause(ctx, err))
 		}
 		if int(src.Size) > len(l.rdma()) {
 			return fmt.Errorf("ping %d: the client's %d bytes do not fit in this side's %d (-S)", ping, src.Size, len(l.rdma()))
@@ -165,10 +165,19 @@ func rpingServer(ctx context.Context, l rpingLink, verbose bool, out io.Writer) 
 func rpingPeerErr(ctx context.Context, format string, ping int, err error) error {
 	if rpingPeerGone(ctx, err) {
 		err = errRpingDisconnected
-	} else if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		err = cause
+	} else {
+		err = rpingCause(ctx, err)
 	}
 	return fmt.Errorf(format, ping, err)
+}
+
+// rpingCause is why ctx ended (the port gone down, say) when err is only
+// that it ended; otherwise err.
+func rpingCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return cause
+	}
+	return err
 }
 
 // rpingFlushWait is how long a side whose work request was flushed waits

@@ -335,6 +335,20 @@ func TestRpingPortDown(t *testing.T) {
 			t.Errorf("client: got %v, want %q", err, tt.want)
 		}
 	}
+
+	// The server, waiting for a ping's source buffer.
+	client, server := memPair(64)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	sctx, down := context.WithCancelCause(ctx)
+	client.stopAfter = 4 // between the second and the third ping
+	client.peerGone = func(error) { down(&rpingPortDownError{Dev: "rxe1", Port: 1, Event: verbs.EventPortErr}) }
+	go func() { _ = rpingClient(ctx, client, 0, false, false, &strings.Builder{}) }()
+	err := rpingServer(sctx, server, false, &strings.Builder{})
+	want := "ping 2: waiting for the client's source buffer: port 1 of rxe1 went down (IBV_EVENT_PORT_ERR)"
+	if err == nil || err.Error() != want {
+		t.Errorf("server: got %v, want %q", err, want)
+	}
 }
 
 // TestRpingSizes: a client's buffer bigger than the server's -S is an
