@@ -107,6 +107,36 @@ siw_dev_up() {
 	rdma link add siw0 type siw netdev dummy1
 }
 
+# cm_ids: the CM IDs the kernel has (rdma resource show cm_id), one a line.
+cm_ids() { rdma resource show cm_id 2>/dev/null | grep -c .; }
+
+# no_cm_ids WHAT: fail when a CM ID is left after WHAT. The kernel
+# destroys a dead process's IDs when its file closes, which can take a
+# moment after the process is gone: wait up to 5 s.
+no_cm_ids() {
+	i=0
+	while [ "$(cm_ids)" -ne 0 ]; do
+		if [ $i -ge 50 ]; then
+			fail "CM IDs left after $1"
+			rdma resource show cm_id
+			return
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# wait_cm_listen PORT: wait (up to 30 s) until a CM ID listens on PORT.
+wait_cm_listen() {
+	i=0
+	while [ $i -lt 300 ]; do
+		rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1 " && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
 # wait_for_line FILE PATTERN [SECONDS]: wait (default 30 s) until FILE
 # has a line matching PATTERN. Under software emulation on a loaded host a
 # tool can take seconds to reach a state a fixed sleep assumed (a check

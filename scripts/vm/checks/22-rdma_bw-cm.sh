@@ -19,35 +19,6 @@ mkdir -p "$H/out"
 # /dev/infiniband/rdma_cm (70-rdmacm.sh loads it too).
 modprobe rdma_ucm
 
-# bwcm_ids: the CM IDs the kernel has, one a line.
-bwcm_ids() { rdma resource show cm_id 2>/dev/null | grep -c .; }
-
-# bwcm_no_ids WHAT: fail when a CM ID is left after WHAT (the kernel
-# destroys a dead process's IDs when its file closes: up to 5 s).
-bwcm_no_ids() {
-	i=0
-	while [ "$(bwcm_ids)" -ne 0 ]; do
-		if [ $i -ge 50 ]; then
-			fail "rdma_bw -R: CM IDs left after $1"
-			rdma resource show cm_id
-			return
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
-# bwcm_wait_listen PORT: wait (up to 30 s) until a CM ID listens on PORT.
-bwcm_wait_listen() {
-	i=0
-	while [ $i -lt 300 ]; do
-		rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1 " && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-
 # bwcm_pair NAME PORT SERVER_CMD... -- CLIENT_CMD...: the server (which
 # gets -p PORT) in the background, the client (-p PORT and the server's
 # address); outputs in /tmp/NAME.srv and .cli (stdout and stderr),
@@ -65,7 +36,7 @@ bwcm_pair() {
 	# shellcheck disable=SC2086
 	timeout "${bwcm_timeout:-60}" $srv -p "$port" >"/tmp/$name.srv" 2>&1 &
 	bwcm_srv=$!
-	bwcm_wait_listen "$port" || echo "(no CM ID listened on $port)" >>"/tmp/$name.srv"
+	wait_cm_listen "$port" || echo "(no CM ID listened on $port)" >>"/tmp/$name.srv"
 	timeout "${bwcm_timeout:-60}" "$@" -p "$port" $BWCM_B >"/tmp/$name.cli" 2>&1
 	bwcm_cli_rc=$?
 	wait $bwcm_srv
@@ -101,13 +72,13 @@ bwcm_interop() {
 	dc="-d ${dev}bw0"
 	bwcm_pair "bwcm-$dev$opt-srv" "$port" "$IBTOOL" rdma_bw "$opt" $ds -s 4096 -n 1000 -- ib_write_bw "$opt" $dc -s 4096 -n 1000
 	bwcm_ok "rdma_bw $opt $dev: ibtool's server with ib_write_bw's client" "bwcm-$dev$opt-srv"
-	bwcm_no_ids "ibtool's rdma_bw $opt server"
+	no_cm_ids "rdma_bw -R: ibtool's rdma_bw $opt server"
 	bwcm_pair "bwcm-$dev$opt-cli" $((port + 1)) ib_write_bw "$opt" $ds -s 4096 -n 1000 -- "$IBTOOL" rdma_bw "$opt" $dc -s 4096 -n 1000
 	bwcm_ok "rdma_bw $opt $dev: ibtool's client with ib_write_bw's server" "bwcm-$dev$opt-cli"
-	bwcm_no_ids "ibtool's rdma_bw $opt client"
+	no_cm_ids "rdma_bw -R: ibtool's rdma_bw $opt client"
 	bwcm_pair "bwcm-$dev$opt-bidir" $((port + 2)) ib_write_bw "$opt" $ds -s 4096 -n 1000 -b -- "$IBTOOL" rdma_bw "$opt" $dc -s 4096 -n 1000 -b
 	bwcm_ok "rdma_bw $opt -b $dev: ibtool's client with ib_write_bw's server, both ways" "bwcm-$dev$opt-bidir"
-	bwcm_no_ids "ibtool's rdma_bw $opt -b client"
+	no_cm_ids "rdma_bw -R: ibtool's rdma_bw $opt -b client"
 }
 
 step "rdma_bw -R: Soft-RoCE (rxe) on each end of a veth pair"
@@ -138,10 +109,10 @@ else
 	fail "rdma_bw -R -a -n 5: server exit $bwcm_srv_rc, client exit $bwcm_cli_rc"
 	tail -n 5 /tmp/bwcm-rxe-R-all.srv /tmp/bwcm-rxe-R-all.cli
 fi
-bwcm_no_ids "rdma_bw -R -a"
+no_cm_ids "rdma_bw -R: rdma_bw -R -a"
 bwcm_pair bwcm-rxe-R-dur 18717 ib_write_bw -R -d rxebw1 -D 2 -- "$IBTOOL" rdma_bw -R -D 2
 bwcm_ok "rdma_bw -R -D 2 with ib_write_bw -R -D 2's server" bwcm-rxe-R-dur
-bwcm_no_ids "rdma_bw -R -D 2"
+no_cm_ids "rdma_bw -R: rdma_bw -R -D 2"
 bwcm_interop rxe -z 18720
 
 # Bandwidth: ibtool's client and ib_write_bw's, each against
@@ -193,15 +164,15 @@ if ! bwcm_short; then
 else
 	fail "rdma_bw -R bandwidth -s $BWCM_SIZE -n $BWCM_ITERS: ibtool $best_ib MB/sec, ib_write_bw $best_pt MB/sec, ratio $ratio (best of $n) is under $BWCM_MIN"
 fi
-bwcm_no_ids "the bandwidth runs"
+no_cm_ids "rdma_bw -R: the bandwidth runs"
 echo "--- one ibtool -R client report:"
 cat /tmp/bwcm-bw-ib1.cli
 
 # Faults: one line on stderr, exit 3, no CM ID left.
 fails_cleanly "rdma_bw -R address nobody has" 3 rdma_bw -R 198.51.100.99
-bwcm_no_ids "rdma_bw -R to an address nobody has"
+no_cm_ids "rdma_bw -R: rdma_bw -R to an address nobody has"
 fails_cleanly "rdma_bw -R port nobody listens on" 3 rdma_bw -R -p 18799 $BWCM_B
-bwcm_no_ids "rdma_bw -R to a port nobody listens on"
+no_cm_ids "rdma_bw -R: rdma_bw -R to a port nobody listens on"
 # A peer killed mid-run: ibtool's client whose ib_write_bw server dies
 # (over Soft-RoCE the writes to a dead QP neither complete nor fail: the
 # client watches the CM's disconnect), and ibtool's server whose
@@ -220,7 +191,7 @@ bwcm_kill() {
 	# shellcheck disable=SC2086
 	$srv -p 18790 >/tmp/bwcm-kill.srv 2>&1 &
 	k_srv=$!
-	bwcm_wait_listen 18790 || echo "(no CM ID listened on 18790)" >>/tmp/bwcm-kill.srv
+	wait_cm_listen 18790 || echo "(no CM ID listened on 18790)" >>/tmp/bwcm-kill.srv
 	"$@" -p 18790 $BWCM_B >/tmp/bwcm-kill.cli 2>&1 &
 	k_cli=$!
 	wait_for_line /tmp/bwcm-kill.cli 'remote address' || echo "(the client had no remote address after 30 s)" >>/tmp/bwcm-kill.cli
@@ -254,7 +225,7 @@ bwcm_kill() {
 		fail "$what: exit $rc after ${took}s"
 		tail -5 $out
 	fi
-	bwcm_no_ids "$what"
+	no_cm_ids "rdma_bw -R: $what"
 }
 bwcm_kill "rdma_bw -R client whose ib_write_bw server was killed mid-run" server \
 	ib_write_bw -R -s 65536 -n 20000 -- "$IBTOOL" rdma_bw -R -s 65536 -n 20000
@@ -279,20 +250,20 @@ if modprobe siw 2>/tmp/siw.modprobe; then
 	for try in 1 2; do
 		bwcm_pair bwcm-siw-self $((18750 + try)) ib_write_bw -R -s 4096 -n 1000 -- ib_write_bw -R -s 4096 -n 1000 && break
 		echo "  ib_write_bw -R on siw against itself, try $try: server exit $bwcm_srv_rc, client exit $bwcm_cli_rc: $(tail -n 2 /tmp/bwcm-siw-self.cli | tr '\n' ' ')"
-		bwcm_no_ids "ib_write_bw -R on siw, try $try"
+		no_cm_ids "rdma_bw -R: ib_write_bw -R on siw, try $try"
 	done
 	bwcm_timeout=60
 	if [ $bwcm_srv_rc -eq 0 ] && [ $bwcm_cli_rc -eq 0 ]; then
 		pass "ib_write_bw -R on siw against itself: $(bwcm_avg /tmp/bwcm-siw-self.cli) MB/sec"
-		bwcm_no_ids "ib_write_bw -R on siw"
+		no_cm_ids "rdma_bw -R: ib_write_bw -R on siw"
 		bwcm_interop siw -R 18760
 	else
 		echo "  ib_write_bw -R on siw fails against itself (server exit $bwcm_srv_rc, client exit $bwcm_cli_rc):"
 		tail -n 4 /tmp/bwcm-siw-self.srv /tmp/bwcm-siw-self.cli | sed 's/^/    /'
-		bwcm_no_ids "ib_write_bw -R on siw"
+		no_cm_ids "rdma_bw -R: ib_write_bw -R on siw"
 		bwcm_pair bwcm-siw-ib 18765 "$IBTOOL" rdma_bw -R -s 4096 -n 1000 -- "$IBTOOL" rdma_bw -R -s 4096 -n 1000
 		bwcm_ok "rdma_bw -R on siw, ibtool on both ends" bwcm-siw-ib
-		bwcm_no_ids "rdma_bw -R on siw"
+		no_cm_ids "rdma_bw -R: rdma_bw -R on siw"
 	fi
 	rdma link delete siwbw0
 	rdma link delete siwbw1

@@ -20,36 +20,6 @@ cm_t0=$(date +%s)
 # lap: the guest seconds since the check began.
 lap() { echo "  ($(($(date +%s) - cm_t0)) s)"; }
 
-# cm_ids: the CM IDs the kernel has (rdma resource show cm_id), one a line.
-cm_ids() { rdma resource show cm_id 2>/dev/null | grep -c .; }
-
-# no_cm_ids WHAT: fail when a CM ID is left after WHAT. The kernel
-# destroys a dead process's IDs when its file closes, which can take a
-# moment after the process is gone: wait up to 5 s.
-no_cm_ids() {
-	i=0
-	while [ "$(cm_ids)" -ne 0 ]; do
-		if [ $i -ge 50 ]; then
-			fail "rdmacm: CM IDs left after $1"
-			rdma resource show cm_id
-			return
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
-# wait_cm_listen PORT: wait (up to 30 s) until a CM ID listens on PORT.
-wait_cm_listen() {
-	i=0
-	while [ $i -lt 300 ]; do
-		rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1 " && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
-
 # cm_pair NAME PORT SERVER_CMD -- CLIENT_CMD: the server in the
 # background, then the client, each under a timeout; outputs in
 # /tmp/NAME.srv and /tmp/NAME.cli (stdout) and .srv.err and .cli.err,

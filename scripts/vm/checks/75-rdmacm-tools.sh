@@ -1,7 +1,7 @@
 # rdmacm-utils' programs beyond rping (sourced by guest-test.sh after
-# 70-rdmacm.sh, whose helpers it uses: cm_pair, wait_cm_listen,
-# no_cm_ids, and its rdmacm-utils-against-itself outputs in /tmp as the
-# references): ibtool's ucmatose, udaddy, mckey, cmtime and
+# 70-rdmacm.sh, whose cm_pair it uses, and its rdmacm-utils-against-itself
+# outputs in /tmp as the references; wait_cm_listen and no_cm_ids are
+# guest-test.sh's): ibtool's ucmatose, udaddy, mckey, cmtime and
 # rdma_server/rdma_client against rdmacm-utils' programs of the same
 # names both ways, each end with its own device on one end of a veth
 # pair, on Soft-RoCE (rxe) for all and on Soft-iWARP (siw) for the RC

@@ -14,39 +14,13 @@
 # port space (ucmatose -P ib) at an XRC listener is rejected by the
 # kernel alike for both servers. The client's faults (an address nobody
 # has, a port nobody listens on) end it as rdmacm-utils' with one line on
-# stderr. No CM ID is left after any step. Self-contained: it needs none
-# of 70-rdmacm.sh's helpers.
+# stderr. No CM ID is left after any step. It needs none of
+# 70-rdmacm.sh's helpers (the CM ID ones are guest-test.sh's).
 mkdir -p "$H/out"
 modprobe rdma_ucm
 xrc_t0=$(date +%s)
 XRC_A=198.51.100.1
 XRC_B=198.51.100.2
-
-# xrc_no_cm_ids WHAT: fail when a CM ID is left after WHAT (the kernel
-# destroys a dead process's IDs when its file closes: up to 5 s).
-xrc_no_cm_ids() {
-	i=0
-	while [ "$(rdma resource show cm_id 2>/dev/null | grep -c .)" -ne 0 ]; do
-		if [ $i -ge 50 ]; then
-			fail "rdma_xserver: CM IDs left after $1"
-			rdma resource show cm_id
-			return
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
-
-# xrc_wait_listen PORT: wait (up to 30 s) until a CM ID listens on PORT.
-xrc_wait_listen() {
-	i=0
-	while [ $i -lt 300 ]; do
-		rdma resource show cm_id 2>/dev/null | grep -q "LISTEN.*:$1 " && return 0
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 1
-}
 
 # xrc_pair NAME PORT SERVER_CMD -- CLIENT_CMD: the server in the
 # background, then the client; stdout in /tmp/NAME.srv and .cli, stderr
@@ -66,7 +40,7 @@ xrc_pair() {
 	# shellcheck disable=SC2086
 	timeout 60 $srv >"/tmp/$name.srv" 2>"/tmp/$name.srv.err" &
 	xrc_pid=$!
-	xrc_wait_listen "$port" || echo "(no CM ID listened on $port)" >>"/tmp/$name.srv.err"
+	wait_cm_listen "$port" || echo "(no CM ID listened on $port)" >>"/tmp/$name.srv.err"
 	rdma resource show cm_id 2>/dev/null | grep "LISTEN.*:$port " | head -1 >"/tmp/$name.listen"
 	timeout 30 "$@" >"/tmp/$name.cli" 2>"/tmp/$name.cli.err"
 	xrc_cli=$?
@@ -145,14 +119,14 @@ xrc_interop() {
 	ref_cli=$xrc_cli
 	echo "  rdmacm-utils' rdma_xserver/rdma_xclient -c $mode on $dev against themselves: server $ref_srv, client $ref_cli $(head -1 "/tmp/$ref.cli.err")"
 	echo "    server listened: $(cat "/tmp/$ref.listen")"
-	xrc_no_cm_ids "rdmacm-utils' pair -c $mode"
+	no_cm_ids "rdma_xserver: rdmacm-utils' pair -c $mode"
 	xrc_pair "xrc-$dev-$mode-srv" "$port" "$IBTOOL" rdma_xserver -p "$port" -c "$mode" -- stdbuf -oL rdma_xclient -s $XRC_B -p "$port" -c "$mode"
 	xrc_as_ref "rdma_xserver $dev -c $mode: ibtool's server with rdmacm-utils' client" "xrc-$dev-$mode-srv" "$ref" srv
 	echo "    ibtool's server listened: $(cat "/tmp/xrc-$dev-$mode-srv.listen")"
-	xrc_no_cm_ids "ibtool's rdma_xserver -c $mode"
+	no_cm_ids "rdma_xserver: ibtool's rdma_xserver -c $mode"
 	xrc_pair "xrc-$dev-$mode-cli" "$port" stdbuf -oL rdma_xserver -p "$port" -c "$mode" -- "$IBTOOL" rdma_xclient -s $XRC_B -p "$port" -c "$mode"
 	xrc_as_ref "rdma_xclient $dev -c $mode: ibtool's client with rdmacm-utils' server" "xrc-$dev-$mode-cli" "$ref" cli
-	xrc_no_cm_ids "ibtool's rdma_xclient -c $mode"
+	no_cm_ids "rdma_xserver: ibtool's rdma_xclient -c $mode"
 }
 
 # xrc_listener_kind DEV PORT: an RC client in the IB port space
@@ -165,7 +139,7 @@ xrc_listener_kind() {
 	ref_srv=$xrc_srv
 	ref_cli=$xrc_cli
 	ref_ev=$(grep -o 'RDMA_CM_EVENT_[A-Z_]*, error: [-0-9]*' "/tmp/xrc-$dev-ib-ref.cli")
-	xrc_no_cm_ids "ucmatose -P ib at rdmacm-utils' XRC server"
+	no_cm_ids "rdma_xserver: ucmatose -P ib at rdmacm-utils' XRC server"
 	xrc_pair "xrc-$dev-ib" "$port" "$IBTOOL" rdma_xserver -p "$port" -c x -- ucmatose -P ib -s $XRC_B -p "$port" -C 1
 	ev=$(grep -o 'RDMA_CM_EVENT_[A-Z_]*, error: [-0-9]*' "/tmp/xrc-$dev-ib.cli")
 	if [ "$xrc_srv $xrc_cli $ev" = "$ref_srv $ref_cli $ref_ev" ] && [ -n "$ev" ]; then
@@ -174,7 +148,7 @@ xrc_listener_kind() {
 		fail "rdma_xserver $dev -c x: ucmatose -P ib at ibtool's server: server $xrc_srv, ucmatose exit $xrc_cli ($ev); at rdmacm-utils': server $ref_srv, ucmatose exit $ref_cli ($ref_ev)"
 		tail -n 3 "/tmp/xrc-$dev-ib.srv.err" "/tmp/xrc-$dev-ib.cli" | sed 's/^/    /'
 	fi
-	xrc_no_cm_ids "ucmatose -P ib at ibtool's XRC server"
+	no_cm_ids "rdma_xserver: ucmatose -P ib at ibtool's XRC server"
 }
 
 # xrc_fails_like WHAT ARGS...: rdmacm-utils' rdma_xclient with ARGS
@@ -210,7 +184,7 @@ xrc_device() {
 	xrc_fails_like "rdma_xclient $dev: unreachable address" -s 198.51.100.99
 	xrc_fails_like "rdma_xclient $dev -c x: unreachable address" -s 198.51.100.99 -c x
 	xrc_fails_like "rdma_xclient $dev: port nobody listens on" -s $XRC_B -p 7999
-	xrc_no_cm_ids "the failed rdma_xclient connects"
+	no_cm_ids "rdma_xserver: the failed rdma_xclient connects"
 	rdma link delete ${dev}xrc0
 	rdma link delete ${dev}xrc1
 	veth_down cmveth0 cmveth1
