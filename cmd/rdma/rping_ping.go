@@ -161,14 +161,48 @@ func rpingServer(ctx context.Context, l rpingLink, verbose bool, out io.Writer) 
 	}
 }
 
-// rpingPeerErr wraps err, saying so when the peer disconnected.
+// rpingPeerErr wraps err, saying so when the peer disconnected or the
+// port went down.
 func rpingPeerErr(ctx context.Context, format string, ping int, err error) error {
 	if rpingPeerGone(ctx, err) {
 		err = errRpingDisconnected
+	} else if pd := rpingPortGone(ctx, err); pd != nil {
+		var ce *verbs.CompletionError
+		if errors.As(err, &ce) {
+			err = fmt.Errorf("%w; %v", pd, err) // the failed request too
+		} else {
+			err = pd
+		}
 	} else {
 		err = rpingCause(ctx, err)
 	}
 	return fmt.Errorf(format, ping, err)
+}
+
+// rpingPortGone returns the port's going down when that ended ctx, or
+// when err is a failed work request and the port's word comes within
+// rpingFlushWait: a send on a device whose link just went down fails at
+// once ("local QP operation error" on Soft-RoCE), a moment before
+// IBV_EVENT_PORT_ERR says why. Otherwise nil.
+func rpingPortGone(ctx context.Context, err error) *rpingPortDownError {
+	var pd *rpingPortDownError
+	if errors.As(context.Cause(ctx), &pd) {
+		return pd
+	}
+	var ce *verbs.CompletionError
+	if !errors.As(err, &ce) {
+		return nil
+	}
+	t := time.NewTimer(rpingFlushWait)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	if errors.As(context.Cause(ctx), &pd) {
+		return pd
+	}
+	return nil
 }
 
 // rpingCause is why ctx ended (the port gone down, say) when err is only

@@ -336,16 +336,34 @@ func TestRpingPortDown(t *testing.T) {
 		}
 	}
 
-	// The server, waiting for a ping's source buffer.
+	// A failed work request, and the port's word a moment after it: the
+	// port is why, the request is said too.
 	client, server := memPair(64)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	sctx, down := context.WithCancelCause(ctx)
+	cctx, down := context.WithCancelCause(ctx)
+	server.stopAfter, server.flush = 3, true
+	server.peerGone = func(error) {
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			down(&rpingPortDownError{Dev: "rxe0", Port: 1, Event: verbs.EventPortErr})
+		}()
+	}
+	go func() { _ = rpingServer(ctx, server, false, &strings.Builder{}) }()
+	err := rpingClient(cctx, client, 0, false, false, &strings.Builder{})
+	want := "ping 1: waiting for the server to write the data back: port 1 of rxe0 went down (IBV_EVENT_PORT_ERR); "
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "Work Request Flushed Error") {
+		t.Errorf("client, failed request then port down: got %v, want %q and the request", err, want)
+	}
+
+	// The server, waiting for a ping's source buffer.
+	client, server = memPair(64)
+	sctx, sdown := context.WithCancelCause(ctx)
 	client.stopAfter = 4 // between the second and the third ping
-	client.peerGone = func(error) { down(&rpingPortDownError{Dev: "rxe1", Port: 1, Event: verbs.EventPortErr}) }
+	client.peerGone = func(error) { sdown(&rpingPortDownError{Dev: "rxe1", Port: 1, Event: verbs.EventPortErr}) }
 	go func() { _ = rpingClient(ctx, client, 0, false, false, &strings.Builder{}) }()
-	err := rpingServer(sctx, server, false, &strings.Builder{})
-	want := "ping 2: waiting for the client's source buffer: port 1 of rxe1 went down (IBV_EVENT_PORT_ERR)"
+	err = rpingServer(sctx, server, false, &strings.Builder{})
+	want = "ping 2: waiting for the client's source buffer: port 1 of rxe1 went down (IBV_EVENT_PORT_ERR)"
 	if err == nil || err.Error() != want {
 		t.Errorf("server: got %v, want %q", err, want)
 	}

@@ -307,7 +307,7 @@ rping_link_down() {
 		cp /tmp/ld-ours.err "$H/out/rping-linkdown-$dev-$side.err"
 		cp /tmp/ld-ref.out "$H/out/rping-linkdown-$dev-$side.ref"
 		n=$(grep -c 'ping data' /tmp/ld-ours.out)
-		if [ $rc -eq 3 ] && [ $took -le 60 ] && grep -q '^rping: .*went down (IBV_EVENT_PORT_ERR)$' /tmp/ld-ours.err &&
+		if [ $rc -eq 3 ] && [ $took -le 60 ] && grep -q '^rping: .*went down (IBV_EVENT_PORT_ERR)' /tmp/ld-ours.err &&
 			[ "$(grep -c '^rping: ' /tmp/ld-ours.err)" -eq 1 ]; then
 			pass "rping $dev $side: link down after $n pings: exit $rc in ${took} s: $(grep '^rping: ' /tmp/ld-ours.err) (rdmacm-utils' $([ $side = client ] && echo server || echo client): $refwhat)"
 		else
