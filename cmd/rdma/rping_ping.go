@@ -130,7 +130,7 @@ func rpingServer(ctx context.Context, l rpingLink, verbose bool, out io.Writer) 
 			if rpingPeerGone(ctx, err) {
 				return nil
 			}
-			return fmt.Errorf("ping %d: waiting for the client's source buffer: %w", ping, rpingCause(ctx, err))
+			return fmt.Errorf("ping %d: waiting for the client's source buffer: %w", ping, rpingWhy(ctx, err))
 		}
 		if int(src.Size) > len(l.rdma()) {
 			return fmt.Errorf("ping %d: the client's %d bytes do not fit in this side's %d (-S)", ping, src.Size, len(l.rdma()))
@@ -166,17 +166,25 @@ func rpingServer(ctx context.Context, l rpingLink, verbose bool, out io.Writer) 
 func rpingPeerErr(ctx context.Context, format string, ping int, err error) error {
 	if rpingPeerGone(ctx, err) {
 		err = errRpingDisconnected
-	} else if pd := rpingPortGone(ctx, err); pd != nil {
-		var ce *verbs.CompletionError
-		if errors.As(err, &ce) {
-			err = fmt.Errorf("%w; %v", pd, err) // the failed request too
-		} else {
-			err = pd
-		}
 	} else {
-		err = rpingCause(ctx, err)
+		err = rpingWhy(ctx, err)
 	}
 	return fmt.Errorf(format, ping, err)
+}
+
+// rpingWhy is err, or what it comes from: the port gone down
+// (rpingPortGone; a failed request is said after it), or why ctx ended
+// (rpingCause).
+func rpingWhy(ctx context.Context, err error) error {
+	pd := rpingPortGone(ctx, err)
+	if pd == nil {
+		return rpingCause(ctx, err)
+	}
+	var ce *verbs.CompletionError
+	if errors.As(err, &ce) {
+		return fmt.Errorf("%w; %v", pd, err) // the failed request too
+	}
+	return pd
 }
 
 // rpingPortGone returns the port's going down when that ended ctx, or

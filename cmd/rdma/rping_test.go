@@ -367,6 +367,23 @@ func TestRpingPortDown(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("server: got %v, want %q", err, want)
 	}
+
+	// The server's receive failing first, the port's word after it.
+	client, server = memPair(64)
+	sctx, sdown = context.WithCancelCause(ctx)
+	client.stopAfter, client.flush = 4, true
+	client.peerGone = func(error) {
+		go func() {
+			time.Sleep(20 * time.Millisecond)
+			sdown(&rpingPortDownError{Dev: "rxe1", Port: 1, Event: verbs.EventPortErr})
+		}()
+	}
+	go func() { _ = rpingClient(ctx, client, 0, false, false, &strings.Builder{}) }()
+	err = rpingServer(sctx, server, false, &strings.Builder{})
+	want = "ping 2: waiting for the client's source buffer: port 1 of rxe1 went down (IBV_EVENT_PORT_ERR); "
+	if err == nil || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "Work Request Flushed Error") {
+		t.Errorf("server, failed receive then port down: got %v, want %q and the request", err, want)
+	}
 }
 
 // TestRpingSizes: a client's buffer bigger than the server's -S is an
