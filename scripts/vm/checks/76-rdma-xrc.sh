@@ -116,14 +116,16 @@ xrc_family() { grep -o 'src-addr [^ ]*' "$1" | sed -e 's/^src-addr //' -e 's/:[0
 # connections differently (docs/differences.md), so a pair whose servers
 # listened apart is shown, not compared.
 xrc_server_as_ref() {
-	want=$(xrc_family "/tmp/$3.listen")
-	got=$(xrc_family "/tmp/$2.listen")
-	if [ "$want" != "$got" ]; then
-		echo "  (not compared: $1: rdmacm-utils' server listened on $want, ibtool's on $got; server $xrc_srv, client $xrc_cli against $ref_srv, $ref_cli)"
+	if xrc_apart "$3" "$2"; then
+		echo "  (not compared: $1: rdmacm-utils' server listened on $(xrc_family "/tmp/$3.listen"), ibtool's on $(xrc_family "/tmp/$2.listen"); server $xrc_srv, client $xrc_cli against $ref_srv, $ref_cli)"
 		return
 	fi
 	xrc_as_ref "$@"
 }
+
+# xrc_apart REF NAME: whether the servers of the pairs REF and NAME
+# listened on different wildcards.
+xrc_apart() { [ "$(xrc_family "/tmp/$1.listen")" != "$(xrc_family "/tmp/$2.listen")" ]; }
 
 xrc_interop() {
 	dev=$1
@@ -159,7 +161,7 @@ xrc_listener_kind() {
 	xrc_pair "xrc-$dev-ib" "$port" "$IBTOOL" rdma_xserver -p "$port" -c x -- ucmatose -P ib -s $XRC_B -p "$port" -C 1
 	ev=$(grep -o 'RDMA_CM_EVENT_[A-Z_]*, error: [-0-9]*' "/tmp/xrc-$dev-ib.cli")
 	srv_got=$xrc_srv srv_want=$ref_srv
-	if [ "$(xrc_family "/tmp/xrc-$dev-ib-ref.listen")" != "$(xrc_family "/tmp/xrc-$dev-ib.listen")" ]; then
+	if xrc_apart "xrc-$dev-ib-ref" "xrc-$dev-ib"; then
 		# Listening apart (xrc_server_as_ref): only ucmatose's end is compared.
 		echo "  (servers listened apart, on $(xrc_family "/tmp/xrc-$dev-ib-ref.listen") and $(xrc_family "/tmp/xrc-$dev-ib.listen"): their ends, $ref_srv and $xrc_srv, not compared)"
 		srv_got=- srv_want=-
