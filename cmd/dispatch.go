@@ -22,7 +22,7 @@ func Main(args []string, f *cmdutil.Factory) int {
 		args = []string{"ibtool"}
 	}
 	prog := filepath.Base(args[0])
-	if _, err := cmdutil.Lookup(prog); err == nil {
+	if _, ok := cmdutil.Find(prog); ok {
 		return cmdutil.RunTool(args, f)
 	}
 	if !isIbtoolName(prog) {
@@ -36,7 +36,7 @@ func Main(args []string, f *cmdutil.Factory) int {
 	r := cmdutil.NewRun(f)
 	defer r.Stop()
 	if len(args) > 1 && !isFlag(args[1]) {
-		if t, err := cmdutil.Lookup(args[1]); err == nil {
+		if t, ok := cmdutil.Find(args[1]); ok {
 			// "ibtool TOOL ...": the root holds that tool alone, so a
 			// run pays for building one command, not every tool's.
 			tf := r.FactoryFor(t)

@@ -39,6 +39,19 @@ type Factory struct {
 	// tool's command takes --int-names however it is built: for a run,
 	// for the man pages or for the shell completions.
 	names *fieldNamer
+	// signalsCaught, in a run's Factory, is closed once the process
+	// catches SIGINT and SIGTERM (awaitSignals).
+	signalsCaught <-chan struct{}
+}
+
+// awaitSignals returns once a signal can no longer kill the process
+// outright: before attaching to ibsim, which a client that dies half way
+// through its attach can abort, and whose slot a killed client keeps.
+// Outside a run (tests, man pages) it returns at once.
+func (f *Factory) awaitSignals() {
+	if f.signalsCaught != nil {
+		<-f.signalsCaught
+	}
 }
 
 // nameFields puts a fieldNamer in front of f's output.

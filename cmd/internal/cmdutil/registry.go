@@ -58,12 +58,21 @@ func Register(t Tool) {
 
 // Lookup returns the tool called name.
 func Lookup(name string) (Tool, error) {
-	for _, t := range registry[:numTools] {
-		if t.Name == name {
-			return t, nil
-		}
+	if t, ok := Find(name); ok {
+		return t, nil
 	}
 	return Tool{}, fmt.Errorf("%w %q; run 'ibtool' for the list of tools", ErrUnknownTool, name)
+}
+
+// Find returns the tool called name, if there is one: Lookup without
+// the error, for "ibtool", which is looked up at every start.
+func Find(name string) (Tool, bool) {
+	for _, t := range registry[:numTools] {
+		if t.Name == name {
+			return t, true
+		}
+	}
+	return Tool{}, false
 }
 
 // Tools returns every registered tool, sorted by name.

@@ -26,51 +26,92 @@ type Run struct {
 	ctx    context.Context
 	f      *Factory
 	errOut io.Writer
-	// settle stops catching signals and makes sure one caught is the
-	// context's cause; Stop also releases the context.
+	// settle ends the run's share of the signals caught: one caught
+	// before is the context's cause, one after kills the process; Stop
+	// also releases the context.
 	settle func()
+	// caught is closed once the process catches SIGINT and SIGTERM.
+	caught <-chan struct{}
 	// Stop ends the run: call it when the invocation is over.
 	Stop func()
 }
 
-// NewRun starts catching SIGINT and SIGTERM for one invocation on f's
-// streams.
+// NewRun starts a run for one invocation on f's streams: SIGINT and
+// SIGTERM end its context from the time the process catches them (see
+// catchSignals).
 func NewRun(f *Factory) *Run {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	sigs := make(chan os.Signal, 1)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	done, exited := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(exited)
-		select {
-		case s := <-sigs:
-			cancel(&signalCause{sig: s})
-		case <-done:
-			select { // one that came as the tool returned
-			case s := <-sigs:
-				cancel(&signalCause{sig: s})
-			default:
-			}
-		}
-	}()
+	r := &Run{f: f, errOut: f.IO.ErrOut}
+	caught := catchSignals()
+	deliver := func(s os.Signal) { cancel(&signalCause{sig: s}) }
+	signals.mu.Lock()
+	signals.runs[r] = deliver
+	signals.mu.Unlock()
 	var once sync.Once
-	settle := func() {
+	r.settle = func() {
 		once.Do(func() {
-			signal.Stop(sigs)
-			close(done)
-			<-exited
+			signals.mu.Lock()
+			delete(signals.runs, r)
+			signals.mu.Unlock()
 		})
 	}
+	r.Stop = func() {
+		r.settle()
+		cancel(nil)
+	}
 	gone := func(err error) { cancel(&transportGoneError{Err: err}) }
-	return &Run{
-		ctx:    context.WithValue(ctx, goneKey{}, gone),
-		f:      f,
-		errOut: f.IO.ErrOut,
-		settle: settle,
-		Stop: func() {
-			settle()
-			cancel(nil)
-		},
+	r.ctx = context.WithValue(ctx, goneKey{}, gone)
+	r.caught = caught
+	return r
+}
+
+// signals is the process's catch of SIGINT and SIGTERM, made once and
+// shared by its runs (tests make many). signal.Notify hands each signal
+// to the runtime's signal thread and waits for it, starting that thread
+// and a template thread first: 0.3 to 0.7 ms of a one-MAD tool's 3 on the
+// bench (docs/bench.md), so it is done beside the tool's start, and what
+// must not die half done waits for it (Factory.awaitSignals). Until then
+// a signal kills the process, as it kills a C tool.
+var signals struct {
+	once  sync.Once
+	ready chan struct{} // closed once the process catches them
+	mu    sync.Mutex
+	runs  map[*Run]func(os.Signal) // each run's end, until it settles
+}
+
+// catchSignals starts catching SIGINT and SIGTERM for the process, once,
+// and returns what is closed when it does.
+func catchSignals() <-chan struct{} {
+	signals.once.Do(func() {
+		signals.ready = make(chan struct{})
+		signals.runs = make(map[*Run]func(os.Signal))
+		go func() {
+			c := make(chan os.Signal, 1)
+			signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+			close(signals.ready)
+			for s := range c {
+				deliverSignal(s)
+			}
+		}()
+	})
+	return signals.ready
+}
+
+// deliverSignal ends every run in progress with s. With none (the
+// invocation has ended and is on its way out), s does what it would have
+// done uncaught: it kills the process.
+func deliverSignal(s os.Signal) {
+	signals.mu.Lock()
+	defer signals.mu.Unlock()
+	if len(signals.runs) == 0 {
+		signal.Reset(s)
+		if sig, ok := s.(syscall.Signal); ok {
+			syscall.Kill(syscall.Getpid(), sig)
+		}
+		return
+	}
+	for _, end := range signals.runs {
+		end(s)
 	}
 }
 
@@ -82,6 +123,7 @@ func NewRun(f *Factory) *Run {
 func (r *Run) FactoryFor(t Tool) *Factory {
 	f := *r.f
 	f.fabric = &fabricAccess{}
+	f.signalsCaught = r.caught
 	f.names = &fieldNamer{w: r.f.plainOut()}
 	f.IO.Out = &mutedAfterEnd{ctx: r.ctx, w: f.names, keepOnSignal: t.SignalIsEnd}
 	f.IO.ErrOut = &mutedAfterEnd{ctx: r.ctx, w: r.f.IO.ErrOut, keepOnSignal: t.SignalIsEnd}

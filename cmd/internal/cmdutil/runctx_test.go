@@ -23,6 +23,7 @@ func runTool(t *testing.T, tool Tool, body func(ctx context.Context, out, errOut
 	f, out, errOut := NewTestFactory(nil)
 	r := NewRun(f)
 	defer r.Stop()
+	<-r.caught // the bodies signal the process
 	tf := r.FactoryFor(tool)
 	c := &cobra.Command{Use: "t", SilenceErrors: true, SilenceUsage: true,
 		RunE: func(c *cobra.Command, _ []string) error { return body(c.Context(), tf.IO.Out, tf.IO.ErrOut) }}

@@ -14,6 +14,7 @@ import (
 // few round trips this takes, and frees it even when ctx ends early
 // (SIGINT, SIGTERM). Variables that do not parse are a usage error.
 func (f *Factory) simSysfs(ctx context.Context) (fs.FS, string, error) {
+	f.awaitSignals()
 	devs, err := endport.Devices(ctx, endport.WithEnv(f.Getenv), endport.WithConfigFile(""), endport.WithSimulator(endport.SimOn))
 	var oe *endport.OpenError
 	switch {

@@ -87,6 +87,7 @@ func (f *Factory) openTransactorOpts(o *CommonOptions, opts madrpc.TransactorOpt
 	if o.saPath != nil {
 		eo = append(eo, endport.WithSAPath(*o.saPath))
 	}
+	f.awaitSignals()
 	p, err := endport.OpenLocal(o.Context(), o.Local, eo...)
 	if err != nil {
 		return nil, nil, o.openError(err)
