@@ -283,26 +283,47 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 // while the last one is written, on another goroutine: on a fabric of
 // 15,000 ports each takes about a quarter of a second.
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
-	mfs := make(chan *dto.MetricFamily, 4)
+	type gathered struct {
+		mf  *dto.MetricFamily
+		buf *familyBuffers
+	}
+	const ahead = 4
+	mfs := make(chan gathered, ahead)
+	// Written families' buffers, for the families gathered after them.
+	free := make(chan *familyBuffers, ahead+2)
 	go func() {
 		defer close(mfs)
 		shared := map[string]*labelSets{}
 		for _, f := range families() {
-			if mf := m.gatherFamily(f, shared); mf != nil {
-				mfs <- mf
+			var buf *familyBuffers
+			select {
+			case buf = <-free:
+			default:
+				buf = &familyBuffers{}
+			}
+			if mf := m.gatherFamily(f, shared, buf); mf != nil {
+				mfs <- gathered{mf, buf}
+			} else {
+				select {
+				case free <- buf:
+				default:
+				}
 			}
 		}
 	}()
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var n int64
 	var err error
-	for mf := range mfs {
-		if err != nil {
-			continue // let the gathering end
+	for g := range mfs {
+		if err == nil {
+			var k int
+			k, err = expfmt.MetricFamilyToText(bw, g.mf)
+			n += int64(k)
 		}
-		var k int
-		k, err = expfmt.MetricFamilyToText(bw, mf)
-		n += int64(k)
+		select {
+		case free <- g.buf:
+		default:
+		}
 	}
 	if err != nil {
 		return n, err

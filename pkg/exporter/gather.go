@@ -21,7 +21,7 @@ func (m *Metrics) Gather() ([]*dto.MetricFamily, error) {
 	var out []*dto.MetricFamily
 	shared := map[string]*labelSets{}
 	for _, f := range families() {
-		if mf := m.gatherFamily(f, shared); mf != nil {
+		if mf := m.gatherFamily(f, shared, nil); mf != nil {
 			out = append(out, mf)
 		}
 	}
@@ -43,13 +43,45 @@ func (l *labelSets) row(i, k int) []string {
 	return l.values[r*k : (r+1)*k]
 }
 
+// familyBuffers are the parts of a gathered family that nothing refers
+// to once it is written (its label pairs are shared with the next family
+// of the same labels, so they are not among them): WriteTo gives them to
+// a later family instead of taking fresh memory for each, which on a
+// big fabric is tens of megabytes of page faults and garbage.
+type familyBuffers struct {
+	metrics  []dto.Metric
+	list     []*dto.Metric
+	counters []dto.Counter
+	gauges   []dto.Gauge
+	untyped  []dto.Untyped
+	samples  []float64
+}
+
+// reuse returns s with length n and every element zero, in s's array
+// when it is big enough.
+func reuse[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
 // gatherFamily builds one family's metrics, nil when it has none. The
 // families with the same label names mostly label the same ports (every
 // counter of a port, its link state, width and speed), so a metric whose
 // label values the last such family had takes that metric's label pairs
 // (shared, keyed by the label names in order): dto's pairs are most of
 // a scrape's memory otherwise.
-func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets) *dto.MetricFamily {
+//
+// With buf, the family's metrics are built in buf's slices where they are
+// big enough, and buf holds the family's slices when it returns: the
+// caller may pass buf again once the family is written.
+func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets, buf *familyBuffers) *dto.MetricFamily {
+	if buf == nil {
+		buf = &familyBuffers{}
+	}
 	d := f.desc
 	k := len(d.labels)
 	// The label pairs go in name order (order[j] is the j-th label by
@@ -70,7 +102,10 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets) *dto.Metr
 	}
 	// The last family of these labels tells how many metrics to expect.
 	values := make([]string, 0, len(prev.values))
-	samples := make([]float64, 0, len(prev.rows))
+	samples := buf.samples[:0]
+	if cap(samples) < len(prev.rows) {
+		samples = make([]float64, 0, len(prev.rows))
+	}
 	f.each(m, func(vals []string, v float64) {
 		for _, o := range order {
 			values = append(values, vals[o])
@@ -92,25 +127,29 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets) *dto.Metr
 	})
 
 	mf := &dto.MetricFamily{Name: &d.name, Help: &d.help}
-	metrics := make([]dto.Metric, n)
+	metrics := reuse(buf.metrics, n)
 	cur := &labelSets{values: values, rows: idx, ptrs: make([]*dto.LabelPair, n*k)}
 	shared[sig] = cur
 	var pairs []dto.LabelPair // made when a metric's labels are new
 	ptrs := cur.ptrs
 	pj := 0 // the previous family's next metric: both go in label order
-	mf.Metric = make([]*dto.Metric, n)
+	mf.Metric = reuse(buf.list, n)
 	var typ dto.MetricType
 	var gauges []dto.Gauge
 	var counters []dto.Counter
 	var untyped []dto.Untyped
 	switch d.typ {
 	case prometheus.CounterValue:
-		typ, counters = dto.MetricType_COUNTER, make([]dto.Counter, n)
+		typ, counters = dto.MetricType_COUNTER, reuse(buf.counters, n)
+		buf.counters = counters
 	case prometheus.GaugeValue:
-		typ, gauges = dto.MetricType_GAUGE, make([]dto.Gauge, n)
+		typ, gauges = dto.MetricType_GAUGE, reuse(buf.gauges, n)
+		buf.gauges = gauges
 	default:
-		typ, untyped = dto.MetricType_UNTYPED, make([]dto.Untyped, n)
+		typ, untyped = dto.MetricType_UNTYPED, reuse(buf.untyped, n)
+		buf.untyped = untyped
 	}
+	buf.metrics, buf.list, buf.samples = metrics, mf.Metric, samples
 	mf.Type = &typ
 	for out, in := range idx {
 		i := int(in)
