@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"sync"
-	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ibtool/ibtool/internal/sigrelay"
 )
 
 // A tool runs under one context that ends for one of two causes: SIGINT or
@@ -37,81 +37,24 @@ type Run struct {
 }
 
 // NewRun starts a run for one invocation on f's streams: SIGINT and
-// SIGTERM end its context from the time the process catches them (see
-// catchSignals).
+// SIGTERM end its context from the time the process catches them
+// (sigrelay).
 func NewRun(f *Factory) *Run {
 	ctx, cancel := context.WithCancelCause(context.Background())
-	r := &Run{f: f, errOut: f.IO.ErrOut}
-	caught := catchSignals()
-	deliver := func(s os.Signal) { cancel(&signalCause{sig: s}) }
-	signals.mu.Lock()
-	signals.runs[r] = deliver
-	signals.mu.Unlock()
+	remove := sigrelay.Add(func(s os.Signal) { cancel(&signalCause{sig: s}) })
 	var once sync.Once
-	r.settle = func() {
-		once.Do(func() {
-			signals.mu.Lock()
-			delete(signals.runs, r)
-			signals.mu.Unlock()
-		})
-	}
-	r.Stop = func() {
-		r.settle()
-		cancel(nil)
-	}
+	settle := func() { once.Do(remove) }
 	gone := func(err error) { cancel(&transportGoneError{Err: err}) }
-	r.ctx = context.WithValue(ctx, goneKey{}, gone)
-	r.caught = caught
-	return r
-}
-
-// signals is the process's catch of SIGINT and SIGTERM, made once and
-// shared by its runs (tests make many). signal.Notify hands each signal
-// to the runtime's signal thread and waits for it, starting that thread
-// and a template thread first: 0.3 to 0.7 ms of a one-MAD tool's 3 on the
-// bench (docs/bench.md), so it is done beside the tool's start, and what
-// must not die half done waits for it (Factory.awaitSignals). Until then
-// a signal kills the process, as it kills a C tool.
-var signals struct {
-	once  sync.Once
-	ready chan struct{} // closed once the process catches them
-	mu    sync.Mutex
-	runs  map[*Run]func(os.Signal) // each run's end, until it settles
-}
-
-// catchSignals starts catching SIGINT and SIGTERM for the process, once,
-// and returns what is closed when it does.
-func catchSignals() <-chan struct{} {
-	signals.once.Do(func() {
-		signals.ready = make(chan struct{})
-		signals.runs = make(map[*Run]func(os.Signal))
-		go func() {
-			c := make(chan os.Signal, 1)
-			signal.Notify(c, os.Interrupt, syscall.SIGTERM)
-			close(signals.ready)
-			for s := range c {
-				deliverSignal(s)
-			}
-		}()
-	})
-	return signals.ready
-}
-
-// deliverSignal ends every run in progress with s. With none (the
-// invocation has ended and is on its way out), s does what it would have
-// done uncaught: it kills the process.
-func deliverSignal(s os.Signal) {
-	signals.mu.Lock()
-	defer signals.mu.Unlock()
-	if len(signals.runs) == 0 {
-		signal.Reset(s)
-		if sig, ok := s.(syscall.Signal); ok {
-			syscall.Kill(syscall.Getpid(), sig)
-		}
-		return
-	}
-	for _, end := range signals.runs {
-		end(s)
+	return &Run{
+		ctx:    context.WithValue(ctx, goneKey{}, gone),
+		f:      f,
+		errOut: f.IO.ErrOut,
+		settle: settle,
+		caught: sigrelay.Start(),
+		Stop: func() {
+			settle()
+			cancel(nil)
+		},
 	}
 }
 
