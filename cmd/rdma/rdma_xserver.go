@@ -2,7 +2,6 @@ package rdma
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/rdmacmutils"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
@@ -185,7 +185,8 @@ func rdmaXServe(o *rdmaXOptions, ep rdmaXEndpoint) error {
 	if err := ep.postRecv(); err != nil {
 		return fmt.Errorf("rdma_post_recv: %w", err)
 	}
-	if err := ep.accept(o.ctx, binary.BigEndian.AppendUint32(nil, srqn)); err != nil {
+	pd, _ := rdmacmutils.XRCSRQNumber(srqn).MarshalBinary()
+	if err := ep.accept(o.ctx, pd); err != nil {
 		return fmt.Errorf("rdma_accept: %w", err)
 	}
 	err = ep.completion(o.ctx, verbs.WCRecv)
@@ -212,15 +213,14 @@ func rdmaXConnect(o *rdmaXOptions, ep rdmaXEndpoint) error {
 	if err != nil {
 		return fmt.Errorf("rdma_connect: %w", err)
 	}
-	var srqn uint32
+	var srqn rdmacmutils.XRCSRQNumber
 	if o.XRC {
-		if len(pd) < 4 {
+		if err := srqn.UnmarshalBinary(pd); err != nil {
 			ep.disconnect()
 			return fmt.Errorf("rdma_connect: the server's reply has %d bytes of private data, not the 4 of its XRC SRQ number", len(pd))
 		}
-		srqn = binary.BigEndian.Uint32(pd)
 	}
-	if err := ep.postSend(srqn); err != nil {
+	if err := ep.postSend(uint32(srqn)); err != nil {
 		ep.disconnect()
 		return fmt.Errorf("rdma_post_send: %w", err)
 	}

@@ -3,38 +3,29 @@ package rdma
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"time"
 
+	"github.com/ibtool/ibtool/pkg/rdmacmutils"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
-// rpingInfo is rping's one message (struct rping_rdma_info): where a
-// buffer is, its key and size, all in network order. The server's
-// go-ahead messages carry zeros.
-type rpingInfo struct {
-	Addr uint64
-	RKey uint32
-	Size uint32
-}
+// rpingInfo is rping's one message (struct rping_rdma_info), whose wire
+// form pkg/rdmacmutils keeps.
+type rpingInfo = rdmacmutils.RpingInfo
 
-const rpingInfoSize = 16
+const rpingInfoSize = rdmacmutils.RpingInfoSize
 
-func (m rpingInfo) put(b []byte) {
-	binary.BigEndian.PutUint64(b[0:], m.Addr)
-	binary.BigEndian.PutUint32(b[8:], m.RKey)
-	binary.BigEndian.PutUint32(b[12:], m.Size)
-}
-
-// parseRpingInfo decodes a received message, which must be 16 bytes.
+// parseRpingInfo decodes a received message, which must be 16 bytes; any
+// other size is rping's "Received bogus data".
 func parseRpingInfo(b []byte) (rpingInfo, error) {
-	if len(b) != rpingInfoSize {
+	var m rpingInfo
+	if err := m.UnmarshalBinary(b); err != nil {
 		return rpingInfo{}, fmt.Errorf("Received bogus data, size %d", len(b))
 	}
-	return rpingInfo{Addr: binary.BigEndian.Uint64(b[0:]), RKey: binary.BigEndian.Uint32(b[8:]), Size: binary.BigEndian.Uint32(b[12:])}, nil
+	return m, nil
 }
 
 // rpingBuf names a local buffer a message advertises.

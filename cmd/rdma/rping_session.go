@@ -347,7 +347,9 @@ func (v *rpingVerbs) send(buf rpingBuf) error {
 	case rpingSink:
 		m = rpingInfo{Addr: v.rdmaMR.Addr(), RKey: v.rdmaMR.RKey(), Size: uint32(v.rdmaMR.Len())}
 	}
-	m.put(v.sendMR.Bytes())
+	if _, err := m.AppendBinary(v.sendMR.Bytes()[:0]); err != nil {
+		return err
+	}
 	return v.qp.PostSend(verbs.SendWR{ID: 2, Op: verbs.OpSend, MR: v.sendMR, Length: rpingInfoSize, Signaled: true})
 }
 

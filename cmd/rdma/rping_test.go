@@ -102,9 +102,8 @@ func TestRpingFill(t *testing.T) {
 }
 
 func TestRpingInfo(t *testing.T) {
-	b := make([]byte, rpingInfoSize)
 	m := rpingInfo{Addr: 0x7f0012345678, RKey: 0x1234, Size: 64}
-	m.put(b)
+	b, _ := m.MarshalBinary()
 	if diff := cmp.Diff([]byte{0, 0, 0x7f, 0, 0x12, 0x34, 0x56, 0x78, 0, 0, 0x12, 0x34, 0, 0, 0, 64}, b); diff != "" {
 		t.Errorf("unexpected wire bytes (-want +got):\n%s", diff)
 	}
