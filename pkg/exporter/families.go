@@ -287,7 +287,11 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		mf  *dto.MetricFamily
 		buf *familyBuffers
 	}
-	const ahead = 4
+	// One family waits gathered while one is written and the next is
+	// gathered: each holds its metrics, so every family more ahead is
+	// fresh memory for the kernel to clear (docs/bench.md, the
+	// exporter's scrape).
+	const ahead = 1
 	mfs := make(chan gathered, ahead)
 	// Written families' buffers, for the families gathered after them.
 	free := make(chan *familyBuffers, ahead+2)
