@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/pkg/perftest"
 	"github.com/ibtool/ibtool/pkg/rdmacm"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
@@ -132,11 +133,11 @@ func (t *bwCM) prepare(ctx context.Context) (_ context.Context, stopData func(),
 // trade trades the QPs' addresses (and with -z connects the QP from the
 // peer's): the report to print, and this side's address for the
 // handshakes to come.
-func (t *bwCM) trade(ctx context.Context) (*bwReport, ptDest, error) {
+func (t *bwCM) trade(ctx context.Context) (*bwReport, perftest.Dest, error) {
 	o := t.o
 	local := t.s.dest()
 	local.MTU = t.mtu
-	mine := ptDest{LID: uint32(local.LID), QPN: local.QPN, PSN: local.PSN, RKey: local.RKey, VAddr: local.Addr, GID: local.GID,
+	mine := perftest.Dest{LID: uint32(local.LID), QPN: local.QPN, PSN: local.PSN, RKey: local.RKey, VAddr: local.Addr, GID: local.GID,
 		GIDIndex: int32(t.s.gidIndex)}
 	rd, err := t.comm.handshake(ctx, "QP address", mine)
 	if err != nil {
@@ -174,22 +175,22 @@ func bwCMAddr(ctx context.Context, host string, port int) (netip.AddrPort, error
 
 // agree trades versions, the page and cache line sizes, and the MTUs.
 func (t *bwCM) agree(ctx context.Context) error {
-	b, err := t.comm.xchg(ctx, "version", appendPTVersion(nil, ptVersion))
+	b, err := t.comm.xchg(ctx, "version", perftest.AppendVersion(nil, perftest.Version))
 	if err != nil {
 		return err
 	}
-	if _, err := parsePTVersion(b); err != nil {
+	if _, err := perftest.ParseVersion(b); err != nil {
 		return err
 	}
 	for _, m := range []struct {
 		what string
 		v    uint32
 	}{{"page size", uint32(os.Getpagesize())}, {"cache line size", bwCacheLine}} {
-		b, err := t.comm.xchg(ctx, m.what, appendPTU32(nil, m.v))
+		b, err := t.comm.xchg(ctx, m.what, perftest.AppendUint32(nil, m.v))
 		if err != nil {
 			return err
 		}
-		if _, err := parsePTU32(b); err != nil {
+		if _, err := perftest.ParseUint32(b); err != nil {
 			return fmt.Errorf("the %s's %s: %w", t.comm.role, m.what, err)
 		}
 	}
@@ -252,11 +253,11 @@ func (t *bwCM) agreeMTU(ctx context.Context) error {
 	if t.o.MTU != 0 {
 		m = t.o.MTU
 	}
-	b, err := t.comm.xchg(ctx, "MTU", appendPTMTU(nil, m))
+	b, err := t.comm.xchg(ctx, "MTU", perftest.AppendMTU(nil, m))
 	if err != nil {
 		return err
 	}
-	rm, err := parsePTMTU(b)
+	rm, err := perftest.ParseMTU(b)
 	if err != nil {
 		return err
 	}
@@ -285,7 +286,7 @@ func (t *bwCM) connectData(ctx context.Context) error {
 			return err
 		}
 	}
-	if _, err := t.comm.handshake(ctx, "start of the rdma_cm connection", ptDest{}); err != nil {
+	if _, err := t.comm.handshake(ctx, "start of the rdma_cm connection", perftest.Dest{}); err != nil {
 		return err
 	}
 	if err := t.s.alloc(t.o, t.p); err != nil {
@@ -299,7 +300,7 @@ func (t *bwCM) connectData(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = t.comm.handshake(ctx, "end of the rdma_cm connection", ptDest{})
+	_, err = t.comm.handshake(ctx, "end of the rdma_cm connection", perftest.Dest{})
 	return err
 }
 
@@ -373,7 +374,7 @@ func (t *bwCM) acceptData(ctx context.Context) error {
 // run is the test after the handshakes: the client writes (both sides
 // with -b), each size's line printed, and the reports traded as
 // perftest does.
-func (t *bwCM) run(ctx context.Context, rep *bwReport, mine ptDest) error {
+func (t *bwCM) run(ctx context.Context, rep *bwReport, mine perftest.Dest) error {
 	o, p := t.o, t.p
 	if !p.Bidir {
 		var last bwResult
@@ -396,7 +397,7 @@ func (t *bwCM) run(ctx context.Context, rep *bwReport, mine ptDest) error {
 			return err
 		}
 		if o.Server == "" {
-			rep.add(bwJSONResult{bwResult: theirs.result(o.Gbits)})
+			rep.add(bwJSONResult{bwResult: ptResult(theirs, o.Gbits)})
 		}
 		return nil
 	}
@@ -428,16 +429,16 @@ func (t *bwCM) run(ctx context.Context, rep *bwReport, mine ptDest) error {
 }
 
 // xchgReport trades reports, field by field.
-func (t *bwCM) xchgReport(ctx context.Context, mine ptReport) (ptReport, error) {
+func (t *bwCM) xchgReport(ctx context.Context, mine perftest.Report) (perftest.Report, error) {
 	var theirs [][]byte
-	for _, m := range ptReportMessages(mine) {
+	for _, m := range mine.Messages() {
 		b, err := t.comm.xchg(ctx, "report", m)
 		if err != nil {
-			return ptReport{}, err
+			return perftest.Report{}, err
 		}
 		theirs = append(theirs, b)
 	}
-	r, err := parsePTReport(theirs)
+	r, err := perftest.ParseReport(theirs)
 	if err != nil {
 		return r, fmt.Errorf("the %s's report: %w", t.comm.role, err)
 	}

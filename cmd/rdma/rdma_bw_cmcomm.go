@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/ibtool/ibtool/pkg/perftest"
 	"github.com/ibtool/ibtool/pkg/rdmacm"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
@@ -132,10 +133,10 @@ func (c *bwComm) makeQP() error {
 	if c.rcq, err = c.dev.CreateCQ(bwCommRecvs, c.cch); err != nil {
 		return err
 	}
-	if c.smr, err = c.pd.AllocMR(ptDestSize, 0); err != nil {
+	if c.smr, err = c.pd.AllocMR(perftest.DestSize, 0); err != nil {
 		return err
 	}
-	if c.rmr, err = c.pd.AllocMR(bwCommRecvs*ptDestSize, verbs.AccessLocalWrite); err != nil {
+	if c.rmr, err = c.pd.AllocMR(bwCommRecvs*perftest.DestSize, verbs.AccessLocalWrite); err != nil {
 		return err
 	}
 	if _, err = c.id.CreateQP(c.pd, verbs.QPConfig{SendCQ: c.scq, RecvCQ: c.rcq,
@@ -151,7 +152,7 @@ func (c *bwComm) makeQP() error {
 }
 
 func (c *bwComm) postRecv(slot int) error {
-	return c.id.QP().PostRecv(verbs.RecvWR{ID: uint64(slot), MR: c.rmr, Offset: slot * ptDestSize, Length: ptDestSize})
+	return c.id.QP().PostRecv(verbs.RecvWR{ID: uint64(slot), MR: c.rmr, Offset: slot * perftest.DestSize, Length: perftest.DestSize})
 }
 
 // send sends one message and waits for its completion.
@@ -199,7 +200,7 @@ func (c *bwComm) recv(ctx context.Context, what string) ([]byte, error) {
 		return nil, c.failed(ctx, "waiting for the "+what+" of", err)
 	}
 	slot := int(wc[0].ID)
-	m := append([]byte(nil), c.rmr.Bytes()[slot*ptDestSize:][:wc[0].ByteLen]...)
+	m := append([]byte(nil), c.rmr.Bytes()[slot*perftest.DestSize:][:wc[0].ByteLen]...)
 	if err := c.postRecv(slot); err != nil {
 		return nil, err
 	}
@@ -232,13 +233,14 @@ func (c *bwComm) xchg(ctx context.Context, what string, mine []byte) ([]byte, er
 }
 
 // handshake trades pingpong_dests (ctx_hand_shake).
-func (c *bwComm) handshake(ctx context.Context, what string, mine ptDest) (ptDest, error) {
-	b, err := c.xchg(ctx, what, appendPTDest(nil, mine))
+func (c *bwComm) handshake(ctx context.Context, what string, mine perftest.Dest) (perftest.Dest, error) {
+	msg, _ := mine.MarshalBinary()
+	b, err := c.xchg(ctx, what, msg)
 	if err != nil {
-		return ptDest{}, err
+		return perftest.Dest{}, err
 	}
-	d, err := parsePTDest(b)
-	if err != nil {
+	var d perftest.Dest
+	if err := d.UnmarshalBinary(b); err != nil {
 		return d, fmt.Errorf("the %s's %s: %w", c.role, what, err)
 	}
 	return d, nil
