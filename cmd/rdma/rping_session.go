@@ -347,9 +347,8 @@ func (v *rpingVerbs) send(buf rpingBuf) error {
 	case rpingSink:
 		m = rpingInfo{Addr: v.rdmaMR.Addr(), RKey: v.rdmaMR.RKey(), Size: uint32(v.rdmaMR.Len())}
 	}
-	if _, err := m.AppendBinary(v.sendMR.Bytes()[:0]); err != nil {
-		return err
-	}
+	b, _ := m.MarshalBinary()
+	copy(v.sendMR.Bytes(), b)
 	return v.qp.PostSend(verbs.SendWR{ID: 2, Op: verbs.OpSend, MR: v.sendMR, Length: rpingInfoSize, Signaled: true})
 }
 
