@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
@@ -105,5 +106,39 @@ func TestCMWhy(t *testing.T) {
 				t.Errorf("%v is not a *verbs.PortDownError", got)
 			}
 		})
+	}
+}
+
+// TestCMPortDownExit: each rdma_cm tool's way from its error to its exit
+// gives a port gone down exit 3 and its one line (the status line's 3
+// where the tool prints one).
+func TestCMPortDownExit(t *testing.T) {
+	pd := &verbs.PortDownError{Device: "rxecf0", Port: 1, Event: verbs.EventPortErr}
+	flushed := fmt.Errorf("%w; rxecf0 CQ 2: work request 0 (RECV) ...", pd)
+	for _, tt := range []struct {
+		tool   string
+		exit   func(error) (int, error) // the status the tool prints, the error it returns
+		err    error
+		status int
+	}{
+		{"ucmatose", func(err error) (int, error) { s := ucmaStatus(err); return s, ucmaExit(s, err) }, pd, 3},
+		{"udaddy", func(err error) (int, error) { s := ucmaStatus(err); return s, ucmaExit(s, err) }, flushed, 3},
+		{"mckey", func(err error) (int, error) {
+			s := ucmaStatus(err)
+			if mckeyLeaveDecides(err) {
+				s = -1
+			}
+			return s, ucmaExit(s, err)
+		}, pd, 3},
+		{"cmtime", func(err error) (int, error) { s := syncStatus(err); return s, ucmaExit(s, err) }, pd, 3},
+		{"rdma_client", func(err error) (int, error) { s := syncStatus(err); return s, ucmaExit(s, err) }, flushed, 3},
+		{"rping", func(err error) (int, error) { return 0, err }, pd, 0},
+		{"rdma_bw", func(err error) (int, error) { return 0, err }, flushed, 0},
+	} {
+		status, err := tt.exit(tt.err)
+		got := []any{status, cmdutil.ExitCode(err), fmt.Sprint(err)}
+		if diff := cmp.Diff([]any{tt.status, cmdutil.ExitFailure, tt.err.Error()}, got); diff != "" {
+			t.Errorf("%s: unexpected status, exit code, line (-want +got):\n%s", tt.tool, diff)
+		}
 	}
 }
