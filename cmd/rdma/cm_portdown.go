@@ -20,9 +20,8 @@ import (
 type cmPortWatch struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	// wait waits for id's port to go down (cmWaitPortDown; a fake in
-	// the tests).
-	wait func(ctx context.Context, id *rdmacm.ID) error
+	// wait waits for port of device dev to go down (cmWaitPortDown).
+	wait func(ctx context.Context, dev string, port int) error
 	mu   sync.Mutex
 	seen map[string]bool
 	wg   sync.WaitGroup
@@ -34,13 +33,15 @@ func newCMPortWatch(parent context.Context) *cmPortWatch {
 }
 
 // add watches id's port, once for each device and port; an ID on no
-// device yet (a listener on any address) is passed over.
+// device yet (a listener on any address) is passed over. The ID is read
+// here, in the tool's goroutine, and not by the watch.
 func (w *cmPortWatch) add(id *rdmacm.ID) {
 	d, err := id.Device()
 	if err != nil || d.Name == "" {
 		return
 	}
-	w.watch(fmt.Sprintf("%s/%d", d.Name, id.Addr().Port), func(ctx context.Context) error { return w.wait(ctx, id) })
+	port := id.Addr().Port
+	w.watch(fmt.Sprintf("%s/%d", d.Name, port), func(ctx context.Context) error { return w.wait(ctx, d.Name, port) })
 }
 
 // watch runs wait, keyed by key, until the watch stops; what it returns
@@ -72,16 +73,17 @@ func (w *cmPortWatch) stop() {
 // (cmWhy).
 func (w *cmPortWatch) why(err error) error { return cmWhy(w.ctx, err) }
 
-// cmWaitPortDown opens id's device for its async events and waits for
-// its port to go down. A device that does not open is not watched (nil):
-// the CM and the completions still end the tool then.
-func cmWaitPortDown(ctx context.Context, id *rdmacm.ID) error {
-	dev, err := id.OpenDevice()
+// cmWaitPortDown opens device name for its async events (a context of
+// the watch's own: the tool's may close first) and waits for port to go
+// down. A device that does not open is not watched (nil): the CM and the
+// completions still end the tool then.
+func cmWaitPortDown(ctx context.Context, name string, port int) error {
+	dev, err := verbs.Open(name)
 	if err != nil {
 		return nil
 	}
 	defer dev.Close()
-	return dev.WaitPortDown(ctx, id.Addr().Port)
+	return dev.WaitPortDown(ctx, port)
 }
 
 // cmWhy is err, or the port gone down when that is why err came
