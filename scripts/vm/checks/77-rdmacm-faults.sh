@@ -7,13 +7,15 @@
 # rdmacm-utils' program of the name as its peer, which waits for a
 # second connection), mckey's receiver, rdma_client and cmtime's client
 # waiting for the reply to their connect (rdmacm-utils' server stopped
-# with SIGSTOP after it listens); and a server killed (SIGKILL) while
+# with SIGSTOP after it listens), rdma_bw -R's client writing to
+# perftest's ib_write_bw -R; and a server killed (SIGKILL) while
 # ibtool's rping and ucmatose clients wait for that reply. Each time
 # ibtool's tool must end within 30 s, non-zero (3 when the port went
 # down), with one line on stderr naming the cause, and no CM ID is left;
 # what rdmacm-utils' program in the case did (its peer, or its own
-# client beside ibtool's) is shown beside it. It prints its guest time
-# at the end.
+# client beside ibtool's; perftest's for rdma_bw) is shown beside it,
+# killed when it still waits 2 s after ibtool's ended. It prints its
+# guest time at the end.
 mkdir -p "$H/out"
 modprobe rdma_ucm
 CF_A=198.51.100.1
@@ -49,18 +51,18 @@ cf_connecting() {
 }
 
 # cf_ref_end PID: how rdmacm-utils' program of the case ended, in
-# cf_ref: its exit status and when, or that it still waited 3 s after
+# cf_ref: its exit status and when, or that it still waited 2 s after
 # ibtool's had ended (it is killed then).
 cf_ref_end() {
 	i=0
-	while [ $i -lt 30 ] && kill -0 "$1" 2>/dev/null; do
+	while [ $i -lt 20 ] && kill -0 "$1" 2>/dev/null; do
 		sleep 0.1
 		i=$((i + 1))
 	done
 	if kill -0 "$1" 2>/dev/null; then
 		kill -9 "$1"
 		wait "$1" 2>/dev/null
-		cf_ref="still waiting 3 s later (killed)"
+		cf_ref="still waiting 2 s later (killed)"
 	else
 		wait "$1"
 		cf_ref="exit $? $((i / 10)).$((i % 10)) s after ibtool's"
@@ -70,8 +72,8 @@ cf_ref_end() {
 # cf_judge NAME TOOL RC TOOK WANT PATTERN WHAT: ibtool's TOOL of case
 # NAME (its outputs /tmp/cf-NAME.out and .err) ended with RC after TOOK
 # s: pass when RC is WANT (nz: any but 0 and 124) within 30 s with one
-# line on stderr, "TOOL: ..." matching PATTERN. WHAT says what
-# rdmacm-utils' program was, cf_ref how it ended.
+# line on stderr, "TOOL: ..." matching PATTERN. WHAT says what the
+# other program of the case was, cf_ref how it ended.
 cf_judge() {
 	name=$1 tool=$2 rc=$3 took=$4 want=$5 pat=$6 what=$7
 	err=/tmp/cf-$name.err
@@ -79,9 +81,9 @@ cf_judge() {
 	cp /tmp/cf-$name.ref "$H/out/cf-$name.ref" 2>/dev/null
 	if { [ "$want" = nz ] && [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] || [ "$rc" = "$want" ]; } && [ "$took" -le 30 ] &&
 		[ "$(wc -l <$err)" -eq 1 ] && grep -q "^$tool: .*$pat" $err; then
-		pass "$name: ibtool's $tool exit $rc in $took s: $(cat $err) (rdmacm-utils' $what: $cf_ref)"
+		pass "$name: ibtool's $tool exit $rc in $took s: $(cat $err) ($what: $cf_ref)"
 	else
-		fail "$name: ibtool's $tool exit $rc (124: still running at 60 s) in $took s (rdmacm-utils' $what: $cf_ref)"
+		fail "$name: ibtool's $tool exit $rc (124: still running at 60 s) in $took s ($what: $cf_ref)"
 		head -5 $err | sed 's/^/    /'
 		tail -3 /tmp/cf-$name.out | sed 's/^/    /'
 	fi
@@ -104,7 +106,7 @@ cf_link_down() {
 		kill -9 "$stopped"
 		wait "$stopped" 2>/dev/null
 	fi
-	cf_judge "$name" "$tool" $rc $took 3 "port 1 of rxecf[01] went down (IBV_EVENT_PORT_ERR)$" "$what"
+	cf_judge "$name" "$tool" $rc $took 3 "port 1 of rxecf[01] went down (IBV_EVENT_PORT_ERR)" "$what"
 	no_cm_ids "$name"
 	echo "  ($(($(date +%s) - cf_t0)) s)"
 }
@@ -119,7 +121,7 @@ wait_cm_listen 7301
 timeout 60 "$IBTOOL" ucmatose -s $CF_B -p 7301 -c 1 -C 10 >/tmp/cf-ucmatose-client.out 2>/tmp/cf-ucmatose-client.err &
 ours=$!
 wait_for_line /tmp/cf-ucmatose-client.out "receiving data transfers" 20
-cf_link_down ucmatose-client ucmatose $ours "server (waiting for its second connection)" $ref
+cf_link_down ucmatose-client ucmatose $ours "rdmacm-utils' server (waiting for its second connection)" $ref
 cf_down
 
 # ibtool's ucmatose server waits for its second connection; rdmacm-utils'
@@ -131,7 +133,7 @@ wait_cm_listen 7302
 stdbuf -oL ucmatose -s $CF_B -p 7302 -c 1 -C 10 >/tmp/cf-ucmatose-server.ref 2>&1 &
 ref=$!
 wait_for_line /tmp/cf-ucmatose-server.ref "receiving data transfers" 20
-cf_link_down ucmatose-server ucmatose $ours "client (waiting for the first message)" $ref
+cf_link_down ucmatose-server ucmatose $ours "rdmacm-utils' client (waiting for the first message)" $ref
 cf_down
 
 # udaddy, the same two ways (its port is 7174 whatever; each case has
@@ -143,7 +145,7 @@ wait_cm_listen 7174
 timeout 60 "$IBTOOL" udaddy -s $CF_B -c 1 -C 10 >/tmp/cf-udaddy-client.out 2>/tmp/cf-udaddy-client.err &
 ours=$!
 wait_for_line /tmp/cf-udaddy-client.out "receiving data transfers" 20
-cf_link_down udaddy-client udaddy $ours "server (waiting for its second connection)" $ref
+cf_link_down udaddy-client udaddy $ours "rdmacm-utils' server (waiting for its second connection)" $ref
 cf_down
 
 cf_up
@@ -153,7 +155,7 @@ wait_cm_listen 7174
 stdbuf -oL udaddy -s $CF_B -c 1 -C 10 >/tmp/cf-udaddy-server.ref 2>&1 &
 ref=$!
 wait_for_line /tmp/cf-udaddy-server.ref "receiving data transfers" 20
-cf_link_down udaddy-server udaddy $ours "client (waiting for the replies)" $ref
+cf_link_down udaddy-server udaddy $ours "rdmacm-utils' client (waiting for the replies)" $ref
 cf_down
 
 # mckey's receivers, ibtool's on one end and rdmacm-utils' on the other,
@@ -165,7 +167,7 @@ stdbuf -oL mckey -m 239.1.2.4 -b $CF_A -C 3 >/tmp/cf-mckey-receiver.ref 2>&1 &
 ref=$!
 wait_for_line /tmp/cf-mckey-receiver.out "receiving data transfers" 20
 wait_for_line /tmp/cf-mckey-receiver.ref "receiving data transfers" 20
-cf_link_down mckey-receiver mckey $ours "receiver (the same wait)" $ref
+cf_link_down mckey-receiver mckey $ours "rdmacm-utils' receiver (the same wait)" $ref
 cf_down
 
 # rdma_client and cmtime's client wait for the reply to their connect:
@@ -181,7 +183,7 @@ ours=$!
 rdma_client -s $CF_B -p 7303 >/tmp/cf-rdma_client.ref 2>&1 &
 ref=$!
 cf_connecting 7303 2
-cf_link_down rdma_client rdma_client $ours "client (the same wait)" $ref $srv
+cf_link_down rdma_client rdma_client $ours "rdmacm-utils' client (the same wait)" $ref $srv
 cf_down
 
 cf_up
@@ -194,7 +196,21 @@ ours=$!
 cmtime -s $CF_B -p 7304 -c 2 >/tmp/cf-cmtime.ref 2>&1 &
 ref=$!
 cf_connecting 7304 4
-cf_link_down cmtime cmtime $ours "client (the same wait)" $ref $srv
+cf_link_down cmtime cmtime $ours "rdmacm-utils' client (the same wait)" $ref $srv
+cf_down
+
+# rdma_bw -R: ibtool's client writing to perftest's ib_write_bw -R
+# server (-D 20) when the link goes down; its exchange and data
+# connections both up.
+cf_up
+ib_write_bw -R -d rxecf1 -D 20 -p 7307 >/tmp/cf-rdma_bw.ref 2>&1 &
+ref=$!
+wait_cm_listen 7307
+timeout 60 "$IBTOOL" rdma_bw -R -d rxecf0 -D 20 -p 7307 $CF_B >/tmp/cf-rdma_bw.out 2>/tmp/cf-rdma_bw.err &
+ours=$!
+cf_connecting 7307 2
+sleep 1
+cf_link_down rdma_bw rdma_bw $ours "perftest's ib_write_bw -R server (the peer)" $ref
 cf_down
 
 # cf_killed_server NAME TOOL PORT SERVER_CMD -- CLIENT_ARGS: rdmacm-utils'
@@ -229,7 +245,7 @@ cf_killed_server() {
 	rc=$?
 	took=$(($(date +%s) - t))
 	cf_ref_end $ref
-	cf_judge "$name" "$tool" $rc $took nz "REJECTED" "client (the same wait)"
+	cf_judge "$name" "$tool" $rc $took nz "REJECTED" "rdmacm-utils' client (the same wait)"
 	no_cm_ids "$name"
 	echo "  ($(($(date +%s) - cf_t0)) s)"
 	cf_down
