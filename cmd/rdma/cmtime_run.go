@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/rdmacm"
 	"github.com/ibtool/ibtool/pkg/verbs"
 )
@@ -77,17 +78,21 @@ func cmtimeRun(o *cmtimeOptions) error {
 		return ucmaExit(1, err)
 	}
 	defer ch.Close()
+	ports := newCMPortWatch(o.ctx)
+	defer ports.stop()
+	o.ctx = ports.ctx
 	if o.Server == "" {
-		return cmtimeServe(o, ch)
+		return ports.why(cmtimeServe(o, ch, ports))
 	}
 	c := &cmClient{o: o, ch: ch, ids: make([]*rdmacm.ID, o.Connections), failed: make([]bool, o.Connections),
-		times: cmTimes{nodes: make([][cmStepCount]cmSpan, o.Connections)}, pds: map[string]*cmDev{}}
+		times: cmTimes{nodes: make([][cmStepCount]cmSpan, o.Connections)}, pds: map[string]*cmDev{}, ports: ports}
 	err = c.run()
 	if err == nil {
 		if n := c.failures(); n > 0 {
 			err = fmt.Errorf("%d of %d connections failed: %w", n, o.Connections, c.firstErr)
 		}
 	}
+	err = ports.why(err)
 	c.destroy()
 	c.times.writeTable(o.IO.Out, o.Bind != "")
 	if err != nil {
@@ -98,11 +103,17 @@ func cmtimeRun(o *cmtimeOptions) error {
 
 // syncStatus is the status of a program of librdmacm's synchronous
 // calls (rdma_client's, cmtime's) for err: a failed call returns -1
-// whatever event failed it; an address lookup, getaddrinfo's code.
+// whatever event failed it; an address lookup, getaddrinfo's code. A
+// port gone down, where the program waits on, is 3, the exit of a tool
+// that could not do its work.
 func syncStatus(err error) int {
 	var f *ucmaFailure
 	if errors.As(err, &f) {
 		return f.status
+	}
+	var pd *verbs.PortDownError
+	if errors.As(err, &pd) {
+		return cmdutil.ExitFailure
 	}
 	return -1
 }
@@ -118,6 +129,8 @@ type cmClient struct {
 	pds      map[string]*cmDev
 	mu       sync.Mutex
 	firstErr error
+	// ports ends the waits when a connection's port goes down.
+	ports *cmPortWatch
 }
 
 // cmDev is a device the connections' QPs are on, with the one PD they
@@ -222,7 +235,11 @@ func (c *cmClient) run() error {
 	}
 	c.printf("resolving address\n")
 	c.all(cmStepResolveAddr, func(i int) error {
-		return c.retry(rdmacm.EventAddrError, func() error { return c.ids[i].ResolveAddr(o.ctx, src, dst, o.Timeout) })
+		err := c.retry(rdmacm.EventAddrError, func() error { return c.ids[i].ResolveAddr(o.ctx, src, dst, o.Timeout) })
+		if err == nil {
+			c.ports.add(c.ids[i])
+		}
+		return err
 	})
 	c.printf("resolving route\n")
 	c.all(cmStepResolveRoute, func(i int) error {
@@ -345,7 +362,7 @@ func (c *cmClient) destroy() {
 // cmtimeServe is cmtime's server: it accepts connections, and
 // disconnects and destroys each when its peer disconnects, until it is
 // stopped.
-func cmtimeServe(o *cmtimeOptions, ch *rdmacm.EventChannel) error {
+func cmtimeServe(o *cmtimeOptions, ch *rdmacm.EventChannel, ports *cmPortWatch) error {
 	listen, err := ch.CreateID(rdmacm.PortSpaceTCP)
 	if err != nil {
 		return fmt.Errorf("listen request failed: %w", err)
@@ -362,7 +379,8 @@ func cmtimeServe(o *cmtimeOptions, ch *rdmacm.EventChannel) error {
 	if err := listen.Listen(0); err != nil {
 		return ucmaExit(-1, err)
 	}
-	s := &cmServer{o: o, devs: map[string]*cmDev{}}
+	ports.add(listen)
+	s := &cmServer{o: o, devs: map[string]*cmDev{}, ports: ports}
 	defer s.close()
 	// A listener bound to a device's address opens it now, as librdmacm
 	// opens the devices before the server listens: the first connection
@@ -393,6 +411,8 @@ type cmServer struct {
 	mu   sync.Mutex
 	devs map[string]*cmDev
 	wg   sync.WaitGroup
+	// ports ends the waits when a connection's port goes down.
+	ports *cmPortWatch
 }
 
 // serve accepts connect request ev and, once its peer disconnects,
@@ -401,6 +421,7 @@ func (s *cmServer) serve(ev *rdmacm.Event) {
 	defer s.wg.Done()
 	id := ev.ID
 	defer id.Close()
+	s.ports.add(id)
 	s.mu.Lock()
 	dev, err := cmDevice(s.devs, id)
 	s.mu.Unlock()

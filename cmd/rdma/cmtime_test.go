@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/rdmacm"
+	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
 func TestCmtimeFlags(t *testing.T) {
@@ -96,7 +97,8 @@ destroy      :        0.00       0.001000000000.00       0.00
 }
 
 // TestSyncStatus: librdmacm's synchronous calls fail with -1 whatever
-// event failed them (exit 255), an address lookup with its code.
+// event failed them (exit 255), an address lookup with its code, a
+// port gone down with 3.
 func TestSyncStatus(t *testing.T) {
 	rejected := &rdmacm.Error{Op: "connect", Event: &rdmacm.Event{Type: rdmacm.EventRejected, Status: 8}, Err: syscall.ECONNREFUSED}
 	for _, tt := range []struct {
@@ -106,6 +108,8 @@ func TestSyncStatus(t *testing.T) {
 		{rejected, -1},
 		{fmt.Errorf("rdma_connect: %w", rejected), -1},
 		{&ucmaFailure{status: -2, err: fmt.Errorf("x")}, -2},
+		{&verbs.PortDownError{Device: "rxecm0", Port: 1, Event: verbs.EventPortErr}, 3},
+		{fmt.Errorf("%w; rxecm0 CQ 1: ...", &verbs.PortDownError{Device: "rxecm0", Port: 1, Event: verbs.EventPortErr}), 3},
 	} {
 		if got := syncStatus(tt.err); got != tt.want {
 			t.Errorf("%v: status %d, want %d", tt.err, got, tt.want)

@@ -22,6 +22,8 @@ type mcTest struct {
 	ch    *rdmacm.EventChannel
 	nodes []*mcNode
 	cmDevices
+	// ports ends the waits when an endpoint's port goes down.
+	ports *cmPortWatch
 }
 
 // mcNode is one joined endpoint: its ID, group, verbs objects, and the
@@ -49,7 +51,9 @@ func mckeyRun(o *mckeyOptions) error {
 	if err != nil {
 		return ucmaExit(1, err)
 	}
-	t := &mcTest{o: o, ch: ch}
+	t := &mcTest{o: o, ch: ch, ports: newCMPortWatch(o.ctx)}
+	defer t.ports.stop()
+	o.ctx = t.ports.ctx
 	for i := range o.Connections {
 		n := &mcNode{n: i}
 		if n.id, err = ch.CreateID(o.ps); err != nil {
@@ -58,7 +62,9 @@ func mckeyRun(o *mckeyOptions) error {
 		}
 		t.nodes = append(t.nodes, n)
 	}
-	err = t.run()
+	err = t.ports.why(t.run())
+	var pd *verbs.PortDownError
+	portDown := errors.As(err, &pd)
 	status := 0
 	if err != nil {
 		status = ucmaStatus(err)
@@ -72,7 +78,8 @@ func mckeyRun(o *mckeyOptions) error {
 		if n.mc == nil {
 			continue
 		}
-		if lerr := n.mc.Leave(); lerr != nil {
+		// Leaving a group on a port gone down is not a second error.
+		if lerr := n.mc.Leave(); lerr != nil && !portDown {
 			fmt.Fprintf(o.IO.ErrOut, "mckey: failure leaving: %v\n", lerr)
 			status = -1
 			err = errors.Join(err, lerr)
@@ -87,8 +94,13 @@ func mckeyRun(o *mckeyOptions) error {
 
 // mckeyLeaveDecides says whether mckey's status for err is its leaving
 // the groups' (-1): for everything but a failed address lookup, bind or
-// address resolution request, which it returns at once.
+// address resolution request, which it returns at once, and for a port
+// gone down (where mckey waits on), which is 3.
 func mckeyLeaveDecides(err error) bool {
+	var pd *verbs.PortDownError
+	if errors.As(err, &pd) {
+		return false
+	}
 	var f *ucmaFailure
 	if errors.As(err, &f) && f.status != -22 {
 		return false
@@ -203,6 +215,7 @@ func (t *mcTest) join(ctx context.Context, n *mcNode, src netip.AddrPort, group 
 			return err
 		}
 	}
+	t.ports.add(n.id)
 	if err := t.prepare(n); err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/rdmacm"
+	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
 func TestMckeyFlags(t *testing.T) {
@@ -74,6 +75,7 @@ func TestMckeyLeaveDecides(t *testing.T) {
 		{&rdmacm.Error{Op: "resolve address", Event: &rdmacm.Event{Type: rdmacm.EventAddrError, Status: -110}}, true},
 		{&rdmacm.Error{Op: "join multicast", Event: &rdmacm.Event{Type: rdmacm.EventMulticastError, Status: -22}}, true},
 		{fmt.Errorf("unable to create QP: %w", syscall.EOPNOTSUPP), true},
+		{&verbs.PortDownError{Device: "rxecm1", Port: 1, Event: verbs.EventPortErr}, false},
 	}
 	for _, tt := range tests {
 		if got := mckeyLeaveDecides(tt.err); got != tt.want {

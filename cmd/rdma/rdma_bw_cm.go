@@ -45,22 +45,36 @@ type bwCM struct {
 // it carries) and -R (the QP connected by rdma_cm too), in perftest 4.5's
 // order, so that either side can be ib_write_bw with the same option.
 // The server takes its parameters from its own flags, as perftest's does.
+// A port that goes down under either connection ends it with the port's
+// error (cmPortWatch).
 func rdmaBwCMRun(o *rdmaBwOptions) error {
 	ctx := o.ctx
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	ports := newCMPortWatch(ctx)
+	defer ports.stop()
+	return ports.why(rdmaBwCMTest(ports, o))
+}
+
+// rdmaBwCMTest is rdmaBwCMRun's test, its waits ended by ports.
+func rdmaBwCMTest(ports *cmPortWatch, o *rdmaBwOptions) error {
+	ctx := ports.ctx
 	t := &bwCM{o: o, p: o.params()}
 	defer t.close()
 	if err := t.connectComm(ctx); err != nil {
 		return err
 	}
+	ports.add(t.comm.id)
 	wctx, stop := watchBwCM(ctx, t.comm.id, t.comm.role)
 	defer stop()
 	wctx, stopData, err := t.prepare(wctx)
 	defer stopData()
 	if err != nil {
 		return err
+	}
+	if t.data != nil {
+		ports.add(t.data)
 	}
 	rep, mine, err := t.trade(wctx)
 	if err != nil {

@@ -100,6 +100,8 @@ type rdmaPair struct {
 	sendMR *verbs.MR
 	inline bool
 	armed  bool
+	// ports ends the waits when the connection's port goes down.
+	ports *cmPortWatch
 }
 
 func (p *rdmaPair) name() string {
@@ -110,9 +112,11 @@ func (p *rdmaPair) name() string {
 }
 
 func rdmaPairRun(o *rdmaPairOptions) error {
-	p := &rdmaPair{o: o}
+	p := &rdmaPair{o: o, ports: newCMPortWatch(o.ctx)}
+	defer p.ports.stop()
+	o.ctx = p.ports.ctx
 	fmt.Fprintf(o.IO.Out, "%s: start\n", p.name())
-	err := p.run()
+	err := p.ports.why(p.run())
 	status := 0
 	if err != nil {
 		status = syncStatus(err)
@@ -150,6 +154,7 @@ func (p *rdmaPair) connect(dst netip.AddrPort) error {
 	if err := p.id.ResolveAddr(o.ctx, netip.AddrPort{}, dst, 2*time.Second); err != nil {
 		return fmt.Errorf("rdma_create_ep: %w", err)
 	}
+	p.ports.add(p.id)
 	if err := p.id.ResolveRoute(o.ctx, 2*time.Second); err != nil {
 		return fmt.Errorf("rdma_create_ep: %w", err)
 	}
@@ -189,6 +194,7 @@ func (p *rdmaPair) serve(src netip.AddrPort) error {
 	if err := listen.Listen(0); err != nil {
 		return fmt.Errorf("rdma_listen: %w", err)
 	}
+	p.ports.add(listen)
 	var req *rdmacm.Event
 	for req == nil || req.Type != rdmacm.EventConnectRequest {
 		if req, err = listen.Await(o.ctx, "rdma_get_request"); err != nil {
@@ -196,6 +202,7 @@ func (p *rdmaPair) serve(src netip.AddrPort) error {
 		}
 	}
 	p.id = req.ID
+	p.ports.add(p.id)
 	if err := p.prepare(); err != nil {
 		p.id.Reject(nil)
 		return err

@@ -47,6 +47,9 @@ type rdmaXOptions struct {
 	// endpoint makes the run's rdma_cm endpoint; tests swap it.
 	endpoint func(o *rdmaXOptions) rdmaXEndpoint
 	comm     string
+	// ports ends the waits when the connection's port goes down; the
+	// endpoint adds its IDs.
+	ports *cmPortWatch
 }
 
 func (o *rdmaXOptions) name() string {
@@ -139,6 +142,9 @@ type rdmaXEndpoint interface {
 
 func rdmaXRun(o *rdmaXOptions) error {
 	fmt.Fprintf(o.IO.Out, "%s: start\n", o.name())
+	o.ports = newCMPortWatch(o.ctx)
+	defer o.ports.stop()
+	o.ctx = o.ports.ctx
 	ep := o.endpoint(o)
 	var err error
 	if o.Server {
@@ -146,6 +152,7 @@ func rdmaXRun(o *rdmaXOptions) error {
 	} else {
 		err = rdmaXConnect(o, ep)
 	}
+	err = o.ports.why(err)
 	status := 0
 	if err != nil {
 		status = syncStatus(err)

@@ -27,9 +27,10 @@ type cmXEndpoint struct {
 	mr       *verbs.MR
 	inline   bool
 	armed    bool
+	ports    *cmPortWatch
 }
 
-func newCMXEndpoint(o *rdmaXOptions) rdmaXEndpoint { return &cmXEndpoint{xrc: o.XRC} }
+func newCMXEndpoint(o *rdmaXOptions) rdmaXEndpoint { return &cmXEndpoint{xrc: o.XRC, ports: o.ports} }
 
 // idType is the port space and QP type of the side's IDs: RC in the
 // TCP port space, XRC in the IB one.
@@ -61,6 +62,7 @@ func (e *cmXEndpoint) resolve(ctx context.Context, dst netip.AddrPort) error {
 	if err := e.id.ResolveAddr(ctx, netip.AddrPort{}, dst, 2*time.Second); err != nil {
 		return err
 	}
+	e.ports.add(e.id)
 	if err := e.id.ResolveRoute(ctx, 2*time.Second); err != nil {
 		return err
 	}
@@ -107,7 +109,11 @@ func (e *cmXEndpoint) bind(src netip.AddrPort) error {
 	if e.listener, err = e.newID(true); err != nil {
 		return err
 	}
-	return e.listener.Bind(src)
+	if err := e.listener.Bind(src); err != nil {
+		return err
+	}
+	e.ports.add(e.listener)
+	return nil
 }
 
 func (e *cmXEndpoint) listen() error { return e.listener.Listen(0) }
@@ -121,6 +127,7 @@ func (e *cmXEndpoint) getRequest(ctx context.Context) error {
 		}
 	}
 	e.id = req.ID
+	e.ports.add(e.id)
 	if err := e.requestQP(); err != nil {
 		e.id.Reject(nil)
 		return err

@@ -68,6 +68,10 @@ type fakeXEndpoint struct {
 	dst, src    netip.AddrPort
 	accepted    []byte
 	sentTo      uint32
+	// down is the port that goes down in the step of that name, which
+	// waits until the run's port watch ends its context then.
+	down  map[string]*verbs.PortDownError
+	ports *cmPortWatch
 }
 
 func (e *fakeXEndpoint) step(name string) error {
@@ -75,28 +79,42 @@ func (e *fakeXEndpoint) step(name string) error {
 	return e.fail[name]
 }
 
+// wait is step for a step that waits for the peer.
+func (e *fakeXEndpoint) wait(ctx context.Context, name string) error {
+	if err := e.step(name); err != nil {
+		return err
+	}
+	pd := e.down[name]
+	if pd == nil {
+		return nil
+	}
+	e.ports.watch(pd.Device, func(context.Context) error { return pd })
+	<-ctx.Done()
+	return fmt.Errorf("%s: %w", name, ctx.Err())
+}
+
 func (e *fakeXEndpoint) resolve(_ context.Context, dst netip.AddrPort) error {
 	e.dst = dst
 	return e.step("resolve")
 }
-func (e *fakeXEndpoint) bind(src netip.AddrPort) error      { e.src = src; return e.step("bind") }
-func (e *fakeXEndpoint) listen() error                      { return e.step("listen") }
-func (e *fakeXEndpoint) getRequest(_ context.Context) error { return e.step("getRequest") }
-func (e *fakeXEndpoint) createSRQ() (uint32, error)         { return e.srqn, e.step("createSRQ") }
-func (e *fakeXEndpoint) regMsgs() error                     { return e.step("regMsgs") }
-func (e *fakeXEndpoint) postRecv() error                    { return e.step("postRecv") }
-func (e *fakeXEndpoint) postSend(srqn uint32) error         { e.sentTo = srqn; return e.step("postSend") }
-func (e *fakeXEndpoint) disconnect()                        { e.step("disconnect") }
-func (e *fakeXEndpoint) close()                             { e.step("close") }
-func (e *fakeXEndpoint) connect(_ context.Context) ([]byte, error) {
-	return e.privateData, e.step("connect")
+func (e *fakeXEndpoint) bind(src netip.AddrPort) error        { e.src = src; return e.step("bind") }
+func (e *fakeXEndpoint) listen() error                        { return e.step("listen") }
+func (e *fakeXEndpoint) getRequest(ctx context.Context) error { return e.wait(ctx, "getRequest") }
+func (e *fakeXEndpoint) createSRQ() (uint32, error)           { return e.srqn, e.step("createSRQ") }
+func (e *fakeXEndpoint) regMsgs() error                       { return e.step("regMsgs") }
+func (e *fakeXEndpoint) postRecv() error                      { return e.step("postRecv") }
+func (e *fakeXEndpoint) postSend(srqn uint32) error           { e.sentTo = srqn; return e.step("postSend") }
+func (e *fakeXEndpoint) disconnect()                          { e.step("disconnect") }
+func (e *fakeXEndpoint) close()                               { e.step("close") }
+func (e *fakeXEndpoint) connect(ctx context.Context) ([]byte, error) {
+	return e.privateData, e.wait(ctx, "connect")
 }
 func (e *fakeXEndpoint) accept(_ context.Context, pd []byte) error {
 	e.accepted = pd
 	return e.step("accept")
 }
-func (e *fakeXEndpoint) completion(_ context.Context, want verbs.WCOpcode) error {
-	return e.step("completion " + want.String())
+func (e *fakeXEndpoint) completion(ctx context.Context, want verbs.WCOpcode) error {
+	return e.wait(ctx, "completion "+want.String())
 }
 
 // The errors the kernel's CM and libibverbs give on the failure paths.
@@ -169,6 +187,32 @@ func TestRdmaXRun(t *testing.T) {
 			ep: fakeXEndpoint{fail: map[string]error{"postSend": syscall.EINVAL}}, steps: []string{"resolve", "regMsgs", "connect", "postSend", "disconnect", "close"},
 			out: "rdma_xclient: start\nrdma_xclient: end -1\n", err: "rdma_post_send: invalid argument", exit: 255},
 	}
+	// The port going down (the run's port watch) ends the wait it
+	// comes in, with exit 3 and the port named.
+	tests = append(tests, []struct {
+		name     string
+		o        rdmaXOptions
+		ep       fakeXEndpoint
+		steps    []string
+		out      string
+		err      string
+		exit     int
+		accepted []byte
+		sentTo   uint32
+	}{
+		{name: "client: the port goes down while it waits for the server's reply", o: rdmaXOptions{Addr: "198.51.100.2", Port: "7471"},
+			ep:    fakeXEndpoint{down: map[string]*verbs.PortDownError{"connect": {Device: "rxecm0", Port: 1, Event: verbs.EventPortErr}}},
+			steps: []string{"resolve", "regMsgs", "connect", "close"}, out: "rdma_xclient: start\nrdma_xclient: end 3\n",
+			err: "port 1 of rxecm0 went down (IBV_EVENT_PORT_ERR)", exit: 3},
+		{name: "server: the port goes down while it waits for the message", o: rdmaXOptions{Server: true, Port: "7471"},
+			ep:    fakeXEndpoint{down: map[string]*verbs.PortDownError{"completion RECV": {Device: "rxecm1", Port: 1, Event: verbs.EventPortErr}}},
+			steps: serverSteps, accepted: []byte{0, 0, 0, 0}, out: "rdma_xserver: start\nrdma_xserver: end 3\n",
+			err: "port 1 of rxecm1 went down (IBV_EVENT_PORT_ERR)", exit: 3},
+		{name: "server: the device fails while it waits for a request", o: rdmaXOptions{Server: true, Port: "7471"},
+			ep:    fakeXEndpoint{down: map[string]*verbs.PortDownError{"getRequest": {Device: "rxecm1", Port: 1, Event: verbs.EventDeviceFatal}}},
+			steps: []string{"bind", "listen", "getRequest", "close"}, out: "rdma_xserver: start\nrdma_xserver: end 3\n",
+			err: "device rxecm1 failed (IBV_EVENT_DEVICE_FATAL)", exit: 3},
+	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, out, _ := cmdutil.NewTestFactory(nil)
@@ -176,7 +220,7 @@ func TestRdmaXRun(t *testing.T) {
 			ep := tt.ep
 			o.IO, o.ctx = f.IO, context.Background()
 			o.resolve = func(context.Context, string) (netip.Addr, error) { return netip.Addr{}, errors.New("no such host") }
-			o.endpoint = func(*rdmaXOptions) rdmaXEndpoint { return &ep }
+			o.endpoint = func(o *rdmaXOptions) rdmaXEndpoint { ep.ports = o.ports; return &ep }
 			err := rdmaXRun(&o)
 			if diff := cmp.Diff(tt.steps, ep.steps); diff != "" {
 				t.Errorf("unexpected steps (-want +got):\n%s", diff)

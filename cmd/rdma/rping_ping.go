@@ -164,10 +164,10 @@ func rpingPeerErr(ctx context.Context, format string, ping int, err error) error
 }
 
 // rpingWhy is err, or what it comes from: the port gone down
-// (rpingPortGone; a failed request is said after it), or why ctx ended
+// (cmPortGone; a failed request is said after it), or why ctx ended
 // (rpingCause).
 func rpingWhy(ctx context.Context, err error) error {
-	pd := rpingPortGone(ctx, err)
+	pd := cmPortGone(ctx, err)
 	if pd == nil {
 		return rpingCause(ctx, err)
 	}
@@ -176,32 +176,6 @@ func rpingWhy(ctx context.Context, err error) error {
 		return fmt.Errorf("%w; %v", pd, err) // the failed request too
 	}
 	return pd
-}
-
-// rpingPortGone returns the port's going down when that ended ctx, or
-// when err is a failed work request and the port's word comes within
-// rpingFlushWait: a send on a device whose link just went down fails at
-// once ("local QP operation error" on Soft-RoCE), a moment before
-// IBV_EVENT_PORT_ERR says why. Otherwise nil.
-func rpingPortGone(ctx context.Context, err error) *rpingPortDownError {
-	var pd *rpingPortDownError
-	if errors.As(context.Cause(ctx), &pd) {
-		return pd
-	}
-	var ce *verbs.CompletionError
-	if !errors.As(err, &ce) {
-		return nil
-	}
-	t := time.NewTimer(rpingFlushWait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	if errors.As(context.Cause(ctx), &pd) {
-		return pd
-	}
-	return nil
 }
 
 // rpingCause is why ctx ended (the port gone down, say) when err is only

@@ -234,35 +234,18 @@ func rpingWatch(parent context.Context, id *rdmacm.ID, portDown func(context.Con
 	}
 }
 
-// rpingPortDownError ends a connection whose port went down.
-type rpingPortDownError struct {
-	Dev   string
-	Port  int
-	Event verbs.EventType
-}
-
-func (e *rpingPortDownError) Error() string {
-	if e.Event == verbs.EventDeviceFatal {
-		return fmt.Sprintf("device %s failed (%s)", e.Dev, e.Event)
-	}
-	return fmt.Sprintf("port %d of %s went down (%s)", e.Port, e.Dev, e.Event)
-}
-
 // rpingPortWatch waits for the device to report the connection's port
 // down (IBV_EVENT_PORT_ERR) or itself failed (IBV_EVENT_DEVICE_FATAL) and
-// returns that as an error; nil when ctx ends first or the events cannot
-// be read (the CM and the completions still end the connection then).
+// returns that (a *verbs.PortDownError); nil when ctx ends first or the
+// events cannot be read (the CM and the completions still end the
+// connection then).
 func rpingPortWatch(dev *verbs.Context, port int) func(context.Context) error {
 	return func(ctx context.Context) error {
-		for {
-			ev, err := dev.NextAsyncEvent(ctx)
-			if err != nil {
-				return nil
-			}
-			if ev.Type == verbs.EventDeviceFatal || ev.Type == verbs.EventPortErr && ev.Port == port {
-				return &rpingPortDownError{Dev: dev.Name(), Port: port, Event: ev.Type}
-			}
+		var pd *verbs.PortDownError
+		if err := dev.WaitPortDown(ctx, port); errors.As(err, &pd) {
+			return pd
 		}
+		return nil
 	}
 }
 

@@ -313,12 +313,12 @@ func TestRpingPeerGoneFlushed(t *testing.T) {
 // failure is said as such.
 func TestRpingPortDown(t *testing.T) {
 	for _, tt := range []struct {
-		down rpingPortDownError
+		down verbs.PortDownError
 		want string
 	}{
-		{rpingPortDownError{Dev: "rxe0", Port: 1, Event: verbs.EventPortErr},
+		{verbs.PortDownError{Device: "rxe0", Port: 1, Event: verbs.EventPortErr},
 			"ping 1: waiting for the server to write the data back: port 1 of rxe0 went down (IBV_EVENT_PORT_ERR)"},
-		{rpingPortDownError{Dev: "rxe0", Port: 1, Event: verbs.EventDeviceFatal},
+		{verbs.PortDownError{Device: "rxe0", Port: 1, Event: verbs.EventDeviceFatal},
 			"ping 1: waiting for the server to write the data back: device rxe0 failed (IBV_EVENT_DEVICE_FATAL)"},
 	} {
 		client, server := memPair(64)
@@ -329,7 +329,7 @@ func TestRpingPortDown(t *testing.T) {
 		go func() { _ = rpingServer(ctx, server, false, &strings.Builder{}) }()
 		err := rpingClient(cctx, client, 0, false, false, &strings.Builder{})
 		cancel()
-		var pd *rpingPortDownError
+		var pd *verbs.PortDownError
 		if err == nil || err.Error() != tt.want || !errors.As(err, &pd) || errors.Is(err, errRpingDisconnected) {
 			t.Errorf("client: got %v, want %q", err, tt.want)
 		}
@@ -345,7 +345,7 @@ func TestRpingPortDown(t *testing.T) {
 	server.peerGone = func(error) {
 		go func() {
 			time.Sleep(20 * time.Millisecond)
-			down(&rpingPortDownError{Dev: "rxe0", Port: 1, Event: verbs.EventPortErr})
+			down(&verbs.PortDownError{Device: "rxe0", Port: 1, Event: verbs.EventPortErr})
 		}()
 	}
 	go func() { _ = rpingServer(ctx, server, false, &strings.Builder{}) }()
@@ -359,7 +359,7 @@ func TestRpingPortDown(t *testing.T) {
 	client, server = memPair(64)
 	sctx, sdown := context.WithCancelCause(ctx)
 	client.stopAfter = 4 // between the second and the third ping
-	client.peerGone = func(error) { sdown(&rpingPortDownError{Dev: "rxe1", Port: 1, Event: verbs.EventPortErr}) }
+	client.peerGone = func(error) { sdown(&verbs.PortDownError{Device: "rxe1", Port: 1, Event: verbs.EventPortErr}) }
 	go func() { _ = rpingClient(ctx, client, 0, false, false, &strings.Builder{}) }()
 	err = rpingServer(sctx, server, false, &strings.Builder{})
 	want = "ping 2: waiting for the client's source buffer: port 1 of rxe1 went down (IBV_EVENT_PORT_ERR)"
@@ -374,7 +374,7 @@ func TestRpingPortDown(t *testing.T) {
 	client.peerGone = func(error) {
 		go func() {
 			time.Sleep(20 * time.Millisecond)
-			sdown(&rpingPortDownError{Dev: "rxe1", Port: 1, Event: verbs.EventPortErr})
+			sdown(&verbs.PortDownError{Device: "rxe1", Port: 1, Event: verbs.EventPortErr})
 		}()
 	}
 	go func() { _ = rpingClient(ctx, client, 0, false, false, &strings.Builder{}) }()

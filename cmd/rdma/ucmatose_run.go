@@ -27,6 +27,8 @@ type ucmaTest struct {
 	ch    *rdmacm.EventChannel
 	nodes []*ucmaNode
 	devs  map[string]*ucmaDev
+	// ports ends the waits when a connection's port goes down.
+	ports *cmPortWatch
 	// mu guards nodes' IDs and devs while the connections are made.
 	mu sync.Mutex
 }
@@ -76,11 +78,17 @@ func (f *ucmaFailure) Unwrap() error { return f.err }
 
 // ucmaStatus is the status cmatose returns for err: an error event's
 // status, the code of an address lookup that failed, and -1 for the
-// rest (a librdmacm or libibverbs call that failed).
+// rest (a librdmacm or libibverbs call that failed). A port gone down,
+// where cmatose waits on, is 3, the exit of a tool that could not do
+// its work.
 func ucmaStatus(err error) int {
 	var f *ucmaFailure
 	if errors.As(err, &f) {
 		return f.status
+	}
+	var pd *verbs.PortDownError
+	if errors.As(err, &pd) {
+		return cmdutil.ExitFailure
 	}
 	var e *rdmacm.Error
 	if errors.As(err, &e) && e.Event != nil && e.Event.Type.IsError() {
@@ -114,7 +122,9 @@ func ucmatoseRun(o *ucmatoseOptions) error {
 	if err != nil {
 		return ucmaExit(1, err)
 	}
-	t := &ucmaTest{o: o, ch: ch, devs: map[string]*ucmaDev{}}
+	t := &ucmaTest{o: o, ch: ch, devs: map[string]*ucmaDev{}, ports: newCMPortWatch(o.ctx)}
+	defer t.ports.stop()
+	o.ctx = t.ports.ctx
 	for i := range o.Connections {
 		t.nodes = append(t.nodes, &ucmaNode{n: i})
 	}
@@ -129,6 +139,7 @@ func ucmatoseRun(o *ucmatoseOptions) error {
 	} else {
 		err = t.runServer()
 	}
+	err = t.ports.why(err)
 	status := 0
 	if err != nil {
 		status = ucmaStatus(err)
@@ -268,6 +279,7 @@ func (t *ucmaTest) connect(ctx context.Context, n *ucmaNode, resolve func(contex
 	if err := resolve(ctx, n.id); err != nil {
 		return err
 	}
+	t.ports.add(n.id)
 	if o.SetTOS {
 		if err := n.id.SetTOS(o.TOS); err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "cmatose: set TOS option failed: %v\n", err)
@@ -610,6 +622,7 @@ func (t *ucmaTest) runServer() error {
 	if err := listen.Listen(0); err != nil {
 		return err
 	}
+	t.ports.add(listen)
 	if err := t.acceptAll(listen); err != nil {
 		return err
 	}
@@ -728,6 +741,7 @@ func (t *ucmaTest) acceptAll(listen *rdmacm.ID) error {
 // request's RDMA READ depths within the device's, 7 retries).
 func (t *ucmaTest) accept(ctx context.Context, n *ucmaNode, ev *rdmacm.Event) error {
 	o := t.o
+	t.ports.add(n.id)
 	if err := t.initNode(n); err != nil {
 		t.printf("cmatose: failing connection request\n")
 		n.id.Reject(nil)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
 	"github.com/ibtool/ibtool/pkg/rdmacm"
+	"github.com/ibtool/ibtool/pkg/verbs"
 )
 
 func TestUcmatoseFlags(t *testing.T) {
@@ -128,6 +129,10 @@ func TestUcmatoseExit(t *testing.T) {
 		{"refused on iWARP", refused, -111, 145, "rdma_cm: connect 192.0.2.1:7999: RDMA_CM_EVENT_REJECTED, error -111 (connection refused)"},
 		{"a call failed", &rdmacm.Error{Op: "resolve address", Err: syscall.ENETUNREACH}, -1, 255, "rdma_cm: resolve address: network is unreachable"},
 		{"lookup", &ucmaFailure{status: -2, err: fmt.Errorf("x: Name or service not known")}, -2, 254, "x: Name or service not known"},
+		{"port down", &verbs.PortDownError{Device: "rxecm0", Port: 1, Event: verbs.EventPortErr}, 3, 3,
+			"port 1 of rxecm0 went down (IBV_EVENT_PORT_ERR)"},
+		{"port down after a failed receive", fmt.Errorf("%w; rxecm0 CQ 2: ...", &verbs.PortDownError{Device: "rxecm0", Port: 1, Event: verbs.EventPortErr}), 3, 3,
+			"port 1 of rxecm0 went down (IBV_EVENT_PORT_ERR); rxecm0 CQ 2: ..."},
 	}
 	for _, tt := range tests {
 		status := 0

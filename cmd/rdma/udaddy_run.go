@@ -16,6 +16,8 @@ type udTest struct {
 	ch    *rdmacm.EventChannel
 	nodes []*udNode
 	cmDevices
+	// ports ends the waits when an endpoint's port goes down.
+	ports *cmPortWatch
 }
 
 // udNode is one endpoint (udaddy's cmatest_node): its ID, a PD, one CQ,
@@ -40,7 +42,9 @@ func udaddyRun(o *udaddyOptions) error {
 	if err != nil {
 		return ucmaExit(1, err)
 	}
-	t := &udTest{o: o, ch: ch}
+	t := &udTest{o: o, ch: ch, ports: newCMPortWatch(o.ctx)}
+	defer t.ports.stop()
+	o.ctx = t.ports.ctx
 	for i := range o.Connections {
 		t.nodes = append(t.nodes, &udNode{n: i})
 	}
@@ -55,6 +59,7 @@ func udaddyRun(o *udaddyOptions) error {
 	} else {
 		err = t.runServer()
 	}
+	err = t.ports.why(err)
 	status := 0
 	if err != nil {
 		status = ucmaStatus(err)
@@ -152,6 +157,7 @@ func (t *udTest) resolve(ctx context.Context, n *udNode, resolveAddr func(contex
 	if err := resolveAddr(ctx, n.id); err != nil {
 		return err
 	}
+	t.ports.add(n.id)
 	if o.SetTOS {
 		if err := n.id.SetTOS(o.TOS); err != nil {
 			fmt.Fprintf(o.IO.ErrOut, "udaddy: set TOS option failed: %v\n", err)
@@ -316,10 +322,14 @@ func (t *udTest) runServer() error {
 	if err := listen.Listen(0); err != nil {
 		return err
 	}
+	t.ports.add(listen)
 	// udaddy goes on to the data whatever its connect events ended
 	// with; a failed request was answered with a rejection.
 	for next, left := 0, len(t.nodes); left > 0; {
 		ev, err := listen.Await(o.ctx, "listen")
+		if err != nil && o.ctx.Err() != nil {
+			return err // the port went down, or the run was stopped
+		}
 		if err != nil {
 			t.eventFailed(err)
 			break
@@ -365,6 +375,7 @@ func (t *udTest) runServer() error {
 
 // accept answers connect request n with its QP (connect_handler).
 func (t *udTest) accept(n *udNode) error {
+	t.ports.add(n.id)
 	if err := t.prepare(n); err != nil {
 		return err
 	}

@@ -20,7 +20,8 @@
 // resizing, extended CQs (CreateCQEx: the
 // completion fields asked for, timestamps where the device keeps them) and
 // extended QPs (QPConfig.SendOps: posts through the ibv_wr_* ops),
-// polling, and the device's async events (port up and down, ...). A
+// polling, and the device's async events (port up and down, ...; WaitPortDown
+// waits for a port to go down, a *PortDownError). A
 // bandwidth test's send loop (QP.Stream) runs whole in the driver, in one
 // call, out of the Go scheduler's way. Pattern is the seeded data such a
 // test writes and its receiver checks.
