@@ -17,8 +17,10 @@ import (
 // takes the loopback address for a wildcard destination): with the
 // loopback interface up, both have one and rule 5 (matching label: ::ffff:0:0/96
 // holds 0.0.0.0 and 127.0.0.1, while :: and ::1 differ) puts 0.0.0.0
-// first; with it down, neither has one and rule 6 (precedence: 20 for
-// ::/96, 10 for ::ffff:0:0/96) puts [::] first.
+// first; with it down and without addresses (never brought up),
+// neither has one and rule 6 (precedence: 20 for ::/96, 10 for
+// ::ffff:0:0/96) puts [::] first; taken down after being up, it keeps
+// 127.0.0.1 but not ::1, and rule 1 puts 0.0.0.0 first.
 //
 // A build with cgo asks the C library's getaddrinfo, so the order is
 // the one librdmacm gets on that machine whatever its libc and

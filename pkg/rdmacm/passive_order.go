@@ -10,8 +10,9 @@ import (
 // each wildcard gets (glibc's getaddrinfo connects one to every address
 // it sorts); an invalid Addr is a connect that failed. Linux connects a
 // socket aimed at a wildcard to the loopback address, so the sources are
-// ::1 and 127.0.0.1 while the loopback interface is up, and neither
-// while it is down (ENETUNREACH).
+// ::1 and 127.0.0.1 while the loopback interface is up, neither while
+// it is down without addresses (ENETUNREACH), and 127.0.0.1 alone when
+// it was taken down after being up (it keeps its IPv4 address).
 type WildcardSources struct {
 	IPv6, IPv4 netip.Addr
 }

@@ -37,7 +37,7 @@ func TestPassiveOrder(t *testing.T) {
 	}{
 		{"lo up: rule 5, 0.0.0.0's label is 127.0.0.1's", WildcardSources{lo6, lo4}, "", []netip.Addr{any4, any6}},
 		{"lo down: rule 6, ::/96 above ::ffff:0:0/96", WildcardSources{}, "", []netip.Addr{any6, any4}},
-		{"IPv6 unreachable: rule 1", WildcardSources{IPv4: lo4}, "", []netip.Addr{any4, any6}},
+		{"lo taken down after being up (127.0.0.1 kept): rule 1", WildcardSources{IPv4: lo4}, "", []netip.Addr{any4, any6}},
 		{"IPv4 unreachable: rule 1", WildcardSources{IPv6: lo6}, "", []netip.Addr{any6, any4}},
 		{"lo up, :: labelled as ::1: rule 6", WildcardSources{lo6, lo4}, "label ::/96 0\n", []netip.Addr{any6, any4}},
 		{"lo up, every label 1: rule 6", WildcardSources{lo6, lo4}, "label ::/0 1\n", []netip.Addr{any6, any4}},

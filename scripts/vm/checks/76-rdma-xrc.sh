@@ -201,23 +201,33 @@ xrc_forced() {
 
 # xrc_lo_flipped DEV PORT: the RC pairs with lo in the other state (up
 # when this check runs alone, down after 20-, 40- or 47-*.sh), the other
-# wildcard first then; lo is put back as it was.
+# wildcard first then; lo is put back as it was. Down means as the
+# guest's init leaves it, without addresses: a lo taken down keeps
+# 127.0.0.1 (not ::1), and 0.0.0.0 then gets a source and comes first
+# by rule 1.
 xrc_lo_flipped() {
 	lo_was=$(xrc_lo)
-	if [ "$lo_was" = down ]; then
-		ip link set lo up
-		i=0
-		while [ $i -lt 50 ] && ! ip -6 addr show dev lo | grep -q '::1/128'; do
-			sleep 0.1
-			i=$((i + 1))
-		done
-	else
-		ip link set lo down
-	fi
+	xrc_lo_set "$([ "$lo_was" = down ] && echo up || echo down)"
 	xrc_order=" (lo $(xrc_lo): getaddrinfo's order $(xrc_gai_order))"
 	xrc_interop "$1" r "$2"
-	ip link set lo "$lo_was"
+	xrc_lo_set "$lo_was"
 	xrc_order=""
+}
+
+# xrc_lo_set up|down: lo up with ::1 (which comes a moment after), or down
+# without addresses.
+xrc_lo_set() {
+	if [ "$1" = down ]; then
+		ip link set lo down
+		ip addr flush dev lo
+		return
+	fi
+	ip link set lo up
+	i=0
+	while [ $i -lt 50 ] && ! ip -6 addr show dev lo | grep -q '::1/128'; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 }
 
 # xrc_lo: up or down, lo's administrative state.
@@ -245,7 +255,8 @@ xrc_device() {
 		i=$((i + 1))
 	done
 	sleep 1
-	echo "  lo $(xrc_lo); getaddrinfo's passive order: $(xrc_gai_order)"
+	lo_addrs=$(ip -br addr show dev lo | awk '{ $1 = $2 = ""; print }' | sed 's/^ *//')
+	echo "  lo $(xrc_lo) (${lo_addrs:-no addresses}); getaddrinfo's passive order: $(xrc_gai_order)"
 	echo "  ${dev}xrc1: device_cap_flags $(ibv_devinfo -v -d ${dev}xrc1 | awk '/device_cap_flags:/ {print $2; exit}') (XRC is bit 20, 0x100000)"
 	xrc_order=""
 	xrc_interop "$dev" r 7481
