@@ -1,6 +1,7 @@
 package rdmacm
 
 import (
+	"errors"
 	"net/netip"
 	"strings"
 	"testing"
@@ -141,4 +142,33 @@ func FuzzParseGaiConf(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPassiveAddrErrors: getaddrinfo's failure comes back as an
+// *AddrInfoError, and an answer without an address is EAI_NONAME's.
+func TestPassiveAddrErrors(t *testing.T) {
+	saved := passiveLookup
+	defer func() { passiveLookup = saved }()
+	tests := []struct {
+		name   string
+		lookup func(uint16) ([]netip.AddrPort, error)
+		want   string
+		code   int
+	}{
+		{"getaddrinfo fails", func(uint16) ([]netip.AddrPort, error) {
+			return nil, &AddrInfoError{Code: -11, Msg: "System error"}
+		}, "getaddrinfo: System error (-11)", -11},
+		{"no address", func(uint16) ([]netip.AddrPort, error) { return nil, nil },
+			"getaddrinfo: Name or service not known (-2)", -2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			passiveLookup = tt.lookup
+			_, err := PassiveAddr(7471)
+			var ae *AddrInfoError
+			if !errors.As(err, &ae) || err.Error() != tt.want || ae.Code != tt.code {
+				t.Errorf("PassiveAddr: %v; want %q, code %d", err, tt.want, tt.code)
+			}
+		})
+	}
 }
