@@ -19,10 +19,11 @@
 #
 # Both servers listen on the wildcard rdma_getaddrinfo(NULL, port,
 # RAI_PASSIVE) gives first, which glibc's getaddrinfo sorts by where a
-# UDP socket connected to each gets its source: with lo down (the
-# guest's init leaves it so; 20-, 40- and 47-*.sh bring it up) neither
-# gets one and [::] comes first (RFC 3484 rule 6), with lo up they get
-# ::1 and 127.0.0.1 and 0.0.0.0 does (rule 5). A server pair must have
+# UDP socket connected to each gets its source: with lo down and without
+# addresses (the guest's init leaves it so; 20-, 40- and 47-*.sh bring
+# it up) neither gets one and [::] comes first (RFC 3484 rule 6), with
+# lo up they get ::1 and 127.0.0.1 and 0.0.0.0 does (rule 5), and a lo
+# taken down keeps 127.0.0.1 only (0.0.0.0 first, rule 1). A server pair must have
 # listened on one wildcard, and the RC pairs run again with lo in its
 # other state and with each order forced by /etc/gai.conf, so both
 # wildcards are compared whatever lo's state was.
@@ -185,7 +186,9 @@ xrc_fails_like() {
 }
 
 # xrc_forced DEV WHAT LINE PORT: the RC pairs with /etc/gai.conf holding
-# only LINE, which puts one wildcard first whether lo is up or down:
+# only LINE, which puts one wildcard first whether lo is up or down
+# without addresses (rule 1 decides before any table when lo keeps
+# 127.0.0.1 only, xrc_lo_flipped):
 # 'label ::/96 0' gives [::] the label of its source ::1 (rule 5 then
 # ties, and rule 6's precedence puts [::] first); 'precedence
 # ::ffff:0:0/96 100' puts 0.0.0.0 above [::]'s 40 (rule 5 agrees when
