@@ -26,10 +26,6 @@ func init() {
 	})
 }
 
-// rdma_xserver's passive address: librdmacm's rdma_getaddrinfo without a
-// node gives the IPv6 wildcard first.
-const rdmaXServerAddr = "::"
-
 // rdmaXOptions are rdma_xserver's and rdma_xclient's flags.
 type rdmaXOptions struct {
 	IO cmdutil.IOStreams
@@ -77,8 +73,10 @@ the server, as rdmacm-utils' programs of those names do: with -c r (the
 default) over RC QPs, with -c x over XRC, the server's XRC_RECV QP and
 XRC SRQ taking the message the client's XRC_SEND QP sends to the SRQ
 number the server put in its accept's private data. The server listens
-on every address (the IPv6 wildcard, as librdmacm's rdma_getaddrinfo
-gives it). Either side can be rdmacm-utils'. XRC needs a device with
+on every address: on the wildcard librdmacm's rdma_getaddrinfo gives it,
+[::] or 0.0.0.0 as the C library's getaddrinfo orders them on the
+machine (0.0.0.0 while the loopback interface is up, [::] while it is
+down, unless /etc/gai.conf says otherwise). Either side can be rdmacm-utils'. XRC needs a device with
 XRC domains (Soft-RoCE and Soft-iWARP have none: the client fails in
 rdma_create_ep, as rdmacm-utils' does).`,
 		Example: `  rdma_xserver -c x &
@@ -166,7 +164,9 @@ func rdmaXRun(o *rdmaXOptions) error {
 // with XRC the SRQ), post the receive, accept with the SRQ number (zero
 // for RC) as private data, wait for the message.
 func rdmaXServe(o *rdmaXOptions, ep rdmaXEndpoint) error {
-	src, err := cmLookup(o.ctx, o.resolve, false, rdmaXServerAddr, o.Port)
+	// rdma_getaddrinfo(NULL, port, RAI_PASSIVE): the wildcard the C
+	// library's getaddrinfo lists first (cmPassive).
+	src, err := cmLookup(o.ctx, o.resolve, false, "", o.Port)
 	if err != nil {
 		fmt.Fprintf(o.IO.Out, "rdma_getaddrinfo: %s\n", gaiText(err))
 		return err

@@ -242,10 +242,47 @@ func TestRdmaXRun(t *testing.T) {
 				t.Errorf("send to SRQ %#x, want %#x", ep.sentTo, tt.sentTo)
 			}
 			if o.Server && ep.src.String() != "[::]:7471" {
-				t.Errorf("server bound %s, want [::]:7471 (rdma_getaddrinfo's passive address)", ep.src)
+				t.Errorf("server bound %s, want [::]:7471 (cmPassive's, as TestMain set it)", ep.src)
 			}
 			if !o.Server && ep.dst.IsValid() && !strings.HasSuffix(ep.dst.String(), ":"+o.Port) {
 				t.Errorf("client resolved %s, want port %s", ep.dst, o.Port)
+			}
+		})
+	}
+}
+
+// TestRdmaXServerWildcard: the server listens on the wildcard a passive
+// rdma_getaddrinfo gives first (cmPassive), IPv4 or IPv6; a failed
+// lookup prints rdma_xserver's line and exits with getaddrinfo's code.
+func TestRdmaXServerWildcard(t *testing.T) {
+	saved := cmPassive
+	defer func() { cmPassive = saved }()
+	tests := []struct {
+		name  string
+		first netip.Addr
+		err   error
+		want  string
+		out   string
+		exit  int
+	}{
+		{"IPv4 first (lo up)", netip.IPv4Unspecified(), nil, "0.0.0.0:7481", "rdma_xserver: start\nrdma_xserver: end 0\n", 0},
+		{"IPv6 first (lo down)", netip.IPv6Unspecified(), nil, "[::]:7481", "rdma_xserver: start\nrdma_xserver: end 0\n", 0},
+		{"getaddrinfo fails", netip.Addr{}, &rdmacm.AddrInfoError{Code: -11, Msg: "System error"}, "invalid AddrPort",
+			"rdma_xserver: start\nrdma_getaddrinfo: System error\nrdma_xserver: end -11\n", 245},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmPassive = func(port uint16) (netip.AddrPort, error) { return netip.AddrPortFrom(tt.first, port), tt.err }
+			f, out, _ := cmdutil.NewTestFactory(nil)
+			ep := &fakeXEndpoint{}
+			o := rdmaXOptions{IO: f.IO, ctx: context.Background(), Server: true, Port: "7481",
+				endpoint: func(*rdmaXOptions) rdmaXEndpoint { return ep }}
+			err := rdmaXRun(&o)
+			if diff := cmp.Diff(tt.out, out.String()); diff != "" {
+				t.Errorf("unexpected output (-want +got):\n%s", diff)
+			}
+			if ep.src.String() != tt.want || cmdutil.ExitCode(err) != tt.exit {
+				t.Errorf("bound %s, exit %d (%v); want %s, exit %d", ep.src, cmdutil.ExitCode(err), err, tt.want, tt.exit)
 			}
 		})
 	}

@@ -91,7 +91,7 @@ can be rdmacm-utils' ucmatose.`,
 	fl := c.Flags()
 	fl.SortFlags = false
 	fl.StringVarP(&o.Server, "server", "s", "", "server_address: the server's address (the client's option)")
-	fl.StringVarP(&o.Bind, "bind", "b", "", "bind_address: the local address (any IPv4 address without it; -b ::0 for any IPv6 one)")
+	fl.StringVarP(&o.Bind, "bind", "b", "", "bind_address: the local address (the wildcard rdma_getaddrinfo gives without it, [::] or 0.0.0.0; -b ::0 for any IPv6 one)")
 	fl.StringVarP(&o.Format, "format", "f", "name", "address_format: name, ip, ipv6 (numeric addresses only), or gid")
 	fl.StringVarP(&o.PortSpace, "port-space", "P", "tcp", "port_space: tcp or ib")
 	fl.StringVarP(&o.args.conns, "connections", "c", strconv.Itoa(ucmatoseDefaultConns), "connections")

@@ -159,9 +159,16 @@ func (t *ucmaTest) lookup(host, port string) (netip.AddrPort, error) {
 
 // cmLookup resolves host and port as the rdmacm-utils programs'
 // getaddrinfo does: a numeric address, or (unless numeric: -f ip) a host
-// name; the port a number or a service name; no host, any IPv4 address.
+// name; the port a number or a service name; no host, the wildcard a
+// passive rdma_getaddrinfo without a node gives (cmPassive: [::] or
+// 0.0.0.0, in the order of the machine's getaddrinfo).
 // Its failure carries getaddrinfo's code (the programs' return status)
 // and text.
+// cmPassive is the wildcard rdma_getaddrinfo(NULL, port, RAI_PASSIVE)
+// gives, the one rdmacm-utils' servers without an address listen on;
+// tests swap it.
+var cmPassive = rdmacm.PassiveAddr
+
 func cmLookup(ctx context.Context, resolve func(context.Context, string) (netip.Addr, error), numeric bool, host, port string) (netip.AddrPort, error) {
 	p, err := strconv.ParseUint(port, 10, 16)
 	if err != nil {
@@ -172,7 +179,15 @@ func cmLookup(ctx context.Context, resolve func(context.Context, string) (netip.
 		p = uint64(n)
 	}
 	if host == "" {
-		return netip.AddrPortFrom(netip.IPv4Unspecified(), uint16(p)), nil
+		a, err := cmPassive(uint16(p))
+		if err != nil {
+			status := -2
+			if ae := (*rdmacm.AddrInfoError)(nil); errors.As(err, &ae) {
+				status, err = ae.Code, errors.New(ae.Msg)
+			}
+			return netip.AddrPort{}, &ucmaFailure{status: status, err: err}
+		}
+		return a, nil
 	}
 	if a, err := netip.ParseAddr(host); err == nil {
 		return netip.AddrPortFrom(a, uint16(p)), nil

@@ -85,7 +85,7 @@ func TestUcmatoseLookup(t *testing.T) {
 		status     int
 	}{
 		{"192.0.2.1", "7471", false, "192.0.2.1:7471", 0},
-		{"", "7471", false, "0.0.0.0:7471", 0},
+		{"", "7471", false, "[::]:7471", 0},
 		{"::0", "9", false, "[::]:9", 0},
 		{"host1", "7000", false, "192.0.2.7:7000", 0},
 		{"host1", "7000", true, "", -2},
@@ -166,5 +166,42 @@ func TestCmGIDLookup(t *testing.T) {
 		if _, err := cmGIDLookup(host, "7471", rdmacm.PortSpaceTCP); ucmaStatus(err) != status {
 			t.Errorf("%s: %v (status %d), want status %d", host, err, ucmaStatus(err), status)
 		}
+	}
+}
+
+// TestCmLookupPassive: no host is the wildcard rdma_getaddrinfo's passive
+// lookup gives first, either family; its failure is getaddrinfo's code
+// and text.
+func TestCmLookupPassive(t *testing.T) {
+	saved := cmPassive
+	defer func() { cmPassive = saved }()
+	tests := []struct {
+		name   string
+		first  netip.Addr
+		err    error
+		want   string
+		status int
+		text   string
+	}{
+		{"lo up: 0.0.0.0", netip.IPv4Unspecified(), nil, "0.0.0.0:7481", 0, ""},
+		{"lo down: [::]", netip.IPv6Unspecified(), nil, "[::]:7481", 0, ""},
+		{"getaddrinfo fails", netip.Addr{}, &rdmacm.AddrInfoError{Code: -9, Msg: "Address family for hostname not supported"}, "", -9, "Address family for hostname not supported"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmPassive = func(port uint16) (netip.AddrPort, error) {
+				return netip.AddrPortFrom(tt.first, port), tt.err
+			}
+			got, err := cmLookup(context.Background(), nil, false, "", "7481")
+			if tt.status != 0 {
+				if st := ucmaStatus(err); st != tt.status || gaiText(err) != tt.text {
+					t.Errorf("status %d (%q), want %d (%q)", st, gaiText(err), tt.status, tt.text)
+				}
+				return
+			}
+			if err != nil || got.String() != tt.want {
+				t.Errorf("got %v, %v; want %s", got, err, tt.want)
+			}
+		})
 	}
 }

@@ -88,7 +88,7 @@ InfiniBand or RoCE: iWARP has no UD QPs.`,
 	fl := c.Flags()
 	fl.SortFlags = false
 	fl.StringVarP(&o.Server, "server", "s", "", "server_address: the server's address (the client's option)")
-	fl.StringVarP(&o.Bind, "bind", "b", "", "bind_address: the local address (any IPv4 address without it)")
+	fl.StringVarP(&o.Bind, "bind", "b", "", "bind_address: the local address (the wildcard rdma_getaddrinfo gives without it, [::] or 0.0.0.0)")
 	fl.StringVarP(&o.Format, "format", "f", "name", "address_format: name, ip, ipv6 (numeric addresses only), or gid")
 	fl.StringVarP(&o.PortSpace, "port-space", "P", "udp", "port_space: udp or ipoib")
 	fl.StringVarP(&o.args.conns, "connections", "c", strconv.Itoa(udaddyDefaultConns), "connections")

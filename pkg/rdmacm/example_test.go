@@ -264,3 +264,42 @@ func ExampleEventChannel_CreateIDType() {
 	}
 	id.Disconnect()
 }
+
+// A server listens on the wildcard librdmacm's rdma_getaddrinfo would
+// give it, as rdmacm-utils' rdma_xserver does. (Its answer depends on
+// the machine, so it is compiled, not run.)
+func ExamplePassiveAddr() {
+	src, err := rdmacm.PassiveAddr(7471)
+	if err != nil {
+		log.Fatal(err)
+	}
+	ch, err := rdmacm.NewEventChannel()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ch.Close()
+	id, err := ch.CreateID(rdmacm.PortSpaceTCP)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer id.Close()
+	if err := id.Bind(src); err != nil {
+		log.Fatal(err)
+	}
+	if err := id.Listen(0); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("listening on", src)
+}
+
+// glibc's order of the wildcards with the loopback interface down (no
+// source address for either) and up, with its default tables.
+func ExamplePassiveOrder() {
+	tables := rdmacm.DefaultGaiTables()
+	fmt.Println(rdmacm.PassiveOrder(rdmacm.WildcardSources{}, tables))
+	up := rdmacm.WildcardSources{IPv6: netip.IPv6Loopback(), IPv4: netip.MustParseAddr("127.0.0.1")}
+	fmt.Println(rdmacm.PassiveOrder(up, tables))
+	// Output:
+	// [:: 0.0.0.0]
+	// [0.0.0.0 ::]
+}

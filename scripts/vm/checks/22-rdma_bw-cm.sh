@@ -76,14 +76,17 @@ bwcm_interop() {
 	bwcm_pair "bwcm-$dev$opt-cli" $((port + 1)) ib_write_bw "$opt" $ds -s 4096 -n 1000 -- "$IBTOOL" rdma_bw "$opt" $dc -s 4096 -n 1000
 	bwcm_ok "rdma_bw $opt $dev: ibtool's client with ib_write_bw's server" "bwcm-$dev$opt-cli"
 	no_cm_ids "rdma_bw -R: ibtool's rdma_bw $opt client"
-	if [ "$dev" = siw ]; then
-		# ib_write_bw's server exits 1 mid-run with no word, after its
-		# report's header, in most runs on siw against ibtool's client:
-		# not checked until that is understood (docs/rdma_bw.md).
-		echo "  (rdma_bw $opt -b $dev: not checked: ib_write_bw's server exits 1 mid-run on siw)"
-		return
-	fi
-	bwcm_pair "bwcm-$dev$opt-bidir" $((port + 2)) ib_write_bw "$opt" $ds -s 4096 -n 1000 -b -- "$IBTOOL" rdma_bw "$opt" $dc -s 4096 -n 1000 -b
+	# With -b perftest's server prints a report too, and under emulation
+	# its CPU frequency estimate fails now and then ("Correlation
+	# coefficient r^2: 0.85 < 0.9", "Can't produce a report", exit 1,
+	# before its stdout, which a file gets at exit): on siw ib_write_bw's
+	# own pair ended so in 2 of 4 tries. Such a try is run again, up to 4.
+	for try in 1 2 3 4; do
+		bwcm_pair "bwcm-$dev$opt-bidir" $((port + 100 * try + 2)) ib_write_bw "$opt" $ds -s 4096 -n 1000 -b -- "$IBTOOL" rdma_bw "$opt" $dc -s 4096 -n 1000 -b && break
+		grep -q "Can't produce a report" "/tmp/bwcm-$dev$opt-bidir.srv" || break
+		echo "  (rdma_bw $opt -b $dev, try $try: ib_write_bw's server could not report: $(head -1 "/tmp/bwcm-$dev$opt-bidir.srv"); ibtool's client: $(tail -n 1 "/tmp/bwcm-$dev$opt-bidir.cli"))"
+		no_cm_ids "rdma_bw -R: ibtool's rdma_bw $opt -b client, try $try"
+	done
 	bwcm_ok "rdma_bw $opt -b $dev: ibtool's client with ib_write_bw's server, both ways" "bwcm-$dev$opt-bidir"
 	no_cm_ids "rdma_bw -R: ibtool's rdma_bw $opt -b client"
 }

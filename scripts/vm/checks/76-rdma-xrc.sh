@@ -5,8 +5,8 @@
 # is the reference of each case: where it works (RC on rxe) each side's
 # stdout must be the reference's and both exit 0; where it cannot (XRC
 # on both devices: neither has XRC domains, and the client's QP creation
-# fails in rdma_create_ep with EOPNOTSUPP; RC on siw: the server listens
-# on the IPv6 wildcard, which siw's listener does not take IPv4
+# fails in rdma_create_ep with EOPNOTSUPP; RC on siw when the server
+# listens on the IPv6 wildcard, which siw's listener does not take IPv4
 # connections on) ibtool's side must end as rdmacm-utils' does: the
 # same exit status, the same stdout, the same call named on stderr, and a
 # server that never got a request still waiting (stopped then: ibtool's
@@ -16,6 +16,17 @@
 # has, a port nobody listens on) end it as rdmacm-utils' with one line on
 # stderr. No CM ID is left after any step. It needs none of
 # 70-rdmacm.sh's helpers (the CM ID ones are guest-test.sh's).
+#
+# Both servers listen on the wildcard rdma_getaddrinfo(NULL, port,
+# RAI_PASSIVE) gives first, which glibc's getaddrinfo sorts by where a
+# UDP socket connected to each gets its source: with lo down and without
+# addresses (the guest's init leaves it so; 20-, 40- and 47-*.sh bring
+# it up) neither gets one and [::] comes first (RFC 3484 rule 6), with
+# lo up they get ::1 and 127.0.0.1 and 0.0.0.0 does (rule 5), and a lo
+# taken down keeps 127.0.0.1 only (0.0.0.0 first, rule 1). A server pair must have
+# listened on one wildcard, and the RC pairs run again with lo in its
+# other state and with each order forced by /etc/gai.conf, so both
+# wildcards are compared whatever lo's state was.
 mkdir -p "$H/out"
 modprobe rdma_ucm
 xrc_t0=$(date +%s)
@@ -68,13 +79,16 @@ xrc_call() { sed -e 's/^rdma_x[a-z]*: //' -e 's/:.*//' -e 1q "$1"; }
 # xrc_as_ref WHAT NAME REF SIDE: pass when the pair NAME ended as the
 # reference pair REF: the same exit statuses (or both servers still
 # waiting), the same stdout on each side, and a failing side naming the
-# same call on stderr, in one line; SIDE (srv or cli) is ibtool's, whose
-# stderr the PASS line shows.
+# same call on stderr, in one line, and the servers listening on one
+# wildcard; SIDE (srv or cli) is ibtool's, whose stderr the PASS line
+# shows.
 xrc_as_ref() {
 	want="server $ref_srv, client $ref_cli"
 	got="server $xrc_srv, client $xrc_cli"
 	why=""
 	[ "$got" = "$want" ] || why="$got, rdmacm-utils' pair: $want"
+	[ "$(xrc_family "/tmp/$3.listen")" = "$(xrc_family "/tmp/$2.listen")" ] ||
+		why="$why; the servers listened on $(xrc_family "/tmp/$2.listen"), rdmacm-utils' on $(xrc_family "/tmp/$3.listen")"
 	cmp -s "/tmp/$3.srv" "/tmp/$2.srv" || why="$why; the server's stdout differs"
 	cmp -s "/tmp/$3.cli" "/tmp/$2.cli" || why="$why; the client's stdout differs"
 	for side in srv cli; do
@@ -101,49 +115,30 @@ xrc_as_ref() {
 	fi
 }
 
-# xrc_interop DEV MODE PORT: rdmacm-utils' pair against itself with -c
-# MODE (the reference), then ibtool's server with rdmacm-utils' client
-# and rdmacm-utils' server with ibtool's client, each as the reference.
 # xrc_family FILE: the family of the wildcard a server listened on, from
 # its rdma resource line: 0.0.0.0 or ::.
 xrc_family() { grep -o 'src-addr [^ ]*' "$1" | sed -e 's/^src-addr //' -e 's/:[0-9]*$//'; }
 
-# xrc_server_as_ref WHAT NAME REF SIDE: xrc_as_ref for a pair whose server
-# is ibtool's, when it listened on the wildcard rdmacm-utils' server did.
-# rdma_getaddrinfo gives rdma_xserver the wildcard getaddrinfo lists first
-# on the system (:: when this check runs alone, 0.0.0.0 after the other
-# checks), ibtool's listens on ::; on Soft-iWARP the two take IPv4
-# connections differently (docs/differences.md), so a pair whose servers
-# listened apart is shown, not compared.
-xrc_server_as_ref() {
-	if xrc_apart "$3" "$2"; then
-		echo "  (not compared: $1: rdmacm-utils' server listened on $(xrc_family "/tmp/$3.listen"), ibtool's on $(xrc_family "/tmp/$2.listen"); server $xrc_srv, client $xrc_cli against $ref_srv, $ref_cli)"
-		return
-	fi
-	xrc_as_ref "$@"
-}
-
-# xrc_apart REF NAME: whether the servers of the pairs REF and NAME
-# listened on different wildcards.
-xrc_apart() { [ "$(xrc_family "/tmp/$1.listen")" != "$(xrc_family "/tmp/$2.listen")" ]; }
-
+# xrc_interop DEV MODE PORT: rdmacm-utils' pair against itself with -c
+# MODE (the reference), then ibtool's server with rdmacm-utils' client
+# and rdmacm-utils' server with ibtool's client, each as the reference.
 xrc_interop() {
 	dev=$1
 	mode=$2
 	port=$3
-	ref=xrc-self-$dev-$mode
+	ref=xrc-self-$dev-$mode-$port
 	xrc_pair "$ref" "$port" stdbuf -oL rdma_xserver -p "$port" -c "$mode" -- stdbuf -oL rdma_xclient -s $XRC_B -p "$port" -c "$mode"
 	ref_srv=$xrc_srv
 	ref_cli=$xrc_cli
-	echo "  rdmacm-utils' rdma_xserver/rdma_xclient -c $mode on $dev against themselves: server $ref_srv, client $ref_cli $(head -1 "/tmp/$ref.cli.err")"
+	echo "  rdmacm-utils' rdma_xserver/rdma_xclient -c $mode$xrc_order on $dev against themselves: server $ref_srv, client $ref_cli $(head -1 "/tmp/$ref.cli.err")"
 	echo "    server listened: $(cat "/tmp/$ref.listen")"
 	no_cm_ids "rdma_xserver: rdmacm-utils' pair -c $mode"
-	xrc_pair "xrc-$dev-$mode-srv" "$port" "$IBTOOL" rdma_xserver -p "$port" -c "$mode" -- stdbuf -oL rdma_xclient -s $XRC_B -p "$port" -c "$mode"
-	xrc_server_as_ref "rdma_xserver $dev -c $mode: ibtool's server with rdmacm-utils' client" "xrc-$dev-$mode-srv" "$ref" srv
-	echo "    ibtool's server listened: $(cat "/tmp/xrc-$dev-$mode-srv.listen")"
+	xrc_pair "xrc-$dev-$mode-$port-srv" "$port" "$IBTOOL" rdma_xserver -p "$port" -c "$mode" -- stdbuf -oL rdma_xclient -s $XRC_B -p "$port" -c "$mode"
+	xrc_as_ref "rdma_xserver $dev -c $mode$xrc_order: ibtool's server with rdmacm-utils' client" "xrc-$dev-$mode-$port-srv" "$ref" srv
+	echo "    ibtool's server listened: $(cat "/tmp/xrc-$dev-$mode-$port-srv.listen")"
 	no_cm_ids "rdma_xserver: ibtool's rdma_xserver -c $mode"
-	xrc_pair "xrc-$dev-$mode-cli" "$port" stdbuf -oL rdma_xserver -p "$port" -c "$mode" -- "$IBTOOL" rdma_xclient -s $XRC_B -p "$port" -c "$mode"
-	xrc_as_ref "rdma_xclient $dev -c $mode: ibtool's client with rdmacm-utils' server" "xrc-$dev-$mode-cli" "$ref" cli
+	xrc_pair "xrc-$dev-$mode-$port-cli" "$port" stdbuf -oL rdma_xserver -p "$port" -c "$mode" -- "$IBTOOL" rdma_xclient -s $XRC_B -p "$port" -c "$mode"
+	xrc_as_ref "rdma_xclient $dev -c $mode$xrc_order: ibtool's client with rdmacm-utils' server" "xrc-$dev-$mode-$port-cli" "$ref" cli
 	no_cm_ids "rdma_xserver: ibtool's rdma_xclient -c $mode"
 }
 
@@ -160,16 +155,12 @@ xrc_listener_kind() {
 	no_cm_ids "rdma_xserver: ucmatose -P ib at rdmacm-utils' XRC server"
 	xrc_pair "xrc-$dev-ib" "$port" "$IBTOOL" rdma_xserver -p "$port" -c x -- ucmatose -P ib -s $XRC_B -p "$port" -C 1
 	ev=$(grep -o 'RDMA_CM_EVENT_[A-Z_]*, error: [-0-9]*' "/tmp/xrc-$dev-ib.cli")
-	srv_got=$xrc_srv srv_want=$ref_srv
-	if xrc_apart "xrc-$dev-ib-ref" "xrc-$dev-ib"; then
-		# Listening apart (xrc_server_as_ref): only ucmatose's end is compared.
-		echo "  (servers listened apart, on $(xrc_family "/tmp/xrc-$dev-ib-ref.listen") and $(xrc_family "/tmp/xrc-$dev-ib.listen"): their ends, $ref_srv and $xrc_srv, not compared)"
-		srv_got=- srv_want=-
-	fi
-	if [ "$srv_got $xrc_cli $ev" = "$srv_want $ref_cli $ref_ev" ] && [ -n "$ev" ]; then
-		pass "rdma_xserver $dev -c x: an RC connect in the IB port space (ucmatose -P ib) ends as at rdmacm-utils' server: ucmatose exit $xrc_cli, $ev; the server $xrc_srv"
+	fam=$(xrc_family "/tmp/xrc-$dev-ib.listen")
+	ref_fam=$(xrc_family "/tmp/xrc-$dev-ib-ref.listen")
+	if [ "$xrc_srv $xrc_cli $ev $fam" = "$ref_srv $ref_cli $ref_ev $ref_fam" ] && [ -n "$ev" ]; then
+		pass "rdma_xserver $dev -c x: an RC connect in the IB port space (ucmatose -P ib) ends as at rdmacm-utils' server: ucmatose exit $xrc_cli, $ev; the server $xrc_srv, listening on $fam"
 	else
-		fail "rdma_xserver $dev -c x: ucmatose -P ib at ibtool's server: server $xrc_srv, ucmatose exit $xrc_cli ($ev); at rdmacm-utils': server $ref_srv, ucmatose exit $ref_cli ($ref_ev)"
+		fail "rdma_xserver $dev -c x: ucmatose -P ib at ibtool's server: server $xrc_srv on $fam, ucmatose exit $xrc_cli ($ev); at rdmacm-utils': server $ref_srv on $ref_fam, ucmatose exit $ref_cli ($ref_ev)"
 		tail -n 3 "/tmp/xrc-$dev-ib.srv.err" "/tmp/xrc-$dev-ib.cli" | sed 's/^/    /'
 	fi
 	no_cm_ids "rdma_xserver: ucmatose -P ib at ibtool's XRC server"
@@ -194,6 +185,63 @@ xrc_fails_like() {
 	fi
 }
 
+# xrc_forced DEV WHAT LINE PORT: the RC pairs with /etc/gai.conf holding
+# only LINE, which puts one wildcard first whether lo is up or down
+# without addresses (rule 1 decides before any table when lo keeps
+# 127.0.0.1 only, xrc_lo_flipped):
+# 'label ::/96 0' gives [::] the label of its source ::1 (rule 5 then
+# ties, and rule 6's precedence puts [::] first); 'precedence
+# ::ffff:0:0/96 100' puts 0.0.0.0 above [::]'s 40 (rule 5 agrees when
+# lo is up).
+xrc_forced() {
+	cp /etc/gai.conf /tmp/gai.conf.saved 2>/dev/null || : >/tmp/gai.conf.saved
+	echo "$3" >/etc/gai.conf
+	xrc_order=" ($2: gai.conf '$3')"
+	xrc_interop "$1" r "$4"
+	cp /tmp/gai.conf.saved /etc/gai.conf
+	xrc_order=""
+}
+
+# xrc_lo_flipped DEV PORT: the RC pairs with lo in the other state (up
+# when this check runs alone, down after 20-, 40- or 47-*.sh), the other
+# wildcard first then; lo is put back as it was. Down means as the
+# guest's init leaves it, without addresses: a lo taken down keeps
+# 127.0.0.1 (not ::1), and 0.0.0.0 then gets a source and comes first
+# by rule 1.
+xrc_lo_flipped() {
+	lo_was=$(xrc_lo)
+	xrc_lo_set "$([ "$lo_was" = down ] && echo up || echo down)"
+	xrc_order=" (lo $(xrc_lo): getaddrinfo's order $(xrc_gai_order))"
+	xrc_interop "$1" r "$2"
+	xrc_lo_set "$lo_was"
+	xrc_order=""
+}
+
+# xrc_lo_set up|down: lo up with ::1 (which comes a moment after), or down
+# without addresses.
+xrc_lo_set() {
+	if [ "$1" = down ]; then
+		ip link set lo down
+		ip addr flush dev lo
+		return
+	fi
+	ip link set lo up
+	i=0
+	while [ $i -lt 50 ] && ! ip -6 addr show dev lo | grep -q '::1/128'; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+}
+
+# xrc_lo: up or down, lo's administrative state.
+xrc_lo() { if ip -o link show lo | grep -q '<[^>]*[<,]UP[,>]'; then echo up; else echo down; fi; }
+
+# xrc_gai_order: the wildcards glibc's getaddrinfo gives a passive lookup
+# without a node, in its order.
+xrc_gai_order() {
+	python3 -c 'import socket; print(" ".join(a[4][0] for a in socket.getaddrinfo(None, 7481, 0, socket.SOCK_STREAM, 6, socket.AI_PASSIVE)))' 2>&1
+}
+
 # xrc_device DEV: the checks on one kind of device.
 xrc_device() {
 	dev=$1
@@ -210,9 +258,15 @@ xrc_device() {
 		i=$((i + 1))
 	done
 	sleep 1
+	lo_addrs=$(ip -br addr show dev lo | awk '{ $1 = $2 = ""; print }' | sed 's/^ *//')
+	echo "  lo $(xrc_lo) (${lo_addrs:-no addresses}); getaddrinfo's passive order: $(xrc_gai_order)"
 	echo "  ${dev}xrc1: device_cap_flags $(ibv_devinfo -v -d ${dev}xrc1 | awk '/device_cap_flags:/ {print $2; exit}') (XRC is bit 20, 0x100000)"
+	xrc_order=""
 	xrc_interop "$dev" r 7481
 	xrc_interop "$dev" x 7482
+	xrc_lo_flipped "$dev" 7486
+	xrc_forced "$dev" "[::] first" 'label ::/96 0' 7484
+	xrc_forced "$dev" "0.0.0.0 first" 'precedence ::ffff:0:0/96 100' 7485
 	xrc_listener_kind "$dev" 7483
 	xrc_fails_like "rdma_xclient $dev: unreachable address" -s 198.51.100.99
 	xrc_fails_like "rdma_xclient $dev -c x: unreachable address" -s 198.51.100.99 -c x
