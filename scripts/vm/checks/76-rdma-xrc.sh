@@ -131,8 +131,7 @@ xrc_interop() {
 	if [ "$xrc_cli" -eq 124 ]; then
 		# rdmacm-utils' client now and then hangs against its own
 		# server on a loaded emulated host (once in six runs of this
-		# check on 2026-12-03; as
-		# 70's cm_self): one more try, the first one's end shown.
+		# check on 2026-12-03): one more try, as 70's cm_self gives.
 		echo "  rdmacm-utils' rdma_xclient -c $mode on $dev timed out against its own server (server $xrc_srv): a second try"
 		no_cm_ids "rdma_xserver: rdmacm-utils' pair -c $mode, first try"
 		xrc_pair "$ref" "$port" stdbuf -oL rdma_xserver -p "$port" -c "$mode" -- stdbuf -oL rdma_xclient -s $XRC_B -p "$port" -c "$mode"
