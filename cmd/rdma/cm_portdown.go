@@ -117,18 +117,27 @@ func cmPortGone(ctx context.Context, err error) *verbs.PortDownError {
 	if !errors.As(err, &ce) {
 		return nil
 	}
+	if errors.As(cmCauseWithin(ctx), &pd) {
+		return pd
+	}
+	return nil
+}
+
+// cmCauseWithin waits up to cmFlushWait for ctx to end, and returns its
+// cause then (nil if it has not ended): a work request that fails as
+// the port goes down or the peer leaves comes a moment before the event
+// that says why.
+func cmCauseWithin(ctx context.Context) error {
 	t := time.NewTimer(cmFlushWait)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-t.C:
 	}
-	if errors.As(context.Cause(ctx), &pd) {
-		return pd
-	}
-	return nil
+	return context.Cause(ctx)
 }
 
-// cmFlushWait is how long a failed work request waits for the port's
-// word (cmPortGone).
+// cmFlushWait is how long a failed work request waits for the word of
+// why it failed (cmCauseWithin): the port's event, or rping's peer's
+// disconnect.
 var cmFlushWait = 2 * time.Second

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/ibtool/ibtool/pkg/rdmacmutils"
 	"github.com/ibtool/ibtool/pkg/verbs"
@@ -187,15 +186,10 @@ func rpingCause(ctx context.Context, err error) error {
 	return err
 }
 
-// rpingFlushWait is how long a side whose work request was flushed waits
-// for the CM's word that the peer disconnected: Soft-iWARP flushes the
-// QP as the peer's TCP connection ends, before the CM's DISCONNECTED
-// event arrives.
-var rpingFlushWait = 2 * time.Second
-
 // rpingPeerGone reports whether the peer disconnected: the CM said so,
 // or err is a flushed work request and the CM says so within
-// rpingFlushWait.
+// cmFlushWait (Soft-iWARP flushes the QP as the peer's TCP connection
+// ends, before the CM's DISCONNECTED event arrives).
 func rpingPeerGone(ctx context.Context, err error) bool {
 	if errors.Is(context.Cause(ctx), errRpingDisconnected) {
 		return true
@@ -204,11 +198,5 @@ func rpingPeerGone(ctx context.Context, err error) bool {
 	if !errors.As(err, &ce) || ce.WC.Status != verbs.WCWRFlushErr {
 		return false
 	}
-	t := time.NewTimer(rpingFlushWait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-	return errors.Is(context.Cause(ctx), errRpingDisconnected)
+	return errors.Is(cmCauseWithin(ctx), errRpingDisconnected)
 }

@@ -292,9 +292,9 @@ func TestRpingPeerGoneFlushed(t *testing.T) {
 	}
 
 	// A flush the CM never explains stays the error it is.
-	old := rpingFlushWait
-	t.Cleanup(func() { rpingFlushWait = old })
-	rpingFlushWait = 10 * time.Millisecond
+	old := cmFlushWait
+	t.Cleanup(func() { cmFlushWait = old })
+	cmFlushWait = 10 * time.Millisecond
 	client, server = memPair(64)
 	server.stopAfter, server.flush = 3, true
 	server.peerGone = func(error) {}
