@@ -15,7 +15,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 bin=$(realpath "${1:-bin/ibtool}")
-timeout=${IBTOOL_VM_TIMEOUT:-1200}
+timeout=${IBTOOL_VM_TIMEOUT:-1800}
 
 img=$("$here/build-image.sh")
 share=$(mktemp -d)
