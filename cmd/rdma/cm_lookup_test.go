@@ -31,8 +31,6 @@ func TestCmGIDLookup(t *testing.T) {
 // lookup gives first, either family; its failure is getaddrinfo's code
 // and text.
 func TestCmLookupPassive(t *testing.T) {
-	saved := cmPassive
-	defer func() { cmPassive = saved }()
 	tests := []struct {
 		name   string
 		first  netip.Addr
@@ -47,9 +45,7 @@ func TestCmLookupPassive(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmPassive = func(port uint16) (netip.AddrPort, error) {
-				return netip.AddrPortFrom(tt.first, port), tt.err
-			}
+			setPassive(t, tt.first, tt.err)
 			got, err := cmLookup(context.Background(), nil, false, "", "7481")
 			if tt.status != 0 {
 				if st := ucmaStatus(err); st != tt.status || gaiText(err) != tt.text {

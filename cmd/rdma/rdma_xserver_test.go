@@ -186,20 +186,8 @@ func TestRdmaXRun(t *testing.T) {
 		{name: "client: the send is refused", o: rdmaXOptions{Addr: "198.51.100.2", Port: "7471"},
 			ep: fakeXEndpoint{fail: map[string]error{"postSend": syscall.EINVAL}}, steps: []string{"resolve", "regMsgs", "connect", "postSend", "disconnect", "close"},
 			out: "rdma_xclient: start\nrdma_xclient: end -1\n", err: "rdma_post_send: invalid argument", exit: 255},
-	}
-	// The port going down (the run's port watch) ends the wait it
-	// comes in, with exit 3 and the port named.
-	tests = append(tests, []struct {
-		name     string
-		o        rdmaXOptions
-		ep       fakeXEndpoint
-		steps    []string
-		out      string
-		err      string
-		exit     int
-		accepted []byte
-		sentTo   uint32
-	}{
+		// The port going down (the run's port watch) ends the wait it
+		// comes in, with exit 3 and the port named.
 		{name: "client: the port goes down while it waits for the server's reply", o: rdmaXOptions{Addr: "198.51.100.2", Port: "7471"},
 			ep:    fakeXEndpoint{down: map[string]*verbs.PortDownError{"connect": {Device: "rxecm0", Port: 1, Event: verbs.EventPortErr}}},
 			steps: []string{"resolve", "regMsgs", "connect", "close"}, out: "rdma_xclient: start\nrdma_xclient: end 3\n",
@@ -212,7 +200,7 @@ func TestRdmaXRun(t *testing.T) {
 			ep:    fakeXEndpoint{down: map[string]*verbs.PortDownError{"getRequest": {Device: "rxecm1", Port: 1, Event: verbs.EventDeviceFatal}}},
 			steps: []string{"bind", "listen", "getRequest", "close"}, out: "rdma_xserver: start\nrdma_xserver: end 3\n",
 			err: "device rxecm1 failed (IBV_EVENT_DEVICE_FATAL)", exit: 3},
-	}...)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f, out, _ := cmdutil.NewTestFactory(nil)
@@ -255,8 +243,6 @@ func TestRdmaXRun(t *testing.T) {
 // rdma_getaddrinfo gives first (cmPassive), IPv4 or IPv6; a failed
 // lookup prints rdma_xserver's line and exits with getaddrinfo's code.
 func TestRdmaXServerWildcard(t *testing.T) {
-	saved := cmPassive
-	defer func() { cmPassive = saved }()
 	tests := []struct {
 		name  string
 		first netip.Addr
@@ -272,7 +258,7 @@ func TestRdmaXServerWildcard(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cmPassive = func(port uint16) (netip.AddrPort, error) { return netip.AddrPortFrom(tt.first, port), tt.err }
+			setPassive(t, tt.first, tt.err)
 			f, out, _ := cmdutil.NewTestFactory(nil)
 			ep := &fakeXEndpoint{}
 			o := rdmaXOptions{IO: f.IO, ctx: context.Background(), Server: true, Port: "7481",
