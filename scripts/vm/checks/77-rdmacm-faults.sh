@@ -173,31 +173,37 @@ cf_down
 # rdma_client and cmtime's client wait for the reply to their connect:
 # rdmacm-utils' server is stopped (SIGSTOP) once it listens. Each has
 # rdmacm-utils' client of the name beside it.
-cf_up
-rdma_server -s $CF_B -p 7303 >/dev/null 2>&1 &
-srv=$!
-wait_cm_listen 7303
-kill -STOP $srv
-timeout 60 "$IBTOOL" rdma_client -s $CF_B -p 7303 >/tmp/cf-rdma_client.out 2>/tmp/cf-rdma_client.err &
-ours=$!
-rdma_client -s $CF_B -p 7303 >/tmp/cf-rdma_client.ref 2>&1 &
-ref=$!
-cf_connecting 7303 2
-cf_link_down rdma_client rdma_client $ours "rdmacm-utils' client (the same wait)" $ref $srv
-cf_down
-
-cf_up
-cmtime -b $CF_B -p 7304 >/dev/null 2>&1 &
-srv=$!
-wait_cm_listen 7304
-kill -STOP $srv
-timeout 60 "$IBTOOL" cmtime -s $CF_B -p 7304 -c 2 >/tmp/cf-cmtime.out 2>/tmp/cf-cmtime.err &
-ours=$!
-cmtime -s $CF_B -p 7304 -c 2 >/tmp/cf-cmtime.ref 2>&1 &
-ref=$!
-cf_connecting 7304 4
-cf_link_down cmtime cmtime $ours "rdmacm-utils' client (the same wait)" $ref $srv
-cf_down
+# cf_stopped_server TOOL PORT CONNECTING SERVER_CMD -- CLIENT_ARGS: the
+# server stopped once it listens on PORT, ibtool's TOOL and rdmacm-utils'
+# with CLIENT_ARGS connecting to it (CONNECTING CM IDs between them),
+# then the link down under them.
+cf_stopped_server() {
+	tool=$1
+	port=$2
+	connecting=$3
+	shift 3
+	srvcmd=""
+	while [ "$1" != "--" ]; do
+		srvcmd="$srvcmd $1"
+		shift
+	done
+	shift
+	cf_up
+	# shellcheck disable=SC2086
+	$srvcmd >/dev/null 2>&1 &
+	srv=$!
+	wait_cm_listen "$port"
+	kill -STOP $srv
+	timeout 60 "$IBTOOL" "$tool" "$@" >"/tmp/cf-$tool.out" 2>"/tmp/cf-$tool.err" &
+	ours=$!
+	"$tool" "$@" >"/tmp/cf-$tool.ref" 2>&1 &
+	ref=$!
+	cf_connecting "$port" "$connecting"
+	cf_link_down "$tool" "$tool" $ours "rdmacm-utils' client (the same wait)" $ref $srv
+	cf_down
+}
+cf_stopped_server rdma_client 7303 2 rdma_server -s $CF_B -p 7303 -- -s $CF_B -p 7303
+cf_stopped_server cmtime 7304 4 cmtime -b $CF_B -p 7304 -- -s $CF_B -p 7304 -c 2
 
 # rdma_bw -R: ibtool's client writing to perftest's ib_write_bw -R
 # server (-D 20) when the link goes down; its exchange and data
