@@ -6,6 +6,9 @@
 # IBSIM_SOCKNAME, SIMFAB_DIR and SIM_HOST set, as bench.sh leaves them.
 # Environment: BENCH_EXPORTER_HCA=0 leaves out the --collector.hca rows
 # (the model then runs only the switches' perfqueries);
+# BENCH_EXPORTER_RUNS (3) alternating runs of the model and of
+# --exporter.runonce, whose medians are compared (one run of either moves
+# by a fifth with the machine's load);
 # BENCH_EXPORTER_SCRAPES (100) scrapes of a running exporter for its RSS;
 # BENCH_INFINIBAND_EXPORTER, the path of an infiniband_exporter binary
 # (built outside this repository, statically: CGO_ENABLED=0, so that the
@@ -25,6 +28,7 @@ bin=$(realpath "$1")
 simfab=$(realpath "$2")
 : "${IBSIM_SOCKNAME:?} ${SIMFAB_DIR:?} ${SIM_HOST:?}"
 scrapes=${BENCH_EXPORTER_SCRAPES:-100}
+runs=${BENCH_EXPORTER_RUNS:-3}
 shim=$("$simfab" preload)
 # On tmpfs where there is one, as bench.sh: the C tools build their fake
 # sysfs (libumad2sim.so) in the working directory on every start.
@@ -66,10 +70,11 @@ done
 MODEL
 chmod +x "$tmp/model.sh"
 
-# timed NAME CMD...: runs CMD once in $tmp (the shim leaves sys-<pid>
-# there) and prints a row: wall, CPU, max RSS, and ibsim's CPU meanwhile.
-declare -A wall
-timed() {
+# measure NAME CMD...: runs CMD once in $tmp (the shim leaves sys-<pid>
+# there) and adds its wall time, CPU, ibsim's CPU meanwhile and max RSS to
+# NAME's runs.
+declare -A walls cpus icpus rsss
+measure() {
 	local name=$1 before after e u s m
 	shift
 	before=$(cpu "$ibsim_pid")
@@ -77,9 +82,29 @@ timed() {
 		{ echo "failed: $*" >&2; cat "$tmp/err" >&2; return 1; }
 	after=$(cpu "$ibsim_pid")
 	read -r e u s m <"$tmp/time"
-	wall[$name]=$e
-	printf '%-50s %8ss %8ss %8ss %8sMB\n' "$name" "$e" "$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }')" \
-		"$(secs $((after - before)))" $((m / 1024))
+	walls[$name]+="$e "
+	cpus[$name]+="$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.2f", u + s }') "
+	icpus[$name]+="$(secs $((after - before))) "
+	rsss[$name]+="$((m / 1024)) "
+}
+
+# median prints the median of the numbers in its arguments.
+median() {
+	printf '%s\n' "$@" | sort -g | awk 'NF { a[n++] = $1 } END { if (n % 2) print a[int(n / 2)]; else printf "%.2f\n", (a[n / 2 - 1] + a[n / 2]) / 2 }'
+}
+
+# row NAME: NAME's row: the medians of its runs' wall time, CPU and ibsim's
+# CPU, the largest max RSS, and with more than one run their wall times.
+declare -A wall
+row() {
+	local name=$1 rss
+	# shellcheck disable=SC2086 # the lists split into numbers
+	wall[$name]=$(median ${walls[$name]})
+	# shellcheck disable=SC2086
+	rss=$(printf '%s\n' ${rsss[$name]} | sort -n | tail -1)
+	# shellcheck disable=SC2086
+	printf '%-50s %8ss %8ss %8ss %8sMB%s\n' "$name" "${wall[$name]}" "$(median ${cpus[$name]})" \
+		"$(median ${icpus[$name]})" "$rss" "$([ "$runs" -le 1 ] || echo "  (runs: $(echo ${walls[$name]} | sed 's/ /, /g') s)")"
 }
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) b = 0.001; printf "%.1f", a / b }'; }
@@ -140,27 +165,40 @@ echo "== exporter: one collection of the fabric ($nodes nodes, attached at $SIM_
 printf '%-50s %9s %9s %9s %10s\n' "" wall cpu "ibsim cpu" "max RSS"
 sets=("switches|SW|")
 [ "${BENCH_EXPORTER_HCA:-1}" = 0 ] || sets+=("switches and HCAs|SW CA|--collector.hca")
+have_exporter=1
+if ! "$bin" exporter --help >/dev/null 2>&1; then
+	have_exporter=
+	echo "  ibtool has no exporter: its rows are left out"
+fi
 for set in "${sets[@]}"; do
 	IFS='|' read -r label types flag <<<"$set"
-	# shellcheck disable=SC2086 # types and flag split into words
-	timed "infiniband_exporter model ($label)" env LD_PRELOAD="$shim" "$tmp/model.sh" "$tmp/ports.out" $types
-	model=${wall["infiniband_exporter model ($label)"]}
+	model="infiniband_exporter model ($label)" real="infiniband_exporter real ($label)"
+	ours="ibtool exporter --exporter.runonce ($label)"
+	# The model and ibtool in turn, so that both meet the same moments of
+	# the machine's load.
+	for _ in $(seq "$runs"); do
+		# shellcheck disable=SC2086 # types and flag split into words
+		measure "$model" env LD_PRELOAD="$shim" "$tmp/model.sh" "$tmp/ports.out" $types
+		if [ -n "${BENCH_INFINIBAND_EXPORTER:-}" ]; then
+			# shellcheck disable=SC2086
+			measure "$real" env LD_PRELOAD="$shim" "$(realpath "$BENCH_INFINIBAND_EXPORTER")" \
+				--exporter.runonce --exporter.output "$tmp/ie.prom" --exporter.lockfile "$tmp/ie.lock" --log.level=warn $flag
+		fi
+		if [ -n "$have_exporter" ]; then
+			# shellcheck disable=SC2086
+			measure "$ours" "$bin" exporter --exporter.runonce --exporter.output "$tmp/ours.prom" --exporter.lockfile "$tmp/ours.lock" $flag
+		fi
+	done
+	row "$model"
 	if [ -n "${BENCH_INFINIBAND_EXPORTER:-}" ]; then
-		# shellcheck disable=SC2086
-		timed "infiniband_exporter real ($label)" env LD_PRELOAD="$shim" "$(realpath "$BENCH_INFINIBAND_EXPORTER")" \
-			--exporter.runonce --exporter.output "$tmp/ie.prom" --exporter.lockfile "$tmp/ie.lock" --log.level=warn $flag
-		real=${wall["infiniband_exporter real ($label)"]}
-		printf '  the model takes %s%% of the real exporter'"'"'s wall time\n' "$(awk -v m="$model" -v r="$real" 'BEGIN { printf "%.0f", 100 * m / r }')"
+		row "$real"
+		printf '  the model takes %s%% of the real exporter'"'"'s wall time\n' "$(awk -v m="${wall[$model]}" -v r="${wall[$real]}" 'BEGIN { printf "%.0f", 100 * m / r }')"
 	fi
-	if ! "$bin" exporter --help >/dev/null 2>&1; then
-		echo "  ibtool has no exporter: its rows are left out"
-		continue
-	fi
-	# shellcheck disable=SC2086
-	timed "ibtool exporter --exporter.runonce ($label)" "$bin" exporter --exporter.runonce --exporter.output "$tmp/ours.prom" --exporter.lockfile "$tmp/ours.lock" $flag
+	[ -n "$have_exporter" ] || continue
+	row "$ours"
 	# shellcheck disable=SC2086
 	scrape_rows "ibtool exporter HTTP scrape ($label)" $flag
-	printf '  ratio %sx (runonce), %sx (HTTP scrape of a running exporter)\n' \
-		"$(ratio "$model" "${wall["ibtool exporter --exporter.runonce ($label)"]}")" \
-		"$(ratio "$model" "${wall["ibtool exporter HTTP scrape ($label)"]}")"
+	printf '  ratio %sx (runonce, medians of %s runs), %sx (HTTP scrape of a running exporter)\n' \
+		"$(ratio "${wall[$model]}" "${wall[$ours]}")" "$runs" \
+		"$(ratio "${wall[$model]}" "${wall["ibtool exporter HTTP scrape ($label)"]}")"
 done
