@@ -89,6 +89,34 @@ func TestInitBudget(t *testing.T) {
 	t.Logf("package inits: %d bytes in %d allocations; the largest:\n%s", bytes, allocs, largest(inits, 5))
 }
 
+// TestOneProcFirst: internal/oneproc's init, which puts the process on one
+// scheduler processor, runs before os and before every package outside
+// the standard library, so that the inits after it (and the threads the
+// runtime starts for them) run on that one processor.
+func TestOneProcFirst(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envInitProbe+"=1", "GODEBUG=inittrace=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("init probe: %v\n%s", err, stderr.String())
+	}
+	inits, err := parseInitTrace(stderr.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const oneproc = "github.com/ibtool/ibtool/internal/oneproc"
+	at := slices.IndexFunc(inits, func(in packageInit) bool { return in.pkg == oneproc })
+	if at < 0 {
+		t.Fatalf("no init of %s in the trace: is it imported by main?", oneproc)
+	}
+	for _, in := range inits[:at] {
+		if in.pkg == "os" || strings.Contains(strings.SplitN(in.pkg, "/", 2)[0], ".") {
+			t.Errorf("init of %s runs before %s", in.pkg, oneproc)
+		}
+	}
+}
+
 // packageInit is one line of GODEBUG=inittrace=1.
 type packageInit struct {
 	pkg           string

@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/ibtool/ibtool/cmd"
+	_ "github.com/ibtool/ibtool/internal/oneproc" // one processor from the first inits
 	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 )
 

@@ -17,6 +17,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "ibccconfig",
+		Light:   true,
 		Summary: "set congestion control attributes of a port",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbccconfigCmd(f, nil) },
 	})

@@ -18,6 +18,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "ibccquery",
+		Light:   true,
 		Summary: "query congestion control attributes of a port",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbccqueryCmd(f, nil) },
 	})

@@ -15,6 +15,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "ibstat",
+		Light:   true,
 		Summary: "show the state of the local InfiniBand CAs and their ports",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbstatCmd(f, nil) },
 	})

@@ -17,6 +17,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "ibstatus",
+		Light:   true,
 		Summary: "show the status of local InfiniBand ports (the ibstatus script's layout)",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbstatusCmd(f, nil) },
 	})

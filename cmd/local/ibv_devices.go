@@ -15,6 +15,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "ibv_devices",
+		Light:   true,
 		Summary: "list the local RDMA devices and their node GUIDs",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbvDevicesCmd(f, nil) },
 	})

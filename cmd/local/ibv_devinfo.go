@@ -17,6 +17,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "ibv_devinfo",
+		Light:   true,
 		Summary: "show RDMA devices and their ports through libibverbs",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbvDevinfoCmd(f, nil) },
 	})

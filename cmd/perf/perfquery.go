@@ -20,6 +20,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "perfquery",
+		Light:   true,
 		Summary: "query (and reset) a port's performance counters",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newPerfqueryCmd(f, nil) },
 	})

@@ -16,6 +16,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "set_guid",
+		Light:   true,
 		Summary: "set an alias GUID of a port through the SA (python-rdma's)",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newSetGUIDCmd(f, nil) },
 	})

@@ -15,6 +15,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "ibaddr",
+		Light:   true,
 		Summary: "show a port's GID and LID range",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbaddrCmd(f, nil) },
 	})

@@ -18,6 +18,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "ibportstate",
+		Light:   true,
 		Summary: "query or change a port's state, speed, width, MTU, LIDs or M_Key",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbportstateCmd(f, nil) },
 	})

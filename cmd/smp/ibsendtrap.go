@@ -15,6 +15,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "ibsendtrap",
+		Light:   true,
 		Summary: "send a test trap (Notice) to the subnet manager",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newIbsendtrapCmd(f, nil) },
 	})

@@ -18,6 +18,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "query",
+		Light:   true,
 		Summary: "send a Get of any attribute by name and print every field",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newQueryCmd(f, nil) },
 	})

@@ -15,6 +15,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "sminfo",
+		Light:   true,
 		Summary: "query (or set) the SMInfo of a subnet manager",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newSminfoCmd(f, nil) },
 	})

@@ -16,6 +16,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "smpdump",
+		Light:   true,
 		Summary: "dump the raw data of any SMP attribute",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newSmpdumpCmd(f, nil) },
 	})

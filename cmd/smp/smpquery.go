@@ -20,6 +20,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "smpquery",
+		Light:   true,
 		Summary: "query SMP attributes (NodeInfo, NodeDesc, ...) of a port",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newSmpqueryCmd(f, nil) },
 	})

@@ -19,6 +19,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "decode_mad",
+		Light:   true,
 		Summary: "decode a MAD given in hex (from stdin or a file)",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newDecodeMadCmd(f) },
 	})

@@ -21,6 +21,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:        "ibping",
+		Light:       true,
 		Summary:     "ping a port's ibping server, or be one (-S)",
 		New:         func(f *cmdutil.Factory) *cobra.Command { return newIbpingCmd(f, nil) },
 		SignalIsEnd: true,

@@ -18,6 +18,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:        "ibsysstat",
+		Light:       true,
 		Summary:     "ask a port's ibsysstat server for its host name or CPUs, or be one (-S)",
 		New:         func(f *cmdutil.Factory) *cobra.Command { return newIbsysstatCmd(f, nil) },
 		SignalIsEnd: true,

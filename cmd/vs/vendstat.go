@@ -18,6 +18,7 @@ import (
 func init() {
 	cmdutil.Register(cmdutil.Tool{
 		Name:    "vendstat",
+		Light:   true,
 		Summary: "query Mellanox vendor attributes (general info, config space, counter groups)",
 		New:     func(f *cmdutil.Factory) *cobra.Command { return newVendstatCmd(f, nil) },
 	})

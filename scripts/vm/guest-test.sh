@@ -8,7 +8,9 @@ H=/mnt/host
 IBTOOL=$H/ibtool
 fails=0
 
-step() { echo "== $*"; }
+vm_t0=$(date +%s)
+# step prints a step's title with the guest seconds since the checks began.
+step() { echo "== [$(($(date +%s) - vm_t0)) s] $*"; }
 pass() { echo "PASS $1"; }
 fail() { echo "FAIL $1"; fails=$((fails + 1)); }
 

@@ -22,6 +22,12 @@ type Tool struct {
 	// kept, and it exits as it returns. Any other tool stops printing at
 	// the signal and exits 130 or 143, as the C tools a signal kills.
 	SignalIsEnd bool
+	// Light says the tool's work is a few MADs to one target, or reading
+	// this machine's devices: it waits far more than it computes, so it
+	// runs on the one scheduler processor ibtool starts with
+	// (internal/oneproc). Any other tool gets the runtime's default
+	// before it runs (SetProcs).
+	Light bool
 }
 
 // ErrUnknownTool is wrapped by the error returned for a name that is not a tool.

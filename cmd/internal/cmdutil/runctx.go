@@ -141,6 +141,7 @@ func withCause(ctx context.Context, err error, signalIsEnd bool) error {
 // code, written to the unfiltered error stream: f's streams may be muted by
 // then (see Run).
 func (r *Run) Execute(f *Factory, t Tool, name string, c *cobra.Command, args []string) int {
+	f.SetProcs(t)
 	c.SetArgs(args)
 	c.SetIn(f.IO.In)
 	c.SetOut(f.IO.Out)

@@ -1,0 +1,5 @@
+package oneproc
+
+import "runtime"
+
+func init() { runtime.GOMAXPROCS(1) }
