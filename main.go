@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd"
 	_ "github.com/ibtool/ibtool/internal/oneproc" // one processor from the first inits
+	"github.com/ibtool/ibtool/internal/sigrelay"
 	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 )
 
@@ -16,8 +17,8 @@ import (
 var version = "dev"
 
 func main() {
-	ibsim.ServeKeeper() // exits when this process is one
-	os.Exit(run())
+	ibsim.ServeKeeper()  // exits when this process is one
+	sigrelay.Exit(run()) // dies of the signal that ended the run, if one did
 }
 
 // run runs the tool, with the profiles IBTOOL_CPUPROFILE and

@@ -156,8 +156,9 @@ func checkStopped(t *testing.T, f *simfabric.Fabric, tt *timedTool, at time.Dura
 }
 
 // TestFaultSIGTERMWhileStopped sends SIGTERM while ibsim is stopped under
-// a running tool: the tool ends within a second with exit 143, whatever
-// its transport was doing, and ibsim, continued, lives on.
+// a running tool: the tool ends within a second, whatever its transport
+// was doing, saying so, and dies of SIGTERM once it has left ibsim as it
+// found it (the shell's status 143); ibsim, continued, lives on.
 func TestFaultSIGTERMWhileStopped(t *testing.T) {
 	f := faultTree(t)
 	tools := []*timedTool{
@@ -179,15 +180,15 @@ func TestFaultSIGTERMWhileStopped(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("fault-free run %v; frozen at %v; ended at %v, exit %d", tt.took, at, r.Ended, r.Exit)
+			t.Logf("fault-free run %v; frozen at %v; ended at %v, exit %d, signal %v", tt.took, at, r.Ended, r.Exit, r.Signal)
 			if r.Sent() == 0 {
 				// It finished before the freeze could stop it.
 				if got := dropGenerated(r.Stdout); r.Exit != 0 || !bytes.Equal(got, tt.want) {
 					t.Errorf("ended before SIGTERM: exit %d, output (-want +got):\n%s", r.Exit, simfabric.Diff(tt.want, got))
 				}
 			} else {
-				if r.Exit != 143 || r.Signal != 0 {
-					t.Errorf("exit %d (signal %v) after SIGTERM, want 143\n%s", r.Exit, r.Signal, r.Stderr)
+				if r.Signal != syscall.SIGTERM {
+					t.Errorf("exit %d (signal %v) after SIGTERM, want death by SIGTERM\n%s", r.Exit, r.Signal, r.Stderr)
 				}
 				if d := r.AfterSignal(); d > time.Second {
 					t.Errorf("ended %v after SIGTERM, want within 1 s", d)
@@ -205,9 +206,10 @@ func TestFaultSIGTERMWhileStopped(t *testing.T) {
 }
 
 // TestFaultSIGINTBursts sends 100 SIGINTs over the first 20 ms of a tool:
-// it dies of the first (before it catches SIGINT) or ends with 130 soon
-// after, and ibsim survives every run. 8 to 13.5 ms in, a tool is
-// attaching: ibsim aborted when a client left mid-attach.
+// it dies of the first, either at once (before it catches SIGINT) or soon
+// after, having said so and left ibsim as it found it; ibsim survives
+// every run. 8 to 13.5 ms in, a tool is attaching: ibsim aborted when a
+// client left mid-attach.
 func TestFaultSIGINTBursts(t *testing.T) {
 	f := faultTree(t)
 	tools := []*timedTool{
@@ -237,11 +239,11 @@ func TestFaultSIGINTBursts(t *testing.T) {
 		what := fmt.Sprintf("run %d (%s, SIGINTs from %v)", i, tt, shift)
 		switch {
 		case r.Signal == syscall.SIGINT:
-		case r.Exit == 130:
-			// What it printed before the signal is right; nothing
-			// follows.
-			if want := tt.name + ": interrupted by SIGINT\n"; string(r.Stderr) != want {
-				t.Errorf("%s: stderr %q, want %q", what, r.Stderr, want)
+			// Killed before it caught SIGINT, or caught it, ended and
+			// raised it again: what it printed before the signal is
+			// right, and nothing follows.
+			if want := tt.name + ": interrupted by SIGINT\n"; len(r.Stderr) > 0 && string(r.Stderr) != want {
+				t.Errorf("%s: stderr %q, want %q or nothing", what, r.Stderr, want)
 			}
 			if got := dropGenerated(r.Stdout); !bytes.HasPrefix(tt.want, got) {
 				t.Errorf("%s: output is not a start of the fault-free run's:\n%s", what, simfabric.Diff(tt.want, got))
@@ -253,7 +255,7 @@ func TestFaultSIGINTBursts(t *testing.T) {
 				t.Errorf("%s: exit 0 with output that differs from the fault-free run:\n%s", what, simfabric.Diff(tt.want, got))
 			}
 		default:
-			t.Errorf("%s: exit %d, signal %v; want death by SIGINT, exit 130, or the fault-free result\n%s", what, r.Exit, r.Signal, r.Stderr)
+			t.Errorf("%s: exit %d, signal %v; want death by SIGINT or the fault-free result\n%s", what, r.Exit, r.Signal, r.Stderr)
 		}
 		if d := r.AfterSignal(); d > time.Second {
 			t.Errorf("%s: ended %v after the first SIGINT, want within 1 s", what, d)

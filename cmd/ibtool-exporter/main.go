@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibtool/ibtool/cmd/exporter"
 	"github.com/ibtool/ibtool/cmd/internal/cmdutil"
+	"github.com/ibtool/ibtool/internal/sigrelay"
 	"github.com/ibtool/ibtool/pkg/mad/ibsim"
 )
 
@@ -19,5 +20,5 @@ var version = "dev"
 
 func main() {
 	ibsim.ServeKeeper() // exits when this process is one
-	os.Exit(exporter.Main(os.Args[1:], cmdutil.NewFactory(version)))
+	sigrelay.Exit(exporter.Main(os.Args[1:], cmdutil.NewFactory(version)))
 }

@@ -13,4 +13,8 @@
 // The catch is never released: signal.Stop would wait on the signal
 // thread again. A signal that comes when no run is in progress does what
 // it would have done uncaught: it kills the process.
+//
+// A run that a signal ended leaves the process to Exit, which raises the
+// signal again once the run has cleaned up, so that the process still dies
+// of it, as the C tools do.
 package sigrelay

@@ -5,6 +5,7 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // signals are the signals the relay catches.
@@ -16,6 +17,7 @@ var relay struct {
 	mu    sync.Mutex
 	next  int
 	ends  map[int]func(os.Signal) // each run's, until it is removed
+	last syscall.Signal // the last signal handed to a run
 }
 
 // Start starts catching signals for the process, once, and returns what is
@@ -24,9 +26,20 @@ func Start() <-chan struct{} {
 	relay.once.Do(func() {
 		relay.ready = make(chan struct{})
 		relay.ends = make(map[int]func(os.Signal))
+		// A signal the process was started with ignored (a command a
+		// shell without job control runs with &) stays ignored, as it
+		// does for a C tool: Ctrl-C is not for it.
+		var catch []os.Signal
+		for _, s := range signals {
+			if !signal.Ignored(s) {
+				catch = append(catch, s)
+			}
+		}
 		go func() {
 			c := make(chan os.Signal, 1)
-			signal.Notify(c, signals...)
+			if len(catch) > 0 {
+				signal.Notify(c, catch...)
+			}
 			close(relay.ready)
 			for s := range c {
 				deliver(s)
@@ -66,7 +79,31 @@ func deliver(s os.Signal) {
 		}
 		return
 	}
+	if sig, ok := s.(syscall.Signal); ok {
+		relay.last = sig
+	}
 	for _, end := range relay.ends {
 		end(s)
 	}
+}
+
+// Exit ends the process with exit status code, or by the signal code
+// stands for: when code is 128 plus the number of the last signal handed
+// to a run, the process raises that signal again with its default action,
+// as a program that cleans up after SIGINT should. Its parent then sees
+// what it sees of a C tool the signal killed: a shell stops a script's
+// loop at Ctrl-C only when the command it waited for died of the signal,
+// and goes on when it exited with 130.
+func Exit(code int) {
+	relay.mu.Lock()
+	sig := relay.last
+	relay.mu.Unlock()
+	if sig != 0 && code == 128+int(sig) {
+		signal.Reset(sig)
+		syscall.Kill(syscall.Getpid(), sig)
+		// The signal is on its way to one of the process's threads;
+		// should it not end the process, the status says it.
+		time.Sleep(100 * time.Millisecond)
+	}
+	os.Exit(code)
 }

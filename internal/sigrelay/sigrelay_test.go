@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 	"testing"
 	"time"
@@ -77,5 +78,65 @@ func TestNoRunKills(t *testing.T) {
 	ws := ee.Sys().(syscall.WaitStatus)
 	if !ws.Signaled() || ws.Signal() != syscall.SIGTERM {
 		t.Errorf("child ended %v, want death by SIGTERM", ee)
+	}
+}
+
+// TestExit: after a run took a signal, Exit with the shell's status for it
+// kills the process with the signal itself; with another status it exits
+// with the status. A signal the process was started with ignored is not
+// caught: it reaches no run and kills nothing.
+func TestExit(t *testing.T) {
+	if s := os.Getenv("SIGRELAY_EXIT"); s != "" {
+		<-Start()
+		got := make(caught, 1)
+		remove := Add(got.end)
+		syscall.Kill(syscall.Getpid(), syscall.SIGINT)
+		if s == "ignored" {
+			select {
+			case <-got:
+				os.Exit(4) // caught: the parent fails
+			case <-time.After(200 * time.Millisecond):
+				os.Exit(0)
+			}
+		}
+		got.next(t)
+		remove()
+		code := 130
+		if s == "3" {
+			code = 3
+		}
+		Exit(code)
+	}
+	tests := []struct {
+		name    string
+		env     string
+		ignored bool // SIGINT ignored when the child starts
+		signal  syscall.Signal
+		status  int
+	}{
+		{"130 after SIGINT: death by SIGINT", "130", false, syscall.SIGINT, 0},
+		{"3 after SIGINT: exit 3", "3", false, 0, 3},
+		{"SIGINT ignored at start: not caught, not killed", "ignored", true, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cmd := exec.Command(os.Args[0], "-test.run=^TestExit$")
+			cmd.Env = append(os.Environ(), "SIGRELAY_EXIT="+tt.env)
+			if tt.ignored {
+				// Ignored here, SIGINT is ignored in the child from its
+				// start, as in a command a script runs with &.
+				signal.Ignore(syscall.SIGINT)
+				defer signal.Reset(syscall.SIGINT)
+			}
+			err := cmd.Run()
+			ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+			if tt.signal != 0 {
+				if !ws.Signaled() || ws.Signal() != tt.signal {
+					t.Errorf("child ended %v, want death by %v", err, tt.signal)
+				}
+			} else if ws.Signaled() || ws.ExitStatus() != tt.status {
+				t.Errorf("child ended %v, want exit status %d", err, tt.status)
+			}
+		})
 	}
 }

@@ -19,8 +19,9 @@ const (
 	ExitUsage    = 2 // bad flags, arguments or addresses
 	ExitFailure  = 3 // the tool could not do its work (device, fabric, I/O)
 	// ExitInterrupted is the shell's code for a process ended by SIGINT
-	// (128+2); after SIGTERM a tool exits with 143 (128+15), as a shell
-	// reports a process that signal ended.
+	// (128+2); after SIGTERM a tool's code is 143 (128+15). The ibtool
+	// binary then dies of the signal itself (sigrelay.Exit), and its
+	// parent sees the same status.
 	ExitInterrupted = 130
 )
 

@@ -20,7 +20,8 @@ type Tool struct {
 	// SignalIsEnd says SIGINT and SIGTERM end the tool normally (ibping's
 	// statistics, a server's stop, a watch): what it prints after one is
 	// kept, and it exits as it returns. Any other tool stops printing at
-	// the signal and exits 130 or 143, as the C tools a signal kills.
+	// the signal and dies of it once it has cleaned up (exit code 130 or
+	// 143 from Execute), as the C tools a signal kills.
 	SignalIsEnd bool
 	// Light says the tool's work is a few MADs to one target, or reading
 	// this machine's devices: it waits far more than it computes, so it

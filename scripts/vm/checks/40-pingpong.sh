@@ -111,7 +111,7 @@ fi
 
 # A peer that stops answering leaves a pingpong waiting for a message
 # that never comes (rdma-core's too); ibtool's must still end at SIGINT,
-# polling and sleeping on CQ events (-e), with exit 130. The server is
+# polling and sleeping on CQ events (-e), and die of it (status 130). The server is
 # stopped (SIGSTOP), not killed: over Soft-RoCE a killed peer's QP is
 # gone and the client's next send fails after its retries (transport
 # retry counter exceeded, exit 3), which is an answer, not a hang.
@@ -121,7 +121,10 @@ for ev in "" "-e"; do
 	ibv_rc_pingpong -d rxe0 -g 0 -n 1000000 -p $pp_port >/tmp/pp-stop.srv 2>&1 &
 	pp_srv=$!
 	wait_listen $pp_port || echo "(the server did not listen on $pp_port)" >>/tmp/pp-stop.srv
-	"$IBTOOL" ibv_rc_pingpong -d rxe0 -g 0 -n 1000000 $ev -p $pp_port "$PP_ADDR" >/tmp/pp-stop.cli 2>&1 &
+	# A command this script runs with & starts with SIGINT ignored (sh
+	# without job control), which ibtool keeps, as a C tool does: env
+	# gives it SIGINT's default, as a terminal's foreground job has it.
+	env --default-signal=INT "$IBTOOL" ibv_rc_pingpong -d rxe0 -g 0 -n 1000000 $ev -p $pp_port "$PP_ADDR" >/tmp/pp-stop.cli 2>&1 &
 	pp_cli=$!
 	wait_for_line /tmp/pp-stop.cli 'remote address' || echo "(the client had no remote address after 30 s)" >>/tmp/pp-stop.cli
 	sleep 1
