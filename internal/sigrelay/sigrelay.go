@@ -17,7 +17,7 @@ var relay struct {
 	mu    sync.Mutex
 	next  int
 	ends  map[int]func(os.Signal) // each run's, until it is removed
-	last syscall.Signal // the last signal handed to a run
+	last  syscall.Signal          // the last signal handed to a run
 }
 
 // Start starts catching signals for the process, once, and returns what is
