@@ -6,7 +6,9 @@
 // thread and waits for it, starting that thread and a template thread
 // first: on the bench that is 0.3 to 0.7 ms of a one-MAD tool's 3
 // (docs/bench.md, Start-up). So Start does it on a goroutine of its own,
-// beside the tool's start, and returns what is closed once it is done:
+// beside the tool's start (on one scheduler processor, as the light tools
+// run, the goroutine runs when the tool first waits), and returns what is
+// closed once it is done:
 // what must not be killed half done waits for that (until then a signal
 // kills the process, as it kills a C tool).
 //
