@@ -191,7 +191,8 @@ type CMReq struct {
 	SRQ                     bool            `json:"srq"`
 	ExtendedTransportType   uint8           `json:"extendedTransportType"`
 	Primary                 CMPath          `json:"primaryPath"`
-	// Alternate is nil when the REQ's alternate path is all zeros.
+	// Alternate is nil when the REQ's alternate path is all zeros, its
+	// reserved bits aside.
 	Alternate *CMPath `json:"alternatePath,omitempty"`
 }
 
@@ -390,8 +391,9 @@ func (m *CMMessage) decodeBody(d []byte) {
 			RetryCount: d[47] & 7, PKey: be.Uint16(d[48:]), PathMTU: d[50] >> 4, RDCExists: d[50]&8 != 0,
 			RNRRetryCount: d[50] & 7, MaxCMRetries: d[51] >> 4, SRQ: d[51]&8 != 0, ExtendedTransportType: d[51] & 7}
 		r.Primary = decodeREQPath(d[52:96])
-		if usedLen(d[96:140]) > 0 {
-			a := decodeREQPath(d[96:140])
+		// Reserved bits aside: a path with nothing but them set is no
+		// path, and encodes as all zeros.
+		if a := decodeREQPath(d[96:140]); a != noREQPath {
 			r.Alternate = &a
 		}
 		m.REQ = r
@@ -446,6 +448,9 @@ func (m *CMMessage) decodeBody(d []byte) {
 }
 
 // decodeREQPath reads one of a REQ's two 44-byte paths.
+// noREQPath is what decodeREQPath makes of a path of zeros.
+var noREQPath = CMPath{LocalGID: netip.IPv6Unspecified(), RemoteGID: netip.IPv6Unspecified()}
+
 func decodeREQPath(d []byte) CMPath {
 	w := binary.BigEndian.Uint32(d[36:])
 	return CMPath{LocalLID: binary.BigEndian.Uint16(d), RemoteLID: binary.BigEndian.Uint16(d[2:]),
