@@ -4,14 +4,19 @@
 # same boot. Under software emulation one run is noisy (43 to 47 MB/sec
 # for the same tool within a boot): each tool runs BW_RUNS times, the two
 # taking turns at going first, and the best of each is compared. The
-# target is 0.9 of ib_write_bw (1.005, 0.978 and 1.024 were seen in three
-# boots). A ratio under it gets up to BW_MORE more rounds before the check
-# fails, so one slow run does not decide.
+# target is 0.8 of ib_write_bw. It was 0.9 (1.005, 0.978 and 1.024 were
+# seen in three boots), until on 2026-12-03 ib_write_bw's own runs spread
+# from 24.0 to 37.7 MB/sec in one check and the best of six read 0.903,
+# while the medians of the two tools were 1.00 of each other (1.17, 1.05
+# and 0.90 best of each in three whole runs that day): emulated, a tenth
+# is noise; the target catches a data path that lost a fifth. A ratio
+# under it gets up to BW_MORE more rounds before the check fails, so one
+# slow run does not decide.
 BW_SIZE=${BW_SIZE:-65536}
 BW_ITERS=${BW_ITERS:-3000}
 BW_RUNS=${BW_RUNS:-3}
 BW_MORE=${BW_MORE:-3}
-BW_MIN=${BW_MIN:-0.9}
+BW_MIN=${BW_MIN:-0.8}
 BW_ADDR=192.0.2.1
 mkdir -p "$H/out"
 # The out-of-band TCP exchange to this host's own address goes over lo,
