@@ -60,17 +60,7 @@ var staticInit = []string{
 // GODEBUG=inittrace=1 (counts, not timings: they do not vary from run to
 // run), and fails when the sum or one package is over budget.
 func TestInitBudget(t *testing.T) {
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envInitProbe+"=1", "GODEBUG=inittrace=1")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("init probe: %v\n%s", err, stderr.String())
-	}
-	inits, err := parseInitTrace(stderr.Bytes())
-	if err != nil {
-		t.Fatal(err)
-	}
+	inits := probeInits(t)
 	var allocs, bytes int
 	for _, in := range inits {
 		if slices.Contains(staticInit, in.pkg) && in.allocs != 0 {
@@ -94,6 +84,23 @@ func TestInitBudget(t *testing.T) {
 // the standard library, so that the inits after it (and the threads the
 // runtime starts for them) run on that one processor.
 func TestOneProcFirst(t *testing.T) {
+	inits := probeInits(t)
+	const oneproc = "github.com/ibtool/ibtool/internal/oneproc"
+	at := slices.IndexFunc(inits, func(in packageInit) bool { return in.pkg == oneproc })
+	if at < 0 {
+		t.Fatalf("no init of %s in the trace: is it imported by main?", oneproc)
+	}
+	for _, in := range inits[:at] {
+		if in.pkg == "os" || strings.Contains(strings.SplitN(in.pkg, "/", 2)[0], ".") {
+			t.Errorf("init of %s runs before %s", in.pkg, oneproc)
+		}
+	}
+}
+
+// probeInits runs this test binary again as far as main would start, with
+// GODEBUG=inittrace=1, and returns its package inits in the order they ran.
+func probeInits(t *testing.T) []packageInit {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envInitProbe+"=1", "GODEBUG=inittrace=1")
 	var stderr bytes.Buffer
@@ -105,16 +112,7 @@ func TestOneProcFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const oneproc = "github.com/ibtool/ibtool/internal/oneproc"
-	at := slices.IndexFunc(inits, func(in packageInit) bool { return in.pkg == oneproc })
-	if at < 0 {
-		t.Fatalf("no init of %s in the trace: is it imported by main?", oneproc)
-	}
-	for _, in := range inits[:at] {
-		if in.pkg == "os" || strings.Contains(strings.SplitN(in.pkg, "/", 2)[0], ".") {
-			t.Errorf("init of %s runs before %s", in.pkg, oneproc)
-		}
-	}
+	return inits
 }
 
 // packageInit is one line of GODEBUG=inittrace=1.
