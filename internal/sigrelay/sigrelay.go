@@ -73,9 +73,8 @@ func deliver(s os.Signal) {
 	relay.mu.Lock()
 	defer relay.mu.Unlock()
 	if len(relay.ends) == 0 {
-		signal.Reset(s)
 		if sig, ok := s.(syscall.Signal); ok {
-			syscall.Kill(syscall.Getpid(), sig)
+			raise(sig)
 		}
 		return
 	}
@@ -99,11 +98,17 @@ func Exit(code int) {
 	sig := relay.last
 	relay.mu.Unlock()
 	if sig != 0 && code == 128+int(sig) {
-		signal.Reset(sig)
-		syscall.Kill(syscall.Getpid(), sig)
+		raise(sig)
 		// The signal is on its way to one of the process's threads;
 		// should it not end the process, the status says it.
 		time.Sleep(100 * time.Millisecond)
 	}
 	os.Exit(code)
+}
+
+// raise sends sig to the process with its default action back, which for
+// SIGINT and SIGTERM ends it.
+func raise(sig syscall.Signal) {
+	signal.Reset(sig)
+	syscall.Kill(syscall.Getpid(), sig)
 }
