@@ -125,8 +125,10 @@ func (x *connIndex) cmConnection(m *Message) *Connection {
 		r := cm.REQ
 		k := cmConnKey{m.Src, m.Dst, r.LocalCommID}
 		if cs := x.byComm[k]; len(cs) > 0 {
-			// The REQ again, unless the ID's last connection is over.
-			if c := cs[len(cs)-1]; c.State != ConnRejected && c.State != ConnDisconnected && *c.ActiveQP == r.LocalQPN {
+			// The REQ again, unless the ID's last connection is over or
+			// is a SIDR exchange (which has no requester QP).
+			if c := cs[len(cs)-1]; c.State != ConnRejected && c.State != ConnDisconnected &&
+				c.ActiveQP != nil && *c.ActiveQP == r.LocalQPN {
 				return c
 			}
 		}
@@ -144,7 +146,7 @@ func (x *connIndex) cmConnection(m *Message) *Connection {
 	case CMSIDRREQ:
 		r := cm.SIDRREQ
 		k := cmConnKey{m.Src, m.Dst, r.RequestID}
-		if cs := x.byComm[k]; len(cs) > 0 && cs[len(cs)-1].State == ConnRequested {
+		if cs := x.byComm[k]; len(cs) > 0 && cs[len(cs)-1].State == ConnRequested && cs[len(cs)-1].Transport == TransportUD {
 			return cs[len(cs)-1] // the SIDR_REQ again
 		}
 		sid := r.ServiceID

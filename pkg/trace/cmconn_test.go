@@ -107,6 +107,26 @@ func TestCMConnectionsReusedID(t *testing.T) {
 	}
 }
 
+// TestCMConnectionsSIDRThenREQ: a REQ whose communication ID is that of
+// an earlier SIDR_REQ between the same hosts starts its own connection,
+// and a SIDR_REQ with the ID of an open REQ starts its own too.
+func TestCMConnectionsSIDRThenREQ(t *testing.T) {
+	ps := []*Packet{
+		cmPacket(hostA, hostB, 1, &CMMessage{Type: CMSIDRREQ, SIDRREQ: &CMSIDRReq{RequestID: 0x40, ServiceID: 0x1111000}}),
+		cmPacket(hostA, hostB, 2, &CMMessage{Type: CMREQ, REQ: &CMReq{LocalCommID: 0x40, ServiceID: 0x99, LocalQPN: 0x41}}),
+		cmPacket(hostA, hostB, 3, &CMMessage{Type: CMSIDRREQ, SIDRREQ: &CMSIDRReq{RequestID: 0x40, ServiceID: 0x1111000}}),
+	}
+	res := reassemble(encodeAll(t, ps, EncodeOptions{}))
+	var got []string
+	for _, c := range res.Connections {
+		got = append(got, fmt.Sprintf("%d %v %s %v", c.Index, c.Transport, c.State, c.Frames))
+	}
+	want := []string{"1 UD requested [1]", "2 RC requested [2]", "3 UD requested [3]"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unexpected connections (-want +got):\n%s", diff)
+	}
+}
+
 // TestCMConnectionsUnanswered: a REQ or SIDR_REQ alone is a requested
 // connection; a REP whose REQ the capture lacks starts none.
 func TestCMConnectionsUnanswered(t *testing.T) {
