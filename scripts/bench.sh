@@ -78,6 +78,9 @@ if [ "$big_only" != 1 ]; then
 		CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$tmp/ibtool-static" .
 		rm -rf "$pkgdir"
 		echo
+		# What the machine charges for a page's first write and a system
+		# call: the start-up ratios of two machines compare only beside it.
+		"$tmp/startbench" -probe
 		echo "== start-up: medians of $srt alternating runs; x = reference / this (targets: --version x >= 0.67 against the empty cgo program, within 1.5 times it; tools x >= 1.0, level with infiniband-diags)"
 		"$tmp/startbench" -runs "$srt" \
 			"ibtool --version vs empty|$tmp/empty|$bin --version" \
