@@ -51,10 +51,14 @@ type Connection struct {
 func u32p(v uint32) *uint32 { return &v }
 
 // cmConnKey names a connection by its requesting side, answering side and
-// the requesting side's communication ID.
+// the requesting side's communication ID, or for a SIDR exchange (sidr)
+// its request ID: the CM's agents draw both from one pool, but an ID
+// used again later may start either, and the messages of a connection
+// never belong to a SIDR exchange.
 type cmConnKey struct {
 	active, passive string
 	comm            uint32
+	sidr            bool
 }
 
 // connIndex finds connections by communication ID (the CM messages) and
@@ -123,12 +127,10 @@ func (x *connIndex) cmConnection(m *Message) *Connection {
 	switch cm.Type {
 	case CMREQ:
 		r := cm.REQ
-		k := cmConnKey{m.Src, m.Dst, r.LocalCommID}
+		k := cmConnKey{m.Src, m.Dst, r.LocalCommID, false}
 		if cs := x.byComm[k]; len(cs) > 0 {
-			// The REQ again, unless the ID's last connection is over or
-			// is a SIDR exchange (which has no requester QP).
-			if c := cs[len(cs)-1]; c.State != ConnRejected && c.State != ConnDisconnected &&
-				c.ActiveQP != nil && *c.ActiveQP == r.LocalQPN {
+			// The REQ again, unless the ID's last connection is over.
+			if c := cs[len(cs)-1]; c.State != ConnRejected && c.State != ConnDisconnected && *c.ActiveQP == r.LocalQPN {
 				return c
 			}
 		}
@@ -145,8 +147,8 @@ func (x *connIndex) cmConnection(m *Message) *Connection {
 		return c
 	case CMSIDRREQ:
 		r := cm.SIDRREQ
-		k := cmConnKey{m.Src, m.Dst, r.RequestID}
-		if cs := x.byComm[k]; len(cs) > 0 && cs[len(cs)-1].State == ConnRequested && cs[len(cs)-1].Transport == TransportUD {
+		k := cmConnKey{m.Src, m.Dst, r.RequestID, true}
+		if cs := x.byComm[k]; len(cs) > 0 && cs[len(cs)-1].State == ConnRequested {
 			return cs[len(cs)-1] // the SIDR_REQ again
 		}
 		sid := r.ServiceID
@@ -157,8 +159,8 @@ func (x *connIndex) cmConnection(m *Message) *Connection {
 		return c
 	case CMSIDRREP:
 		r := cm.SIDRREP
-		cs := x.byComm[cmConnKey{m.Dst, m.Src, r.RequestID}]
-		if len(cs) == 0 || cs[len(cs)-1].Transport != TransportUD {
+		cs := x.byComm[cmConnKey{m.Dst, m.Src, r.RequestID, true}]
+		if len(cs) == 0 {
 			return nil
 		}
 		c := cs[len(cs)-1]
@@ -235,8 +237,8 @@ func (x *connIndex) findConn(src, dst string, local, remote uint32) *Connection 
 			}
 		}
 	}
-	match(x.byComm[cmConnKey{src, dst, local}], remote) // from the requesting side
-	match(x.byComm[cmConnKey{dst, src, remote}], local) // from the answering side
+	match(x.byComm[cmConnKey{src, dst, local, false}], remote) // from the requesting side
+	match(x.byComm[cmConnKey{dst, src, remote, false}], local) // from the answering side
 	return found
 }
 

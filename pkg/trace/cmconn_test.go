@@ -107,21 +107,24 @@ func TestCMConnectionsReusedID(t *testing.T) {
 	}
 }
 
-// TestCMConnectionsSIDRThenREQ: a REQ whose communication ID is that of
-// an earlier SIDR_REQ between the same hosts starts its own connection,
-// and a SIDR_REQ with the ID of an open REQ starts its own too.
+// TestCMConnectionsSIDRThenREQ: a REQ whose communication ID is the
+// request ID of an open SIDR exchange between the same hosts starts a
+// connection of its own, and the answers go to theirs: the SIDR_REP to
+// the exchange, the REP to the connection.
 func TestCMConnectionsSIDRThenREQ(t *testing.T) {
 	ps := []*Packet{
 		cmPacket(hostA, hostB, 1, &CMMessage{Type: CMSIDRREQ, SIDRREQ: &CMSIDRReq{RequestID: 0x40, ServiceID: 0x1111000}}),
 		cmPacket(hostA, hostB, 2, &CMMessage{Type: CMREQ, REQ: &CMReq{LocalCommID: 0x40, ServiceID: 0x99, LocalQPN: 0x41}}),
 		cmPacket(hostA, hostB, 3, &CMMessage{Type: CMSIDRREQ, SIDRREQ: &CMSIDRReq{RequestID: 0x40, ServiceID: 0x1111000}}),
+		cmPacket(hostB, hostA, 1, &CMMessage{Type: CMSIDRREP, SIDRREP: &CMSIDRRep{RequestID: 0x40, QPN: 0x77}}),
+		cmPacket(hostB, hostA, 2, &CMMessage{Type: CMREP, REP: &CMRep{CMCommIDs: CMCommIDs{0x50, 0x40}, LocalQPN: 0x51}}),
 	}
 	res := reassemble(encodeAll(t, ps, EncodeOptions{}))
 	var got []string
 	for _, c := range res.Connections {
 		got = append(got, fmt.Sprintf("%d %v %s %v", c.Index, c.Transport, c.State, c.Frames))
 	}
-	want := []string{"1 UD requested [1]", "2 RC requested [2]", "3 UD requested [3]"}
+	want := []string{"1 UD established [1 3 4]", "2 RC replied [2 5]"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected connections (-want +got):\n%s", diff)
 	}
