@@ -84,6 +84,15 @@ func TestCMConnections(t *testing.T) {
 	}
 }
 
+// connLines is one line a connection of res, as line writes it.
+func connLines(res *Result, line func(*Connection) string) []string {
+	var out []string
+	for _, c := range res.Connections {
+		out = append(out, line(c))
+	}
+	return out
+}
+
 // TestCMConnectionsReusedID: a REQ with the communication ID of a
 // connection that was rejected starts a new one.
 func TestCMConnectionsReusedID(t *testing.T) {
@@ -97,10 +106,9 @@ func TestCMConnectionsReusedID(t *testing.T) {
 		cmPacket(hostB, hostA, 2, &CMMessage{Type: CMREP, REP: &CMRep{CMCommIDs: CMCommIDs{0x50, 0x40}, LocalQPN: 0x51}}),
 	}
 	res := reassemble(encodeAll(t, ps, EncodeOptions{}))
-	var got []string
-	for _, c := range res.Connections {
-		got = append(got, fmt.Sprintf("%d %#x %s %s %v", c.Index, *c.ActiveQP, c.State, c.Reject, c.Frames))
-	}
+	got := connLines(res, func(c *Connection) string {
+		return fmt.Sprintf("%d %#x %s %s %v", c.Index, *c.ActiveQP, c.State, c.Reject, c.Frames)
+	})
 	want := []string{"1 0x41 rejected timeout [1 2]", "2 0x42 replied  [3 4]"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected connections (-want +got):\n%s", diff)
@@ -120,10 +128,9 @@ func TestCMConnectionsSIDRThenREQ(t *testing.T) {
 		cmPacket(hostB, hostA, 2, &CMMessage{Type: CMREP, REP: &CMRep{CMCommIDs: CMCommIDs{0x50, 0x40}, LocalQPN: 0x51}}),
 	}
 	res := reassemble(encodeAll(t, ps, EncodeOptions{}))
-	var got []string
-	for _, c := range res.Connections {
-		got = append(got, fmt.Sprintf("%d %v %s %v", c.Index, c.Transport, c.State, c.Frames))
-	}
+	got := connLines(res, func(c *Connection) string {
+		return fmt.Sprintf("%d %v %s %v", c.Index, c.Transport, c.State, c.Frames)
+	})
 	want := []string{"1 UD established [1 3 4]", "2 RC replied [2 5]"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected connections (-want +got):\n%s", diff)
@@ -139,10 +146,9 @@ func TestCMConnectionsUnanswered(t *testing.T) {
 		cmPacket(hostA, hostB, 2, &CMMessage{Type: CMREQ, REQ: &CMReq{LocalCommID: 0x40, ServiceID: 0x99, LocalQPN: 0x41}}),
 	}
 	res := reassemble(encodeAll(t, ps, EncodeOptions{}))
-	var got []string
-	for _, c := range res.Connections {
-		got = append(got, fmt.Sprintf("%d %v %s %s", c.Index, c.Transport, c.Service, c.State))
-	}
+	got := connLines(res, func(c *Connection) string {
+		return fmt.Sprintf("%d %v %s %s", c.Index, c.Transport, c.Service, c.State)
+	})
 	want := []string{"1 UD rdma_cm UDP port 4096 requested", "2 RC service 0x0000000000000099 requested"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("unexpected connections (-want +got):\n%s", diff)
