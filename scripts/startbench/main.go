@@ -5,9 +5,15 @@
 // faults (rusage's, the figure /usr/bin/time -v prints), and the ratios to
 // the row's reference.
 //
-// Usage: startbench [-runs N] [-dir DIR] ROW...
+// Usage:
 //
+//	startbench [-runs N] [-dir DIR] ROW...
 //	startbench -probe
+//
+// A ROW is "LABEL|REFERENCE|COMMAND": LABEL names the row, REFERENCE is
+// the command COMMAND is compared to (its wall and CPU divided by
+// COMMAND's: above 1 is COMMAND faster). A command is words split at
+// spaces; leading NAME=VALUE words are added to its environment.
 //
 // -probe prints what this machine charges for the first write to a page
 // of fresh memory and for a system call (medians of 9 rounds), the two
@@ -16,10 +22,6 @@
 // several microseconds a page where a bare machine charges a fraction of
 // one, and the start-up ratios of two machines are only comparable
 // beside these figures.
-// A ROW is "LABEL|REFERENCE|COMMAND": LABEL names the row, REFERENCE is
-// the command COMMAND is compared to (its wall and CPU divided by
-// COMMAND's: above 1 is COMMAND faster). A command is words split at
-// spaces; leading NAME=VALUE words are added to its environment.
 package main
 
 import (

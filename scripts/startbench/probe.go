@@ -30,14 +30,15 @@ func (m machineCost) String() string {
 func probeMachine(rounds, calls int) (machineCost, error) {
 	pages := make([]time.Duration, 0, rounds)
 	sys := make([]time.Duration, 0, rounds)
-	size := probePages * syscall.Getpagesize()
+	page := syscall.Getpagesize()
+	size := probePages * page
 	for range rounds {
 		b, err := syscall.Mmap(-1, 0, size, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
 		if err != nil {
 			return machineCost{}, fmt.Errorf("mapping %d pages: %w", probePages, err)
 		}
 		start := time.Now()
-		for i := 0; i < size; i += syscall.Getpagesize() {
+		for i := 0; i < size; i += page {
 			b[i] = 1
 		}
 		pages = append(pages, time.Since(start)/probePages)
