@@ -447,10 +447,10 @@ func (m *CMMessage) decodeBody(d []byte) {
 	}
 }
 
-// decodeREQPath reads one of a REQ's two 44-byte paths.
 // noREQPath is what decodeREQPath makes of a path of zeros.
 var noREQPath = CMPath{LocalGID: netip.IPv6Unspecified(), RemoteGID: netip.IPv6Unspecified()}
 
+// decodeREQPath reads one of a REQ's two 44-byte paths.
 func decodeREQPath(d []byte) CMPath {
 	w := binary.BigEndian.Uint32(d[36:])
 	return CMPath{LocalLID: binary.BigEndian.Uint16(d), RemoteLID: binary.BigEndian.Uint16(d[2:]),
