@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/ibtool/ibtool/pkg/rdma"
 	"github.com/ibtool/ibtool/pkg/subnet"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
 )
 
 // bigScrape is one scrape's metrics of a fabric of n 36-port switches,
@@ -150,3 +152,76 @@ func BenchmarkWriteToRegistry(b *testing.B) {
 		}
 	}
 }
+
+// TestGatherFamilyShared gathers families of the same labels one after
+// another, as WriteTo does, where each family's label values are the last
+// one's, a part of them, or others: every family's text is what
+// client_golang's registry writes for the same samples.
+func TestGatherFamilyShared(t *testing.T) {
+	type sample struct {
+		labels []string
+		v      float64
+	}
+	rows := func(n int, names ...string) []sample {
+		var out []sample
+		for i := range n {
+			// Emitted out of label order, so that each family is sorted.
+			out = append(out, sample{[]string{fmt.Sprint((7 * i) % n), names[i%len(names)]}, float64(i)})
+		}
+		return out
+	}
+	base := rows(9, "a", "b")
+	reordered := slices.Clone(base)
+	slices.Reverse(reordered)
+	changed := slices.Clone(base)
+	changed[4] = sample{[]string{"4x", "b"}, 40}
+	tests := []struct {
+		name     string
+		families [][]sample
+	}{
+		{"the same rows", [][]sample{base, base, base}},
+		{"fewer rows", [][]sample{base, base[:5], base}},
+		{"more rows", [][]sample{base[:3], base, rows(12, "c")}},
+		{"a row changed midway", [][]sample{base, changed, base}},
+		{"the same rows in another order", [][]sample{base, reordered, base}},
+		{"none, then rows", [][]sample{nil, base, nil, base[:1]}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			shared := map[string]*labelSets{}
+			buf := &familyBuffers{}
+			for i, fam := range tt.families {
+				// port before guid: the label pairs go in name order.
+				d := newDesc(fmt.Sprintf("f%d_total", i), "help", prometheus.CounterValue, "port", "guid")
+				f := family{d, func(_ *Metrics, emit func([]string, float64)) {
+					for _, s := range fam {
+						emit(s.labels, s.v)
+					}
+				}}
+				reg := prometheus.NewPedanticRegistry()
+				for _, s := range fam {
+					reg.MustRegister(constCollector{d.metric(s.v, s.labels...)})
+				}
+				var want strings.Builder
+				if _, err := WriteText(&want, reg); err != nil {
+					t.Fatal(err)
+				}
+				var got strings.Builder
+				if mf := (&Metrics{}).gatherFamily(f, shared, buf); mf != nil {
+					if _, err := expfmt.MetricFamilyToText(&got, mf); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+					t.Errorf("family %d (-want +got):\n%s", i, diff)
+				}
+			}
+		})
+	}
+}
+
+// constCollector collects one metric, described unchecked.
+type constCollector struct{ m prometheus.Metric }
+
+func (c constCollector) Describe(chan<- *prometheus.Desc)    {}
+func (c constCollector) Collect(ch chan<- prometheus.Metric) { ch <- c.m }

@@ -100,13 +100,30 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets, buf *fami
 	if prev == nil {
 		prev = &labelSets{}
 	}
-	// The last family of these labels tells how many metrics to expect.
-	values := make([]string, 0, len(prev.values))
+	// A family that emits the label values the last family of these
+	// labels emitted, in the same order (every counter of the same ports),
+	// takes that family's order and label pairs as they are: only its
+	// samples are new. The values are compared as they come, and kept only
+	// from the first one that differs.
+	same := prev.rows != nil
+	var values []string
 	samples := buf.samples[:0]
 	if cap(samples) < len(prev.rows) {
 		samples = make([]float64, 0, len(prev.rows))
 	}
 	f.each(m, func(vals []string, v float64) {
+		if same {
+			at := len(samples) * k
+			if len(samples) < len(prev.rows) && sameRow(prev.values[at:at+k], vals, order) {
+				samples = append(samples, v)
+				return
+			}
+			same = false
+			// The last family of these labels tells how many metrics to
+			// expect.
+			values = make([]string, at, max(len(prev.values), at+k))
+			copy(values, prev.values[:at])
+		}
 		for _, o := range order {
 			values = append(values, vals[o])
 		}
@@ -115,6 +132,15 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets, buf *fami
 	n := len(samples)
 	if n == 0 {
 		return nil
+	}
+	if same && n < len(prev.rows) {
+		// Fewer metrics than the last family: a prefix of its rows, in
+		// another order once sorted.
+		same = false
+		values = slices.Clone(prev.values[:n*k])
+	}
+	if same {
+		return familyOf(d, prev.rows, prev.ptrs, k, samples, buf)
 	}
 	// Metrics by their label values, in name order; equal ones (none
 	// are, in a consistent scrape) keep their order.
@@ -126,13 +152,57 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets, buf *fami
 		return slices.Compare(values[int(a)*k:int(a+1)*k], values[int(b)*k:int(b+1)*k])
 	})
 
-	mf := &dto.MetricFamily{Name: &d.name, Help: &d.help}
-	metrics := reuse(buf.metrics, n)
 	cur := &labelSets{values: values, rows: idx, ptrs: make([]*dto.LabelPair, n*k)}
 	shared[sig] = cur
 	var pairs []dto.LabelPair // made when a metric's labels are new
 	ptrs := cur.ptrs
 	pj := 0 // the previous family's next metric: both go in label order
+	for out, in := range idx {
+		i := int(in)
+		vals := values[i*k : (i+1)*k]
+		c := 1
+		for pj < len(prev.rows) {
+			if c = slices.Compare(prev.row(pj, k), vals); c >= 0 {
+				break
+			}
+			pj++
+		}
+		if c == 0 {
+			copy(ptrs[out*k:(out+1)*k], prev.ptrs[pj*k:(pj+1)*k])
+			continue
+		}
+		if len(pairs) < k {
+			pairs = make([]dto.LabelPair, k*max(64, n-out))
+		}
+		for j := range k {
+			p := &pairs[j]
+			p.Name, p.Value = &names[j], &values[i*k+j]
+			ptrs[out*k+j] = p
+		}
+		pairs = pairs[k:]
+	}
+	return familyOf(d, idx, ptrs, k, samples, buf)
+}
+
+// sameRow reports whether vals, in a family's label order, are row, the
+// same values in label-name order (order[j] is the j-th label by name).
+func sameRow(row, vals []string, order []int) bool {
+	for j, o := range order {
+		if row[j] != vals[o] {
+			return false
+		}
+	}
+	return true
+}
+
+// familyOf builds the family of d's metrics: the out-th in label order
+// has the label pairs ptrs[out*k:(out+1)*k] and the value
+// samples[idx[out]]. Its metrics are built in buf's slices where they are
+// big enough, and buf holds them when it returns.
+func familyOf(d *desc, idx []int32, ptrs []*dto.LabelPair, k int, samples []float64, buf *familyBuffers) *dto.MetricFamily {
+	n := len(idx)
+	mf := &dto.MetricFamily{Name: &d.name, Help: &d.help}
+	metrics := reuse(buf.metrics, n)
 	mf.Metric = reuse(buf.list, n)
 	var typ dto.MetricType
 	var gauges []dto.Gauge
@@ -154,27 +224,6 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets, buf *fami
 	for out, in := range idx {
 		i := int(in)
 		mt := &metrics[out]
-		vals := values[i*k : (i+1)*k]
-		c := 1
-		for pj < len(prev.rows) {
-			if c = slices.Compare(prev.row(pj, k), vals); c >= 0 {
-				break
-			}
-			pj++
-		}
-		if c == 0 {
-			copy(ptrs[out*k:(out+1)*k], prev.ptrs[pj*k:(pj+1)*k])
-		} else {
-			if len(pairs) < k {
-				pairs = make([]dto.LabelPair, k*max(64, n-out))
-			}
-			for j := range k {
-				p := &pairs[j]
-				p.Name, p.Value = &names[j], &values[i*k+j]
-				ptrs[out*k+j] = p
-			}
-			pairs = pairs[k:]
-		}
 		mt.Label = ptrs[out*k : (out+1)*k : (out+1)*k]
 		switch typ {
 		case dto.MetricType_COUNTER:
