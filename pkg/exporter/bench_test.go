@@ -71,7 +71,7 @@ func BenchmarkWriteTo(b *testing.B) {
 
 // TestGatherMatchesRegistry proves Gather builds what client_golang's
 // registry gathers from the same scrape as a Collector: the same text,
-// byte for byte, on the test fabric and on a fabric of 3 switches.
+// byte for byte, on the test fabric and on fabrics of 3 and 30 switches.
 func TestGatherMatchesRegistry(t *testing.T) {
 	small, _ := testScrape(t, true, true)
 	for _, tt := range []struct {
@@ -81,6 +81,9 @@ func TestGatherMatchesRegistry(t *testing.T) {
 		{"test fabric", small},
 		{"3 switches and their CAs", bigScrape(3, true, true)},
 		{"3 switches", bigScrape(3, true, false)},
+		// Families of more than encodeChunk metrics, which WriteTo
+		// encodes in parts.
+		{"30 switches", bigScrape(30, true, false)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := prometheus.NewPedanticRegistry()

@@ -2,8 +2,10 @@ package exporter
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"io"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -279,15 +281,17 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 
 // WriteTo writes the metrics in Prometheus' text exposition format
 // (0.0.4) with client_golang's expfmt: families by name, samples by
-// their label values, as Gather orders them. It gathers the next family
-// while the last one is written, on another goroutine: on a fabric of
-// 15,000 ports each takes about a quarter of a second.
+// their label values, as Gather orders them. One goroutine gathers the
+// families in order (each takes its label pairs from the last one of the
+// same labels) while the last one gathered is encoded, a part of
+// encodeChunk metrics at a time, on as many goroutines as the Go
+// scheduler has processors; the parts are written in order.
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	type gathered struct {
 		mf  *dto.MetricFamily
 		buf *familyBuffers
 	}
-	// One family waits gathered while one is written and the next is
+	// One family waits gathered while one is encoded and the next is
 	// gathered: each holds its metrics, so every family more ahead is
 	// fresh memory for the kernel to clear (docs/bench.md, the
 	// exporter's scrape).
@@ -315,24 +319,109 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 			}
 		}
 	}()
-	bw := bufio.NewWriterSize(w, 64<<10)
+	encoders := max(1, runtime.GOMAXPROCS(0))
+	// window chunks are encoded or wait to be written at once; their
+	// texts are reused.
+	window := 2 * encoders
+	work := make(chan *chunk, window)
+	for range encoders {
+		go func() {
+			for c := range work {
+				c.encode()
+			}
+		}()
+	}
+	defer close(work)
+	spare := make([]*chunk, 0, window)
+	pending := make([]*chunk, 0, window) // in the order they are written
 	var n int64
 	var err error
-	for g := range mfs {
+	// flush waits for the first pending chunk and writes it, unless
+	// writing has failed; then the chunk and its family's buffers are
+	// free again.
+	flush := func() {
+		c := pending[0]
+		pending = pending[1:]
+		<-c.done
+		if err == nil {
+			err = c.err
+		}
 		if err == nil {
 			var k int
-			k, err = expfmt.MetricFamilyToText(bw, g.mf)
+			k, err = w.Write(c.text.Bytes())
 			n += int64(k)
 		}
-		select {
-		case free <- g.buf:
-		default:
+		if c.release != nil {
+			select {
+			case free <- c.release:
+			default:
+			}
+		}
+		*c = chunk{text: c.text}
+		spare = append(spare, c)
+	}
+	for g := range mfs {
+		all := g.mf.Metric
+		for at := 0; at < len(all); at += encodeChunk {
+			if len(pending) == window {
+				flush()
+			}
+			var c *chunk
+			if k := len(spare); k > 0 {
+				c, spare = spare[k-1], spare[:k-1]
+			} else {
+				c = &chunk{}
+			}
+			end := min(at+encodeChunk, len(all))
+			c.mf = &dto.MetricFamily{Name: g.mf.Name, Type: g.mf.Type, Metric: all[at:end]}
+			c.head = at == 0
+			if c.head {
+				c.mf.Help = g.mf.Help
+			}
+			if end == len(all) {
+				c.release = g.buf
+			}
+			c.done = make(chan struct{})
+			pending = append(pending, c)
+			work <- c
+		}
+		// The family is written before the next is taken, so that its
+		// buffers are free for the one gathered after that: no more
+		// families are held at once than with one encoder.
+		for len(pending) > 0 {
+			flush()
 		}
 	}
-	if err != nil {
-		return n, err
+	return n, err
+}
+
+// encodeChunk is how many of a family's metrics WriteTo encodes as one
+// part: about 100 to 250 KB of text.
+const encodeChunk = 1024
+
+// chunk is a part of a family that WriteTo encodes: its first part
+// (head) with the family's HELP and TYPE lines, the others without.
+type chunk struct {
+	mf      *dto.MetricFamily
+	head    bool
+	text    bytes.Buffer
+	err     error
+	done    chan struct{}
+	release *familyBuffers // the family's, when this is its last part
+}
+
+// encode writes the chunk's text and closes done. expfmt writes a
+// family's TYPE line whatever it is given, so a part after the first
+// drops its first line (HELP is written only where Help is set).
+func (c *chunk) encode() {
+	defer close(c.done)
+	c.text.Reset()
+	if _, c.err = expfmt.MetricFamilyToText(&c.text, c.mf); c.err != nil || c.head {
+		return
 	}
-	return n, bw.Flush()
+	text := c.text.Bytes()
+	line := bytes.IndexByte(text, '\n')
+	c.text.Next(line + 1)
 }
 
 // WriteText writes what g gathers in Prometheus' text exposition format
