@@ -171,15 +171,21 @@ func (m *Metrics) gatherFamily(f family, shared map[string]*labelSets, buf *fami
 			copy(ptrs[out*k:(out+1)*k], prev.ptrs[pj*k:(pj+1)*k])
 			continue
 		}
-		if len(pairs) < k {
-			pairs = make([]dto.LabelPair, k*max(64, n-out))
-		}
 		for j := range k {
-			p := &pairs[j]
-			p.Name, p.Value = &names[j], &values[i*k+j]
+			// A value the metric before had (the ports of one device
+			// share its guid, name and LID) takes its pair.
+			if out > 0 && values[int(idx[out-1])*k+j] == vals[j] {
+				ptrs[out*k+j] = ptrs[(out-1)*k+j]
+				continue
+			}
+			if len(pairs) == 0 {
+				pairs = make([]dto.LabelPair, max(64, n-out))
+			}
+			p := &pairs[0]
+			pairs = pairs[1:]
+			p.Name, p.Value = &names[j], &vals[j]
 			ptrs[out*k+j] = p
 		}
-		pairs = pairs[k:]
 	}
 	return familyOf(d, idx, ptrs, k, samples, buf)
 }
