@@ -15,7 +15,9 @@
 # infiniband_exporter too (scripts/bench-exporter.sh); BENCH_IBDMCHK=0 skips
 # the routing checks (ibutils' ibdmchk) on that tree's opensm dumps.
 # BENCH_START_ONLY=1
-# stops after the start-up rows (BENCH_START_RUNS runs each, default 21);
+# stops after the start-up rows (BENCH_START_RUNS runs each, default 21;
+# the page cache is dropped before them where this runs as root, unless
+# BENCH_DROP_CACHES=0);
 # BENCH_BIG_ONLY=1 runs only the sections of the big tree (its discovery
 # without and with opensm, and the routing checks on opensm's dumps).
 set -euo pipefail
@@ -78,6 +80,18 @@ if [ "$big_only" != 1 ]; then
 		CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$tmp/ibtool-static" .
 		rm -rf "$pkgdir"
 		echo
+		# Every binary and library of the rows in one state: a file just
+		# written (go build's binaries here, dpkg's on install) sits in the
+		# page cache in large folios, which map in fewer faults than the
+		# same file read back from disk, the state memory pressure leaves;
+		# on the PVM machine ibtool's tools took about 100 faults and a
+		# fifth of their time fewer right after go build (docs/bench.md,
+		# Start-up). Dropped, each is read back on its first run.
+		if [ "${BENCH_DROP_CACHES:-1}" = 1 ] && [ -w /proc/sys/vm/drop_caches ]; then
+			sync
+			echo 1 >/proc/sys/vm/drop_caches
+			echo "page cache dropped: the rows' binaries and libraries are read back from disk (BENCH_DROP_CACHES=0 keeps it)"
+		fi
 		# What the machine charges for a page's first write and a system
 		# call: the start-up ratios of two machines compare only beside it.
 		"$tmp/startbench" -probe
