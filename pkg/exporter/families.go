@@ -337,8 +337,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	var err error
 	// flush waits for the first pending chunk and writes it, unless
-	// writing has failed; then the chunk and its family's buffers are
-	// free again.
+	// writing has failed; then the chunk is free again.
 	flush := func() {
 		c := pending[0]
 		pending = pending[1:]
@@ -350,12 +349,6 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 			var k int
 			k, err = w.Write(c.text.Bytes())
 			n += int64(k)
-		}
-		if c.release != nil {
-			select {
-			case free <- c.release:
-			default:
-			}
 		}
 		*c = chunk{text: c.text}
 		spare = append(spare, c)
@@ -378,9 +371,6 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 			if c.head {
 				c.mf.Help = g.mf.Help
 			}
-			if end == len(all) {
-				c.release = g.buf
-			}
 			c.done = make(chan struct{})
 			pending = append(pending, c)
 			work <- c
@@ -390,6 +380,10 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		// families are held at once than with one encoder.
 		for len(pending) > 0 {
 			flush()
+		}
+		select {
+		case free <- g.buf:
+		default:
 		}
 	}
 	return n, err
@@ -402,12 +396,11 @@ const encodeChunk = 1024
 // chunk is a part of a family that WriteTo encodes: its first part
 // (head) with the family's HELP and TYPE lines, the others without.
 type chunk struct {
-	mf      *dto.MetricFamily
-	head    bool
-	text    bytes.Buffer
-	err     error
-	done    chan struct{}
-	release *familyBuffers // the family's, when this is its last part
+	mf   *dto.MetricFamily
+	head bool
+	text bytes.Buffer
+	err  error
+	done chan struct{}
 }
 
 // encode writes the chunk's text and closes done. expfmt writes a
