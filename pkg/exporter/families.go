@@ -340,7 +340,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	// writing has failed; then the chunk is free again.
 	flush := func() {
 		c := pending[0]
-		pending = pending[1:]
+		pending = append(pending[:0], pending[1:]...)
 		<-c.done
 		if err == nil {
 			err = c.err
