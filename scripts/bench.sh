@@ -80,13 +80,14 @@ if [ "$big_only" != 1 ]; then
 		CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$tmp/ibtool-static" .
 		rm -rf "$pkgdir"
 		echo
-		# Every binary and library of the rows in one state: a file just
-		# written (go build's binaries here, dpkg's on install) sits in the
-		# page cache in large folios, which map in fewer faults than the
-		# same file read back from disk, the state memory pressure leaves;
-		# on the PVM machine ibtool's tools took about 100 faults and a
-		# fifth of their time fewer right after go build (docs/bench.md,
-		# Start-up). Dropped, each is read back on its first run.
+		# Every binary and library of the rows in one state: a Go binary
+		# just written (go build's here, dpkg's on install) maps in fewer
+		# faults than the same file read back from disk, the state a
+		# reboot or memory pressure leaves (likely its large folios in the
+		# page cache); on the PVM machine ibtool's tools took about 100
+		# faults and a fifth of their time fewer right after go build
+		# (docs/bench.md, Start-up). Dropped, each is read back on its
+		# first run.
 		if [ "${BENCH_DROP_CACHES:-1}" = 1 ] && [ -w /proc/sys/vm/drop_caches ]; then
 			sync
 			echo 1 >/proc/sys/vm/drop_caches
