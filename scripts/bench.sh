@@ -44,7 +44,8 @@ go build -o "$tmp/startbench" ./scripts/startbench
 # The C tools' LD_PRELOAD: the bench's RMPP layer, then the umad2sim shim.
 shim=$("$tmp/simfab" preload)
 SIMFAB_DIR=
-trap '[ -z "$SIMFAB_DIR" ] || "$tmp/simfab" stop "$SIMFAB_DIR"; rm -rf "$tmp"' EXIT
+gobin=
+trap '[ -z "$SIMFAB_DIR" ] || "$tmp/simfab" stop "$SIMFAB_DIR"; rm -rf "$tmp" ${gobin:+"$gobin"}' EXIT
 if [ "$big_only" != 1 ]; then
 	"$tmp/simfab" fattree -levels 2 -hosts "$hosts" -radix "$radix" >"$tmp/fabric.net"
 	eval "$("$tmp/simfab" start "$tmp/fabric.net")"
@@ -76,9 +77,18 @@ if [ "$big_only" != 1 ]; then
 		# Built inside the module (cobra's version is ibtool's), with make build's tags.
 		local pkgdir=internal/zz_startbench_$$
 		mkdir -p "$pkgdir" && cp -r "$src"/* "$pkgdir"/
-		for p in empty emptycgo cobra; do go build -tags 'netgo,osusergo' -o "$tmp/$p" "./$pkgdir/$p"; done
-		CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$tmp/ibtool-static" .
+		# The Go programs the rows compare go on the file system of $bin,
+		# not on tmpfs: there a Go binary's start took 100 to 400 faults
+		# more than the same file on ext4 (docs/bench.md, Start-up), which
+		# flattered ibtool against them.
+		gobin=$(mktemp -d -p "$(dirname "$bin")" .startbench.XXXXXX 2>/dev/null || mktemp -d -p /var/tmp)
+		for p in empty emptycgo cobra; do go build -tags 'netgo,osusergo' -o "$gobin/$p" "./$pkgdir/$p"; done
+		CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$gobin/ibtool-static" .
 		rm -rf "$pkgdir"
+		# The floor of the tool rows: the smallest Go program that sends
+		# smpquery's MAD, the library's portinfo example (pkg/endport, the
+		# same attach to ibsim and the same directed-route Get), static.
+		(cd examples && CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$gobin/portinfo" ./portinfo)
 		echo
 		# Every binary and library of the rows in one state: a Go binary
 		# just written (go build's here, dpkg's on install) maps in fewer
@@ -98,15 +108,20 @@ if [ "$big_only" != 1 ]; then
 		"$tmp/startbench" -probe
 		echo "== start-up: medians of $srt alternating runs; x = reference / this (targets: --version x >= 0.67 against the empty cgo program, within 1.5 times it; tools x >= 1.0, level with infiniband-diags)"
 		"$tmp/startbench" -runs "$srt" \
-			"ibtool --version vs empty|$tmp/empty|$bin --version" \
-			"ibtool --version vs empty cgo|$tmp/emptycgo|$bin --version" \
-			"ibtool (static) --version vs empty|$tmp/empty|$tmp/ibtool-static --version" \
-			"small cobra --version vs empty|$tmp/empty|$tmp/cobra --version"
+			"ibtool --version vs empty|$gobin/empty|$bin --version" \
+			"ibtool --version vs empty cgo|$gobin/emptycgo|$bin --version" \
+			"ibtool (static) --version vs empty|$gobin/empty|$gobin/ibtool-static --version" \
+			"small cobra --version vs empty|$gobin/empty|$gobin/cobra --version"
 		echo
 		local pre="LD_PRELOAD=${shim##* }" rows=() c
 		for c in "smpquery -D portinfo 0,1 1" "perfquery $leaf_lid 1" "sminfo" "ibaddr" "smpdump -D 0,1 0x15" "ibportstate -D 0,1 1 query"; do
 			rows+=("$c|$pre $c|$bin $c")
 		done
+		# Two rows of what any Go program pays on this machine against the
+		# C tool's whole run, its MAD included: an empty static Go program,
+		# and the portinfo example (built above) sending the same MAD.
+		rows+=("empty Go program vs smpquery|$pre smpquery -D portinfo 0,1 1|$gobin/empty")
+		rows+=("static examples/portinfo 0,1 1|$pre smpquery -D portinfo 0,1 1|$gobin/portinfo 0,1 1")
 		"$tmp/startbench" -runs "$srt" -dir "$tmp" "${rows[@]}"
 	}
 	start_rows
