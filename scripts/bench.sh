@@ -85,9 +85,11 @@ if [ "$big_only" != 1 ]; then
 		for p in empty emptycgo cobra; do go build -tags 'netgo,osusergo' -o "$gobin/$p" "./$pkgdir/$p"; done
 		CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$gobin/ibtool-static" .
 		rm -rf "$pkgdir"
-		# The floor of the tool rows: the smallest Go program that sends
-		# smpquery's MAD, the library's portinfo example (pkg/endport, the
-		# same attach to ibsim and the same directed-route Get), static.
+		# The floor of the tool rows: the least a Go program does to send
+		# smpquery's MAD through the library (scripts/startbench/minclient),
+		# and the library's portinfo example, which opens the port as a
+		# program would (pkg/endport, ibdiag.conf, a signal catch); static.
+		CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$gobin/minclient" ./scripts/startbench/minclient
 		(cd examples && CGO_ENABLED=0 go build -tags 'netgo,osusergo' -o "$gobin/portinfo" ./portinfo)
 		echo
 		# Every binary and library of the rows in one state: a Go binary
@@ -117,10 +119,11 @@ if [ "$big_only" != 1 ]; then
 		for c in "smpquery -D portinfo 0,1 1" "perfquery $leaf_lid 1" "sminfo" "ibaddr" "smpdump -D 0,1 0x15" "ibportstate -D 0,1 1 query"; do
 			rows+=("$c|$pre $c|$bin $c")
 		done
-		# Two rows of what any Go program pays on this machine against the
-		# C tool's whole run, its MAD included: an empty static Go program,
-		# and the portinfo example (built above) sending the same MAD.
+		# What a Go program pays on this machine against the C tool's whole
+		# run, its MAD included: an empty static Go program, the floor
+		# client on one processor, and the portinfo example (built above).
 		rows+=("empty Go program vs smpquery|$pre smpquery -D portinfo 0,1 1|$gobin/empty")
+		rows+=("Go client floor, 1 processor|$pre smpquery -D portinfo 0,1 1|GOMAXPROCS=1 $gobin/minclient")
 		rows+=("static examples/portinfo 0,1 1|$pre smpquery -D portinfo 0,1 1|$gobin/portinfo 0,1 1")
 		"$tmp/startbench" -runs "$srt" -dir "$tmp" "${rows[@]}"
 	}
