@@ -781,3 +781,37 @@ func FuzzReadCache(f *testing.F) {
 		}
 	})
 }
+
+// FuzzReadJSON: no input panics, ReadJSON's errors say what failed, and a
+// fabric it accepts writes back JSON that reads and writes the same and
+// groups into chassis as --load-cache does.
+func FuzzReadJSON(f *testing.F) {
+	ff, err := subnettest.FromNet(string(readFile(f, "../../internal/simfabric/testdata/net.2sw2path4hca")), "Hca1")
+	if err != nil {
+		f.Fatal(err)
+	}
+	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 2})
+	fab, err := subnet.Discover(f.Context(), x, subnet.Options{})
+	x.Close()
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(writeJSON(f, fab))
+	f.Add(writeJSON(f, readCache(f, smallCache().encode())))
+	f.Add(writeJSON(f, readCache(f, readFile(f, "testdata/collide.hca1.cache"))))
+	f.Add([]byte(`{"version":1,"maxHops":0,"nodes":[]}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fab, err := subnet.ReadJSON(bytes.NewReader(b))
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "fabric JSON: ") {
+				t.Fatalf("error %q", err)
+			}
+			return
+		}
+		once := writeJSON(t, fab)
+		if twice := writeJSON(t, readJSON(t, once)); !bytes.Equal(once, twice) {
+			t.Fatalf("written, read and written again differs:\n%s\n%s", once, twice)
+		}
+		fab.GroupChassis()
+	})
+}
