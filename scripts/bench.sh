@@ -66,8 +66,10 @@ if [ "$big_only" != 1 ]; then
 	# program and a small cobra program built the same way (cgo on, as bin/ibtool,
 	# and CGO_ENABLED=0), then the single-target tools against infiniband-diags
 	# under the plain libumad2sim.so shim, all a one-MAD C tool needs (the RMPP
-	# layer of $shim slows one by about 45%); alternating runs, medians of
-	# wall, CPU and page faults.
+	# layer of $shim slows one by about 45%), and what a Go program reaches
+	# against the first of them (an empty one, the floor client, the
+	# portinfo example); alternating runs, medians of wall, CPU and page
+	# faults.
 	start_rows() {
 		local src="$tmp/startprog" srt=${BENCH_START_RUNS:-21}
 		mkdir -p "$src/empty" "$src/emptycgo" "$src/cobra"
