@@ -746,19 +746,27 @@ func TestReadJSONMalformed(t *testing.T) {
 	}
 }
 
-// FuzzReadCache: no input panics; what reads writes back in a form that
-// reads and writes the same, through JSON too.
-func FuzzReadCache(f *testing.F) {
+// discover2sw2path4hca discovers ibsim's net.2sw2path4hca from Hca1 on a
+// fake fabric, for the fuzz targets' seeds.
+func discover2sw2path4hca(f *testing.F) *subnet.Fabric {
+	f.Helper()
 	ff, err := subnettest.FromNet(string(readFile(f, "../../internal/simfabric/testdata/net.2sw2path4hca")), "Hca1")
 	if err != nil {
 		f.Fatal(err)
 	}
 	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 2})
+	defer x.Close()
 	fab, err := subnet.Discover(f.Context(), x, subnet.Options{})
-	x.Close()
 	if err != nil {
 		f.Fatal(err)
 	}
+	return fab
+}
+
+// FuzzReadCache: no input panics; what reads writes back in a form that
+// reads and writes the same, through JSON too.
+func FuzzReadCache(f *testing.F) {
+	fab := discover2sw2path4hca(f)
 	f.Add(writeCache(f, fab))
 	f.Add(smallCache().encode())
 	f.Add(readFile(f, "testdata/2sw2path4hca.hca1.cache"))
@@ -786,16 +794,7 @@ func FuzzReadCache(f *testing.F) {
 // fabric it accepts writes back JSON that reads and writes the same and
 // groups into chassis as --load-cache does.
 func FuzzReadJSON(f *testing.F) {
-	ff, err := subnettest.FromNet(string(readFile(f, "../../internal/simfabric/testdata/net.2sw2path4hca")), "Hca1")
-	if err != nil {
-		f.Fatal(err)
-	}
-	x := madrpc.NewTransactor(ff.Transport(), madrpc.TransactorOptions{Timeout: 50 * time.Millisecond, Retries: 2})
-	fab, err := subnet.Discover(f.Context(), x, subnet.Options{})
-	x.Close()
-	if err != nil {
-		f.Fatal(err)
-	}
+	fab := discover2sw2path4hca(f)
 	f.Add(writeJSON(f, fab))
 	f.Add(writeJSON(f, readCache(f, smallCache().encode())))
 	f.Add(writeJSON(f, readCache(f, readFile(f, "testdata/collide.hca1.cache"))))
